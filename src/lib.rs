@@ -1,0 +1,6 @@
+//! hx: a coding agent for the terminal.
+//!
+//! The binary (`src/main.rs`) is a thin shell over this library so that tests and benchmarks
+//! drive the same code the user runs.
+
+pub mod tools;

@@ -1,0 +1,240 @@
+//! Tools the model can call: the `Tool` trait, the context a call runs in, and the registry
+//! that maps a tool name to its handler.
+//!
+//! The agent loop knows no tool by name. Adding a tool is one new file plus one line in
+//! [`Registry::standard`]; a [`ToolSet`] (which tools one agent may use) is a filter over the
+//! registry, not a copy of it.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+pub mod bash;
+pub mod edit_file;
+pub mod glob;
+pub mod output;
+pub mod read_file;
+pub mod workspace;
+pub mod write_file;
+
+pub use workspace::Workspace;
+
+/// The JSON-schema description of a tool, as sent in the request's `tools` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON schema object (`{"type":"object","properties":{...},"required":[...]}`).
+    pub parameters: Value,
+}
+
+/// What a tool call gives back to the model. Errors the model can act on are ordinary results
+/// whose text starts with `Error:`; `is_error` lets hooks and traces tell them apart.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResult {
+    pub content: String,
+    pub is_error: bool,
+}
+
+impl ToolResult {
+    pub fn ok(content: impl Into<String>) -> Self {
+        ToolResult {
+            content: content.into(),
+            is_error: false,
+        }
+    }
+
+    /// An error result; the text gets the `Error: ` prefix the model is told to look for.
+    pub fn error(message: impl std::fmt::Display) -> Self {
+        ToolResult {
+            content: format!("Error: {message}"),
+            is_error: true,
+        }
+    }
+}
+
+/// Limits that bound what one tool call may cost.
+#[derive(Debug, Clone)]
+pub struct ToolLimits {
+    /// Maximum characters of output a tool returns (head and tail are kept when cut).
+    pub output_chars: usize,
+    /// Default timeout of a bash command when the call gives none.
+    pub bash_timeout: Duration,
+    /// Upper bound on a timeout the model may ask for.
+    pub bash_max_timeout: Duration,
+}
+
+impl Default for ToolLimits {
+    fn default() -> Self {
+        ToolLimits {
+            output_chars: 50_000,
+            bash_timeout: Duration::from_secs(120),
+            bash_max_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// Everything a tool call may use from its surroundings.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub workspace: Workspace,
+    pub limits: ToolLimits,
+}
+
+/// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
+/// missing files, failing commands are all `ToolResult::error`.
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
+}
+
+/// All tools hx knows, by name.
+#[derive(Clone, Default)]
+pub struct Registry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry::default()
+    }
+
+    /// The five file and shell tools every agent (parent or subagent) gets.
+    pub fn standard() -> Self {
+        let mut r = Registry::new();
+        r.register(Arc::new(bash::Bash));
+        r.register(Arc::new(read_file::ReadFile));
+        r.register(Arc::new(write_file::WriteFile));
+        r.register(Arc::new(edit_file::EditFile));
+        r.register(Arc::new(glob::Glob));
+        r
+    }
+
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.spec().name, tool);
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+}
+
+/// The tools one agent may use: a view of the registry in a fixed order (the order the specs
+/// are sent in, which must not change between turns so the request prefix stays cacheable).
+#[derive(Clone)]
+pub struct ToolSet {
+    registry: Registry,
+    allowed: Vec<String>,
+}
+
+impl ToolSet {
+    /// A set of the named tools, in the given order; names the registry does not know are
+    /// ignored.
+    pub fn new(registry: Registry, names: &[&str]) -> Self {
+        let allowed = names
+            .iter()
+            .filter(|n| registry.get(n).is_some())
+            .map(|n| n.to_string())
+            .collect();
+        ToolSet { registry, allowed }
+    }
+
+    /// Every tool of the registry, in name order.
+    pub fn all(registry: Registry) -> Self {
+        let allowed = registry.names().map(str::to_string).collect();
+        ToolSet { registry, allowed }
+    }
+
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        if self.allowed.iter().any(|n| n == name) {
+            self.registry.get(name)
+        } else {
+            None
+        }
+    }
+
+    pub fn names(&self) -> &[String] {
+        &self.allowed
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.allowed
+            .iter()
+            .filter_map(|n| self.registry.get(n))
+            .map(|t| t.spec())
+            .collect()
+    }
+
+    /// Runs one call: unknown tools and unparsable arguments become error results, so every
+    /// call gets exactly one answer.
+    pub async fn dispatch(&self, name: &str, raw_args: &str, cx: &ToolContext) -> ToolResult {
+        let Some(tool) = self.get(name) else {
+            return ToolResult::error(format!("unknown tool {name}"));
+        };
+        match parse_args(name, raw_args) {
+            Ok(args) => tool.call(args, cx).await,
+            Err(e) => e,
+        }
+    }
+}
+
+/// Parses a call's argument string. An empty string means `{}` (some servers send that for
+/// tools without parameters); anything else must be a JSON object.
+pub fn parse_args(name: &str, raw: &str) -> Result<Value, ToolResult> {
+    if raw.trim().is_empty() {
+        return Ok(Value::Object(Default::default()));
+    }
+    match serde_json::from_str::<Value>(raw) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(ToolResult::error(format!(
+            "invalid arguments for {name}: expected a JSON object"
+        ))),
+        Err(e) => Err(ToolResult::error(format!(
+            "invalid arguments for {name}: {e}"
+        ))),
+    }
+}
+
+/// Helpers for reading typed fields out of a call's arguments with model-readable errors.
+pub mod args {
+    use serde_json::Value;
+
+    use super::ToolResult;
+
+    /// A required string field.
+    pub fn string<'a>(tool: &str, args: &'a Value, key: &str) -> Result<&'a str, ToolResult> {
+        match args.get(key) {
+            Some(Value::String(s)) => Ok(s),
+            Some(_) => Err(ToolResult::error(format!("{tool}.{key} must be a string"))),
+            None => Err(ToolResult::error(format!("{tool}.{key} is required"))),
+        }
+    }
+
+    /// An optional non-negative integer field (accepts integral floats and numeric strings,
+    /// which models do send).
+    pub fn opt_u64(tool: &str, args: &Value, key: &str) -> Result<Option<u64>, ToolResult> {
+        let bad = || ToolResult::error(format!("{tool}.{key} must be a non-negative integer"));
+        match args.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::Number(n)) => {
+                if let Some(u) = n.as_u64() {
+                    Ok(Some(u))
+                } else {
+                    match n.as_f64() {
+                        Some(f) if f >= 0.0 && f.fract() == 0.0 && f < 1e15 => Ok(Some(f as u64)),
+                        _ => Err(bad()),
+                    }
+                }
+            }
+            Some(Value::String(s)) => s.trim().parse::<u64>().map(Some).map_err(|_| bad()),
+            Some(_) => Err(bad()),
+        }
+    }
+}

@@ -1,0 +1,1 @@
+//! Bounded tool output (stub).
