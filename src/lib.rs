@@ -3,4 +3,10 @@
 //! The binary (`src/main.rs`) is a thin shell over this library so that tests and benchmarks
 //! drive the same code the user runs.
 
+pub mod agent;
+pub mod cli;
+pub mod config;
+pub mod hooks;
+pub mod model;
+pub mod term;
 pub mod tools;

@@ -1,1 +1,19 @@
-fn main() {}
+//! The `hx` binary: parse arguments, run, map the outcome to an exit code.
+
+fn main() {
+    // A bug must still end in one readable line, never a backtrace dump.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "unknown panic".into());
+        let at = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!("hx: internal error (a bug in hx, please report it): {msg}{at}");
+    }));
+    std::process::exit(hx::cli::main_with_args());
+}

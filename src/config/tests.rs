@@ -1,0 +1,120 @@
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Env {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn parse(s: &str) -> FileConfig {
+    toml::from_str(s).expect("valid test TOML")
+}
+
+#[test]
+fn defaults_are_deepseek() {
+    let c = Config::resolve(
+        FileConfig::default(),
+        &env(&[("DEEPSEEK_API_KEY", "k")]),
+        &Flags::default(),
+        vec![],
+    )
+    .expect("config");
+    assert_eq!(c.provider, "deepseek");
+    assert_eq!(c.model, "deepseek-v4-flash");
+    assert_eq!(c.base_url, "https://api.deepseek.com");
+    assert_eq!(c.api_key.as_deref(), Some("k"));
+    assert_eq!(c.max_turns, 200);
+    assert!(c.require_key().is_ok());
+}
+
+#[test]
+fn missing_key_names_the_variable() {
+    let c = Config::resolve(FileConfig::default(), &env(&[]), &Flags::default(), vec![])
+        .expect("config");
+    let e = c.require_key().expect_err("no key");
+    assert!(e.0.contains("DEEPSEEK_API_KEY"), "{e}");
+}
+
+#[test]
+fn precedence_user_project_env_flags() {
+    let user = parse("model = \"user-model\"\nmax_turns = 5\n");
+    let project = parse("model = \"project-model\"\n");
+    let merged = FileConfig::default().overlay(user).overlay(project);
+    let c = Config::resolve(merged.clone(), &env(&[]), &Flags::default(), vec![]).expect("c");
+    assert_eq!((c.model.as_str(), c.max_turns), ("project-model", 5));
+    let c = Config::resolve(
+        merged.clone(),
+        &env(&[("HX_MODEL", "env-model")]),
+        &Flags::default(),
+        vec![],
+    )
+    .expect("c");
+    assert_eq!(c.model, "env-model");
+    let flags = Flags {
+        model: Some("flag-model".into()),
+        max_turns: Some(9),
+        ..Flags::default()
+    };
+    let c = Config::resolve(merged, &env(&[("HX_MODEL", "env-model")]), &flags, vec![]).expect("c");
+    assert_eq!((c.model.as_str(), c.max_turns), ("flag-model", 9));
+}
+
+#[test]
+fn custom_provider_without_key_env_sends_no_key() {
+    let f = parse("[providers.local]\nbase_url = \"http://127.0.0.1:8080/v1\"\nmodel = \"qwen\"\n");
+    let flags = Flags {
+        provider: Some("local".into()),
+        ..Flags::default()
+    };
+    let c = Config::resolve(f, &env(&[("DEEPSEEK_API_KEY", "k")]), &flags, vec![]).expect("c");
+    assert_eq!(c.api_key, None);
+    assert_eq!(c.api_key_env, None);
+    assert!(c.require_key().is_ok());
+    assert_eq!(c.client_options().base_url, "http://127.0.0.1:8080/v1");
+}
+
+#[test]
+fn deepseek_base_url_env_only_for_deepseek() {
+    let e = env(&[
+        ("DEEPSEEK_BASE_URL", "http://x:1"),
+        ("DEEPSEEK_API_KEY", "k"),
+    ]);
+    let c = Config::resolve(FileConfig::default(), &e, &Flags::default(), vec![]).expect("c");
+    assert_eq!(c.base_url, "http://x:1");
+    let flags = Flags {
+        provider: Some("ollama".into()),
+        model: Some("m".into()),
+        ..Flags::default()
+    };
+    let c = Config::resolve(FileConfig::default(), &e, &flags, vec![]).expect("c");
+    assert_eq!(c.base_url, "http://localhost:11434/v1");
+}
+
+#[test]
+fn unknown_provider_and_missing_model_are_errors() {
+    let flags = Flags {
+        provider: Some("nope".into()),
+        ..Flags::default()
+    };
+    let e = Config::resolve(FileConfig::default(), &env(&[]), &flags, vec![]).expect_err("e");
+    assert!(e.0.contains("unknown provider 'nope'"), "{e}");
+    let flags = Flags {
+        provider: Some("ollama".into()),
+        ..Flags::default()
+    };
+    let e = Config::resolve(FileConfig::default(), &env(&[]), &flags, vec![]).expect_err("e");
+    assert!(e.0.contains("no model set for provider 'ollama'"), "{e}");
+}
+
+#[test]
+fn unknown_keys_and_bad_toml_are_errors_with_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let p = dir.path().join("config.toml");
+    std::fs::write(&p, "modle = \"x\"\n").expect("write");
+    let e = FileConfig::load(&p).expect_err("unknown key");
+    assert!(e.0.contains("config.toml") && e.0.contains("modle"), "{e}");
+    std::fs::write(&p, "model = \n").expect("write");
+    let e = FileConfig::load(&p).expect_err("bad toml");
+    assert!(e.0.contains("line 1"), "{e}");
+}

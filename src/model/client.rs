@@ -1,0 +1,337 @@
+//! The HTTP client for OpenAI-compatible chat completions (DeepSeek, OpenAI, Ollama, vLLM,
+//! llama.cpp, OpenRouter): one streaming request per turn, retried on transient failures.
+
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use futures_util::StreamExt;
+use reqwest::header::{HeaderMap, CONTENT_TYPE};
+
+use super::accumulate::Accumulator;
+use super::retry::{backoff, is_retryable_status, retry_after};
+use super::sse::{SseEvent, SseParser};
+use super::types::Chunk;
+use super::{AssistantTurn, ChatModel, ChatRequest, EventSink, ModelError};
+
+/// How the client connects, waits and retries.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    pub base_url: String,
+    /// Sent as `Authorization: Bearer KEY`; `None` sends no Authorization header (local
+    /// servers).
+    pub api_key: Option<String>,
+    pub retries: u32,
+    pub retry_base_delay: Duration,
+    pub retry_max_delay: Duration,
+    pub connect_timeout: Duration,
+    /// No bytes at all for this long aborts the attempt.
+    pub idle_timeout: Duration,
+    /// Keep-alive comments keep a connection alive, but not forever: with no real data for
+    /// this long the attempt is aborted.
+    pub request_timeout: Duration,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            base_url: "https://api.deepseek.com".into(),
+            api_key: None,
+            retries: 4,
+            retry_base_delay: Duration::from_millis(500),
+            retry_max_delay: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            idle_timeout: Duration::from_secs(300),
+            request_timeout: Duration::from_secs(600),
+        }
+    }
+}
+
+/// The chat-completions client.
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    url: String,
+    opts: ClientOptions,
+}
+
+/// How one attempt failed.
+enum AttemptError {
+    Fatal(ModelError),
+    Retry {
+        error: ModelError,
+        after: Option<Duration>,
+    },
+}
+
+fn transport(msg: impl Into<String>) -> AttemptError {
+    AttemptError::Retry {
+        error: ModelError::Transport(msg.into()),
+        after: None,
+    }
+}
+
+impl OpenAiClient {
+    pub fn new(opts: ClientOptions) -> Result<Self, String> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(opts.connect_timeout)
+            .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+        let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
+        Ok(OpenAiClient { http, url, opts })
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    async fn attempt(
+        &self,
+        body: &[u8],
+        sink: &mut dyn EventSink,
+    ) -> Result<AssistantTurn, AttemptError> {
+        let mut rb = self
+            .http
+            .post(&self.url)
+            .header(CONTENT_TYPE, "application/json")
+            .header("accept", "text/event-stream")
+            .body(body.to_vec());
+        if let Some(key) = &self.opts.api_key {
+            rb = rb.bearer_auth(key);
+        }
+        let started = Instant::now();
+        let resp = tokio::time::timeout(self.opts.idle_timeout, rb.send())
+            .await
+            .map_err(|_| transport("timed out waiting for the response headers"))?
+            .map_err(|e| transport(describe_reqwest(&e)))?;
+        let status = resp.status().as_u16();
+        if !resp.status().is_success() {
+            let after = retry_after(resp.headers(), self.opts.retry_max_delay * 4);
+            let reason = resp.status().canonical_reason().unwrap_or("");
+            let text = read_capped(resp, 64 * 1024).await;
+            let message = format!("{reason}: {}", error_message(&text))
+                .trim_start_matches(": ")
+                .to_string();
+            let error = ModelError::Api { status, message };
+            return Err(if is_retryable_status(status) {
+                AttemptError::Retry { error, after }
+            } else {
+                AttemptError::Fatal(error)
+            });
+        }
+        if is_json(resp.headers()) {
+            // The server ignored `stream: true` and sent one whole completion.
+            let text = read_capped(resp, 64 * 1024 * 1024).await;
+            let chunk: Chunk = serde_json::from_str(&text)
+                .map_err(|e| transport(format!("unreadable JSON response: {e}")))?;
+            if let Some(err) = chunk.error.as_ref() {
+                return Err(stream_error(err));
+            }
+            let mut acc = Accumulator::new();
+            acc.apply(chunk, sink);
+            return Ok(acc.finish());
+        }
+        self.read_stream(resp, started, sink).await
+    }
+
+    async fn read_stream(
+        &self,
+        resp: reqwest::Response,
+        started: Instant,
+        sink: &mut dyn EventSink,
+    ) -> Result<AssistantTurn, AttemptError> {
+        let mut stream = resp.bytes_stream();
+        let mut parser = SseParser::new();
+        let mut acc = Accumulator::new();
+        let mut events = Vec::new();
+        let mut last_data = started;
+        let mut done = false;
+        while !done {
+            let no_data_left = self
+                .opts
+                .request_timeout
+                .saturating_sub(last_data.elapsed());
+            let wait = self.opts.idle_timeout.min(no_data_left);
+            let next = match tokio::time::timeout(wait, stream.next()).await {
+                Ok(n) => n,
+                Err(_) if wait < self.opts.idle_timeout => {
+                    return Err(transport(format!(
+                        "no data for {} s (only keep-alives)",
+                        self.opts.request_timeout.as_secs()
+                    )))
+                }
+                Err(_) => {
+                    return Err(transport(format!(
+                        "no bytes from the server for {} s",
+                        self.opts.idle_timeout.as_secs()
+                    )))
+                }
+            };
+            match next {
+                Some(Ok(bytes)) => parser.feed(&bytes, &mut events),
+                Some(Err(e)) => {
+                    return Err(transport(format!(
+                        "stream interrupted: {}",
+                        describe_reqwest(&e)
+                    )))
+                }
+                None => {
+                    parser.finish(&mut events);
+                    done = true;
+                }
+            }
+            for ev in events.drain(..) {
+                let SseEvent::Data(data) = ev else { continue };
+                last_data = Instant::now();
+                if data.trim() == "[DONE]" {
+                    return Ok(acc.finish());
+                }
+                let chunk: Chunk = match serde_json::from_str(&data) {
+                    Ok(c) => c,
+                    Err(e) => return Err(transport(format!("unreadable stream chunk: {e}"))),
+                };
+                if let Some(err) = chunk.error.as_ref() {
+                    return Err(stream_error(err));
+                }
+                acc.apply(chunk, sink);
+            }
+        }
+        // The connection closed without `[DONE]`: complete only if the finish chunk came.
+        if acc.finish_reason.is_some() {
+            Ok(acc.finish())
+        } else {
+            Err(transport("stream ended before the response was complete"))
+        }
+    }
+}
+
+impl ChatModel for OpenAiClient {
+    fn complete<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+        sink: &'a mut dyn EventSink,
+    ) -> BoxFuture<'a, Result<AssistantTurn, ModelError>> {
+        Box::pin(async move {
+            // Serialized once: every retry sends the identical bytes.
+            let body = serde_json::to_vec(&req.to_json())
+                .map_err(|e| ModelError::Transport(format!("cannot encode request: {e}")))?;
+            let mut attempt = 0u32;
+            loop {
+                match self.attempt(&body, sink).await {
+                    Ok(turn) => return Ok(turn),
+                    Err(AttemptError::Fatal(e)) => return Err(e),
+                    Err(AttemptError::Retry { error, after }) => {
+                        if attempt >= self.opts.retries {
+                            return Err(error);
+                        }
+                        let delay = after.unwrap_or_else(|| {
+                            backoff(
+                                self.opts.retry_base_delay,
+                                attempt,
+                                self.opts.retry_max_delay,
+                            )
+                        });
+                        attempt += 1;
+                        sink.retrying(attempt, self.opts.retries, delay, &error.to_string());
+                        tokio::time::sleep(delay).await;
+                    }
+                }
+            }
+        })
+    }
+}
+
+fn is_json(headers: &HeaderMap) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.trim_start().starts_with("application/json"))
+}
+
+/// Reads at most `cap` bytes of a body as text; error bodies can be anything.
+async fn read_capped(resp: reqwest::Response, cap: usize) -> String {
+    let mut out = Vec::new();
+    let mut stream = resp.bytes_stream();
+    while let Ok(Some(Ok(b))) = tokio::time::timeout(Duration::from_secs(30), stream.next()).await {
+        let room = cap.saturating_sub(out.len());
+        out.extend_from_slice(&b[..b.len().min(room)]);
+        if out.len() >= cap {
+            break;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The human part of an error body: `{"error":{"message":..}}`, `{"message":..}`,
+/// `{"error":"..."}`, or the text itself, on one line.
+pub fn error_message(body: &str) -> String {
+    let from_json = serde_json::from_str::<serde_json::Value>(body)
+        .ok()
+        .and_then(|v| {
+            let e = v.get("error").unwrap_or(&v);
+            e.get("message")
+                .and_then(|m| m.as_str())
+                .or_else(|| e.as_str())
+                .map(str::to_string)
+        });
+    let text = from_json.unwrap_or_else(|| body.to_string());
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() > 300 {
+        let cut: String = one_line.chars().take(300).collect();
+        format!("{cut}…")
+    } else {
+        one_line
+    }
+}
+
+/// An `{"error": ...}` event inside a 200 stream. Providers that proxy others (OpenRouter)
+/// report upstream overloads this way, with an HTTP-like code; those are worth a retry.
+fn stream_error(err: &serde_json::Value) -> AttemptError {
+    let message = error_message(&serde_json::json!({ "error": err }).to_string());
+    let code = err
+        .get("code")
+        .and_then(|c| c.as_u64().or_else(|| c.as_str()?.parse().ok()));
+    let error = ModelError::Stream(message);
+    match code {
+        Some(c) if c <= u16::MAX as u64 && is_retryable_status(c as u16) => {
+            AttemptError::Retry { error, after: None }
+        }
+        _ => AttemptError::Fatal(error),
+    }
+}
+
+/// reqwest's errors hide the useful part (connection refused, DNS) in their source chain.
+fn describe_reqwest(e: &reqwest::Error) -> String {
+    let mut msg = if e.is_connect() {
+        "cannot connect".to_string()
+    } else if e.is_timeout() {
+        "timed out".to_string()
+    } else {
+        e.to_string()
+    };
+    let mut source = std::error::Error::source(e);
+    let mut last = String::new();
+    while let Some(s) = source {
+        last = s.to_string();
+        source = s.source();
+    }
+    if !last.is_empty() && !msg.contains(&last) {
+        msg = format!("{msg}: {last}");
+    }
+    msg
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_message_shapes() {
+        assert_eq!(
+            error_message(r#"{"error":{"message":"Authentication Fails","type":"x"}}"#),
+            "Authentication Fails"
+        );
+        assert_eq!(error_message(r#"{"message":"bad"}"#), "bad");
+        assert_eq!(error_message(r#"{"error":"nope"}"#), "nope");
+        assert_eq!(error_message("plain\ntext"), "plain text");
+    }
+}

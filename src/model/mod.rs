@@ -1,0 +1,49 @@
+//! Talking to the model: wire types, the chat-completions client, SSE parsing, retries.
+
+use futures_util::future::BoxFuture;
+
+mod accumulate;
+pub mod client;
+pub mod retry;
+pub mod sse;
+pub mod types;
+
+pub use client::{ClientOptions, OpenAiClient};
+pub use types::{AssistantTurn, ChatRequest, Message, ToolCall, Usage};
+
+/// Receives a response while it streams in, for live output.
+pub trait EventSink: Send {
+    fn text(&mut self, _delta: &str) {}
+    fn reasoning(&mut self, _delta: &str) {}
+    /// A new tool call began in this response (its text so far was interim, not the answer).
+    fn tool_call_started(&mut self) {}
+    /// The attempt failed and will be retried after `delay`: what it streamed is void.
+    fn retrying(&mut self, _attempt: u32, _max: u32, _delay: std::time::Duration, _why: &str) {}
+}
+
+/// A sink that shows nothing.
+pub struct NullSink;
+impl EventSink for NullSink {}
+
+/// Why a model request failed for good (after any retries).
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum ModelError {
+    /// The server refused the request; retrying would not help.
+    #[error("API error {status}: {message}")]
+    Api { status: u16, message: String },
+    /// The server reported an error inside a 200 stream.
+    #[error("API error in stream: {0}")]
+    Stream(String),
+    /// Connection, timeout or truncated-stream failures that outlasted the retries.
+    #[error("{0}")]
+    Transport(String),
+}
+
+/// A chat-completions endpoint. One implementation speaks HTTP; tests may supply others.
+pub trait ChatModel: Send + Sync {
+    fn complete<'a>(
+        &'a self,
+        req: &'a ChatRequest,
+        sink: &'a mut dyn EventSink,
+    ) -> BoxFuture<'a, Result<AssistantTurn, ModelError>>;
+}
