@@ -11,6 +11,8 @@ use crate::config::{process_env, Config, Flags};
 use crate::hooks::{trace::TraceHook, HookContext, Hooks};
 use crate::model::OpenAiClient;
 use crate::term::{Renderer, Term};
+use crate::tools::task::{self, Task};
+use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
 /// Exit codes, as documented in the README.
@@ -190,22 +192,20 @@ fn read_task(words: &[String]) -> Result<String, String> {
     Ok(task)
 }
 
-/// The main agent for `cwd`: every tool, the trace hook, the base system prompt.
+/// The main agent for `cwd`: every tool, the trace hook, the base system prompt. The
+/// subagent that `task` starts shares its model, hooks and workspace.
 pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent, String> {
     let workspace = Workspace::new(cwd.to_path_buf())
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new();
-    hooks.push(Arc::new(TraceHook::new(term)));
-    let registry = Registry::standard();
-    Ok(Agent {
+    hooks.push(Arc::new(TraceHook::new(term.clone())));
+    let mut registry = Registry::standard();
+    let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
-        tools: ToolSet::new(
-            registry,
-            &["bash", "read_file", "write_file", "edit_file", "glob"],
-        ),
+        tools: ToolSet::new(registry.clone(), &task::SUBAGENT_TOOLS),
         tool_cx: ToolContext {
             workspace,
             limits: config.limits.clone(),
@@ -215,10 +215,34 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
             cwd: root.clone(),
             prefix: String::new(),
         },
+        system_prompt: prompt::subagent(&root),
+        max_turns: config.subagent_max_turns,
+        reminders: Vec::new(),
+        is_subagent: true,
+    };
+    let todos = TodoList::new();
+    registry.register(Arc::new(TodoWrite::new(todos.clone(), term)));
+    registry.register(Arc::new(Task::new(child.clone())));
+    Ok(Agent {
+        tools: ToolSet::new(registry, &PARENT_TOOLS),
         system_prompt: prompt::assemble(prompt::base(&root), &[]),
         max_turns: config.max_turns,
+        reminders: vec![todos],
+        is_subagent: false,
+        ..child
     })
 }
+
+/// The main agent's tools, in the order their specs are sent.
+pub const PARENT_TOOLS: [&str; 7] = [
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "todo_write",
+    "task",
+];
 
 async fn run_agent(config: Config, cwd: PathBuf, task: String) -> i32 {
     let term = Term::detect();

@@ -15,6 +15,7 @@ use crate::tools::ToolLimits;
 
 pub const DEFAULT_PROVIDER: &str = "deepseek";
 pub const DEFAULT_MAX_TURNS: u32 = 200;
+pub const DEFAULT_SUBAGENT_MAX_TURNS: u32 = 30;
 
 /// A configuration problem: reported in one line, exit code 2.
 #[derive(Debug, thiserror::Error)]
@@ -55,6 +56,8 @@ pub struct FileConfig {
     /// Used by every provider whose table sets no model.
     pub model: Option<String>,
     pub max_turns: Option<u32>,
+    /// Turn limit of each subagent started by the `task` tool.
+    pub subagent_max_turns: Option<u32>,
     pub show_reasoning: Option<bool>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
@@ -98,7 +101,15 @@ impl FileConfig {
 
     /// `self` with `top`'s settings laid over it.
     fn overlay(mut self, top: FileConfig) -> FileConfig {
-        overlay!(self, top, provider, model, max_turns, show_reasoning);
+        overlay!(
+            self,
+            top,
+            provider,
+            model,
+            max_turns,
+            subagent_max_turns,
+            show_reasoning
+        );
         overlay!(
             self.network,
             top.network,
@@ -146,6 +157,7 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub max_turns: u32,
+    pub subagent_max_turns: u32,
     pub show_reasoning: bool,
     pub client: ClientOptions,
     pub limits: ToolLimits,
@@ -312,8 +324,13 @@ impl Config {
             .max_turns
             .or(file.max_turns)
             .unwrap_or(DEFAULT_MAX_TURNS);
-        if max_turns == 0 {
-            return Err(ConfigError("max_turns must be at least 1".into()));
+        let subagent_max_turns = file
+            .subagent_max_turns
+            .unwrap_or(DEFAULT_SUBAGENT_MAX_TURNS);
+        if max_turns == 0 || subagent_max_turns == 0 {
+            return Err(ConfigError(
+                "max_turns and subagent_max_turns must be at least 1".into(),
+            ));
         }
         Ok(Config {
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
@@ -322,6 +339,7 @@ impl Config {
             model,
             base_url,
             max_turns,
+            subagent_max_turns,
             show_reasoning: flags.show_reasoning || file.show_reasoning.unwrap_or(false),
             client,
             limits,

@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use futures_util::future::join_all;
 use serde_json::Value;
 
 use crate::hooks::{Decision, HookContext, HookEvent, Hooks};
@@ -85,6 +86,15 @@ pub struct Agent {
     pub hook_cx: HookContext,
     pub system_prompt: String,
     pub max_turns: u32,
+    /// Asked after every tool-calling turn for a user message to append (todo reminders).
+    pub reminders: Vec<Arc<dyn Reminder>>,
+    /// A subagent ends with `SubagentStop` instead of `Stop`.
+    pub is_subagent: bool,
+}
+
+/// Something that may want to remind the model of a duty after a turn that called tools.
+pub trait Reminder: Send + Sync {
+    fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String>;
 }
 
 impl Agent {
@@ -125,18 +135,29 @@ impl Agent {
             if !turn.content.trim().is_empty() {
                 last_text = turn.content.clone();
             }
-            for call in &turn.tool_calls {
+            let results = self.run_calls(&turn.tool_calls).await;
+            for (call, (result, blocked)) in turn.tool_calls.iter().zip(results) {
                 stats.tool_calls += 1;
-                let result = self.run_call(call, &mut stats).await;
+                stats.blocked += u32::from(blocked);
                 req.messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),
                     content: result.content,
                 });
             }
+            // Reminders go after all of the turn's tool messages: an assistant turn with
+            // tool calls must be followed directly by their answers.
+            for r in &self.reminders {
+                if let Some(text) = r.after_tool_turn(&turn.tool_calls) {
+                    req.messages.push(Message::User(text));
+                }
+            }
         };
-        self.hooks
-            .run(&HookEvent::Stop { stats: &stats }, &self.hook_cx)
-            .await;
+        let stop = if self.is_subagent {
+            HookEvent::SubagentStop { stats: &stats }
+        } else {
+            HookEvent::Stop { stats: &stats }
+        };
+        self.hooks.run(&stop, &self.hook_cx).await;
         Ok(RunReport {
             outcome,
             stats,
@@ -144,29 +165,48 @@ impl Agent {
         })
     }
 
-    /// One call through PreToolUse, dispatch and PostToolUse; always yields exactly one result.
-    async fn run_call(&self, call: &ToolCall, stats: &mut RunStats) -> ToolResult {
+    /// Runs a turn's calls, one result per call in call order. Consecutive calls of tools that
+    /// may run concurrently (subagents) run together; everything else runs one at a time, in
+    /// order, because later calls may depend on what earlier ones wrote.
+    async fn run_calls(&self, calls: &[ToolCall]) -> Vec<(ToolResult, bool)> {
+        let concurrent = |c: &ToolCall| self.tools.get(&c.name).is_some_and(|t| t.concurrent());
+        let mut out = Vec::with_capacity(calls.len());
+        let mut i = 0;
+        while i < calls.len() {
+            let n = calls[i..].iter().take_while(|c| concurrent(c)).count();
+            if n > 1 {
+                out.extend(join_all(calls[i..i + n].iter().map(|c| self.run_call(c))).await);
+                i += n;
+            } else {
+                out.push(self.run_call(&calls[i]).await);
+                i += 1;
+            }
+        }
+        out
+    }
+
+    /// One call through PreToolUse, dispatch and PostToolUse; always yields exactly one result,
+    /// and whether a hook blocked it.
+    async fn run_call(&self, call: &ToolCall) -> (ToolResult, bool) {
         let parsed: Option<Value> = parse_args(&call.name, &call.arguments).ok();
         let pre = HookEvent::PreToolUse {
             call,
             args: parsed.as_ref(),
         };
-        let result = match self.hooks.run(&pre, &self.hook_cx).await {
-            Decision::Block(reason) => {
-                stats.blocked += 1;
-                ToolResult::error(format!("blocked: {reason}"))
-            }
-            Decision::Continue => {
+        let (result, blocked) = match self.hooks.run(&pre, &self.hook_cx).await {
+            Decision::Block(reason) => (ToolResult::error(reason), true),
+            Decision::Continue => (
                 self.tools
                     .dispatch(&call.name, &call.arguments, &self.tool_cx)
-                    .await
-            }
+                    .await,
+                false,
+            ),
         };
         let post = HookEvent::PostToolUse {
             call,
             result: &result,
         };
         self.hooks.run(&post, &self.hook_cx).await;
-        result
+        (result, blocked)
     }
 }

@@ -32,6 +32,10 @@ pub enum HookEvent<'a> {
     Stop {
         stats: &'a RunStats,
     },
+    /// A subagent (`task`) finished.
+    SubagentStop {
+        stats: &'a RunStats,
+    },
 }
 
 impl HookEvent<'_> {
@@ -41,6 +45,7 @@ impl HookEvent<'_> {
             HookEvent::PreToolUse { .. } => "PreToolUse",
             HookEvent::PostToolUse { .. } => "PostToolUse",
             HookEvent::Stop { .. } => "Stop",
+            HookEvent::SubagentStop { .. } => "SubagentStop",
         }
     }
 }
@@ -58,8 +63,8 @@ pub struct HookContext {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
     Continue,
-    /// Refuse the step (only meaningful for `PreToolUse`): the reason becomes the call's
-    /// tool result.
+    /// Refuse the step (only meaningful for `PreToolUse`). The text, after `Error: `, becomes
+    /// the call's tool result, e.g. `blocked by guard: REASON`.
     Block(String),
 }
 

@@ -53,9 +53,9 @@ impl TraceHook {
                     self.term.dim_line(&preview);
                 }
             }
-            HookEvent::Stop { stats } => {
+            HookEvent::Stop { stats } | HookEvent::SubagentStop { stats } => {
                 self.term
-                    .line(&format!("{p}[HOOK] Stop: {}", stats.summary()));
+                    .line(&format!("{p}[HOOK] {}: {}", event.name(), stats.summary()));
             }
         }
     }

@@ -17,6 +17,8 @@ pub mod edit_file;
 pub mod glob;
 pub mod output;
 pub mod read_file;
+pub mod task;
+pub mod todo;
 pub mod workspace;
 pub mod write_file;
 
@@ -89,6 +91,12 @@ pub struct ToolContext {
 pub trait Tool: Send + Sync {
     fn spec(&self) -> ToolSpec;
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult>;
+
+    /// Whether calls of this tool in one turn may run at the same time. Only tools whose
+    /// calls cannot depend on each other's effects (subagents) say yes.
+    fn concurrent(&self) -> bool {
+        false
+    }
 }
 
 /// All tools hx knows, by name.

@@ -1,0 +1,100 @@
+//! The `task` tool: runs a subagent — the same loop with a fresh message list, its own system
+//! prompt and only the file and shell tools — and returns nothing but its final answer, so the
+//! parent's context pays for the result, not for the work.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use crate::agent::{Agent, Outcome};
+use crate::model::NullSink;
+
+pub const NAME: &str = "task";
+
+/// The tools a subagent gets: no `task` (no recursion), no skills, no todos.
+pub const SUBAGENT_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
+
+pub struct Task {
+    /// The subagent every call starts from; each call clones it with its own trace prefix.
+    template: Agent,
+    started: AtomicU32,
+}
+
+impl Task {
+    pub fn new(template: Agent) -> Self {
+        Task {
+            template,
+            started: AtomicU32::new(0),
+        }
+    }
+}
+
+impl Tool for Task {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: NAME.into(),
+            description: format!(
+                "Start a subagent to do a self-contained piece of work (research, a search \
+                 across many files, an independent change) in a fresh context. It has only \
+                 bash, read_file, write_file, edit_file and glob, runs up to {} turns, and \
+                 returns only its final report: give it a complete prompt, since it sees \
+                 nothing of this conversation. Several task calls in one turn run at the same \
+                 time.",
+                self.template.max_turns
+            ),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "description": {
+                        "type": "string",
+                        "description": "A short label for the work (3-6 words)."
+                    },
+                    "prompt": {
+                        "type": "string",
+                        "description": "The complete task for the subagent, with all the context it needs."
+                    }
+                },
+                "required": ["prompt"]
+            }),
+        }
+    }
+
+    fn concurrent(&self) -> bool {
+        true
+    }
+
+    fn call<'a>(&'a self, args: Value, _cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let prompt = match args::string(NAME, &args, "prompt") {
+                Ok(p) if !p.trim().is_empty() => p.to_string(),
+                Ok(_) => return ToolResult::error("task.prompt must not be empty"),
+                Err(e) => return e,
+            };
+            let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
+            let mut child = self.template.clone();
+            child.hook_cx.prefix = format!("{}  [task {n}] ", self.template.hook_cx.prefix);
+            match child.run(&prompt, &mut NullSink).await {
+                Ok(report) => match report.outcome {
+                    Outcome::Answered(text) if text.trim().is_empty() => {
+                        ToolResult::ok("(no summary)")
+                    }
+                    Outcome::Answered(text) => ToolResult::ok(text.trim()),
+                    Outcome::MaxTurns(last) => {
+                        let mut msg = format!(
+                            "The subagent stopped after {} turns without a final answer.",
+                            child.max_turns
+                        );
+                        if !last.trim().is_empty() {
+                            msg.push_str("\nIts last message:\n");
+                            msg.push_str(last.trim());
+                        }
+                        ToolResult::ok(msg)
+                    }
+                },
+                Err(e) => ToolResult::error(format!("subagent failed: {e}")),
+            }
+        })
+    }
+}
