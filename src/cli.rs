@@ -8,7 +8,7 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Flags};
-use crate::hooks::{trace::TraceHook, HookContext, Hooks};
+use crate::hooks::{trace::TraceHook, GuardHook, HookContext, Hooks};
 use crate::model::OpenAiClient;
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -68,6 +68,10 @@ pub struct AgentArgs {
     /// Show the model's reasoning, dimmed, on stderr
     #[arg(long)]
     pub show_reasoning: bool,
+    /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
+    /// mkfs, ...)
+    #[arg(long)]
+    pub no_guard: bool,
 }
 
 const AGENT_HELP: &str = "\
@@ -134,6 +138,7 @@ fn agent_command(args: AgentArgs) -> i32 {
         base_url: args.base_url.clone(),
         max_turns: args.max_turns,
         show_reasoning: args.show_reasoning,
+        no_guard: args.no_guard,
     };
     let config = match Config::load(&cwd, &process_env(), &flags) {
         Ok(c) => c,
@@ -199,8 +204,10 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let client = OpenAiClient::new(config.client_options())?;
-    let mut hooks = Hooks::new();
-    hooks.push(Arc::new(TraceHook::new(term.clone())));
+    let mut hooks = Hooks::new().with_trace(Arc::new(TraceHook::new(term.clone())));
+    if config.guard {
+        hooks = hooks.with_guard(Arc::new(GuardHook));
+    }
     let mut registry = Registry::standard();
     let child = Agent {
         model: Arc::new(client),
@@ -214,6 +221,7 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
         hook_cx: HookContext {
             cwd: root.clone(),
             prefix: String::new(),
+            session_id: session_id(),
         },
         system_prompt: prompt::subagent(&root),
         max_turns: config.subagent_max_turns,
@@ -270,6 +278,7 @@ async fn run_agent(config: Config, cwd: PathBuf, task: String) -> i32 {
                 }
                 exit::ANSWERED
             }
+            Outcome::Stopped(reason) => fail(exit::FAILED, format!("stopped by a hook: {reason}")),
             Outcome::MaxTurns(_) => fail(
                 exit::MAX_TURNS,
                 format!(
@@ -280,4 +289,10 @@ async fn run_agent(config: Config, cwd: PathBuf, task: String) -> i32 {
         },
         Err(e) => fail(exit::FAILED, e),
     }
+}
+
+/// A random id for this run, given to command hooks as `session_id`. Never part of a prompt,
+/// so it cannot spoil the request prefix cache.
+fn session_id() -> String {
+    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }

@@ -59,6 +59,8 @@ pub struct FileConfig {
     /// Turn limit of each subagent started by the `task` tool.
     pub subagent_max_turns: Option<u32>,
     pub show_reasoning: Option<bool>,
+    /// The built-in guard against destructive bash commands (default on).
+    pub guard: Option<bool>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
     #[serde(default)]
@@ -108,7 +110,8 @@ impl FileConfig {
             model,
             max_turns,
             subagent_max_turns,
-            show_reasoning
+            show_reasoning,
+            guard
         );
         overlay!(
             self.network,
@@ -136,6 +139,7 @@ pub struct Flags {
     pub base_url: Option<String>,
     pub max_turns: Option<u32>,
     pub show_reasoning: bool,
+    pub no_guard: bool,
 }
 
 /// The environment as hx reads it; a map so tests need not touch the process environment.
@@ -159,6 +163,7 @@ pub struct Config {
     pub max_turns: u32,
     pub subagent_max_turns: u32,
     pub show_reasoning: bool,
+    pub guard: bool,
     pub client: ClientOptions,
     pub limits: ToolLimits,
     /// The files that were read, lowest precedence first.
@@ -341,6 +346,7 @@ impl Config {
             max_turns,
             subagent_max_turns,
             show_reasoning: flags.show_reasoning || file.show_reasoning.unwrap_or(false),
+            guard: !flags.no_guard && file.guard.unwrap_or(true),
             client,
             limits,
             files,

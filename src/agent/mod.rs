@@ -4,9 +4,8 @@
 use std::sync::Arc;
 
 use futures_util::future::join_all;
-use serde_json::Value;
 
-use crate::hooks::{Decision, HookContext, HookEvent, Hooks};
+use crate::hooks::{HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{ChatModel, ChatRequest, EventSink, Message, ModelError, ToolCall, Usage};
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
@@ -52,6 +51,8 @@ pub enum Outcome {
     Answered(String),
     /// `max_turns` requests were made and the model still wanted tools; the last text, if any.
     MaxTurns(String),
+    /// A hook ended the run (`continue: false`) or refused the prompt; the reason.
+    Stopped(String),
 }
 
 #[derive(Debug, Clone)]
@@ -97,23 +98,45 @@ pub trait Reminder: Send + Sync {
     fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String>;
 }
 
+/// Stop hooks may keep a run going this many times in a row, so a hook that always says
+/// "not done" cannot loop forever.
+pub const MAX_STOP_CONTINUATIONS: u32 = 8;
+
 impl Agent {
     /// Runs `task` to an answer. A model error after retries ends the run as an error; every
     /// tool problem is a tool result the model sees.
     pub async fn run(&self, task: &str, sink: &mut dyn TurnSink) -> Result<RunReport, ModelError> {
         let mut stats = RunStats::default();
-        self.hooks
-            .run(&HookEvent::UserPromptSubmit { prompt: task }, &self.hook_cx)
-            .await;
+        let cx = &self.hook_cx;
+        let mut task = task.to_string();
+        if !self.is_subagent {
+            self.hooks.notify(&HookEvent::SessionStart, cx).await;
+            let c = self
+                .hooks
+                .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
+                .await;
+            if let Some(reason) = c.block.or(c.stop_run) {
+                return Ok(RunReport {
+                    outcome: Outcome::Stopped(format!("prompt refused by a hook: {reason}")),
+                    stats,
+                    messages: Vec::new(),
+                });
+            }
+            for extra in c.context {
+                task.push_str("\n\n");
+                task.push_str(&extra);
+            }
+        }
         let mut req = ChatRequest {
             model: self.model_name.clone(),
             messages: vec![
                 Message::System(self.system_prompt.clone()),
-                Message::User(task.to_string()),
+                Message::User(task),
             ],
             tools: self.tools.specs(),
         };
         let mut last_text = String::new();
+        let mut continuations = 0;
         let outcome = loop {
             if stats.turns >= self.max_turns {
                 break Outcome::MaxTurns(last_text);
@@ -130,12 +153,36 @@ impl Agent {
             sink.turn_finished(has_calls);
             req.messages.push(turn.to_message());
             if !has_calls {
-                break Outcome::Answered(turn.content);
+                let stop = if self.is_subagent {
+                    HookEvent::SubagentStop {
+                        stats: &stats,
+                        stop_hook_active: continuations > 0,
+                    }
+                } else {
+                    HookEvent::Stop {
+                        stats: &stats,
+                        stop_hook_active: continuations > 0,
+                    }
+                };
+                let c = self.hooks.notify(&stop, cx).await;
+                if let Some(reason) = c.stop_run {
+                    break Outcome::Stopped(reason);
+                }
+                match c.block {
+                    Some(reason) if continuations < MAX_STOP_CONTINUATIONS => {
+                        continuations += 1;
+                        req.messages.push(Message::User(reason));
+                        continue;
+                    }
+                    _ => break Outcome::Answered(turn.content),
+                }
             }
+            continuations = 0;
             if !turn.content.trim().is_empty() {
                 last_text = turn.content.clone();
             }
-            let results = self.run_calls(&turn.tool_calls).await;
+            let mut stopped = None;
+            let results = self.run_calls(&turn.tool_calls, &mut stopped).await;
             for (call, (result, blocked)) in turn.tool_calls.iter().zip(results) {
                 stats.tool_calls += 1;
                 stats.blocked += u32::from(blocked);
@@ -143,6 +190,9 @@ impl Agent {
                     tool_call_id: call.id.clone(),
                     content: result.content,
                 });
+            }
+            if let Some(reason) = stopped {
+                break Outcome::Stopped(reason);
             }
             // Reminders go after all of the turn's tool messages: an assistant turn with
             // tool calls must be followed directly by their answers.
@@ -152,12 +202,6 @@ impl Agent {
                 }
             }
         };
-        let stop = if self.is_subagent {
-            HookEvent::SubagentStop { stats: &stats }
-        } else {
-            HookEvent::Stop { stats: &stats }
-        };
-        self.hooks.run(&stop, &self.hook_cx).await;
         Ok(RunReport {
             outcome,
             stats,
@@ -167,46 +211,85 @@ impl Agent {
 
     /// Runs a turn's calls, one result per call in call order. Consecutive calls of tools that
     /// may run concurrently (subagents) run together; everything else runs one at a time, in
-    /// order, because later calls may depend on what earlier ones wrote.
-    async fn run_calls(&self, calls: &[ToolCall]) -> Vec<(ToolResult, bool)> {
+    /// order, because later calls may depend on what earlier ones wrote. Once a hook stops the
+    /// run, the calls not yet started are answered without running.
+    async fn run_calls(
+        &self,
+        calls: &[ToolCall],
+        stopped: &mut Option<String>,
+    ) -> Vec<(ToolResult, bool)> {
         let concurrent = |c: &ToolCall| self.tools.get(&c.name).is_some_and(|t| t.concurrent());
         let mut out = Vec::with_capacity(calls.len());
         let mut i = 0;
         while i < calls.len() {
-            let n = calls[i..].iter().take_while(|c| concurrent(c)).count();
-            if n > 1 {
-                out.extend(join_all(calls[i..i + n].iter().map(|c| self.run_call(c))).await);
-                i += n;
-            } else {
-                out.push(self.run_call(&calls[i]).await);
+            if stopped.is_some() {
+                out.push((ToolResult::error("not run: a hook stopped the run"), false));
                 i += 1;
+                continue;
             }
+            let n = calls[i..]
+                .iter()
+                .take_while(|c| concurrent(c))
+                .count()
+                .max(1);
+            let group = join_all(calls[i..i + n].iter().map(|c| self.run_call(c))).await;
+            for (result, blocked, stop) in group {
+                if stopped.is_none() {
+                    *stopped = stop;
+                }
+                out.push((result, blocked));
+            }
+            i += n;
         }
         out
     }
 
-    /// One call through PreToolUse, dispatch and PostToolUse; always yields exactly one result,
-    /// and whether a hook blocked it.
-    async fn run_call(&self, call: &ToolCall) -> (ToolResult, bool) {
-        let parsed: Option<Value> = parse_args(&call.name, &call.arguments).ok();
-        let pre = HookEvent::PreToolUse {
-            call,
-            args: parsed.as_ref(),
-        };
-        let (result, blocked) = match self.hooks.run(&pre, &self.hook_cx).await {
-            Decision::Block(reason) => (ToolResult::error(reason), true),
-            Decision::Continue => (
-                self.tools
-                    .dispatch(&call.name, &call.arguments, &self.tool_cx)
-                    .await,
-                false,
-            ),
+    /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
+    /// result, whether a hook blocked it, and a hook's request to stop the run.
+    async fn run_call(&self, call: &ToolCall) -> (ToolResult, bool, Option<String>) {
+        let cx = &self.hook_cx;
+        let parsed = parse_args(&call.name, &call.arguments);
+        let (args, mut result, blocked) = match self
+            .hooks
+            .pre_tool_use(call, parsed.as_ref().ok(), cx)
+            .await
+        {
+            PreToolUse::StopRun(reason) => {
+                let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
+                return (r, false, Some(reason));
+            }
+            PreToolUse::Blocked(reason) => (None, ToolResult::error(reason), true),
+            PreToolUse::Run { args, context } => {
+                let mut r = match (&args, parsed) {
+                    (Some(a), _) => {
+                        self.tools
+                            .dispatch_value(&call.name, a.clone(), &self.tool_cx)
+                            .await
+                    }
+                    (None, Err(e)) => e,
+                    (None, Ok(_)) => {
+                        ToolResult::error(format!("invalid arguments for {}", call.name))
+                    }
+                };
+                append_context(&mut r, context);
+                (args, r, false)
+            }
         };
         let post = HookEvent::PostToolUse {
             call,
+            args: args.as_ref(),
             result: &result,
         };
-        self.hooks.run(&post, &self.hook_cx).await;
-        (result, blocked)
+        let c = self.hooks.notify(&post, cx).await;
+        append_context(&mut result, c.block.into_iter().chain(c.context).collect());
+        (result, blocked, c.stop_run)
+    }
+}
+
+/// Hook-supplied context goes after the tool's own output, so the model reads both.
+fn append_context(result: &mut ToolResult, context: Vec<String>) {
+    for c in context.iter().filter(|c| !c.trim().is_empty()) {
+        result.content.push_str("\n\n");
+        result.content.push_str(c.trim_end());
     }
 }

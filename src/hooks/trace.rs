@@ -2,10 +2,10 @@
 
 use std::sync::Arc;
 
-use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Decision, Hook, HookContext, HookEvent};
+use super::{HookContext, HookEvent};
+use crate::model::ToolCall;
 use crate::term::{one_line, Term};
 
 /// Lines of a tool result shown under its PostToolUse line.
@@ -22,9 +22,11 @@ impl TraceHook {
         TraceHook { term }
     }
 
-    fn trace(&self, event: &HookEvent<'_>, cx: &HookContext) {
+    /// Prints the line(s) of one event.
+    pub fn trace(&self, event: &HookEvent<'_>, cx: &HookContext) {
         let p = &cx.prefix;
         match event {
+            HookEvent::SessionStart => {}
             HookEvent::UserPromptSubmit { .. } => {
                 self.term.line(&format!(
                     "{p}[HOOK] UserPromptSubmit cwd={}",
@@ -32,17 +34,14 @@ impl TraceHook {
                 ));
             }
             HookEvent::PreToolUse { call, args } => {
-                let compact = match args {
-                    Some(v) => v.to_string(),
-                    None => call.arguments.clone(),
-                };
                 self.term.line(&format!(
-                    "{p}> {}\n{p}[HOOK] PreToolUse {}({compact})",
+                    "{p}> {}\n{p}[HOOK] PreToolUse {}({})",
                     call_summary(&call.name, *args),
-                    call.name
+                    call.name,
+                    compact_args(call, *args)
                 ));
             }
-            HookEvent::PostToolUse { call, result } => {
+            HookEvent::PostToolUse { call, result, .. } => {
                 self.term.line(&format!(
                     "{p}[HOOK] PostToolUse {} output_chars={}",
                     call.name,
@@ -53,7 +52,7 @@ impl TraceHook {
                     self.term.dim_line(&preview);
                 }
             }
-            HookEvent::Stop { stats } | HookEvent::SubagentStop { stats } => {
+            HookEvent::Stop { stats, .. } | HookEvent::SubagentStop { stats, .. } => {
                 self.term
                     .line(&format!("{p}[HOOK] {}: {}", event.name(), stats.summary()));
             }
@@ -61,14 +60,23 @@ impl TraceHook {
     }
 }
 
-impl Hook for TraceHook {
-    fn handle<'a>(
-        &'a self,
-        event: &'a HookEvent<'a>,
-        cx: &'a HookContext,
-    ) -> BoxFuture<'a, Decision> {
-        self.trace(event, cx);
-        Box::pin(async { Decision::Continue })
+impl TraceHook {
+    /// `[HOOK] PreToolUse blocked NAME(ARGS): REASON`, after the hooks refused a call.
+    pub fn blocked(&self, call: &ToolCall, args: Option<&Value>, reason: &str, cx: &HookContext) {
+        self.term.line(&format!(
+            "{}[HOOK] PreToolUse blocked {}({}): {reason}",
+            cx.prefix,
+            call.name,
+            compact_args(call, args)
+        ));
+    }
+}
+
+/// The arguments as compact JSON; the raw text when they are not JSON.
+fn compact_args(call: &ToolCall, args: Option<&Value>) -> String {
+    match args {
+        Some(v) => v.to_string(),
+        None => one_line(&call.arguments, 200),
     }
 }
 

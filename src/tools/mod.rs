@@ -191,6 +191,14 @@ impl ToolSet {
             Err(e) => e,
         }
     }
+
+    /// Runs one call whose arguments are already parsed (or replaced by a hook).
+    pub async fn dispatch_value(&self, name: &str, args: Value, cx: &ToolContext) -> ToolResult {
+        match self.get(name) {
+            Some(tool) => tool.call(args, cx).await,
+            None => ToolResult::error(format!("unknown tool {name}")),
+        }
+    }
 }
 
 /// Parses a call's argument string. An empty string means `{}` (some servers send that for

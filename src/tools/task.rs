@@ -81,6 +81,9 @@ impl Tool for Task {
                         ToolResult::ok("(no summary)")
                     }
                     Outcome::Answered(text) => ToolResult::ok(text.trim()),
+                    Outcome::Stopped(reason) => {
+                        ToolResult::error(format!("subagent stopped by a hook: {reason}"))
+                    }
                     Outcome::MaxTurns(last) => {
                         let mut msg = format!(
                             "The subagent stopped after {} turns without a final answer.",
