@@ -4,8 +4,10 @@
 //! `#[path = "../tests/support/mod.rs"] mod support;`.
 #![allow(dead_code, unused_imports)]
 
+pub mod reply;
 pub mod runner;
 pub mod server;
 
+pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
-pub use server::{Call, FakeServer, Recorded, Reply};
+pub use server::{FakeServer, Recorded};
