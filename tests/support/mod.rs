@@ -4,6 +4,7 @@
 //! `#[path = "../tests/support/mod.rs"] mod support;`.
 #![allow(dead_code, unused_imports)]
 
+pub mod raw_http;
 pub mod reply;
 pub mod runner;
 pub mod server;
