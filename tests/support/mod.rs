@@ -1,0 +1,14 @@
+//! Shared test harness: a scripted fake chat-completions server and a runner for the hx binary.
+//!
+//! Include from an integration test with `mod support;`, or from a benchmark with
+//! `#[path = "../tests/support/mod.rs"] mod support;`.
+#![allow(dead_code, unused_imports)]
+
+pub mod raw_http;
+pub mod reply;
+pub mod runner;
+pub mod server;
+
+pub use reply::{Call, Reply};
+pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
+pub use server::{FakeServer, Recorded};

@@ -1,0 +1,325 @@
+//! Runs the real `hx` binary in a throwaway workspace and HOME, pointed at a `FakeServer`.
+//!
+//! Isolation matters more than speed here: a developer's own config or API keys must never leak
+//! into a test run, and a hung `hx` must fail its test instead of hanging CI.
+#![allow(dead_code)]
+
+use super::server::FakeServer;
+use std::ffi::{OsStr, OsString};
+use std::io::{Read, Write};
+use std::net::TcpListener;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+use tempfile::TempDir;
+
+/// How long `run()` lets hx take before killing it and failing the test.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+/// Inherited variables with these prefixes are removed so the host's settings can't leak in.
+const SCRUBBED_PREFIXES: [&str; 3] = ["DEEPSEEK_", "HX_", "OPENAI_"];
+
+/// One prepared invocation of hx; reusable, so several runs can share a workspace and HOME.
+pub struct Hx {
+    root: TempDir,
+    workspace: PathBuf,
+    home: PathBuf,
+    program: PathBuf,
+    base_url: String,
+    args: Vec<OsString>,
+    /// Applied in order after the defaults: `Some` sets, `None` removes.
+    env: Vec<(OsString, Option<OsString>)>,
+    stdin: Option<Vec<u8>>,
+    timeout: Duration,
+}
+
+impl Hx {
+    /// Runs against `server` (`DEEPSEEK_BASE_URL` = `server.url()`).
+    pub fn new(server: &FakeServer) -> Self {
+        Self::with_base_url(&server.url())
+    }
+
+    /// For runs that must make no request: the base URL is a loopback port nobody listens on.
+    pub fn new_offline() -> Self {
+        // Bind then drop: the port was free a moment ago and nothing of ours will reopen it.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map_or(9, |a| a.port());
+        Self::with_base_url(&format!("http://127.0.0.1:{port}"))
+    }
+
+    pub fn with_base_url(base_url: &str) -> Self {
+        let root = tempfile::Builder::new()
+            .prefix("hx-test-")
+            .tempdir()
+            .expect("create temp dir");
+        let workspace = root.path().join("workspace");
+        let home = root.path().join("home");
+        std::fs::create_dir_all(&workspace).expect("create temp workspace");
+        std::fs::create_dir_all(home.join(".config")).expect("create temp home");
+        Hx {
+            root,
+            workspace,
+            home,
+            program: PathBuf::from(env!("CARGO_BIN_EXE_hx")),
+            base_url: base_url.to_string(),
+            args: Vec::new(),
+            env: Vec::new(),
+            stdin: None,
+            timeout: DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// Runs another program with the same setup (used by the harness's own tests).
+    pub fn program(&mut self, path: impl AsRef<Path>) -> &mut Self {
+        self.program = path.as_ref().to_path_buf();
+        self
+    }
+
+    /// The current directory of the run.
+    pub fn workspace(&self) -> &Path {
+        &self.workspace
+    }
+
+    /// `HOME`; `XDG_CONFIG_HOME` is `home()/.config`.
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    /// Writes `content` to `workspace()/rel`, creating parent directories.
+    pub fn write_file(&mut self, rel: &str, content: &str) -> &mut Self {
+        let path = self.workspace.join(rel);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create parent dirs in workspace");
+        }
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        self
+    }
+
+    /// Reads `workspace()/rel` (panics if missing, with the path in the message).
+    pub fn read_file(&self, rel: &str) -> String {
+        let path = self.workspace.join(rel);
+        std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
+    }
+
+    pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
+        self.args.push(arg.as_ref().to_os_string());
+        self
+    }
+
+    pub fn args<I, S>(&mut self, args: I) -> &mut Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        self.args
+            .extend(args.into_iter().map(|a| a.as_ref().to_os_string()));
+        self
+    }
+
+    pub fn env(&mut self, key: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Self {
+        self.env.push((
+            key.as_ref().to_os_string(),
+            Some(value.as_ref().to_os_string()),
+        ));
+        self
+    }
+
+    pub fn env_remove(&mut self, key: impl AsRef<OsStr>) -> &mut Self {
+        self.env.push((key.as_ref().to_os_string(), None));
+        self
+    }
+
+    /// Text fed to stdin, which is then closed. Without it stdin is /dev/null.
+    pub fn stdin(&mut self, text: &str) -> &mut Self {
+        self.stdin = Some(text.as_bytes().to_vec());
+        self
+    }
+
+    /// Overrides `DEFAULT_TIMEOUT` for `run()`.
+    pub fn timeout(&mut self, timeout: Duration) -> &mut Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// The fully prepared command (stdio not configured).
+    pub fn command(&self) -> Command {
+        let mut cmd = Command::new(&self.program);
+        cmd.args(&self.args).current_dir(&self.workspace);
+        for (key, _) in std::env::vars_os() {
+            let name = key.to_string_lossy();
+            if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
+                cmd.env_remove(&key);
+            }
+        }
+        for key in ["CLICOLOR_FORCE", "FORCE_COLOR"] {
+            cmd.env_remove(key);
+        }
+        cmd.env("HOME", &self.home)
+            .env("XDG_CONFIG_HOME", self.home.join(".config"))
+            .env("XDG_DATA_HOME", self.home.join(".local/share"))
+            .env("XDG_STATE_HOME", self.home.join(".local/state"))
+            .env("XDG_CACHE_HOME", self.home.join(".cache"))
+            .env("DEEPSEEK_API_KEY", "test-key")
+            .env("DEEPSEEK_BASE_URL", &self.base_url)
+            .env("NO_COLOR", "1");
+        for (key, value) in &self.env {
+            match value {
+                Some(v) => cmd.env(key, v),
+                None => cmd.env_remove(key),
+            };
+        }
+        // Own process group, so a timeout can kill hx together with anything it started.
+        cmd.process_group(0);
+        cmd
+    }
+
+    /// Starts hx with piped stdout/stderr; stdin gets the `stdin()` text then closes. For signal
+    /// tests: send signals to `child.id()`, then collect with `Run::wait`.
+    pub fn spawn(&self) -> Child {
+        let mut cmd = self.command();
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
+        cmd.stdin(if self.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        });
+        let mut child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", self.program.display()));
+        if let (Some(text), Some(mut pipe)) = (self.stdin.clone(), child.stdin.take()) {
+            // In a thread: hx may not read stdin at all, and a full pipe must not block us.
+            thread::spawn(move || {
+                let _ = pipe.write_all(&text);
+            });
+        }
+        child
+    }
+
+    /// Runs hx to completion; panics (with the output so far) if it outlives the timeout.
+    pub fn run(&self) -> Run {
+        let run = Run::wait(self.spawn(), self.timeout);
+        if run.timed_out {
+            panic!(
+                "hx did not finish within {:?}; killed.\n{}",
+                self.timeout,
+                run.dump()
+            );
+        }
+        run
+    }
+}
+
+/// The outcome of one hx process.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// Exit code, None if killed by a signal.
+    pub code: Option<i32>,
+    /// The signal that ended the process, if any.
+    pub signal: Option<i32>,
+    pub stdout: String,
+    pub stderr: String,
+    /// True if `Run::wait` had to kill the process.
+    pub timed_out: bool,
+    pub elapsed: Duration,
+}
+
+fn drain(
+    pipe: Option<impl Read + Send + 'static>,
+) -> (Arc<Mutex<Vec<u8>>>, Option<JoinHandle<()>>) {
+    let buf = Arc::new(Mutex::new(Vec::new()));
+    let sink = buf.clone();
+    let handle = pipe.map(|mut p| {
+        thread::spawn(move || {
+            let mut chunk = [0u8; 8192];
+            while let Ok(n @ 1..) = p.read(&mut chunk) {
+                sink.lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .extend_from_slice(&chunk[..n]);
+            }
+        })
+    });
+    (buf, handle)
+}
+
+fn kill_group(child: &mut Child) {
+    // `kill -- -PGID` reaches hx's own children too; Child::kill is the fallback.
+    let _ = Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(Stdio::null())
+        .status();
+    let _ = child.kill();
+}
+
+impl Run {
+    /// Waits for `child` (spawned by `Hx::spawn`) up to `timeout`, killing its process group if
+    /// it takes longer, and collects its output.
+    pub fn wait(mut child: Child, timeout: Duration) -> Run {
+        let start = Instant::now();
+        let (out, out_t) = drain(child.stdout.take());
+        let (err, err_t) = drain(child.stderr.take());
+        let mut timed_out = false;
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(status)) => break Some(status),
+                Ok(None) if start.elapsed() < timeout => thread::sleep(Duration::from_millis(10)),
+                Ok(None) => {
+                    timed_out = true;
+                    kill_group(&mut child);
+                    break child.wait().ok();
+                }
+                Err(_) => break None,
+            }
+        };
+        let elapsed = start.elapsed();
+        // A leftover grandchild can hold the pipes open; give readers a moment, then cut it off.
+        let readers: Vec<_> = [out_t, err_t].into_iter().flatten().collect();
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while readers.iter().any(|h| !h.is_finished()) && Instant::now() < deadline {
+            thread::sleep(Duration::from_millis(10));
+        }
+        if readers.iter().any(|h| !h.is_finished()) {
+            kill_group(&mut child);
+        }
+        let text = |b: &Arc<Mutex<Vec<u8>>>| {
+            String::from_utf8_lossy(&b.lock().unwrap_or_else(|e| e.into_inner())).into_owned()
+        };
+        Run {
+            code: status.and_then(|s| s.code()),
+            signal: status.and_then(|s| s.signal()),
+            stdout: text(&out),
+            stderr: text(&err),
+            timed_out,
+            elapsed,
+        }
+    }
+
+    /// Panics, showing stdout and stderr, unless the exit code is `code`.
+    pub fn assert_code(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "unexpected exit status\n{}",
+            self.dump()
+        );
+        self
+    }
+
+    pub fn assert_success(&self) -> &Self {
+        self.assert_code(0)
+    }
+
+    /// Exit status and both streams, for failure messages.
+    pub fn dump(&self) -> String {
+        format!(
+            "code: {:?} signal: {:?} timed_out: {} elapsed: {:?}\n--- stdout ---\n{}\n--- stderr ---\n{}\n---",
+            self.code, self.signal, self.timed_out, self.elapsed, self.stdout, self.stderr
+        )
+    }
+}
