@@ -365,7 +365,7 @@ fn stream_error_and_raw_sse() {
     assert_eq!(delta(ev[0]), json!({"role":"assistant","content":null}));
     assert_eq!(
         ev[1],
-        r#"data: {"error":{"code":"overloaded","message":"Model overloaded","type":"server_error"}}"#
+        r#"data: {"error":{"message":"Model overloaded","type":"server_error","code":"overloaded"}}"#
     );
     let raw = chat(&server);
     assert_sse_headers(&raw);
