@@ -139,6 +139,9 @@ impl Agent {
         let mut continuations = 0;
         let outcome = loop {
             if stats.turns >= self.max_turns {
+                // Hooks still hear that the run ended (the trace prints its figures), but
+                // cannot extend it past the limit.
+                self.hooks.notify(&self.stop_event(&stats, false), cx).await;
                 break Outcome::MaxTurns(last_text);
             }
             stats.turns += 1;
@@ -153,17 +156,7 @@ impl Agent {
             sink.turn_finished(has_calls);
             req.messages.push(turn.to_message());
             if !has_calls {
-                let stop = if self.is_subagent {
-                    HookEvent::SubagentStop {
-                        stats: &stats,
-                        stop_hook_active: continuations > 0,
-                    }
-                } else {
-                    HookEvent::Stop {
-                        stats: &stats,
-                        stop_hook_active: continuations > 0,
-                    }
-                };
+                let stop = self.stop_event(&stats, continuations > 0);
                 let c = self.hooks.notify(&stop, cx).await;
                 if let Some(reason) = c.stop_run {
                     break Outcome::Stopped(reason);
@@ -207,6 +200,20 @@ impl Agent {
             stats,
             messages: req.messages,
         })
+    }
+
+    fn stop_event<'a>(&self, stats: &'a RunStats, stop_hook_active: bool) -> HookEvent<'a> {
+        if self.is_subagent {
+            HookEvent::SubagentStop {
+                stats,
+                stop_hook_active,
+            }
+        } else {
+            HookEvent::Stop {
+                stats,
+                stop_hook_active,
+            }
+        }
     }
 
     /// Runs a turn's calls, one result per call in call order. Consecutive calls of tools that

@@ -170,7 +170,7 @@ impl OpenAiClient {
                 Some(Ok(bytes)) => parser.feed(&bytes, &mut events),
                 Some(Err(e)) => {
                     return Err(transport(format!(
-                        "stream interrupted: {}",
+                        "stream ended before the response was complete: {}",
                         describe_reqwest(&e)
                     )))
                 }
