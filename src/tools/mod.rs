@@ -84,6 +84,16 @@ pub struct ToolContext {
     pub limits: ToolLimits,
 }
 
+impl ToolContext {
+    /// A context with the default limits.
+    pub fn new(workspace: Workspace) -> Self {
+        ToolContext {
+            workspace,
+            limits: ToolLimits::default(),
+        }
+    }
+}
+
 /// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
 /// missing files, failing commands are all `ToolResult::error`.
 pub trait Tool: Send + Sync {
