@@ -371,9 +371,20 @@ mod tests {
     async fn dropping_the_call_kills_the_group() {
         let d = tempfile::tempdir().unwrap();
         let cx = cx(&d);
-        let fut = bash(&cx, json!({"command": "sleep 30 & echo $! > pid; wait"}));
-        // Let the command start, then drop it as an interrupted run would.
-        let _ = tokio::time::timeout(Duration::from_millis(500), fut).await;
+        let cmd = "sleep 30 & echo $! > pid.tmp; mv pid.tmp pid; wait";
+        // Boxed so that drop() below really drops the call, as Ctrl-C would.
+        let mut fut = Box::pin(bash(&cx, json!({ "command": cmd })));
+        // Run the call until the background child exists.
+        for _ in 0..200 {
+            tokio::select! {
+                r = &mut fut => panic!("command ended early: {r:?}"),
+                _ = tokio::time::sleep(Duration::from_millis(50)) => {}
+            }
+            if d.path().join("pid").exists() {
+                break;
+            }
+        }
+        drop(fut);
         assert_dies(read_pid(&d)).await;
     }
 
