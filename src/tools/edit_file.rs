@@ -1,9 +1,14 @@
-//! The `edit_file` tool (stub; filled in by the tools work).
+//! The `edit_file` tool: replaces one exact, unique piece of text in a file, keeping the file's
+//! line endings, and writes the result atomically.
+
+use std::io::ErrorKind;
+use std::path::Path;
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{Tool, ToolContext, ToolResult, ToolSpec};
+use super::write_file::atomic_write;
+use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct EditFile;
 
@@ -11,12 +16,232 @@ impl Tool for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "edit_file".into(),
-            description: String::new(),
-            parameters: json!({"type": "object", "properties": {}}),
+            description: "Replace one exact occurrence of old_text with new_text in a file. \
+                old_text must match the file exactly (whitespace and indentation included) and \
+                occur exactly once; if it occurs several times, include more surrounding lines \
+                to make it unique. Read the file first. Line endings (LF or CRLF) follow the \
+                file's."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "File path, relative to the workspace root."
+                    },
+                    "old_text": {
+                        "type": "string",
+                        "description": "The exact text to replace; must occur exactly once."
+                    },
+                    "new_text": {
+                        "type": "string",
+                        "description": "The text to put in its place (may be empty to delete)."
+                    }
+                },
+                "required": ["path", "old_text", "new_text"]
+            }),
         }
     }
 
-    fn call<'a>(&'a self, _args: Value, _cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
-        Box::pin(async { ToolResult::error("not implemented") })
+    fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move {
+            let get = |key| args::string("edit_file", &args, key).map(str::to_string);
+            let (user_path, old, new) = match (get("path"), get("old_text"), get("new_text")) {
+                (Ok(p), Ok(o), Ok(n)) => (p, o, n),
+                (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+            };
+            if old.is_empty() {
+                return ToolResult::error(
+                    "edit_file.old_text must not be empty; use write_file to create a file",
+                );
+            }
+            let path = match cx.workspace.resolve(&user_path) {
+                Ok(p) => p,
+                Err(e) => return e,
+            };
+            let job = tokio::task::spawn_blocking(move || edit(&path, &user_path, &old, &new));
+            job.await
+                .unwrap_or_else(|e| ToolResult::error(format!("edit_file failed: {e}")))
+        })
+    }
+}
+
+fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
+    if path.is_dir() {
+        return ToolResult::error(format!("{user_path} is a directory"));
+    }
+    let content = match std::fs::read(path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(s) => s,
+            Err(_) => {
+                return ToolResult::error(format!("{user_path} is not a UTF-8 text file"));
+            }
+        },
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return ToolResult::error(format!("file not found: {user_path}"));
+        }
+        Err(e) => return ToolResult::error(format!("cannot read {user_path}: {e}")),
+    };
+
+    let (old, new) = match_line_endings(&content, old, new);
+    let count = count_occurrences(&content, &old);
+    if count == 0 {
+        return ToolResult::error(format!("text not found in {user_path}"));
+    }
+    if count > 1 {
+        return ToolResult::error(format!(
+            "old_text occurs {count} times in {user_path}; include more surrounding context \
+             to make it unique"
+        ));
+    }
+    let updated = content.replacen(old.as_str(), &new, 1);
+    match atomic_write(path, updated.as_bytes()) {
+        Ok(()) => ToolResult::ok(format!("Edited {user_path} (replaced 1 occurrence)")),
+        Err(e) => ToolResult::error(format!("cannot write {user_path}: {e}")),
+    }
+}
+
+/// Models write `\n` even when the file uses `\r\n`. For such a file, texts without any `\r`
+/// are converted to CRLF, unless the converted old text is not in the file and the original is
+/// (a file with mixed endings).
+fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
+    if !content.contains("\r\n") || old.contains('\r') {
+        return (old.to_string(), new.to_string());
+    }
+    let to_crlf = |s: &str| {
+        if s.contains('\r') {
+            s.to_string()
+        } else {
+            s.replace('\n', "\r\n")
+        }
+    };
+    let old_crlf = to_crlf(old);
+    if old_crlf != old && !content.contains(&old_crlf) && content.contains(old) {
+        return (old.to_string(), new.to_string());
+    }
+    (old_crlf, to_crlf(new))
+}
+
+/// Counts occurrences, overlapping ones included: in "aaa", "aa" is ambiguous, not unique.
+fn count_occurrences(haystack: &str, needle: &str) -> usize {
+    let mut count = 0;
+    let mut from = 0;
+    while let Some(i) = haystack[from..].find(needle) {
+        count += 1;
+        let start = from + i;
+        // Step one character, not one byte, to stay on a char boundary.
+        from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
+    }
+    count
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tools::Workspace;
+
+    fn setup(content: &str) -> (tempfile::TempDir, ToolContext) {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("f.txt"), content).unwrap();
+        let cx = ToolContext::new(Workspace::new(d.path()).unwrap());
+        (d, cx)
+    }
+
+    async fn edit_file(cx: &ToolContext, path: &str, old: &str, new: &str) -> String {
+        let args = json!({"path": path, "old_text": old, "new_text": new});
+        EditFile.call(args, cx).await.content
+    }
+
+    fn read(d: &tempfile::TempDir) -> String {
+        std::fs::read_to_string(d.path().join("f.txt")).unwrap()
+    }
+
+    #[tokio::test]
+    async fn replaces_a_unique_occurrence() {
+        let (d, cx) = setup("fn main() {\n    old();\n}\n");
+        let r = edit_file(&cx, "f.txt", "    old();", "    new();\n    more();").await;
+        assert_eq!(r, "Edited f.txt (replaced 1 occurrence)");
+        assert_eq!(read(&d), "fn main() {\n    new();\n    more();\n}\n");
+    }
+
+    #[tokio::test]
+    async fn missing_and_ambiguous_text_are_errors() {
+        let (d, cx) = setup("a = 1;\na = 1;\nbanana\n");
+        assert_eq!(
+            edit_file(&cx, "f.txt", "b = 2;", "x").await,
+            "Error: text not found in f.txt"
+        );
+        assert_eq!(
+            edit_file(&cx, "f.txt", "a = 1;", "x").await,
+            "Error: old_text occurs 2 times in f.txt; include more surrounding context to make \
+             it unique"
+        );
+        // Overlapping matches count too.
+        assert_eq!(
+            edit_file(&cx, "f.txt", "ana", "x").await,
+            "Error: old_text occurs 2 times in f.txt; include more surrounding context to make \
+             it unique"
+        );
+        assert_eq!(read(&d), "a = 1;\na = 1;\nbanana\n");
+    }
+
+    #[tokio::test]
+    async fn keeps_crlf_line_endings() {
+        let (d, cx) = setup("one\r\ntwo\r\nthree\r\n");
+        let r = edit_file(&cx, "f.txt", "one\ntwo\n", "uno\ndos\n").await;
+        assert_eq!(r, "Edited f.txt (replaced 1 occurrence)");
+        assert_eq!(read(&d), "uno\r\ndos\r\nthree\r\n");
+        // A single-line old text with a multi-line new text also gets CRLF.
+        edit_file(&cx, "f.txt", "three", "3\n4").await;
+        assert_eq!(read(&d), "uno\r\ndos\r\n3\r\n4\r\n");
+    }
+
+    #[tokio::test]
+    async fn lf_files_stay_lf() {
+        let (d, cx) = setup("one\ntwo\n");
+        edit_file(&cx, "f.txt", "one\n", "1\n2\n").await;
+        assert_eq!(read(&d), "1\n2\ntwo\n");
+    }
+
+    #[tokio::test]
+    async fn errors_for_bad_input_and_paths() {
+        let (d, cx) = setup("x");
+        std::fs::create_dir(d.path().join("dir")).unwrap();
+        std::fs::write(d.path().join("bin"), b"\xff\xfe").unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("o.txt"), "x").unwrap();
+        std::os::unix::fs::symlink(outside.path().join("o.txt"), d.path().join("l")).unwrap();
+        assert_eq!(
+            edit_file(&cx, "f.txt", "", "y").await,
+            "Error: edit_file.old_text must not be empty; use write_file to create a file"
+        );
+        assert_eq!(
+            edit_file(&cx, "nope.txt", "x", "y").await,
+            "Error: file not found: nope.txt"
+        );
+        assert_eq!(
+            edit_file(&cx, "dir", "x", "y").await,
+            "Error: dir is a directory"
+        );
+        assert_eq!(
+            edit_file(&cx, "bin", "x", "y").await,
+            "Error: bin is not a UTF-8 text file"
+        );
+        assert_eq!(
+            edit_file(&cx, "../f.txt", "x", "y").await,
+            "Error: path escapes workspace: ../f.txt"
+        );
+        assert_eq!(
+            edit_file(&cx, "l", "x", "y").await,
+            "Error: path escapes workspace: l"
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("o.txt")).unwrap(),
+            "x"
+        );
+        let r = EditFile
+            .call(json!({"path": "f.txt", "old_text": "x"}), &cx)
+            .await;
+        assert_eq!(r.content, "Error: edit_file.new_text is required");
     }
 }

@@ -86,6 +86,16 @@ pub struct ToolContext {
     pub limits: ToolLimits,
 }
 
+impl ToolContext {
+    /// A context with the default limits.
+    pub fn new(workspace: Workspace) -> Self {
+        ToolContext {
+            workspace,
+            limits: ToolLimits::default(),
+        }
+    }
+}
+
 /// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
 /// missing files, failing commands are all `ToolResult::error`.
 pub trait Tool: Send + Sync {
@@ -252,5 +262,48 @@ pub mod args {
             Some(Value::String(s)) => s.trim().parse::<u64>().map(Some).map_err(|_| bad()),
             Some(_) => Err(bad()),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_standard_tool_has_a_description_and_required_fields() {
+        let set = ToolSet::all(Registry::standard());
+        assert_eq!(
+            set.names(),
+            ["bash", "edit_file", "glob", "read_file", "write_file"]
+        );
+        for spec in set.specs() {
+            assert!(spec.description.len() > 40, "{} description", spec.name);
+            let required = spec.parameters["required"].as_array().unwrap();
+            assert!(!required.is_empty(), "{} required", spec.name);
+            for field in required {
+                let field = field.as_str().unwrap();
+                assert!(
+                    spec.parameters["properties"][field].is_object(),
+                    "{}.{field} is required but not described",
+                    spec.name
+                );
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn dispatch_turns_every_mistake_into_an_error_result() {
+        let d = tempfile::tempdir().unwrap();
+        let cx = ToolContext::new(Workspace::new(d.path()).unwrap());
+        let set = ToolSet::new(Registry::standard(), &["read_file", "glob"]);
+        let r = set.dispatch("bash", r#"{"command":"ls"}"#, &cx).await;
+        assert_eq!(r.content, "Error: unknown tool bash");
+        let r = set.dispatch("glob", "{not json", &cx).await;
+        assert!(r.content.starts_with("Error: invalid arguments for glob:"));
+        let r = set.dispatch("read_file", "", &cx).await;
+        assert_eq!(r.content, "Error: read_file.path is required");
+        std::fs::write(d.path().join("a.txt"), "hi\n").unwrap();
+        let r = set.dispatch("read_file", r#"{"path":"a.txt"}"#, &cx).await;
+        assert_eq!(r, ToolResult::ok("hi\n"));
     }
 }

@@ -1,1 +1,284 @@
-//! Bounded tool output (stub).
+//! Bounded tool output: a head+tail text accumulator and an incremental UTF-8 decoder, so tools
+//! can stream arbitrarily large output through a fixed amount of memory.
+
+/// Keeps at most `limit` characters (Unicode scalar values) of everything pushed into it: the
+/// first half and the last half, with a marker saying how much was left out in between. The
+/// start of an output usually says what ran and the end how it finished; the middle is the
+/// part a model can best do without.
+#[derive(Debug)]
+pub struct BoundedText {
+    head: String,
+    head_chars: usize,
+    head_cap: usize,
+    /// The most recent text after the head; trimmed to `tail_cap` chars now and then (not on
+    /// every push, which would make the accumulator quadratic).
+    tail: String,
+    tail_chars: usize,
+    tail_cap: usize,
+    total_chars: usize,
+}
+
+impl BoundedText {
+    pub fn new(limit: usize) -> Self {
+        let head_cap = limit / 2;
+        BoundedText {
+            head: String::new(),
+            head_chars: 0,
+            head_cap,
+            tail: String::new(),
+            tail_chars: 0,
+            tail_cap: limit - head_cap,
+            total_chars: 0,
+        }
+    }
+
+    pub fn push(&mut self, mut s: &str) {
+        if s.is_empty() {
+            return;
+        }
+        if self.head_chars < self.head_cap {
+            let room = self.head_cap - self.head_chars;
+            let cut = byte_index_after_chars(s, room);
+            let taken = s[..cut].chars().count();
+            self.head.push_str(&s[..cut]);
+            self.head_chars += taken;
+            self.total_chars += taken;
+            s = &s[cut..];
+            if s.is_empty() {
+                return;
+            }
+        }
+        let n = s.chars().count();
+        self.total_chars += n;
+        if n >= self.tail_cap {
+            // This piece alone fills the tail: nothing kept so far survives.
+            let skip = byte_index_after_chars(s, n - self.tail_cap);
+            self.tail.clear();
+            self.tail.push_str(&s[skip..]);
+            self.tail_chars = self.tail_cap;
+            return;
+        }
+        self.tail.push_str(s);
+        self.tail_chars += n;
+        if self.tail_chars > 2 * self.tail_cap {
+            self.trim_tail();
+        }
+    }
+
+    fn trim_tail(&mut self) {
+        if self.tail_chars > self.tail_cap {
+            let cut = byte_index_after_chars(&self.tail, self.tail_chars - self.tail_cap);
+            self.tail.drain(..cut);
+            self.tail_chars = self.tail_cap;
+        }
+    }
+
+    /// Characters pushed in total.
+    pub fn total_chars(&self) -> usize {
+        self.total_chars
+    }
+
+    /// Characters that will be left out of [`finish`](Self::finish).
+    pub fn omitted(&self) -> usize {
+        self.total_chars - self.head_chars - self.tail_chars.min(self.tail_cap)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.total_chars == 0
+    }
+
+    /// The kept text; when something was cut, head and tail are joined by a line
+    /// `... [N characters omitted] ...`.
+    pub fn finish(mut self) -> String {
+        self.trim_tail();
+        let omitted = self.omitted();
+        if omitted == 0 {
+            self.head.push_str(&self.tail);
+            return self.head;
+        }
+        let mut out = self.head;
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!("... [{omitted} characters omitted] ..."));
+        if !self.tail.is_empty() {
+            out.push('\n');
+            out.push_str(&self.tail);
+        }
+        out
+    }
+}
+
+/// The byte index just after the first `n` chars of `s` (or its length if shorter).
+fn byte_index_after_chars(s: &str, n: usize) -> usize {
+    if n == 0 {
+        return 0;
+    }
+    s.char_indices().nth(n).map_or(s.len(), |(i, _)| i)
+}
+
+/// Decodes a byte stream as UTF-8 across arbitrary read boundaries: a character split between
+/// two reads is held back until it is complete, and invalid bytes become U+FFFD (the same
+/// substitution `String::from_utf8_lossy` makes).
+#[derive(Debug, Default)]
+pub struct Utf8Decoder {
+    /// The start of an incomplete character from the previous read (at most 3 bytes).
+    pending: Vec<u8>,
+    buf: Vec<u8>,
+    saw_invalid: bool,
+}
+
+impl Utf8Decoder {
+    pub fn new() -> Self {
+        Utf8Decoder::default()
+    }
+
+    /// Whether any invalid byte has been replaced so far.
+    pub fn saw_invalid(&self) -> bool {
+        self.saw_invalid
+    }
+
+    /// Decodes `bytes`, handing the text to `out` in one or more pieces.
+    pub fn decode(&mut self, bytes: &[u8], mut out: impl FnMut(&str)) {
+        let data: &[u8] = if self.pending.is_empty() {
+            bytes
+        } else {
+            self.buf.clear();
+            self.buf.append(&mut self.pending);
+            self.buf.extend_from_slice(bytes);
+            &self.buf
+        };
+        let mut rest = data;
+        loop {
+            match std::str::from_utf8(rest) {
+                Ok(s) => {
+                    out(s);
+                    break;
+                }
+                Err(e) => {
+                    let (valid, after) = rest.split_at(e.valid_up_to());
+                    // Safe by construction: from_utf8 just validated this prefix.
+                    out(std::str::from_utf8(valid).unwrap_or_default());
+                    match e.error_len() {
+                        Some(bad) => {
+                            self.saw_invalid = true;
+                            out("\u{FFFD}");
+                            rest = &after[bad..];
+                        }
+                        None => {
+                            self.pending.extend_from_slice(after);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Ends the stream: an incomplete character left over becomes U+FFFD.
+    pub fn finish(&mut self, mut out: impl FnMut(&str)) {
+        if !self.pending.is_empty() {
+            self.pending.clear();
+            self.saw_invalid = true;
+            out("\u{FFFD}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounded(limit: usize, pieces: &[&str]) -> String {
+        let mut b = BoundedText::new(limit);
+        for p in pieces {
+            b.push(p);
+        }
+        b.finish()
+    }
+
+    #[test]
+    fn short_output_is_kept_whole() {
+        assert_eq!(bounded(10, &["abc", "de"]), "abcde");
+        assert_eq!(bounded(10, &["0123456789"]), "0123456789");
+        assert_eq!(bounded(10, &[]), "");
+    }
+
+    #[test]
+    fn long_output_keeps_head_and_tail_with_marker() {
+        assert_eq!(
+            bounded(10, &["0123456789abcdef"]),
+            "01234\n... [6 characters omitted] ...\nbcdef"
+        );
+        // Same result however the input is split.
+        let pieces: Vec<String> = "0123456789abcdef".chars().map(String::from).collect();
+        let refs: Vec<&str> = pieces.iter().map(String::as_str).collect();
+        assert_eq!(
+            bounded(10, &refs),
+            "01234\n... [6 characters omitted] ...\nbcdef"
+        );
+    }
+
+    #[test]
+    fn counts_characters_not_bytes() {
+        let s = "é".repeat(12);
+        let mut b = BoundedText::new(10);
+        b.push(&s);
+        assert_eq!(b.omitted(), 2);
+        assert_eq!(b.total_chars(), 12);
+        assert_eq!(b.finish(), "ééééé\n... [2 characters omitted] ...\nééééé");
+    }
+
+    #[test]
+    fn tail_survives_many_small_pushes() {
+        let mut b = BoundedText::new(6);
+        for i in 0..1000 {
+            b.push(&format!("{}", i % 10));
+        }
+        assert_eq!(b.finish(), "012\n... [994 characters omitted] ...\n789");
+    }
+
+    #[test]
+    fn thirty_megabytes_stream_quickly() {
+        let chunk = "line of output ✓\n".repeat(4096);
+        let mut b = BoundedText::new(50_000);
+        let start = std::time::Instant::now();
+        let mut total = 0;
+        while total < 30_000_000 {
+            b.push(&chunk);
+            total += chunk.len();
+        }
+        let out = b.finish();
+        // Generous: debug builds are much slower than release.
+        assert!(start.elapsed().as_secs() < 10);
+        assert!(out.contains("characters omitted"));
+        assert!(out.chars().count() < 50_100);
+    }
+
+    fn decode_pieces(pieces: &[&[u8]]) -> (String, bool) {
+        let mut d = Utf8Decoder::new();
+        let mut s = String::new();
+        for p in pieces {
+            d.decode(p, |t| s.push_str(t));
+        }
+        d.finish(|t| s.push_str(t));
+        (s, d.saw_invalid())
+    }
+
+    #[test]
+    fn multibyte_chars_split_across_reads() {
+        let bytes = "a€b😀".as_bytes();
+        // Split inside the euro sign and inside the emoji, one byte at a time too.
+        let (s, bad) = decode_pieces(&[&bytes[..2], &bytes[2..3], &bytes[3..7], &bytes[7..]]);
+        assert_eq!((s.as_str(), bad), ("a€b😀", false));
+        let singles: Vec<&[u8]> = bytes.chunks(1).collect();
+        assert_eq!(decode_pieces(&singles).0, "a€b😀");
+    }
+
+    #[test]
+    fn invalid_bytes_become_replacement_chars() {
+        let (s, bad) = decode_pieces(&[b"a\xffb", b"\xe2\x82"]);
+        assert_eq!(s, "a\u{FFFD}b\u{FFFD}");
+        assert!(bad);
+    }
+}

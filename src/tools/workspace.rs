@@ -1,20 +1,213 @@
-//! The workspace root and path confinement (stub).
+//! The workspace root and path confinement: every file tool resolves the model's paths here so
+//! that none of them can reach outside the folder hx was started in.
 
-use std::path::PathBuf;
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
+use super::ToolResult;
+
+/// Symlink hops followed while resolving one path before giving up (the Linux limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// The folder the tools work in, canonicalized once so that prefix checks compare like with like.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
 }
 
 impl Workspace {
-    pub fn new(root: PathBuf) -> std::io::Result<Self> {
+    pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         Ok(Workspace {
-            root: root.canonicalize()?,
+            root: root.as_ref().canonicalize()?,
         })
     }
 
-    pub fn root(&self) -> &std::path::Path {
+    pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// Turns a path the model gave (relative to the root, or absolute) into the real absolute
+    /// path it names, with every symlink resolved, refusing anything that lands outside the
+    /// root. The path need not exist: its deepest existing ancestor is resolved and the rest
+    /// appended, which is where a new file would really be created.
+    pub fn resolve(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
+        let joined = self.root.join(user_path);
+        match real_path(&joined) {
+            Ok(p) if p.starts_with(&self.root) => Ok(p),
+            Ok(_) => Err(escape_error(user_path)),
+            Err(e) => Err(ToolResult::error(format!(
+                "cannot resolve {user_path}: {e}"
+            ))),
+        }
+    }
+
+    /// The path relative to the root with `/` separators, for showing to the model.
+    pub fn display(&self, path: &Path) -> String {
+        let rel = path.strip_prefix(&self.root).unwrap_or(path);
+        let parts: Vec<String> = rel
+            .components()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned())
+            .collect();
+        if parts.is_empty() {
+            ".".to_string()
+        } else {
+            parts.join("/")
+        }
+    }
+}
+
+/// The error every tool gives for a path outside the workspace.
+pub fn escape_error(user_path: &str) -> ToolResult {
+    ToolResult::error(format!("path escapes workspace: {user_path}"))
+}
+
+/// Like `canonicalize`, but for paths whose tail does not exist yet. Dangling symlinks are
+/// followed by hand: `canonicalize` fails on them, yet writing through one would create its
+/// target, which may be outside the workspace.
+fn real_path(path: &Path) -> io::Result<PathBuf> {
+    let mut path = path.to_path_buf();
+    for _ in 0..MAX_SYMLINK_HOPS {
+        let (existing, rest) = split_existing(&path)?;
+        match existing.canonicalize() {
+            Ok(base) => return Ok(append_lexically(base, &rest)),
+            Err(_) => {
+                // The entry exists (lstat worked) but cannot be canonicalized: a dangling
+                // symlink. Continue from its target.
+                let target = std::fs::read_link(&existing)?;
+                let parent = existing.parent().unwrap_or(Path::new("/"));
+                let mut next = parent.join(target);
+                next.extend(rest.iter());
+                path = next;
+            }
+        }
+    }
+    Err(io::Error::other("too many levels of symbolic links"))
+}
+
+/// Splits a path into its deepest ancestor that exists (as an entry, possibly a dangling
+/// symlink) and the components after it.
+fn split_existing(path: &Path) -> io::Result<(PathBuf, Vec<PathBuf>)> {
+    for ancestor in path.ancestors() {
+        if std::fs::symlink_metadata(ancestor).is_ok() {
+            let rest = path
+                .strip_prefix(ancestor)
+                .map_err(io::Error::other)?
+                .components()
+                .map(|c| PathBuf::from(c.as_os_str()))
+                .collect();
+            return Ok((ancestor.to_path_buf(), rest));
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::NotFound,
+        "no existing ancestor",
+    ))
+}
+
+/// Appends components that do not exist on disk; `..` among them can only be resolved by
+/// text, which is exact here because the base has no symlinks left.
+fn append_lexically(mut base: PathBuf, rest: &[PathBuf]) -> PathBuf {
+    for part in rest {
+        match part.components().next() {
+            Some(Component::ParentDir) => {
+                base.pop();
+            }
+            Some(Component::Normal(name)) => base.push(name),
+            _ => {}
+        }
+    }
+    base
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn setup() -> (tempfile::TempDir, tempfile::TempDir, Workspace) {
+        let ws_dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(ws_dir.path()).unwrap();
+        (ws_dir, outside, ws)
+    }
+
+    fn escape(ws: &Workspace, p: &str) -> String {
+        ws.resolve(p).unwrap_err().content
+    }
+
+    #[test]
+    fn relative_and_absolute_inside_are_fine() {
+        let (_d, _o, ws) = setup();
+        std::fs::write(ws.root().join("a.txt"), "x").unwrap();
+        assert_eq!(ws.resolve("a.txt").unwrap(), ws.root().join("a.txt"));
+        assert_eq!(
+            ws.resolve("./sub/../a.txt").unwrap(),
+            ws.root().join("a.txt")
+        );
+        let abs = ws.root().join("new/dir/file.rs");
+        assert_eq!(ws.resolve(abs.to_str().unwrap()).unwrap(), abs);
+        assert_eq!(ws.resolve("").unwrap(), ws.root());
+    }
+
+    #[test]
+    fn dotdot_and_absolute_outside_escape() {
+        let (_d, o, ws) = setup();
+        assert_eq!(escape(&ws, "../x"), "Error: path escapes workspace: ../x");
+        assert_eq!(
+            escape(&ws, "a/../../x"),
+            "Error: path escapes workspace: a/../../x"
+        );
+        let abs = o.path().join("f.txt");
+        let abs = abs.to_str().unwrap();
+        assert_eq!(
+            escape(&ws, abs),
+            format!("Error: path escapes workspace: {abs}")
+        );
+        assert_eq!(
+            escape(&ws, "/etc/passwd"),
+            "Error: path escapes workspace: /etc/passwd"
+        );
+    }
+
+    #[test]
+    fn symlinks_pointing_outside_escape() {
+        let (_d, o, ws) = setup();
+        std::fs::write(o.path().join("secret"), "s").unwrap();
+        symlink(o.path().join("secret"), ws.root().join("link")).unwrap();
+        symlink(o.path(), ws.root().join("dirlink")).unwrap();
+        symlink(o.path().join("nope"), ws.root().join("dangling")).unwrap();
+        assert_eq!(escape(&ws, "link"), "Error: path escapes workspace: link");
+        assert_eq!(
+            escape(&ws, "dirlink/secret"),
+            "Error: path escapes workspace: dirlink/secret"
+        );
+        assert_eq!(
+            escape(&ws, "dirlink/new/file"),
+            "Error: path escapes workspace: dirlink/new/file"
+        );
+        assert_eq!(
+            escape(&ws, "dangling"),
+            "Error: path escapes workspace: dangling"
+        );
+    }
+
+    #[test]
+    fn symlinks_inside_resolve_to_their_target() {
+        let (_d, _o, ws) = setup();
+        std::fs::create_dir(ws.root().join("real")).unwrap();
+        symlink(ws.root().join("real"), ws.root().join("alias")).unwrap();
+        symlink("real/t.txt", ws.root().join("dangling_inside")).unwrap();
+        assert_eq!(ws.resolve("alias/f").unwrap(), ws.root().join("real/f"));
+        assert_eq!(
+            ws.resolve("dangling_inside").unwrap(),
+            ws.root().join("real/t.txt")
+        );
+    }
+
+    #[test]
+    fn display_is_relative_with_slashes() {
+        let (_d, _o, ws) = setup();
+        assert_eq!(ws.display(&ws.root().join("a/b.rs")), "a/b.rs");
+        assert_eq!(ws.display(ws.root()), ".");
     }
 }
