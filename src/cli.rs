@@ -200,7 +200,7 @@ fn read_task(words: &[String]) -> Result<String, String> {
 /// The main agent for `cwd`: every tool, the trace hook, the base system prompt. The
 /// subagent that `task` starts shares its model, hooks and workspace.
 pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent, String> {
-    let workspace = Workspace::new(cwd.to_path_buf())
+    let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let client = OpenAiClient::new(config.client_options())?;

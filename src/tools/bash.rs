@@ -205,7 +205,11 @@ async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> Tool
     };
     match end {
         End::Finished(s) | End::Lingering(s) => match status_line(s) {
-            Some(line) => ToolResult::ok(format!("{body}\n{line}")),
+            Some(line) => {
+                // The marker goes on its own line without adding a blank one.
+                let sep = if body.ends_with('\n') { "" } else { "\n" };
+                ToolResult::ok(format!("{body}{sep}{line}"))
+            }
             None => ToolResult::ok(body),
         },
         End::TimedOut => ToolResult::error(format!(
@@ -306,7 +310,7 @@ mod tests {
     async fn reports_exit_code_and_empty_output() {
         let d = tempfile::tempdir().unwrap();
         let r = bash(&cx(&d), json!({"command": "echo nope; exit 2"})).await;
-        assert_eq!(r, ToolResult::ok("nope\n\n[exit code: 2]"));
+        assert_eq!(r, ToolResult::ok("nope\n[exit code: 2]"));
         let r = bash(&cx(&d), json!({"command": "true"})).await;
         assert_eq!(r, ToolResult::ok("(no output)"));
         let r = bash(&cx(&d), json!({"command": "kill -TERM $$"})).await;

@@ -1,0 +1,120 @@
+//! Harness overhead and memory, measured on the real binary against the fake server.
+//!
+//! `cargo bench --bench agent_loop` prints:
+//! - hx's own CPU time per turn over a 40-turn tool session (user + system time of the hx
+//!   process divided by turns; the fake server runs in this process, so it is not counted),
+//!   and the wall time per turn, which also includes the fake server and loopback HTTP;
+//! - the peak RSS of a run whose bash call prints 30 MB.
+//!
+//! Figures are medians over several runs.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use support::{Call, FakeServer, Hx, Reply};
+
+const TURNS: usize = 40;
+const RUNS: usize = 9;
+
+/// Waits for `pid` and returns (exit status, user+sys CPU time, peak RSS in KiB).
+fn wait_with_usage(pid: u32) -> (i32, Duration, i64) {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid as libc::pid_t, "wait4 failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    (libc::WEXITSTATUS(status), cpu, usage.ru_maxrss)
+}
+
+fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
+    v[v.len() / 2]
+}
+
+fn run_hx(hx: &Hx) -> (i32, Duration, i64, Duration) {
+    let start = Instant::now();
+    let child = hx
+        .command()
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn hx");
+    let (code, cpu, rss) = wait_with_usage(child.id());
+    (code, cpu, rss, start.elapsed())
+}
+
+fn session() -> (Duration, Duration) {
+    let mut replies: Vec<Reply> = (0..TURNS - 1)
+        .map(|i| {
+            Reply::tool_calls(vec![Call::new(
+                &format!("call_{i}"),
+                "read_file",
+                r#"{"path":"notes.txt"}"#,
+            )])
+        })
+        .collect();
+    replies.push(Reply::text("done"));
+    let server = FakeServer::start(replies);
+    let mut hx = Hx::new(&server);
+    hx.write_file("notes.txt", &"a line of notes\n".repeat(50))
+        .args(["agent", "read the notes"]);
+    let (code, cpu, _, wall) = run_hx(&hx);
+    assert_eq!(code, 0, "40-turn session failed");
+    assert_eq!(server.requests().len(), TURNS);
+    (cpu / TURNS as u32, wall / TURNS as u32)
+}
+
+fn big_output() -> i64 {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "big",
+            "bash",
+            r#"{"command":"head -c 30000000 /dev/zero | tr '\\0' x"}"#,
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "print a lot"]);
+    let (code, _, rss, _) = run_hx(&hx);
+    assert_eq!(code, 0, "30 MB run failed");
+    let sent = &server.requests()[1].body["messages"][3]["content"];
+    assert!(
+        sent.as_str()
+            .is_some_and(|s| s.contains("characters omitted")),
+        "the 30 MB output was not capped"
+    );
+    rss
+}
+
+fn main() {
+    // `cargo test --benches` runs this with --bench absent: keep that quick.
+    let runs = if std::env::args().any(|a| a == "--bench") {
+        RUNS
+    } else {
+        1
+    };
+    let mut cpu = Vec::new();
+    let mut wall = Vec::new();
+    for _ in 0..runs {
+        let (c, w) = session();
+        cpu.push(c);
+        wall.push(w);
+    }
+    let rss: Vec<i64> = (0..runs).map(|_| big_output()).collect();
+    println!(
+        "agent_loop/40-turn session: hx CPU per turn median {:.3} ms (min {:.3}), wall per turn median {:.3} ms ({runs} runs)",
+        median(cpu.clone()).as_secs_f64() * 1e3,
+        cpu.iter().min().expect("runs").as_secs_f64() * 1e3,
+        median(wall).as_secs_f64() * 1e3,
+    );
+    println!(
+        "agent_loop/bash printing 30 MB: peak RSS median {:.1} MiB ({runs} runs)",
+        median(rss) as f64 / 1024.0
+    );
+}

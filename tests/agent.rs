@@ -1,0 +1,520 @@
+//! End-to-end tests of the agent loop and the model client: the real `hx` binary against the
+//! fake DeepSeek server, asserting on what hx sends in each request as much as on what it
+//! prints.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::{Call, FakeServer, Hx, Reply};
+
+/// Fast retries so the retry tests take milliseconds, not seconds.
+const FAST_RETRIES: &str = "[network]\nretry_base_delay_ms = 5\n";
+
+fn messages(body: &Value) -> &Vec<Value> {
+    body["messages"].as_array().expect("messages array")
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .expect("tools array")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+#[test]
+fn plain_answer_prints_only_the_answer_on_stdout() {
+    let server = FakeServer::start(vec![Reply::text("Hello from the model.")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "say", "hello"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "Hello from the model.\n");
+
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 1);
+    let r = &reqs[0];
+    assert_eq!(r.path, "/chat/completions");
+    assert_eq!(r.header("authorization"), Some("Bearer test-key"));
+    assert_eq!(r.body["model"], "deepseek-v4-flash");
+    assert_eq!(r.body["stream"], true);
+    assert_eq!(r.body["stream_options"], json!({"include_usage": true}));
+    let msgs = messages(&r.body);
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0]["role"], "system");
+    assert_eq!(msgs[1], json!({"role": "user", "content": "say hello"}));
+    assert_eq!(
+        tool_names(&r.body),
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "todo_write",
+            "task"
+        ]
+    );
+
+    let cwd = hx.workspace().canonicalize().expect("canonical workspace");
+    assert!(
+        run.stderr
+            .contains(&format!("[HOOK] UserPromptSubmit cwd={}\n", cwd.display())),
+        "{}",
+        run.stderr
+    );
+    assert!(run
+        .stderr
+        .contains("[HOOK] Stop: turns=1, tool_calls=0, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150"),
+        "{}", run.stderr);
+}
+
+#[test]
+fn multi_turn_session_request_by_request() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "call_a",
+            "read_file",
+            r#"{"path":"a.txt"}"#,
+        )])
+        .with_reasoning("I should read a.txt first.")
+        .with_content("Let me look."),
+        Reply::tool_calls(vec![
+            Call::new("call_b", "glob", r#"{"pattern":"*.txt"}"#),
+            Call::new("call_c", "bash", r#"{"command":"echo hi"}"#),
+        ])
+        .without_reasoning()
+        .with_usage(2000, 1900, 20),
+        Reply::text("All done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("a.txt", "hello\n")
+        .args(["agent", "inspect a.txt"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "All done.\n");
+    // Interim text of a tool-calling turn is not the answer.
+    assert!(run.stderr.contains("Let me look."), "{}", run.stderr);
+
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    let m2 = messages(&reqs[1].body);
+    assert_eq!(m2.len(), 4);
+    assert_eq!(
+        m2[2],
+        json!({
+            "role": "assistant",
+            "content": "Let me look.",
+            "reasoning_content": "I should read a.txt first.",
+            "tool_calls": [{"id": "call_a", "type": "function",
+                            "function": {"name": "read_file", "arguments": "{\"path\":\"a.txt\"}"}}]
+        })
+    );
+    assert_eq!(
+        m2[3],
+        json!({"role": "tool", "tool_call_id": "call_a", "content": "hello\n"})
+    );
+
+    let m3 = messages(&reqs[2].body);
+    // Append-only: the earlier request is an exact prefix of the next one (prompt cache).
+    assert_eq!(&m3[..4], &m2[..]);
+    assert_eq!(reqs[0].body["messages"][0], m3[0]);
+    assert_eq!(reqs[0].body["tools"], reqs[2].body["tools"]);
+    assert_eq!(
+        m3[4],
+        json!({
+            "role": "assistant",
+            "content": "",
+            "reasoning_content": "",
+            "tool_calls": [
+                {"id": "call_b", "type": "function", "function": {"name": "glob", "arguments": "{\"pattern\":\"*.txt\"}"}},
+                {"id": "call_c", "type": "function", "function": {"name": "bash", "arguments": "{\"command\":\"echo hi\"}"}}
+            ]
+        })
+    );
+    assert_eq!(
+        m3[5],
+        json!({"role": "tool", "tool_call_id": "call_b", "content": "a.txt"})
+    );
+    assert_eq!(m3[6]["tool_call_id"], "call_c");
+    assert_eq!(m3[6]["content"], "hi\n");
+    assert_eq!(m3.len(), 7);
+
+    for line in [
+        "> read_file path=a.txt\n",
+        "[HOOK] PreToolUse read_file({\"path\":\"a.txt\"})\n",
+        "[HOOK] PostToolUse read_file output_chars=6\n",
+        "> bash command=echo hi\n",
+        "[HOOK] PreToolUse bash({\"command\":\"echo hi\"})\n",
+        "[HOOK] Stop: turns=3, tool_calls=3, blocked=0, prompt_tokens=4400, cache_hit_tokens=3948, completion_tokens=320\n",
+    ] {
+        assert!(run.stderr.contains(line), "missing {line:?} in\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn parallel_calls_bad_arguments_and_unknown_tools_each_get_one_answer_in_order() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            Call::new("c1", "read_file", r#"{"path": "#),
+            Call::new("c2", "frobnicate", r#"{}"#),
+            Call::new(
+                "c3",
+                "todo_write",
+                r#"{"todos":[{"content":"Ship","status":"pending"}]}"#,
+            ),
+            Call::new("c4", "read_file", r#"[1,2]"#),
+        ]),
+        Reply::text("ok"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "go"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    let m = messages(&reqs[1].body);
+    let tools: Vec<&Value> = m.iter().filter(|x| x["role"] == "tool").collect();
+    let ids: Vec<&str> = tools
+        .iter()
+        .map(|t| t["tool_call_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
+    let content = |i: usize| tools[i]["content"].as_str().expect("content").to_string();
+    assert!(
+        content(0).starts_with("Error: invalid arguments for read_file: "),
+        "{}",
+        content(0)
+    );
+    assert_eq!(content(1), "Error: unknown tool frobnicate");
+    assert_eq!(content(2), "[ ] Ship\n(0/1 completed)");
+    assert_eq!(
+        content(3),
+        "Error: invalid arguments for read_file: expected a JSON object"
+    );
+    assert!(run
+        .stderr
+        .contains("[HOOK] Stop: turns=2, tool_calls=4, blocked=0"));
+}
+
+#[test]
+fn rate_limit_is_retried_with_the_same_request() {
+    let server = FakeServer::start(vec![
+        Reply::status(429, r#"{"error":{"message":"Rate limit reached"}}"#)
+            .with_header("Retry-After", "0"),
+        Reply::status(503, r#"{"error":{"message":"busy"}}"#),
+        Reply::text("finally"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".hx/config.toml", FAST_RETRIES)
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "finally\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(reqs[0].raw_body, reqs[1].raw_body);
+    assert_eq!(reqs[1].raw_body, reqs[2].raw_body);
+    assert!(run.stderr.contains("API error 429"), "{}", run.stderr);
+    assert!(run.stderr.contains("retry 1/4"), "{}", run.stderr);
+}
+
+#[test]
+fn server_errors_give_up_after_four_retries() {
+    let replies = (0..6)
+        .map(|_| Reply::status(500, r#"{"error":{"message":"boom"}}"#))
+        .collect();
+    let server = FakeServer::start(replies);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".hx/config.toml", FAST_RETRIES)
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert_eq!(server.requests().len(), 5);
+    assert!(run.stderr.contains("hx: API error 500"), "{}", run.stderr);
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn unauthorized_is_not_retried_and_says_why() {
+    let server = FakeServer::start(vec![
+        Reply::status(
+            401,
+            r#"{"error":{"message":"Authentication Fails, Your api key is invalid","type":"authentication_error"}}"#,
+        ),
+        Reply::text("never"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert_eq!(server.requests().len(), 1);
+    assert!(
+        run.stderr.contains(
+            "hx: API error 401: Unauthorized: Authentication Fails, Your api key is invalid\n"
+        ),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("panicked"));
+}
+
+#[test]
+fn insufficient_balance_is_not_retried() {
+    let server = FakeServer::start(vec![Reply::status(
+        402,
+        r#"{"error":{"message":"Insufficient Balance"}}"#,
+    )]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert_eq!(server.requests().len(), 1);
+    assert!(run.stderr.contains("402") && run.stderr.contains("Insufficient Balance"));
+}
+
+#[test]
+fn missing_key_is_reported_before_any_request() {
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    let mut hx = Hx::new(&server);
+    hx.env_remove("DEEPSEEK_API_KEY").args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(2);
+    assert!(run.stderr.contains("DEEPSEEK_API_KEY"), "{}", run.stderr);
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[test]
+fn stream_cut_mid_answer_is_retried_without_doubling_output() {
+    let server = FakeServer::start(vec![
+        Reply::text("A partial answer that will be cut").cut_after_events(4),
+        Reply::text("The whole answer."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".hx/config.toml", FAST_RETRIES)
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "The whole answer.\n");
+    assert_eq!(server.requests().len(), 2);
+    assert!(
+        run.stderr
+            .contains("stream ended before the response was complete"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn keep_alives_and_server_variants_are_understood() {
+    let call = |id: &str| {
+        Call::new(
+            id,
+            "todo_write",
+            r#"{"todos":[{"content":"A","status":"completed"}]}"#,
+        )
+    };
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("k1")]).keep_alives(5),
+        Reply::tool_calls(vec![call("o1"), call("o2")]).ollama(),
+        Reply::tool_calls(vec![call("u1")]).openai_usage(),
+        Reply::tool_calls(vec![call("n1")]).no_trailing_blank_line(),
+        Reply::tool_calls(vec![call("d1")])
+            .no_done()
+            .finish_reason("insufficient_system_resource"),
+        Reply::text("variants ok").finish_reason("length"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "variants ok\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 6);
+    let last = messages(&reqs[5].body);
+    let ids: Vec<&str> = last
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["tool_call_id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids, ["k1", "o1", "o2", "u1", "n1", "d1"]);
+    for m in last.iter().filter(|m| m["role"] == "assistant") {
+        let args = m["tool_calls"][0]["function"]["arguments"]
+            .as_str()
+            .expect("args");
+        let v: Value = serde_json::from_str(args).expect("arguments are whole JSON");
+        assert_eq!(v["todos"][0]["content"], "A");
+    }
+}
+
+#[test]
+fn error_event_inside_a_200_stream_fails_the_run() {
+    let server = FakeServer::start(vec![Reply::stream_error(
+        json!({"message": "content policy violation", "type": "invalid_request_error"}),
+    )]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert!(
+        run.stderr
+            .contains("hx: API error in stream: content policy violation"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn max_turns_stops_with_exit_code_3() {
+    let call = || Reply::tool_calls(vec![Call::new("c", "glob", r#"{"pattern":"*"}"#)]);
+    let server = FakeServer::start(vec![call(), call(), call()]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--max-turns", "2", "loop"]);
+    let run = hx.run();
+    run.assert_code(3);
+    assert_eq!(server.requests().len(), 2);
+    assert!(
+        run.stderr.contains("stopped after 2 turns"),
+        "{}",
+        run.stderr
+    );
+    assert!(run
+        .stderr
+        .contains("[HOOK] Stop: turns=2, tool_calls=2, blocked=0"));
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn task_from_stdin_and_appended_stdin() {
+    let server = FakeServer::start(vec![Reply::text("a"), Reply::text("b")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent"]).stdin("fix the bug\n");
+    hx.run().assert_code(0);
+    let mut hx2 = Hx::new(&server);
+    hx2.args(["agent", "summarize", "this"])
+        .stdin("line one\nline two\n");
+    hx2.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs[0].body["messages"][1]["content"], "fix the bug");
+    assert_eq!(
+        reqs[1].body["messages"][1]["content"],
+        "summarize this\n\n<stdin>\nline one\nline two\n</stdin>"
+    );
+}
+
+#[test]
+fn empty_task_is_a_usage_error() {
+    let server = FakeServer::start(vec![]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent"]).stdin("  \n");
+    let run = hx.run();
+    run.assert_code(2);
+    assert!(run.stderr.contains("no task given"), "{}", run.stderr);
+    assert_eq!(server.requests().len(), 0);
+}
+
+#[test]
+fn custom_provider_from_project_config_sends_no_key() {
+    let server = FakeServer::start(vec![Reply::text("local").without_reasoning()]);
+    let mut hx = Hx::new(&server);
+    let config = format!(
+        "provider = \"local\"\n[providers.local]\nbase_url = \"{}/v1\"\nmodel = \"qwen3-coder\"\n",
+        server.url()
+    );
+    hx.write_file(".hx/config.toml", &config)
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let r = &server.requests()[0];
+    assert_eq!(r.path, "/v1/chat/completions");
+    assert_eq!(r.header("authorization"), None);
+    assert_eq!(r.body["model"], "qwen3-coder");
+}
+
+#[test]
+fn flags_beat_environment_and_files() {
+    let server = FakeServer::start(vec![Reply::text("x")]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".hx/config.toml", "model = \"from-file\"\n")
+        .env("HX_MODEL", "from-env")
+        .args(["agent", "--model", "from-flag", "x"]);
+    hx.run().assert_code(0);
+    assert_eq!(server.requests()[0].body["model"], "from-flag");
+}
+
+#[test]
+fn bad_config_file_is_a_usage_error_naming_the_file() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(".hx/config.toml", "max_turns = \"many\"\n")
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(".hx/config.toml") && run.stderr.contains("line 1"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn help_and_version() {
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--help"]);
+    let run = hx.run();
+    run.assert_code(0);
+    for s in [
+        "--max-turns",
+        "--provider",
+        "DEEPSEEK_API_KEY",
+        "Exit codes",
+    ] {
+        assert!(run.stdout.contains(s), "help lacks {s}");
+    }
+    let mut hx = Hx::new_offline();
+    hx.arg("--version");
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, format!("hx {}\n", env!("CARGO_PKG_VERSION")));
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--bogus"]);
+    hx.run().assert_code(2);
+}
+
+#[test]
+fn ctrl_c_exits_130_and_kills_the_running_command() {
+    let server = FakeServer::start(vec![Reply::tool_calls(vec![Call::new(
+        "c1",
+        "bash",
+        r#"{"command":"echo $$ > shell.pid; sleep 30"}"#,
+    )])]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "wait"]);
+    let child = hx.spawn();
+    let pid_file = hx.workspace().join("shell.pid");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !pid_file.exists() || std::fs::read_to_string(&pid_file).map_or(true, |s| s.is_empty()) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let shell: i32 = std::fs::read_to_string(&pid_file)
+        .expect("pid file")
+        .trim()
+        .parse()
+        .expect("pid");
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = support::Run::wait(child, std::time::Duration::from_secs(20));
+    run.assert_code(130);
+    assert!(run.stderr.contains("hx: interrupted"), "{}", run.stderr);
+    // The command's process group was killed with the run.
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    // A killed process may linger as a zombie where PID 1 does not reap; that is dead too.
+    let state = std::fs::read_to_string(format!("/proc/{shell}/stat")).unwrap_or_default();
+    let alive = state
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| !rest.starts_with('Z'));
+    assert!(!alive, "the shell {shell} outlived hx: {state}");
+}

@@ -1,0 +1,229 @@
+//! End-to-end tests of the `task` subagent and `todo_write`, request by request.
+
+mod support;
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use support::{Call, FakeServer, Hx, Reply};
+
+fn messages(body: &Value) -> &Vec<Value> {
+    body["messages"].as_array().expect("messages array")
+}
+
+fn tool_names(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .expect("tools array")
+        .iter()
+        .map(|t| t["function"]["name"].as_str().expect("name").to_string())
+        .collect()
+}
+
+fn task_call(id: &str, prompt: &str) -> Call {
+    Call::new(
+        id,
+        "task",
+        &json!({"description": "look around", "prompt": prompt}).to_string(),
+    )
+}
+
+#[test]
+fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![task_call("t1", "List the text files.")]),
+        Reply::tool_calls(vec![Call::new("g1", "glob", r#"{"pattern":"*.txt"}"#)]),
+        Reply::text("There is one file: a.txt."),
+        Reply::text("The child found a.txt."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("a.txt", "x")
+        .args(["agent", "what files are there?"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "The child found a.txt.\n");
+
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let child = &reqs[1].body;
+    assert_eq!(
+        tool_names(child),
+        ["bash", "read_file", "write_file", "edit_file", "glob"]
+    );
+    let cm = messages(child);
+    assert_eq!(cm.len(), 2);
+    assert_eq!(
+        cm[1],
+        json!({"role": "user", "content": "List the text files."})
+    );
+    assert_ne!(cm[0], reqs[0].body["messages"][0], "own system prompt");
+    assert!(!cm[0]["content"]
+        .as_str()
+        .expect("system")
+        .contains("load_skill"));
+    // The child's second request continues the child's own conversation.
+    assert_eq!(messages(&reqs[2].body)[3]["content"], "a.txt");
+
+    let parent = messages(&reqs[3].body);
+    assert_eq!(parent.len(), 4, "no child messages leak into the parent");
+    assert_eq!(
+        parent[3],
+        json!({"role": "tool", "tool_call_id": "t1", "content": "There is one file: a.txt."})
+    );
+    assert!(
+        !reqs[3].raw_body.contains("g1"),
+        "the child's calls never enter the parent's messages"
+    );
+
+    for line in [
+        "> task description=look around prompt=List the text files.\n",
+        "  [task 1] > glob pattern=*.txt\n",
+        "  [task 1] [HOOK] PreToolUse glob({\"pattern\":\"*.txt\"})\n",
+        "  [task 1] [HOOK] SubagentStop: turns=2, tool_calls=1, blocked=0",
+        "[HOOK] Stop: turns=2, tool_calls=1, blocked=0",
+    ] {
+        assert!(
+            run.stderr.contains(line),
+            "missing {line:?} in\n{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn two_tasks_in_one_turn_run_concurrently_and_answer_in_call_order() {
+    let slow = |text: &str| Reply::text(text).delay(Duration::from_millis(700));
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            task_call("first", "Job A"),
+            task_call("second", "Job B"),
+        ]),
+        slow("report one"),
+        slow("report two"),
+        Reply::text("both done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "do two jobs"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let (a, b) = (&reqs[1], &reqs[2]);
+    // Overlap: the second child asked before the first got its (delayed) answer.
+    let a_done = a.finished.expect("first child finished");
+    assert!(b.arrived < a_done, "children ran one after the other");
+    // Replies are served in arrival order; map each back to the job that asked.
+    let answer_for = |job: &str| {
+        if messages(&a.body)[1]["content"] == job {
+            "report one"
+        } else {
+            "report two"
+        }
+    };
+    let tools: Vec<&Value> = messages(&reqs[3].body)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect();
+    assert_eq!(tools[0]["tool_call_id"], "first");
+    assert_eq!(tools[0]["content"], answer_for("Job A"));
+    assert_eq!(tools[1]["tool_call_id"], "second");
+    assert_eq!(tools[1]["content"], answer_for("Job B"));
+}
+
+#[test]
+fn subagent_turn_limit_failure_and_guard() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![task_call("t1", "Loop forever.")]),
+        Reply::tool_calls(vec![Call::new("c1", "bash", r#"{"command":"sudo id"}"#)])
+            .with_content("Trying sudo."),
+        Reply::tool_calls(vec![Call::new("c2", "glob", r#"{"pattern":"*"}"#)])
+            .with_content("Still going."),
+        Reply::tool_calls(vec![task_call("t2", "Fail.")]),
+        Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+        Reply::text("parent carries on"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".hx/config.toml", "subagent_max_turns = 2\n")
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "parent carries on\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 6);
+    assert_eq!(
+        messages(&reqs[2].body)[3]["content"],
+        "Error: blocked by guard: privilege escalation (sudo)"
+    );
+    assert_eq!(
+        messages(&reqs[3].body)[3]["content"],
+        "The subagent stopped after 2 turns without a final answer.\nIts last message:\nStill going."
+    );
+    assert_eq!(
+        messages(&reqs[5].body)[5]["content"],
+        "Error: subagent failed: API error 401: Unauthorized: bad key"
+    );
+    assert!(run
+        .stderr
+        .contains("  [task 1] [HOOK] PreToolUse blocked bash({\"command\":\"sudo id\"}): blocked by guard: privilege escalation (sudo)\n"),
+        "{}", run.stderr);
+    assert!(run
+        .stderr
+        .contains("  [task 1] [HOOK] SubagentStop: turns=2, tool_calls=2, blocked=1"));
+    assert!(run
+        .stderr
+        .contains("[HOOK] Stop: turns=3, tool_calls=2, blocked=0"));
+}
+
+#[test]
+fn todo_write_validates_renders_and_reminds_after_the_tool_messages() {
+    let todos = json!({"todos": [
+        {"content": "Read", "status": "completed"},
+        {"content": "Fix", "status": "in_progress", "activeForm": "Fixing"},
+        {"content": "Test", "status": "pending"}
+    ]})
+    .to_string();
+    let glob = |id: &str| Reply::tool_calls(vec![Call::new(id, "glob", r#"{"pattern":"*"}"#)]);
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            Call::new(
+                "bad",
+                "todo_write",
+                r#"{"todos":[{"content":"A","status":"done"}]}"#,
+            ),
+            Call::new("good", "todo_write", &todos),
+        ]),
+        glob("g1"),
+        glob("g2"),
+        glob("g3"),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "plan"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    let m1 = messages(&reqs[1].body);
+    assert_eq!(
+        m1[3]["content"],
+        "Error: todo 1 has unknown status 'done' (use pending, in_progress or completed)"
+    );
+    assert_eq!(
+        m1[4]["content"],
+        "[x] Read\n[>] Fix\n[ ] Test\n(1/3 completed)"
+    );
+    assert!(run
+        .stderr
+        .contains("[x] Read\n[>] Fixing\n[ ] Test\n(1/3 completed)\n"));
+    // Turns 2 and 3 add no reminder; turn 4 (the third without an update) does, after its
+    // tool message.
+    for r in &reqs[1..4] {
+        assert!(!r.raw_body.contains("<reminder>"));
+    }
+    let m4 = messages(&reqs[4].body);
+    let n = m4.len();
+    assert_eq!(m4[n - 2]["role"], "tool");
+    assert_eq!(m4[n - 2]["tool_call_id"], "g3");
+    assert_eq!(
+        m4[n - 1],
+        json!({"role": "user", "content": "<reminder>Update your todos.</reminder>"})
+    );
+}
