@@ -3,4 +3,5 @@
 //! The binary (`src/main.rs`) is a thin shell over this library so that tests and benchmarks
 //! drive the same code the user runs.
 
+pub mod skills;
 pub mod tools;
