@@ -128,10 +128,10 @@ pub fn strip_bom(text: &str) -> &str {
     text.strip_prefix('\u{feff}').unwrap_or(text)
 }
 
-/// Whether a line (without its `\n`) is the `---` fence; tolerates CRLF and trailing blanks.
+/// Whether a line is the `---` fence; tolerates its line end (LF or CRLF) and trailing blanks.
 pub fn is_fence(line: &[u8]) -> bool {
     let mut end = line.len();
-    while end > 0 && matches!(line[end - 1], b'\r' | b' ' | b'\t') {
+    while end > 0 && matches!(line[end - 1], b'\n' | b'\r' | b' ' | b'\t') {
         end -= 1;
     }
     &line[..end] == b"---"
