@@ -16,11 +16,15 @@ use serde::Serialize;
 
 pub mod catalog;
 pub mod discover;
+pub mod load;
 pub mod parse;
+pub mod render;
 pub mod walk;
 
 pub use catalog::{catalog, DEFAULT_CATALOG_BUDGET, MAX_DESCRIPTION_CHARS};
 pub use discover::{discover, discover_roots, skill_roots, Discovery, SkillRoot};
+pub use load::LoadSkill;
+pub use render::{render, RenderError};
 
 /// Where a skill was found; a project skill wins over a user skill of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

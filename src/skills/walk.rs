@@ -124,7 +124,6 @@ fn followed_dir_id(_path: &Path) -> Option<DirId> {
     None
 }
 
-
 #[cfg(not(unix))]
 fn entry_dir_id(_entry: &fs::DirEntry, _parent_dev: u64) -> Option<DirId> {
     // Symlinked folders are not followed here (no cheap identity), so plain folders cannot
