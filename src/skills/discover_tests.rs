@@ -317,3 +317,20 @@ fn folder_cap_stops_the_walk_with_a_warning() {
         )]
     );
 }
+
+#[test]
+fn entries_serialize_for_json_listing() {
+    let s = Skill {
+        name: "a".into(),
+        source: Source::User,
+        path: "/h/.agents/skills/a/SKILL.md".into(),
+        description: "d".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&s).ok(),
+        Some(
+            r#"{"name":"a","source":"user","path":"/h/.agents/skills/a/SKILL.md","description":"d"}"#
+                .to_string()
+        )
+    );
+}

@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 pub mod catalog;
+pub mod check;
 pub mod discover;
 pub mod load;
 pub mod parse;
@@ -22,6 +23,7 @@ pub mod render;
 pub mod walk;
 
 pub use catalog::{catalog, DEFAULT_CATALOG_BUDGET, MAX_DESCRIPTION_CHARS};
+pub use check::{check, Problem, Severity};
 pub use discover::{discover, discover_roots, skill_roots, Discovery, SkillRoot};
 pub use load::LoadSkill;
 pub use render::{render, RenderError};
