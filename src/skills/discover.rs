@@ -84,30 +84,33 @@ pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
 /// Discovers skills in the given roots, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     let mut warnings = Vec::new();
-    let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
+    let mut found: Vec<(PathBuf, Source)> = Vec::new();
     for root in roots {
         let mut files = find_skill_files(&root.path, &mut warnings);
         // Sorted so that which of two equal names in one root wins never depends on the
         // filesystem's listing order.
         files.sort();
-        for path in files {
-            let skill = match read_skill(&path, root.source) {
-                Ok(skill) => skill,
-                Err(reason) => {
-                    warnings.push(format!("skipping skill {}: {reason}", path.display()));
-                    continue;
-                }
-            };
-            match by_name.get(&skill.name) {
-                Some(winner) => warnings.push(format!(
-                    "skill {} at {} is shadowed by {}",
-                    skill.name,
-                    skill.path.display(),
-                    winner.path.display()
-                )),
-                None => {
-                    by_name.insert(skill.name.clone(), skill);
-                }
+        found.extend(files.into_iter().map(|f| (f, root.source)));
+    }
+    let read = read_all(&found);
+    let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
+    for ((path, _), result) in found.iter().zip(read) {
+        let skill = match result {
+            Ok(skill) => skill,
+            Err(reason) => {
+                warnings.push(format!("skipping skill {}: {reason}", path.display()));
+                continue;
+            }
+        };
+        match by_name.get(&skill.name) {
+            Some(winner) => warnings.push(format!(
+                "skill {} at {} is shadowed by {}",
+                skill.name,
+                skill.path.display(),
+                winner.path.display()
+            )),
+            None => {
+                by_name.insert(skill.name.clone(), skill);
             }
         }
     }
@@ -115,6 +118,43 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
         registry: SkillRegistry::from_sorted(by_name.into_values().collect()),
         warnings,
     }
+}
+
+/// Reads every file's frontmatter, results in input order. Opening, reading and parsing
+/// thousands of small files is most of discovery's cost, so large sets are split across a
+/// few threads (order is restored, so the outcome does not depend on scheduling).
+fn read_all(files: &[(PathBuf, Source)]) -> Vec<Result<Skill, String>> {
+    const MIN_PER_THREAD: usize = 128;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 4)
+        .min(files.len() / MIN_PER_THREAD)
+        .max(1);
+    let read_chunk = |chunk: &[(PathBuf, Source)]| -> Vec<Result<Skill, String>> {
+        chunk.iter().map(|(p, s)| read_skill(p, *s)).collect()
+    };
+    if threads == 1 {
+        return read_chunk(files);
+    }
+    let chunk_len = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk_len)
+            .map(|chunk| (chunk, scope.spawn(move || read_chunk(chunk))))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|(chunk, h)| {
+                // A panic in a reader thread (a bug, not bad input) costs only its chunk.
+                h.join().unwrap_or_else(|_| {
+                    chunk
+                        .iter()
+                        .map(|_| Err("internal error while reading".to_string()))
+                        .collect()
+                })
+            })
+            .collect()
+    })
 }
 
 /// Every SKILL.md under a root, within the walk's bounds.
