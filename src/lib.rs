@@ -8,5 +8,6 @@ pub mod cli;
 pub mod config;
 pub mod hooks;
 pub mod model;
+pub mod skills;
 pub mod term;
 pub mod tools;

@@ -1,0 +1,168 @@
+//! The skill catalog for the system prompt: names and one-line descriptions, deterministic
+//! (sorted, no timestamps or paths) so the prompt prefix stays cacheable, and within a
+//! character budget that shortens descriptions but never drops a name.
+
+use super::parse::one_line;
+use super::SkillRegistry;
+
+/// Default size of the whole catalog, in characters.
+pub const DEFAULT_CATALOG_BUDGET: usize = 8_000;
+/// No description is shown longer than this (the specification's maximum).
+pub const MAX_DESCRIPTION_CHARS: usize = 1_024;
+
+/// What the model is told about the list before it.
+pub const CATALOG_INTRO: &str = "These are the available skills. The list holds only each \
+skill's name and description: before following a skill, a project workflow or a command the \
+user names, call `load_skill` with the skill's name to get its instructions. `load_skill` only \
+loads instructions; it runs nothing.";
+
+/// The catalog when there is nothing to list.
+pub const NO_SKILLS: &str = "No skills are available.";
+
+/// The catalog text: the intro, a blank line, then `- NAME: DESCRIPTION` per skill in name
+/// order. When it would exceed `budget` characters, every description is cut to the same
+/// largest length that fits (ending in `…`); if names alone do not fit, all names are still
+/// listed, without descriptions, and the budget is exceeded rather than a skill hidden.
+pub fn catalog(registry: &SkillRegistry, budget: usize) -> String {
+    if registry.is_empty() {
+        return NO_SKILLS.to_string();
+    }
+    let entries: Vec<(&str, String)> = registry
+        .skills()
+        .iter()
+        .map(|s| (s.name.as_str(), one_line(&s.description)))
+        .collect();
+    let full = render(&entries, MAX_DESCRIPTION_CHARS);
+    if full.chars().count() <= budget {
+        return full;
+    }
+    // The rendered length grows with the cap, so the largest cap that fits is found by
+    // bisection over 0..MAX_DESCRIPTION_CHARS (cap 0 = names only).
+    let (mut lo, mut hi) = (0usize, MAX_DESCRIPTION_CHARS);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if render(&entries, mid).chars().count() <= budget {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    render(&entries, lo)
+}
+
+fn render(entries: &[(&str, String)], cap: usize) -> String {
+    let mut out = String::from(CATALOG_INTRO);
+    out.push('\n');
+    for (name, description) in entries {
+        let description = cut(description, cap);
+        out.push_str("\n- ");
+        out.push_str(name);
+        if !description.is_empty() {
+            out.push_str(": ");
+            out.push_str(&description);
+        }
+    }
+    out
+}
+
+/// `text` when it has at most `max` characters; otherwise its first `max - 1` characters
+/// (trailing blanks dropped) and `…`, so the result never exceeds `max`.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let head: String = text.chars().take(max - 1).collect();
+    format!("{}…", head.trim_end())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::skills::{Skill, Source};
+
+    fn skill(name: &str, description: &str) -> Skill {
+        Skill {
+            name: name.into(),
+            source: Source::Project,
+            path: PathBuf::from(format!("/p/{name}/SKILL.md")),
+            description: description.into(),
+        }
+    }
+
+    #[test]
+    fn empty_catalog_is_one_line() {
+        assert_eq!(catalog(&SkillRegistry::default(), 8000), NO_SKILLS);
+        assert!(!NO_SKILLS.contains('\n'));
+    }
+
+    #[test]
+    fn lines_are_sorted_and_one_line() {
+        let reg = SkillRegistry::new([skill("zeta", "last\n  one"), skill("alpha", "first")]);
+        let text = catalog(&reg, DEFAULT_CATALOG_BUDGET);
+        assert_eq!(
+            text,
+            format!("{CATALOG_INTRO}\n\n- alpha: first\n- zeta: last one")
+        );
+    }
+
+    #[test]
+    fn long_descriptions_are_cut_at_1024() {
+        let reg = SkillRegistry::new([skill("a", &"x".repeat(2000))]);
+        let text = catalog(&reg, 100_000);
+        let line = text.lines().last().unwrap_or_default();
+        assert_eq!(line, format!("- a: {}…", "x".repeat(1023)));
+    }
+
+    #[test]
+    fn over_budget_shortens_evenly_and_keeps_every_name() {
+        let skills: Vec<Skill> = (0..40)
+            .map(|i| skill(&format!("skill-{i:02}"), &"word ".repeat(100)))
+            .collect();
+        let reg = SkillRegistry::new(skills);
+        let text = catalog(&reg, 4000);
+        assert!(text.chars().count() <= 4000, "{}", text.chars().count());
+        for i in 0..40 {
+            assert!(text.contains(&format!("\n- skill-{i:02}: word")), "{i}");
+        }
+        // Evenly: every line has the same cut description.
+        let lines: Vec<&str> = text.lines().skip(2).collect();
+        assert_eq!(lines.len(), 40);
+        let first_desc = lines[0].split_once(": ").map(|x| x.1).unwrap_or_default();
+        assert!(first_desc.ends_with('…'));
+        assert!(lines
+            .iter()
+            .all(|l| l.split_once(": ").map(|x| x.1) == Some(first_desc)));
+        // The largest cap: one more character per description would not fit.
+        let cap = first_desc.chars().count();
+        assert!(render_len(&reg, cap + 2) > 4000);
+    }
+
+    fn render_len(reg: &SkillRegistry, cap: usize) -> usize {
+        let entries: Vec<(&str, String)> = reg
+            .skills()
+            .iter()
+            .map(|s| (s.name.as_str(), s.description.clone()))
+            .collect();
+        render(&entries, cap).chars().count()
+    }
+
+    #[test]
+    fn names_alone_over_budget_still_lists_every_name() {
+        let reg = SkillRegistry::new([skill("aaa", "d1"), skill("bbb", "d2")]);
+        let text = catalog(&reg, 10);
+        assert_eq!(text, format!("{CATALOG_INTRO}\n\n- aaa\n- bbb"));
+    }
+
+    #[test]
+    fn cut_counts_characters_not_bytes() {
+        assert_eq!(cut("ééééé", 5), "ééééé");
+        assert_eq!(cut("éééééé", 5), "éééé…");
+        assert_eq!(cut("ab  cd", 4), "ab…");
+        assert_eq!(cut("abc", 0), "");
+    }
+}

@@ -1,0 +1,231 @@
+//! `hx skills check`: validates SKILL.md files against the Agent Skills specification
+//! (agentskills.io), stricter than discovery, which accepts anything it can make sense of.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::catalog::MAX_DESCRIPTION_CHARS;
+use super::discover::find_skill_files;
+use super::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
+use super::render::MAX_SKILL_FILE_BYTES;
+
+/// The frontmatter keys the specification defines.
+pub const KNOWN_KEYS: [&str; 6] = [
+    "name",
+    "description",
+    "license",
+    "allowed-tools",
+    "metadata",
+    "compatibility",
+];
+pub const MAX_NAME_CHARS: usize = 64;
+pub const MAX_COMPATIBILITY_CHARS: usize = 500;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Error,
+    Warning,
+}
+
+/// One finding about one file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Problem {
+    pub file: PathBuf,
+    pub severity: Severity,
+    pub message: String,
+}
+
+/// Checks every skill under `path`: a skills root, a skill folder, or a SKILL.md itself.
+/// Problems come file by file, files in path order.
+pub fn check(path: &Path) -> Vec<Problem> {
+    if path.is_file() {
+        return check_file(path);
+    }
+    if !path.is_dir() {
+        return vec![problem(path, Severity::Error, "no such file or folder")];
+    }
+    let mut notes = Vec::new();
+    let mut files = find_skill_files(path, &mut notes);
+    files.sort();
+    let mut out: Vec<Problem> = notes
+        .into_iter()
+        .map(|n| problem(path, Severity::Warning, &n))
+        .collect();
+    if files.is_empty() {
+        out.push(problem(path, Severity::Warning, "no SKILL.md found"));
+    }
+    for file in files {
+        out.extend(check_file(&file));
+    }
+    out
+}
+
+fn problem(file: &Path, severity: Severity, message: &str) -> Problem {
+    Problem {
+        file: file.to_path_buf(),
+        severity,
+        message: message.to_string(),
+    }
+}
+
+/// Checks one SKILL.md.
+pub fn check_file(path: &Path) -> Vec<Problem> {
+    let mut out = Vec::new();
+    let mut error = |m: String| out.push(problem(path, Severity::Error, &m));
+    let text = match read_text(path) {
+        Ok(t) => t,
+        Err(e) => {
+            error(e);
+            return out;
+        }
+    };
+    let Some((fm_text, _)) = split_frontmatter(&text) else {
+        error(
+            "no frontmatter: the file must start with a --- line and the frontmatter end with one"
+                .into(),
+        );
+        return out;
+    };
+    match parse_frontmatter(fm_text) {
+        Ok(fm) => check_fields(path, &fm, &mut out),
+        Err(e) => error(format!("frontmatter is not valid YAML: {e}")),
+    }
+    out
+}
+
+fn read_text(path: &Path) -> Result<String, String> {
+    let mut bytes = Vec::new();
+    File::open(path)
+        .and_then(|f| f.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .map_err(|e| format!("cannot read: {e}"))?;
+    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
+        return Err(format!(
+            "file is larger than {} KiB",
+            MAX_SKILL_FILE_BYTES / 1024
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| "file is not valid UTF-8".into())
+}
+
+fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
+    let mut errors = Vec::new();
+    let mut warnings = Vec::new();
+    if fm.recovered {
+        warnings.push(
+            "frontmatter is not strict YAML: quote values that contain \": \" (hx reads it, other tools may not)"
+                .to_string(),
+        );
+    }
+    match required_string(fm, "name") {
+        Err(e) => errors.push(e),
+        Ok(name) => {
+            errors.extend(name_problems(&name));
+            let folder = path
+                .parent()
+                .and_then(Path::file_name)
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            if folder != name {
+                errors.push(format!(
+                    "name {name} does not match its folder name {folder}"
+                ));
+            }
+        }
+    }
+    match required_string(fm, "description") {
+        Err(e) => errors.push(e),
+        Ok(d) => {
+            let n = d.chars().count();
+            if n > MAX_DESCRIPTION_CHARS {
+                errors.push(format!(
+                    "description is {n} characters, more than {MAX_DESCRIPTION_CHARS}"
+                ));
+            }
+        }
+    }
+    if fm.fields.contains_key("compatibility") {
+        match required_string(fm, "compatibility") {
+            Err(e) => errors.push(e),
+            Ok(c) if c.chars().count() > MAX_COMPATIBILITY_CHARS => errors.push(format!(
+                "compatibility is {} characters, more than {MAX_COMPATIBILITY_CHARS}",
+                c.chars().count()
+            )),
+            Ok(_) => {}
+        }
+    }
+    for key in ["license", "allowed-tools"] {
+        if let Some(v) = fm.fields.get(key) {
+            if !matches!(v, Yaml::String(_)) {
+                warnings.push(format!("{key} should be a string, not {}", v.kind()));
+            }
+        }
+    }
+    match fm.fields.get("metadata") {
+        None => {}
+        Some(Yaml::Map(entries))
+            if entries
+                .iter()
+                .any(|(k, v)| !matches!((k, v), (Yaml::String(_), Yaml::String(_)))) =>
+        {
+            warnings.push("metadata should map strings to strings".into());
+        }
+        Some(Yaml::Map(_)) => {}
+        Some(v) => errors.push(format!("metadata must be a mapping, not {}", v.kind())),
+    }
+    for key in fm.fields.keys() {
+        if !KNOWN_KEYS.contains(&key.as_str()) {
+            warnings.push(format!(
+                "unknown field {key} (the specification defines {})",
+                KNOWN_KEYS.join(", ")
+            ));
+        }
+    }
+    // Errors first: they are what stops a skill from working elsewhere.
+    out.extend(errors.iter().map(|e| problem(path, Severity::Error, e)));
+    out.extend(warnings.iter().map(|w| problem(path, Severity::Warning, w)));
+}
+
+/// A present, non-blank string field.
+fn required_string(fm: &Frontmatter, key: &str) -> Result<String, String> {
+    match fm.fields.get(key) {
+        None | Some(Yaml::Null) => Err(format!("missing required field {key}")),
+        Some(Yaml::String(s)) if s.trim().is_empty() => Err(format!("{key} is empty")),
+        Some(Yaml::String(s)) => Ok(s.clone()),
+        Some(v) => Err(format!("{key} must be a string, not {}", v.kind())),
+    }
+}
+
+/// The specification's name rules: 1–64 lowercase ASCII letters, digits and single hyphens,
+/// not at either end.
+pub fn name_problems(name: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let n = name.chars().count();
+    if n > MAX_NAME_CHARS {
+        out.push(format!(
+            "name is {n} characters, more than {MAX_NAME_CHARS}"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    {
+        out.push(format!(
+            "name {name} may only contain lowercase letters a-z, digits and hyphens"
+        ));
+    }
+    if name.starts_with('-') || name.ends_with('-') {
+        out.push(format!("name {name} must not start or end with a hyphen"));
+    }
+    if name.contains("--") {
+        out.push(format!("name {name} must not contain consecutive hyphens"));
+    }
+    out
+}
+
+#[cfg(test)]
+#[path = "check_tests.rs"]
+mod tests;

@@ -1,0 +1,183 @@
+//! Unit tests for `check`: the Agent Skills specification's rules.
+
+use super::*;
+use crate::skills::test_util::write;
+
+fn messages(problems: &[Problem]) -> Vec<(Severity, &str)> {
+    problems
+        .iter()
+        .map(|p| (p.severity, p.message.as_str()))
+        .collect()
+}
+
+#[test]
+fn a_valid_skill_has_no_problems() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("pdf-tools/SKILL.md");
+    write(
+        &file,
+        "---\nname: pdf-tools\ndescription: Work with PDFs.\nlicense: MIT\nallowed-tools: Bash Read\nmetadata:\n  author: me\ncompatibility: needs poppler\n---\nBody\n",
+    );
+    assert_eq!(check(tmp.path()), vec![]);
+    assert_eq!(check(&file), vec![]);
+    assert_eq!(check(&tmp.path().join("pdf-tools")), vec![]);
+}
+
+#[test]
+fn name_folder_mismatch_is_an_error() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("folder/SKILL.md");
+    write(&file, "---\nname: other\ndescription: d\n---\n");
+    assert_eq!(
+        check(tmp.path()),
+        vec![Problem {
+            file: file.clone(),
+            severity: Severity::Error,
+            message: "name other does not match its folder name folder".into(),
+        }]
+    );
+}
+
+#[test]
+fn name_rules() {
+    assert_eq!(name_problems("good-name-2"), Vec::<String>::new());
+    assert_eq!(
+        name_problems("Bad_Name"),
+        ["name Bad_Name may only contain lowercase letters a-z, digits and hyphens"]
+    );
+    assert_eq!(
+        name_problems("-x-"),
+        ["name -x- must not start or end with a hyphen"]
+    );
+    assert_eq!(
+        name_problems("a--b"),
+        ["name a--b must not contain consecutive hyphens"]
+    );
+    assert_eq!(
+        name_problems(&"a".repeat(65)),
+        ["name is 65 characters, more than 64"]
+    );
+    assert_eq!(
+        name_problems("café"),
+        ["name café may only contain lowercase letters a-z, digits and hyphens"]
+    );
+}
+
+#[test]
+fn field_limits_and_unknown_keys() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("s/SKILL.md");
+    write(
+        &file,
+        format!(
+            "---\nname: s\ndescription: {}\ncompatibility: {}\nmetadata: [x]\nversion: 2\n---\n",
+            "d".repeat(1025),
+            "c".repeat(501)
+        ),
+    );
+    assert_eq!(
+        messages(&check(&file)),
+        [
+            (Severity::Error, "description is 1025 characters, more than 1024"),
+            (Severity::Error, "compatibility is 501 characters, more than 500"),
+            (Severity::Error, "metadata must be a mapping, not a list"),
+            (
+                Severity::Warning,
+                "unknown field version (the specification defines name, description, license, allowed-tools, metadata, compatibility)"
+            ),
+        ]
+    );
+}
+
+#[test]
+fn missing_and_non_string_fields() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("s/SKILL.md");
+    write(&file, "---\nname: [s]\ncompatibility: ''\n---\n");
+    assert_eq!(
+        messages(&check(&file)),
+        [
+            (Severity::Error, "name must be a string, not a list"),
+            (Severity::Error, "missing required field description"),
+            (Severity::Error, "compatibility is empty"),
+        ]
+    );
+}
+
+#[test]
+fn parse_failures_and_recoveries() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let broken = tmp.path().join("broken/SKILL.md");
+    write(&broken, "---\nname: [broken\ndescription: d\n---\n");
+    let problems = check(&broken);
+    assert_eq!(problems.len(), 1);
+    assert_eq!(problems[0].severity, Severity::Error);
+    assert!(
+        problems[0]
+            .message
+            .starts_with("frontmatter is not valid YAML: "),
+        "{}",
+        problems[0].message
+    );
+
+    let none = tmp.path().join("none/SKILL.md");
+    write(&none, "# no frontmatter\n");
+    assert_eq!(
+        messages(&check(&none)),
+        [(
+            Severity::Error,
+            "no frontmatter: the file must start with a --- line and the frontmatter end with one"
+        )]
+    );
+
+    let loose = tmp.path().join("loose/SKILL.md");
+    write(
+        &loose,
+        "---\nname: loose\ndescription: Use when: asked\n---\n",
+    );
+    assert_eq!(
+        messages(&check(&loose)),
+        [(
+            Severity::Warning,
+            "frontmatter is not strict YAML: quote values that contain \": \" (hx reads it, other tools may not)"
+        )]
+    );
+
+    let binary = tmp.path().join("binary/SKILL.md");
+    write(&binary, b"\xff\xfe---\n");
+    assert_eq!(
+        messages(&check(&binary)),
+        [(Severity::Error, "file is not valid UTF-8")]
+    );
+}
+
+#[test]
+fn empty_or_missing_paths() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    assert_eq!(
+        check(tmp.path()),
+        vec![Problem {
+            file: tmp.path().to_path_buf(),
+            severity: Severity::Warning,
+            message: "no SKILL.md found".into(),
+        }]
+    );
+    let missing = tmp.path().join("nope");
+    assert_eq!(
+        messages(&check(&missing)),
+        [(Severity::Error, "no such file or folder")]
+    );
+}
+
+#[test]
+fn problems_serialize_for_json_output() {
+    let p = Problem {
+        file: "a/SKILL.md".into(),
+        severity: Severity::Warning,
+        message: "m".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&p).ok(),
+        Some(r#"{"file":"a/SKILL.md","severity":"warning","message":"m"}"#.to_string())
+    );
+}

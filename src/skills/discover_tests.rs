@@ -1,0 +1,336 @@
+//! Unit tests for skill discovery: roots, precedence, walking bounds and broken files.
+
+use std::path::Path;
+
+use super::*;
+use crate::skills::test_util::{skill, write};
+
+fn names(d: &Discovery) -> Vec<&str> {
+    d.registry.names().collect()
+}
+
+#[test]
+fn finds_project_root_by_walking_up() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let project = tmp.path().join("proj");
+    skill(
+        &project.join(".agents/skills"),
+        "build",
+        "How to build.",
+        "Run make.",
+    );
+    let deep = project.join("src/a/b");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let d = discover(&deep, None);
+    assert_eq!(names(&d), ["build"]);
+    assert_eq!(d.warnings, Vec::<String>::new());
+    let s = d.registry.get("build").expect("found");
+    assert_eq!(s.source, Source::Project);
+    assert_eq!(s.description, "How to build.");
+    assert_eq!(s.path, project.join(".agents/skills/build/SKILL.md"));
+}
+
+#[test]
+fn precedence_across_the_four_roots_with_one_warning_per_shadowed_skill() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let project = tmp.path().join("proj");
+    let home = tmp.path().join("home");
+    let roots = [
+        project.join(".agents/skills"),
+        project.join(".claude/skills"),
+        home.join(".agents/skills"),
+        home.join(".claude/skills"),
+    ];
+    for (i, root) in roots.iter().enumerate() {
+        skill(root, "dup", &format!("from root {i}"), "body");
+        skill(root, &format!("only-{i}"), "unique", "body");
+    }
+    let d = discover(&project, Some(&home));
+    assert_eq!(names(&d), ["dup", "only-0", "only-1", "only-2", "only-3"]);
+    let dup = d.registry.get("dup").expect("dup");
+    assert_eq!(dup.description, "from root 0");
+    assert_eq!(
+        d.registry.get("only-1").map(|s| s.source),
+        Some(Source::Project)
+    );
+    assert_eq!(
+        d.registry.get("only-2").map(|s| s.source),
+        Some(Source::User)
+    );
+    let winner = roots[0].join("dup/SKILL.md");
+    let expected: Vec<String> = roots[1..]
+        .iter()
+        .map(|r| {
+            format!(
+                "skill dup at {} is shadowed by {}",
+                r.join("dup/SKILL.md").display(),
+                winner.display()
+            )
+        })
+        .collect();
+    assert_eq!(d.warnings, expected);
+}
+
+#[test]
+fn home_is_not_mistaken_for_a_project() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    skill(&home.join(".agents/skills"), "mine", "user skill", "b");
+    let cwd = home.join("code/proj");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    let d = discover(&cwd, Some(&home));
+    assert_eq!(names(&d), ["mine"]);
+    assert_eq!(d.registry.get("mine").map(|s| s.source), Some(Source::User));
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+}
+
+#[test]
+fn missing_description_is_skipped_with_one_warning() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    write(
+        &root.join("nodesc/SKILL.md"),
+        "---\nname: nodesc\n---\nbody\n",
+    );
+    skill(&root, "ok", "fine", "body");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["ok"]);
+    assert_eq!(
+        d.warnings,
+        [format!(
+            "skipping skill {}: no description",
+            root.join("nodesc/SKILL.md").display()
+        )]
+    );
+}
+
+#[test]
+fn broken_files_never_stop_discovery() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    let cases: [(&str, Vec<u8>, &str); 8] = [
+        (
+            "empty",
+            vec![],
+            "no frontmatter (the first line must be ---)",
+        ),
+        (
+            "nofm",
+            b"# Title\n".to_vec(),
+            "no frontmatter (the first line must be ---)",
+        ),
+        (
+            "open",
+            b"---\nname: x\ndescription: y\n".to_vec(),
+            "frontmatter has no closing ---",
+        ),
+        (
+            "binary",
+            b"---\nname: \xff\xfe\n---\n".to_vec(),
+            "frontmatter is not valid UTF-8",
+        ),
+        (
+            "huge",
+            [b"---\n".to_vec(), vec![b'a'; 200_000]].concat(),
+            "frontmatter is longer than 64 KiB",
+        ),
+        (
+            "listname",
+            b"---\nname: [a, b]\ndescription: d\n---\n".to_vec(),
+            "name is a list, not text",
+        ),
+        (
+            "mapdesc",
+            b"---\ndescription:\n  a: b\n---\n".to_vec(),
+            "description is a mapping, not text",
+        ),
+        (
+            "blankdesc",
+            b"---\ndescription: '   '\n---\n".to_vec(),
+            "empty description",
+        ),
+    ];
+    for (dir, bytes, _) in &cases {
+        write(&root.join(dir).join("SKILL.md"), bytes);
+    }
+    skill(&root, "good", "still here", "body");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["good"]);
+    let mut expected: Vec<String> = cases
+        .iter()
+        .map(|(dir, _, why)| {
+            format!(
+                "skipping skill {}: {why}",
+                root.join(dir).join("SKILL.md").display()
+            )
+        })
+        .collect();
+    expected.sort();
+    let mut got = d.warnings.clone();
+    got.sort();
+    assert_eq!(got, expected);
+}
+
+#[test]
+fn yaml_errors_are_reported_with_the_file() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    write(
+        &root.join("bad/SKILL.md"),
+        "---\nname: [oops\ndescription: d\n---\n",
+    );
+    let d = discover(tmp.path(), None);
+    assert!(d.registry.is_empty());
+    assert_eq!(d.warnings.len(), 1);
+    let prefix = format!(
+        "skipping skill {}: invalid frontmatter: ",
+        root.join("bad/SKILL.md").display()
+    );
+    assert!(d.warnings[0].starts_with(&prefix), "{}", d.warnings[0]);
+}
+
+#[test]
+fn name_defaults_to_folder_and_numbers_are_text() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    write(
+        &root.join("from-folder/SKILL.md"),
+        "---\ndescription: d\n---\n",
+    );
+    write(
+        &root.join("year/SKILL.md"),
+        "---\nname: 2024\ndescription: 42\n---\n",
+    );
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["2024", "from-folder"]);
+    assert_eq!(
+        d.registry.get("2024").map(|s| s.description.as_str()),
+        Some("42")
+    );
+}
+
+#[test]
+fn colon_values_are_recovered_and_bodies_not_read() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    // The body is not UTF-8: discovery must not read that far.
+    let mut text =
+        b"---\nname: deploy\ndescription: Ship it. Use when: asked to deploy\n---\n".to_vec();
+    text.extend_from_slice(&[0xff; 100]);
+    write(&root.join("deploy/SKILL.md"), text);
+    let d = discover(tmp.path(), None);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    assert_eq!(
+        d.registry.get("deploy").map(|s| s.description.as_str()),
+        Some("Ship it. Use when: asked to deploy")
+    );
+}
+
+#[test]
+fn nested_skills_and_skipped_folders() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    skill(&root, "group", "outer", "b");
+    skill(&root.join("group"), "inner", "nested", "b");
+    skill(&root.join("group/node_modules"), "dep", "no", "b");
+    skill(&root.join(".hidden"), "secret", "no", "b");
+    skill(&root.join("x/.git"), "vcs", "no", "b");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["group", "inner"]);
+}
+
+#[test]
+fn depth_limit_is_six_folders_below_the_root() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    // d1/../d6/SKILL.md is at folder depth 6; d1/../d7 is one too deep.
+    let six = root.join("d1/d2/d3/d4/d5");
+    skill(&six, "at-six", "deep", "b");
+    skill(&six.join("at-six"), "at-seven", "too deep", "b");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["at-six"]);
+}
+
+#[cfg(unix)]
+#[test]
+fn symlink_loops_end_and_linked_skills_are_found() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    skill(&root, "real", "real one", "b");
+    std::os::unix::fs::symlink(&root, root.join("real/loop")).expect("symlink");
+    std::os::unix::fs::symlink("..", root.join("real/up")).expect("symlink");
+    let shared = tmp.path().join("shared");
+    skill(&shared, "linked", "from elsewhere", "b");
+    std::os::unix::fs::symlink(shared.join("linked"), root.join("linked")).expect("symlink");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["linked", "real"]);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+}
+
+#[test]
+fn two_thousand_skills() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    for i in 0..2000 {
+        skill(
+            &root,
+            &format!("skill-{i:04}"),
+            &format!("Skill number {i}."),
+            "body",
+        );
+    }
+    let d = discover(tmp.path(), None);
+    assert_eq!(d.registry.len(), 2000);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings.first());
+    let catalog = d.registry.catalog(crate::skills::DEFAULT_CATALOG_BUDGET);
+    // Names alone exceed 8,000 characters here; every one is still listed.
+    for i in [0, 999, 1999] {
+        assert!(catalog.contains(&format!("\n- skill-{i:04}")), "{i}");
+    }
+    assert_eq!(
+        catalog.lines().filter(|l| l.starts_with("- ")).count(),
+        2000
+    );
+}
+
+#[test]
+fn no_roots_no_skills() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let d = discover(tmp.path(), Some(Path::new("/nonexistent-home-for-test")));
+    assert!(d.registry.is_empty());
+    assert!(d.warnings.is_empty());
+}
+
+#[test]
+fn folder_cap_stops_the_walk_with_a_warning() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    for i in 0..2001 {
+        std::fs::create_dir_all(root.join(format!("empty-{i:04}"))).expect("mkdir");
+    }
+    let d = discover(tmp.path(), None);
+    assert_eq!(
+        d.warnings,
+        [format!(
+            "stopped looking for skills in {} after 2000 folders",
+            root.display()
+        )]
+    );
+}
+
+#[test]
+fn entries_serialize_for_json_listing() {
+    let s = Skill {
+        name: "a".into(),
+        source: Source::User,
+        path: "/h/.agents/skills/a/SKILL.md".into(),
+        description: "d".into(),
+    };
+    assert_eq!(
+        serde_json::to_string(&s).ok(),
+        Some(
+            r#"{"name":"a","source":"user","path":"/h/.agents/skills/a/SKILL.md","description":"d"}"#
+                .to_string()
+        )
+    );
+}

@@ -1,0 +1,90 @@
+//! The `load_skill` tool: gives the model a skill's instructions as an ordinary tool result.
+//! It only reads; it runs nothing. One value per run: it remembers what it already loaded so a
+//! second call does not put the same body in the conversation twice.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use futures_util::future::BoxFuture;
+use serde_json::{json, Value};
+
+use super::render::render;
+use super::SkillRegistry;
+use crate::tools::{Tool, ToolContext, ToolResult, ToolSpec};
+
+/// The tool's name, as the catalog tells the model to call it.
+pub const LOAD_SKILL: &str = "load_skill";
+
+pub struct LoadSkill {
+    registry: Arc<SkillRegistry>,
+    /// Names loaded in this run.
+    loaded: Mutex<HashSet<String>>,
+}
+
+impl LoadSkill {
+    pub fn new(registry: Arc<SkillRegistry>) -> Self {
+        LoadSkill {
+            registry,
+            loaded: Mutex::new(HashSet::new()),
+        }
+    }
+
+    /// Forgets what was loaded: for when the conversation that held the bodies is dropped or
+    /// compacted, so the model can get them again.
+    pub fn reset_loaded(&self) {
+        self.loaded_set().clear();
+    }
+
+    fn loaded_set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        // A panic elsewhere while holding the lock leaves a set that is still valid.
+        self.loaded.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The whole call, synchronous (bodies are small, bounded reads).
+    pub fn load(&self, args: &Value, cx: &ToolContext) -> ToolResult {
+        let name = match args.get("name") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.trim(),
+            _ => return ToolResult::error("load_skill.name must be a non-empty string"),
+        };
+        if self.loaded_set().contains(name) {
+            return ToolResult::ok(format!(
+                "Skill {name} is already loaded above in this conversation; follow those instructions."
+            ));
+        }
+        match render(&self.registry, name, cx.workspace.root()) {
+            Ok(text) => {
+                self.loaded_set().insert(name.to_string());
+                ToolResult::ok(text)
+            }
+            Err(e) => ToolResult::error(e),
+        }
+    }
+}
+
+impl Tool for LoadSkill {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: LOAD_SKILL.into(),
+            description: "Load a skill's full instructions by its name from the skills list. \
+Call it before following a skill, a project workflow or a command the user names. It returns \
+the skill's instructions and the paths of its other files (read those with read_file when \
+needed); it only loads instructions and runs nothing."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "name": {
+                        "type": "string",
+                        "description": "The skill's name, exactly as in the skills list."
+                    }
+                },
+                "required": ["name"],
+                "additionalProperties": false
+            }),
+        }
+    }
+
+    fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+        Box::pin(async move { self.load(&args, cx) })
+    }
+}

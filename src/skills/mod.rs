@@ -1,0 +1,141 @@
+//! Skills: project rules in `.agents/skills/<name>/SKILL.md`, listed by name and description
+//! in the system prompt and loaded on demand with the `load_skill` tool.
+//!
+//! The flow: [`discover`] reads only the frontmatter of every SKILL.md it finds (cheap at
+//! start, even with thousands of skills) into a [`SkillRegistry`]; [`catalog`] turns that into
+//! the system prompt's skill list; [`LoadSkill`] (the tool) and [`render`] read a body from
+//! disk when the model asks for it; [`check`] validates skills against the Agent Skills
+//! specification for `hx skills check`.
+//!
+//! YAML: frontmatter is parsed by serde-saphyr, a maintained pure-Rust parser built not to
+//! panic on hostile input (serde_yaml is archived and serde_yml unsound).
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+pub mod catalog;
+pub mod check;
+pub mod discover;
+pub mod load;
+pub mod parse;
+pub mod render;
+pub mod walk;
+
+pub use catalog::{catalog, DEFAULT_CATALOG_BUDGET, MAX_DESCRIPTION_CHARS};
+pub use check::{check, Problem, Severity};
+pub use discover::{discover, discover_roots, skill_roots, Discovery, SkillRoot};
+pub use load::LoadSkill;
+pub use render::{render, RenderError};
+
+/// Where a skill was found; a project skill wins over a user skill of the same name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Project,
+    User,
+}
+
+impl Source {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Source::Project => "project",
+            Source::User => "user",
+        }
+    }
+}
+
+/// One skill as known at start: what the catalog and `hx skills` show. The body is not kept;
+/// it is read from `path` when the skill is loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skill {
+    pub name: String,
+    pub source: Source,
+    /// The SKILL.md file.
+    pub path: PathBuf,
+    /// The description on one line (whitespace runs collapsed), not yet cut to any budget.
+    pub description: String,
+}
+
+impl Skill {
+    /// The skill's folder (where resource files live).
+    pub fn dir(&self) -> &Path {
+        self.path.parent().unwrap_or(Path::new(""))
+    }
+}
+
+/// The skills of one run, by unique name in name order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SkillRegistry {
+    skills: Vec<Skill>,
+}
+
+impl SkillRegistry {
+    /// A registry of the given skills; on equal names the earlier one is kept.
+    pub fn new(skills: impl IntoIterator<Item = Skill>) -> Self {
+        let mut out: Vec<Skill> = Vec::new();
+        for skill in skills {
+            if !out.iter().any(|s| s.name == skill.name) {
+                out.push(skill);
+            }
+        }
+        Self::from_sorted(out)
+    }
+
+    pub(crate) fn from_sorted(mut skills: Vec<Skill>) -> Self {
+        skills.sort_by(|a, b| a.name.cmp(&b.name));
+        SkillRegistry { skills }
+    }
+
+    /// A skill by exact name. Names are only ever looked up here, never used as paths.
+    pub fn get(&self, name: &str) -> Option<&Skill> {
+        self.skills
+            .binary_search_by(|s| s.name.as_str().cmp(name))
+            .ok()
+            .map(|i| &self.skills[i])
+    }
+
+    /// All skills in name order (what `hx skills` lists; `Skill` serializes for `--json`).
+    pub fn skills(&self) -> &[Skill] {
+        &self.skills
+    }
+
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.skills.iter().map(|s| s.name.as_str())
+    }
+
+    pub fn len(&self) -> usize {
+        self.skills.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.skills.is_empty()
+    }
+
+    /// The system prompt's skills section, within `budget` characters.
+    pub fn catalog(&self, budget: usize) -> String {
+        catalog(self, budget)
+    }
+}
+
+/// Helpers for this module's tests: fixtures written into temp folders.
+#[cfg(test)]
+pub(crate) mod test_util {
+    use std::path::Path;
+
+    /// Writes `text` to `path`, creating folders.
+    pub fn write(path: &Path, text: impl AsRef<[u8]>) {
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).expect("create test folder");
+        }
+        std::fs::write(path, text).expect("write test file");
+    }
+
+    /// Writes `<root>/<name>/SKILL.md` with the given description and body.
+    pub fn skill(root: &Path, name: &str, description: &str, body: &str) {
+        write(
+            &root.join(name).join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\n{body}\n"),
+        );
+    }
+}

@@ -1,0 +1,218 @@
+//! Unit tests for rendering a loaded skill and for the `load_skill` tool.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use futures_util::FutureExt;
+use serde_json::json;
+
+use super::*;
+use crate::skills::test_util::{skill, write};
+use crate::skills::{discover, LoadSkill};
+use crate::tools::{Tool, ToolContext, ToolLimits, ToolResult, Workspace};
+
+fn registry(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
+    let d = discover(cwd, home);
+    assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    d.registry
+}
+
+fn context(root: &Path) -> ToolContext {
+    ToolContext {
+        workspace: Workspace::new(root.to_path_buf()).expect("workspace"),
+        limits: ToolLimits::default(),
+    }
+}
+
+#[test]
+fn body_only_when_the_folder_has_no_other_files() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    skill(
+        &tmp.path().join(".agents/skills"),
+        "plain",
+        "d",
+        "\n\n# Plain\n\nDo it.\n\n",
+    );
+    let out = render(&registry(tmp.path(), None), "plain", tmp.path());
+    assert_eq!(
+        out,
+        Ok("<skill name=\"plain\">\n# Plain\n\nDo it.\n</skill>".to_string())
+    );
+}
+
+#[test]
+fn resource_files_are_listed_relative_to_the_workspace() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let ws = tmp.path().canonicalize().expect("canonical");
+    let dir = ws.join(".agents/skills/deploy");
+    skill(
+        &ws.join(".agents/skills"),
+        "deploy",
+        "Deploy.",
+        "Run scripts/run.sh.",
+    );
+    write(&dir.join("scripts/run.sh"), "echo hi");
+    write(&dir.join("references/guide.md"), "# Guide");
+    write(&dir.join("assets/a/b/logo.svg"), "<svg/>");
+    write(&dir.join(".DS_Store"), "junk");
+    // A nested skill is its own skill, not this one's resource.
+    skill(&dir, "sub", "Nested.", "b");
+    write(&dir.join("sub/own.txt"), "x");
+    let out = render(&registry(&ws, None), "deploy", &ws);
+    let expected = format!(
+        "<skill name=\"deploy\">\nRun scripts/run.sh.\n\n{FILES_HEADER}\n\
+         - .agents/skills/deploy/assets/a/b/logo.svg\n\
+         - .agents/skills/deploy/references/guide.md\n\
+         - .agents/skills/deploy/scripts/run.sh\n</skill>"
+    );
+    assert_eq!(out, Ok(expected));
+}
+
+#[test]
+fn skills_outside_the_workspace_list_absolute_paths() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let home = base.join("home");
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    skill(&home.join(".agents/skills"), "mine", "d", "Body.");
+    let file = home.join(".agents/skills/mine/notes.md");
+    write(&file, "n");
+    let out = render(&registry(&ws, Some(&home)), "mine", &ws);
+    let expected = format!(
+        "<skill name=\"mine\">\nBody.\n\n{FILES_HEADER}\n- {}\n</skill>",
+        file.display()
+    );
+    assert_eq!(out, Ok(expected));
+}
+
+#[test]
+fn at_most_fifty_files_are_listed() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let ws = tmp.path().canonicalize().expect("canonical");
+    skill(&ws.join(".agents/skills"), "many", "d", "B");
+    for i in 0..60 {
+        write(&ws.join(format!(".agents/skills/many/f{i:02}.txt")), "x");
+    }
+    let out = render(&registry(&ws, None), "many", &ws).expect("renders");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[4], "- .agents/skills/many/f00.txt");
+    assert_eq!(lines[53], "- .agents/skills/many/f49.txt");
+    assert_eq!(lines[54], "- … and 10 more");
+    assert_eq!(lines[55], "</skill>");
+}
+
+#[test]
+fn closing_tag_in_body_is_defused_and_name_is_escaped() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        &tmp.path().join(".agents/skills/x/SKILL.md"),
+        "---\nname: 'a&\"<b>'\ndescription: d\n---\nbefore </skill> after\n",
+    );
+    let out = render(&registry(tmp.path(), None), "a&\"<b>", tmp.path());
+    assert_eq!(
+        out,
+        Ok("<skill name=\"a&amp;&quot;&lt;b&gt;\">\nbefore <\\/skill> after\n</skill>".to_string())
+    );
+}
+
+#[test]
+fn unknown_names_list_what_exists() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    for name in ["charlie", "alpha", "bravo"] {
+        skill(&root, name, "d", "b");
+    }
+    let reg = registry(tmp.path(), None);
+    let err = render(&reg, "../alpha", tmp.path()).expect_err("unknown");
+    assert_eq!(
+        err.to_string(),
+        "unknown skill ../alpha. Available: alpha, bravo, charlie"
+    );
+    let empty = SkillRegistry::default();
+    let err = render(&empty, "x", tmp.path()).expect_err("unknown");
+    assert_eq!(err.to_string(), "unknown skill x. Available: (none)");
+}
+
+#[test]
+fn unreadable_bodies_are_errors_that_say_why() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    skill(&root, "gone", "d", "b");
+    skill(&root, "binary", "d", "b");
+    let reg = registry(tmp.path(), None);
+    let gone = root.join("gone/SKILL.md");
+    std::fs::remove_file(&gone).expect("rm");
+    let binary = root.join("binary/SKILL.md");
+    write(&binary, b"---\ndescription: d\n---\n\xff\xfe");
+    assert_eq!(
+        render(&reg, "gone", tmp.path()).map_err(|e| e.to_string()),
+        Err(format!(
+            "cannot load skill gone from {}: the file no longer exists",
+            gone.display()
+        ))
+    );
+    assert_eq!(
+        render(&reg, "binary", tmp.path()).map_err(|e| e.to_string()),
+        Err(format!(
+            "cannot load skill binary from {}: the file is not valid UTF-8",
+            binary.display()
+        ))
+    );
+}
+
+#[test]
+fn tool_loads_once_then_notes_it_is_loaded() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    skill(&tmp.path().join(".agents/skills"), "once", "d", "Body.");
+    let tool = LoadSkill::new(Arc::new(registry(tmp.path(), None)));
+    let cx = context(tmp.path());
+    let call = |args| tool.call(args, &cx).now_or_never().expect("ready");
+    let first = call(json!({"name": " once "}));
+    assert_eq!(
+        first,
+        ToolResult::ok("<skill name=\"once\">\nBody.\n</skill>")
+    );
+    let again = call(json!({"name": "once"}));
+    assert_eq!(
+        again,
+        ToolResult::ok(
+            "Skill once is already loaded above in this conversation; follow those instructions."
+        )
+    );
+    tool.reset_loaded();
+    assert_eq!(call(json!({"name": "once"})), first);
+}
+
+#[test]
+fn tool_argument_and_lookup_errors() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    skill(&root, "b", "d", "x");
+    skill(&root, "a", "d", "x");
+    let tool = LoadSkill::new(Arc::new(registry(tmp.path(), None)));
+    let cx = context(tmp.path());
+    let bad = "Error: load_skill.name must be a non-empty string";
+    for args in [
+        json!({}),
+        json!({"name": 3}),
+        json!({"name": "  "}),
+        json!({"name": null}),
+    ] {
+        let r = tool.load(&args, &cx);
+        assert_eq!((r.content.as_str(), r.is_error), (bad, true), "{args}");
+    }
+    let r = tool.load(&json!({"name": "zzz"}), &cx);
+    assert_eq!(r.content, "Error: unknown skill zzz. Available: a, b");
+    assert!(r.is_error);
+}
+
+#[test]
+fn tool_spec_requires_a_name() {
+    let tool = LoadSkill::new(Arc::new(SkillRegistry::default()));
+    let spec = tool.spec();
+    assert_eq!(spec.name, "load_skill");
+    assert_eq!(spec.parameters["required"], json!(["name"]));
+    assert_eq!(spec.parameters["properties"]["name"]["type"], "string");
+    assert!(spec.description.contains("runs nothing"));
+}
