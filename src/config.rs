@@ -61,6 +61,8 @@ pub struct FileConfig {
     pub show_reasoning: Option<bool>,
     /// The built-in guard against destructive bash commands (default on).
     pub guard: Option<bool>,
+    /// Characters the skill catalog may take in the system prompt (default 8,000).
+    pub skills_catalog_budget: Option<usize>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
     #[serde(default)]
@@ -111,7 +113,8 @@ impl FileConfig {
             max_turns,
             subagent_max_turns,
             show_reasoning,
-            guard
+            guard,
+            skills_catalog_budget
         );
         overlay!(
             self.network,
@@ -164,6 +167,7 @@ pub struct Config {
     pub subagent_max_turns: u32,
     pub show_reasoning: bool,
     pub guard: bool,
+    pub skills_catalog_budget: usize,
     pub client: ClientOptions,
     pub limits: ToolLimits,
     /// The files that were read, lowest precedence first.
@@ -347,6 +351,9 @@ impl Config {
             subagent_max_turns,
             show_reasoning: flags.show_reasoning || file.show_reasoning.unwrap_or(false),
             guard: !flags.no_guard && file.guard.unwrap_or(true),
+            skills_catalog_budget: file
+                .skills_catalog_budget
+                .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
             client,
             limits,
             files,

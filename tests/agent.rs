@@ -53,7 +53,8 @@ fn plain_answer_prints_only_the_answer_on_stdout() {
             "edit_file",
             "glob",
             "todo_write",
-            "task"
+            "task",
+            "load_skill"
         ]
     );
 

@@ -19,7 +19,7 @@ fn registry(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
 
 fn context(root: &Path) -> ToolContext {
     ToolContext {
-        workspace: Workspace::new(root.to_path_buf()).expect("workspace"),
+        workspace: Workspace::new(root).expect("workspace"),
         limits: ToolLimits::default(),
     }
 }

@@ -108,6 +108,12 @@ impl Hx {
         std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("read {}: {e}", path.display()))
     }
 
+    /// Forgets the arguments given so far, to run again in the same workspace and HOME.
+    pub fn clear_args(&mut self) -> &mut Self {
+        self.args.clear();
+        self
+    }
+
     pub fn arg(&mut self, arg: impl AsRef<OsStr>) -> &mut Self {
         self.args.push(arg.as_ref().to_os_string());
         self

@@ -1,128 +1,21 @@
-//! Command-line definitions and subcommand dispatch.
+//! `hx agent`: build the agent for the working directory and run one task.
 
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use clap::{Args, Parser, Subcommand};
-
+use super::{exit, fail, AgentArgs};
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Flags};
 use crate::hooks::{trace::TraceHook, GuardHook, HookContext, Hooks};
 use crate::model::OpenAiClient;
+use crate::skills::LoadSkill;
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
-/// Exit codes, as documented in the README.
-pub mod exit {
-    pub const ANSWERED: i32 = 0;
-    pub const FAILED: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const MAX_TURNS: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
-}
-
-#[derive(Debug, Parser)]
-#[command(
-    name = "hx",
-    version,
-    about = "A coding agent for the terminal",
-    long_about = "hx runs an agent loop against an OpenAI-compatible chat-completions API \
-                  (DeepSeek by default): the model calls tools (bash, read_file, write_file, \
-                  edit_file, glob), hx runs them in the working directory and sends the results \
-                  back, until the model answers in plain text.",
-    after_help = "Run 'hx agent --help' for the agent's options, configuration and exit codes."
-)]
-pub struct Cli {
-    #[command(subcommand)]
-    pub command: Command,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum Command {
-    /// Run the agent on a task until it answers
-    Agent(AgentArgs),
-}
-
-#[derive(Debug, Args)]
-#[command(after_long_help = AGENT_HELP)]
-pub struct AgentArgs {
-    /// The task, as words. Without words the task is read from stdin; with both, stdin is
-    /// appended to the task as a <stdin> block.
-    #[arg(value_name = "TASK")]
-    pub task: Vec<String>,
-    /// Model name [default: deepseek-v4-flash, or HX_MODEL]
-    #[arg(long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Base URL of the API; requests go to {base}/chat/completions
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Stop after this many model requests (exit code 3) [default: 200]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
-    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    /// Show the model's reasoning, dimmed, on stderr
-    #[arg(long)]
-    pub show_reasoning: bool,
-    /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
-    /// mkfs, ...)
-    #[arg(long)]
-    pub no_guard: bool,
-}
-
-const AGENT_HELP: &str = "\
-Environment:
-  DEEPSEEK_API_KEY   API key for the default provider (required for it)
-  DEEPSEEK_BASE_URL  base URL of the deepseek provider [default: https://api.deepseek.com]
-  HX_MODEL           model name for any provider
-  HX_PROVIDER        provider to use when --provider is not given
-  NO_COLOR           disable colour on stderr
-
-Configuration files (TOML; later ones win, then environment, then flags):
-  $XDG_CONFIG_HOME/hx/config.toml (or ~/.config/hx/config.toml)
-  .hx/config.toml in the working directory or the nearest parent that has one
-
-  provider = \"ollama\"
-  [providers.ollama]
-  base_url = \"http://localhost:11434/v1\"
-  model = \"qwen3-coder\"        # no api_key_env: no Authorization header
-
-Output:
-  stdout carries the final answer only; traces, reasoning and warnings go to stderr.
-
-Exit codes:
-  0 answered   1 run failed (API or network)   2 usage or configuration error
-  3 stopped at --max-turns   130 interrupted (Ctrl-C)";
-
-/// Parses argv and runs the command; returns the process exit code.
-pub fn main_with_args() -> i32 {
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            // clap prints help and version to stdout with exit 0, errors to stderr with 2.
-            let _ = e.print();
-            return if e.use_stderr() {
-                exit::USAGE
-            } else {
-                exit::ANSWERED
-            };
-        }
-    };
-    match cli.command {
-        Command::Agent(args) => agent_command(args),
-    }
-}
-
-fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("hx: {msg}");
-    code
-}
-
-fn agent_command(args: AgentArgs) -> i32 {
+pub(super) fn agent_command(args: AgentArgs) -> i32 {
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -228,12 +121,18 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
         reminders: Vec::new(),
         is_subagent: true,
     };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let skills = Arc::new(super::skills::discover(&root, home.as_deref()));
+    let catalog = skills.catalog(config.skills_catalog_budget);
+    registry.register(Arc::new(LoadSkill::new(skills)));
     let todos = TodoList::new();
     registry.register(Arc::new(TodoWrite::new(todos.clone(), term)));
     registry.register(Arc::new(Task::new(child.clone())));
     Ok(Agent {
         tools: ToolSet::new(registry, &PARENT_TOOLS),
-        system_prompt: prompt::assemble(prompt::base(&root), &[]),
+        system_prompt: prompt::assemble(prompt::base(&root), &[catalog]),
         max_turns: config.max_turns,
         reminders: vec![todos],
         is_subagent: false,
@@ -242,7 +141,7 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
 }
 
 /// The main agent's tools, in the order their specs are sent.
-pub const PARENT_TOOLS: [&str; 7] = [
+pub const PARENT_TOOLS: [&str; 8] = [
     "bash",
     "read_file",
     "write_file",
@@ -250,6 +149,7 @@ pub const PARENT_TOOLS: [&str; 7] = [
     "glob",
     "todo_write",
     "task",
+    "load_skill",
 ];
 
 async fn run_agent(config: Config, cwd: PathBuf, task: String) -> i32 {

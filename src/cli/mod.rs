@@ -1,0 +1,154 @@
+//! Command-line definitions and subcommand dispatch.
+
+use clap::{Args, Parser, Subcommand};
+
+mod agent;
+mod skills;
+
+pub use agent::{build_agent, PARENT_TOOLS};
+
+/// Exit codes, as documented in the README.
+pub mod exit {
+    pub const ANSWERED: i32 = 0;
+    pub const FAILED: i32 = 1;
+    pub const USAGE: i32 = 2;
+    pub const MAX_TURNS: i32 = 3;
+    pub const INTERRUPTED: i32 = 130;
+}
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hx",
+    version,
+    about = "A coding agent for the terminal",
+    long_about = "hx runs an agent loop against an OpenAI-compatible chat-completions API \
+                  (DeepSeek by default): the model calls tools (bash, read_file, write_file, \
+                  edit_file, glob), hx runs them in the working directory and sends the results \
+                  back, until the model answers in plain text.",
+    after_help = "Run 'hx agent --help' for the agent's options, configuration and exit codes."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the agent on a task until it answers
+    Agent(AgentArgs),
+    /// List, show and check the skills the agent can load (no API key needed)
+    Skills(SkillsArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = SKILLS_HELP)]
+pub struct SkillsArgs {
+    #[command(subcommand)]
+    pub command: SkillsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List the skills visible from here: name, source, path and description
+    List {
+        /// Machine-readable output: a JSON array of {name, source, path, description}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a skill exactly as load_skill gives it to the model
+    Show {
+        /// The skill's name
+        name: String,
+    },
+    /// Validate skills against the Agent Skills specification (exit 1 on any error)
+    Check {
+        /// A skills folder, a skill's folder or a SKILL.md [default: every skills root
+        /// visible from here]
+        path: Option<std::path::PathBuf>,
+    },
+}
+
+const SKILLS_HELP: &str = "\
+Skills are read from, highest precedence first:
+  .agents/skills and .claude/skills in the nearest folder at or above the working directory
+  that has .agents/skills (the project), then ~/.agents/skills and ~/.claude/skills (the user).
+Each skill is a folder with a SKILL.md: YAML frontmatter with name and description, then the
+instructions in Markdown. The agent sees only the names and descriptions until it calls
+load_skill.";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = AGENT_HELP)]
+pub struct AgentArgs {
+    /// The task, as words. Without words the task is read from stdin; with both, stdin is
+    /// appended to the task as a <stdin> block.
+    #[arg(value_name = "TASK")]
+    pub task: Vec<String>,
+    /// Model name [default: deepseek-v4-flash, or HX_MODEL]
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Base URL of the API; requests go to {base}/chat/completions
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Stop after this many model requests (exit code 3) [default: 200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Show the model's reasoning, dimmed, on stderr
+    #[arg(long)]
+    pub show_reasoning: bool,
+    /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
+    /// mkfs, ...)
+    #[arg(long)]
+    pub no_guard: bool,
+}
+
+const AGENT_HELP: &str = "\
+Environment:
+  DEEPSEEK_API_KEY   API key for the default provider (required for it)
+  DEEPSEEK_BASE_URL  base URL of the deepseek provider [default: https://api.deepseek.com]
+  HX_MODEL           model name for any provider
+  HX_PROVIDER        provider to use when --provider is not given
+  NO_COLOR           disable colour on stderr
+
+Configuration files (TOML; later ones win, then environment, then flags):
+  $XDG_CONFIG_HOME/hx/config.toml (or ~/.config/hx/config.toml)
+  .hx/config.toml in the working directory or the nearest parent that has one
+
+  provider = \"ollama\"
+  [providers.ollama]
+  base_url = \"http://localhost:11434/v1\"
+  model = \"qwen3-coder\"        # no api_key_env: no Authorization header
+
+Output:
+  stdout carries the final answer only; traces, reasoning and warnings go to stderr.
+
+Exit codes:
+  0 answered   1 run failed (API or network)   2 usage or configuration error
+  3 stopped at --max-turns   130 interrupted (Ctrl-C)";
+
+/// Parses argv and runs the command; returns the process exit code.
+pub fn main_with_args() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            // clap prints help and version to stdout with exit 0, errors to stderr with 2.
+            let _ = e.print();
+            return if e.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::ANSWERED
+            };
+        }
+    };
+    match cli.command {
+        Command::Agent(args) => agent::agent_command(args),
+        Command::Skills(args) => skills::skills_command(args),
+    }
+}
+
+fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
+    eprintln!("hx: {msg}");
+    code
+}

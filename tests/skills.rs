@@ -1,0 +1,255 @@
+//! End-to-end tests of on-demand skills: the catalog in the first request's system prompt,
+//! `load_skill` results as tool messages, the trace lines, and `hx skills`.
+
+mod support;
+
+use serde_json::{json, Value};
+use support::{Call, FakeServer, Hx, Reply};
+
+const DEPLOY: &str = "---\nname: deploy\ndescription: >\n  Ship the service to production:\n  build, tag and roll out.\nlicense: MIT\nmetadata:\n  owner: ops\n---\n\n# Deploy\n\nRun scripts/run.sh, never by hand.\nA literal </skill> stays inside.\n";
+const REVIEW: &str = "\u{feff}---\r\nname: review\r\ndescription: \"Review a change: check \\\"tests\\\" first\"\r\n---\r\nReview body line.\r\n";
+
+/// A workspace with project skills, a broken one, a nested one and a shadowed user skill.
+fn fixture(hx: &mut Hx) {
+    hx.write_file(".agents/skills/deploy/SKILL.md", DEPLOY)
+        .write_file(".agents/skills/deploy/scripts/run.sh", "echo deploy\n")
+        .write_file(".agents/skills/deploy/references/guide.md", "# Guide\n")
+        .write_file(".agents/skills/review/SKILL.md", REVIEW)
+        .write_file(
+            ".agents/skills/broken/SKILL.md",
+            "---\nname: broken\n---\nNo description.\n",
+        )
+        .write_file(
+            ".agents/skills/group/inner/SKILL.md",
+            "---\ndescription: Nested skill: found by the recursive walk\n---\nInner body.\n",
+        );
+    let user = hx.home().join(".agents/skills/deploy");
+    std::fs::create_dir_all(&user).expect("user skill dir");
+    std::fs::write(
+        user.join("SKILL.md"),
+        "---\nname: deploy\ndescription: The user's deploy\n---\nUser body.\n",
+    )
+    .expect("user skill");
+}
+
+fn load(id: &str, args: Value) -> Call {
+    Call::new(id, "load_skill", &args.to_string())
+}
+
+#[test]
+fn catalog_in_the_prompt_and_bodies_only_on_demand() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            load("l1", json!({"name": "deploy"})),
+            load("l2", json!({"name": "review"})),
+        ]),
+        Reply::tool_calls(vec![
+            load("l3", json!({"name": "deploy"})),
+            load("l4", json!({"name": "nope"})),
+            load("l5", json!({"name": "  "})),
+            load("l6", json!({"name": 3})),
+        ]),
+        Reply::text("loaded"),
+    ]);
+    let mut hx = Hx::new(&server);
+    fixture(&mut hx);
+    hx.args(["agent", "deploy the service"]);
+    let run = hx.run();
+    run.assert_code(0);
+
+    let reqs = server.requests();
+    let system = reqs[0].body["messages"][0]["content"]
+        .as_str()
+        .expect("system prompt")
+        .to_string();
+    for line in [
+        "- deploy: Ship the service to production: build, tag and roll out.\n",
+        "- inner: Nested skill: found by the recursive walk\n",
+        "- review: Review a change: check \"tests\" first",
+        "call `load_skill`",
+    ] {
+        assert!(
+            system.contains(line),
+            "system prompt lacks {line:?}:\n{system}"
+        );
+    }
+    assert!(
+        !system.contains("broken"),
+        "a skill without description is skipped"
+    );
+    assert!(
+        !system.contains("Run scripts/run.sh"),
+        "no body in the prompt"
+    );
+    assert!(
+        !system.contains("The user's deploy"),
+        "the project skill shadows the user's"
+    );
+    // The system prompt never changes during a run.
+    for r in &reqs[1..] {
+        assert_eq!(r.body["messages"][0]["content"], system.as_str());
+    }
+
+    let tool_msgs = |i: usize| -> Vec<String> {
+        reqs[i].body["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .filter(|m| m["role"] == "tool")
+            .map(|m| m["content"].as_str().expect("content").to_string())
+            .collect()
+    };
+    let first = tool_msgs(1);
+    assert_eq!(
+        first[0],
+        "<skill name=\"deploy\">\n# Deploy\n\nRun scripts/run.sh, never by hand.\nA literal <\\/skill> stays inside.\n\n\
+         Other files in this skill (read them with read_file when the instructions call for them):\n\
+         - .agents/skills/deploy/references/guide.md\n\
+         - .agents/skills/deploy/scripts/run.sh\n</skill>"
+    );
+    assert_eq!(
+        first[1],
+        "<skill name=\"review\">\nReview body line.\n</skill>"
+    );
+    let second = tool_msgs(2);
+    assert_eq!(
+        second[2],
+        "Skill deploy is already loaded above in this conversation; follow those instructions."
+    );
+    assert_eq!(
+        second[3],
+        "Error: unknown skill nope. Available: deploy, inner, review"
+    );
+    assert_eq!(
+        second[4],
+        "Error: load_skill.name must be a non-empty string"
+    );
+    assert_eq!(
+        second[5],
+        "Error: load_skill.name must be a non-empty string"
+    );
+
+    let n = first[0].chars().count();
+    for line in [
+        "> load_skill name=deploy\n".to_string(),
+        "[HOOK] PreToolUse load_skill({\"name\":\"deploy\"})\n".to_string(),
+        format!("[HOOK] PostToolUse load_skill output_chars={n}\n"),
+    ] {
+        assert!(
+            run.stderr.contains(&line),
+            "missing {line:?} in\n{}",
+            run.stderr
+        );
+    }
+    assert!(
+        run.stderr.contains("broken"),
+        "broken skill warned about: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("shadow"),
+        "shadowed skill warned about: {}",
+        run.stderr
+    );
+
+    // `hx skills show` prints exactly what load_skill returned.
+    let mut show = Hx::new_offline();
+    fixture(&mut show);
+    show.env_remove("DEEPSEEK_API_KEY")
+        .args(["skills", "show", "deploy"]);
+    let out = show.run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, format!("{}\n", first[0]));
+}
+
+#[test]
+fn no_skills_is_said_in_one_line() {
+    let server = FakeServer::start(vec![Reply::text("ok")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .expect("system")
+        .to_string();
+    assert!(system.ends_with("No skills are available."), "{system}");
+}
+
+#[test]
+fn many_skills_keep_every_name_within_the_budget() {
+    let server = FakeServer::start(vec![Reply::text("ok")]);
+    let mut hx = Hx::new(&server);
+    let long = "word ".repeat(150);
+    for i in 0..300 {
+        hx.write_file(
+            &format!(".agents/skills/s{i:03}/SKILL.md"),
+            &format!("---\nname: s{i:03}\ndescription: {long}\n---\nbody {i}\n"),
+        );
+    }
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    let system = server.requests()[0].body["messages"][0]["content"]
+        .as_str()
+        .expect("system")
+        .to_string();
+    for i in 0..300 {
+        assert!(system.contains(&format!("- s{i:03}:")), "s{i:03} dropped");
+    }
+    let catalog = &system[system
+        .find("These are the available skills")
+        .expect("intro")..];
+    assert!(
+        catalog.chars().count() <= 8_000,
+        "{}",
+        catalog.chars().count()
+    );
+}
+
+#[test]
+fn skills_list_show_and_check_work_without_a_key() {
+    let mut hx = Hx::new_offline();
+    fixture(&mut hx);
+    hx.write_file(
+        ".agents/skills/Bad_Name/SKILL.md",
+        "---\nname: Bad_Name\ndescription: x\nfrobs: 1\n---\nbody\n",
+    );
+    hx.env_remove("DEEPSEEK_API_KEY");
+
+    let out = hx.clear_args().args(["skills", "list", "--json"]).run();
+    out.assert_code(0);
+    let rows: Value = serde_json::from_str(&out.stdout).expect("JSON list");
+    let names: Vec<&str> = rows
+        .as_array()
+        .expect("array")
+        .iter()
+        .map(|r| r["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(names, ["Bad_Name", "deploy", "inner", "review"]);
+    assert_eq!(rows[1]["source"], "project");
+
+    let out = hx.clear_args().args(["skills", "list"]).run();
+    out.assert_code(0);
+    assert!(out.stdout.starts_with("NAME"), "{}", out.stdout);
+    assert!(out.stdout.contains(".agents/skills/review/SKILL.md"));
+
+    let out = hx.clear_args().args(["skills", "show", "nope"]).run();
+    out.assert_code(2);
+    assert!(out
+        .stderr
+        .contains("unknown skill nope. Available: Bad_Name, deploy, inner, review"));
+
+    let out = hx.clear_args().args(["skills", "check"]).run();
+    out.assert_code(1);
+    for s in [
+        ".agents/skills/Bad_Name/SKILL.md: error:",
+        ".agents/skills/Bad_Name/SKILL.md: warning:",
+        ".agents/skills/broken/SKILL.md: error:",
+    ] {
+        assert!(out.stdout.contains(s), "missing {s:?} in\n{}", out.stdout);
+    }
+    let out = hx
+        .clear_args()
+        .args(["skills", "check", ".agents/skills/review"])
+        .run();
+    out.assert_code(0);
+}
