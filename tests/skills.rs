@@ -253,3 +253,48 @@ fn skills_list_show_and_check_work_without_a_key() {
         .run();
     out.assert_code(0);
 }
+
+#[test]
+fn user_skill_files_are_readable_but_not_writable() {
+    let mut hx = Hx::new_offline();
+    let dir = hx.home().join(".agents/skills/notes");
+    std::fs::create_dir_all(dir.join("refs")).expect("user skill dir");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: notes\ndescription: Notes\n---\nRead refs/style.md.\n",
+    )
+    .expect("skill");
+    std::fs::write(dir.join("refs/style.md"), "Use short lines.\n").expect("ref");
+    let style = dir.join("refs/style.md").canonicalize().expect("canonical");
+    let style = style.to_str().expect("utf8").to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            load("l1", json!({"name": "notes"})),
+            Call::new("r1", "read_file", &json!({ "path": style }).to_string()),
+            Call::new(
+                "w1",
+                "write_file",
+                &json!({"path": style, "content": "x"}).to_string(),
+            ),
+        ]),
+        Reply::text("ok"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "take notes"]);
+    hx.run().assert_code(0);
+    let msgs = server.requests()[1].body["messages"].clone();
+    let tools: Vec<&str> = msgs
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().expect("content"))
+        .collect();
+    assert!(tools[0].contains(&format!("- {style}\n")), "{}", tools[0]);
+    assert_eq!(tools[1], "Use short lines.\n");
+    assert_eq!(tools[2], format!("Error: path escapes workspace: {style}"));
+    assert_eq!(
+        std::fs::read_to_string(&style).expect("still there"),
+        "Use short lines.\n"
+    );
+}

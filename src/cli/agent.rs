@@ -9,7 +9,7 @@ use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Flags};
 use crate::hooks::{trace::TraceHook, GuardHook, HookContext, Hooks};
 use crate::model::OpenAiClient;
-use crate::skills::LoadSkill;
+use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
 use crate::tools::todo::{TodoList, TodoWrite};
@@ -96,6 +96,13 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from);
+    let skill_roots = skills::skill_roots(&root, home.as_deref());
+    // Skill folders outside the workspace (the user's, or a project's above a subfolder) stay
+    // readable, since load_skill lists their files for the model to read.
+    let workspace = workspace.with_read_only(skill_roots.iter().map(|r| r.path.clone()));
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new().with_trace(Arc::new(TraceHook::new(term.clone())));
     if config.guard {
@@ -121,10 +128,7 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
         reminders: Vec::new(),
         is_subagent: true,
     };
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
-    let skills = Arc::new(super::skills::discover(&root, home.as_deref()));
+    let skills = Arc::new(super::skills::discover_in(&skill_roots));
     let catalog = skills.catalog(config.skills_catalog_budget);
     registry.register(Arc::new(LoadSkill::new(skills)));
     let todos = TodoList::new();

@@ -29,7 +29,12 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
 
 /// Discovers skills, printing discovery warnings on stderr.
 pub fn discover(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
-    let d = skills::discover(cwd, home);
+    discover_in(&skills::skill_roots(cwd, home))
+}
+
+/// Discovers skills in known roots, printing discovery warnings on stderr.
+pub fn discover_in(roots: &[skills::SkillRoot]) -> SkillRegistry {
+    let d = skills::discover_roots(roots);
     for w in &d.warnings {
         eprintln!("hx: warning: {w}");
     }

@@ -61,7 +61,8 @@ impl Tool for ReadFile {
                 Ok(l) => l,
                 Err(e) => return e,
             };
-            let path = match cx.workspace.resolve(&user_path) {
+            // Skill folders outside the workspace are readable: load_skill lists their files.
+            let path = match cx.workspace.resolve_for_read(&user_path) {
                 Ok(p) => p,
                 Err(e) => return e,
             };

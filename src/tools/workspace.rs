@@ -13,13 +13,43 @@ const MAX_SYMLINK_HOPS: usize = 40;
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// Folders outside the root that may be read but never written: the skill folders whose
+    /// files `load_skill` lists with absolute paths.
+    read_only: Vec<PathBuf>,
 }
 
 impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
         Ok(Workspace {
             root: root.as_ref().canonicalize()?,
+            read_only: Vec::new(),
         })
+    }
+
+    /// Adds folders that `resolve_for_read` accepts besides the root. Folders that do not
+    /// exist are ignored.
+    pub fn with_read_only(mut self, dirs: impl IntoIterator<Item = PathBuf>) -> Self {
+        for d in dirs {
+            if let Ok(real) = d.canonicalize() {
+                if !real.starts_with(&self.root) && !self.read_only.contains(&real) {
+                    self.read_only.push(real);
+                }
+            }
+        }
+        self
+    }
+
+    /// Like [`Workspace::resolve`], but also accepts paths inside the read-only folders.
+    pub fn resolve_for_read(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
+        match self.resolve(user_path) {
+            Err(escape) if !self.read_only.is_empty() => {
+                match real_path(&self.root.join(user_path)) {
+                    Ok(p) if self.read_only.iter().any(|r| p.starts_with(r)) => Ok(p),
+                    _ => Err(escape),
+                }
+            }
+            other => other,
+        }
     }
 
     pub fn root(&self) -> &Path {
@@ -209,5 +239,33 @@ mod tests {
         let (_d, _o, ws) = setup();
         assert_eq!(ws.display(&ws.root().join("a/b.rs")), "a/b.rs");
         assert_eq!(ws.display(ws.root()), ".");
+    }
+}
+
+#[cfg(test)]
+mod read_only_tests {
+    use super::*;
+
+    #[test]
+    fn read_only_folders_are_readable_not_writable() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let ws_dir = dir.path().join("ws");
+        let skills = dir.path().join("skills");
+        std::fs::create_dir_all(&ws_dir).expect("ws");
+        std::fs::create_dir_all(&skills).expect("skills");
+        std::fs::write(skills.join("ref.md"), "x").expect("write");
+        std::fs::write(dir.path().join("secret"), "x").expect("write");
+        let ws = Workspace::new(&ws_dir)
+            .expect("ws")
+            .with_read_only([skills.clone()]);
+        let inside = skills.join("ref.md");
+        let inside = inside.to_str().expect("utf8");
+        assert!(ws.resolve_for_read(inside).is_ok());
+        assert_eq!(
+            ws.resolve(inside).expect_err("no writes").content,
+            format!("Error: path escapes workspace: {inside}")
+        );
+        assert!(ws.resolve_for_read("../secret").is_err());
+        assert!(ws.resolve_for_read("../skills/../secret").is_err());
     }
 }
