@@ -4,7 +4,8 @@
 //! - hx's own CPU time per turn over a 40-turn tool session (user + system time of the hx
 //!   process divided by turns; the fake server runs in this process, so it is not counted),
 //!   and the wall time per turn, which also includes the fake server and loopback HTTP;
-//! - the peak RSS of a run whose bash call prints 30 MB.
+//! - the peak RSS of a run whose bash call prints 30 MB;
+//! - the CPU and wall time of a whole single-turn run (process start to exit).
 //!
 //! Figures are medians over several runs.
 
@@ -59,9 +60,10 @@ fn session() -> (Duration, Duration) {
                 "read_file",
                 r#"{"path":"notes.txt"}"#,
             )])
+            .unpaced()
         })
         .collect();
-    replies.push(Reply::text("done"));
+    replies.push(Reply::text("done").unpaced());
     let server = FakeServer::start(replies);
     let mut hx = Hx::new(&server);
     hx.write_file("notes.txt", &"a line of notes\n".repeat(50))
@@ -70,6 +72,16 @@ fn session() -> (Duration, Duration) {
     assert_eq!(code, 0, "40-turn session failed");
     assert_eq!(server.requests().len(), TURNS);
     (cpu / TURNS as u32, wall / TURNS as u32)
+}
+
+/// One plain answer: the cost of starting hx and making one request.
+fn single_turn() -> (Duration, Duration) {
+    let server = FakeServer::start(vec![Reply::text("hi").unpaced()]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "say hi"]);
+    let (code, cpu, _, wall) = run_hx(&hx);
+    assert_eq!(code, 0, "single-turn run failed");
+    (cpu, wall)
 }
 
 fn big_output() -> i64 {
@@ -109,6 +121,13 @@ fn main() {
         wall.push(w);
     }
     let rss: Vec<i64> = (0..runs).map(|_| big_output()).collect();
+    let (one_cpu, one_wall): (Vec<Duration>, Vec<Duration>) =
+        (0..runs).map(|_| single_turn()).unzip();
+    println!(
+        "agent_loop/single-turn run (start, one request, exit): hx CPU median {:.2} ms, wall median {:.2} ms ({runs} runs)",
+        median(one_cpu).as_secs_f64() * 1e3,
+        median(one_wall).as_secs_f64() * 1e3,
+    );
     println!(
         "agent_loop/40-turn session: hx CPU per turn median {:.3} ms (min {:.3}), wall per turn median {:.3} ms ({runs} runs)",
         median(cpu.clone()).as_secs_f64() * 1e3,

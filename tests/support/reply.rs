@@ -59,6 +59,8 @@ pub struct Reply {
     pub(super) cut_after: Option<usize>,
     pub(super) delay: Duration,
     pub(super) event_delay: Duration,
+    /// No pause between the two halves of a split event (benchmarks: no added latency).
+    pub(super) unpaced: bool,
     pub(super) headers: Vec<(String, String)>,
 }
 
@@ -79,6 +81,7 @@ impl Reply {
             cut_after: None,
             delay: Duration::ZERO,
             event_delay: Duration::ZERO,
+            unpaced: false,
             headers: Vec::new(),
         }
     }
@@ -189,6 +192,13 @@ impl Reply {
     /// Wait before sending the response headers.
     pub fn delay(mut self, d: Duration) -> Self {
         self.delay = d;
+        self
+    }
+
+    /// Keeps splitting events across chunks but without the pause between the halves, so a
+    /// benchmark measures hx, not the fake's pacing.
+    pub fn unpaced(mut self) -> Self {
+        self.unpaced = true;
         self
     }
 

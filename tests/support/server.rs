@@ -351,7 +351,9 @@ fn stream_reply(out: &mut &TcpStream, reply: &Reply, shared: &Shared) -> std::io
         if split && i % 3 == 2 && bytes.len() >= 2 {
             let (a, b) = bytes.split_at(bytes.len() / 2);
             chunk(out, a)?;
-            thread::sleep(SPLIT_PAUSE);
+            if !reply.unpaced {
+                thread::sleep(SPLIT_PAUSE);
+            }
             chunk(out, b)?;
         } else {
             chunk(out, bytes)?;
