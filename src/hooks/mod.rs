@@ -16,6 +16,7 @@ use crate::agent::RunStats;
 use crate::model::ToolCall;
 use crate::tools::ToolResult;
 
+pub mod config;
 pub mod guard;
 mod shell_words;
 pub mod trace;
