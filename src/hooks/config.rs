@@ -10,7 +10,9 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::trust::{TrustState, TrustStore};
 use super::HookEvent;
+use crate::config::{user_config_dir, Env};
 
 /// A command hook's timeout when its entry gives none (Claude Code's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -283,6 +285,70 @@ fn parse_hook(hook: &Value) -> Result<(String, Duration, Option<String>), String
         },
     };
     Ok((command, timeout, warning))
+}
+
+/// The hooks of a run: the user's file (always) then the project's (only when trusted), and
+/// the warning lines to show.
+pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
+    let mut warnings = Vec::new();
+    let mut entries = Vec::new();
+    if let Some(user) = user_config_dir(env).map(|d| d.join("hooks.json")) {
+        if let Some(bytes) = read(&user, &mut warnings) {
+            entries.extend(parse_bytes(&user, &bytes, &mut warnings));
+        }
+    }
+    if let Some(project) = project_hooks_file(cwd) {
+        // The bytes hashed are the bytes parsed: the file cannot change between the two.
+        if let Some(bytes) = read(&project, &mut warnings) {
+            let state = match TrustStore::path_for(env).map(|p| TrustStore::load(&p)) {
+                Some(Ok(store)) => store.state(&project, &bytes),
+                Some(Err(e)) => {
+                    warnings.push(format!("hx: {e}; project hooks are not run"));
+                    TrustState::Untrusted
+                }
+                None => TrustState::Untrusted,
+            };
+            let p = project.display();
+            match state {
+                TrustState::Trusted => entries.extend(parse_bytes(&project, &bytes, &mut warnings)),
+                TrustState::Untrusted => warnings.push(format!(
+                    "hx: {p}: project hooks skipped: not trusted; review the file, then run `hx trust` to allow them"
+                )),
+                TrustState::Changed => warnings.push(format!(
+                    "hx: {p}: project hooks skipped: changed since trusted; review the file, then run `hx trust` again"
+                )),
+            }
+        }
+    }
+    (entries, warnings)
+}
+
+/// A hooks file's bytes; `None` when it is missing (silently) or unreadable (with a warning).
+fn read(path: &Path, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
+    match std::fs::read(path) {
+        Ok(b) => Some(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            warnings.push(format!(
+                "hx: {}: cannot read ({e}); its hooks are skipped",
+                path.display()
+            ));
+            None
+        }
+    }
+}
+
+fn parse_bytes(path: &Path, bytes: &[u8], warnings: &mut Vec<String>) -> Vec<Entry> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => parse_file(path, text, warnings),
+        Err(_) => {
+            warnings.push(format!(
+                "hx: {}: not UTF-8 text; its hooks are skipped",
+                path.display()
+            ));
+            Vec::new()
+        }
+    }
 }
 
 /// The nearest `.hx/hooks.json` at or above `cwd`.

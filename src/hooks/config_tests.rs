@@ -1,6 +1,7 @@
 //! Tests of hooks.json parsing, matchers and loading with trust.
 
 use super::*;
+use crate::hooks::trust::TrustStore;
 
 fn parse(text: &str) -> (Vec<Entry>, Vec<String>) {
     let mut w = Vec::new();
@@ -147,4 +148,56 @@ fn odd_timeouts_never_panic() {
         parse(r#"{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0.5}]}]}"#);
     assert_eq!(e[0].timeout, Duration::from_millis(500));
     assert!(w.is_empty());
+}
+
+const ONE_HOOK: &str = r#"{"Stop": [{"hooks": [{"type": "command", "command": "project-hook"}]}]}"#;
+
+fn env_for(home: &Path) -> Env {
+    let mut env = Env::new();
+    env.insert("HOME".into(), home.display().to_string());
+    env
+}
+
+#[test]
+fn load_user_always_project_only_when_trusted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let project = dir.path().join("proj");
+    let cwd = project.join("sub");
+    std::fs::create_dir_all(home.join(".config/hx")).expect("mkdir");
+    std::fs::create_dir_all(project.join(".hx")).expect("mkdir");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    std::fs::write(
+        home.join(".config/hx/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user-hook"}]}]}}"#,
+    )
+    .expect("write");
+    let project_file = project.join(".hx/hooks.json");
+    std::fs::write(&project_file, ONE_HOOK).expect("write");
+    let env = env_for(&home);
+    let commands = |e: &[Entry]| e.iter().map(|e| e.command.clone()).collect::<Vec<_>>();
+
+    let (e, w) = load(&cwd, &env);
+    assert_eq!(commands(&e), ["user-hook"]);
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].contains("project hooks skipped: not trusted"),
+        "{}",
+        w[0]
+    );
+    assert!(w[0].contains("`hx trust`"), "{}", w[0]);
+
+    let store_path = TrustStore::path_for(&env).expect("store path");
+    let mut store = TrustStore::load(&store_path).expect("store");
+    store.trust(&project_file, ONE_HOOK.as_bytes());
+    store.save().expect("save");
+    let (e, w) = load(&cwd, &env);
+    assert_eq!(commands(&e), ["user-hook", "project-hook"]);
+    assert!(w.is_empty(), "{w:?}");
+
+    std::fs::write(&project_file, ONE_HOOK.replace("project-hook", "evil")).expect("write");
+    let (e, w) = load(&cwd, &env);
+    assert_eq!(commands(&e), ["user-hook"]);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].contains("changed since trusted"), "{}", w[0]);
 }

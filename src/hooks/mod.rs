@@ -20,6 +20,7 @@ pub mod config;
 pub mod guard;
 mod shell_words;
 pub mod trace;
+pub mod trust;
 
 /// Something that happened in a run.
 #[derive(Debug)]
