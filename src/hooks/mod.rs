@@ -16,6 +16,7 @@ use crate::agent::RunStats;
 use crate::model::ToolCall;
 use crate::tools::ToolResult;
 
+pub mod command;
 pub mod config;
 pub mod guard;
 mod shell_words;
