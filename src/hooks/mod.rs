@@ -22,6 +22,7 @@ pub mod guard;
 mod shell_words;
 pub mod trace;
 pub mod trust;
+pub mod user;
 
 /// Something that happened in a run.
 #[derive(Debug)]
