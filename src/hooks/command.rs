@@ -44,10 +44,16 @@ pub fn input_json(event: &HookEvent<'_>, cx: &HookContext) -> Value {
     m.insert("session_id".into(), json!(cx.session_id));
     m.insert("cwd".into(), json!(cx.cwd.display().to_string()));
     m.insert("hook_event_name".into(), json!(event.name()));
-    // The arguments as parsed (or as a hook rewrote them); the raw text when they were not
-    // a JSON object, so a hook still sees what the model sent.
+    // The arguments as parsed (or as a hook rewrote them); the raw text when they are not a
+    // JSON object, so a hook still sees what the model sent. A blocked call's PostToolUse has
+    // no `args`, so its raw text is parsed here again.
     let tool_input = |call: &crate::model::ToolCall, args: Option<&Value>| {
         args.cloned()
+            .or_else(|| {
+                serde_json::from_str::<Value>(&call.arguments)
+                    .ok()
+                    .filter(Value::is_object)
+            })
             .unwrap_or_else(|| Value::String(call.arguments.clone()))
     };
     match event {

@@ -200,6 +200,18 @@ fn input_json_per_event() {
         json!({"session_id": "s1", "cwd": "/w", "hook_event_name": "PreToolUse",
                "tool_name": "bash", "tool_input": "{not json"})
     );
+    let parsable = ToolCall {
+        arguments: r#"{"command": "rm"}"#.into(),
+        ..call.clone()
+    };
+    let v = input_json(
+        &HookEvent::PreToolUse {
+            call: &parsable,
+            args: None,
+        },
+        &cx(),
+    );
+    assert_eq!(v["tool_input"], json!({"command": "rm"}));
     let args = json!({"command": "ls"});
     let result = ToolResult::ok("a\nb");
     let post = HookEvent::PostToolUse {
