@@ -173,8 +173,13 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
         }
     };
     let waited = tokio::time::timeout(timeout, async {
-        let ((), status) = tokio::join!(feed, child.wait());
-        status
+        let mut feed = std::pin::pin!(feed);
+        // Once the hook has exited, unwritten input is dropped: a background process that
+        // inherited stdin but never reads it must not make a finished hook look hung.
+        tokio::select! {
+            status = child.wait() => status,
+            () = &mut feed => child.wait().await,
+        }
     })
     .await;
     let exit = match waited {

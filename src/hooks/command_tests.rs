@@ -287,3 +287,25 @@ fn run_bounds_output_and_survives_unread_stdin() {
     assert_eq!(r.exit, Exit::Code(0));
     assert_eq!(r.stdout.len(), MAX_OUTPUT);
 }
+
+#[test]
+fn a_finished_hook_is_not_held_by_a_child_that_keeps_stdin() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let big_input = vec![b'x'; 1024 * 1024];
+    let start = Instant::now();
+    // The background sleep keeps stdin (explicitly: a background job of a script gets
+    // /dev/null otherwise) and never reads it; its output goes elsewhere.
+    let r = rt().block_on(run(
+        "sleep 3 <&0 >/dev/null 2>&1 & echo done",
+        &big_input,
+        dir.path(),
+        Duration::from_secs(20),
+    ));
+    assert_eq!(r.exit, Exit::Code(0));
+    assert_eq!(r.stdout, "done\n");
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
+}
