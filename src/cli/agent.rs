@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{exit, fail, AgentArgs};
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Flags};
-use crate::hooks::{trace::TraceHook, GuardHook, HookContext, Hooks};
+use crate::hooks::{self, trace::TraceHook, user::CommandHooks, GuardHook, HookContext, Hooks};
 use crate::model::OpenAiClient;
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
@@ -90,8 +90,9 @@ fn read_task(words: &[String]) -> Result<String, String> {
     Ok(task)
 }
 
-/// The main agent for `cwd`: every tool, the trace hook, the base system prompt. The
-/// subagent that `task` starts shares its model, hooks and workspace.
+/// The main agent for `cwd`: every tool, the trace hook, the guard, the user's command hooks
+/// (hooks.json; load warnings go to `term`), the skill catalog. The subagent that `task`
+/// starts shares its model, hooks and workspace.
 pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
@@ -107,6 +108,14 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
     let mut hooks = Hooks::new().with_trace(Arc::new(TraceHook::new(term.clone())));
     if config.guard {
         hooks = hooks.with_guard(Arc::new(GuardHook));
+    }
+    let (entries, warnings) = hooks::config::load(&root, &process_env());
+    for w in warnings {
+        term.line(&w);
+    }
+    let user_hooks = CommandHooks::new(entries, term.clone());
+    if !user_hooks.is_empty() {
+        hooks.push_user(Arc::new(user_hooks));
     }
     let mut registry = Registry::standard();
     let child = Agent {

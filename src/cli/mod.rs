@@ -38,6 +38,18 @@ pub enum Command {
     Agent(AgentArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
+    /// Allow this project's hooks (.hx/hooks.json) to run, as they are now
+    Trust(TrustArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct TrustArgs {
+    /// List the trusted hooks files
+    #[arg(long, conflicts_with = "revoke")]
+    pub list: bool,
+    /// Stop trusting this project's hooks file
+    #[arg(long)]
+    pub revoke: bool,
 }
 
 #[derive(Debug, Args)]
@@ -145,6 +157,23 @@ pub fn main_with_args() -> i32 {
     match cli.command {
         Command::Agent(args) => agent::agent_command(args),
         Command::Skills(args) => skills::skills_command(args),
+        Command::Trust(args) => trust_command(args),
+    }
+}
+
+fn trust_command(args: TrustArgs) -> i32 {
+    use crate::hooks::trust::{run, TrustAction};
+    let action = match (args.list, args.revoke) {
+        (true, _) => TrustAction::List,
+        (_, true) => TrustAction::Revoke,
+        _ => TrustAction::Trust,
+    };
+    match std::env::current_dir() {
+        Ok(cwd) => run(action, &cwd, &crate::config::process_env()),
+        Err(e) => fail(
+            exit::USAGE,
+            format!("cannot read the working directory: {e}"),
+        ),
     }
 }
 

@@ -16,9 +16,13 @@ use crate::agent::RunStats;
 use crate::model::ToolCall;
 use crate::tools::ToolResult;
 
+pub mod command;
+pub mod config;
 pub mod guard;
 mod shell_words;
 pub mod trace;
+pub mod trust;
+pub mod user;
 
 /// Something that happened in a run.
 #[derive(Debug)]

@@ -1,0 +1,203 @@
+//! Tests of hooks.json parsing, matchers and loading with trust.
+
+use super::*;
+use crate::hooks::trust::TrustStore;
+
+fn parse(text: &str) -> (Vec<Entry>, Vec<String>) {
+    let mut w = Vec::new();
+    let e = parse_file(Path::new("/p/hooks.json"), text, &mut w);
+    (e, w)
+}
+
+#[test]
+fn matcher_kinds() {
+    assert!(matches!(Matcher::parse("").expect("empty"), Matcher::All));
+    assert!(matches!(Matcher::parse(" * ").expect("star"), Matcher::All));
+    let names = Matcher::parse("bash | write_file").expect("list");
+    assert!(matches!(&names, Matcher::Names(n) if n == &["bash", "write_file"]));
+    assert!(names.matches("bash"));
+    assert!(names.matches("write_file"));
+    assert!(!names.matches("bas"));
+    assert!(!names.matches("read_file"));
+
+    let re = Matcher::parse("read_.*|gl.b").expect("regex");
+    assert!(matches!(re, Matcher::Regex(_)));
+    assert!(re.matches("read_file"));
+    assert!(re.matches("glob"));
+    // Anchored: a part of the name is not a match.
+    assert!(!Matcher::parse("as.").expect("regex").matches("bash"));
+    assert!(!Matcher::parse("ba.h").expect("regex").matches("bash2"));
+}
+
+#[test]
+fn claude_names_are_aliases() {
+    let m = Matcher::parse("Bash").expect("list");
+    assert!(m.matches("bash"));
+    assert!(!m.matches("read_file"));
+    let m = Matcher::parse("Write|Edit").expect("list");
+    assert!(m.matches("write_file") && m.matches("edit_file") && !m.matches("bash"));
+    let m = Matcher::parse("Todo.*|Skill").expect("regex");
+    assert!(m.matches("todo_write") && m.matches("load_skill") && !m.matches("task"));
+    assert!(Matcher::parse("Task").expect("list").matches("task"));
+    assert!(Matcher::parse("Read|Glob").expect("list").matches("glob"));
+    assert_eq!(claude_name("read_file"), Some("Read"));
+    assert_eq!(claude_name("nope"), None);
+}
+
+#[test]
+fn invalid_regex_is_an_error() {
+    let err = Matcher::parse("ba(sh").expect_err("invalid");
+    assert!(err.starts_with("invalid matcher regex \"ba(sh\""), "{err}");
+}
+
+#[test]
+fn settings_shape_and_bare_map() {
+    let wrapped = r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
+        {"type": "command", "command": "./a.sh", "timeout": 5}]}]}}"#;
+    let (e, w) = parse(wrapped);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].event, EventKind::PreToolUse);
+    assert_eq!(e[0].command, "./a.sh");
+    assert_eq!(e[0].timeout, Duration::from_secs(5));
+    assert_eq!(e[0].source, Path::new("/p/hooks.json"));
+
+    let bare = r#"{"Stop": [{"hooks": [{"type": "command", "command": "x"}]}],
+                   "SessionStart": [{"matcher": "ignored(", "hooks": [{"type": "command", "command": "y"}]}]}"#;
+    let (e, w) = parse(bare);
+    assert!(w.is_empty(), "{w:?}");
+    assert_eq!(e.len(), 2);
+    assert_eq!(e[0].timeout, DEFAULT_TIMEOUT);
+    assert_eq!(e[1].event, EventKind::SessionStart);
+    assert!(matches!(e[1].matcher, Matcher::All));
+}
+
+#[test]
+fn malformed_entries_warn_once_each_and_the_rest_loads() {
+    let text = r#"{"hooks": {
+        "PreToolUse": [
+            {"matcher": "bash", "hooks": [
+                {"type": "prompt", "prompt": "x"},
+                {"type": "command"},
+                {"type": "command", "command": "ok1", "timeout": -1},
+                "nope"
+            ]},
+            {"matcher": 3, "hooks": []},
+            {"matcher": "a(", "hooks": [{"type": "command", "command": "never"}]},
+            {"matcher": "bash"}
+        ],
+        "PostToolUse": {"not": "an array"},
+        "BeforeEverything": []
+    }}"#;
+    let (e, w) = parse(text);
+    assert_eq!(e.len(), 1);
+    assert_eq!(e[0].command, "ok1");
+    assert_eq!(e[0].timeout, DEFAULT_TIMEOUT);
+    let p = "hx: /p/hooks.json: ";
+    let expected = [
+        format!("{p}PreToolUse[0].hooks[0]: unsupported hook type \"prompt\" (hx runs \"command\" hooks only); skipped"),
+        format!("{p}PreToolUse[0].hooks[1]: \"command\" must be a non-empty string; skipped"),
+        format!("{p}PreToolUse[0].hooks[2]: \"timeout\" must be seconds between 0 and 86400, got -1; using 60 s"),
+        format!("{p}PreToolUse[0].hooks[3]: expected an object; skipped"),
+        format!("{p}PreToolUse[1]: \"matcher\" must be a string; skipped"),
+    ];
+    assert_eq!(&w[..5], &expected[..]);
+    assert!(
+        w[5].starts_with(&format!("{p}PreToolUse[2]: invalid matcher regex \"a(\"")),
+        "{}",
+        w[5]
+    );
+    assert!(w[5].ends_with("; skipped") && !w[5].contains('\n'));
+    assert_eq!(
+        w[6],
+        format!("{p}PreToolUse[3]: expected \"hooks\": an array of hooks; skipped")
+    );
+    assert_eq!(
+        w[7],
+        format!("{p}PostToolUse: expected an array of matcher groups; skipped")
+    );
+    assert!(
+        w[8].starts_with(&format!("{p}unknown hook event \"BeforeEverything\"")),
+        "{}",
+        w[8]
+    );
+    assert_eq!(w.len(), 9);
+}
+
+#[test]
+fn invalid_json_is_one_warning_and_no_hooks() {
+    for text in ["{not json", "", "[1]", r#"{"hooks": []}"#] {
+        let (e, w) = parse(text);
+        assert!(e.is_empty());
+        assert_eq!(w.len(), 1, "{text}: {w:?}");
+        assert!(w[0].starts_with("hx: /p/hooks.json: "), "{}", w[0]);
+        assert!(w[0].ends_with("its hooks are skipped"), "{}", w[0]);
+    }
+}
+
+#[test]
+fn odd_timeouts_never_panic() {
+    for t in ["1e300", "0", "0.5", "\"10\"", "86401"] {
+        let text = format!(
+            r#"{{"Stop": [{{"hooks": [{{"type": "command", "command": "x", "timeout": {t}}}]}}]}}"#
+        );
+        let (e, _) = parse(&text);
+        assert_eq!(e.len(), 1, "{t}");
+    }
+    let (e, w) =
+        parse(r#"{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0.5}]}]}"#);
+    assert_eq!(e[0].timeout, Duration::from_millis(500));
+    assert!(w.is_empty());
+}
+
+const ONE_HOOK: &str = r#"{"Stop": [{"hooks": [{"type": "command", "command": "project-hook"}]}]}"#;
+
+fn env_for(home: &Path) -> Env {
+    let mut env = Env::new();
+    env.insert("HOME".into(), home.display().to_string());
+    env
+}
+
+#[test]
+fn load_user_always_project_only_when_trusted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let project = dir.path().join("proj");
+    let cwd = project.join("sub");
+    std::fs::create_dir_all(home.join(".config/hx")).expect("mkdir");
+    std::fs::create_dir_all(project.join(".hx")).expect("mkdir");
+    std::fs::create_dir_all(&cwd).expect("mkdir");
+    std::fs::write(
+        home.join(".config/hx/hooks.json"),
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "user-hook"}]}]}}"#,
+    )
+    .expect("write");
+    let project_file = project.join(".hx/hooks.json");
+    std::fs::write(&project_file, ONE_HOOK).expect("write");
+    let env = env_for(&home);
+    let commands = |e: &[Entry]| e.iter().map(|e| e.command.clone()).collect::<Vec<_>>();
+
+    let (e, w) = load(&cwd, &env);
+    assert_eq!(commands(&e), ["user-hook"]);
+    assert_eq!(w.len(), 1);
+    assert!(
+        w[0].contains("project hooks skipped: not trusted"),
+        "{}",
+        w[0]
+    );
+    assert!(w[0].contains("`hx trust`"), "{}", w[0]);
+
+    let store_path = TrustStore::path_for(&env).expect("store path");
+    let mut store = TrustStore::load(&store_path).expect("store");
+    store.trust(&project_file, ONE_HOOK.as_bytes());
+    store.save().expect("save");
+    let (e, w) = load(&cwd, &env);
+    assert_eq!(commands(&e), ["user-hook", "project-hook"]);
+    assert!(w.is_empty(), "{w:?}");
+
+    std::fs::write(&project_file, ONE_HOOK.replace("project-hook", "evil")).expect("write");
+    let (e, w) = load(&cwd, &env);
+    assert_eq!(commands(&e), ["user-hook"]);
+    assert_eq!(w.len(), 1);
+    assert!(w[0].contains("changed since trusted"), "{}", w[0]);
+}

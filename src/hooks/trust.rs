@@ -1,0 +1,240 @@
+//! Trust for project hooks: a project's `.hx/hooks.json` is code from the repository, so it
+//! runs only after the user ran `hx trust` on exactly that content.
+//!
+//! The store is `trusted.json` in the user's config dir: the absolute path of each trusted
+//! hooks file mapped to the SHA-256 of its content. Any edit changes the hash, so a pulled
+//! commit cannot swap in new commands under an old approval.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+
+use super::config::{parse_file, project_hooks_file};
+use crate::config::{user_config_dir, Env};
+
+/// Hex digits of the hash shown to the user: enough to compare by eye.
+const SHOWN_HASH: usize = 12;
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// Where a hooks file stands with the user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustState {
+    Trusted,
+    Untrusted,
+    /// Trusted once, but the content is no longer what was trusted.
+    Changed,
+}
+
+/// The key of a hooks file: its absolute path, with links resolved so that two spellings of
+/// one file share one approval.
+pub fn key_of(file: &Path) -> String {
+    std::fs::canonicalize(file)
+        .unwrap_or_else(|_| file.to_path_buf())
+        .display()
+        .to_string()
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct TrustStore {
+    path: PathBuf,
+    entries: BTreeMap<String, String>,
+}
+
+impl TrustStore {
+    /// `trusted.json` in the user's config dir, if there is one.
+    pub fn path_for(env: &Env) -> Option<PathBuf> {
+        user_config_dir(env).map(|d| d.join("trusted.json"))
+    }
+
+    /// Reads the store; a missing file is an empty store.
+    pub fn load(path: &Path) -> Result<TrustStore, String> {
+        let entries = match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| format!("{} is not a valid trust store ({e})", path.display()))?,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => BTreeMap::new(),
+            Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        };
+        Ok(TrustStore {
+            path: path.to_path_buf(),
+            entries,
+        })
+    }
+
+    /// Whether `content`, read from `file`, is what the user trusted.
+    pub fn state(&self, file: &Path, content: &[u8]) -> TrustState {
+        match self.entries.get(&key_of(file)) {
+            None => TrustState::Untrusted,
+            Some(h) if *h == sha256_hex(content) => TrustState::Trusted,
+            Some(_) => TrustState::Changed,
+        }
+    }
+
+    /// Records `content` of `file` as trusted; returns its hash.
+    pub fn trust(&mut self, file: &Path, content: &[u8]) -> String {
+        let hash = sha256_hex(content);
+        self.entries.insert(key_of(file), hash.clone());
+        hash
+    }
+
+    /// Forgets `file`; whether it was there.
+    pub fn revoke(&mut self, file: &Path) -> bool {
+        self.entries.remove(&key_of(file)).is_some()
+    }
+
+    pub fn entries(&self) -> &BTreeMap<String, String> {
+        &self.entries
+    }
+
+    /// Writes the store atomically: a crash mid-write must not leave a torn file that would
+    /// silently untrust (or, worse, fail to parse) every project.
+    pub fn save(&self) -> Result<(), String> {
+        let dir = self.path.parent().unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir)
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        let text = serde_json::to_string_pretty(&self.entries)
+            .map_err(|e| format!("cannot encode the trust store: {e}"))?;
+        let mut tmp = tempfile::NamedTempFile::new_in(dir)
+            .map_err(|e| format!("cannot write in {}: {e}", dir.display()))?;
+        tmp.write_all(text.as_bytes())
+            .and_then(|_| tmp.write_all(b"\n"))
+            .and_then(|_| tmp.as_file().sync_all())
+            .map_err(|e| format!("cannot write the trust store: {e}"))?;
+        tmp.persist(&self.path)
+            .map_err(|e| format!("cannot replace {}: {}", self.path.display(), e.error))?;
+        Ok(())
+    }
+}
+
+fn short(hash: &str) -> &str {
+    hash.get(..SHOWN_HASH).unwrap_or(hash)
+}
+
+/// What `hx trust` should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrustAction {
+    Trust,
+    List,
+    Revoke,
+}
+
+/// `hx trust`: prints results on stdout, problems on stderr; returns the exit code (2 for
+/// usage problems such as no hooks file, 1 when the store cannot be read or written).
+pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
+    let Some(store_path) = TrustStore::path_for(env) else {
+        eprintln!("hx: no user config dir (set HOME or XDG_CONFIG_HOME) to keep trusted files in");
+        return 2;
+    };
+    let mut store = match TrustStore::load(&store_path) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("hx: {e}; fix or delete it to start over");
+            return 1;
+        }
+    };
+    if action == TrustAction::List {
+        if store.entries().is_empty() {
+            println!("no trusted hooks files");
+        }
+        for (file, hash) in store.entries() {
+            println!("{}  {file}", short(hash));
+        }
+        return 0;
+    }
+    let Some(file) = project_hooks_file(cwd) else {
+        eprintln!(
+            "hx: no project hooks file: no .hx/hooks.json in {} or any parent",
+            cwd.display()
+        );
+        return 2;
+    };
+    let key = key_of(&file);
+    if action == TrustAction::Revoke {
+        if !store.revoke(&file) {
+            println!("{key} was not trusted");
+            return 0;
+        }
+        if let Err(e) = store.save() {
+            eprintln!("hx: {e}");
+            return 1;
+        }
+        println!("revoked {key}");
+        return 0;
+    }
+    let content = match std::fs::read(&file) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("hx: cannot read {}: {e}", file.display());
+            return 1;
+        }
+    };
+    // Show what is being trusted, so the approval is of commands seen, not of a file name.
+    let mut warnings = Vec::new();
+    let entries = parse_file(&file, &String::from_utf8_lossy(&content), &mut warnings);
+    for w in &warnings {
+        eprintln!("{w}");
+    }
+    let hash = store.trust(&file, &content);
+    if let Err(e) = store.save() {
+        eprintln!("hx: {e}");
+        return 1;
+    }
+    println!("trusted {key} (sha256 {})", short(&hash));
+    for e in &entries {
+        println!("  {:?}: {}", e.event, e.command);
+    }
+    0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_is_sha256_hex() {
+        assert_eq!(
+            sha256_hex(b"abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"
+        );
+    }
+
+    #[test]
+    fn trusted_changed_untrusted_and_revoked() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join("hooks.json");
+        std::fs::write(&file, "{}").expect("write");
+        let store_path = dir.path().join("cfg").join("trusted.json");
+        let mut store = TrustStore::load(&store_path).expect("empty store");
+        assert_eq!(store.state(&file, b"{}"), TrustState::Untrusted);
+        store.trust(&file, b"{}");
+        store.save().expect("save");
+
+        let store = TrustStore::load(&store_path).expect("reload");
+        assert_eq!(store.state(&file, b"{}"), TrustState::Trusted);
+        assert_eq!(store.state(&file, b"{ }"), TrustState::Changed);
+        // Another spelling of the same path shares the approval.
+        let other = dir.path().join(".").join("hooks.json");
+        assert_eq!(store.state(&other, b"{}"), TrustState::Trusted);
+
+        let mut store = store;
+        assert!(store.revoke(&file));
+        assert!(!store.revoke(&file));
+        assert_eq!(store.state(&file, b"{}"), TrustState::Untrusted);
+    }
+
+    #[test]
+    fn a_corrupt_store_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("trusted.json");
+        std::fs::write(&path, "[1, 2").expect("write");
+        let err = TrustStore::load(&path).expect_err("corrupt");
+        assert!(err.contains("is not a valid trust store"), "{err}");
+    }
+}

@@ -1,0 +1,142 @@
+//! The user's command hooks as one `Hook`: picks the entries an event matches, runs each
+//! distinct command once and concurrently, and merges what they say.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use futures_util::future::{join_all, BoxFuture};
+
+use super::command::{input_json, interpret, run};
+use super::config::{Entry, EventKind};
+use super::{Hook, HookContext, HookEvent, HookOutput, Verdict};
+use crate::term::Term;
+
+pub struct CommandHooks {
+    entries: Vec<Entry>,
+    /// Where failure and timeout lines go, whole lines so concurrent agents do not interleave.
+    term: Arc<Term>,
+}
+
+impl CommandHooks {
+    pub fn new(entries: Vec<Entry>, term: Arc<Term>) -> Self {
+        CommandHooks { entries, term }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries `event` runs, the first of each command string only: the same command
+    /// listed in the user's and the project's file (or under two matchers) runs once.
+    fn selected(&self, event: &HookEvent<'_>) -> Vec<&Entry> {
+        let mut seen = HashSet::new();
+        self.entries
+            .iter()
+            .filter(|e| e.applies_to(event))
+            .filter(|e| seen.insert(e.command.as_str()))
+            .collect()
+    }
+}
+
+impl Hook for CommandHooks {
+    fn handle<'a>(
+        &'a self,
+        event: &'a HookEvent<'a>,
+        cx: &'a HookContext,
+    ) -> BoxFuture<'a, HookOutput> {
+        let selected = self.selected(event);
+        Box::pin(async move {
+            if selected.is_empty() {
+                return HookOutput::default();
+            }
+            let kind = EventKind::of(event);
+            let input = input_json(event, cx).to_string();
+            let outputs = join_all(selected.into_iter().map(|e| {
+                let input = input.as_bytes();
+                async move {
+                    let ran = run(&e.command, input, &cx.cwd, e.timeout).await;
+                    let (out, lines) = interpret(kind, &ran, &e.command);
+                    for l in lines {
+                        self.term.line(&format!("{}{l}", cx.prefix));
+                    }
+                    out
+                }
+            }))
+            .await;
+            merge(outputs)
+        })
+    }
+}
+
+/// Combines the outputs of several commands as `Hooks` combines hooks: the first Block wins
+/// and beats any Allow, the last updated input wins, every context is kept in order, the first
+/// request to stop the run wins.
+pub fn merge(outputs: Vec<HookOutput>) -> HookOutput {
+    let mut merged = HookOutput::default();
+    let mut context: Vec<String> = Vec::new();
+    for out in outputs {
+        merged.verdict = match (merged.verdict.take(), out.verdict) {
+            (Some(Verdict::Block(r)), _) => Some(Verdict::Block(r)),
+            (_, Some(Verdict::Block(r))) => Some(Verdict::Block(r)),
+            (a, b) => a.or(b),
+        };
+        if out.updated_input.is_some() {
+            merged.updated_input = out.updated_input;
+        }
+        context.extend(out.additional_context);
+        if merged.stop_run.is_none() {
+            merged.stop_run = out.stop_run;
+        }
+    }
+    if !context.is_empty() {
+        merged.additional_context = Some(context.join("\n\n"));
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn out(verdict: Option<Verdict>) -> HookOutput {
+        HookOutput {
+            verdict,
+            ..HookOutput::default()
+        }
+    }
+
+    #[test]
+    fn first_block_wins_and_beats_allow() {
+        let b = |r: &str| Some(Verdict::Block(r.into()));
+        let m = merge(vec![
+            out(Some(Verdict::Allow)),
+            out(b("one")),
+            out(b("two")),
+        ]);
+        assert_eq!(m.verdict, b("one"));
+        let m = merge(vec![out(None), out(Some(Verdict::Allow)), out(None)]);
+        assert_eq!(m.verdict, Some(Verdict::Allow));
+        assert_eq!(merge(vec![]), HookOutput::default());
+    }
+
+    #[test]
+    fn inputs_contexts_and_stops() {
+        let a = HookOutput {
+            updated_input: Some(json!({"a": 1})),
+            additional_context: Some("first".into()),
+            stop_run: Some("stop 1".into()),
+            ..HookOutput::default()
+        };
+        let b = HookOutput {
+            updated_input: Some(json!({"b": 2})),
+            additional_context: Some("second".into()),
+            stop_run: Some("stop 2".into()),
+            ..HookOutput::default()
+        };
+        let m = merge(vec![a, HookOutput::default(), b]);
+        assert_eq!(m.updated_input, Some(json!({"b": 2})));
+        assert_eq!(m.additional_context.as_deref(), Some("first\n\nsecond"));
+        assert_eq!(m.stop_run.as_deref(), Some("stop 1"));
+    }
+}

@@ -1,0 +1,75 @@
+//! End-to-end tests of the built-in guard: a refused call never runs, the model is told why,
+//! and `--no-guard` turns it off.
+
+mod support;
+
+use serde_json::json;
+use support::{Call, FakeServer, Hx, Reply, Run};
+
+fn run_call(command: &str, extra: &[&str]) -> (FakeServer, Run) {
+    let args = json!({ "command": command }).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.arg("agent").args(extra).arg("do it");
+    let run = hx.run();
+    run.assert_success();
+    (server, run)
+}
+
+fn tool_message(server: &FakeServer) -> String {
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let last = reqs[1].body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .expect("messages");
+    assert_eq!(last["role"], "tool");
+    assert_eq!(last["tool_call_id"], "call_1");
+    last["content"].as_str().expect("content").to_string()
+}
+
+fn stop_line(run: &Run) -> &str {
+    run.stderr
+        .lines()
+        .find(|l| l.starts_with("[HOOK] Stop: "))
+        .expect("a Stop line")
+}
+
+#[test]
+fn a_refused_command_is_not_run_and_the_model_is_told_why() {
+    let (server, run) = run_call("sudo rm -rf /", &[]);
+    assert_eq!(
+        tool_message(&server),
+        "Error: blocked by guard: privilege escalation (sudo)"
+    );
+    assert!(
+        run.stderr.lines().any(|l| l
+            == r#"[HOOK] PreToolUse blocked bash({"command":"sudo rm -rf /"}): blocked by guard: privilege escalation (sudo)"#),
+        "{}",
+        run.dump()
+    );
+    assert!(stop_line(&run).starts_with("[HOOK] Stop: turns=2, tool_calls=1, blocked=1,"));
+}
+
+#[test]
+fn no_guard_runs_what_the_guard_refuses() {
+    // `su --help` only prints usage; its output is discarded, then `ran` is printed.
+    let command = "echo $(su --help >/dev/null 2>&1; echo ran)";
+    let (server, run) = run_call(command, &[]);
+    assert_eq!(
+        tool_message(&server),
+        "Error: blocked by guard: privilege escalation (su)"
+    );
+    assert!(stop_line(&run).contains("blocked=1"));
+
+    let (server, run) = run_call(command, &["--no-guard"]);
+    let content = tool_message(&server);
+    assert!(!content.contains("blocked"), "{content}");
+    assert!(!run.stderr.contains("PreToolUse blocked"), "{}", run.dump());
+    assert!(stop_line(&run).starts_with("[HOOK] Stop: turns=2, tool_calls=1, blocked=0,"));
+    assert!(content.contains("ran"), "{content}");
+}

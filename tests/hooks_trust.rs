@@ -1,0 +1,155 @@
+//! End-to-end tests of project hooks and `hx trust`: untrusted project hooks do not run,
+//! trusted ones do, and a change after trusting needs trusting again.
+
+mod support;
+
+use serde_json::json;
+use std::process::Stdio;
+use support::{Call, FakeServer, Hx, Reply, Run, DEFAULT_TIMEOUT};
+
+/// Runs hx with `args` in `hx`'s workspace and HOME (the runner's own args are not used, so
+/// one setup serves several commands).
+fn run_with(hx: &Hx, args: &[&str]) -> Run {
+    let mut cmd = hx.command();
+    cmd.args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().expect("spawn hx");
+    let run = Run::wait(child, DEFAULT_TIMEOUT);
+    assert!(!run.timed_out, "{}", run.dump());
+    run
+}
+
+fn server() -> FakeServer {
+    FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "call_1",
+            "bash",
+            r#"{"command":"echo hi"}"#,
+        )]),
+        Reply::text("done"),
+    ])
+}
+
+fn project_hooks(command: &str) -> String {
+    json!({"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
+        {"type": "command", "command": command}]}]}})
+    .to_string()
+}
+
+#[test]
+fn project_hooks_run_only_while_trusted() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(".hx/hooks.json", &project_hooks("echo project >> marks"));
+    let file = std::fs::canonicalize(hx.workspace().join(".hx/hooks.json")).expect("canonical");
+    let file = file.display().to_string();
+
+    // Untrusted: skipped with one warning naming `hx trust`.
+    let s = server();
+    let run = run_with(&hx, &["agent", "--base-url", &s.url(), "do it"]);
+    run.assert_success();
+    let untrusted = format!(
+        "hx: {file}: project hooks skipped: not trusted; review the file, then run `hx trust` to allow them"
+    );
+    assert_eq!(
+        run.stderr.lines().filter(|l| *l == untrusted).count(),
+        1,
+        "{}",
+        run.dump()
+    );
+    assert!(!hx.workspace().join("marks").exists());
+
+    // Trusted: runs.
+    let trust = run_with(&hx, &["trust"]);
+    trust.assert_success();
+    let hash = {
+        use std::io::Read;
+        let mut bytes = Vec::new();
+        std::fs::File::open(&file)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .expect("read");
+        sha256_prefix(&bytes)
+    };
+    assert_eq!(
+        trust.stdout,
+        format!("trusted {file} (sha256 {hash})\n  PreToolUse: echo project >> marks\n")
+    );
+    let listed = run_with(&hx, &["trust", "--list"]);
+    assert_eq!(listed.stdout, format!("{hash}  {file}\n"));
+    let s = server();
+    let run = run_with(&hx, &["agent", "--base-url", &s.url(), "do it"]);
+    run.assert_success();
+    assert!(
+        !run.stderr.contains("project hooks skipped"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(hx.read_file("marks"), "project\n");
+
+    // Changed after trusting: skipped again, saying why.
+    hx.write_file(".hx/hooks.json", &project_hooks("echo changed >> marks"));
+    let s = server();
+    let run = run_with(&hx, &["agent", "--base-url", &s.url(), "do it"]);
+    run.assert_success();
+    let changed = format!(
+        "hx: {file}: project hooks skipped: changed since trusted; review the file, then run `hx trust` again"
+    );
+    assert!(run.stderr.lines().any(|l| l == changed), "{}", run.dump());
+    assert_eq!(hx.read_file("marks"), "project\n");
+
+    // Revoked: untrusted.
+    let revoke = run_with(&hx, &["trust", "--revoke"]);
+    revoke.assert_success();
+    assert_eq!(revoke.stdout, format!("revoked {file}\n"));
+    assert_eq!(
+        run_with(&hx, &["trust", "--list"]).stdout,
+        "no trusted hooks files\n"
+    );
+}
+
+#[test]
+fn trust_without_a_project_hooks_file_is_a_usage_error() {
+    let hx = Hx::new_offline();
+    let run = run_with(&hx, &["trust"]);
+    run.assert_code(2);
+    assert!(run.stdout.is_empty());
+    assert!(
+        run.stderr
+            .starts_with("hx: no project hooks file: no .hx/hooks.json in "),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn user_hooks_need_no_trust() {
+    let s = server();
+    let mut hx = Hx::new(&s);
+    let dir = hx.home().join(".config/hx");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    std::fs::write(dir.join("hooks.json"), project_hooks("echo user >> marks")).expect("write");
+    let run = hx.args(["agent", "do it"]).run();
+    run.assert_success();
+    assert_eq!(hx.read_file("marks"), "user\n");
+    assert!(!run.stderr.contains("trust"), "{}", run.dump());
+}
+
+/// The first 12 hex digits of the SHA-256, computed by the system's sha256sum so the test
+/// does not trust hx's own hashing.
+fn sha256_prefix(bytes: &[u8]) -> String {
+    use std::io::Write;
+    let mut child = std::process::Command::new("sha256sum")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("sha256sum");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(bytes)
+        .expect("write");
+    let out = child.wait_with_output().expect("sha256sum output");
+    String::from_utf8_lossy(&out.stdout)[..12].to_string()
+}
