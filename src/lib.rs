@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod hooks;
 pub mod model;
+pub mod process;
 pub mod skills;
 pub mod term;
 pub mod tools;

@@ -5,23 +5,10 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{Call, FakeServer, Hx, Reply};
+use support::{messages, tool_names, Call, FakeServer, Hx, Reply};
 
 /// Fast retries so the retry tests take milliseconds, not seconds.
 const FAST_RETRIES: &str = "[network]\nretry_base_delay_ms = 5\n";
-
-fn messages(body: &Value) -> &Vec<Value> {
-    body["messages"].as_array().expect("messages array")
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .expect("tools array")
-        .iter()
-        .map(|t| t["function"]["name"].as_str().expect("name").to_string())
-        .collect()
-}
 
 #[test]
 fn plain_answer_prints_only_the_answer_on_stdout() {

@@ -5,20 +5,7 @@ mod support;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::{Call, FakeServer, Hx, Reply};
-
-fn messages(body: &Value) -> &Vec<Value> {
-    body["messages"].as_array().expect("messages array")
-}
-
-fn tool_names(body: &Value) -> Vec<String> {
-    body["tools"]
-        .as_array()
-        .expect("tools array")
-        .iter()
-        .map(|t| t["function"]["name"].as_str().expect("name").to_string())
-        .collect()
-}
+use support::{messages, tool_names, Call, FakeServer, Hx, Reply};
 
 fn task_call(id: &str, prompt: &str) -> Call {
     Call::new(

@@ -16,14 +16,9 @@ use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
 pub(super) fn agent_command(args: AgentArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
+    let cwd = match super::current_dir() {
         Ok(d) => d,
-        Err(e) => {
-            return fail(
-                exit::USAGE,
-                format!("cannot read the working directory: {e}"),
-            )
-        }
+        Err(code) => return code,
     };
     let flags = Flags {
         provider: args.provider.clone(),
@@ -97,9 +92,7 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
+    let home = super::home_dir();
     let skill_roots = skills::skill_roots(&root, home.as_deref());
     // Skill folders outside the workspace (the user's, or a project's above a subfolder) stay
     // readable, since load_skill lists their files for the model to read.

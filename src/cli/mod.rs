@@ -168,13 +168,28 @@ fn trust_command(args: TrustArgs) -> i32 {
         (_, true) => TrustAction::Revoke,
         _ => TrustAction::Trust,
     };
-    match std::env::current_dir() {
+    match current_dir() {
         Ok(cwd) => run(action, &cwd, &crate::config::process_env()),
-        Err(e) => fail(
+        Err(code) => code,
+    }
+}
+
+/// The working directory; when it cannot be read (deleted under us), says so and gives the
+/// exit code.
+fn current_dir() -> Result<std::path::PathBuf, i32> {
+    std::env::current_dir().map_err(|e| {
+        fail(
             exit::USAGE,
             format!("cannot read the working directory: {e}"),
-        ),
-    }
+        )
+    })
+}
+
+/// The user's home folder, where user skills live.
+fn home_dir() -> Option<std::path::PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(std::path::PathBuf::from)
 }
 
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {

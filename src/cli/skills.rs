@@ -8,18 +8,11 @@ use crate::skills::{self, Severity, SkillRegistry};
 use crate::term::one_line;
 
 pub(super) fn skills_command(args: SkillsArgs) -> i32 {
-    let cwd = match std::env::current_dir() {
+    let cwd = match super::current_dir() {
         Ok(d) => d,
-        Err(e) => {
-            return fail(
-                exit::USAGE,
-                format!("cannot read the working directory: {e}"),
-            )
-        }
+        Err(code) => return code,
     };
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(PathBuf::from);
+    let home = super::home_dir();
     match args.command {
         SkillsCommand::List { json } => list(&discover(&cwd, home.as_deref()), &cwd, json),
         SkillsCommand::Show { name } => show(&discover(&cwd, home.as_deref()), &cwd, &name),

@@ -2,7 +2,7 @@
 //! that kills its process group) and reading what it says back, in Claude Code's protocol.
 
 use std::path::Path;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
@@ -10,6 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::config::EventKind;
 use super::{HookContext, HookEvent, HookOutput, Verdict};
+use crate::process::{shell, GroupGuard};
 use crate::term::one_line;
 
 /// Bytes of stdout and of stderr kept from one hook; the rest is read and dropped so a chatty
@@ -82,43 +83,6 @@ pub fn input_json(event: &HookEvent<'_>, cx: &HookContext) -> Value {
     Value::Object(m)
 }
 
-/// `bash` when it is on PATH (hooks written for Claude Code assume it), else the POSIX `sh`.
-fn shell() -> &'static str {
-    static SHELL: OnceLock<&'static str> = OnceLock::new();
-    SHELL.get_or_init(|| {
-        let found = std::env::var_os("PATH").is_some_and(|paths| {
-            std::env::split_paths(&paths).any(|dir| dir.join("bash").is_file())
-        });
-        if found {
-            "bash"
-        } else {
-            "sh"
-        }
-    })
-}
-
-/// Kills a process group when dropped, so neither a timeout nor the run being dropped
-/// (Ctrl-C) leaves a hook's processes behind.
-struct GroupGuard(Option<libc::pid_t>);
-
-impl GroupGuard {
-    fn kill(&mut self) {
-        if let Some(pgid) = self.0.take() {
-            // SAFETY: killpg only sends a signal; a group that is already gone gives ESRCH,
-            // which is fine to ignore.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 type Buf = Arc<Mutex<Vec<u8>>>;
 
 /// Reads a pipe to its end, keeping the first `MAX_OUTPUT` bytes in `buf`.
@@ -159,7 +123,7 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
             }
         }
     };
-    let mut group = GroupGuard(child.id().and_then(|id| libc::pid_t::try_from(id).ok()));
+    let mut group = GroupGuard::new(child.id());
     let (out, err): (Buf, Buf) = Default::default();
     let readers = [
         tokio::spawn(drain(child.stdout.take(), out.clone())),
@@ -210,7 +174,7 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
     } else {
         // Every process holding our pipes is gone; whatever remains detached its output on
         // purpose (e.g. `server > log 2>&1 &`) and is left alone.
-        group.0 = None;
+        group.disarm();
     }
     Ran {
         exit,

@@ -4,7 +4,6 @@
 
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -15,6 +14,7 @@ use tokio::time::Instant;
 
 use super::output::{BoundedText, Utf8Decoder};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use crate::process::{shell, GroupGuard};
 
 /// How long output is still collected after the shell exits while something it started in the
 /// background keeps the pipe open.
@@ -74,37 +74,6 @@ impl Tool for Bash {
     }
 }
 
-/// Kills a process group when dropped, so that neither a timeout, nor an early return, nor the
-/// caller dropping the future (Ctrl-C) leaves the command's processes running.
-struct GroupGuard {
-    pgid: Option<libc::pid_t>,
-}
-
-impl GroupGuard {
-    /// Kills the group now (idempotent).
-    fn kill(&mut self) {
-        if let Some(pgid) = self.pgid.take() {
-            // SAFETY: killpg only sends a signal; a group that no longer exists gives ESRCH,
-            // which is fine to ignore.
-            unsafe {
-                libc::killpg(pgid, libc::SIGKILL);
-            }
-        }
-    }
-
-    /// Leaves the group alone: used when every process that held our pipe is gone, so whatever
-    /// remains detached its output on purpose (e.g. `server > log 2>&1 &`).
-    fn disarm(&mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupGuard {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
 enum End {
     /// The shell exited and the output reached end-of-file.
     Finished(ExitStatus),
@@ -143,9 +112,7 @@ async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> Tool
         Ok(c) => c,
         Err(e) => return ToolResult::error(format!("cannot run command: {e}")),
     };
-    let mut guard = GroupGuard {
-        pgid: child.id().and_then(|id| libc::pid_t::try_from(id).ok()),
-    };
+    let mut guard = GroupGuard::new(child.id());
 
     let mut reader = reader;
     let mut text = BoundedText::new(limit);
@@ -264,21 +231,6 @@ fn signal_name(sig: i32) -> &'static str {
         libc::SIGTERM => "SIGTERM",
         _ => "unknown signal",
     }
-}
-
-/// `bash` when it is on PATH (the model expects bash syntax), else the POSIX `sh`.
-fn shell() -> &'static str {
-    static SHELL: OnceLock<&'static str> = OnceLock::new();
-    SHELL.get_or_init(|| {
-        let found = std::env::var_os("PATH").is_some_and(|paths| {
-            std::env::split_paths(&paths).any(|dir| dir.join("bash").is_file())
-        });
-        if found {
-            "bash"
-        } else {
-            "sh"
-        }
-    })
 }
 
 #[cfg(test)]

@@ -4,11 +4,13 @@
 //! `#[path = "../tests/support/mod.rs"] mod support;`.
 #![allow(dead_code, unused_imports)]
 
+pub mod body;
 pub mod raw_http;
 pub mod reply;
 pub mod runner;
 pub mod server;
 
+pub use body::{messages, tool_names};
 pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
 pub use server::{FakeServer, Recorded};
