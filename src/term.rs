@@ -126,8 +126,11 @@ impl Renderer {
     pub fn turn_finished(&mut self, has_tool_calls: bool) {
         self.end_reasoning();
         if self.term.stdout_is_tty() {
-            if has_tool_calls && self.line_open {
+            // Close the line now, before the hooks' lines (Stop) reach the same screen.
+            if self.line_open {
                 self.term.out_raw("\n");
+            }
+            if has_tool_calls {
                 self.streamed_any = false;
             }
         } else if has_tool_calls && !self.pending.trim().is_empty() {

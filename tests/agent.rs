@@ -506,3 +506,35 @@ fn ctrl_c_exits_130_and_kills_the_running_command() {
         .is_some_and(|(_, rest)| !rest.starts_with('Z'));
     assert!(!alive, "the shell {shell} outlived hx: {state}");
 }
+
+#[test]
+fn on_a_terminal_the_answer_streams_once_and_interim_text_is_not_repeated() {
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: util-linux `script` is needed to give hx a terminal");
+        return;
+    }
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("c1", "glob", r#"{"pattern":"*"}"#)])
+            .with_content("Looking around first."),
+        Reply::text("The streamed final answer."),
+    ]);
+    let mut hx = Hx::new(&server);
+    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
+    hx.program("/usr/bin/script")
+        .args(["-qec", &cmd, "/dev/null"]);
+    let run = hx.run();
+    run.assert_code(0);
+    // stdout and stderr share the terminal here; each text must appear exactly once.
+    let screen = run.stdout.replace("\r\n", "\n");
+    assert_eq!(
+        screen.matches("The streamed final answer.").count(),
+        1,
+        "{screen}"
+    );
+    assert_eq!(
+        screen.matches("Looking around first.").count(),
+        1,
+        "{screen}"
+    );
+    assert!(screen.contains("The streamed final answer.\n"), "{screen}");
+}

@@ -175,11 +175,8 @@ async fn run_agent(config: Config, cwd: PathBuf, task: String) -> i32 {
     match result {
         Ok(report) => match report.outcome {
             Outcome::Answered(text) => {
-                if renderer.streamed_answer() {
-                    if !text.ends_with('\n') {
-                        term.out_raw("\n");
-                    }
-                } else if !text.is_empty() {
+                // A streamed answer is on the screen already, its line closed.
+                if !renderer.streamed_answer() && !text.is_empty() {
                     term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
                 }
                 exit::ANSWERED
