@@ -538,3 +538,57 @@ fn on_a_terminal_the_answer_streams_once_and_interim_text_is_not_repeated() {
     );
     assert!(screen.contains("The streamed final answer.\n"), "{screen}");
 }
+
+#[test]
+fn a_silent_server_times_out_and_keep_alives_alone_do_not_hold_a_request() {
+    let server = FakeServer::start(vec![
+        Reply::hang(),
+        Reply::text("late")
+            .keep_alives(40)
+            .event_delay(std::time::Duration::from_millis(100)),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".hx/config.toml",
+        "[network]\nretries = 1\nretry_base_delay_ms = 5\nidle_timeout_secs = 1\nrequest_timeout_secs = 2\n",
+    )
+    .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert_eq!(server.requests().len(), 2);
+    assert!(
+        run.stderr
+            .contains("no bytes from the server for 1 s; retry 1/1"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains("hx: no data for 2 s (only keep-alives)\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(run.stdout, "");
+}
+
+#[test]
+fn reasoning_is_shown_only_when_asked() {
+    let reply = || Reply::text("answer").with_reasoning("Pondering the question deeply.");
+    let server = FakeServer::start(vec![reply(), reply()]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let quiet = hx.run();
+    quiet.assert_code(0);
+    assert!(!quiet.stderr.contains("Pondering"), "{}", quiet.stderr);
+    let loud = hx
+        .clear_args()
+        .args(["agent", "--show-reasoning", "x"])
+        .run();
+    loud.assert_code(0);
+    assert!(
+        loud.stderr.contains("Pondering the question deeply.\n"),
+        "{}",
+        loud.stderr
+    );
+    assert_eq!(loud.stdout, "answer\n");
+}

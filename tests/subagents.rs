@@ -214,3 +214,43 @@ fn todo_write_validates_renders_and_reminds_after_the_tool_messages() {
         json!({"role": "user", "content": "<reminder>Update your todos.</reminder>"})
     );
 }
+
+#[test]
+fn ctrl_c_stops_a_running_subagent_and_its_command() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![task_call("t1", "Wait a long time.")]),
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            r#"{"command":"echo $$ > child.pid; sleep 30"}"#,
+        )]),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "delegate"]);
+    let child = hx.spawn();
+    let pid_file = hx.workspace().join("child.pid");
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    let shell: i32 = loop {
+        if let Some(pid) = std::fs::read_to_string(&pid_file)
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            break pid;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = support::Run::wait(child, Duration::from_secs(20));
+    run.assert_code(130);
+    std::thread::sleep(Duration::from_millis(200));
+    let state = std::fs::read_to_string(format!("/proc/{shell}/stat")).unwrap_or_default();
+    let alive = state
+        .rsplit_once(") ")
+        .is_some_and(|(_, rest)| !rest.starts_with('Z'));
+    assert!(!alive, "the subagent's shell {shell} outlived hx: {state}");
+}
