@@ -1,6 +1,7 @@
 //! The workspace root and path confinement: every file tool resolves the model's paths here so
 //! that none of them can reach outside the folder hx was started in.
 
+use std::collections::VecDeque;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
@@ -91,62 +92,50 @@ pub fn escape_error(user_path: &str) -> ToolResult {
     ToolResult::error(format!("path escapes workspace: {user_path}"))
 }
 
-/// Like `canonicalize`, but for paths whose tail does not exist yet. Dangling symlinks are
-/// followed by hand: `canonicalize` fails on them, yet writing through one would create its
-/// target, which may be outside the workspace.
+/// The real absolute path `path` (absolute) names, resolving it one component at a time as the
+/// kernel would: every component that exists is checked for a symlink and the link followed
+/// (also a dangling one, whose target a write would create), `..` applies to what is resolved
+/// so far, and components that do not exist are taken as written. Resolving the deepest
+/// existing ancestor alone is not enough: in `nope/../link/x` the `..` leads back to `link`,
+/// which may point anywhere.
 fn real_path(path: &Path) -> io::Result<PathBuf> {
-    let mut path = path.to_path_buf();
-    for _ in 0..MAX_SYMLINK_HOPS {
-        let (existing, rest) = split_existing(&path)?;
-        match existing.canonicalize() {
-            Ok(base) => return Ok(append_lexically(base, &rest)),
-            Err(_) => {
-                // The entry exists (lstat worked) but cannot be canonicalized: a dangling
-                // symlink. Continue from its target.
-                let target = std::fs::read_link(&existing)?;
-                let parent = existing.parent().unwrap_or(Path::new("/"));
-                let mut next = parent.join(target);
-                next.extend(rest.iter());
-                path = next;
+    let mut pending: VecDeque<PathBuf> = parts(path).collect();
+    let mut base = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        if part.as_os_str() == ".." {
+            base.pop();
+            continue;
+        }
+        let next = base.join(&part);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_SYMLINK_HOPS {
+                    return Err(io::Error::other("too many levels of symbolic links"));
+                }
+                let target = std::fs::read_link(&next)?;
+                if target.is_absolute() {
+                    base = PathBuf::from("/");
+                }
+                for (i, t) in parts(&target).enumerate() {
+                    pending.insert(i, t);
+                }
             }
+            // An existing entry, or one that does not exist (yet): nothing to follow.
+            _ => base = next,
         }
     }
-    Err(io::Error::other("too many levels of symbolic links"))
+    Ok(base)
 }
 
-/// Splits a path into its deepest ancestor that exists (as an entry, possibly a dangling
-/// symlink) and the components after it.
-fn split_existing(path: &Path) -> io::Result<(PathBuf, Vec<PathBuf>)> {
-    for ancestor in path.ancestors() {
-        if std::fs::symlink_metadata(ancestor).is_ok() {
-            let rest = path
-                .strip_prefix(ancestor)
-                .map_err(io::Error::other)?
-                .components()
-                .map(|c| PathBuf::from(c.as_os_str()))
-                .collect();
-            return Ok((ancestor.to_path_buf(), rest));
-        }
-    }
-    Err(io::Error::new(
-        io::ErrorKind::NotFound,
-        "no existing ancestor",
-    ))
-}
-
-/// Appends components that do not exist on disk; `..` among them can only be resolved by
-/// text, which is exact here because the base has no symlinks left.
-fn append_lexically(mut base: PathBuf, rest: &[PathBuf]) -> PathBuf {
-    for part in rest {
-        match part.components().next() {
-            Some(Component::ParentDir) => {
-                base.pop();
-            }
-            Some(Component::Normal(name)) => base.push(name),
-            _ => {}
-        }
-    }
-    base
+/// The `..` and name components of a path (`.` and the root dropped).
+fn parts(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::ParentDir => Some(PathBuf::from("..")),
+        Component::Normal(n) => Some(PathBuf::from(n)),
+        _ => None,
+    })
 }
 
 #[cfg(test)]
@@ -177,6 +166,21 @@ mod tests {
         let abs = ws.root().join("new/dir/file.rs");
         assert_eq!(ws.resolve(abs.to_str().unwrap()).unwrap(), abs);
         assert_eq!(ws.resolve("").unwrap(), ws.root());
+    }
+
+    #[test]
+    fn dotdot_after_a_missing_folder_still_sees_the_symlink() {
+        let (_d, o, ws) = setup();
+        std::fs::write(o.path().join("secret"), "x").unwrap();
+        symlink(o.path(), ws.root().join("link")).unwrap();
+        for p in ["nope/../link/secret", "nope/../link/new.txt", "a/b/../../link"] {
+            assert_eq!(escape(&ws, p), format!("Error: path escapes workspace: {p}"));
+        }
+        std::fs::create_dir(ws.root().join("real")).unwrap();
+        assert_eq!(
+            ws.resolve("nope/../real/x").unwrap(),
+            ws.root().join("real/x")
+        );
     }
 
     #[test]
