@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::model::ClientOptions;
+use crate::model::{ClientOptions, ReasoningEcho};
 use crate::tools::ToolLimits;
 
 pub const DEFAULT_PROVIDER: &str = "deepseek";
@@ -29,6 +29,10 @@ pub struct ProviderFile {
     /// The environment variable holding the API key; none means no Authorization header.
     pub api_key_env: Option<String>,
     pub model: Option<String>,
+    /// Whether assistant messages carry `reasoning_content` back: `always` (DeepSeek, which
+    /// answers 400 without it), `auto` (when the server streams that key), `never` (servers
+    /// that reject unknown message fields).
+    pub send_reasoning: Option<ReasoningEcho>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -128,7 +132,7 @@ impl FileConfig {
         overlay!(self.tools, top.tools, output_chars, bash_timeout_secs);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
-            overlay!(e, p, base_url, api_key_env, model);
+            overlay!(e, p, base_url, api_key_env, model, send_reasoning);
         }
         self
     }
@@ -163,6 +167,7 @@ pub struct Config {
     /// The variable the key came from, for error messages.
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
+    pub reasoning_echo: ReasoningEcho,
     pub max_turns: u32,
     pub subagent_max_turns: u32,
     pub show_reasoning: bool,
@@ -177,25 +182,33 @@ pub struct Config {
 /// The providers hx knows without configuration. A `[providers.NAME]` table overrides any of
 /// their fields or defines a new one.
 fn preset(name: &str) -> Option<ProviderFile> {
-    let (url, key, model) = match name {
+    let (url, key, model, echo) = match name {
         "deepseek" => (
             "https://api.deepseek.com",
             Some("DEEPSEEK_API_KEY"),
             Some("deepseek-v4-flash"),
+            ReasoningEcho::Always,
         ),
-        "openai" => ("https://api.openai.com/v1", Some("OPENAI_API_KEY"), None),
+        "openai" => (
+            "https://api.openai.com/v1",
+            Some("OPENAI_API_KEY"),
+            None,
+            ReasoningEcho::Never,
+        ),
         "openrouter" => (
             "https://openrouter.ai/api/v1",
             Some("OPENROUTER_API_KEY"),
             None,
+            ReasoningEcho::Auto,
         ),
-        "ollama" => ("http://localhost:11434/v1", None, None),
+        "ollama" => ("http://localhost:11434/v1", None, None, ReasoningEcho::Auto),
         _ => return None,
     };
     Some(ProviderFile {
         base_url: Some(url.into()),
         api_key_env: key.map(Into::into),
         model: model.map(Into::into),
+        send_reasoning: Some(echo),
     })
 }
 
@@ -343,6 +356,10 @@ impl Config {
         }
         Ok(Config {
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
+            reasoning_echo: table
+                .send_reasoning
+                .or(preset.send_reasoning)
+                .unwrap_or_default(),
             api_key_env,
             provider,
             model,

@@ -168,6 +168,19 @@ fn parallel_calls_bad_arguments_and_unknown_tools_each_get_one_answer_in_order()
         .map(|t| t["tool_call_id"].as_str().expect("id"))
         .collect();
     assert_eq!(ids, ["c1", "c2", "c3", "c4"]);
+    // Arguments that are not a JSON object go back as `{}`: local servers parse them.
+    let sent: Vec<&str> = m[2]["tool_calls"]
+        .as_array()
+        .expect("tool calls")
+        .iter()
+        .map(|c| c["function"]["arguments"].as_str().expect("arguments"))
+        .collect();
+    assert_eq!(sent[0], "{}");
+    assert_eq!(sent[3], "{}");
+    assert_eq!(
+        sent[2],
+        r#"{"todos":[{"content":"Ship","status":"pending"}]}"#
+    );
     let content = |i: usize| tools[i]["content"].as_str().expect("content").to_string();
     assert!(
         content(0).starts_with("Error: invalid arguments for read_file: "),
@@ -294,6 +307,26 @@ fn stream_cut_mid_answer_is_retried_without_doubling_output() {
 }
 
 #[test]
+fn a_response_the_server_gave_up_on_is_retried() {
+    let server = FakeServer::start(vec![
+        Reply::text("Half an ans").finish_reason("insufficient_system_resource"),
+        Reply::text("A whole answer."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".hx/config.toml", FAST_RETRIES)
+        .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "A whole answer.\n");
+    assert_eq!(server.requests().len(), 2);
+    assert!(
+        run.stderr.contains("(insufficient_system_resource)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
 fn keep_alives_and_server_variants_are_understood() {
     let call = |id: &str| {
         Call::new(
@@ -309,7 +342,7 @@ fn keep_alives_and_server_variants_are_understood() {
         Reply::tool_calls(vec![call("n1")]).no_trailing_blank_line(),
         Reply::tool_calls(vec![call("d1")])
             .no_done()
-            .finish_reason("insufficient_system_resource"),
+            .finish_reason("end_turn"),
         Reply::text("variants ok").finish_reason("length"),
     ]);
     let mut hx = Hx::new(&server);

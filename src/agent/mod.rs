@@ -6,7 +6,9 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 
 use crate::hooks::{HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{ChatModel, ChatRequest, EventSink, Message, ModelError, ToolCall, Usage};
+use crate::model::{
+    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall, Usage,
+};
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
@@ -87,6 +89,8 @@ pub struct Agent {
     pub hook_cx: HookContext,
     pub system_prompt: String,
     pub max_turns: u32,
+    /// Whether assistant messages carry `reasoning_content` back (per provider).
+    pub reasoning_echo: ReasoningEcho,
     /// Asked after every tool-calling turn for a user message to append (todo reminders).
     pub reminders: Vec<Arc<dyn Reminder>>,
     /// A subagent ends with `SubagentStop` instead of `Stop`.
@@ -154,7 +158,7 @@ impl Agent {
             // servers disagree on it, and a call without an answer would break the next request.
             let has_calls = !turn.tool_calls.is_empty();
             sink.turn_finished(has_calls);
-            req.messages.push(turn.to_message());
+            req.messages.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
                 let stop = self.stop_event(&stats, continuations > 0);
                 let c = self.hooks.notify(&stop, cx).await;

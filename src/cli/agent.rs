@@ -127,6 +127,7 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
         },
         system_prompt: prompt::subagent(&root),
         max_turns: config.subagent_max_turns,
+        reasoning_echo: config.reasoning_echo,
         reminders: Vec::new(),
         is_subagent: true,
     };

@@ -23,6 +23,8 @@ pub struct Accumulator {
     content: String,
     reasoning: String,
     saw_reasoning: bool,
+    /// The server used DeepSeek's `reasoning_content` key (so it expects it back).
+    reasoning_field: bool,
     calls: Vec<PartialCall>,
     pub(crate) finish_reason: Option<String>,
     usage: Option<super::Usage>,
@@ -38,9 +40,23 @@ impl Accumulator {
         if let Some(u) = &chunk.usage {
             self.usage = Some(u.to_usage());
         }
-        for choice in chunk.choices {
-            for delta in [choice.delta, choice.message].into_iter().flatten() {
-                if let Some(r) = delta.reasoning_content.filter(|r| !r.is_empty()) {
+        for choice in chunk.choices.into_iter().flatten() {
+            // A whole `message` is a snapshot some servers add to (or send instead of) the
+            // deltas; when deltas came it would only repeat them.
+            let delta = match (choice.delta, choice.message) {
+                (Some(d), _) => Some(d),
+                (None, Some(m)) if self.content.is_empty() && self.calls.is_empty() => Some(m),
+                (None, _) => None,
+            };
+            if let Some(delta) = delta {
+                if delta.reasoning_content.is_some() {
+                    self.reasoning_field = true;
+                }
+                let reasoning = delta
+                    .reasoning_content
+                    .filter(|r| !r.is_empty())
+                    .or(delta.reasoning.filter(|r| !r.is_empty()));
+                if let Some(r) = reasoning {
                     self.saw_reasoning = true;
                     sink.reasoning(&r);
                     self.reasoning.push_str(&r);
@@ -61,12 +77,26 @@ impl Accumulator {
 
     fn apply_call(&mut self, d: ToolCallDelta, sink: &mut dyn EventSink) {
         let id = d.id.filter(|s| !s.is_empty());
+        let names_a_tool = d
+            .function
+            .as_ref()
+            .is_some_and(|f| f.name.as_deref().is_some_and(|n| !n.is_empty()));
         let existing = match (d.index, &id) {
-            (Some(i), _) => self.calls.iter().position(|c| c.index == Some(i)),
+            // Same index, other id: a server that numbers every parallel call 0 (Ollama).
+            (Some(i), Some(id)) => self
+                .calls
+                .iter()
+                .position(|c| c.index == Some(i) && (c.id.is_empty() || &c.id == id)),
+            // The newest call with this index gets the id-less fragments that follow it.
+            (Some(i), None) => self.calls.iter().rposition(|c| c.index == Some(i)),
             // Without an index, a fragment with a new id starts a call; one without continues
-            // the last call.
+            // the last call, unless it names a tool while the last call already has a name.
             (None, Some(id)) => self.calls.iter().position(|c| &c.id == id),
-            (None, None) => self.calls.len().checked_sub(1),
+            (None, None) => match self.calls.last() {
+                Some(last) if names_a_tool && !last.name.is_empty() => None,
+                Some(_) => Some(self.calls.len() - 1),
+                None => None,
+            },
         };
         let pos = match existing {
             Some(p) => p,
@@ -115,6 +145,7 @@ impl Accumulator {
         AssistantTurn {
             content: self.content,
             reasoning: self.saw_reasoning.then_some(self.reasoning),
+            reasoning_field: self.reasoning_field,
             tool_calls,
             finish_reason: self.finish_reason,
             usage: self.usage,
@@ -165,6 +196,45 @@ mod tests {
         ]);
         assert_eq!(t.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
         assert_eq!(t.reasoning, None);
+    }
+
+    #[test]
+    fn parallel_calls_that_all_say_index_0_stay_apart() {
+        let t = apply_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"call_a","index":0,"function":{"name":"read_file","arguments":{"path":"a"}}}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"id":"call_b","index":0,"function":{"name":"glob","arguments":{"pattern":"*"}}}]}}]}"#,
+        ]);
+        assert_eq!(t.tool_calls.len(), 2);
+        assert_eq!(t.tool_calls[0].arguments, r#"{"path":"a"}"#);
+        assert_eq!(t.tool_calls[1].name, "glob");
+        assert_eq!(t.tool_calls[1].arguments, r#"{"pattern":"*"}"#);
+    }
+
+    #[test]
+    fn calls_without_index_or_id_split_on_names() {
+        let t = apply_all(&[
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"glob","arguments":"{\"pattern\""}},{"function":{"arguments":":\"*\"}"}},{"function":{"name":"bash","arguments":"{}"}}]}}]}"#,
+        ]);
+        assert_eq!(t.tool_calls.len(), 2);
+        assert_eq!(t.tool_calls[0].arguments, r#"{"pattern":"*"}"#);
+        assert_eq!(t.tool_calls[1].name, "bash");
+    }
+
+    #[test]
+    fn both_reasoning_keys_null_choices_and_message_snapshots() {
+        let t = apply_all(&[
+            r#"{"choices":null}"#,
+            r#"{"choices":[{"delta":{"reasoning_content":"ab","reasoning":"ab"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"Hel"}}]}"#,
+            r#"{"choices":[{"delta":{"content":"lo"},"message":{"content":"Hello"},"finish_reason":"stop"}]}"#,
+        ]);
+        assert_eq!(t.reasoning.as_deref(), Some("ab"));
+        assert!(t.reasoning_field);
+        assert_eq!(t.content, "Hello");
+        let whole = apply_all(&[
+            r#"{"choices":[{"message":{"content":"Whole","reasoning":null,"reasoning_content":null},"finish_reason":"stop"}]}"#,
+        ]);
+        assert_eq!(whole.content, "Whole");
     }
 
     #[test]

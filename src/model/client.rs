@@ -128,7 +128,7 @@ impl OpenAiClient {
             }
             let mut acc = Accumulator::new();
             acc.apply(chunk, sink);
-            return Ok(acc.finish());
+            return complete(acc);
         }
         self.read_stream(resp, started, sink).await
     }
@@ -183,7 +183,7 @@ impl OpenAiClient {
                 let SseEvent::Data(data) = ev else { continue };
                 last_data = Instant::now();
                 if data.trim() == "[DONE]" {
-                    return Ok(acc.finish());
+                    return complete(acc);
                 }
                 let chunk: Chunk = match serde_json::from_str(&data) {
                     Ok(c) => c,
@@ -197,7 +197,7 @@ impl OpenAiClient {
         }
         // The connection closed without `[DONE]`: complete only if the finish chunk came.
         if acc.finish_reason.is_some() {
-            Ok(acc.finish())
+            complete(acc)
         } else {
             Err(transport("stream ended before the response was complete"))
         }
@@ -237,6 +237,17 @@ impl ChatModel for OpenAiClient {
                 }
             }
         })
+    }
+}
+
+/// A finished stream, unless the server says it gave up midway: DeepSeek ends a response it
+/// could not finish with `insufficient_system_resource`, which is worth a retry, not an answer.
+fn complete(acc: Accumulator) -> Result<AssistantTurn, AttemptError> {
+    match acc.finish_reason.as_deref() {
+        Some(r @ "insufficient_system_resource") => Err(transport(format!(
+            "the server interrupted the response ({r})"
+        ))),
+        _ => Ok(acc.finish()),
     }
 }
 

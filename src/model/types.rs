@@ -1,8 +1,11 @@
 //! Wire types of the chat-completions API: tolerant on input, exact on output.
 //!
 //! Output rules that real servers enforce: assistant `content` is always a string (`""` when a
-//! turn only calls tools), and DeepSeek wants `reasoning_content` back on every assistant
-//! message of a turn that made tool calls (400 otherwise), so it is sent as `""` when empty.
+//! turn only calls tools); DeepSeek wants `reasoning_content` back on every assistant message
+//! of a turn that made tool calls (400 otherwise) while strict servers (Groq, Cerebras) reject
+//! the key, so whether it is sent is a per-provider [`ReasoningEcho`]; and local servers
+//! (Ollama, vLLM) parse the arguments of every call in the history, so arguments that are not
+//! a JSON object are sent back as `{}` (the tool result already told the model they were bad).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -18,6 +21,19 @@ pub struct ToolCall {
     pub arguments: String,
 }
 
+/// Whether assistant messages carry `reasoning_content` back to the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ReasoningEcho {
+    /// On every assistant message (`""` when there was none): DeepSeek.
+    Always,
+    /// When the server itself streamed the `reasoning_content` key.
+    #[default]
+    Auto,
+    /// Never: servers that reject unknown message fields.
+    Never,
+}
+
 /// A message of the conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Message {
@@ -25,6 +41,7 @@ pub enum Message {
     User(String),
     Assistant {
         content: String,
+        /// Sent as `reasoning_content` when `Some` (possibly `""`).
         reasoning: Option<String>,
         tool_calls: Vec<ToolCall>,
     },
@@ -46,15 +63,17 @@ impl Message {
                 tool_calls,
             } => {
                 let mut m = json!({"role": "assistant", "content": content});
+                if let Some(r) = reasoning {
+                    m["reasoning_content"] = json!(r);
+                }
                 if !tool_calls.is_empty() {
-                    m["reasoning_content"] = json!(reasoning.as_deref().unwrap_or(""));
                     m["tool_calls"] = tool_calls
                         .iter()
                         .map(|c| {
                             json!({
                                 "id": c.id,
                                 "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments},
+                                "function": {"name": c.name, "arguments": wire_arguments(&c.arguments)},
                             })
                         })
                         .collect();
@@ -66,6 +85,15 @@ impl Message {
                 content,
             } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
         }
+    }
+}
+
+/// A call's arguments as sent back: the model's text when it is a JSON object (kept byte for
+/// byte), else `{}`.
+fn wire_arguments(raw: &str) -> &str {
+    match serde_json::from_str::<Value>(raw) {
+        Ok(Value::Object(_)) => raw,
+        _ => "{}",
     }
 }
 
@@ -127,16 +155,26 @@ impl Usage {
 pub struct AssistantTurn {
     pub content: String,
     pub reasoning: Option<String>,
+    /// The server streamed DeepSeek's `reasoning_content` key, so it understands it on input.
+    pub reasoning_field: bool,
     pub tool_calls: Vec<ToolCall>,
     pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
 }
 
 impl AssistantTurn {
-    pub fn to_message(&self) -> Message {
+    /// The turn as it goes into the history, its reasoning echoed as `echo` says.
+    pub fn to_message(&self, echo: ReasoningEcho) -> Message {
+        let reasoning = match echo {
+            ReasoningEcho::Always => Some(self.reasoning.clone().unwrap_or_default()),
+            ReasoningEcho::Auto if self.reasoning_field => {
+                Some(self.reasoning.clone().unwrap_or_default())
+            }
+            _ => None,
+        };
         Message::Assistant {
             content: self.content.clone(),
-            reasoning: self.reasoning.clone(),
+            reasoning,
             tool_calls: self.tool_calls.clone(),
         }
     }
@@ -146,8 +184,9 @@ impl AssistantTurn {
 
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct Chunk {
+    /// `null` occurs in the wild as well as a missing key.
     #[serde(default)]
-    pub choices: Vec<ChunkChoice>,
+    pub choices: Option<Vec<ChunkChoice>>,
     #[serde(default)]
     pub usage: Option<WireUsage>,
     #[serde(default)]
@@ -169,9 +208,12 @@ pub(crate) struct ChunkChoice {
 pub(crate) struct Delta {
     #[serde(default)]
     pub content: Option<String>,
-    /// DeepSeek's name; some OpenAI-compatible servers (vLLM, OpenRouter) say `reasoning`.
-    #[serde(default, alias = "reasoning")]
+    /// DeepSeek's name for the reasoning text.
+    #[serde(default)]
     pub reasoning_content: Option<String>,
+    /// The name some OpenAI-compatible servers use (vLLM, OpenRouter, Groq); vLLM sends both.
+    #[serde(default)]
+    pub reasoning: Option<String>,
     #[serde(default)]
     pub tool_calls: Option<Vec<ToolCallDelta>>,
 }
@@ -230,17 +272,22 @@ impl WireUsage {
 mod tests {
     use super::*;
 
-    #[test]
-    fn assistant_with_calls_always_carries_content_and_reasoning() {
-        let m = Message::Assistant {
-            content: String::new(),
-            reasoning: None,
+    fn turn(reasoning: Option<&str>, field: bool, args: &str) -> AssistantTurn {
+        AssistantTurn {
+            reasoning: reasoning.map(str::to_string),
+            reasoning_field: field,
             tool_calls: vec![ToolCall {
                 id: "c1".into(),
                 name: "glob".into(),
-                arguments: "{\"pattern\":\"*\"}".into(),
+                arguments: args.into(),
             }],
-        };
+            ..AssistantTurn::default()
+        }
+    }
+
+    #[test]
+    fn deepseek_gets_reasoning_content_even_when_empty() {
+        let m = turn(None, false, "{\"pattern\":\"*\"}").to_message(ReasoningEcho::Always);
         assert_eq!(
             m.to_json(),
             json!({"role":"assistant","content":"","reasoning_content":"",
@@ -250,10 +297,47 @@ mod tests {
     }
 
     #[test]
+    fn reasoning_echo_policies() {
+        let t = turn(Some("r"), true, "{}");
+        assert_eq!(
+            t.to_message(ReasoningEcho::Auto).to_json()["reasoning_content"],
+            "r"
+        );
+        assert_eq!(
+            t.to_message(ReasoningEcho::Never)
+                .to_json()
+                .get("reasoning_content"),
+            None
+        );
+        let groq = turn(Some("r"), false, "{}");
+        assert_eq!(
+            groq.to_message(ReasoningEcho::Auto)
+                .to_json()
+                .get("reasoning_content"),
+            None
+        );
+    }
+
+    #[test]
+    fn arguments_that_are_not_an_object_go_back_as_empty_object() {
+        for bad in ["", "{\"path\": ", "[1]", "null"] {
+            let j = turn(None, false, bad)
+                .to_message(ReasoningEcho::Never)
+                .to_json();
+            assert_eq!(j["tool_calls"][0]["function"]["arguments"], "{}", "{bad:?}");
+        }
+        let keep = "{ \"path\" : \"a\" }";
+        let j = turn(None, false, keep)
+            .to_message(ReasoningEcho::Never)
+            .to_json();
+        assert_eq!(j["tool_calls"][0]["function"]["arguments"], keep);
+    }
+
+    #[test]
     fn plain_assistant_has_no_tool_fields() {
         let m = Message::Assistant {
             content: "hi".into(),
-            reasoning: Some("r".into()),
+            reasoning: None,
             tool_calls: vec![],
         };
         assert_eq!(m.to_json(), json!({"role":"assistant","content":"hi"}));
@@ -266,7 +350,7 @@ mod tests {
         )
         .expect("parse");
         assert_eq!(
-            c.choices[0].finish_reason.as_deref(),
+            c.choices.expect("choices")[0].finish_reason.as_deref(),
             Some("insufficient_system_resource")
         );
     }

@@ -173,8 +173,15 @@ mod tests {
         let (_d, o, ws) = setup();
         std::fs::write(o.path().join("secret"), "x").unwrap();
         symlink(o.path(), ws.root().join("link")).unwrap();
-        for p in ["nope/../link/secret", "nope/../link/new.txt", "a/b/../../link"] {
-            assert_eq!(escape(&ws, p), format!("Error: path escapes workspace: {p}"));
+        for p in [
+            "nope/../link/secret",
+            "nope/../link/new.txt",
+            "a/b/../../link",
+        ] {
+            assert_eq!(
+                escape(&ws, p),
+                format!("Error: path escapes workspace: {p}")
+            );
         }
         std::fs::create_dir(ws.root().join("real")).unwrap();
         assert_eq!(
