@@ -6,7 +6,7 @@ mod support;
 
 use hooks_util::*;
 use serde_json::{json, Value};
-use support::Hx;
+use support::{FakeServer, Hx, Reply};
 
 #[test]
 fn exit_2_blocks_with_stderr_as_the_reason() {
@@ -196,4 +196,60 @@ fn a_hook_past_its_timeout_is_killed_and_does_not_block() {
         run.elapsed
     );
     assert!(!tool_message(&server, 1).contains("blocked"));
+}
+
+#[test]
+fn post_tool_use_context_is_counted_in_output_chars() {
+    let server = one_call("echo hi");
+    let mut hx = Hx::new(&server);
+    let s = script(
+        &hx,
+        "post.sh",
+        r#"echo '{"hookSpecificOutput": {"additionalContext": "checked by post"}}'"#,
+    );
+    user_hooks(&hx, json!({ "PostToolUse": groups("bash", &[&s], None) }));
+    let run = agent(&mut hx);
+    run.assert_success();
+    let content = tool_message(&server, 1);
+    assert_eq!(content, "hi\n\nchecked by post");
+    let line = format!(
+        "[HOOK] PostToolUse bash output_chars={}\n",
+        content.chars().count()
+    );
+    assert!(run.stderr.contains(&line), "{}", run.dump());
+}
+
+#[test]
+fn session_start_adds_context_or_stops_before_any_request() {
+    let server = FakeServer::start(vec![Reply::text("ok")]);
+    let mut hx = Hx::new(&server);
+    let s = script(
+        &hx,
+        "start.sh",
+        r#"echo '{"hookSpecificOutput": {"additionalContext": "Branch: main"}}'"#,
+    );
+    user_hooks(&hx, json!({ "SessionStart": groups("", &[&s], None) }));
+    agent(&mut hx).assert_success();
+    assert_eq!(
+        server.requests()[0].body["messages"][1]["content"],
+        "do it\n\nBranch: main"
+    );
+
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    let mut hx = Hx::new(&server);
+    let s = script(
+        &hx,
+        "start.sh",
+        r#"echo '{"continue": false, "stopReason": "maintenance window"}'"#,
+    );
+    user_hooks(&hx, json!({ "SessionStart": groups("", &[&s], None) }));
+    let run = agent(&mut hx);
+    run.assert_code(1);
+    assert!(
+        run.stderr
+            .contains("hx: stopped by a hook: maintenance window"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(server.requests().len(), 0);
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use futures_util::future::join_all;
 
-use crate::hooks::{HookContext, HookEvent, Hooks, PreToolUse};
+use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{
     ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall, Usage,
 };
@@ -114,7 +114,14 @@ impl Agent {
         let cx = &self.hook_cx;
         let mut task = task.to_string();
         if !self.is_subagent {
-            self.hooks.notify(&HookEvent::SessionStart, cx).await;
+            let start = self.hooks.notify(&HookEvent::SessionStart, cx).await;
+            if let Some(reason) = start.stop_run {
+                return Ok(RunReport {
+                    outcome: Outcome::Stopped(reason),
+                    stats,
+                    messages: Vec::new(),
+                });
+            }
             let c = self
                 .hooks
                 .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
@@ -126,7 +133,8 @@ impl Agent {
                     messages: Vec::new(),
                 });
             }
-            for extra in c.context {
+            // Context from hooks travels with the task: the system prompt stays fixed.
+            for extra in start.context.into_iter().chain(c.context) {
                 task.push_str("\n\n");
                 task.push_str(&extra);
             }
@@ -260,7 +268,7 @@ impl Agent {
     async fn run_call(&self, call: &ToolCall) -> (ToolResult, bool, Option<String>) {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
-        let (args, mut result, blocked) = match self
+        let (args, result, blocked) = match self
             .hooks
             .pre_tool_use(call, parsed.as_ref().ok(), cx)
             .await
@@ -269,7 +277,7 @@ impl Agent {
                 let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
                 return (r, false, Some(reason));
             }
-            PreToolUse::Blocked(reason) => (None, ToolResult::error(reason), true),
+            PreToolUse::Blocked(reason) => (parsed.ok(), ToolResult::error(reason), true),
             PreToolUse::Run { args, context } => {
                 let mut r = match (&args, parsed) {
                     (Some(a), _) => {
@@ -286,21 +294,10 @@ impl Agent {
                 (args, r, false)
             }
         };
-        let post = HookEvent::PostToolUse {
-            call,
-            args: args.as_ref(),
-            result: &result,
-        };
-        let c = self.hooks.notify(&post, cx).await;
-        append_context(&mut result, c.block.into_iter().chain(c.context).collect());
-        (result, blocked, c.stop_run)
-    }
-}
-
-/// Hook-supplied context goes after the tool's own output, so the model reads both.
-fn append_context(result: &mut ToolResult, context: Vec<String>) {
-    for c in context.iter().filter(|c| !c.trim().is_empty()) {
-        result.content.push_str("\n\n");
-        result.content.push_str(c.trim_end());
+        let (result, stop) = self
+            .hooks
+            .post_tool_use(call, args.as_ref(), result, cx)
+            .await;
+        (result, blocked, stop)
     }
 }

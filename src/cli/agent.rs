@@ -46,7 +46,11 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    runtime.block_on(run_agent(config, cwd, task))
+    let code = runtime.block_on(run_agent(config, cwd, task));
+    // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
+    // after Ctrl-C or an answer nothing it could produce is wanted.
+    runtime.shutdown_background();
+    code
 }
 
 /// Builds the task from the words and stdin.

@@ -177,7 +177,7 @@ impl Hooks {
         }
     }
 
-    /// Any event but PreToolUse: trace it, run the user's hooks, combine what they say.
+    /// Any other event: trace it, run the user's hooks, combine what they say.
     pub async fn notify(&self, event: &HookEvent<'_>, cx: &HookContext) -> Combined {
         self.trace(event, cx);
         let mut c = Combined::default();
@@ -191,6 +191,42 @@ impl Hooks {
             }
         }
         c
+    }
+
+    /// After a call: the user's hooks see its result, their feedback and context are appended,
+    /// and only then is it traced, so `output_chars` counts what the model is sent. Returns the
+    /// final result and a hook's request to stop the run.
+    pub async fn post_tool_use(
+        &self,
+        call: &ToolCall,
+        args: Option<&Value>,
+        mut result: ToolResult,
+        cx: &HookContext,
+    ) -> (ToolResult, Option<String>) {
+        let event = HookEvent::PostToolUse {
+            call,
+            args,
+            result: &result,
+        };
+        let mut added = Vec::new();
+        let mut stop = None;
+        for out in self.user_outputs(&event, cx).await {
+            if let Some(Verdict::Block(r)) = out.verdict {
+                added.push(r);
+            }
+            added.extend(out.additional_context);
+            if stop.is_none() {
+                stop = out.stop_run;
+            }
+        }
+        append_context(&mut result, added);
+        let event = HookEvent::PostToolUse {
+            call,
+            args,
+            result: &result,
+        };
+        self.trace(&event, cx);
+        (result, stop)
     }
 
     /// Decides whether a call runs, and with which arguments.
@@ -247,6 +283,20 @@ impl Hooks {
             }
             None => PreToolUse::Run { args, context },
         }
+    }
+}
+
+/// Hook-supplied text goes after the tool's own output, so the model reads both.
+pub fn append_context(result: &mut ToolResult, context: Vec<String>) {
+    for c in context.iter().filter(|c| !c.trim().is_empty()) {
+        // One blank line between the output and each addition.
+        let sep = if result.content.ends_with('\n') {
+            "\n"
+        } else {
+            "\n\n"
+        };
+        result.content.push_str(sep);
+        result.content.push_str(c.trim_end());
     }
 }
 

@@ -66,9 +66,23 @@ impl Tool for EditFile {
     }
 }
 
+/// Files edit_file reads whole; anything larger is not a source file to edit by text.
+const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+
 fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
-    if path.is_dir() {
-        return ToolResult::error(format!("{user_path} is a directory"));
+    // Checked before reading: a FIFO or device would block or never end.
+    match std::fs::metadata(path) {
+        Ok(m) if m.is_dir() => return ToolResult::error(format!("{user_path} is a directory")),
+        Ok(m) if !m.is_file() => {
+            return ToolResult::error(format!("{user_path} is not a regular file"))
+        }
+        Ok(m) if m.len() > MAX_EDIT_BYTES => {
+            return ToolResult::error(format!(
+                "{user_path} is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it",
+                m.len()
+            ))
+        }
+        _ => {}
     }
     let content = match std::fs::read(path) {
         Ok(bytes) => match String::from_utf8(bytes) {
@@ -133,6 +147,24 @@ fn count_occurrences(haystack: &str, needle: &str) -> usize {
         from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
     }
     count
+}
+
+#[cfg(test)]
+mod fifo_tests {
+    use super::*;
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.to_str().expect("utf8")).expect("cstring");
+        // SAFETY: mkfifo on a path we own.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(
+            edit(&fifo, "fifo", "a", "b").content,
+            "Error: fifo is not a regular file"
+        );
+    }
 }
 
 #[cfg(test)]
