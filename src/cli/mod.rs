@@ -23,8 +23,10 @@ pub mod exit {
     about = "A coding agent for the terminal",
     long_about = "hx runs an agent loop against an OpenAI-compatible chat-completions API \
                   (DeepSeek by default): the model calls tools (bash, read_file, write_file, \
-                  edit_file, glob), hx runs them in the working directory and sends the results \
-                  back, until the model answers in plain text.",
+                  edit_file, glob, todo_write, task, load_skill), hx runs them in the working \
+                  directory and sends the results back, until the model answers in plain text. \
+                  Project rules live in skills (.agents/skills/NAME/SKILL.md): the model sees \
+                  their names and descriptions and loads one when the task needs it.",
     after_help = "Run 'hx agent --help' for the agent's options, configuration and exit codes."
 )]
 pub struct Cli {
@@ -133,11 +135,15 @@ Configuration files (TOML; later ones win, then environment, then flags):
   base_url = \"http://localhost:11434/v1\"
   model = \"qwen3-coder\"        # no api_key_env: no Authorization header
 
+Hooks (Claude Code's hooks.json format):
+  ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
+  'hx trust' (and again after each change to it).
+
 Output:
   stdout carries the final answer only; traces, reasoning and warnings go to stderr.
 
 Exit codes:
-  0 answered   1 run failed (API or network)   2 usage or configuration error
+  0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
   3 stopped at --max-turns   130 interrupted (Ctrl-C)";
 
 /// Parses argv and runs the command; returns the process exit code.
