@@ -39,7 +39,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(exit::USAGE, e),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+    let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
     {

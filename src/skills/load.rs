@@ -15,17 +15,19 @@ use crate::tools::{Tool, ToolContext, ToolResult, ToolSpec};
 /// The tool's name, as the catalog tells the model to call it.
 pub const LOAD_SKILL: &str = "load_skill";
 
+/// Cheap to clone (shared state), so a call can move onto a blocking thread.
+#[derive(Clone)]
 pub struct LoadSkill {
     registry: Arc<SkillRegistry>,
     /// Names loaded in this run.
-    loaded: Mutex<HashSet<String>>,
+    loaded: Arc<Mutex<HashSet<String>>>,
 }
 
 impl LoadSkill {
     pub fn new(registry: Arc<SkillRegistry>) -> Self {
         LoadSkill {
             registry,
-            loaded: Mutex::new(HashSet::new()),
+            loaded: Arc::new(Mutex::new(HashSet::new())),
         }
     }
 
@@ -85,6 +87,14 @@ needed); it only loads instructions and runs nothing."
     }
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
-        Box::pin(async move { self.load(&args, cx) })
+        // Reading the body and listing the folder touch the disk: off the async thread, so a
+        // slow filesystem cannot stall the run (or Ctrl-C).
+        let tool = self.clone();
+        let cx = cx.clone();
+        Box::pin(async move {
+            tokio::task::spawn_blocking(move || tool.load(&args, &cx))
+                .await
+                .unwrap_or_else(|e| ToolResult::error(format!("load_skill failed: {e}")))
+        })
     }
 }

@@ -3,7 +3,6 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use futures_util::FutureExt;
 use serde_json::json;
 
 use super::*;
@@ -167,7 +166,10 @@ fn tool_loads_once_then_notes_it_is_loaded() {
     skill(&tmp.path().join(".agents/skills"), "once", "d", "Body.");
     let tool = LoadSkill::new(Arc::new(registry(tmp.path(), None)));
     let cx = context(tmp.path());
-    let call = |args| tool.call(args, &cx).now_or_never().expect("ready");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("runtime");
+    let call = |args| rt.block_on(tool.call(args, &cx));
     let first = call(json!({"name": " once "}));
     assert_eq!(
         first,
