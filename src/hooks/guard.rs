@@ -17,8 +17,35 @@ pub fn check_command(command: &str) -> Option<String> {
 /// Words that run the rest of the line as a command.
 const WRAPPERS: &[&str] = &[
     "env", "nohup", "nice", "time", "command", "exec", "builtin", "timeout", "stdbuf", "xargs",
-    "chroot", "ionice", "taskset", "setsid",
+    "chroot", "ionice", "taskset", "setsid", "then", "else", "elif", "do", "if", "while", "until",
+    "!", "{",
 ];
+
+/// A wrapper's options that take a separate argument (`timeout -s KILL`, `env -u VAR`).
+fn option_takes_value(wrapper: &str, opt: &str) -> bool {
+    let list: &[&str] = match wrapper {
+        "timeout" => &["-s", "--signal", "-k", "--kill-after"],
+        "env" => &["-u", "--unset", "-C", "--chdir", "-S", "--split-string"],
+        "exec" => &["-a"],
+        "nice" => &["-n", "--adjustment"],
+        "ionice" => &["-c", "-n", "-p", "--class", "--classdata"],
+        "taskset" => &["-c", "--cpu-list", "-p"],
+        "xargs" => &["-I", "-n", "-P", "-d", "-E", "-L", "-s", "-a"],
+        "stdbuf" => &["-i", "-o", "-e"],
+        _ => &[],
+    };
+    list.contains(&opt)
+}
+
+/// Leading operands a wrapper takes before the command: `timeout DURATION`, `chroot DIR`,
+/// `taskset MASK`.
+fn leading_operands(wrapper: &str, saw_list_option: bool) -> usize {
+    match wrapper {
+        "timeout" | "chroot" => 1,
+        "taskset" if !saw_list_option => 1,
+        _ => 0,
+    }
+}
 
 fn check_simple(cmd: &SimpleCommand, depth: usize) -> Option<String> {
     for target in &cmd.redirects {
@@ -27,21 +54,35 @@ fn check_simple(cmd: &SimpleCommand, depth: usize) -> Option<String> {
         }
     }
     let mut words = cmd.words.iter().map(String::as_str).peekable();
-    // Skip `VAR=value` assignments and wrappers (with their options) to reach the command.
+    // Skip `VAR=value` assignments, shell keywords and wrappers (with their options and
+    // operands) to reach the command that really runs.
     let mut name = None;
     while let Some(w) = words.next() {
         if is_assignment(w) {
             continue;
         }
         let base = w.rsplit('/').next().unwrap_or(w);
+        if base == "command" && words.peek().is_some_and(|o| *o == "-v" || *o == "-V") {
+            // `command -v sudo` only asks whether sudo exists.
+            return None;
+        }
         if WRAPPERS.contains(&base) {
-            while let Some(opt) = words.peek() {
-                // `timeout 10`, `nice -n 5`: options and their numeric values.
-                if opt.starts_with('-') || opt.parse::<f64>().is_ok() || is_assignment(opt) {
+            let mut list_option = false;
+            while let Some(opt) = words.peek().copied() {
+                if opt.starts_with('-') && opt.len() > 1 {
+                    words.next();
+                    list_option |= opt == "-c" || opt == "--cpu-list" || opt == "-p";
+                    if option_takes_value(base, opt) {
+                        words.next();
+                    }
+                } else if is_assignment(opt) {
                     words.next();
                 } else {
                     break;
                 }
+            }
+            for _ in 0..leading_operands(base, list_option) {
+                words.next();
             }
             continue;
         }
@@ -71,9 +112,14 @@ fn check_simple(cmd: &SimpleCommand, depth: usize) -> Option<String> {
             .find_map(|a| a.strip_prefix("of="))
             .filter(|t| t.starts_with("/dev/") && !is_harmless_device(t))
             .map(|t| format!("raw write to a device (dd of={t})")),
-        "tee" | "cp" | "mv" | "shred" | "wipefs" => args
+        "tee" | "shred" | "wipefs" => args
             .iter()
             .find(|a| is_disk_device(a))
+            .map(|t| format!("write to a disk device ({t})")),
+        // Only the destination is written: copying a disk to an image is fine.
+        "cp" | "mv" => args
+            .last()
+            .filter(|a| is_disk_device(a))
             .map(|t| format!("write to a disk device ({t})")),
         "rm" => check_rm(&args),
         "sh" | "bash" | "dash" | "zsh" | "ksh" | "eval" if depth < 4 => {
@@ -136,18 +182,31 @@ fn check_rm(args: &[&str]) -> Option<String> {
         .map(|t| format!("recursive delete of {t}"))
 }
 
+/// `/`, the home folder, or a top-level system folder, also written `/*`, `//`, `~/`,
+/// `$HOME/*`. The workspace's own `.` or `*` are not the machine and are allowed.
 fn is_root_or_home(t: &str) -> bool {
-    let t = t.trim_end_matches("/*").trim_end_matches('*');
-    let t = if t.len() > 1 {
-        t.trim_end_matches('/')
-    } else {
-        t
-    };
-    let t = t.trim_end_matches("/.");
+    let mut t = t.to_string();
+    loop {
+        let before = t.len();
+        for suffix in ["/*", "/."] {
+            if let Some(s) = t.strip_suffix(suffix) {
+                t = if s.is_empty() {
+                    "/".into()
+                } else {
+                    s.to_string()
+                };
+            }
+        }
+        while t.len() > 1 && t.ends_with('/') {
+            t.pop();
+        }
+        if t.len() == before {
+            break;
+        }
+    }
     matches!(
-        t,
-        "" | "/"
-            | "~"
+        t.as_str(),
+        "/" | "~"
             | "$HOME"
             | "${HOME}"
             | "/root"
@@ -158,7 +217,14 @@ fn is_root_or_home(t: &str) -> bool {
             | "/bin"
             | "/boot"
             | "/lib"
-    ) || t.chars().all(|c| c == '/' || c == '.')
+            | "/lib64"
+            | "/sbin"
+            | "/opt"
+            | "/srv"
+            | "/dev"
+            | "/proc"
+            | "/sys"
+    )
 }
 
 fn is_disk_device(t: &str) -> bool {

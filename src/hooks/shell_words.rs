@@ -23,26 +23,37 @@ pub fn commands(line: &str) -> Vec<SimpleCommand> {
 /// Nesting bound, so hostile input cannot recurse without end.
 const MAX_DEPTH: usize = 8;
 
+/// What the next word is, after a redirection operator.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Next {
+    Word,
+    /// The target of `>`/`>>`: kept, a write may matter.
+    OutTarget,
+    /// The source of `<`, a here-doc delimiter or a here-string: not a command word.
+    Skip,
+}
+
 struct State {
     cmd: SimpleCommand,
     word: String,
     in_word: bool,
-    redirect_next: bool,
+    next: Next,
+    /// Here-docs opened on the current line: (delimiter, strip leading tabs).
+    heredocs: Vec<(String, bool)>,
 }
 
 impl State {
     fn end_word(&mut self) {
         if self.in_word {
             let w = std::mem::take(&mut self.word);
-            if self.redirect_next {
+            match self.next {
                 // `2>&1`, `>&-`: a descriptor, not a file.
-                if !w.chars().all(|c| c.is_ascii_digit() || c == '-') {
-                    self.cmd.redirects.push(w);
-                }
-                self.redirect_next = false;
-            } else {
-                self.cmd.words.push(w);
+                Next::OutTarget if w.chars().all(|c| c.is_ascii_digit() || c == '-') => {}
+                Next::OutTarget => self.cmd.redirects.push(w),
+                Next::Skip => {}
+                Next::Word => self.cmd.words.push(w),
             }
+            self.next = Next::Word;
             self.in_word = false;
         }
     }
@@ -53,7 +64,7 @@ impl State {
         if !cmd.words.is_empty() || !cmd.redirects.is_empty() {
             out.push(cmd);
         }
-        self.redirect_next = false;
+        self.next = Next::Word;
     }
 }
 
@@ -66,7 +77,8 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
         cmd: SimpleCommand::default(),
         word: String::new(),
         in_word: false,
-        redirect_next: false,
+        next: Next::Word,
+        heredocs: Vec::new(),
     };
     let mut i = 0;
     while i < chars.len() {
@@ -103,9 +115,10 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                 }
             }
             '\\' => {
-                st.in_word = true;
                 if let Some(&n) = chars.get(i + 1) {
+                    // A line continuation joins lines; it is not part of any word.
                     if n != '\n' {
+                        st.in_word = true;
                         st.word.push(n);
                     }
                     i += 1;
@@ -135,6 +148,24 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
             {
                 // `{`/`}` only separate when they stand alone (group braces), not in `${HOME}`.
                 st.end_command(out);
+                if c == '\n' && !st.heredocs.is_empty() {
+                    // The lines after a here-doc's command are its text, not commands.
+                    for (delim, strip_tabs) in std::mem::take(&mut st.heredocs) {
+                        i = skip_heredoc(&chars, i, &delim, strip_tabs);
+                    }
+                }
+            }
+            '<' if chars.get(i + 1) == Some(&'<') && chars.get(i + 2) != Some(&'<') => {
+                st.end_word();
+                i += 2;
+                let strip_tabs = chars.get(i) == Some(&'-');
+                if strip_tabs {
+                    i += 1;
+                }
+                let (delim, end) = heredoc_delimiter(&chars, i);
+                st.heredocs.push((delim, strip_tabs));
+                i = end;
+                continue;
             }
             '>' | '<' => {
                 st.end_word();
@@ -144,10 +175,17 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                         st.cmd.words.pop();
                     }
                 }
-                while matches!(chars.get(i + 1), Some('>') | Some('|') | Some('&')) {
+                while matches!(
+                    chars.get(i + 1),
+                    Some('>') | Some('<') | Some('|') | Some('&')
+                ) {
                     i += 1;
                 }
-                st.redirect_next = c == '>';
+                st.next = if c == '>' {
+                    Next::OutTarget
+                } else {
+                    Next::Skip
+                };
             }
             c if c.is_whitespace() => st.end_word(),
             c => {
@@ -158,6 +196,53 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
         i += 1;
     }
     st.end_command(out);
+}
+
+/// The delimiter word of a here-doc starting at `start` (quotes removed), and the index just
+/// after it.
+fn heredoc_delimiter(chars: &[char], start: usize) -> (String, usize) {
+    let mut i = start;
+    while matches!(chars.get(i), Some(' ') | Some('\t')) {
+        i += 1;
+    }
+    let mut delim = String::new();
+    while let Some(&c) = chars.get(i) {
+        match c {
+            '\'' | '"' => {}
+            '\\' => {
+                i += 1;
+                if let Some(&n) = chars.get(i) {
+                    delim.push(n);
+                }
+            }
+            c if c.is_whitespace() || ";&|<>()".contains(c) => break,
+            c => delim.push(c),
+        }
+        i += 1;
+    }
+    (delim, i)
+}
+
+/// From the newline at `nl`, skips the here-doc's lines through the one that is exactly
+/// `delim`; returns the index of the newline ending that line (or the end).
+fn skip_heredoc(chars: &[char], nl: usize, delim: &str, strip_tabs: bool) -> usize {
+    let mut start = nl + 1;
+    while start < chars.len() {
+        let end = (start..chars.len())
+            .find(|&j| chars[j] == '\n')
+            .unwrap_or(chars.len());
+        let line: String = chars[start..end].iter().collect();
+        let line = if strip_tabs {
+            line.trim_start_matches('\t')
+        } else {
+            line.as_str()
+        };
+        if line == delim {
+            return end;
+        }
+        start = end + 1;
+    }
+    chars.len()
 }
 
 /// The text up to the `)` that closes an opening just before `start`; returns it and the
@@ -222,6 +307,24 @@ mod tests {
     #[test]
     fn braces_in_words_and_groups() {
         assert_eq!(words("{ echo ${HOME}; }"), vec![vec!["echo", "${HOME}"]]);
+    }
+
+    #[test]
+    fn heredoc_bodies_and_continuations() {
+        assert_eq!(
+            words("cat > setup.sh <<'EOF'\nsudo apt-get install foo\nEOF\nls"),
+            vec![vec!["cat"], vec!["ls"]]
+        );
+        assert_eq!(
+            words("cat <<-END | sh\n\tsudo x\n\tEND\necho ok"),
+            vec![vec!["cat"], vec!["sh"], vec!["echo", "ok"]]
+        );
+        assert_eq!(
+            words("cd x && \\\n  sudo make install"),
+            vec![vec!["cd", "x"], vec!["sudo", "make", "install"]]
+        );
+        assert_eq!(words("grep x < in.txt"), vec![vec!["grep", "x"]]);
+        assert_eq!(words("cat <<< reboot"), vec![vec!["cat"]]);
     }
 
     #[test]

@@ -42,6 +42,36 @@ fn refuses_destructive_and_escalating_commands() {
         ("bash -c 'sudo id'", "privilege escalation (sudo)"),
         ("sh -c \"rm -rf /\"", "recursive delete of /"),
         ("timeout 5 sudo id", "privilege escalation (sudo)"),
+        (
+            "if ! command -v foo >/dev/null; then sudo apt-get install -y foo; fi",
+            "privilege escalation (sudo)",
+        ),
+        ("if [ -d x ]; then rm -rf ~; fi", "recursive delete of ~"),
+        (
+            "for i in 1 2; do sudo true; done",
+            "privilege escalation (sudo)",
+        ),
+        ("! sudo true", "privilege escalation (sudo)"),
+        (
+            "cd x && \\\n  sudo make install",
+            "privilege escalation (sudo)",
+        ),
+        (
+            "FOO=1 \\\n  sudo make install",
+            "privilege escalation (sudo)",
+        ),
+        (
+            "timeout 30s sudo apt-get update",
+            "privilege escalation (sudo)",
+        ),
+        ("timeout -s KILL 10 sudo id", "privilege escalation (sudo)"),
+        ("env -u FOO sudo id", "privilege escalation (sudo)"),
+        ("exec -a foo sudo id", "privilege escalation (sudo)"),
+        ("xargs -I {} sudo rm {}", "privilege escalation (sudo)"),
+        ("rm -rf //", "recursive delete of //"),
+        ("rm -rf /etc/", "recursive delete of /etc/"),
+        ("rm -rf ~/*", "recursive delete of ~/*"),
+        ("cp disk.img /dev/sdb", "write to a disk device (/dev/sdb)"),
     ];
     for (cmd, reason) in refused {
         assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
@@ -70,6 +100,16 @@ fn lets_look_alikes_through() {
         "echo ':(){ :|:& };:' is a fork bomb",
         "make 2>&1 | tee build.log",
         "echo ${HOME}",
+        "cat > setup.sh <<'EOF'\n#!/bin/sh\nsudo apt-get install -y foo\nEOF",
+        "git commit -m \"$(cat <<'EOF'\nsudo support removed\nEOF\n)\"",
+        "command -v sudo >/dev/null && echo yes",
+        "rm -rf \\\n  build dist",
+        "cd build && rm -rf *",
+        "rm -rf .",
+        "rm -rf ./*",
+        "cp /dev/sda disk.img",
+        "rm -rf ~/project/build",
+        "rm -rf /etc-backup-copy",
     ];
     for cmd in allowed {
         assert_eq!(check_command(cmd), None, "{cmd}");
