@@ -298,3 +298,59 @@ fn user_skill_files_are_readable_but_not_writable() {
         "Use short lines.\n"
     );
 }
+
+#[test]
+fn a_project_with_only_claude_skills_is_listed() {
+    let mut hx = Hx::new_offline();
+    hx.env_remove("DEEPSEEK_API_KEY");
+    let out = hx.args(["skills", "list"]).run();
+    out.assert_code(0);
+    assert_eq!(out.stdout, "");
+    assert_eq!(
+        out.stderr,
+        "hx: no skills found (looked in .agents/skills and .claude/skills of the nearest folder \
+         at or above this one that has either, and in ~/.agents/skills and ~/.claude/skills)\n"
+    );
+
+    hx.write_file(
+        ".claude/skills/lint/SKILL.md",
+        "---\nname: lint\ndescription: Run the linter\n---\nRun cargo clippy.\n",
+    );
+    let out = hx.clear_args().args(["skills", "list", "--json"]).run();
+    out.assert_code(0);
+    let rows: Value = serde_json::from_str(&out.stdout).expect("JSON list");
+    assert_eq!(rows.as_array().map(Vec::len), Some(1), "{rows}");
+    assert_eq!(rows[0]["name"], "lint");
+    assert_eq!(rows[0]["source"], "project");
+    assert_eq!(rows[0]["description"], "Run the linter");
+}
+
+#[test]
+fn check_takes_relative_paths_inside_a_skill_folder() {
+    let mut hx = Hx::new_offline();
+    hx.env_remove("DEEPSEEK_API_KEY")
+        .write_file(
+            ".agents/skills/deploy/SKILL.md",
+            "---\nname: deploy\ndescription: Ship it\n---\nBody\n",
+        )
+        .write_file(
+            ".agents/skills/other/SKILL.md",
+            "---\nname: renamed\ndescription: Misnamed\n---\nBody\n",
+        );
+    hx.current_dir_rel(".agents/skills/deploy");
+    for path in [".", "SKILL.md", "./SKILL.md"] {
+        let out = hx.clear_args().args(["skills", "check", path]).run();
+        out.assert_code(0);
+        assert_eq!(out.stdout, "", "check {path}");
+        assert_eq!(out.stderr, "hx: 0 errors, 0 warnings\n", "check {path}");
+    }
+    // A real mismatch is still named with the folder's own name.
+    hx.current_dir_rel(".agents/skills/other");
+    let out = hx.clear_args().args(["skills", "check", "."]).run();
+    out.assert_code(1);
+    assert_eq!(
+        out.stdout,
+        "./SKILL.md: error: name renamed does not match its folder name other\n"
+    );
+    assert_eq!(out.stderr, "hx: 1 error, 0 warnings\n");
+}

@@ -85,7 +85,7 @@ pub enum SkillsCommand {
 const SKILLS_HELP: &str = "\
 Skills are read from, highest precedence first:
   .agents/skills and .claude/skills in the nearest folder at or above the working directory
-  that has .agents/skills (the project), then ~/.agents/skills and ~/.claude/skills (the user).
+  that has either (the project), then ~/.agents/skills and ~/.claude/skills (the user).
 Each skill is a folder with a SKILL.md: YAML frontmatter with name and description, then the
 instructions in Markdown. The agent sees only the names and descriptions until it calls
 load_skill.";

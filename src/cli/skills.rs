@@ -64,7 +64,10 @@ fn list(registry: &SkillRegistry, cwd: &Path, json: bool) -> i32 {
         return exit::ANSWERED;
     }
     if registry.is_empty() {
-        eprintln!("hx: no skills found (looked in .agents/skills and .claude/skills here and above, and in ~/.agents/skills and ~/.claude/skills)");
+        eprintln!(
+            "hx: no skills found (looked in .agents/skills and .claude/skills of the nearest folder \
+             at or above this one that has either, and in ~/.agents/skills and ~/.claude/skills)"
+        );
         return exit::ANSWERED;
     }
     let rows: Vec<[String; 4]> = registry

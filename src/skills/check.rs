@@ -124,11 +124,7 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
         Err(e) => errors.push(e),
         Ok(name) => {
             errors.extend(name_problems(&name));
-            let folder = path
-                .parent()
-                .and_then(Path::file_name)
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
+            let folder = folder_name(path);
             if folder != name {
                 errors.push(format!(
                     "name {name} does not match its folder name {folder}"
@@ -187,6 +183,30 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
     // Errors first: they are what stops a skill from working elsewhere.
     out.extend(errors.iter().map(|e| problem(path, Severity::Error, e)));
     out.extend(warnings.iter().map(|w| problem(path, Severity::Warning, w)));
+}
+
+/// The name of the folder holding `file`. Taken from the path as given when it names the
+/// folder, so a symlinked skill folder keeps the link's name (the name agents see); resolved
+/// on disk only when it does not, as for `SKILL.md`, `./SKILL.md` or `sub/../SKILL.md`
+/// (`hx skills check .` run inside a skill folder). Empty when it cannot be found.
+fn folder_name(file: &Path) -> String {
+    let parent = file.parent().unwrap_or(Path::new(""));
+    let name = match parent.file_name() {
+        Some(n) => Some(n.to_os_string()),
+        None => {
+            // A bare `SKILL.md` has an empty parent: the current folder.
+            let dir = if parent.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                parent
+            };
+            dir.canonicalize()
+                .ok()
+                .and_then(|real| real.file_name().map(|n| n.to_os_string()))
+        }
+    };
+    name.map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// A present, non-blank string field.

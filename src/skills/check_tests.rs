@@ -39,6 +39,35 @@ fn name_folder_mismatch_is_an_error() {
 }
 
 #[test]
+fn folder_name_is_found_through_dot_dot() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let dir = tmp.path().join("pdf-tools");
+    write(
+        &dir.join("SKILL.md"),
+        "---\nname: pdf-tools\ndescription: d\n---\n",
+    );
+    std::fs::create_dir_all(dir.join("scripts")).expect("mkdir");
+    // `pdf-tools/scripts/..` names the skill folder, but its last component is `..`.
+    let via = dir.join("scripts/..");
+    assert_eq!(check(&via), vec![]);
+    assert_eq!(check(&via.join("SKILL.md")), vec![]);
+}
+
+#[test]
+fn a_symlinked_skill_folder_is_named_by_the_link() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let real = tmp.path().join("store/deploy-v2");
+    write(
+        &real.join("SKILL.md"),
+        "---\nname: deploy\ndescription: d\n---\n",
+    );
+    let link = tmp.path().join("skills/deploy");
+    std::fs::create_dir_all(tmp.path().join("skills")).expect("mkdir");
+    std::os::unix::fs::symlink(&real, &link).expect("symlink");
+    assert_eq!(check(&link.join("SKILL.md")), vec![]);
+}
+
+#[test]
 fn name_rules() {
     assert_eq!(name_problems("good-name-2"), Vec::<String>::new());
     assert_eq!(

@@ -31,8 +31,8 @@ pub struct SkillRoot {
 }
 
 /// The roots to read, highest precedence first: the nearest folder at or above `cwd` that has
-/// `.agents/skills` gives the project's `.agents/skills` and `.claude/skills`, then `home`
-/// gives the user's. Roots that do not exist are left out.
+/// `.agents/skills` or `.claude/skills` gives the project's `.agents/skills` and
+/// `.claude/skills`, then `home` gives the user's. Roots that do not exist are left out.
 pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Vec<SkillRoot> {
     let mut roots = Vec::new();
     if let Some(project) = project_dir(cwd, home) {
@@ -66,12 +66,17 @@ pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Vec<SkillRoot> {
     roots
 }
 
-/// The project folder: the nearest ancestor of `cwd` (itself included) with `.agents/skills`.
-/// The home folder does not count: its `.agents/skills` holds the user's skills.
+/// The project folder: the nearest ancestor of `cwd` (itself included) with `.agents/skills`
+/// or `.claude/skills` (either marks a project: a repository set up only for Claude Code has
+/// just the latter). The home folder does not count: its skill folders hold the user's skills.
 fn project_dir(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
     let home_real = home.and_then(|h| h.canonicalize().ok());
     cwd.ancestors()
-        .filter(|dir| dir.join(".agents/skills").is_dir())
+        .filter(|dir| {
+            [".agents/skills", ".claude/skills"]
+                .iter()
+                .any(|sub| dir.join(sub).is_dir())
+        })
         .find(|dir| home_real.is_none() || dir.canonicalize().ok() != home_real)
         .map(Path::to_path_buf)
 }

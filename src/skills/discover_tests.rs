@@ -85,6 +85,47 @@ fn home_is_not_mistaken_for_a_project() {
 }
 
 #[test]
+fn a_claude_skills_folder_alone_marks_the_project() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path().join("home");
+    let outer = tmp.path().join("outer");
+    let project = outer.join("proj");
+    skill(&outer.join(".agents/skills"), "far", "outer skill", "b");
+    skill(&project.join(".claude/skills"), "near", "claude skill", "b");
+    // The home folder's .claude/skills stays the user's, never the project.
+    skill(&home.join(".claude/skills"), "mine", "user skill", "b");
+    let deep = project.join("src/a");
+    std::fs::create_dir_all(&deep).expect("mkdir");
+    let roots = skill_roots(&deep, Some(&home));
+    assert_eq!(
+        roots,
+        [
+            SkillRoot {
+                path: project.join(".claude/skills"),
+                source: Source::Project,
+            },
+            SkillRoot {
+                path: home.join(".claude/skills"),
+                source: Source::User,
+            },
+        ]
+    );
+    let d = discover(&deep, Some(&home));
+    assert_eq!(names(&d), ["mine", "near"]);
+    assert_eq!(
+        d.registry.get("near").map(|s| s.source),
+        Some(Source::Project)
+    );
+    assert_eq!(d.registry.get("mine").map(|s| s.source), Some(Source::User));
+
+    let in_home = home.join("code");
+    std::fs::create_dir_all(&in_home).expect("mkdir");
+    let d = discover(&in_home, Some(&home));
+    assert_eq!(names(&d), ["mine"]);
+    assert_eq!(d.registry.get("mine").map(|s| s.source), Some(Source::User));
+}
+
+#[test]
 fn missing_description_is_skipped_with_one_warning() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join(".agents/skills");

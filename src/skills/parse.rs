@@ -222,18 +222,49 @@ fn parse_strict(yaml: &str) -> Result<BTreeMap<String, Yaml>, ParseError> {
 
 /// Rewrites top-level `key: value: more` lines as `key: "value: more"`, the common way
 /// hand-written frontmatter breaks strict YAML. Values that already start YAML syntax
-/// (quotes, block scalars, flow collections, anchors, tags) are left alone.
+/// (quotes, block scalars, flow collections, anchors, tags) are left alone. A trailing
+/// ` #comment` stays out of the quotes, and more-indented lines after such a line (a value
+/// wrapped by hand) are folded into it with single spaces, as YAML folds a plain value.
 fn quote_colon_lines(yaml: &str) -> String {
     let mut out = String::with_capacity(yaml.len() + 16);
-    for line in yaml.split('\n') {
-        out.push_str(&quote_line(line).unwrap_or_else(|| line.to_string()));
-        out.push('\n');
+    let mut lines = yaml.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        let Some((key, mut value)) = colon_value(line) else {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        };
+        // A blank line or a comment line ends a plain value; anything unindented is the next
+        // key.
+        while let Some(next) = lines.peek() {
+            let text = next.trim();
+            if !next.starts_with([' ', '\t']) || text.is_empty() || text.starts_with('#') {
+                break;
+            }
+            value.push(' ');
+            value.push_str(strip_comment(text));
+            lines.next();
+        }
+        out.push_str(key);
+        out.push_str(": \"");
+        for c in value.chars() {
+            match c {
+                '\\' => out.push_str("\\\\"),
+                '"' => out.push_str("\\\""),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+                c => out.push(c),
+            }
+        }
+        out.push_str("\"\n");
     }
     out.pop();
     out
 }
 
-fn quote_line(line: &str) -> Option<String> {
+/// The key and the comment-free value of a top-level `key: value: more` line that strict YAML
+/// rejects; `None` for any other line.
+fn colon_value(line: &str) -> Option<(&str, String)> {
     let (key, value) = line.split_once(':')?;
     let key_ok = !key.is_empty()
         && key
@@ -244,20 +275,23 @@ fn quote_line(line: &str) -> Option<String> {
     }
     let value = value.trim();
     let starts_syntax = value.starts_with(['"', '\'', '|', '>', '[', '{', '&', '*', '!', '#']);
-    if value.is_empty() || starts_syntax || !(value.contains(": ") || value.ends_with(':')) {
+    if starts_syntax {
         return None;
     }
-    let mut quoted = String::with_capacity(value.len() + 2);
-    for c in value.chars() {
-        match c {
-            '\\' => quoted.push_str("\\\\"),
-            '"' => quoted.push_str("\\\""),
-            '\t' => quoted.push_str("\\t"),
-            c if c.is_control() => quoted.push_str(&format!("\\u{:04x}", c as u32)),
-            c => quoted.push(c),
-        }
+    let value = strip_comment(value);
+    if value.is_empty() || !(value.contains(": ") || value.ends_with(':')) {
+        return None;
     }
-    Some(format!("{key}: \"{quoted}\""))
+    Some((key, value.to_string()))
+}
+
+/// Text (already trimmed) without a trailing YAML comment: a `#` after a space or tab starts
+/// one, while a `#` inside a word (`C#`) does not.
+fn strip_comment(text: &str) -> &str {
+    let bytes = text.as_bytes();
+    (1..bytes.len())
+        .find(|&i| bytes[i] == b'#' && matches!(bytes[i - 1], b' ' | b'\t'))
+        .map_or(text, |i| text[..i].trim_end())
 }
 
 /// Collapses whitespace runs (newlines included) to single spaces.

@@ -82,6 +82,37 @@ fn unquoted_colon_value_is_recovered() {
 }
 
 #[test]
+fn recovered_value_drops_a_trailing_comment() {
+    let fm = parse_file(
+        "---\nname: deploy\ndescription: Use when: deploying # ask ops first\nlicense: C#-ish # note\n---\n",
+    );
+    assert!(fm.recovered);
+    assert_eq!(desc(&fm).as_deref(), Some("Use when: deploying"));
+    assert_eq!(
+        fm.fields.get("license").and_then(Yaml::as_text).as_deref(),
+        Some("C#-ish")
+    );
+}
+
+#[test]
+fn recovered_value_takes_its_wrapped_lines() {
+    let fm = parse_file(
+        "---\ndescription: Use when: deploying\n  to production # ops only\n    or staging\nname: deploy\n---\n",
+    );
+    assert!(fm.recovered);
+    assert_eq!(
+        desc(&fm).as_deref(),
+        Some("Use when: deploying to production or staging")
+    );
+    assert_eq!(
+        fm.fields.get("name").and_then(Yaml::as_text).as_deref(),
+        Some("deploy")
+    );
+    let fm = parse_file("---\ndescription: Use when:\n  the user deploys\n---\n");
+    assert_eq!(desc(&fm).as_deref(), Some("Use when: the user deploys"));
+}
+
+#[test]
 fn hopeless_yaml_is_an_error_on_one_line() {
     let err = parse_frontmatter("name: [unclosed\ndescription: x\n").unwrap_err();
     assert!(!err.0.is_empty());

@@ -95,9 +95,28 @@ pub fn render(
     Ok(format!(
         "<skill name=\"{}\">\n{}\n</skill>",
         escape_attr(&skill.name),
-        // The wrapper must only close where hx closes it.
-        inner.replace("</skill>", "<\\/skill>")
+        defuse_closing_tags(&inner)
     ))
+}
+
+/// The text with the `</` of every `</skill` made `<\/`, whatever its case or what follows
+/// (`</SKILL>`, `</skill >`), so the wrapper only closes where hx closes it. Everything else
+/// is kept byte for byte.
+fn defuse_closing_tags(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(pos) = rest.find("</") {
+        out.push_str(&rest[..pos]);
+        let after = &rest[pos + 2..];
+        // `get` is `None` off a char boundary, where the next bytes cannot be ASCII "skill".
+        let closes = after
+            .get(..5)
+            .is_some_and(|word| word.eq_ignore_ascii_case("skill"));
+        out.push_str(if closes { "<\\/" } else { "</" });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
 }
 
 impl SkillRegistry {

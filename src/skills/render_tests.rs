@@ -116,6 +116,22 @@ fn closing_tag_in_body_is_defused_and_name_is_escaped() {
 }
 
 #[test]
+fn closing_tags_of_any_case_or_spacing_are_defused() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    write(
+        &tmp.path().join(".agents/skills/x/SKILL.md"),
+        "---\nname: x\ndescription: d\n---\nA </SKILL> b </skill > c </Skill\n> d </skillset> é</sKiLl>\ne </ skill> f <\\/skill> g </div> </ski\n",
+    );
+    let out = render(&registry(tmp.path(), None), "x", tmp.path());
+    assert_eq!(
+        out,
+        Ok("<skill name=\"x\">\nA <\\/SKILL> b <\\/skill > c <\\/Skill\n> d <\\/skillset> é<\\/sKiLl>\n\
+            e </ skill> f <\\/skill> g </div> </ski\n</skill>"
+            .to_string())
+    );
+}
+
+#[test]
 fn unknown_names_list_what_exists() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join(".agents/skills");

@@ -27,6 +27,8 @@ pub struct Hx {
     workspace: PathBuf,
     home: PathBuf,
     program: PathBuf,
+    /// Where hx runs, relative to `workspace` (empty: the workspace itself).
+    cwd_rel: PathBuf,
     base_url: String,
     args: Vec<OsString>,
     /// Applied in order after the defaults: `Some` sets, `None` removes.
@@ -64,6 +66,7 @@ impl Hx {
             workspace,
             home,
             program: PathBuf::from(env!("CARGO_BIN_EXE_hx")),
+            cwd_rel: PathBuf::new(),
             base_url: base_url.to_string(),
             args: Vec::new(),
             env: Vec::new(),
@@ -78,7 +81,16 @@ impl Hx {
         self
     }
 
-    /// The current directory of the run.
+    /// Runs hx in `workspace()/rel` instead of the workspace itself (created if missing), for
+    /// behaviour that depends on where hx starts, such as relative paths.
+    pub fn current_dir_rel(&mut self, rel: &str) -> &mut Self {
+        let dir = self.workspace.join(rel);
+        std::fs::create_dir_all(&dir).unwrap_or_else(|e| panic!("create {}: {e}", dir.display()));
+        self.cwd_rel = PathBuf::from(rel);
+        self
+    }
+
+    /// The workspace: the run's current directory unless `current_dir_rel` moved it.
     pub fn workspace(&self) -> &Path {
         &self.workspace
     }
@@ -157,7 +169,8 @@ impl Hx {
     /// The fully prepared command (stdio not configured).
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args).current_dir(&self.workspace);
+        cmd.args(&self.args)
+            .current_dir(self.workspace.join(&self.cwd_rel));
         for (key, _) in std::env::vars_os() {
             let name = key.to_string_lossy();
             if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
