@@ -135,6 +135,44 @@ fn user_hooks_need_no_trust() {
     assert!(!run.stderr.contains("trust"), "{}", run.dump());
 }
 
+/// A project's hooks are written relative to the project (the folder holding `.hx`), so they
+/// must run there even when hx starts in a subfolder: a guard script that is not found there
+/// fails, and a failed hook lets the call through.
+#[test]
+fn project_hooks_run_in_the_project_folder_from_a_subfolder() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = server();
+    let mut hx = Hx::new(&s);
+    hx.write_file(".hx/hooks.json", &project_hooks("./scripts/deny.sh"));
+    hx.write_file(
+        "scripts/deny.sh",
+        "#!/bin/sh\necho \"$HX_PROJECT_DIR|$CLAUDE_PROJECT_DIR|$PWD\" > \"$HX_PROJECT_DIR/hook.env\"\n\
+         echo 'not from here' >&2\nexit 2\n",
+    );
+    let script = hx.workspace().join("scripts/deny.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::create_dir_all(hx.workspace().join("sub")).expect("mkdir sub");
+    hx.current_dir_rel("sub");
+    run_with(&hx, &["trust"]).assert_success();
+
+    let run = hx.args(["agent", "do it"]).run();
+    run.assert_success();
+    let last = s.requests()[1].body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .expect("last message");
+    assert_eq!(
+        last["content"],
+        "Error: blocked by hook: not from here",
+        "{}",
+        run.dump()
+    );
+    let ws = std::fs::canonicalize(hx.workspace()).expect("canonical workspace");
+    let ws = ws.display().to_string();
+    assert_eq!(hx.read_file("hook.env"), format!("{ws}|{ws}|{ws}\n"));
+}
+
 /// The first 12 hex digits of the SHA-256, computed by the system's sha256sum so the test
 /// does not trust hx's own hashing.
 fn sha256_prefix(bytes: &[u8]) -> String {

@@ -143,6 +143,10 @@ pub struct Entry {
     pub timeout: Duration,
     /// The file it came from, for messages.
     pub source: PathBuf,
+    /// Where the command runs, also given as `HX_PROJECT_DIR`/`CLAUDE_PROJECT_DIR`: the folder
+    /// holding `.hx` for a project hook (its commands are written relative to the project,
+    /// wherever below it hx started), the workspace root for a user hook.
+    pub dir: PathBuf,
 }
 
 impl Entry {
@@ -158,8 +162,9 @@ impl Entry {
     }
 }
 
-/// Parses one hooks file. Problems are pushed to `warnings` as whole lines naming `path`.
-pub fn parse_file(path: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
+/// Parses one hooks file whose commands run in `dir`. Problems are pushed to `warnings` as
+/// whole lines naming `path`.
+pub fn parse_file(path: &Path, dir: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
     let mut warn = |msg: String| warnings.push(format!("hx: {}: {msg}", path.display()));
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
@@ -199,7 +204,8 @@ pub fn parse_file(path: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<En
         };
         for (gi, group) in groups.iter().enumerate() {
             let at = format!("{name}[{gi}]");
-            if let Err(msg) = parse_group(event, group, path, &mut entries, &mut warn, &at) {
+            let source = (path, dir);
+            if let Err(msg) = parse_group(event, group, source, &mut entries, &mut warn, &at) {
                 warn(format!("{at}: {msg}; skipped"));
             }
         }
@@ -207,12 +213,13 @@ pub fn parse_file(path: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<En
     entries
 }
 
-/// One `{"matcher": ..., "hooks": [...]}` group. An `Err` skips the whole group; problems
-/// with single hooks are warned about here and skip only that hook.
+/// One `{"matcher": ..., "hooks": [...]}` group of the file `path` whose commands run in
+/// `dir`. An `Err` skips the whole group; problems with single hooks are warned about here and
+/// skip only that hook.
 fn parse_group(
     event: EventKind,
     group: &Value,
-    path: &Path,
+    (path, dir): (&Path, &Path),
     entries: &mut Vec<Entry>,
     warn: &mut impl FnMut(String),
     at: &str,
@@ -243,6 +250,7 @@ fn parse_group(
                     command,
                     timeout,
                     source: path.to_path_buf(),
+                    dir: dir.to_path_buf(),
                 });
             }
             Err(msg) => warn(format!("{at}: {msg}; skipped")),
@@ -287,14 +295,14 @@ fn parse_hook(hook: &Value) -> Result<(String, Duration, Option<String>), String
     Ok((command, timeout, warning))
 }
 
-/// The hooks of a run: the user's file (always) then the project's (only when trusted), and
-/// the warning lines to show.
+/// The hooks of a run started in `cwd` (the workspace root): the user's file (always) then the
+/// project's (only when trusted), and the warning lines to show.
 pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut entries = Vec::new();
     if let Some(user) = user_config_dir(env).map(|d| d.join("hooks.json")) {
         if let Some(bytes) = read(&user, &mut warnings) {
-            entries.extend(parse_bytes(&user, &bytes, &mut warnings));
+            entries.extend(parse_bytes(&user, cwd, &bytes, &mut warnings));
         }
     }
     if let Some(project) = project_hooks_file(cwd) {
@@ -310,7 +318,10 @@ pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
             };
             let p = project.display();
             match state {
-                TrustState::Trusted => entries.extend(parse_bytes(&project, &bytes, &mut warnings)),
+                TrustState::Trusted => {
+                    let dir = project_dir(&project);
+                    entries.extend(parse_bytes(&project, dir, &bytes, &mut warnings))
+                }
                 TrustState::Untrusted => warnings.push(format!(
                     "hx: {p}: project hooks skipped: not trusted; review the file, then run `hx trust` to allow them"
                 )),
@@ -338,9 +349,9 @@ fn read(path: &Path, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
     }
 }
 
-fn parse_bytes(path: &Path, bytes: &[u8], warnings: &mut Vec<String>) -> Vec<Entry> {
+fn parse_bytes(path: &Path, dir: &Path, bytes: &[u8], warnings: &mut Vec<String>) -> Vec<Entry> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => parse_file(path, text, warnings),
+        Ok(text) => parse_file(path, dir, text, warnings),
         Err(_) => {
             warnings.push(format!(
                 "hx: {}: not UTF-8 text; its hooks are skipped",
@@ -356,6 +367,12 @@ pub fn project_hooks_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors()
         .map(|d| d.join(".hx").join("hooks.json"))
         .find(|p| p.is_file())
+}
+
+/// The project folder of a `<dir>/.hx/hooks.json` found by `project_hooks_file`: `<dir>`.
+pub fn project_dir(hooks_file: &Path) -> &Path {
+    // Such a path always has two parents; the fallback only keeps this total.
+    hooks_file.ancestors().nth(2).unwrap_or(hooks_file)
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use crate::hooks::trust::TrustStore;
 
 fn parse(text: &str) -> (Vec<Entry>, Vec<String>) {
     let mut w = Vec::new();
-    let e = parse_file(Path::new("/p/hooks.json"), text, &mut w);
+    let e = parse_file(Path::new("/p/hooks.json"), Path::new("/p"), text, &mut w);
     (e, w)
 }
 
@@ -194,6 +194,9 @@ fn load_user_always_project_only_when_trusted() {
     let (e, w) = load(&cwd, &env);
     assert_eq!(commands(&e), ["user-hook", "project-hook"]);
     assert!(w.is_empty(), "{w:?}");
+    // User hooks run where hx started; project hooks in the folder holding `.hx`.
+    let dirs: Vec<&Path> = e.iter().map(|e| e.dir.as_path()).collect();
+    assert_eq!(dirs, [cwd.as_path(), project.as_path()]);
 
     std::fs::write(&project_file, ONE_HOOK.replace("project-hook", "evil")).expect("write");
     let (e, w) = load(&cwd, &env);

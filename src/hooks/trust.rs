@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::config::{parse_file, project_hooks_file};
+use super::config::{parse_file, project_dir, project_hooks_file};
 use crate::config::{user_config_dir, Env};
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
@@ -177,7 +177,8 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
     };
     // Show what is being trusted, so the approval is of commands seen, not of a file name.
     let mut warnings = Vec::new();
-    let entries = parse_file(&file, &String::from_utf8_lossy(&content), &mut warnings);
+    let text = String::from_utf8_lossy(&content);
+    let entries = parse_file(&file, project_dir(&file), &text, &mut warnings);
     for w in &warnings {
         eprintln!("{w}");
     }

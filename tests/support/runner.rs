@@ -25,6 +25,8 @@ const SCRUBBED_PREFIXES: [&str; 3] = ["DEEPSEEK_", "HX_", "OPENAI_"];
 pub struct Hx {
     root: TempDir,
     workspace: PathBuf,
+    /// Where hx starts: the workspace unless `current_dir_rel` moved it into a subfolder.
+    current_dir: PathBuf,
     home: PathBuf,
     program: PathBuf,
     base_url: String,
@@ -61,6 +63,7 @@ impl Hx {
         std::fs::create_dir_all(home.join(".config")).expect("create temp home");
         Hx {
             root,
+            current_dir: workspace.clone(),
             workspace,
             home,
             program: PathBuf::from(env!("CARGO_BIN_EXE_hx")),
@@ -78,9 +81,16 @@ impl Hx {
         self
     }
 
-    /// The current directory of the run.
+    /// The temp folder the run works in (its current directory unless `current_dir_rel`).
     pub fn workspace(&self) -> &Path {
         &self.workspace
+    }
+
+    /// Starts hx in `workspace()/rel` (which must exist) instead of the workspace itself, for
+    /// what depends on being started below a project's root.
+    pub fn current_dir_rel(&mut self, rel: &str) -> &mut Self {
+        self.current_dir = self.workspace.join(rel);
+        self
     }
 
     /// `HOME`; `XDG_CONFIG_HOME` is `home()/.config`.
@@ -157,7 +167,7 @@ impl Hx {
     /// The fully prepared command (stdio not configured).
     pub fn command(&self) -> Command {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args).current_dir(&self.workspace);
+        cmd.args(&self.args).current_dir(&self.current_dir);
         for (key, _) in std::env::vars_os() {
             let name = key.to_string_lossy();
             if SCRUBBED_PREFIXES.iter().any(|p| name.starts_with(p)) {
