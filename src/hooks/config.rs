@@ -55,7 +55,7 @@ impl EventKind {
     }
 
     /// Only tool events have a tool for a matcher to look at.
-    fn uses_matcher(self) -> bool {
+    pub fn uses_matcher(self) -> bool {
         matches!(self, EventKind::PreToolUse | EventKind::PostToolUse)
     }
 }
@@ -113,6 +113,22 @@ impl Matcher {
         Regex::new(&format!("^(?:{t})$"))
             .map(Matcher::Regex)
             .map_err(|e| format!("invalid matcher regex {t:?}: {}", one_line_err(&e)))
+    }
+
+    /// The matcher as written (`*` for all tools), for showing to the user.
+    pub fn text(&self) -> String {
+        match self {
+            Matcher::All => "*".to_string(),
+            Matcher::Names(names) => names.join("|"),
+            // `parse` wrapped the user's text in an anchor; show what they wrote.
+            Matcher::Regex(re) => {
+                let s = re.as_str();
+                s.strip_prefix("^(?:")
+                    .and_then(|s| s.strip_suffix(")$"))
+                    .unwrap_or(s)
+                    .to_string()
+            }
+        }
     }
 
     /// Whether a call of `tool` (an hx name) is matched, by its own name or its Claude alias.

@@ -30,6 +30,15 @@ fn matcher_kinds() {
 }
 
 #[test]
+fn matcher_text_is_what_was_written() {
+    let text = |m: &str| Matcher::parse(m).expect("matcher").text();
+    assert_eq!(text(""), "*");
+    assert_eq!(text(" * "), "*");
+    assert_eq!(text("bash | write_file"), "bash|write_file");
+    assert_eq!(text("read_.*|gl.b"), "read_.*|gl.b");
+}
+
+#[test]
 fn claude_names_are_aliases() {
     let m = Matcher::parse("Bash").expect("list");
     assert!(m.matches("bash"));

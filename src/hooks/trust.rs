@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::config::{parse_file, project_dir, project_hooks_file};
+use super::config::{parse_file, project_dir, project_hooks_file, Entry};
 use crate::config::{user_config_dir, Env};
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
@@ -189,9 +189,23 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
     }
     println!("trusted {key} (sha256 {})", short(&hash));
     for e in &entries {
-        println!("  {:?}: {}", e.event, e.command);
+        println!("{}", shown_entry(e));
     }
     0
+}
+
+/// One line of what `hx trust` approved. The command and matcher come from the repository, so
+/// they are shown escaped (`{:?}`): printed raw, a `\r` or an escape sequence could make
+/// `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a terminal, and the user
+/// would approve what they did not see.
+fn shown_entry(e: &Entry) -> String {
+    let command = e.command.as_str();
+    if e.event.uses_matcher() {
+        let matcher = e.matcher.text();
+        format!("  {:?}, matcher {matcher:?}: {command:?}", e.event)
+    } else {
+        format!("  {:?}: {command:?}", e.event)
+    }
 }
 
 #[cfg(test)]
