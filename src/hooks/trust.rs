@@ -2,8 +2,13 @@
 //! runs only after the user ran `hx trust` on exactly that content.
 //!
 //! The store is `trusted.json` in the user's config dir: the absolute path of each trusted
-//! hooks file mapped to the SHA-256 of its content. Any edit changes the hash, so a pulled
-//! commit cannot swap in new commands under an old approval.
+//! hooks file mapped to the SHA-256 of its content. Any edit of the hooks file changes the
+//! hash, so a pulled commit cannot change the command lines under an old approval.
+//!
+//! What is trusted is the hooks file only, not the scripts its commands call: a trusted
+//! `./scripts/check.sh` runs whatever that script is at the time, pulled changes included.
+//! Hashing the scripts too would need to know which files a shell command line reads, which
+//! cannot be known in general.
 
 use std::collections::BTreeMap;
 use std::io::Write;
