@@ -135,6 +135,39 @@ fn user_hooks_need_no_trust() {
     assert!(!run.stderr.contains("trust"), "{}", run.dump());
 }
 
+/// A linked `.hx/hooks.json` is refused: trusting it would approve whatever file it points to,
+/// under that file's own path.
+#[test]
+fn trust_refuses_a_linked_hooks_file() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        "elsewhere/hooks.json",
+        &project_hooks("echo linked >> marks"),
+    );
+    std::fs::create_dir_all(hx.workspace().join(".hx")).expect("mkdir");
+    std::os::unix::fs::symlink(
+        hx.workspace().join("elsewhere/hooks.json"),
+        hx.workspace().join(".hx/hooks.json"),
+    )
+    .expect("ln");
+    let run = run_with(&hx, &["trust"]);
+    run.assert_code(2);
+    assert_eq!(run.stdout, "");
+    let ws = std::fs::canonicalize(hx.workspace()).expect("canonical workspace");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "hx: cannot trust {}/.hx/hooks.json: .hx/hooks.json is a symbolic link, and a link \
+             could borrow the approval of the file it points to; make it a real file\n",
+            ws.display()
+        )
+    );
+    assert_eq!(
+        run_with(&hx, &["trust", "--list"]).stdout,
+        "no trusted hooks files\n"
+    );
+}
+
 /// What `hx trust` shows is what will run: a carriage return (or any control character) must
 /// not let a command hide its start behind an innocent-looking tail on a terminal.
 #[test]

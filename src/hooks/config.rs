@@ -10,7 +10,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::trust::{TrustState, TrustStore};
+use super::trust::{link_problem, TrustState, TrustStore};
 use super::HookEvent;
 use crate::config::{user_config_dir, Env};
 
@@ -322,6 +322,11 @@ pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
         }
     }
     if let Some(project) = project_hooks_file(cwd) {
+        let p = project.display();
+        if let Some(problem) = link_problem(&project) {
+            warnings.push(format!("hx: {p}: project hooks skipped: {problem}"));
+            return (entries, warnings);
+        }
         // The bytes hashed are the bytes parsed: the file cannot change between the two.
         if let Some(bytes) = read(&project, &mut warnings) {
             let state = match TrustStore::path_for(env).map(|p| TrustStore::load(&p)) {
@@ -332,7 +337,6 @@ pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
                 }
                 None => TrustState::Untrusted,
             };
-            let p = project.display();
             match state {
                 TrustState::Trusted => {
                     let dir = project_dir(&project);
