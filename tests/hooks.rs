@@ -219,6 +219,21 @@ fn post_tool_use_context_is_counted_in_output_chars() {
     assert!(run.stderr.contains(&line), "{}", run.dump());
 }
 
+/// Claude Code adds a SessionStart hook's plain stdout as context, as for UserPromptSubmit,
+/// so a hook written for it (`git branch --show-current`-style) works unchanged.
+#[test]
+fn session_start_plain_stdout_is_context() {
+    let server = FakeServer::start(vec![Reply::text("ok")]);
+    let mut hx = Hx::new(&server);
+    let s = script(&hx, "start.sh", "echo 'Branch: main'");
+    user_hooks(&hx, json!({ "SessionStart": groups("", &[&s], None) }));
+    agent(&mut hx).assert_success();
+    assert_eq!(
+        server.requests()[0].body["messages"][1],
+        json!({"role": "user", "content": "do it\n\nBranch: main"})
+    );
+}
+
 #[test]
 fn session_start_adds_context_or_stops_before_any_request() {
     let server = FakeServer::start(vec![Reply::text("ok")]);

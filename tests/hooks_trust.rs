@@ -73,7 +73,7 @@ fn project_hooks_run_only_while_trusted() {
     };
     assert_eq!(
         trust.stdout,
-        format!("trusted {file} (sha256 {hash})\n  PreToolUse: echo project >> marks\n")
+        format!("trusted {file} (sha256 {hash})\n  PreToolUse, matcher \"bash\": \"echo project >> marks\"\n")
     );
     let listed = run_with(&hx, &["trust", "--list"]);
     assert_eq!(listed.stdout, format!("{hash}  {file}\n"));
@@ -133,6 +133,105 @@ fn user_hooks_need_no_trust() {
     run.assert_success();
     assert_eq!(hx.read_file("marks"), "user\n");
     assert!(!run.stderr.contains("trust"), "{}", run.dump());
+}
+
+/// A linked `.hx/hooks.json` is refused: trusting it would approve whatever file it points to,
+/// under that file's own path.
+#[test]
+fn trust_refuses_a_linked_hooks_file() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        "elsewhere/hooks.json",
+        &project_hooks("echo linked >> marks"),
+    );
+    std::fs::create_dir_all(hx.workspace().join(".hx")).expect("mkdir");
+    std::os::unix::fs::symlink(
+        hx.workspace().join("elsewhere/hooks.json"),
+        hx.workspace().join(".hx/hooks.json"),
+    )
+    .expect("ln");
+    let run = run_with(&hx, &["trust"]);
+    run.assert_code(2);
+    assert_eq!(run.stdout, "");
+    let ws = std::fs::canonicalize(hx.workspace()).expect("canonical workspace");
+    assert_eq!(
+        run.stderr,
+        format!(
+            "hx: cannot trust {}/.hx/hooks.json: .hx/hooks.json is a symbolic link, and a link \
+             could borrow the approval of the file it points to; make it a real file\n",
+            ws.display()
+        )
+    );
+    assert_eq!(
+        run_with(&hx, &["trust", "--list"]).stdout,
+        "no trusted hooks files\n"
+    );
+}
+
+/// What `hx trust` shows is what will run: a carriage return (or any control character) must
+/// not let a command hide its start behind an innocent-looking tail on a terminal.
+#[test]
+fn trust_shows_commands_escaped_with_event_and_matcher() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        ".hx/hooks.json",
+        &json!({"hooks": {
+            "PreToolUse": [{"matcher": "Bash|\u{1b}x", "hooks": [
+                {"type": "command", "command": "touch PWNED #\r./scripts/lint.sh"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "./scripts/done.sh\t\u{202e}x"}]}]
+        }})
+        .to_string(),
+    );
+    let run = run_with(&hx, &["trust"]);
+    run.assert_success();
+    let lines: Vec<&str> = run.stdout.lines().skip(1).collect();
+    assert_eq!(
+        lines,
+        [
+            r#"  PreToolUse, matcher "Bash|\u{1b}x": "touch PWNED #\r./scripts/lint.sh""#,
+            r#"  Stop: "./scripts/done.sh\t\u{202e}x""#,
+        ],
+        "{}",
+        run.dump()
+    );
+}
+
+/// A project's hooks are written relative to the project (the folder holding `.hx`), so they
+/// must run there even when hx starts in a subfolder: a guard script that is not found there
+/// fails, and a failed hook lets the call through.
+#[test]
+fn project_hooks_run_in_the_project_folder_from_a_subfolder() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = server();
+    let mut hx = Hx::new(&s);
+    hx.write_file(".hx/hooks.json", &project_hooks("./scripts/deny.sh"));
+    hx.write_file(
+        "scripts/deny.sh",
+        "#!/bin/sh\necho \"$HX_PROJECT_DIR|$CLAUDE_PROJECT_DIR|$PWD\" > \"$HX_PROJECT_DIR/hook.env\"\n\
+         echo 'not from here' >&2\nexit 2\n",
+    );
+    let script = hx.workspace().join("scripts/deny.sh");
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    std::fs::create_dir_all(hx.workspace().join("sub")).expect("mkdir sub");
+    hx.current_dir_rel("sub");
+    run_with(&hx, &["trust"]).assert_success();
+
+    let run = hx.args(["agent", "do it"]).run();
+    run.assert_success();
+    let last = s.requests()[1].body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .cloned()
+        .expect("last message");
+    assert_eq!(
+        last["content"],
+        "Error: blocked by hook: not from here",
+        "{}",
+        run.dump()
+    );
+    let ws = std::fs::canonicalize(hx.workspace()).expect("canonical workspace");
+    let ws = ws.display().to_string();
+    assert_eq!(hx.read_file("hook.env"), format!("{ws}|{ws}|{ws}\n"));
 }
 
 /// The first 12 hex digits of the SHA-256, computed by the system's sha256sum so the test

@@ -245,12 +245,14 @@ fn nonempty_str(v: Option<&Value>) -> Option<&str> {
 }
 
 /// Reads the stdout of a hook that exited 0. JSON when it starts with `{`; otherwise plain
-/// text, which only UserPromptSubmit uses (as context for the prompt, as Claude Code does).
+/// text, which only SessionStart and UserPromptSubmit use (as context for the task, as Claude
+/// Code does); for other events it is chatter, not meant for the model.
 pub fn parse_stdout(kind: EventKind, stdout: &str, warnings: &mut Vec<String>) -> HookOutput {
     let mut out = HookOutput::default();
     let trimmed = stdout.trim();
     if !trimmed.starts_with('{') {
-        if kind == EventKind::UserPromptSubmit && !trimmed.is_empty() {
+        let is_context = matches!(kind, EventKind::SessionStart | EventKind::UserPromptSubmit);
+        if is_context && !trimmed.is_empty() {
             out.additional_context = Some(trimmed.to_string());
         }
         return out;

@@ -110,9 +110,13 @@ fn updated_input_context_and_continue() {
 
 #[test]
 fn plain_and_invalid_stdout() {
-    let (out, w) = parse(EventKind::UserPromptSubmit, "  branch: main\n");
-    assert_eq!(out.additional_context.as_deref(), Some("branch: main"));
-    assert!(w.is_empty());
+    for kind in [EventKind::UserPromptSubmit, EventKind::SessionStart] {
+        let (out, w) = parse(kind, "  branch: main\n");
+        assert_eq!(out.additional_context.as_deref(), Some("branch: main"));
+        assert!(w.is_empty());
+    }
+    let (out, _) = parse(EventKind::Stop, "branch: main");
+    assert_eq!(out, HookOutput::default());
     assert_eq!(pre("just text"), HookOutput::default());
     assert_eq!(pre(""), HookOutput::default());
     for bad in ["{nope", "{\"a\": 1} trailing", "{\"decision\": "] {

@@ -10,7 +10,7 @@ use std::time::Duration;
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::trust::{TrustState, TrustStore};
+use super::trust::{link_problem, TrustState, TrustStore};
 use super::HookEvent;
 use crate::config::{user_config_dir, Env};
 
@@ -55,7 +55,7 @@ impl EventKind {
     }
 
     /// Only tool events have a tool for a matcher to look at.
-    fn uses_matcher(self) -> bool {
+    pub fn uses_matcher(self) -> bool {
         matches!(self, EventKind::PreToolUse | EventKind::PostToolUse)
     }
 }
@@ -115,6 +115,22 @@ impl Matcher {
             .map_err(|e| format!("invalid matcher regex {t:?}: {}", one_line_err(&e)))
     }
 
+    /// The matcher as written (`*` for all tools), for showing to the user.
+    pub fn text(&self) -> String {
+        match self {
+            Matcher::All => "*".to_string(),
+            Matcher::Names(names) => names.join("|"),
+            // `parse` wrapped the user's text in an anchor; show what they wrote.
+            Matcher::Regex(re) => {
+                let s = re.as_str();
+                s.strip_prefix("^(?:")
+                    .and_then(|s| s.strip_suffix(")$"))
+                    .unwrap_or(s)
+                    .to_string()
+            }
+        }
+    }
+
     /// Whether a call of `tool` (an hx name) is matched, by its own name or its Claude alias.
     pub fn matches(&self, tool: &str) -> bool {
         let names = [Some(tool), claude_name(tool)];
@@ -143,6 +159,10 @@ pub struct Entry {
     pub timeout: Duration,
     /// The file it came from, for messages.
     pub source: PathBuf,
+    /// Where the command runs, also given as `HX_PROJECT_DIR`/`CLAUDE_PROJECT_DIR`: the folder
+    /// holding `.hx` for a project hook (its commands are written relative to the project,
+    /// wherever below it hx started), the workspace root for a user hook.
+    pub dir: PathBuf,
 }
 
 impl Entry {
@@ -158,8 +178,9 @@ impl Entry {
     }
 }
 
-/// Parses one hooks file. Problems are pushed to `warnings` as whole lines naming `path`.
-pub fn parse_file(path: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
+/// Parses one hooks file whose commands run in `dir`. Problems are pushed to `warnings` as
+/// whole lines naming `path`.
+pub fn parse_file(path: &Path, dir: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
     let mut warn = |msg: String| warnings.push(format!("hx: {}: {msg}", path.display()));
     let root: Value = match serde_json::from_str(text) {
         Ok(v) => v,
@@ -199,7 +220,8 @@ pub fn parse_file(path: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<En
         };
         for (gi, group) in groups.iter().enumerate() {
             let at = format!("{name}[{gi}]");
-            if let Err(msg) = parse_group(event, group, path, &mut entries, &mut warn, &at) {
+            let source = (path, dir);
+            if let Err(msg) = parse_group(event, group, source, &mut entries, &mut warn, &at) {
                 warn(format!("{at}: {msg}; skipped"));
             }
         }
@@ -207,12 +229,13 @@ pub fn parse_file(path: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<En
     entries
 }
 
-/// One `{"matcher": ..., "hooks": [...]}` group. An `Err` skips the whole group; problems
-/// with single hooks are warned about here and skip only that hook.
+/// One `{"matcher": ..., "hooks": [...]}` group of the file `path` whose commands run in
+/// `dir`. An `Err` skips the whole group; problems with single hooks are warned about here and
+/// skip only that hook.
 fn parse_group(
     event: EventKind,
     group: &Value,
-    path: &Path,
+    (path, dir): (&Path, &Path),
     entries: &mut Vec<Entry>,
     warn: &mut impl FnMut(String),
     at: &str,
@@ -243,6 +266,7 @@ fn parse_group(
                     command,
                     timeout,
                     source: path.to_path_buf(),
+                    dir: dir.to_path_buf(),
                 });
             }
             Err(msg) => warn(format!("{at}: {msg}; skipped")),
@@ -287,17 +311,22 @@ fn parse_hook(hook: &Value) -> Result<(String, Duration, Option<String>), String
     Ok((command, timeout, warning))
 }
 
-/// The hooks of a run: the user's file (always) then the project's (only when trusted), and
-/// the warning lines to show.
+/// The hooks of a run started in `cwd` (the workspace root): the user's file (always) then the
+/// project's (only when trusted), and the warning lines to show.
 pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
     let mut warnings = Vec::new();
     let mut entries = Vec::new();
     if let Some(user) = user_config_dir(env).map(|d| d.join("hooks.json")) {
         if let Some(bytes) = read(&user, &mut warnings) {
-            entries.extend(parse_bytes(&user, &bytes, &mut warnings));
+            entries.extend(parse_bytes(&user, cwd, &bytes, &mut warnings));
         }
     }
     if let Some(project) = project_hooks_file(cwd) {
+        let p = project.display();
+        if let Some(problem) = link_problem(&project) {
+            warnings.push(format!("hx: {p}: project hooks skipped: {problem}"));
+            return (entries, warnings);
+        }
         // The bytes hashed are the bytes parsed: the file cannot change between the two.
         if let Some(bytes) = read(&project, &mut warnings) {
             let state = match TrustStore::path_for(env).map(|p| TrustStore::load(&p)) {
@@ -308,9 +337,11 @@ pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
                 }
                 None => TrustState::Untrusted,
             };
-            let p = project.display();
             match state {
-                TrustState::Trusted => entries.extend(parse_bytes(&project, &bytes, &mut warnings)),
+                TrustState::Trusted => {
+                    let dir = project_dir(&project);
+                    entries.extend(parse_bytes(&project, dir, &bytes, &mut warnings))
+                }
                 TrustState::Untrusted => warnings.push(format!(
                     "hx: {p}: project hooks skipped: not trusted; review the file, then run `hx trust` to allow them"
                 )),
@@ -338,9 +369,9 @@ fn read(path: &Path, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
     }
 }
 
-fn parse_bytes(path: &Path, bytes: &[u8], warnings: &mut Vec<String>) -> Vec<Entry> {
+fn parse_bytes(path: &Path, dir: &Path, bytes: &[u8], warnings: &mut Vec<String>) -> Vec<Entry> {
     match std::str::from_utf8(bytes) {
-        Ok(text) => parse_file(path, text, warnings),
+        Ok(text) => parse_file(path, dir, text, warnings),
         Err(_) => {
             warnings.push(format!(
                 "hx: {}: not UTF-8 text; its hooks are skipped",
@@ -356,6 +387,12 @@ pub fn project_hooks_file(cwd: &Path) -> Option<PathBuf> {
     cwd.ancestors()
         .map(|d| d.join(".hx").join("hooks.json"))
         .find(|p| p.is_file())
+}
+
+/// The project folder of a `<dir>/.hx/hooks.json` found by `project_hooks_file`: `<dir>`.
+pub fn project_dir(hooks_file: &Path) -> &Path {
+    // Such a path always has two parents; the fallback only keeps this total.
+    hooks_file.ancestors().nth(2).unwrap_or(hooks_file)
 }
 
 #[cfg(test)]

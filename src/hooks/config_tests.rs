@@ -5,7 +5,7 @@ use crate::hooks::trust::TrustStore;
 
 fn parse(text: &str) -> (Vec<Entry>, Vec<String>) {
     let mut w = Vec::new();
-    let e = parse_file(Path::new("/p/hooks.json"), text, &mut w);
+    let e = parse_file(Path::new("/p/hooks.json"), Path::new("/p"), text, &mut w);
     (e, w)
 }
 
@@ -27,6 +27,15 @@ fn matcher_kinds() {
     // Anchored: a part of the name is not a match.
     assert!(!Matcher::parse("as.").expect("regex").matches("bash"));
     assert!(!Matcher::parse("ba.h").expect("regex").matches("bash2"));
+}
+
+#[test]
+fn matcher_text_is_what_was_written() {
+    let text = |m: &str| Matcher::parse(m).expect("matcher").text();
+    assert_eq!(text(""), "*");
+    assert_eq!(text(" * "), "*");
+    assert_eq!(text("bash | write_file"), "bash|write_file");
+    assert_eq!(text("read_.*|gl.b"), "read_.*|gl.b");
 }
 
 #[test]
@@ -189,15 +198,76 @@ fn load_user_always_project_only_when_trusted() {
 
     let store_path = TrustStore::path_for(&env).expect("store path");
     let mut store = TrustStore::load(&store_path).expect("store");
-    store.trust(&project_file, ONE_HOOK.as_bytes());
+    store
+        .trust(&project_file, ONE_HOOK.as_bytes())
+        .expect("trust");
     store.save().expect("save");
     let (e, w) = load(&cwd, &env);
     assert_eq!(commands(&e), ["user-hook", "project-hook"]);
     assert!(w.is_empty(), "{w:?}");
+    // User hooks run where hx started; project hooks in the folder holding `.hx`.
+    let dirs: Vec<&Path> = e.iter().map(|e| e.dir.as_path()).collect();
+    assert_eq!(dirs, [cwd.as_path(), project.as_path()]);
 
     std::fs::write(&project_file, ONE_HOOK.replace("project-hook", "evil")).expect("write");
     let (e, w) = load(&cwd, &env);
     assert_eq!(commands(&e), ["user-hook"]);
     assert_eq!(w.len(), 1);
     assert!(w[0].contains("changed since trusted"), "{}", w[0]);
+}
+
+/// A repository could ship `.hx/hooks.json` (or `.hx`) as a link to a hooks file the user
+/// trusted elsewhere; the approval, keyed by the canonical path, must not carry over.
+#[test]
+fn a_linked_project_file_or_folder_is_not_trusted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let trusted = dir.path().join("trusted");
+    std::fs::create_dir_all(trusted.join(".hx")).expect("mkdir");
+    let trusted_file = trusted.join(".hx/hooks.json");
+    std::fs::write(&trusted_file, ONE_HOOK).expect("write");
+    let env = env_for(&home);
+    let store_path = TrustStore::path_for(&env).expect("store path");
+    let mut store = TrustStore::load(&store_path).expect("store");
+    store
+        .trust(&trusted_file, ONE_HOOK.as_bytes())
+        .expect("trust");
+    store.save().expect("save");
+
+    // The file is a link.
+    let linked_file = dir.path().join("a");
+    std::fs::create_dir_all(linked_file.join(".hx")).expect("mkdir");
+    std::os::unix::fs::symlink(&trusted_file, linked_file.join(".hx/hooks.json")).expect("ln");
+    let (e, w) = load(&linked_file, &env);
+    assert!(e.is_empty(), "{e:?}");
+    let p = linked_file.join(".hx/hooks.json");
+    assert_eq!(
+        w,
+        [format!(
+            "hx: {}: project hooks skipped: .hx/hooks.json is a symbolic link, and a link could \
+             borrow the approval of the file it points to; make it a real file",
+            p.display()
+        )]
+    );
+
+    // The folder is a link.
+    let linked_dir = dir.path().join("b");
+    std::fs::create_dir_all(&linked_dir).expect("mkdir");
+    std::os::unix::fs::symlink(trusted.join(".hx"), linked_dir.join(".hx")).expect("ln");
+    let (e, w) = load(&linked_dir, &env);
+    assert!(e.is_empty(), "{e:?}");
+    let p = linked_dir.join(".hx/hooks.json");
+    assert_eq!(
+        w,
+        [format!(
+            "hx: {}: project hooks skipped: .hx is a symbolic link, and a link could borrow \
+             the approval of the file it points to; make it a real folder",
+            p.display()
+        )]
+    );
+
+    // The real file is still trusted.
+    let (e, w) = load(&trusted, &env);
+    assert_eq!(e.len(), 1);
+    assert!(w.is_empty(), "{w:?}");
 }

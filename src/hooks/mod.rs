@@ -104,7 +104,8 @@ pub struct HookOutput {
     pub verdict: Option<Verdict>,
     /// PreToolUse: replaces the call's input.
     pub updated_input: Option<Value>,
-    /// Added to the tool result (PostToolUse, PreToolUse) or the prompt (UserPromptSubmit).
+    /// Added to the tool result (PostToolUse, PreToolUse) or the task (SessionStart,
+    /// UserPromptSubmit).
     pub additional_context: Option<String>,
     /// `continue: false`: end the run, with this reason.
     pub stop_run: Option<String>,

@@ -1,9 +1,17 @@
 //! Trust for project hooks: a project's `.hx/hooks.json` is code from the repository, so it
 //! runs only after the user ran `hx trust` on exactly that content.
 //!
-//! The store is `trusted.json` in the user's config dir: the absolute path of each trusted
-//! hooks file mapped to the SHA-256 of its content. Any edit changes the hash, so a pulled
-//! commit cannot swap in new commands under an old approval.
+//! The store is `trusted.json` in the user's config dir: the canonical path of each trusted
+//! hooks file mapped to the SHA-256 of its content. Any edit of the hooks file changes the
+//! hash, so a pulled commit cannot change the command lines under an old approval.
+//!
+//! What is trusted is the hooks file only, not the scripts its commands call: a trusted
+//! `./scripts/check.sh` runs whatever that script is at the time, pulled changes included.
+//! Hashing the scripts too would need to know which files a shell command line reads, which
+//! cannot be known in general.
+//!
+//! A `.hx/hooks.json` that is (or sits in a `.hx` that is) a symbolic link is never trusted:
+//! see `link_problem`.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -11,7 +19,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::config::{parse_file, project_hooks_file};
+use super::config::{parse_file, project_dir, project_hooks_file, Entry};
 use crate::config::{user_config_dir, Env};
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
@@ -33,13 +41,38 @@ pub enum TrustState {
     Changed,
 }
 
-/// The key of a hooks file: its absolute path, with links resolved so that two spellings of
-/// one file share one approval.
-pub fn key_of(file: &Path) -> String {
+/// The key of a hooks file: its canonical path, so that two spellings of one file share one
+/// approval. `None` when the path cannot be resolved (the file is gone): such a file is not
+/// trusted, rather than keyed by a spelling that a later lookup would not find.
+pub fn key_of(file: &Path) -> Option<String> {
     std::fs::canonicalize(file)
-        .unwrap_or_else(|_| file.to_path_buf())
-        .display()
-        .to_string()
+        .ok()
+        .map(|p| p.display().to_string())
+}
+
+/// Why the project hooks file `file` (`<project>/.hx/hooks.json`) cannot be trusted as it is:
+/// it, or its `.hx` folder, is a symbolic link. `None` when both are real.
+///
+/// Approvals are keyed by the canonical path, which resolves links to their target. A
+/// repository could then ship `.hx/hooks.json` (or `.hx`) as a link to a hooks file the user
+/// trusted in another project: the hash matches, and that project's commands would run here,
+/// in this project's folder, on this project's `./scripts`. So only a real file in a real
+/// `.hx` folder is trusted. (Links above `.hx` are fine: the whole project is reached through
+/// them, scripts included.)
+pub fn link_problem(file: &Path) -> Option<String> {
+    let is_link = |p: &Path| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let why = "a link could borrow the approval of the file it points to";
+    if is_link(file) {
+        return Some(format!(
+            ".hx/hooks.json is a symbolic link, and {why}; make it a real file"
+        ));
+    }
+    if file.parent().is_some_and(is_link) {
+        return Some(format!(
+            ".hx is a symbolic link, and {why}; make it a real folder"
+        ));
+    }
+    None
 }
 
 #[derive(Debug, Clone, Default)]
@@ -70,23 +103,28 @@ impl TrustStore {
 
     /// Whether `content`, read from `file`, is what the user trusted.
     pub fn state(&self, file: &Path, content: &[u8]) -> TrustState {
-        match self.entries.get(&key_of(file)) {
+        let Some(key) = key_of(file) else {
+            return TrustState::Untrusted;
+        };
+        match self.entries.get(&key) {
             None => TrustState::Untrusted,
             Some(h) if *h == sha256_hex(content) => TrustState::Trusted,
             Some(_) => TrustState::Changed,
         }
     }
 
-    /// Records `content` of `file` as trusted; returns its hash.
-    pub fn trust(&mut self, file: &Path, content: &[u8]) -> String {
+    /// Records `content` of `file` as trusted, under its canonical path; returns its hash.
+    pub fn trust(&mut self, file: &Path, content: &[u8]) -> Result<String, String> {
+        let key =
+            key_of(file).ok_or_else(|| format!("cannot resolve the path of {}", file.display()))?;
         let hash = sha256_hex(content);
-        self.entries.insert(key_of(file), hash.clone());
-        hash
+        self.entries.insert(key, hash.clone());
+        Ok(hash)
     }
 
     /// Forgets `file`; whether it was there.
     pub fn revoke(&mut self, file: &Path) -> bool {
-        self.entries.remove(&key_of(file)).is_some()
+        key_of(file).is_some_and(|k| self.entries.remove(&k).is_some())
     }
 
     pub fn entries(&self) -> &BTreeMap<String, String> {
@@ -155,7 +193,21 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
         );
         return 2;
     };
-    let key = key_of(&file);
+    // Refused for --revoke too: the key of a link is its target's, so revoking through it would
+    // revoke another project's approval.
+    if let Some(problem) = link_problem(&file) {
+        let verb = if action == TrustAction::Revoke {
+            "revoke"
+        } else {
+            "trust"
+        };
+        eprintln!("hx: cannot {verb} {}: {problem}", file.display());
+        return 2;
+    }
+    let Some(key) = key_of(&file) else {
+        eprintln!("hx: cannot resolve the path of {}", file.display());
+        return 1;
+    };
     if action == TrustAction::Revoke {
         if !store.revoke(&file) {
             println!("{key} was not trusted");
@@ -177,20 +229,41 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
     };
     // Show what is being trusted, so the approval is of commands seen, not of a file name.
     let mut warnings = Vec::new();
-    let entries = parse_file(&file, &String::from_utf8_lossy(&content), &mut warnings);
+    let text = String::from_utf8_lossy(&content);
+    let entries = parse_file(&file, project_dir(&file), &text, &mut warnings);
     for w in &warnings {
         eprintln!("{w}");
     }
-    let hash = store.trust(&file, &content);
+    let hash = match store.trust(&file, &content) {
+        Ok(h) => h,
+        Err(e) => {
+            eprintln!("hx: {e}");
+            return 1;
+        }
+    };
     if let Err(e) = store.save() {
         eprintln!("hx: {e}");
         return 1;
     }
     println!("trusted {key} (sha256 {})", short(&hash));
     for e in &entries {
-        println!("  {:?}: {}", e.event, e.command);
+        println!("{}", shown_entry(e));
     }
     0
+}
+
+/// One line of what `hx trust` approved. The command and matcher come from the repository, so
+/// they are shown escaped (`{:?}`): printed raw, a `\r` or an escape sequence could make
+/// `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a terminal, and the user
+/// would approve what they did not see.
+fn shown_entry(e: &Entry) -> String {
+    let command = e.command.as_str();
+    if e.event.uses_matcher() {
+        let matcher = e.matcher.text();
+        format!("  {:?}, matcher {matcher:?}: {command:?}", e.event)
+    } else {
+        format!("  {:?}: {command:?}", e.event)
+    }
 }
 
 #[cfg(test)]
@@ -213,7 +286,7 @@ mod tests {
         let store_path = dir.path().join("cfg").join("trusted.json");
         let mut store = TrustStore::load(&store_path).expect("empty store");
         assert_eq!(store.state(&file, b"{}"), TrustState::Untrusted);
-        store.trust(&file, b"{}");
+        store.trust(&file, b"{}").expect("trust");
         store.save().expect("save");
 
         let store = TrustStore::load(&store_path).expect("reload");

@@ -26,14 +26,16 @@ impl CommandHooks {
         self.entries.is_empty()
     }
 
-    /// The entries `event` runs, the first of each command string only: the same command
-    /// listed in the user's and the project's file (or under two matchers) runs once.
+    /// The entries `event` runs, the first of each command per folder only: the same command
+    /// listed in the user's and the project's file (or under two matchers) runs once. The
+    /// same text run in two folders (a user hook from a subfolder, a project hook from the
+    /// project root) may be two different scripts, so both run.
     fn selected(&self, event: &HookEvent<'_>) -> Vec<&Entry> {
         let mut seen = HashSet::new();
         self.entries
             .iter()
             .filter(|e| e.applies_to(event))
-            .filter(|e| seen.insert(e.command.as_str()))
+            .filter(|e| seen.insert((e.dir.as_path(), e.command.as_str())))
             .collect()
     }
 }
@@ -54,7 +56,7 @@ impl Hook for CommandHooks {
             let outputs = join_all(selected.into_iter().map(|e| {
                 let input = input.as_bytes();
                 async move {
-                    let ran = run(&e.command, input, &cx.cwd, e.timeout).await;
+                    let ran = run(&e.command, input, &e.dir, e.timeout).await;
                     let (out, lines) = interpret(kind, &ran, &e.command);
                     for l in lines {
                         self.term.line(&format!("{}{l}", cx.prefix));
@@ -118,6 +120,45 @@ mod tests {
         let m = merge(vec![out(None), out(Some(Verdict::Allow)), out(None)]);
         assert_eq!(m.verdict, Some(Verdict::Allow));
         assert_eq!(merge(vec![]), HookOutput::default());
+    }
+
+    #[test]
+    fn one_run_per_command_and_folder() {
+        let entry = |command: &str, dir: &str| Entry {
+            event: EventKind::Stop,
+            matcher: crate::hooks::config::Matcher::All,
+            command: command.into(),
+            timeout: std::time::Duration::from_secs(1),
+            source: "/hooks.json".into(),
+            dir: dir.into(),
+        };
+        let hooks = CommandHooks::new(
+            vec![
+                entry("./check.sh", "/proj/sub"),
+                entry("./check.sh", "/proj"),
+                entry("./check.sh", "/proj/sub"),
+                entry("other", "/proj"),
+            ],
+            Term::plain(),
+        );
+        let stats = crate::agent::RunStats::default();
+        let event = HookEvent::Stop {
+            stats: &stats,
+            stop_hook_active: false,
+        };
+        let picked: Vec<(&str, &str)> = hooks
+            .selected(&event)
+            .iter()
+            .map(|e| (e.command.as_str(), e.dir.to_str().unwrap_or("")))
+            .collect();
+        assert_eq!(
+            picked,
+            [
+                ("./check.sh", "/proj/sub"),
+                ("./check.sh", "/proj"),
+                ("other", "/proj")
+            ]
+        );
     }
 
     #[test]
