@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{Call, FakeServer, Hx, Reply};
+use support::{system_prompt, Call, FakeServer, Hx, Reply};
 
 const DEPLOY: &str = "---\nname: deploy\ndescription: >\n  Ship the service to production:\n  build, tag and roll out.\nlicense: MIT\nmetadata:\n  owner: ops\n---\n\n# Deploy\n\nRun scripts/run.sh, never by hand.\nA literal </skill> stays inside.\n";
 const REVIEW: &str = "\u{feff}---\r\nname: review\r\ndescription: \"Review a change: check \\\"tests\\\" first\"\r\n---\r\nReview body line.\r\n";
@@ -58,10 +58,7 @@ fn catalog_in_the_prompt_and_bodies_only_on_demand() {
     run.assert_code(0);
 
     let reqs = server.requests();
-    let system = reqs[0].body["messages"][0]["content"]
-        .as_str()
-        .expect("system prompt")
-        .to_string();
+    let system = system_prompt(&reqs[0].body);
     for line in [
         "- deploy: Ship the service to production: build, tag and roll out.\n",
         "- inner: Nested skill: found by the recursive walk\n",
@@ -168,10 +165,7 @@ fn no_skills_is_said_in_one_line() {
     let mut hx = Hx::new(&server);
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
-    let system = server.requests()[0].body["messages"][0]["content"]
-        .as_str()
-        .expect("system")
-        .to_string();
+    let system = system_prompt(&server.requests()[0].body);
     assert!(system.ends_with("No skills are available."), "{system}");
 }
 
@@ -188,10 +182,7 @@ fn many_skills_keep_every_name_within_the_budget() {
     }
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
-    let system = server.requests()[0].body["messages"][0]["content"]
-        .as_str()
-        .expect("system")
-        .to_string();
+    let system = system_prompt(&server.requests()[0].body);
     for i in 0..300 {
         assert!(system.contains(&format!("- s{i:03}:")), "s{i:03} dropped");
     }

@@ -25,10 +25,7 @@ impl Tool for EditFile {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root."
-                    },
+                    "path": args::path_schema(),
                     "old_text": {
                         "type": "string",
                         "description": "The exact text to replace; must occur exactly once."

@@ -234,6 +234,14 @@ pub mod args {
 
     use super::ToolResult;
 
+    /// The schema of a `path` argument, the same in every file tool.
+    pub fn path_schema() -> Value {
+        serde_json::json!({
+            "type": "string",
+            "description": "File path, relative to the workspace root."
+        })
+    }
+
     /// A required string field.
     pub fn string<'a>(tool: &str, args: &'a Value, key: &str) -> Result<&'a str, ToolResult> {
         match args.get(key) {

@@ -28,10 +28,7 @@ impl Tool for ReadFile {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root."
-                    },
+                    "path": args::path_schema(),
                     "offset": {
                         "type": "integer",
                         "description": "1-based line number to start reading from (default 1)."

@@ -24,10 +24,7 @@ impl Tool for WriteFile {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {
-                        "type": "string",
-                        "description": "File path, relative to the workspace root."
-                    },
+                    "path": args::path_schema(),
                     "content": {
                         "type": "string",
                         "description": "The complete new content of the file."

@@ -17,3 +17,11 @@ pub fn tool_names(body: &Value) -> Vec<String> {
         .map(|t| t["function"]["name"].as_str().expect("name").to_string())
         .collect()
 }
+
+/// The request's system prompt (its first message).
+pub fn system_prompt(body: &Value) -> String {
+    body["messages"][0]["content"]
+        .as_str()
+        .expect("system prompt")
+        .to_string()
+}

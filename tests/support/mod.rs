@@ -10,7 +10,7 @@ pub mod reply;
 pub mod runner;
 pub mod server;
 
-pub use body::{messages, tool_names};
+pub use body::{messages, system_prompt, tool_names};
 pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
 pub use server::{FakeServer, Recorded};
