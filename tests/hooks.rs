@@ -21,8 +21,9 @@ fn exit_2_blocks_with_stderr_as_the_reason() {
         "Error: blocked by hook: no echo here"
     );
     assert!(
-        run.stderr.lines().any(|l| l
-            == r#"[HOOK] PreToolUse blocked bash({"command":"echo hi"}): blocked by hook: no echo here"#),
+        run.stderr
+            .lines()
+            .any(|l| l == r#"[HOOK] PreToolUse blocked bash({"command":"echo hi"}): no echo here"#),
         "{}",
         run.dump()
     );

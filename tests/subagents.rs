@@ -81,8 +81,10 @@ fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
 fn two_tasks_in_one_turn_run_concurrently_and_answer_in_call_order() {
     let slow = |text: &str| Reply::text(text).delay(Duration::from_millis(700));
     let server = FakeServer::start(vec![
+        // A plain call between them: the two tasks still run at the same time.
         Reply::tool_calls(vec![
             task_call("first", "Job A"),
+            Call::new("between", "glob", r#"{"pattern":"*"}"#),
             task_call("second", "Job B"),
         ]),
         slow("report one"),
@@ -112,8 +114,10 @@ fn two_tasks_in_one_turn_run_concurrently_and_answer_in_call_order() {
         .collect();
     assert_eq!(tools[0]["tool_call_id"], "first");
     assert_eq!(tools[0]["content"], answer_for("Job A"));
-    assert_eq!(tools[1]["tool_call_id"], "second");
-    assert_eq!(tools[1]["content"], answer_for("Job B"));
+    assert_eq!(tools[1]["tool_call_id"], "between");
+    assert_eq!(tools[1]["content"], "(no matches)");
+    assert_eq!(tools[2]["tool_call_id"], "second");
+    assert_eq!(tools[2]["content"], answer_for("Job B"));
 }
 
 #[test]
@@ -150,7 +154,7 @@ fn subagent_turn_limit_failure_and_guard() {
     );
     assert!(run
         .stderr
-        .contains("  [task 1] [HOOK] PreToolUse blocked bash({\"command\":\"sudo id\"}): blocked by guard: privilege escalation (sudo)\n"),
+        .contains("  [task 1] [HOOK] PreToolUse blocked bash({\"command\":\"sudo id\"}): privilege escalation (sudo)\n"),
         "{}", run.stderr);
     assert!(run
         .stderr

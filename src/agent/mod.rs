@@ -228,39 +228,51 @@ impl Agent {
         }
     }
 
-    /// Runs a turn's calls, one result per call in call order. Consecutive calls of tools that
-    /// may run concurrently (subagents) run together; everything else runs one at a time, in
-    /// order, because later calls may depend on what earlier ones wrote. Once a hook stops the
-    /// run, the calls not yet started are answered without running.
+    /// Runs a turn's calls, one result per call in call order. Calls of tools that may run
+    /// concurrently (subagents) all start at once; the others run one at a time, in order,
+    /// beside them, because later ones may depend on what earlier ones wrote. Once a hook
+    /// stops the run, the ordered calls not yet started are answered without running.
     async fn run_calls(
         &self,
         calls: &[ToolCall],
         stopped: &mut Option<String>,
     ) -> Vec<(ToolResult, bool)> {
         let concurrent = |c: &ToolCall| self.tools.get(&c.name).is_some_and(|t| t.concurrent());
-        let mut out = Vec::with_capacity(calls.len());
-        let mut i = 0;
-        while i < calls.len() {
-            if stopped.is_some() {
-                out.push((ToolResult::error("not run: a hook stopped the run"), false));
-                i += 1;
-                continue;
+        let (parallel, ordered): (Vec<_>, Vec<_>) =
+            calls.iter().enumerate().partition(|(_, c)| concurrent(c));
+        let ordered_run = async {
+            let mut out = Vec::with_capacity(ordered.len());
+            let mut stop: Option<String> = None;
+            for (i, call) in ordered {
+                if stop.is_some() {
+                    let skipped = ToolResult::error("not run: a hook stopped the run");
+                    out.push((i, (skipped, false, None)));
+                    continue;
+                }
+                let r = self.run_call(call).await;
+                stop = stop.or_else(|| r.2.clone());
+                out.push((i, r));
             }
-            let n = calls[i..]
-                .iter()
-                .take_while(|c| concurrent(c))
-                .count()
-                .max(1);
-            let group = join_all(calls[i..i + n].iter().map(|c| self.run_call(c))).await;
-            for (result, blocked, stop) in group {
+            out
+        };
+        let parallel_run = join_all(
+            parallel
+                .into_iter()
+                .map(|(i, call)| async move { (i, self.run_call(call).await) }),
+        );
+        let (ordered_out, parallel_out) =
+            futures_util::future::join(ordered_run, parallel_run).await;
+        let mut all: Vec<(usize, (ToolResult, bool, Option<String>))> =
+            ordered_out.into_iter().chain(parallel_out).collect();
+        all.sort_by_key(|(i, _)| *i);
+        all.into_iter()
+            .map(|(_, (result, blocked, stop))| {
                 if stopped.is_none() {
                     *stopped = stop;
                 }
-                out.push((result, blocked));
-            }
-            i += n;
-        }
-        out
+                (result, blocked)
+            })
+            .collect()
     }
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
@@ -277,7 +289,11 @@ impl Agent {
                 let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
                 return (r, false, Some(reason));
             }
-            PreToolUse::Blocked(reason) => (parsed.ok(), ToolResult::error(reason), true),
+            PreToolUse::Blocked { by, reason } => (
+                parsed.ok(),
+                ToolResult::error(format!("blocked by {by}: {reason}")),
+                true,
+            ),
             PreToolUse::Run { args, context } => {
                 let mut r = match (&args, parsed) {
                     (Some(a), _) => {

@@ -127,8 +127,12 @@ pub enum PreToolUse {
         args: Option<Value>,
         context: Vec<String>,
     },
-    /// Do not run it; the text after `Error: ` is the call's result.
-    Blocked(String),
+    /// Do not run it; its result is `Error: blocked by BY: REASON`.
+    Blocked {
+        /// `guard` or `hook`.
+        by: &'static str,
+        reason: String,
+    },
     /// A hook ended the run.
     StopRun(String),
 }
@@ -259,7 +263,7 @@ impl Hooks {
         }
         let args = updated.or_else(|| args.cloned());
         let block = match blocked {
-            Some(r) => Some(format!("blocked by hook: {r}")),
+            Some(r) => Some(("hook", r)),
             None if allowed => None,
             None => match &self.guard {
                 Some(g) => {
@@ -268,7 +272,7 @@ impl Hooks {
                         args: args.as_ref(),
                     };
                     match g.handle(&event, cx).await.verdict {
-                        Some(Verdict::Block(r)) => Some(format!("blocked by guard: {r}")),
+                        Some(Verdict::Block(r)) => Some(("guard", r)),
                         _ => None,
                     }
                 }
@@ -276,11 +280,11 @@ impl Hooks {
             },
         };
         match block {
-            Some(reason) => {
+            Some((by, reason)) => {
                 if let Some(t) = &self.trace {
                     t.blocked(call, args.as_ref(), &reason, cx);
                 }
-                PreToolUse::Blocked(reason)
+                PreToolUse::Blocked { by, reason }
             }
             None => PreToolUse::Run { args, context },
         }
