@@ -102,6 +102,9 @@ pub trait Reminder: Send + Sync {
     fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String>;
 }
 
+/// One call's result, whether a hook blocked it, and a hook's request to stop the run.
+type CallOutcome = (ToolResult, bool, Option<String>);
+
 /// Stop hooks may keep a run going this many times in a row, so a hook that always says
 /// "not done" cannot loop forever.
 pub const MAX_STOP_CONTINUATIONS: u32 = 8;
@@ -262,7 +265,7 @@ impl Agent {
         );
         let (ordered_out, parallel_out) =
             futures_util::future::join(ordered_run, parallel_run).await;
-        let mut all: Vec<(usize, (ToolResult, bool, Option<String>))> =
+        let mut all: Vec<(usize, CallOutcome)> =
             ordered_out.into_iter().chain(parallel_out).collect();
         all.sort_by_key(|(i, _)| *i);
         all.into_iter()
@@ -277,7 +280,7 @@ impl Agent {
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
     /// result, whether a hook blocked it, and a hook's request to stop the run.
-    async fn run_call(&self, call: &ToolCall) -> (ToolResult, bool, Option<String>) {
+    async fn run_call(&self, call: &ToolCall) -> CallOutcome {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
         let (args, result, blocked) = match self
