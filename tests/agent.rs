@@ -625,3 +625,62 @@ fn reasoning_is_shown_only_when_asked() {
     );
     assert_eq!(loud.stdout, "answer\n");
 }
+
+#[test]
+fn client_errors_are_never_retried() {
+    for status in [400, 404, 422] {
+        let server = FakeServer::start(vec![
+            Reply::status(status, r#"{"error":{"message":"nope"}}"#),
+            Reply::text("never"),
+        ]);
+        let mut hx = Hx::new(&server);
+        hx.args(["agent", "x"]);
+        let run = hx.run();
+        run.assert_code(1);
+        assert_eq!(server.requests().len(), 1, "status {status}");
+        assert!(
+            run.stderr.contains(&format!("hx: API error {status}: ")),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn the_user_config_file_is_read_from_xdg_config_home() {
+    let server = FakeServer::start(vec![Reply::text("x"), Reply::text("y")]);
+    let mut hx = Hx::new(&server);
+    let xdg = hx.home().join("xdg");
+    std::fs::create_dir_all(xdg.join("hx")).expect("mkdir");
+    std::fs::write(xdg.join("hx/config.toml"), "model = \"user-model\"\n").expect("write");
+    hx.env("XDG_CONFIG_HOME", &xdg).args(["agent", "x"]);
+    hx.run().assert_code(0);
+    // The project file wins over the user file.
+    hx.write_file(".hx/config.toml", "model = \"project-model\"\n");
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs[0].body["model"], "user-model");
+    assert_eq!(reqs[1].body["model"], "project-model");
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_under_no_color() {
+    if !std::path::Path::new("/usr/bin/script").exists() {
+        eprintln!("skipped: util-linux `script` is needed to give hx a terminal");
+        return;
+    }
+    let reply = || Reply::tool_calls(vec![Call::new("c1", "bash", r#"{"command":"echo hi"}"#)]);
+    let server = FakeServer::start(vec![reply(), Reply::text("a"), reply(), Reply::text("b")]);
+    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
+    let mut hx = Hx::new(&server);
+    hx.env_remove("NO_COLOR")
+        .program("/usr/bin/script")
+        .args(["-qec", &cmd, "/dev/null"]);
+    let coloured = hx.run();
+    coloured.assert_code(0);
+    assert!(coloured.stdout.contains("\x1b[2m"), "{:?}", coloured.stdout);
+    hx.env("NO_COLOR", "1");
+    let plain = hx.run();
+    plain.assert_code(0);
+    assert!(!plain.stdout.contains('\x1b'), "{:?}", plain.stdout);
+}

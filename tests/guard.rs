@@ -7,12 +7,19 @@ use serde_json::json;
 use support::{Call, FakeServer, Hx, Reply, Run};
 
 fn run_call(command: &str, extra: &[&str]) -> (FakeServer, Run) {
+    run_call_with_config(command, extra, None)
+}
+
+fn run_call_with_config(command: &str, extra: &[&str], config: Option<&str>) -> (FakeServer, Run) {
     let args = json!({ "command": command }).to_string();
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new("call_1", "bash", &args)]),
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
+    if let Some(c) = config {
+        hx.write_file(".hx/config.toml", c);
+    }
     hx.arg("agent").args(extra).arg("do it");
     let run = hx.run();
     run.assert_success();
@@ -72,4 +79,13 @@ fn no_guard_runs_what_the_guard_refuses() {
     assert!(!run.stderr.contains("PreToolUse blocked"), "{}", run.dump());
     assert!(stop_line(&run).starts_with("[HOOK] Stop: turns=2, tool_calls=1, blocked=0,"));
     assert!(content.contains("ran"), "{content}");
+}
+
+#[test]
+fn guard_false_in_a_config_file_turns_it_off() {
+    let command = "echo $(su --help >/dev/null 2>&1; echo ran)";
+    let (server, run) = run_call_with_config(command, &[], Some("guard = false\n"));
+    let content = tool_message(&server);
+    assert!(content.contains("ran"), "{content}");
+    assert!(stop_line(&run).contains("blocked=0"));
 }

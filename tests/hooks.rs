@@ -269,3 +269,24 @@ fn session_start_adds_context_or_stops_before_any_request() {
     );
     assert_eq!(server.requests().len(), 0);
 }
+
+#[test]
+fn user_prompt_submit_block_refuses_the_prompt() {
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    let mut hx = Hx::new(&server);
+    let s = script(
+        &hx,
+        "prompt.sh",
+        r#"echo '{"decision": "block", "reason": "no tasks on Fridays"}'"#,
+    );
+    user_hooks(&hx, json!({ "UserPromptSubmit": groups("", &[&s], None) }));
+    let run = agent(&mut hx);
+    run.assert_code(1);
+    assert!(
+        run.stderr
+            .contains("hx: stopped by a hook: prompt refused by a hook: no tasks on Fridays\n"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(server.requests().len(), 0);
+}

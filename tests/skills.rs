@@ -345,3 +345,27 @@ fn check_takes_relative_paths_inside_a_skill_folder() {
     );
     assert_eq!(out.stderr, "hx: 1 error, 0 warnings\n");
 }
+
+#[test]
+fn skills_check_with_warnings_alone_exits_0() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        ".agents/skills/tidy/SKILL.md",
+        "---\nname: tidy\ndescription: Tidy up\nfrobs: 1\n---\nbody\n",
+    )
+    .env_remove("DEEPSEEK_API_KEY")
+    .args(["skills", "check"]);
+    let out = hx.run();
+    out.assert_code(0);
+    assert!(
+        out.stdout
+            .starts_with(".agents/skills/tidy/SKILL.md: warning: "),
+        "{}",
+        out.stdout
+    );
+    assert!(
+        out.stderr.contains("hx: 0 errors, 1 warning\n"),
+        "{}",
+        out.stderr
+    );
+}

@@ -25,6 +25,10 @@ fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
     ]);
     let mut hx = Hx::new(&server);
     hx.write_file("a.txt", "x")
+        .write_file(
+            ".agents/skills/deploy/SKILL.md",
+            "---\nname: deploy\ndescription: Ship it\n---\nSteps.\n",
+        )
         .args(["agent", "what files are there?"]);
     let run = hx.run();
     run.assert_code(0);
@@ -44,10 +48,20 @@ fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
         json!({"role": "user", "content": "List the text files."})
     );
     assert_ne!(cm[0], reqs[0].body["messages"][0], "own system prompt");
-    assert!(!cm[0]["content"]
+    let parent_system = reqs[0].body["messages"][0]["content"]
         .as_str()
-        .expect("system")
-        .contains("load_skill"));
+        .expect("system");
+    assert!(
+        parent_system.contains("- deploy: Ship it"),
+        "{parent_system}"
+    );
+    let child_system = cm[0]["content"].as_str().expect("system");
+    for absent in ["load_skill", "deploy", "skills", "Ship it"] {
+        assert!(
+            !child_system.contains(absent),
+            "{absent:?} in {child_system}"
+        );
+    }
     // The child's second request continues the child's own conversation.
     assert_eq!(messages(&reqs[2].body)[3]["content"], "a.txt");
 
@@ -257,4 +271,64 @@ fn ctrl_c_stops_a_running_subagent_and_its_command() {
         .rsplit_once(") ")
         .is_some_and(|(_, rest)| !rest.starts_with('Z'));
     assert!(!alive, "the subagent's shell {shell} outlived hx: {state}");
+}
+
+#[test]
+fn an_empty_subagent_answer_is_no_summary() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![task_call("t1", "Say nothing.")]),
+        Reply::text(""),
+        Reply::text("ok"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    assert_eq!(
+        messages(&server.requests()[2].body)[3]["content"],
+        "(no summary)"
+    );
+}
+
+#[test]
+fn todo_refusals_end_to_end() {
+    let many: Vec<Value> = (0..21)
+        .map(|i| json!({"content": format!("t{i}"), "status": "pending"}))
+        .collect();
+    let call = |id: &str, args: Value| Call::new(id, "todo_write", &args.to_string());
+    let as_string = json!([{"content": "From a string", "status": "in_progress"}]).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            call("many", json!({ "todos": many })),
+            call(
+                "two",
+                json!({"todos": [
+                {"content": "a", "status": "in_progress"},
+                {"content": "b", "status": "in_progress"}]}),
+            ),
+            call(
+                "empty",
+                json!({"todos": [{"content": " ", "status": "pending"}]}),
+            ),
+            call("string", json!({ "todos": as_string })),
+        ]),
+        Reply::text("ok"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "plan"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    let contents: Vec<&str> = messages(&reqs[1].body)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().expect("content"))
+        .collect();
+    assert_eq!(
+        contents,
+        [
+            "Error: too many todos (21); keep the list to at most 20 items",
+            "Error: 2 todos are in_progress; only one may be in progress at a time",
+            "Error: todo 1 has empty content",
+            "[>] From a string\n(0/1 completed)",
+        ]
+    );
 }
