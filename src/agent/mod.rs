@@ -189,11 +189,12 @@ impl Agent {
             if !turn.content.trim().is_empty() {
                 last_text = turn.content.clone();
             }
-            let mut stopped = None;
-            let results = self.run_calls(&turn.tool_calls, &mut stopped).await;
-            for (call, (result, blocked)) in turn.tool_calls.iter().zip(results) {
+            let mut stopped: Option<String> = None;
+            let outcomes = self.run_calls(&turn.tool_calls).await;
+            for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
                 stats.tool_calls += 1;
                 stats.blocked += u32::from(blocked);
+                stopped = stopped.or(stop);
                 req.messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),
                     content: result.content,
@@ -235,11 +236,7 @@ impl Agent {
     /// concurrently (subagents) all start at once; the others run one at a time, in order,
     /// beside them, because later ones may depend on what earlier ones wrote. Once a hook
     /// stops the run, the ordered calls not yet started are answered without running.
-    async fn run_calls(
-        &self,
-        calls: &[ToolCall],
-        stopped: &mut Option<String>,
-    ) -> Vec<(ToolResult, bool)> {
+    async fn run_calls(&self, calls: &[ToolCall]) -> Vec<CallOutcome> {
         let concurrent = |c: &ToolCall| self.tools.get(&c.name).is_some_and(|t| t.concurrent());
         let (parallel, ordered): (Vec<_>, Vec<_>) =
             calls.iter().enumerate().partition(|(_, c)| concurrent(c));
@@ -268,14 +265,7 @@ impl Agent {
         let mut all: Vec<(usize, CallOutcome)> =
             ordered_out.into_iter().chain(parallel_out).collect();
         all.sort_by_key(|(i, _)| *i);
-        all.into_iter()
-            .map(|(_, (result, blocked, stop))| {
-                if stopped.is_none() {
-                    *stopped = stop;
-                }
-                (result, blocked)
-            })
-            .collect()
+        all.into_iter().map(|(_, outcome)| outcome).collect()
     }
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
@@ -283,35 +273,45 @@ impl Agent {
     async fn run_call(&self, call: &ToolCall) -> CallOutcome {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
-        let (args, result, blocked) = match self
+        let decision = self
             .hooks
             .pre_tool_use(call, parsed.as_ref().ok(), cx)
-            .await
-        {
-            PreToolUse::StopRun(reason) => {
+            .await;
+        let (args, result, blocked) = match (decision, parsed) {
+            (PreToolUse::StopRun(reason), _) => {
                 let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
                 return (r, false, Some(reason));
             }
-            PreToolUse::Blocked { by, reason } => (
+            (PreToolUse::Blocked { by, reason }, parsed) => (
                 parsed.ok(),
                 ToolResult::error(format!("blocked by {by}: {reason}")),
                 true,
             ),
-            PreToolUse::Run { args, context } => {
-                let mut r = match (&args, parsed) {
-                    (Some(a), _) => {
-                        self.tools
-                            .dispatch_value(&call.name, a.clone(), &self.tool_cx)
-                            .await
-                    }
-                    (None, Err(e)) => e,
-                    (None, Ok(_)) => {
-                        ToolResult::error(format!("invalid arguments for {}", call.name))
-                    }
-                };
-                append_context(&mut r, context);
-                (args, r, false)
-            }
+            (
+                PreToolUse::Run {
+                    updated_input,
+                    context,
+                },
+                parsed,
+            ) => match updated_input.or(parsed.as_ref().ok().cloned()) {
+                Some(args) => {
+                    let mut r = self
+                        .tools
+                        .dispatch_value(&call.name, args.clone(), &self.tool_cx)
+                        .await;
+                    append_context(&mut r, context);
+                    (Some(args), r, false)
+                }
+                // Unparsable arguments and no hook replaced them: the parse error is the
+                // answer.
+                None => (
+                    None,
+                    parsed
+                        .err()
+                        .unwrap_or_else(|| ToolResult::error("invalid arguments")),
+                    false,
+                ),
+            },
         };
         let (result, stop) = self
             .hooks

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use super::{exit, fail, AgentArgs};
 use crate::agent::{prompt, Agent, Outcome};
-use crate::config::{process_env, Config, Flags};
-use crate::hooks::{self, trace::TraceHook, user::CommandHooks, GuardHook, HookContext, Hooks};
+use crate::config::{process_env, Config, Env, Flags};
+use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::OpenAiClient;
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
@@ -28,7 +28,8 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         show_reasoning: args.show_reasoning,
         no_guard: args.no_guard,
     };
-    let config = match Config::load(&cwd, &process_env(), &flags) {
+    let env = process_env();
+    let config = match Config::load(&cwd, &env, &flags) {
         Ok(c) => c,
         Err(e) => return fail(exit::USAGE, e),
     };
@@ -46,7 +47,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    let code = runtime.block_on(run_agent(config, cwd, task));
+    let code = runtime.block_on(run_agent(config, cwd, env, task));
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
     // after Ctrl-C or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
@@ -92,7 +93,12 @@ fn read_task(words: &[String]) -> Result<String, String> {
 /// The main agent for `cwd`: every tool, the trace hook, the guard, the user's command hooks
 /// (hooks.json; load warnings go to `term`), the skill catalog. The subagent that `task`
 /// starts shares its model, hooks and workspace.
-pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent, String> {
+pub fn build_agent(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    term: Arc<Term>,
+) -> Result<Agent, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -102,17 +108,16 @@ pub fn build_agent(config: &Config, cwd: &Path, term: Arc<Term>) -> Result<Agent
     // readable, since load_skill lists their files for the model to read.
     let workspace = workspace.with_read_only(skill_roots.iter().map(|r| r.path.clone()));
     let client = OpenAiClient::new(config.client_options())?;
-    let mut hooks = Hooks::new().with_trace(Arc::new(TraceHook::new(term.clone())));
-    if config.guard {
-        hooks = hooks.with_guard(Arc::new(GuardHook));
-    }
-    let (entries, warnings) = hooks::config::load(&root, &process_env());
+    let mut hooks = Hooks::new()
+        .with_trace(Arc::new(TraceHook::new(term.clone())))
+        .with_guard(config.guard);
+    let (entries, warnings) = hooks::config::load(&root, env);
     for w in warnings {
         term.line(&w);
     }
     let user_hooks = CommandHooks::new(entries, term.clone());
     if !user_hooks.is_empty() {
-        hooks.push_user(Arc::new(user_hooks));
+        hooks = hooks.with_user(Arc::new(user_hooks));
     }
     let mut registry = Registry::standard();
     let child = Agent {
@@ -163,9 +168,9 @@ pub const PARENT_TOOLS: [&str; 8] = [
     "load_skill",
 ];
 
-async fn run_agent(config: Config, cwd: PathBuf, task: String) -> i32 {
+async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 {
     let term = Term::detect();
-    let agent = match build_agent(&config, &cwd, term.clone()) {
+    let agent = match build_agent(&config, &cwd, &env, term.clone()) {
         Ok(a) => a,
         Err(e) => return fail(exit::USAGE, e),
     };

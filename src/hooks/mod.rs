@@ -1,15 +1,15 @@
-//! Lifecycle hooks: handlers for the events of a run, and the rules that combine their
-//! verdicts. The built-in trace and guard are hooks like any user hook, so the loop calls one
-//! method per event and knows none of them.
+//! Lifecycle hooks: the events of a run and the rules that combine what the trace, the user's
+//! hooks and the guard say about them. The loop calls one method per event and knows none of
+//! them.
 //!
-//! Order per event: the trace first (it sees every step), then the user's hooks (matching ones
-//! run concurrently), then the guard (PreToolUse only, skipped when a user hook allowed the
-//! call).
+//! Order per event: the trace first (it sees every step; PostToolUse is traced once the hooks
+//! have added to the result), then the user's hooks (matching ones run concurrently, see
+//! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call).
 
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use futures_util::future::{join_all, BoxFuture};
+use futures_util::future::BoxFuture;
 use serde_json::Value;
 
 use crate::agent::RunStats;
@@ -122,10 +122,11 @@ pub trait Hook: Send + Sync {
 /// How the PreToolUse hooks decided.
 #[derive(Debug, Clone, PartialEq)]
 pub enum PreToolUse {
-    /// Run the call with these arguments (the model's, or a hook's `updatedInput`).
+    /// Run the call: with a hook's `updatedInput` when one gave it, else the model's
+    /// arguments; `context` is added to the result.
     Run {
-        args: Option<Value>,
-        context: Vec<String>,
+        updated_input: Option<Value>,
+        context: Option<String>,
     },
     /// Do not run it; its result is `Error: blocked by BY: REASON`.
     Blocked {
@@ -137,20 +138,21 @@ pub enum PreToolUse {
     StopRun(String),
 }
 
-/// The combined verdict for events other than PreToolUse.
+/// What the hooks said about an event other than PreToolUse.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Combined {
     pub block: Option<String>,
-    pub context: Vec<String>,
+    pub context: Option<String>,
     pub stop_run: Option<String>,
 }
 
-/// The hooks of a run.
+/// The hooks of a run: the trace, the user's hooks (one [`Hook`] that runs and merges all of
+/// them), and whether the guard is on.
 #[derive(Clone, Default)]
 pub struct Hooks {
     trace: Option<Arc<trace::TraceHook>>,
-    user: Vec<Arc<dyn Hook>>,
-    guard: Option<Arc<dyn Hook>>,
+    user: Option<Arc<dyn Hook>>,
+    guard: bool,
 }
 
 impl Hooks {
@@ -163,17 +165,21 @@ impl Hooks {
         self
     }
 
-    pub fn with_guard(mut self, guard: Arc<dyn Hook>) -> Self {
-        self.guard = Some(guard);
+    pub fn with_guard(mut self, on: bool) -> Self {
+        self.guard = on;
         self
     }
 
-    pub fn push_user(&mut self, hook: Arc<dyn Hook>) {
-        self.user.push(hook);
+    pub fn with_user(mut self, hook: Arc<dyn Hook>) -> Self {
+        self.user = Some(hook);
+        self
     }
 
-    async fn user_outputs(&self, event: &HookEvent<'_>, cx: &HookContext) -> Vec<HookOutput> {
-        join_all(self.user.iter().map(|h| h.handle(event, cx))).await
+    async fn user_output(&self, event: &HookEvent<'_>, cx: &HookContext) -> HookOutput {
+        match &self.user {
+            Some(h) => h.handle(event, cx).await,
+            None => HookOutput::default(),
+        }
     }
 
     fn trace(&self, event: &HookEvent<'_>, cx: &HookContext) {
@@ -182,20 +188,18 @@ impl Hooks {
         }
     }
 
-    /// Any other event: trace it, run the user's hooks, combine what they say.
+    /// Any other event: trace it, then ask the user's hooks.
     pub async fn notify(&self, event: &HookEvent<'_>, cx: &HookContext) -> Combined {
         self.trace(event, cx);
-        let mut c = Combined::default();
-        for out in self.user_outputs(event, cx).await {
-            if let (None, Some(Verdict::Block(r))) = (&c.block, out.verdict) {
-                c.block = Some(r);
-            }
-            c.context.extend(out.additional_context);
-            if c.stop_run.is_none() {
-                c.stop_run = out.stop_run;
-            }
+        let out = self.user_output(event, cx).await;
+        Combined {
+            block: match out.verdict {
+                Some(Verdict::Block(r)) => Some(r),
+                _ => None,
+            },
+            context: out.additional_context,
+            stop_run: out.stop_run,
         }
-        c
     }
 
     /// After a call: the user's hooks see its result, their feedback and context are appended,
@@ -213,28 +217,26 @@ impl Hooks {
             args,
             result: &result,
         };
-        let mut added = Vec::new();
-        let mut stop = None;
-        for out in self.user_outputs(&event, cx).await {
-            if let Some(Verdict::Block(r)) = out.verdict {
-                added.push(r);
-            }
-            added.extend(out.additional_context);
-            if stop.is_none() {
-                stop = out.stop_run;
-            }
-        }
-        append_context(&mut result, added);
+        let out = self.user_output(&event, cx).await;
+        let feedback = match out.verdict {
+            Some(Verdict::Block(r)) => Some(r),
+            _ => None,
+        };
+        append_context(
+            &mut result,
+            feedback.into_iter().chain(out.additional_context),
+        );
         let event = HookEvent::PostToolUse {
             call,
             args,
             result: &result,
         };
         self.trace(&event, cx);
-        (result, stop)
+        (result, out.stop_run)
     }
 
-    /// Decides whether a call runs, and with which arguments.
+    /// Decides whether a call runs, and with which arguments: the user's hooks first (a deny
+    /// wins; an allow skips the guard), then the guard.
     pub async fn pre_tool_use(
         &self,
         call: &ToolCall,
@@ -243,57 +245,46 @@ impl Hooks {
     ) -> PreToolUse {
         let event = HookEvent::PreToolUse { call, args };
         self.trace(&event, cx);
-        let mut allowed = false;
-        let mut blocked = None;
-        let mut updated = None;
-        let mut context = Vec::new();
-        for out in self.user_outputs(&event, cx).await {
-            if let Some(reason) = out.stop_run {
-                return PreToolUse::StopRun(reason);
-            }
-            match out.verdict {
-                Some(Verdict::Block(r)) if blocked.is_none() => blocked = Some(r),
-                Some(Verdict::Allow) => allowed = true,
-                _ => {}
-            }
-            if out.updated_input.is_some() {
-                updated = out.updated_input;
-            }
-            context.extend(out.additional_context);
+        let out = self.user_output(&event, cx).await;
+        if let Some(reason) = out.stop_run {
+            return PreToolUse::StopRun(reason);
         }
-        let args = updated.or_else(|| args.cloned());
-        let block = match blocked {
-            Some(r) => Some(("hook", r)),
-            None if allowed => None,
-            None => match &self.guard {
-                Some(g) => {
-                    let event = HookEvent::PreToolUse {
-                        call,
-                        args: args.as_ref(),
-                    };
-                    match g.handle(&event, cx).await.verdict {
-                        Some(Verdict::Block(r)) => Some(("guard", r)),
-                        _ => None,
-                    }
-                }
-                None => None,
-            },
+        let effective = out.updated_input.as_ref().or(args);
+        let block = match out.verdict {
+            Some(Verdict::Block(r)) => Some(("hook", r)),
+            Some(Verdict::Allow) => None,
+            None if self.guard => guard_verdict(call, effective).map(|r| ("guard", r)),
+            None => None,
         };
         match block {
             Some((by, reason)) => {
                 if let Some(t) = &self.trace {
-                    t.blocked(call, args.as_ref(), &reason, cx);
+                    t.blocked(call, effective, &reason, cx);
                 }
                 PreToolUse::Blocked { by, reason }
             }
-            None => PreToolUse::Run { args, context },
+            None => PreToolUse::Run {
+                updated_input: out.updated_input,
+                context: out.additional_context,
+            },
         }
     }
 }
 
+/// The guard's reason to refuse a `bash` call, if any.
+fn guard_verdict(call: &ToolCall, args: Option<&Value>) -> Option<String> {
+    if call.name != "bash" {
+        return None;
+    }
+    args?
+        .get("command")
+        .and_then(Value::as_str)
+        .and_then(guard::check_command)
+}
+
 /// Hook-supplied text goes after the tool's own output, so the model reads both.
-pub fn append_context(result: &mut ToolResult, context: Vec<String>) {
-    for c in context.iter().filter(|c| !c.trim().is_empty()) {
+pub fn append_context(result: &mut ToolResult, context: impl IntoIterator<Item = String>) {
+    for c in context.into_iter().filter(|c| !c.trim().is_empty()) {
         // One blank line between the output and each addition.
         let sep = if result.content.ends_with('\n') {
             "\n"
@@ -302,34 +293,5 @@ pub fn append_context(result: &mut ToolResult, context: Vec<String>) {
         };
         result.content.push_str(sep);
         result.content.push_str(c.trim_end());
-    }
-}
-
-/// The guard as a hook: refuses dangerous `bash` commands.
-pub struct GuardHook;
-
-impl Hook for GuardHook {
-    fn handle<'a>(
-        &'a self,
-        event: &'a HookEvent<'a>,
-        _cx: &'a HookContext,
-    ) -> BoxFuture<'a, HookOutput> {
-        let verdict = match event {
-            HookEvent::PreToolUse {
-                call,
-                args: Some(args),
-            } if call.name == "bash" => args
-                .get("command")
-                .and_then(Value::as_str)
-                .and_then(guard::check_command)
-                .map(Verdict::Block),
-            _ => None,
-        };
-        Box::pin(async move {
-            HookOutput {
-                verdict,
-                ..HookOutput::default()
-            }
-        })
     }
 }
