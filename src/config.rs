@@ -175,8 +175,6 @@ pub struct Config {
     pub skills_catalog_budget: usize,
     pub client: ClientOptions,
     pub limits: ToolLimits,
-    /// The files that were read, lowest precedence first.
-    pub files: Vec<PathBuf>,
 }
 
 /// The providers hx knows without configuration. A `[providers.NAME]` table overrides any of
@@ -233,24 +231,17 @@ pub fn project_config_file(cwd: &Path) -> Option<PathBuf> {
 
 impl Config {
     pub fn load(cwd: &Path, env: &Env, flags: &Flags) -> Result<Config, ConfigError> {
-        let mut files = Vec::new();
         let mut merged = FileConfig::default();
         let user = user_config_dir(env).map(|d| d.join("config.toml"));
         for path in [user, project_config_file(cwd)].into_iter().flatten() {
             if path.is_file() {
                 merged = merged.overlay(FileConfig::load(&path)?);
-                files.push(path);
             }
         }
-        Config::resolve(merged, env, flags, files)
+        Config::resolve(merged, env, flags)
     }
 
-    fn resolve(
-        file: FileConfig,
-        env: &Env,
-        flags: &Flags,
-        files: Vec<PathBuf>,
-    ) -> Result<Config, ConfigError> {
+    fn resolve(file: FileConfig, env: &Env, flags: &Flags) -> Result<Config, ConfigError> {
         let nonempty = |k: &str| env.get(k).filter(|v| !v.trim().is_empty()).cloned();
         let provider = flags
             .provider
@@ -373,7 +364,6 @@ impl Config {
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
             client,
             limits,
-            files,
         })
     }
 

@@ -17,7 +17,6 @@ fn defaults_are_deepseek() {
         FileConfig::default(),
         &env(&[("DEEPSEEK_API_KEY", "k")]),
         &Flags::default(),
-        vec![],
     )
     .expect("config");
     assert_eq!(c.provider, "deepseek");
@@ -30,8 +29,7 @@ fn defaults_are_deepseek() {
 
 #[test]
 fn missing_key_names_the_variable() {
-    let c = Config::resolve(FileConfig::default(), &env(&[]), &Flags::default(), vec![])
-        .expect("config");
+    let c = Config::resolve(FileConfig::default(), &env(&[]), &Flags::default()).expect("config");
     let e = c.require_key().expect_err("no key");
     assert!(e.0.contains("DEEPSEEK_API_KEY"), "{e}");
 }
@@ -41,13 +39,12 @@ fn precedence_user_project_env_flags() {
     let user = parse("model = \"user-model\"\nmax_turns = 5\n");
     let project = parse("model = \"project-model\"\n");
     let merged = FileConfig::default().overlay(user).overlay(project);
-    let c = Config::resolve(merged.clone(), &env(&[]), &Flags::default(), vec![]).expect("c");
+    let c = Config::resolve(merged.clone(), &env(&[]), &Flags::default()).expect("c");
     assert_eq!((c.model.as_str(), c.max_turns), ("project-model", 5));
     let c = Config::resolve(
         merged.clone(),
         &env(&[("HX_MODEL", "env-model")]),
         &Flags::default(),
-        vec![],
     )
     .expect("c");
     assert_eq!(c.model, "env-model");
@@ -56,7 +53,7 @@ fn precedence_user_project_env_flags() {
         max_turns: Some(9),
         ..Flags::default()
     };
-    let c = Config::resolve(merged, &env(&[("HX_MODEL", "env-model")]), &flags, vec![]).expect("c");
+    let c = Config::resolve(merged, &env(&[("HX_MODEL", "env-model")]), &flags).expect("c");
     assert_eq!((c.model.as_str(), c.max_turns), ("flag-model", 9));
 }
 
@@ -67,7 +64,7 @@ fn custom_provider_without_key_env_sends_no_key() {
         provider: Some("local".into()),
         ..Flags::default()
     };
-    let c = Config::resolve(f, &env(&[("DEEPSEEK_API_KEY", "k")]), &flags, vec![]).expect("c");
+    let c = Config::resolve(f, &env(&[("DEEPSEEK_API_KEY", "k")]), &flags).expect("c");
     assert_eq!(c.api_key, None);
     assert_eq!(c.api_key_env, None);
     assert!(c.require_key().is_ok());
@@ -80,14 +77,14 @@ fn deepseek_base_url_env_only_for_deepseek() {
         ("DEEPSEEK_BASE_URL", "http://x:1"),
         ("DEEPSEEK_API_KEY", "k"),
     ]);
-    let c = Config::resolve(FileConfig::default(), &e, &Flags::default(), vec![]).expect("c");
+    let c = Config::resolve(FileConfig::default(), &e, &Flags::default()).expect("c");
     assert_eq!(c.base_url, "http://x:1");
     let flags = Flags {
         provider: Some("ollama".into()),
         model: Some("m".into()),
         ..Flags::default()
     };
-    let c = Config::resolve(FileConfig::default(), &e, &flags, vec![]).expect("c");
+    let c = Config::resolve(FileConfig::default(), &e, &flags).expect("c");
     assert_eq!(c.base_url, "http://localhost:11434/v1");
 }
 
@@ -97,13 +94,13 @@ fn unknown_provider_and_missing_model_are_errors() {
         provider: Some("nope".into()),
         ..Flags::default()
     };
-    let e = Config::resolve(FileConfig::default(), &env(&[]), &flags, vec![]).expect_err("e");
+    let e = Config::resolve(FileConfig::default(), &env(&[]), &flags).expect_err("e");
     assert!(e.0.contains("unknown provider 'nope'"), "{e}");
     let flags = Flags {
         provider: Some("ollama".into()),
         ..Flags::default()
     };
-    let e = Config::resolve(FileConfig::default(), &env(&[]), &flags, vec![]).expect_err("e");
+    let e = Config::resolve(FileConfig::default(), &env(&[]), &flags).expect_err("e");
     assert!(e.0.contains("no model set for provider 'ollama'"), "{e}");
 }
 

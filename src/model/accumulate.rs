@@ -147,7 +147,6 @@ impl Accumulator {
             reasoning: self.saw_reasoning.then_some(self.reasoning),
             reasoning_field: self.reasoning_field,
             tool_calls,
-            finish_reason: self.finish_reason,
             usage: self.usage,
         }
     }

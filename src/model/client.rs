@@ -80,10 +80,6 @@ impl OpenAiClient {
         Ok(OpenAiClient { http, url, opts })
     }
 
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-
     async fn attempt(
         &self,
         body: &[u8],

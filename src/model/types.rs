@@ -7,7 +7,7 @@
 //! (Ollama, vLLM) parse the arguments of every call in the history, so arguments that are not
 //! a JSON object are sent back as `{}` (the tool result already told the model they were bad).
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::tools::ToolSpec;
@@ -73,7 +73,7 @@ impl Message {
                             json!({
                                 "id": c.id,
                                 "type": "function",
-                                "function": {"name": c.name, "arguments": wire_arguments(&c.arguments)},
+                                "function": {"name": c.name, "arguments": c.arguments},
                             })
                         })
                         .collect();
@@ -158,7 +158,6 @@ pub struct AssistantTurn {
     /// The server streamed DeepSeek's `reasoning_content` key, so it understands it on input.
     pub reasoning_field: bool,
     pub tool_calls: Vec<ToolCall>,
-    pub finish_reason: Option<String>,
     pub usage: Option<Usage>,
 }
 
@@ -172,10 +171,19 @@ impl AssistantTurn {
             }
             _ => None,
         };
+        // Normalised once here, not on every request that resends the history.
+        let tool_calls = self
+            .tool_calls
+            .iter()
+            .map(|c| ToolCall {
+                arguments: wire_arguments(&c.arguments).to_string(),
+                ..c.clone()
+            })
+            .collect();
         Message::Assistant {
             content: self.content.clone(),
             reasoning,
-            tool_calls: self.tool_calls.clone(),
+            tool_calls,
         }
     }
 }
@@ -237,7 +245,7 @@ pub(crate) struct FunctionDelta {
     pub arguments: Option<Value>,
 }
 
-#[derive(Debug, Deserialize, Default, Serialize)]
+#[derive(Debug, Deserialize, Default)]
 pub(crate) struct WireUsage {
     #[serde(default)]
     pub prompt_tokens: Option<u64>,
@@ -249,7 +257,7 @@ pub(crate) struct WireUsage {
     pub prompt_tokens_details: Option<PromptDetails>,
 }
 
-#[derive(Debug, Deserialize, Default, Serialize)]
+#[derive(Debug, Deserialize, Default)]
 pub(crate) struct PromptDetails {
     #[serde(default)]
     pub cached_tokens: Option<u64>,

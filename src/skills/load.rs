@@ -31,12 +31,6 @@ impl LoadSkill {
         }
     }
 
-    /// Forgets what was loaded: for when the conversation that held the bodies is dropped or
-    /// compacted, so the model can get them again.
-    pub fn reset_loaded(&self) {
-        self.loaded_set().clear();
-    }
-
     fn loaded_set(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
         // A panic elsewhere while holding the lock leaves a set that is still valid.
         self.loaded.lock().unwrap_or_else(PoisonError::into_inner)

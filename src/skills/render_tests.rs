@@ -198,8 +198,7 @@ fn tool_loads_once_then_notes_it_is_loaded() {
             "Skill once is already loaded above in this conversation; follow those instructions."
         )
     );
-    tool.reset_loaded();
-    assert_eq!(call(json!({"name": "once"})), first);
+    assert_eq!(call(json!({"name": "once"})), again);
 }
 
 #[test]
