@@ -180,6 +180,12 @@ impl EventSink for Renderer {
     }
 }
 
+/// Every run of whitespace (newlines included) as one space, trimmed: error messages and
+/// descriptions shown on one line.
+pub fn collapse_whitespace(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 /// Cuts text to one line of at most `max` characters, marking the cut with `…`.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text
@@ -204,6 +210,11 @@ pub fn one_line(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn collapse_whitespace_joins_runs() {
+        assert_eq!(collapse_whitespace("  a\n\tb   c \r\n"), "a b c");
+    }
 
     #[test]
     fn one_line_flattens_and_cuts() {

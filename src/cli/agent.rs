@@ -140,7 +140,11 @@ pub fn build_agent(
         reminders: Vec::new(),
         is_subagent: true,
     };
-    let skills = Arc::new(super::skills::discover_in(&skill_roots));
+    let discovery = skills::discover_roots(&skill_roots);
+    for w in &discovery.warnings {
+        term.line(&format!("hx: warning: {w}"));
+    }
+    let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
     registry.register(Arc::new(LoadSkill::new(skills)));
     let todos = TodoList::new();

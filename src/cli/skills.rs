@@ -21,13 +21,8 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
 }
 
 /// Discovers skills, printing discovery warnings on stderr.
-pub fn discover(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
-    discover_in(&skills::skill_roots(cwd, home))
-}
-
-/// Discovers skills in known roots, printing discovery warnings on stderr.
-pub fn discover_in(roots: &[skills::SkillRoot]) -> SkillRegistry {
-    let d = skills::discover_roots(roots);
+fn discover(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
+    let d = skills::discover(cwd, home);
     for w in &d.warnings {
         eprintln!("hx: warning: {w}");
     }
@@ -45,19 +40,8 @@ fn shown(path: &Path, cwd: &Path) -> String {
 
 fn list(registry: &SkillRegistry, cwd: &Path, json: bool) -> i32 {
     if json {
-        let rows: Vec<serde_json::Value> = registry
-            .skills()
-            .iter()
-            .map(|s| {
-                serde_json::json!({
-                    "name": s.name,
-                    "source": s.source.as_str(),
-                    "path": s.path,
-                    "description": s.description,
-                })
-            })
-            .collect();
-        match serde_json::to_string_pretty(&rows) {
+        // `Skill` serializes as {name, source, path, description}, in that order.
+        match serde_json::to_string_pretty(registry.skills()) {
             Ok(text) => println!("{text}"),
             Err(e) => return fail(exit::FAILED, format!("cannot encode JSON: {e}")),
         }

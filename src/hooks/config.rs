@@ -144,10 +144,7 @@ impl Matcher {
 }
 
 fn one_line_err(e: &regex::Error) -> String {
-    e.to_string()
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    crate::term::collapse_whitespace(&e.to_string())
 }
 
 /// One command hook of one event.

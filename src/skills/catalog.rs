@@ -2,8 +2,8 @@
 //! (sorted, no timestamps or paths) so the prompt prefix stays cacheable, and within a
 //! character budget that shortens descriptions but never drops a name.
 
-use super::parse::one_line;
 use super::SkillRegistry;
+use crate::term::collapse_whitespace;
 
 /// Default size of the whole catalog, in characters.
 pub const DEFAULT_CATALOG_BUDGET: usize = 8_000;
@@ -30,7 +30,7 @@ pub fn catalog(registry: &SkillRegistry, budget: usize) -> String {
     let entries: Vec<(&str, String)> = registry
         .skills()
         .iter()
-        .map(|s| (s.name.as_str(), one_line(&s.description)))
+        .map(|s| (s.name.as_str(), collapse_whitespace(&s.description)))
         .collect();
     let full = render(&entries, MAX_DESCRIPTION_CHARS);
     if full.chars().count() <= budget {

@@ -6,9 +6,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::parse::{is_fence, one_line, parse_frontmatter, Frontmatter, Yaml};
+use super::parse::{is_fence, parse_frontmatter, Frontmatter, Yaml};
 use super::walk::{walk, MAX_DIRS};
 use super::{Skill, SkillRegistry, Source};
+use crate::term::collapse_whitespace;
 
 /// Largest frontmatter read at start; a longer one is reported rather than read on.
 pub const MAX_FRONTMATTER_BYTES: u64 = 64 * 1024;
@@ -248,7 +249,7 @@ pub fn skill_from_frontmatter(
     let description = match fm.fields.get("description") {
         None | Some(Yaml::Null) => return Err("no description".into()),
         Some(v) => match v.as_text() {
-            Some(s) => one_line(&s),
+            Some(s) => collapse_whitespace(&s),
             None => return Err(format!("description is {}, not text", v.kind())),
         },
     };

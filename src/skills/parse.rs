@@ -10,6 +10,8 @@ use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
+use crate::term::collapse_whitespace;
+
 /// A YAML value from the frontmatter. Only what SKILL.md needs: scalars keep their kind so
 /// `name: 2024` can be read back as text, collections are kept for validation.
 #[derive(Debug, Clone, PartialEq)]
@@ -200,7 +202,7 @@ fn parse_strict(yaml: &str) -> Result<BTreeMap<String, Yaml>, ParseError> {
     options.with_snippet = false;
     options.duplicate_keys = serde_saphyr::DuplicateKeyPolicy::LastWins;
     let value: Yaml = serde_saphyr::from_str_with_options(yaml, options)
-        .map_err(|e| ParseError(one_line(&e.to_string())))?;
+        .map_err(|e| ParseError(collapse_whitespace(&e.to_string())))?;
     match value {
         Yaml::Null => Ok(BTreeMap::new()),
         Yaml::Map(entries) => {
@@ -292,11 +294,6 @@ fn strip_comment(text: &str) -> &str {
     (1..bytes.len())
         .find(|&i| bytes[i] == b'#' && matches!(bytes[i - 1], b' ' | b'\t'))
         .map_or(text, |i| text[..i].trim_end())
-}
-
-/// Collapses whitespace runs (newlines included) to single spaces.
-pub fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 #[cfg(test)]

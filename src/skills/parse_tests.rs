@@ -155,8 +155,3 @@ fn split_needs_an_opening_and_a_closing_fence() {
         Some(("name: x\n", "# Title\n\ntext"))
     );
 }
-
-#[test]
-fn one_line_collapses_whitespace() {
-    assert_eq!(one_line("  a\n\tb   c \r\n"), "a b c");
-}
