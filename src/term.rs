@@ -121,9 +121,11 @@ impl Renderer {
             self.in_reasoning = false;
         }
     }
+}
 
+impl EventSink for Renderer {
     /// The turn is over. `has_tool_calls`: its text was interim, not the answer.
-    pub fn turn_finished(&mut self, has_tool_calls: bool) {
+    fn turn_finished(&mut self, has_tool_calls: bool) {
         self.end_reasoning();
         if self.term.stdout_is_tty() {
             // Close the line now, before the hooks' lines (Stop) reach the same screen.
@@ -139,9 +141,6 @@ impl Renderer {
         self.line_open = false;
         self.pending.clear();
     }
-}
-
-impl EventSink for Renderer {
     fn text(&mut self, delta: &str) {
         self.end_reasoning();
         if self.term.stdout_is_tty() {

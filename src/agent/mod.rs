@@ -65,19 +65,6 @@ pub struct RunReport {
     pub messages: Vec<Message>,
 }
 
-/// Receives the streamed output of each turn and hears when a turn is over.
-pub trait TurnSink: EventSink {
-    fn turn_finished(&mut self, _has_tool_calls: bool) {}
-}
-
-impl TurnSink for crate::model::NullSink {}
-
-impl TurnSink for crate::term::Renderer {
-    fn turn_finished(&mut self, has_tool_calls: bool) {
-        crate::term::Renderer::turn_finished(self, has_tool_calls)
-    }
-}
-
 /// One agent: a model, the tools it may use, the hooks that watch it.
 #[derive(Clone)]
 pub struct Agent {
@@ -112,7 +99,7 @@ pub const MAX_STOP_CONTINUATIONS: u32 = 8;
 impl Agent {
     /// Runs `task` to an answer. A model error after retries ends the run as an error; every
     /// tool problem is a tool result the model sees.
-    pub async fn run(&self, task: &str, sink: &mut dyn TurnSink) -> Result<RunReport, ModelError> {
+    pub async fn run(&self, task: &str, sink: &mut dyn EventSink) -> Result<RunReport, ModelError> {
         let mut stats = RunStats::default();
         let cx = &self.hook_cx;
         let mut task = task.to_string();

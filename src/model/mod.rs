@@ -19,6 +19,8 @@ pub trait EventSink: Send {
     fn tool_call_started(&mut self) {}
     /// The attempt failed and will be retried after `delay`: what it streamed is void.
     fn retrying(&mut self, _attempt: u32, _max: u32, _delay: std::time::Duration, _why: &str) {}
+    /// The turn is over (told by the agent loop). `has_tool_calls`: its text was interim.
+    fn turn_finished(&mut self, _has_tool_calls: bool) {}
 }
 
 /// A sink that shows nothing.
