@@ -1,8 +1,6 @@
 //! `hx skills check`: validates SKILL.md files against the Agent Skills specification
 //! (agentskills.io), stricter than discovery, which accepts anything it can make sense of.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -10,7 +8,7 @@ use serde::Serialize;
 use super::catalog::MAX_DESCRIPTION_CHARS;
 use super::discover::find_skill_files;
 use super::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
-use super::render::MAX_SKILL_FILE_BYTES;
+use super::render::read_skill_file;
 
 /// The frontmatter keys the specification defines.
 pub const KNOWN_KEYS: [&str; 6] = [
@@ -76,7 +74,7 @@ fn problem(file: &Path, severity: Severity, message: &str) -> Problem {
 pub fn check_file(path: &Path) -> Vec<Problem> {
     let mut out = Vec::new();
     let mut error = |m: String| out.push(problem(path, Severity::Error, &m));
-    let text = match read_text(path) {
+    let text = match read_skill_file(path) {
         Ok(t) => t,
         Err(e) => {
             error(e);
@@ -95,20 +93,6 @@ pub fn check_file(path: &Path) -> Vec<Problem> {
         Err(e) => error(format!("frontmatter is not valid YAML: {e}")),
     }
     out
-}
-
-fn read_text(path: &Path) -> Result<String, String> {
-    let mut bytes = Vec::new();
-    File::open(path)
-        .and_then(|f| f.take(MAX_SKILL_FILE_BYTES + 1).read_to_end(&mut bytes))
-        .map_err(|e| format!("cannot read: {e}"))?;
-    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
-        return Err(format!(
-            "file is larger than {} KiB",
-            MAX_SKILL_FILE_BYTES / 1024
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| "file is not valid UTF-8".into())
 }
 
 fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {

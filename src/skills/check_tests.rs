@@ -176,7 +176,7 @@ fn parse_failures_and_recoveries() {
     write(&binary, b"\xff\xfe---\n");
     assert_eq!(
         messages(&check(&binary)),
-        [(Severity::Error, "file is not valid UTF-8")]
+        [(Severity::Error, "the file is not valid UTF-8")]
     );
 }
 

@@ -128,7 +128,15 @@ impl SkillRegistry {
 
 /// Reads the body now (not at start): the file may have changed or gone since discovery.
 pub fn read_body(skill: &Skill) -> Result<String, String> {
-    let file = File::open(&skill.path).map_err(|e| match e.kind() {
+    let text = read_skill_file(&skill.path)?;
+    let (_, body) = split_frontmatter(strip_bom(&text))
+        .ok_or_else(|| "the file no longer has frontmatter between --- lines".to_string())?;
+    Ok(body.to_string())
+}
+
+/// A whole SKILL.md as text, bounded: shared by loading and `hx skills check`.
+pub(crate) fn read_skill_file(path: &Path) -> Result<String, String> {
+    let file = File::open(path).map_err(|e| match e.kind() {
         ErrorKind::NotFound => "the file no longer exists".to_string(),
         _ => format!("cannot read the file: {e}"),
     })?;
@@ -142,10 +150,7 @@ pub fn read_body(skill: &Skill) -> Result<String, String> {
             MAX_SKILL_FILE_BYTES / 1024
         ));
     }
-    let text = String::from_utf8(bytes).map_err(|_| "the file is not valid UTF-8".to_string())?;
-    let (_, body) = split_frontmatter(strip_bom(&text))
-        .ok_or_else(|| "the file no longer has frontmatter between --- lines".to_string())?;
-    Ok(body.to_string())
+    String::from_utf8(bytes).map_err(|_| "the file is not valid UTF-8".to_string())
 }
 
 struct Files {
