@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod agent;
 mod skills;
+mod trust;
 
 pub use agent::{build_agent, PARENT_TOOLS};
 
@@ -168,7 +169,7 @@ pub fn main_with_args() -> i32 {
 }
 
 fn trust_command(args: TrustArgs) -> i32 {
-    use crate::hooks::trust::{run, TrustAction};
+    use trust::{run, TrustAction};
     let action = match (args.list, args.revoke) {
         (true, _) => TrustAction::List,
         (_, true) => TrustAction::Revoke,

@@ -19,11 +19,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use super::config::{parse_file, project_dir, project_hooks_file, Entry};
 use crate::config::{user_config_dir, Env};
-
-/// Hex digits of the hash shown to the user: enough to compare by eye.
-const SHOWN_HASH: usize = 12;
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
     Sha256::digest(bytes)
@@ -148,121 +144,6 @@ impl TrustStore {
         tmp.persist(&self.path)
             .map_err(|e| format!("cannot replace {}: {}", self.path.display(), e.error))?;
         Ok(())
-    }
-}
-
-fn short(hash: &str) -> &str {
-    hash.get(..SHOWN_HASH).unwrap_or(hash)
-}
-
-/// What `hx trust` should do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum TrustAction {
-    Trust,
-    List,
-    Revoke,
-}
-
-/// `hx trust`: prints results on stdout, problems on stderr; returns the exit code (2 for
-/// usage problems such as no hooks file, 1 when the store cannot be read or written).
-pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
-    let Some(store_path) = TrustStore::path_for(env) else {
-        eprintln!("hx: no user config dir (set HOME or XDG_CONFIG_HOME) to keep trusted files in");
-        return 2;
-    };
-    let mut store = match TrustStore::load(&store_path) {
-        Ok(s) => s,
-        Err(e) => {
-            eprintln!("hx: {e}; fix or delete it to start over");
-            return 1;
-        }
-    };
-    if action == TrustAction::List {
-        if store.entries().is_empty() {
-            println!("no trusted hooks files");
-        }
-        for (file, hash) in store.entries() {
-            println!("{}  {file}", short(hash));
-        }
-        return 0;
-    }
-    let Some(file) = project_hooks_file(cwd) else {
-        eprintln!(
-            "hx: no project hooks file: no .hx/hooks.json in {} or any parent",
-            cwd.display()
-        );
-        return 2;
-    };
-    // Refused for --revoke too: the key of a link is its target's, so revoking through it would
-    // revoke another project's approval.
-    if let Some(problem) = link_problem(&file) {
-        let verb = if action == TrustAction::Revoke {
-            "revoke"
-        } else {
-            "trust"
-        };
-        eprintln!("hx: cannot {verb} {}: {problem}", file.display());
-        return 2;
-    }
-    let Some(key) = key_of(&file) else {
-        eprintln!("hx: cannot resolve the path of {}", file.display());
-        return 1;
-    };
-    if action == TrustAction::Revoke {
-        if !store.revoke(&file) {
-            println!("{key} was not trusted");
-            return 0;
-        }
-        if let Err(e) = store.save() {
-            eprintln!("hx: {e}");
-            return 1;
-        }
-        println!("revoked {key}");
-        return 0;
-    }
-    let content = match std::fs::read(&file) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("hx: cannot read {}: {e}", file.display());
-            return 1;
-        }
-    };
-    // Show what is being trusted, so the approval is of commands seen, not of a file name.
-    let mut warnings = Vec::new();
-    let text = String::from_utf8_lossy(&content);
-    let entries = parse_file(&file, project_dir(&file), &text, &mut warnings);
-    for w in &warnings {
-        eprintln!("{w}");
-    }
-    let hash = match store.trust(&file, &content) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("hx: {e}");
-            return 1;
-        }
-    };
-    if let Err(e) = store.save() {
-        eprintln!("hx: {e}");
-        return 1;
-    }
-    println!("trusted {key} (sha256 {})", short(&hash));
-    for e in &entries {
-        println!("{}", shown_entry(e));
-    }
-    0
-}
-
-/// One line of what `hx trust` approved. The command and matcher come from the repository, so
-/// they are shown escaped (`{:?}`): printed raw, a `\r` or an escape sequence could make
-/// `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a terminal, and the user
-/// would approve what they did not see.
-fn shown_entry(e: &Entry) -> String {
-    let command = e.command.as_str();
-    if e.event.uses_matcher() {
-        let matcher = e.matcher.text();
-        format!("  {:?}, matcher {matcher:?}: {command:?}", e.event)
-    } else {
-        format!("  {:?}: {command:?}", e.event)
     }
 }
 
