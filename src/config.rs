@@ -177,6 +177,9 @@ pub struct Config {
     pub limits: ToolLimits,
 }
 
+/// The names [`preset`] knows.
+const PRESETS: [&str; 4] = ["deepseek", "ollama", "openai", "openrouter"];
+
 /// The providers hx knows without configuration. A `[providers.NAME]` table overrides any of
 /// their fields or defines a new one.
 fn preset(name: &str) -> Option<ProviderFile> {
@@ -252,7 +255,7 @@ impl Config {
         let preset = preset(&provider);
         let table = file.providers.get(&provider);
         if preset.is_none() && table.is_none() {
-            let mut known: Vec<String> = ["deepseek", "ollama", "openai", "openrouter"]
+            let mut known: Vec<String> = PRESETS
                 .iter()
                 .map(|s| s.to_string())
                 .chain(file.providers.keys().cloned())

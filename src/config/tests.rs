@@ -115,3 +115,10 @@ fn unknown_keys_and_bad_toml_are_errors_with_the_file() {
     let e = FileConfig::load(&p).expect_err("bad toml");
     assert!(e.0.contains("line 1"), "{e}");
 }
+
+#[test]
+fn every_listed_preset_exists() {
+    for name in PRESETS {
+        assert!(preset(name).is_some(), "{name}");
+    }
+}
