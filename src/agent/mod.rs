@@ -280,8 +280,9 @@ impl Agent {
                     context,
                 },
                 parsed,
-            ) => match updated_input.or(parsed.as_ref().ok().cloned()) {
-                Some(args) => {
+            ) => match (updated_input, parsed) {
+                // A hook's replacement input, else the model's own arguments.
+                (Some(args), _) | (None, Ok(args)) => {
                     let mut r = self
                         .tools
                         .dispatch_value(&call.name, args.clone(), &self.tool_cx)
@@ -291,13 +292,7 @@ impl Agent {
                 }
                 // Unparsable arguments and no hook replaced them: the parse error is the
                 // answer.
-                None => (
-                    None,
-                    parsed
-                        .err()
-                        .unwrap_or_else(|| ToolResult::error("invalid arguments")),
-                    false,
-                ),
+                (None, Err(e)) => (None, e, false),
             },
         };
         let (result, stop) = self
