@@ -42,15 +42,7 @@ impl Workspace {
 
     /// Like [`Workspace::resolve`], but also accepts paths inside the read-only folders.
     pub fn resolve_for_read(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
-        match self.resolve(user_path) {
-            Err(escape) if !self.read_only.is_empty() => {
-                match real_path(&self.root.join(user_path)) {
-                    Ok(p) if self.read_only.iter().any(|r| p.starts_with(r)) => Ok(p),
-                    _ => Err(escape),
-                }
-            }
-            other => other,
-        }
+        self.resolve_within(user_path, true)
     }
 
     pub fn root(&self) -> &Path {
@@ -58,13 +50,18 @@ impl Workspace {
     }
 
     /// Turns a path the model gave (relative to the root, or absolute) into the real absolute
-    /// path it names, with every symlink resolved, refusing anything that lands outside the
-    /// root. The path need not exist: its deepest existing ancestor is resolved and the rest
-    /// appended, which is where a new file would really be created.
+    /// path it names, with every symlink resolved (see `real_path`), refusing anything that
+    /// lands outside the root. The path need not exist: a new file's path is where it would
+    /// really be created.
     pub fn resolve(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
-        let joined = self.root.join(user_path);
-        match real_path(&joined) {
+        self.resolve_within(user_path, false)
+    }
+
+    /// Resolves once, then checks the root and, for reads, the read-only folders.
+    fn resolve_within(&self, user_path: &str, read: bool) -> Result<PathBuf, ToolResult> {
+        match real_path(&self.root.join(user_path)) {
             Ok(p) if p.starts_with(&self.root) => Ok(p),
+            Ok(p) if read && self.read_only.iter().any(|r| p.starts_with(r)) => Ok(p),
             Ok(_) => Err(escape_error(user_path)),
             Err(e) => Err(ToolResult::error(format!(
                 "cannot resolve {user_path}: {e}"
