@@ -71,6 +71,9 @@ fn transport(msg: impl Into<String>) -> AttemptError {
 
 impl OpenAiClient {
     pub fn new(opts: ClientOptions) -> Result<Self, String> {
+        // reqwest is built without a crypto provider (see Cargo.toml); ring is the process's
+        // one. An error only means a provider is installed already, which is as good.
+        let _ = rustls::crypto::ring::default_provider().install_default();
         let http = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
