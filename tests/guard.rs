@@ -18,7 +18,7 @@ fn run_call_with_config(command: &str, extra: &[&str], config: Option<&str>) -> 
     ]);
     let mut hx = Hx::new(&server);
     if let Some(c) = config {
-        hx.write_file(".hx/config.toml", c);
+        hx.write_user_config("config.toml", c);
     }
     hx.arg("agent").args(extra).arg("do it");
     let run = hx.run();

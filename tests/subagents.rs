@@ -147,7 +147,7 @@ fn subagent_turn_limit_failure_and_guard() {
         Reply::text("parent carries on"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_file(".hx/config.toml", "subagent_max_turns = 2\n")
+    hx.write_user_config("config.toml", "subagent_max_turns = 2\n")
         .args(["agent", "x"]);
     let run = hx.run();
     run.assert_code(0);

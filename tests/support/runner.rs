@@ -114,6 +114,17 @@ impl Hx {
         self
     }
 
+    /// Writes `content` to `name` in the user's config folder (`$XDG_CONFIG_HOME/hx`), whose
+    /// files hx applies without `hx trust`: for settings a test needs that are not about
+    /// project files.
+    pub fn write_user_config(&mut self, name: &str, content: &str) -> &mut Self {
+        let dir = self.home.join(".config").join("hx");
+        std::fs::create_dir_all(&dir).expect("create the user config dir");
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
+        self
+    }
+
     /// Reads `workspace()/rel` (panics if missing, with the path in the message).
     pub fn read_file(&self, rel: &str) -> String {
         let path = self.workspace.join(rel);
@@ -168,8 +179,29 @@ impl Hx {
 
     /// The fully prepared command (stdio not configured).
     pub fn command(&self) -> Command {
+        self.command_with(&self.args)
+    }
+
+    /// Runs hx with `args` instead of the prepared ones, in the same workspace, HOME and
+    /// environment, stdin `/dev/null`; panics if it outlives the timeout. For a second command
+    /// (`hx trust --yes`) between runs of the prepared one.
+    pub fn run_args<S: AsRef<OsStr>>(&self, args: &[S]) -> Run {
+        let args: Vec<OsString> = args.iter().map(|a| a.as_ref().to_os_string()).collect();
+        let mut cmd = self.command_with(&args);
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        let child = cmd
+            .spawn()
+            .unwrap_or_else(|e| panic!("spawn {}: {e}", self.program.display()));
+        let run = Run::wait(child, self.timeout);
+        assert!(!run.timed_out, "hx {args:?} timed out\n{}", run.dump());
+        run
+    }
+
+    fn command_with(&self, args: &[OsString]) -> Command {
         let mut cmd = Command::new(&self.program);
-        cmd.args(&self.args)
+        cmd.args(args)
             .current_dir(self.workspace.join(&self.cwd_rel));
         for (key, _) in std::env::vars_os() {
             let name = key.to_string_lossy();
