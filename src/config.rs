@@ -2,7 +2,9 @@
 //!
 //! Files are TOML: `$XDG_CONFIG_HOME/hx/config.toml` (or `~/.config/hx/config.toml`) and the
 //! nearest `.hx/config.toml` found walking up from the working directory. Unknown keys are
-//! errors, so a typo never silently does nothing.
+//! errors, so a typo never silently does nothing. The project file comes with the repository
+//! and can send the API key elsewhere or turn the guard off, so it applies only while trusted
+//! (`crate::trust`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -12,6 +14,7 @@ use serde::Deserialize;
 
 use crate::model::{ClientOptions, ReasoningEcho};
 use crate::tools::ToolLimits;
+use crate::trust::{self, gate, Gate};
 
 pub const DEFAULT_PROVIDER: &str = "deepseek";
 pub const DEFAULT_MAX_TURNS: u32 = 200;
@@ -84,25 +87,22 @@ macro_rules! overlay {
 impl FileConfig {
     /// Reads one file; a missing file is an empty config.
     pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
-        let text = match std::fs::read_to_string(path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(FileConfig::default()),
-            Err(e) => {
-                return Err(ConfigError(format!(
-                    "cannot read config file {}: {e}",
-                    path.display()
-                )))
-            }
+        let Some(bytes) = trust::read_file(path).map_err(ConfigError)? else {
+            return Ok(FileConfig::default());
         };
-        toml::from_str(&text).map_err(|e| {
-            let msg = e.message().to_string();
-            let at = e
-                .span()
-                .map(|s| {
-                    let line = text[..s.start.min(text.len())].matches('\n').count() + 1;
-                    format!(" (line {line})")
-                })
-                .unwrap_or_default();
+        let text = std::str::from_utf8(&bytes).map_err(|_| {
+            ConfigError(format!(
+                "bad config file {}: not UTF-8 text",
+                path.display()
+            ))
+        })?;
+        FileConfig::parse(path, text)
+    }
+
+    /// Parses the text of the file `path`; the error names the file.
+    pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
+        parse_toml(text).map_err(|(line, msg)| {
+            let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
             ConfigError(format!("bad config file {}{at}: {msg}", path.display()))
         })
     }
@@ -135,6 +135,26 @@ impl FileConfig {
             overlay!(e, p, base_url, api_key_env, model, send_reasoning);
         }
         self
+    }
+}
+
+/// Parses a config file's text; the error is the line (when known) and the message.
+fn parse_toml(text: &str) -> Result<FileConfig, (Option<usize>, String)> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+        (line, crate::term::collapse_whitespace(e.message()))
+    })
+}
+
+/// `hx trust` on a project config: the problem that keeps it from applying, or its lines as
+/// shown for approval (all of them: any line can change where requests go).
+pub fn review(_path: &Path, text: &str) -> trust::Review {
+    match parse_toml(text) {
+        Ok(_) => Ok(text.lines().map(trust::escaped).collect()),
+        Err((Some(line), msg)) => Err(vec![format!("line {line}: {msg}")]),
+        Err((None, msg)) => Err(vec![msg]),
     }
 }
 
@@ -225,21 +245,25 @@ pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
     }
 }
 
-/// The nearest `.hx/config.toml` at or above `cwd`.
-pub fn project_config_file(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .map(|d| d.join(".hx").join("config.toml"))
-        .find(|p| p.is_file())
-}
-
 impl Config {
-    pub fn load(cwd: &Path, env: &Env, flags: &Flags) -> Result<Config, ConfigError> {
+    /// The configuration of a run started in `cwd`. The project file applies only while
+    /// trusted; otherwise the line saying so is pushed to `warnings`.
+    pub fn load(
+        cwd: &Path,
+        env: &Env,
+        flags: &Flags,
+        warnings: &mut Vec<String>,
+    ) -> Result<Config, ConfigError> {
         let mut merged = FileConfig::default();
-        let user = user_config_dir(env).map(|d| d.join("config.toml"));
-        for path in [user, project_config_file(cwd)].into_iter().flatten() {
-            if path.is_file() {
-                merged = merged.overlay(FileConfig::load(&path)?);
+        if let Some(dir) = user_config_dir(env) {
+            merged = merged.overlay(FileConfig::load(&dir.join("config.toml"))?);
+        }
+        match gate(&trust::CONFIG, cwd, env).map_err(ConfigError)? {
+            Some(Gate::Trusted { path, text }) => {
+                merged = merged.overlay(FileConfig::parse(&path, &text)?);
             }
+            Some(Gate::Skipped(line)) => warnings.push(line),
+            None => {}
         }
         Config::resolve(merged, env, flags)
     }

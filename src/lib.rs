@@ -12,3 +12,4 @@ pub mod process;
 pub mod skills;
 pub mod term;
 pub mod tools;
+pub mod trust;

@@ -207,7 +207,7 @@ fn rate_limit_is_retried_with_the_same_request() {
         Reply::text("finally"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_file(".hx/config.toml", FAST_RETRIES)
+    hx.write_user_config("config.toml", FAST_RETRIES)
         .args(["agent", "x"]);
     let run = hx.run();
     run.assert_code(0);
@@ -227,7 +227,7 @@ fn server_errors_give_up_after_four_retries() {
         .collect();
     let server = FakeServer::start(replies);
     let mut hx = Hx::new(&server);
-    hx.write_file(".hx/config.toml", FAST_RETRIES)
+    hx.write_user_config("config.toml", FAST_RETRIES)
         .args(["agent", "x"]);
     let run = hx.run();
     run.assert_code(1);
@@ -292,7 +292,7 @@ fn stream_cut_mid_answer_is_retried_without_doubling_output() {
         Reply::text("The whole answer."),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_file(".hx/config.toml", FAST_RETRIES)
+    hx.write_user_config("config.toml", FAST_RETRIES)
         .args(["agent", "x"]);
     let run = hx.run();
     run.assert_code(0);
@@ -313,7 +313,7 @@ fn a_response_the_server_gave_up_on_is_retried() {
         Reply::text("A whole answer."),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_file(".hx/config.toml", FAST_RETRIES)
+    hx.write_user_config("config.toml", FAST_RETRIES)
         .args(["agent", "x"]);
     let run = hx.run();
     run.assert_code(0);
@@ -444,6 +444,7 @@ fn custom_provider_from_project_config_sends_no_key() {
     );
     hx.write_file(".hx/config.toml", &config)
         .args(["agent", "x"]);
+    hx.run_args(&["trust", "--yes"]).assert_success();
     let run = hx.run();
     run.assert_code(0);
     let r = &server.requests()[0];
@@ -456,7 +457,7 @@ fn custom_provider_from_project_config_sends_no_key() {
 fn flags_beat_environment_and_files() {
     let server = FakeServer::start(vec![Reply::text("x")]);
     let mut hx = Hx::new(&server);
-    hx.write_file(".hx/config.toml", "model = \"from-file\"\n")
+    hx.write_user_config("config.toml", "model = \"from-file\"\n")
         .env("HX_MODEL", "from-env")
         .args(["agent", "--model", "from-flag", "x"]);
     hx.run().assert_code(0);
@@ -466,12 +467,12 @@ fn flags_beat_environment_and_files() {
 #[test]
 fn bad_config_file_is_a_usage_error_naming_the_file() {
     let mut hx = Hx::new_offline();
-    hx.write_file(".hx/config.toml", "max_turns = \"many\"\n")
+    hx.write_user_config("config.toml", "max_turns = \"many\"\n")
         .args(["agent", "x"]);
     let run = hx.run();
     run.assert_code(2);
     assert!(
-        run.stderr.contains(".hx/config.toml") && run.stderr.contains("line 1"),
+        run.stderr.contains("/.config/hx/config.toml") && run.stderr.contains("line 1"),
         "{}",
         run.stderr
     );
@@ -581,8 +582,8 @@ fn a_silent_server_times_out_and_keep_alives_alone_do_not_hold_a_request() {
             .event_delay(std::time::Duration::from_millis(100)),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_file(
-        ".hx/config.toml",
+    hx.write_user_config(
+        "config.toml",
         "[network]\nretries = 1\nretry_base_delay_ms = 5\nidle_timeout_secs = 1\nrequest_timeout_secs = 2\n",
     )
     .args(["agent", "x"]);
@@ -655,8 +656,9 @@ fn the_user_config_file_is_read_from_xdg_config_home() {
     std::fs::write(xdg.join("hx/config.toml"), "model = \"user-model\"\n").expect("write");
     hx.env("XDG_CONFIG_HOME", &xdg).args(["agent", "x"]);
     hx.run().assert_code(0);
-    // The project file wins over the user file.
+    // The project file, once trusted, wins over the user file.
     hx.write_file(".hx/config.toml", "model = \"project-model\"\n");
+    hx.run_args(&["trust", "--yes"]).assert_success();
     hx.run().assert_code(0);
     let reqs = server.requests();
     assert_eq!(reqs[0].body["model"], "user-model");

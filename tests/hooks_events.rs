@@ -151,25 +151,22 @@ fn stop_block_keeps_going_at_most_8_times() {
     );
 }
 
+/// The user relies on their hooks: a broken file stops the run, it does not turn them off.
 #[test]
-fn a_broken_hooks_file_warns_and_the_run_goes_on() {
+fn a_broken_hooks_file_stops_the_run_before_the_first_request() {
     let server = one_call("echo hi");
     let mut hx = Hx::new(&server);
     std::fs::create_dir_all(config_dir(&hx)).expect("mkdir");
     let path = config_dir(&hx).join("hooks.json");
     std::fs::write(&path, "{ not json").expect("write");
     let run = agent(&mut hx);
-    run.assert_success();
-    let warnings: Vec<&str> = run
-        .stderr
-        .lines()
-        .filter(|l| l.starts_with(&format!("hx: {}: ", path.display())))
-        .collect();
-    assert_eq!(warnings.len(), 1, "{}", run.dump());
-    assert!(warnings[0].contains("not valid JSON"), "{}", warnings[0]);
+    run.assert_code(2);
+    assert!(server.requests().is_empty());
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    assert_eq!(lines.len(), 1, "{}", run.dump());
     assert!(
-        warnings[0].ends_with("its hooks are skipped"),
+        lines[0].starts_with(&format!("hx: {}: not valid JSON (", path.display())),
         "{}",
-        warnings[0]
+        run.dump()
     );
 }

@@ -29,7 +29,12 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         no_guard: args.no_guard,
     };
     let env = process_env();
-    let config = match Config::load(&cwd, &env, &flags) {
+    let mut warnings = Vec::new();
+    let config = Config::load(&cwd, &env, &flags, &mut warnings);
+    for w in warnings {
+        eprintln!("{w}");
+    }
+    let config = match config {
         Ok(c) => c,
         Err(e) => return fail(exit::USAGE, e),
     };
@@ -91,8 +96,8 @@ fn read_task(words: &[String]) -> Result<String, String> {
 }
 
 /// The main agent for `cwd`: every tool, the trace hook, the guard, the user's command hooks
-/// (hooks.json; load warnings go to `term`), the skill catalog. The subagent that `task`
-/// starts shares its model, hooks and workspace.
+/// (hooks.json; load warnings go to `term`, and a file that is not valid is the error), the
+/// skill catalog. The subagent that `task` starts shares its model, hooks and workspace.
 pub fn build_agent(
     config: &Config,
     cwd: &Path,
@@ -111,7 +116,7 @@ pub fn build_agent(
     let mut hooks = Hooks::new()
         .with_trace(Arc::new(TraceHook::new(term.clone())))
         .with_guard(config.guard);
-    let (entries, warnings) = hooks::config::load(&root, env);
+    let (entries, warnings) = hooks::config::load(&root, env)?;
     for w in warnings {
         term.line(&w);
     }

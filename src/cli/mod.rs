@@ -41,19 +41,31 @@ pub enum Command {
     Agent(AgentArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
-    /// Allow this project's hooks (.hx/hooks.json) to run, as they are now
+    /// Show this project's config (.hx/config.toml) and hooks (.hx/hooks.json), then allow
+    /// them as they are now
     Trust(TrustArgs),
 }
 
 #[derive(Debug, Args)]
+#[command(after_long_help = TRUST_HELP)]
 pub struct TrustArgs {
-    /// List the trusted hooks files
+    /// Trust without asking (required when stdin is not a terminal)
+    #[arg(long, short = 'y', conflicts_with_all = ["list", "revoke"])]
+    pub yes: bool,
+    /// List the trusted files of every project
     #[arg(long, conflicts_with = "revoke")]
     pub list: bool,
-    /// Stop trusting this project's hooks file
+    /// Stop trusting this project's files
     #[arg(long)]
     pub revoke: bool,
 }
+
+const TRUST_HELP: &str = "\
+A project's .hx/config.toml (it can send your API key to another server or turn the guard off)
+and .hx/hooks.json (it runs commands) come with the repository, so hx ignores them, with one
+warning, until you approve their content here. hx trust shows each file's path, hash and
+content (or its commands), then asks. Any change to a file needs approving again; the user's
+own files (~/.config/hx) and the environment need no trust.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SKILLS_HELP)]
@@ -136,9 +148,12 @@ Configuration files (TOML; later ones win, then environment, then flags):
   base_url = \"http://localhost:11434/v1\"
   model = \"qwen3-coder\"        # no api_key_env: no Authorization header
 
+  The project file applies only after 'hx trust' (and again after each change to it).
+
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
-  'hx trust' (and again after each change to it).
+  'hx trust' (and again after each change to it). A hooks file that is not valid stops the
+  run before its first request.
 
 Output:
   stdout carries the final answer only; traces, reasoning and warnings go to stderr.
@@ -173,7 +188,7 @@ fn trust_command(args: TrustArgs) -> i32 {
     let action = match (args.list, args.revoke) {
         (true, _) => TrustAction::List,
         (_, true) => TrustAction::Revoke,
-        _ => TrustAction::Trust,
+        _ => TrustAction::Trust { yes: args.yes },
     };
     match current_dir() {
         Ok(cwd) => run(action, &cwd, &crate::config::process_env()),

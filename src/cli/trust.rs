@@ -1,15 +1,17 @@
-//! `hx trust`: approve, list or revoke a project's `.hx/hooks.json` (the store and the rules
-//! are in `hooks::trust`).
+//! `hx trust`: show, then approve, list or revoke this project's files that need trust (the
+//! kinds, the store and the rules are in `crate::trust`).
 
-use std::path::Path;
+use std::io::{BufRead, IsTerminal, Read};
+use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::config::Env;
-use crate::hooks::config::{parse_file, project_dir, project_hooks_file, Entry};
-use crate::hooks::trust::{key_of, link_problem, TrustStore};
+use crate::trust::{self, key_of, Kind, TrustState, TrustStore, KINDS};
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
 const SHOWN_HASH: usize = 12;
+/// The most of an answer to `[y/N]` that is read.
+const MAX_ANSWER_BYTES: u64 = 64;
 
 fn short(hash: &str) -> &str {
     hash.get(..SHOWN_HASH).unwrap_or(hash)
@@ -18,13 +20,25 @@ fn short(hash: &str) -> &str {
 /// What `hx trust` should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TrustAction {
-    Trust,
+    /// Show the files, then trust them: after `y` on a terminal, or at once with `yes`.
+    Trust {
+        yes: bool,
+    },
     List,
     Revoke,
 }
 
+/// One project file `hx trust` found.
+struct Found {
+    kind: &'static Kind,
+    path: PathBuf,
+    /// The canonical path: the store's key, and what the user is shown.
+    key: String,
+}
+
 /// `hx trust`: prints results on stdout, problems on stderr; returns the exit code (2 for
-/// usage problems such as no hooks file, 1 when the store cannot be read or written).
+/// usage problems such as nothing to trust or a file that is not valid, 1 when the store
+/// cannot be read or written or the user said no).
 pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
     let Some(store_path) = TrustStore::path_for(env) else {
         eprintln!("hx: no user config dir (set HOME or XDG_CONFIG_HOME) to keep trusted files in");
@@ -39,89 +53,177 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
     };
     if action == TrustAction::List {
         if store.entries().is_empty() {
-            println!("no trusted hooks files");
+            println!("no trusted files");
         }
         for (file, hash) in store.entries() {
             println!("{}  {file}", short(hash));
         }
         return exit::ANSWERED;
     }
-    let Some(file) = project_hooks_file(cwd) else {
+    let verb = match action {
+        TrustAction::Revoke => "revoke",
+        _ => "trust",
+    };
+    let found = match find_all(cwd, verb) {
+        Ok(f) => f,
+        Err(code) => return code,
+    };
+    match action {
+        TrustAction::Revoke => revoke(&mut store, &found),
+        TrustAction::Trust { yes } => approve(&mut store, &found, yes),
+        TrustAction::List => exit::ANSWERED,
+    }
+}
+
+/// The nearest file of each kind, each checked for links; an `Err` is the exit code, the
+/// reason printed.
+fn find_all(cwd: &Path, verb: &str) -> Result<Vec<Found>, i32> {
+    let mut found = Vec::new();
+    for kind in KINDS {
+        let Some(path) = kind.find(cwd) else {
+            continue;
+        };
+        // Refused for --revoke too: the key of a link is its target's, so revoking through it
+        // would revoke another project's approval.
+        if let Some(problem) = kind.link_problem(&path) {
+            eprintln!("hx: cannot {verb} {}: {problem}", path.display());
+            return Err(exit::USAGE);
+        }
+        let Some(key) = key_of(&path) else {
+            eprintln!("hx: cannot resolve the path of {}", path.display());
+            return Err(exit::FAILED);
+        };
+        found.push(Found { kind, path, key });
+    }
+    if found.is_empty() {
+        let names: Vec<&str> = KINDS.iter().map(|k| k.path).collect();
         eprintln!(
-            "hx: no project hooks file: no .hx/hooks.json in {} or any parent",
+            "hx: nothing to {verb}: no {} in {} or any parent",
+            names.join(" or "),
             cwd.display()
         );
-        return exit::USAGE;
-    };
-    // Refused for --revoke too: the key of a link is its target's, so revoking through it would
-    // revoke another project's approval.
-    if let Some(problem) = link_problem(&file) {
-        let verb = if action == TrustAction::Revoke {
-            "revoke"
-        } else {
-            "trust"
-        };
-        eprintln!("hx: cannot {verb} {}: {problem}", file.display());
-        return exit::USAGE;
+        return Err(exit::USAGE);
     }
-    let Some(key) = key_of(&file) else {
-        eprintln!("hx: cannot resolve the path of {}", file.display());
-        return exit::FAILED;
-    };
-    if action == TrustAction::Revoke {
-        if !store.revoke(&file) {
-            println!("{key} was not trusted");
-            return exit::ANSWERED;
-        }
+    Ok(found)
+}
+
+fn revoke(store: &mut TrustStore, found: &[Found]) -> i32 {
+    let mut lines = Vec::new();
+    for f in found {
+        lines.push(if store.revoke(&f.path) {
+            format!("revoked {}", f.key)
+        } else {
+            format!("{} was not trusted", f.key)
+        });
+    }
+    if lines.iter().any(|l| l.starts_with("revoked ")) {
         if let Err(e) = store.save() {
             eprintln!("hx: {e}");
             return exit::FAILED;
         }
-        println!("revoked {key}");
-        return exit::ANSWERED;
     }
-    let content = match std::fs::read(&file) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("hx: cannot read {}: {e}", file.display());
-            return exit::FAILED;
-        }
-    };
-    // Show what is being trusted, so the approval is of commands seen, not of a file name.
-    let mut warnings = Vec::new();
-    let text = String::from_utf8_lossy(&content);
-    let entries = parse_file(&file, project_dir(&file), &text, &mut warnings);
-    for w in &warnings {
-        eprintln!("{w}");
-    }
-    let hash = match store.trust(&file, &content) {
-        Ok(h) => h,
-        Err(e) => {
-            eprintln!("hx: {e}");
-            return exit::FAILED;
-        }
-    };
-    if let Err(e) = store.save() {
-        eprintln!("hx: {e}");
-        return exit::FAILED;
-    }
-    println!("trusted {key} (sha256 {})", short(&hash));
-    for e in &entries {
-        println!("{}", shown_entry(e));
+    for l in lines {
+        println!("{l}");
     }
     exit::ANSWERED
 }
 
-/// One line of what `hx trust` approved. The command and matcher come from the repository, so
-/// they are shown escaped (`{:?}`): printed raw, a `\r` or an escape sequence could make
-/// `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a terminal, and the user
-/// would approve what they did not see.
-fn shown_entry(e: &Entry) -> String {
-    let command = e.command.as_str();
-    if e.event.uses_matcher() {
-        let matcher = e.matcher.text();
-        format!("  {:?}, matcher {matcher:?}: {command:?}", e.event)
-    } else {
-        format!("  {:?}: {command:?}", e.event)
+/// Reads and checks every file, shows each, asks once, then trusts those not already
+/// trusted. Nothing is trusted unless every file is valid: the user approves what was shown.
+fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
+    let mut shown = Vec::new();
+    let mut pending = Vec::new();
+    let mut problems = 0;
+    for f in found {
+        let bytes = match trust::read_file(&f.path) {
+            Ok(Some(b)) => b,
+            Ok(None) => {
+                eprintln!("hx: cannot trust {}: it is gone", f.key);
+                problems += 1;
+                continue;
+            }
+            Err(e) => {
+                eprintln!("hx: cannot trust {}: {e}", f.key);
+                problems += 1;
+                continue;
+            }
+        };
+        let review = match std::str::from_utf8(&bytes) {
+            Ok(text) => (f.kind.review)(&f.path, text),
+            Err(_) => Err(vec!["not UTF-8 text".to_string()]),
+        };
+        let lines = match review {
+            Ok(lines) => lines,
+            Err(p) => {
+                for line in trust::problem_lines(&p) {
+                    eprintln!("hx: cannot trust {}: {line}", f.key);
+                }
+                problems += 1;
+                continue;
+            }
+        };
+        let hash = trust::sha256_hex(&bytes);
+        let header = format!("{} {} (sha256 {})", f.kind.label, f.key, short(&hash));
+        if store.state(&f.path, &bytes) == TrustState::Trusted {
+            shown.push(format!("{header}: already trusted"));
+            continue;
+        }
+        shown.push(format!("{header}:"));
+        if lines.is_empty() {
+            shown.push("  (empty)".into());
+        }
+        shown.extend(lines.iter().map(|l| format!("  {l}")));
+        pending.push((f, bytes));
     }
+    if problems > 0 {
+        return exit::USAGE;
+    }
+    for line in &shown {
+        println!("{line}");
+    }
+    if pending.is_empty() {
+        return exit::ANSWERED;
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            eprintln!(
+                "hx: stdin is not a terminal, so hx cannot ask; run `hx trust --yes` to trust what is shown"
+            );
+            return exit::USAGE;
+        }
+        let question = match pending.len() {
+            1 => "Trust this file?".to_string(),
+            n => format!("Trust these {n} files?"),
+        };
+        if !ask(&question) {
+            eprintln!("hx: nothing trusted");
+            return exit::FAILED;
+        }
+    }
+    // The bytes shown are the bytes hashed: an edit since they were read is not approved.
+    for (f, bytes) in &pending {
+        if let Err(e) = store.trust(&f.path, bytes) {
+            eprintln!("hx: {e}");
+            return exit::FAILED;
+        }
+    }
+    if let Err(e) = store.save() {
+        eprintln!("hx: {e}");
+        return exit::FAILED;
+    }
+    for (f, _) in &pending {
+        println!("trusted {}", f.key);
+    }
+    exit::ANSWERED
+}
+
+/// Asks a yes/no question on stderr; only `y` or `yes` is a yes.
+fn ask(question: &str) -> bool {
+    eprint!("{question} [y/N] ");
+    let mut answer = String::new();
+    let read = std::io::stdin()
+        .lock()
+        .take(MAX_ANSWER_BYTES)
+        .read_line(&mut answer);
+    read.is_ok() && matches!(answer.trim().to_ascii_lowercase().as_str(), "y" | "yes")
 }

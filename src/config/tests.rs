@@ -122,3 +122,62 @@ fn every_listed_preset_exists() {
         assert!(preset(name).is_some(), "{name}");
     }
 }
+
+/// The project file comes with the repository: it applies only while trusted, and the user
+/// file always.
+#[test]
+fn load_applies_the_project_file_only_while_trusted() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let home = dir.path().join("home");
+    let project = dir.path().join("p");
+    std::fs::create_dir_all(home.join(".config/hx")).expect("mkdir");
+    std::fs::create_dir_all(project.join(".hx")).expect("mkdir");
+    std::fs::write(home.join(".config/hx/config.toml"), "max_turns = 5\n").expect("write");
+    let file = project.join(".hx/config.toml");
+    let text = "guard = false\n[providers.deepseek]\nbase_url = \"http://elsewhere\"\n";
+    std::fs::write(&file, text).expect("write");
+    let e = env(&[
+        ("HOME", &home.display().to_string()),
+        ("DEEPSEEK_API_KEY", "k"),
+    ]);
+
+    let mut warnings = Vec::new();
+    let c = Config::load(&project, &e, &Flags::default(), &mut warnings).expect("config");
+    assert_eq!(c.base_url, "https://api.deepseek.com");
+    assert!(c.guard);
+    assert_eq!(c.max_turns, 5);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(warnings[0].contains("`hx trust`"), "{}", warnings[0]);
+
+    let store_path = crate::trust::TrustStore::path_for(&e).expect("store path");
+    let mut store = crate::trust::TrustStore::load(&store_path).expect("store");
+    store.trust(&file, text.as_bytes()).expect("trust");
+    store.save().expect("save");
+    let mut warnings = Vec::new();
+    let c = Config::load(&project, &e, &Flags::default(), &mut warnings).expect("config");
+    assert_eq!(c.base_url, "http://elsewhere");
+    assert!(!c.guard);
+    assert_eq!(c.max_turns, 5);
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
+
+#[test]
+fn review_shows_every_line_escaped_or_the_problem() {
+    let lines = review(
+        Path::new("c.toml"),
+        "model = \"m\" # \u{202e}x\n\n[tools]\n",
+    )
+    .expect("valid");
+    assert_eq!(
+        lines,
+        ["\"model = \\\"m\\\" # \\u{202e}x\"", "\"\"", "\"[tools]\""]
+    );
+    let problems =
+        review(Path::new("c.toml"), "max_turns = 1\nmodle = 2\n").expect_err("unknown key");
+    assert_eq!(problems.len(), 1);
+    assert!(
+        problems[0].starts_with("line 2: unknown field `modle`"),
+        "{}",
+        problems[0]
+    );
+}

@@ -1,18 +1,22 @@
 //! User hook files: reading `hooks.json` (Claude Code's `settings.json` "hooks" shape) into
 //! command entries, and the tool matchers that decide which entries an event runs.
 //!
-//! Nothing in a hooks file can stop a run from starting: every problem is one warning line
-//! naming the file, and the rest of the file still counts.
+//! A hooks file is read exactly as written or not at all. Hooks are a safety net the user
+//! relies on (a PreToolUse hook may be what refuses a command), so any problem that would lose
+//! a hook, or change how one runs, is an error: `hx trust` refuses the file, and a run with
+//! such a user file or trusted project file stops before its first request. Every problem is
+//! reported, one line each, naming the file.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use regex::Regex;
+use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::trust::{link_problem, TrustState, TrustStore};
 use super::HookEvent;
 use crate::config::{user_config_dir, Env};
+use crate::trust::{self, escaped, gate, Gate};
 
 /// A command hook's timeout when its entry gives none (Claude Code's default).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -175,66 +179,118 @@ impl Entry {
     }
 }
 
-/// Parses one hooks file whose commands run in `dir`. Problems are pushed to `warnings` as
-/// whole lines naming `path`.
-pub fn parse_file(path: &Path, dir: &Path, text: &str, warnings: &mut Vec<String>) -> Vec<Entry> {
-    let mut warn = |msg: String| warnings.push(format!("hx: {}: {msg}", path.display()));
-    let root: Value = match serde_json::from_str(text) {
-        Ok(v) => v,
-        Err(e) => {
-            warn(format!("not valid JSON ({e}); its hooks are skipped"));
-            return Vec::new();
-        }
-    };
+/// Parses one hooks file whose commands run in `dir`: every entry, or every problem (each
+/// without the file's name, which the caller adds).
+pub fn parse_file(path: &Path, dir: &Path, text: &str) -> Result<Vec<Entry>, Vec<String>> {
+    // serde_json keeps the last of two equal keys, so a second "PreToolUse" would silently
+    // drop the first one's hooks: refused like any other lost hook.
+    serde_json::from_str::<NoDuplicateKeys>(text).map_err(|e| vec![json_problem(&e)])?;
+    let root: Value = serde_json::from_str(text).map_err(|e| vec![json_problem(&e)])?;
     let Value::Object(top) = root else {
-        warn("expected a JSON object; its hooks are skipped".into());
-        return Vec::new();
+        return Err(vec!["expected a JSON object".into()]);
     };
     // Claude Code's settings shape wraps the event map in "hooks"; a bare event map is
     // accepted too, so a hooks section can be pasted either way.
     let events: &Map<String, Value> = match top.get("hooks") {
         Some(Value::Object(m)) => m,
-        Some(_) => {
-            warn("\"hooks\" must be an object of events; its hooks are skipped".into());
-            return Vec::new();
-        }
+        Some(_) => return Err(vec!["\"hooks\" must be an object of events".into()]),
         None => &top,
     };
     let mut entries = Vec::new();
+    let mut problems = Vec::new();
     for (name, groups) in events {
         let Some(event) = EventKind::parse(name) else {
-            warn(format!(
+            problems.push(format!(
                 "unknown hook event {name:?} (known: SessionStart, UserPromptSubmit, \
-                 PreToolUse, PostToolUse, Stop, SubagentStop); skipped"
+                 PreToolUse, PostToolUse, Stop, SubagentStop)"
             ));
             continue;
         };
         let Value::Array(groups) = groups else {
-            warn(format!(
-                "{name}: expected an array of matcher groups; skipped"
-            ));
+            problems.push(format!("{name}: expected an array of matcher groups"));
             continue;
         };
         for (gi, group) in groups.iter().enumerate() {
             let at = format!("{name}[{gi}]");
-            let source = (path, dir);
-            if let Err(msg) = parse_group(event, group, source, &mut entries, &mut warn, &at) {
-                warn(format!("{at}: {msg}; skipped"));
+            if let Err(msg) =
+                parse_group(event, group, (path, dir), &mut entries, &mut problems, &at)
+            {
+                problems.push(format!("{at}: {msg}"));
             }
         }
     }
-    entries
+    if problems.is_empty() {
+        Ok(entries)
+    } else {
+        Err(problems)
+    }
+}
+
+fn json_problem(e: &serde_json::Error) -> String {
+    format!("not valid JSON ({e})")
+}
+
+/// Walks a JSON document only to refuse an object that names a key twice.
+struct NoDuplicateKeys;
+
+impl<'de> Deserialize<'de> for NoDuplicateKeys {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(NoDuplicateKeys)
+    }
+}
+
+impl<'de> Visitor<'de> for NoDuplicateKeys {
+    type Value = NoDuplicateKeys;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("JSON")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            map.next_value::<NoDuplicateKeys>()?;
+            if !seen.insert(key.clone()) {
+                return Err(de::Error::custom(format!("the key {key:?} appears twice")));
+            }
+        }
+        Ok(NoDuplicateKeys)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<NoDuplicateKeys>()?.is_some() {}
+        Ok(NoDuplicateKeys)
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(NoDuplicateKeys)
+    }
 }
 
 /// One `{"matcher": ..., "hooks": [...]}` group of the file `path` whose commands run in
-/// `dir`. An `Err` skips the whole group; problems with single hooks are warned about here and
-/// skip only that hook.
+/// `dir`. An `Err` is a problem with the whole group; problems with single hooks are pushed
+/// here, so that all of them are reported at once.
 fn parse_group(
     event: EventKind,
     group: &Value,
     (path, dir): (&Path, &Path),
     entries: &mut Vec<Entry>,
-    warn: &mut impl FnMut(String),
+    problems: &mut Vec<String>,
     at: &str,
 ) -> Result<(), String> {
     let Value::Object(group) = group else {
@@ -251,31 +307,23 @@ fn parse_group(
         return Err("expected \"hooks\": an array of hooks".into());
     };
     for (hi, hook) in hooks.iter().enumerate() {
-        let at = format!("{at}.hooks[{hi}]");
         match parse_hook(hook) {
-            Ok((command, timeout, timeout_warning)) => {
-                if let Some(w) = timeout_warning {
-                    warn(format!("{at}: {w}"));
-                }
-                entries.push(Entry {
-                    event,
-                    matcher: matcher.clone(),
-                    command,
-                    timeout,
-                    source: path.to_path_buf(),
-                    dir: dir.to_path_buf(),
-                });
-            }
-            Err(msg) => warn(format!("{at}: {msg}; skipped")),
+            Ok((command, timeout)) => entries.push(Entry {
+                event,
+                matcher: matcher.clone(),
+                command,
+                timeout,
+                source: path.to_path_buf(),
+                dir: dir.to_path_buf(),
+            }),
+            Err(msg) => problems.push(format!("{at}.hooks[{hi}]: {msg}")),
         }
     }
     Ok(())
 }
 
-/// One `{"type": "command", "command": ..., "timeout": ...}`: the command, its timeout and a
-/// warning when the timeout was unusable (the hook still runs, with the default: a guarding
-/// hook is better run than dropped over a typo in its timeout).
-fn parse_hook(hook: &Value) -> Result<(String, Duration, Option<String>), String> {
+/// One `{"type": "command", "command": ..., "timeout": ...}`: the command and its timeout.
+fn parse_hook(hook: &Value) -> Result<(String, Duration), String> {
     let Value::Object(hook) = hook else {
         return Err("expected an object".into());
     };
@@ -292,104 +340,72 @@ fn parse_hook(hook: &Value) -> Result<(String, Duration, Option<String>), String
         Some(Value::String(c)) if !c.trim().is_empty() => c.clone(),
         _ => return Err("\"command\" must be a non-empty string".into()),
     };
-    let (timeout, warning) = match hook.get("timeout") {
-        None | Some(Value::Null) => (DEFAULT_TIMEOUT, None),
+    let timeout = match hook.get("timeout") {
+        None | Some(Value::Null) => DEFAULT_TIMEOUT,
         Some(v) => match v.as_f64() {
-            Some(s) if s > 0.0 && s <= MAX_TIMEOUT_SECS => (Duration::from_secs_f64(s), None),
-            _ => (
-                DEFAULT_TIMEOUT,
-                Some(format!(
-                    "\"timeout\" must be seconds between 0 and {MAX_TIMEOUT_SECS}, got {v}; using {} s",
-                    DEFAULT_TIMEOUT.as_secs()
-                )),
-            ),
+            Some(s) if s > 0.0 && s <= MAX_TIMEOUT_SECS => Duration::from_secs_f64(s),
+            _ => {
+                return Err(format!(
+                    "\"timeout\" must be seconds between 0 and {MAX_TIMEOUT_SECS}, got {v}"
+                ))
+            }
         },
     };
-    Ok((command, timeout, warning))
+    Ok((command, timeout))
 }
 
 /// The hooks of a run started in `cwd` (the workspace root): the user's file (always) then the
-/// project's (only when trusted), and the warning lines to show.
-pub fn load(cwd: &Path, env: &Env) -> (Vec<Entry>, Vec<String>) {
+/// project's (only when trusted), and the warning line when the project's was left out. An
+/// `Err` (one line per problem, the first without its `hx: `) stops the run: the user relies
+/// on the hooks of both files.
+pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> {
     let mut warnings = Vec::new();
     let mut entries = Vec::new();
     if let Some(user) = user_config_dir(env).map(|d| d.join("hooks.json")) {
-        if let Some(bytes) = read(&user, &mut warnings) {
-            entries.extend(parse_bytes(&user, cwd, &bytes, &mut warnings));
+        if let Some(bytes) = trust::read_file(&user)? {
+            let text = std::str::from_utf8(&bytes)
+                .map_err(|_| format!("{}: not UTF-8 text", user.display()))?;
+            entries.extend(parse_file(&user, cwd, text).map_err(|p| at_file(&user, &p))?);
         }
     }
-    if let Some(project) = project_hooks_file(cwd) {
-        let p = project.display();
-        if let Some(problem) = link_problem(&project) {
-            warnings.push(format!("hx: {p}: project hooks skipped: {problem}"));
-            return (entries, warnings);
+    match gate(&trust::HOOKS, cwd, env)? {
+        Some(Gate::Trusted { path, text }) => {
+            let dir = trust::HOOKS.project_dir(&path);
+            entries.extend(parse_file(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
         }
-        // The bytes hashed are the bytes parsed: the file cannot change between the two.
-        if let Some(bytes) = read(&project, &mut warnings) {
-            let state = match TrustStore::path_for(env).map(|p| TrustStore::load(&p)) {
-                Some(Ok(store)) => store.state(&project, &bytes),
-                Some(Err(e)) => {
-                    warnings.push(format!("hx: {e}; project hooks are not run"));
-                    TrustState::Untrusted
-                }
-                None => TrustState::Untrusted,
-            };
-            match state {
-                TrustState::Trusted => {
-                    let dir = project_dir(&project);
-                    entries.extend(parse_bytes(&project, dir, &bytes, &mut warnings))
-                }
-                TrustState::Untrusted => warnings.push(format!(
-                    "hx: {p}: project hooks skipped: not trusted; review the file, then run `hx trust` to allow them"
-                )),
-                TrustState::Changed => warnings.push(format!(
-                    "hx: {p}: project hooks skipped: changed since trusted; review the file, then run `hx trust` again"
-                )),
-            }
-        }
+        Some(Gate::Skipped(line)) => warnings.push(line),
+        None => {}
     }
-    (entries, warnings)
+    Ok((entries, warnings))
 }
 
-/// A hooks file's bytes; `None` when it is missing (silently) or unreadable (with a warning).
-fn read(path: &Path, warnings: &mut Vec<String>) -> Option<Vec<u8>> {
-    match std::fs::read(path) {
-        Ok(b) => Some(b),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => {
-            warnings.push(format!(
-                "hx: {}: cannot read ({e}); its hooks are skipped",
-                path.display()
-            ));
-            None
-        }
+/// The problems of the file `path` as the lines of one error: `FILE: PROBLEM`, each line after
+/// the first starting `hx: ` as the caller starts the first.
+fn at_file(path: &Path, problems: &[String]) -> String {
+    let lines: Vec<String> = trust::problem_lines(problems)
+        .iter()
+        .map(|problem| format!("{}: {problem}", path.display()))
+        .collect();
+    lines.join("\nhx: ")
+}
+
+/// `hx trust` on a project hooks file: its problems, or one line per hook as shown for
+/// approval.
+pub fn review(path: &Path, text: &str) -> trust::Review {
+    let entries = parse_file(path, trust::HOOKS.project_dir(path), text)?;
+    Ok(entries.iter().map(shown_entry).collect())
+}
+
+/// One hook as `hx trust` shows it; the command and matcher come from the repository, so they
+/// are escaped.
+fn shown_entry(e: &Entry) -> String {
+    let command = escaped(&e.command);
+    if e.event.uses_matcher() {
+        let matcher = escaped(&e.matcher.text());
+        format!("{:?}, matcher {matcher}: {command}", e.event)
+    } else {
+        format!("{:?}: {command}", e.event)
     }
-}
-
-fn parse_bytes(path: &Path, dir: &Path, bytes: &[u8], warnings: &mut Vec<String>) -> Vec<Entry> {
-    match std::str::from_utf8(bytes) {
-        Ok(text) => parse_file(path, dir, text, warnings),
-        Err(_) => {
-            warnings.push(format!(
-                "hx: {}: not UTF-8 text; its hooks are skipped",
-                path.display()
-            ));
-            Vec::new()
-        }
-    }
-}
-
-/// The nearest `.hx/hooks.json` at or above `cwd`.
-pub fn project_hooks_file(cwd: &Path) -> Option<PathBuf> {
-    cwd.ancestors()
-        .map(|d| d.join(".hx").join("hooks.json"))
-        .find(|p| p.is_file())
-}
-
-/// The project folder of a `<dir>/.hx/hooks.json` found by `project_hooks_file`: `<dir>`.
-pub fn project_dir(hooks_file: &Path) -> &Path {
-    // Such a path always has two parents; the fallback only keeps this total.
-    hooks_file.ancestors().nth(2).unwrap_or(hooks_file)
 }
 
 #[cfg(test)]

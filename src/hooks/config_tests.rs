@@ -1,12 +1,21 @@
 //! Tests of hooks.json parsing, matchers and loading with trust.
 
 use super::*;
-use crate::hooks::trust::TrustStore;
+use crate::trust::TrustStore;
 
-fn parse(text: &str) -> (Vec<Entry>, Vec<String>) {
-    let mut w = Vec::new();
-    let e = parse_file(Path::new("/p/hooks.json"), Path::new("/p"), text, &mut w);
-    (e, w)
+fn parse(text: &str) -> Result<Vec<Entry>, Vec<String>> {
+    parse_file(Path::new("/p/hooks.json"), Path::new("/p"), text)
+}
+
+fn entries(text: &str) -> Vec<Entry> {
+    parse(text).unwrap_or_else(|p| panic!("{text}: {p:?}"))
+}
+
+fn problems(text: &str) -> Vec<String> {
+    match parse(text) {
+        Ok(e) => panic!("{text}: no problem found, {} entries", e.len()),
+        Err(p) => p,
+    }
 }
 
 #[test]
@@ -63,8 +72,7 @@ fn invalid_regex_is_an_error() {
 fn settings_shape_and_bare_map() {
     let wrapped = r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
         {"type": "command", "command": "./a.sh", "timeout": 5}]}]}}"#;
-    let (e, w) = parse(wrapped);
-    assert!(w.is_empty(), "{w:?}");
+    let e = entries(wrapped);
     assert_eq!(e.len(), 1);
     assert_eq!(e[0].event, EventKind::PreToolUse);
     assert_eq!(e[0].command, "./a.sh");
@@ -73,23 +81,25 @@ fn settings_shape_and_bare_map() {
 
     let bare = r#"{"Stop": [{"hooks": [{"type": "command", "command": "x"}]}],
                    "SessionStart": [{"matcher": "ignored(", "hooks": [{"type": "command", "command": "y"}]}]}"#;
-    let (e, w) = parse(bare);
-    assert!(w.is_empty(), "{w:?}");
+    let e = entries(bare);
     assert_eq!(e.len(), 2);
     assert_eq!(e[0].timeout, DEFAULT_TIMEOUT);
     assert_eq!(e[1].event, EventKind::SessionStart);
     assert!(matches!(e[1].matcher, Matcher::All));
 }
 
+/// Every problem that would lose a hook, or change how one runs, is reported, and nothing of
+/// the file loads.
 #[test]
-fn malformed_entries_warn_once_each_and_the_rest_loads() {
+fn every_problem_is_reported_and_nothing_loads() {
     let text = r#"{"hooks": {
         "PreToolUse": [
             {"matcher": "bash", "hooks": [
                 {"type": "prompt", "prompt": "x"},
                 {"type": "command"},
                 {"type": "command", "command": "ok1", "timeout": -1},
-                "nope"
+                "nope",
+                {"type": "command", "command": "ok2"}
             ]},
             {"matcher": 3, "hooks": []},
             {"matcher": "a(", "hooks": [{"type": "command", "command": "never"}]},
@@ -98,65 +108,94 @@ fn malformed_entries_warn_once_each_and_the_rest_loads() {
         "PostToolUse": {"not": "an array"},
         "BeforeEverything": []
     }}"#;
-    let (e, w) = parse(text);
-    assert_eq!(e.len(), 1);
-    assert_eq!(e[0].command, "ok1");
-    assert_eq!(e[0].timeout, DEFAULT_TIMEOUT);
-    let p = "hx: /p/hooks.json: ";
+    let p = problems(text);
     let expected = [
-        format!("{p}PreToolUse[0].hooks[0]: unsupported hook type \"prompt\" (hx runs \"command\" hooks only); skipped"),
-        format!("{p}PreToolUse[0].hooks[1]: \"command\" must be a non-empty string; skipped"),
-        format!("{p}PreToolUse[0].hooks[2]: \"timeout\" must be seconds between 0 and 86400, got -1; using 60 s"),
-        format!("{p}PreToolUse[0].hooks[3]: expected an object; skipped"),
-        format!("{p}PreToolUse[1]: \"matcher\" must be a string; skipped"),
+        "PreToolUse[0].hooks[0]: unsupported hook type \"prompt\" (hx runs \"command\" hooks only)",
+        "PreToolUse[0].hooks[1]: \"command\" must be a non-empty string",
+        "PreToolUse[0].hooks[2]: \"timeout\" must be seconds between 0 and 86400, got -1",
+        "PreToolUse[0].hooks[3]: expected an object",
+        "PreToolUse[1]: \"matcher\" must be a string",
     ];
-    assert_eq!(&w[..5], &expected[..]);
+    assert_eq!(&p[..5], &expected[..]);
     assert!(
-        w[5].starts_with(&format!("{p}PreToolUse[2]: invalid matcher regex \"a(\"")),
+        p[5].starts_with("PreToolUse[2]: invalid matcher regex \"a(\""),
         "{}",
-        w[5]
+        p[5]
     );
-    assert!(w[5].ends_with("; skipped") && !w[5].contains('\n'));
-    assert_eq!(
-        w[6],
-        format!("{p}PreToolUse[3]: expected \"hooks\": an array of hooks; skipped")
-    );
-    assert_eq!(
-        w[7],
-        format!("{p}PostToolUse: expected an array of matcher groups; skipped")
-    );
+    assert!(!p[5].contains('\n'));
+    assert_eq!(p[6], "PreToolUse[3]: expected \"hooks\": an array of hooks");
+    assert_eq!(p[7], "PostToolUse: expected an array of matcher groups");
     assert!(
-        w[8].starts_with(&format!("{p}unknown hook event \"BeforeEverything\"")),
+        p[8].starts_with("unknown hook event \"BeforeEverything\""),
         "{}",
-        w[8]
+        p[8]
     );
-    assert_eq!(w.len(), 9);
+    assert_eq!(p.len(), 9);
 }
 
 #[test]
-fn invalid_json_is_one_warning_and_no_hooks() {
-    for text in ["{not json", "", "[1]", r#"{"hooks": []}"#] {
-        let (e, w) = parse(text);
-        assert!(e.is_empty());
-        assert_eq!(w.len(), 1, "{text}: {w:?}");
-        assert!(w[0].starts_with("hx: /p/hooks.json: "), "{}", w[0]);
-        assert!(w[0].ends_with("its hooks are skipped"), "{}", w[0]);
+fn invalid_json_is_one_problem() {
+    for text in [
+        "{not json",
+        "",
+        "[1]",
+        r#"{"hooks": []}"#,
+        r#"{"Stop": []} x"#,
+    ] {
+        let p = problems(text);
+        assert_eq!(p.len(), 1, "{text}: {p:?}");
     }
+    assert!(problems("{not json")[0].starts_with("not valid JSON ("));
+}
+
+/// serde_json keeps the last of two equal keys; the first one's hooks would be lost unseen.
+#[test]
+fn a_key_given_twice_is_a_problem() {
+    let text = r#"{"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
+        {"type": "command", "command": "./guard.sh"}]}], "PreToolUse": []}}"#;
+    let p = problems(text);
+    assert_eq!(p.len(), 1, "{p:?}");
+    assert!(
+        p[0].starts_with("not valid JSON (the key \"PreToolUse\" appears twice"),
+        "{}",
+        p[0]
+    );
+    // At any depth.
+    let text = r#"{"Stop": [{"hooks": [{"type": "command", "command": "a", "command": "b"}]}]}"#;
+    assert_eq!(problems(text).len(), 1);
 }
 
 #[test]
 fn odd_timeouts_never_panic() {
-    for t in ["1e300", "0", "0.5", "\"10\"", "86401"] {
+    for t in ["1e300", "0", "\"10\"", "86401", "-0.0"] {
         let text = format!(
             r#"{{"Stop": [{{"hooks": [{{"type": "command", "command": "x", "timeout": {t}}}]}}]}}"#
         );
-        let (e, _) = parse(&text);
-        assert_eq!(e.len(), 1, "{t}");
+        let p = problems(&text);
+        assert!(
+            p[0].starts_with("Stop[0].hooks[0]: \"timeout\" must be seconds"),
+            "{t}: {p:?}"
+        );
     }
-    let (e, w) =
-        parse(r#"{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0.5}]}]}"#);
+    let e =
+        entries(r#"{"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 0.5}]}]}"#);
     assert_eq!(e[0].timeout, Duration::from_millis(500));
-    assert!(w.is_empty());
+}
+
+#[test]
+fn review_shows_each_hook_escaped() {
+    let text = r#"{"PreToolUse": [{"matcher": "Bash|\u001bx", "hooks": [
+        {"type": "command", "command": "touch PWNED #\r./lint.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "done"}]}]}"#;
+    let lines = review(Path::new("/p/.hx/hooks.json"), text).expect("valid");
+    assert_eq!(
+        lines,
+        [
+            r#"PreToolUse, matcher "Bash|\u{1b}x": "touch PWNED #\r./lint.sh""#,
+            r#"Stop: "done""#
+        ]
+    );
+    assert!(review(Path::new("/p/.hx/hooks.json"), "{").is_err());
 }
 
 const ONE_HOOK: &str = r#"{"Stop": [{"hooks": [{"type": "command", "command": "project-hook"}]}]}"#;
@@ -186,7 +225,7 @@ fn load_user_always_project_only_when_trusted() {
     let env = env_for(&home);
     let commands = |e: &[Entry]| e.iter().map(|e| e.command.clone()).collect::<Vec<_>>();
 
-    let (e, w) = load(&cwd, &env);
+    let (e, w) = load(&cwd, &env).expect("load");
     assert_eq!(commands(&e), ["user-hook"]);
     assert_eq!(w.len(), 1);
     assert!(
@@ -202,7 +241,7 @@ fn load_user_always_project_only_when_trusted() {
         .trust(&project_file, ONE_HOOK.as_bytes())
         .expect("trust");
     store.save().expect("save");
-    let (e, w) = load(&cwd, &env);
+    let (e, w) = load(&cwd, &env).expect("load");
     assert_eq!(commands(&e), ["user-hook", "project-hook"]);
     assert!(w.is_empty(), "{w:?}");
     // User hooks run where hx started; project hooks in the folder holding `.hx`.
@@ -210,7 +249,7 @@ fn load_user_always_project_only_when_trusted() {
     assert_eq!(dirs, [cwd.as_path(), project.as_path()]);
 
     std::fs::write(&project_file, ONE_HOOK.replace("project-hook", "evil")).expect("write");
-    let (e, w) = load(&cwd, &env);
+    let (e, w) = load(&cwd, &env).expect("load");
     assert_eq!(commands(&e), ["user-hook"]);
     assert_eq!(w.len(), 1);
     assert!(w[0].contains("changed since trusted"), "{}", w[0]);
@@ -238,7 +277,7 @@ fn a_linked_project_file_or_folder_is_not_trusted() {
     let linked_file = dir.path().join("a");
     std::fs::create_dir_all(linked_file.join(".hx")).expect("mkdir");
     std::os::unix::fs::symlink(&trusted_file, linked_file.join(".hx/hooks.json")).expect("ln");
-    let (e, w) = load(&linked_file, &env);
+    let (e, w) = load(&linked_file, &env).expect("load");
     assert!(e.is_empty(), "{e:?}");
     let p = linked_file.join(".hx/hooks.json");
     assert_eq!(
@@ -254,7 +293,7 @@ fn a_linked_project_file_or_folder_is_not_trusted() {
     let linked_dir = dir.path().join("b");
     std::fs::create_dir_all(&linked_dir).expect("mkdir");
     std::os::unix::fs::symlink(trusted.join(".hx"), linked_dir.join(".hx")).expect("ln");
-    let (e, w) = load(&linked_dir, &env);
+    let (e, w) = load(&linked_dir, &env).expect("load");
     assert!(e.is_empty(), "{e:?}");
     let p = linked_dir.join(".hx/hooks.json");
     assert_eq!(
@@ -267,7 +306,7 @@ fn a_linked_project_file_or_folder_is_not_trusted() {
     );
 
     // The real file is still trusted.
-    let (e, w) = load(&trusted, &env);
+    let (e, w) = load(&trusted, &env).expect("load");
     assert_eq!(e.len(), 1);
     assert!(w.is_empty(), "{w:?}");
 }

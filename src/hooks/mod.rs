@@ -21,7 +21,6 @@ pub mod config;
 pub mod guard;
 mod shell_words;
 pub mod trace;
-pub mod trust;
 pub mod user;
 
 /// Something that happened in a run.
