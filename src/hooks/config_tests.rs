@@ -310,3 +310,261 @@ fn a_linked_project_file_or_folder_is_not_trusted() {
     assert_eq!(e.len(), 1);
     assert!(w.is_empty(), "{w:?}");
 }
+
+/// The hooks JSON reader on random and mutated files: it never panics, and a file it accepts
+/// gives exactly the hooks the file holds, in order: none made up, none lost.
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+    use serde_json::json;
+
+    const EVENTS: [&str; 8] = [
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreToolUse",
+        "PostToolUse",
+        "Stop",
+        "SubagentStop",
+        "preToolUse",
+        "Notification",
+    ];
+
+    fn word() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[ -~]{0,10}",
+            prop::sample::select(vec![
+                "",
+                "*",
+                "bash",
+                "Bash|Write",
+                "read_.*",
+                "ba(sh",
+                "hooks",
+                "command",
+                "type",
+                "matcher",
+                "timeout",
+                "PreToolUse",
+                "Stop",
+                " ",
+                "\u{1b}",
+                "é",
+            ])
+            .prop_map(String::from),
+        ]
+    }
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(|n| json!(n)),
+            (-1e6f64..1e6).prop_map(|f| json!(f)),
+            word().prop_map(Value::String),
+        ]
+    }
+
+    fn any_json() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((word(), inner), 0..4)
+                    .prop_map(|kv| Value::Object(kv.into_iter().collect())),
+            ]
+        })
+    }
+
+    /// A field that is usually right, sometimes wrong, sometimes missing.
+    fn field(right: BoxedStrategy<Value>) -> impl Strategy<Value = Option<Value>> {
+        prop_oneof![6 => right.prop_map(Some), 1 => Just(None), 1 => leaf().prop_map(Some)]
+    }
+
+    fn object(fields: Vec<(&'static str, Option<Value>)>) -> Value {
+        Value::Object(
+            fields
+                .into_iter()
+                .filter_map(|(k, v)| Some((k.to_string(), v?)))
+                .collect(),
+        )
+    }
+
+    fn hook() -> impl Strategy<Value = Value> {
+        let shaped = (
+            field(Just(json!("command")).boxed()),
+            field("[ -~]{1,12}".prop_map(Value::String).boxed()),
+            prop::option::of(field((0.001f64..100.0).prop_map(|t| json!(t)).boxed())),
+        )
+            .prop_map(|(t, c, timeout)| {
+                object(vec![
+                    ("type", t),
+                    ("command", c),
+                    ("timeout", timeout.flatten()),
+                ])
+            });
+        prop_oneof![8 => shaped, 1 => any_json()]
+    }
+
+    fn group() -> impl Strategy<Value = Value> {
+        let shaped = (
+            prop::option::of(field(word().prop_map(Value::String).boxed())),
+            field(
+                prop::collection::vec(hook(), 0..3)
+                    .prop_map(Value::Array)
+                    .boxed(),
+            ),
+        )
+            .prop_map(|(m, h)| object(vec![("matcher", m.flatten()), ("hooks", h)]));
+        prop_oneof![8 => shaped, 1 => any_json()]
+    }
+
+    fn hooks_file() -> impl Strategy<Value = Value> {
+        let events = prop::collection::vec(
+            (
+                prop::sample::select(EVENTS.to_vec()),
+                prop_oneof![
+                    8 => prop::collection::vec(group(), 0..3).prop_map(Value::Array),
+                    1 => any_json(),
+                ],
+            ),
+            0..4,
+        )
+        .prop_map(|kv| Value::Object(kv.into_iter().map(|(k, v)| (k.to_string(), v)).collect()));
+        prop_oneof![
+            4 => events.clone().prop_map(|e| json!({ "hooks": e })),
+            2 => events,
+            1 => any_json(),
+        ]
+    }
+
+    /// An edit of the text: delete a character, insert a token, or repeat a stretch (which can
+    /// give an object the same key twice).
+    #[derive(Debug, Clone)]
+    enum Edit {
+        Delete(usize),
+        Insert(usize, &'static str),
+        Repeat(usize, usize),
+    }
+
+    fn edit() -> impl Strategy<Value = Edit> {
+        let token = prop::sample::select(vec![
+            "{",
+            "}",
+            "[",
+            "]",
+            "\"",
+            ",",
+            ":",
+            " ",
+            "\\",
+            "null",
+            "1e400",
+            "-",
+            "\u{0}",
+            "\"PreToolUse\":",
+            "\"command\":",
+            "\"hooks\":[]",
+            "é",
+        ]);
+        prop_oneof![
+            any::<usize>().prop_map(Edit::Delete),
+            (any::<usize>(), token).prop_map(|(at, t)| Edit::Insert(at, t)),
+            (any::<usize>(), 1usize..40).prop_map(|(at, n)| Edit::Repeat(at, n)),
+        ]
+    }
+
+    fn apply(text: &str, edits: &[Edit]) -> String {
+        let mut chars: Vec<char> = text.chars().collect();
+        for e in edits {
+            let at = |i: usize, len: usize| if len == 0 { 0 } else { i % (len + 1) };
+            match *e {
+                Edit::Delete(i) if !chars.is_empty() => {
+                    let i = i % chars.len();
+                    chars.remove(i);
+                }
+                Edit::Delete(_) => {}
+                Edit::Insert(i, t) => {
+                    let i = at(i, chars.len());
+                    chars.splice(i..i, t.chars());
+                }
+                Edit::Repeat(i, n) => {
+                    let i = at(i, chars.len());
+                    let end = (i + n).min(chars.len());
+                    let stretch: Vec<char> = chars[i..end].to_vec();
+                    chars.splice(end..end, stretch);
+                }
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    /// What the file holds, read without the reader under test: for every element of every
+    /// "hooks" array, its event, its command (if it has a string one) and its group's matcher.
+    fn held(text: &str) -> Vec<(String, Option<String>, Option<String>)> {
+        let Ok(Value::Object(top)) = serde_json::from_str::<Value>(text) else {
+            return Vec::new();
+        };
+        let events = match top.get("hooks") {
+            Some(Value::Object(m)) => m,
+            _ => &top,
+        };
+        let mut held = Vec::new();
+        for (name, groups) in events {
+            for group in groups.as_array().into_iter().flatten() {
+                let matcher = group.get("matcher").and_then(Value::as_str);
+                let hooks = group.get("hooks").and_then(Value::as_array);
+                for hook in hooks.into_iter().flatten() {
+                    let command = hook.get("command").and_then(Value::as_str);
+                    held.push((
+                        name.clone(),
+                        command.map(String::from),
+                        matcher.map(String::from),
+                    ));
+                }
+            }
+        }
+        held
+    }
+
+    fn check(text: &str) -> Result<(), TestCaseError> {
+        let path = Path::new("/p/.hx/hooks.json");
+        match parse_file(path, Path::new("/p"), text) {
+            Err(problems) => prop_assert!(!problems.is_empty()),
+            Ok(entries) => {
+                let held = held(text);
+                prop_assert_eq!(entries.len(), held.len(), "{}", text);
+                for (e, (event, command, matcher)) in entries.iter().zip(held) {
+                    prop_assert_eq!(format!("{:?}", e.event), event);
+                    prop_assert_eq!(Some(&e.command), command.as_ref());
+                    if e.event.uses_matcher() {
+                        let written = Matcher::parse(matcher.as_deref().unwrap_or(""));
+                        prop_assert_eq!(written.map(|m| m.text()), Ok(e.matcher.text()));
+                    }
+                    prop_assert_eq!(e.source.as_path(), path);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn random_hooks_files(file in hooks_file()) {
+            check(&file.to_string())?;
+        }
+
+        #[test]
+        fn mutated_hooks_files(
+            file in hooks_file(),
+            edits in prop::collection::vec(edit(), 1..6),
+        ) {
+            check(&apply(&file.to_string(), &edits))?;
+        }
+
+        #[test]
+        fn arbitrary_text(text in "\\PC{0,200}") {
+            check(&text)?;
+        }
+    }
+}
