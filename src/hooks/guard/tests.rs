@@ -189,3 +189,156 @@ fn shell_input_that_is_data_or_unknown_passes() {
         assert_eq!(check_command(cmd), None, "{cmd:?}");
     }
 }
+
+mod properties {
+    use super::check_command;
+    use crate::hooks::shell_words::commands;
+    use proptest::prelude::*;
+
+    /// Commands the guard refuses. None has a single quote, a backslash or a line `EOF`, so
+    /// each can be wrapped in the forms below unchanged.
+    const DESTRUCTIVE: &[&str] = &[
+        "rm -rf /",
+        "rm -fr ~",
+        "rm --no-preserve-root -r /tmp",
+        "sudo id",
+        "FOO=1 sudo -E make install",
+        "timeout 5 doas ls",
+        "env X=1 su - root",
+        "mkfs.ext4 /dev/sdb1",
+        "dd if=/dev/zero of=/dev/sda",
+        "echo x > /dev/sda",
+        "cat img | tee /dev/sdb",
+        "reboot",
+        "shutdown -h now",
+        "systemctl poweroff",
+        ":(){ :|:& };:",
+        "echo \"$(sudo id)\"",
+        "bash -c \"rm -rf /\"",
+        "if true; then halt; fi",
+    ];
+    /// Commands it lets through, look-alikes included.
+    const HARMLESS: &[&str] = &[
+        "ls -la",
+        "echo hello",
+        "echo \"sudo is a word\"",
+        "grep -r reboot docs",
+        "rm -rf ./build",
+        "rm -f /",
+        "dd if=/dev/sda of=disk.img",
+        "make 2>&1 | tee build.log",
+        "cd src && cargo test",
+        "echo $(whoami)",
+        "command -v sudo",
+        "git commit -m \"halt the loop\"",
+        "true",
+    ];
+    const SEPARATORS: &[&str] = &["; ", " && ", " || ", " | ", "\n"];
+
+    /// A script of one to four commands, destructive or not, joined by operators.
+    fn script() -> impl Strategy<Value = String> {
+        let command = prop_oneof![
+            prop::sample::select(DESTRUCTIVE),
+            prop::sample::select(HARMLESS)
+        ];
+        prop::collection::vec((command, prop::sample::select(SEPARATORS)), 1..5).prop_map(|parts| {
+            let mut s = String::new();
+            for (i, (c, sep)) in parts.iter().enumerate() {
+                if i > 0 {
+                    s.push_str(sep);
+                }
+                s.push_str(c);
+            }
+            s
+        })
+    }
+
+    /// Text full of the characters and words the splitter treats specially.
+    fn shellish() -> impl Strategy<Value = String> {
+        let token = prop::sample::select(vec![
+            "sh",
+            "bash",
+            "-c",
+            "-s",
+            "-o",
+            "'",
+            "\"",
+            "$(",
+            "`",
+            "(",
+            ")",
+            "<<",
+            "<<-",
+            "<<<",
+            "<(",
+            "EOF",
+            "'EOF'",
+            "\n",
+            "\t",
+            " ",
+            "|",
+            "||",
+            "|&",
+            "&",
+            "&>",
+            ";",
+            "<",
+            ">",
+            "2>&1",
+            "0<",
+            "<&",
+            "\\",
+            "eval",
+            "echo",
+            "printf",
+            "%s",
+            "%b",
+            "\\n",
+            "\\c",
+            "cat",
+            "curl",
+            "sudo",
+            "rm -rf /",
+            "{",
+            "}",
+            "#",
+            "-",
+            "/dev/stdin",
+            "é",
+            "\u{1b}",
+        ]);
+        prop::collection::vec(token, 0..60).prop_map(|t| t.concat())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(512))]
+
+        #[test]
+        fn the_splitter_and_the_guard_never_panic(line in shellish()) {
+            let _ = commands(&line);
+            let _ = check_command(&line);
+        }
+
+        #[test]
+        fn the_splitter_and_the_guard_never_panic_on_any_text(line in any::<String>()) {
+            let _ = commands(&line);
+            let _ = check_command(&line);
+        }
+
+        #[test]
+        fn a_script_gets_the_same_verdict_in_every_form_a_shell_reads(x in script()) {
+            let verdict = check_command(&x);
+            for wrapped in [
+                format!("bash -c '{x}'"),
+                format!("eval '{x}'"),
+                format!("echo '{x}' | sh"),
+                format!("printf '%s\\n' '{x}' | bash -s"),
+                format!("sh <<EOF\n{x}\nEOF"),
+                format!("cat <<'EOF' | /bin/dash\n{x}\nEOF"),
+                format!("bash <<< '{x}'"),
+            ] {
+                prop_assert_eq!(&check_command(&wrapped), &verdict, "{:?}", wrapped);
+            }
+        }
+    }
+}
