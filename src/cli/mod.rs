@@ -199,7 +199,9 @@ fn home_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
+/// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
+/// their control characters are made visible.
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("hx: {msg}");
+    eprintln!("hx: {}", crate::term::escape_controls(&msg.to_string()));
     code
 }
