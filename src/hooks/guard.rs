@@ -156,6 +156,9 @@ fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Opt
             .filter(|a| is_disk_device(a))
             .map(|t| format!("write to a disk device ({t})")),
         "rm" => check_rm(&args),
+        "find" => find_exec(&args)
+            .iter()
+            .find_map(|c| check_simple(c, all, depth)),
         n if SHELLS.contains(&n) || matches!(n, "eval" | "source" | ".") => {
             if depth >= MAX_NESTING {
                 return None;
@@ -171,6 +174,26 @@ fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Opt
         }
         _ => None,
     }
+}
+
+/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`).
+fn find_exec(args: &[&str]) -> Vec<SimpleCommand> {
+    let mut found = Vec::new();
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
+        if matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let words = args
+                .by_ref()
+                .take_while(|w| !matches!(**w, ";" | "+"))
+                .map(|w| w.to_string())
+                .collect();
+            found.push(SimpleCommand {
+                words,
+                ..SimpleCommand::default()
+            });
+        }
+    }
+    found
 }
 
 /// What a shell is given to run.

@@ -72,6 +72,14 @@ fn refuses_destructive_and_escalating_commands() {
         ("rm -rf /etc/", "recursive delete of /etc/"),
         ("rm -rf ~/*", "recursive delete of ~/*"),
         ("cp disk.img /dev/sdb", "write to a disk device (/dev/sdb)"),
+        (
+            "find . -name '*.o' -exec sudo rm {} +",
+            "privilege escalation (sudo)",
+        ),
+        (
+            "find / -execdir sh -c 'rm -rf ~' \\;",
+            "recursive delete of ~",
+        ),
     ];
     for (cmd, reason) in refused {
         assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
@@ -110,6 +118,9 @@ fn lets_look_alikes_through() {
         "cp /dev/sda disk.img",
         "rm -rf ~/project/build",
         "rm -rf /etc-backup-copy",
+        "find . -name '*.o' -exec rm {} +",
+        "find ~ -name '*.pyc' -delete",
+        "find . -name sudo",
     ];
     for cmd in allowed {
         assert_eq!(check_command(cmd), None, "{cmd}");
