@@ -27,7 +27,7 @@ const MAX_NESTING: usize = 4;
 const MAX_PIPE_HOPS: usize = 16;
 /// Characters of a script rebuilt from `echo`/`printf`, so a short `printf` cannot make a huge
 /// one.
-const MAX_SCRIPT_CHARS: usize = 1 << 20;
+const MAX_SCRIPT_CHARS: usize = 64 * 1024;
 
 fn check_script(script: &str, depth: usize) -> Option<String> {
     if is_fork_bomb(script) {
@@ -336,8 +336,9 @@ fn echo_output(args: &[&str]) -> String {
         })
         .unwrap_or(args.len());
     let mut out = String::new();
-    unescape(&args[first..].join(" "), &mut out);
-    out.push('\n');
+    if unescape(&args[first..].join(" "), &mut out) {
+        out.push('\n');
+    }
     out
 }
 
@@ -370,7 +371,9 @@ fn printf_output(args: &[&str]) -> String {
                         rest = tail;
                         used = true;
                         if conversion == Some('b') {
-                            unescape(arg, &mut out);
+                            if !unescape(arg, &mut out) {
+                                return out;
+                            }
                         } else {
                             out.push_str(arg);
                         }
@@ -379,7 +382,9 @@ fn printf_output(args: &[&str]) -> String {
                 '\\' => {
                     let mut escape = String::from('\\');
                     escape.extend(chars.next());
-                    unescape(&escape, &mut out);
+                    if !unescape(&escape, &mut out) {
+                        return out;
+                    }
                 }
                 c => out.push(c),
             }
@@ -393,8 +398,9 @@ fn printf_output(args: &[&str]) -> String {
     }
 }
 
-/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, …) read.
-fn unescape(text: &str, out: &mut String) {
+/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, …) read; false after `\c`,
+/// which ends all output.
+fn unescape(text: &str, out: &mut String) -> bool {
     let mut chars = text.chars();
     while let Some(c) = chars.next() {
         if c != '\\' {
@@ -406,8 +412,7 @@ fn unescape(text: &str, out: &mut String) {
             Some('t') => out.push('\t'),
             Some('r') => out.push('\r'),
             Some('\\') => out.push('\\'),
-            // `\c`: print nothing more.
-            Some('c') => return,
+            Some('c') => return false,
             Some(other) => {
                 out.push('\\');
                 out.push(other);
@@ -415,6 +420,7 @@ fn unescape(text: &str, out: &mut String) {
             None => out.push('\\'),
         }
     }
+    true
 }
 
 fn is_assignment(w: &str) -> bool {

@@ -201,6 +201,26 @@ fn shell_input_that_is_data_or_unknown_passes() {
     }
 }
 
+#[test]
+fn printf_and_echo_output_is_rebuilt_as_the_shell_prints_it() {
+    use super::{echo_output, printf_output, MAX_SCRIPT_CHARS};
+    assert_eq!(printf_output(&["%s;\\n", "a", "b"]), "a;\nb;\n");
+    assert_eq!(printf_output(&["%5s|%b|%%", "x", "y\\tz"]), "x|y\tz|%");
+    assert_eq!(
+        printf_output(&["no directive\\n", "unused"]),
+        "no directive\n"
+    );
+    assert_eq!(echo_output(&["-n", "-e", "a\\nb", "c"]), "a\nb c\n");
+    assert_eq!(echo_output(&["-x", "y"]), "-x y\n");
+    assert_eq!(echo_output(&["stop\\cthere"]), "stop");
+    assert_eq!(printf_output(&["%b.", "stop\\cthere"]), "stop");
+    // A short format reused for many arguments cannot build a huge script.
+    let format = "x".repeat(4096) + "%s";
+    let mut args = vec![format.as_str()];
+    args.extend(std::iter::repeat_n("a", 10_000));
+    assert!(printf_output(&args).len() <= MAX_SCRIPT_CHARS + format.len());
+}
+
 mod properties {
     use super::check_command;
     use crate::hooks::shell_words::commands;
