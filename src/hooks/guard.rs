@@ -45,7 +45,7 @@ const WRAPPERS: &[&str] = &[
 ];
 
 /// Shells that run a script given with `-c`, as a file operand, or on stdin.
-const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "busybox"];
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"];
 
 /// Programs whose output is a download.
 const DOWNLOADERS: &[&str] = &["curl", "wget"];

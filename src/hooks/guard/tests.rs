@@ -147,6 +147,7 @@ fn scripts_fed_to_a_shell_on_stdin_are_checked() {
         ("echo 'reboot' | nohup bash -x", "stops the machine (reboot)"),
         ("echo 'reboot' | command sh", "stops the machine (reboot)"),
         ("exec bash <<EOF\nreboot\nEOF", "stops the machine (reboot)"),
+        ("echo reboot | busybox sh", "stops the machine (reboot)"),
         ("echo 'reboot' | bash -o pipefail", "stops the machine (reboot)"),
         ("echo 'reboot' | bash /dev/stdin", "stops the machine (reboot)"),
         ("echo 'reboot' |\n  sh", "stops the machine (reboot)"),
