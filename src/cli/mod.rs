@@ -126,6 +126,7 @@ Environment:
   HX_MODEL           model name for any provider
   HX_PROVIDER        provider to use when --provider is not given
   NO_COLOR           disable colour on stderr
+  TERM=dumb          no escape codes at all
 
 Configuration files (TOML; later ones win, then environment, then flags):
   $XDG_CONFIG_HOME/hx/config.toml (or ~/.config/hx/config.toml)
