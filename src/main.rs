@@ -13,6 +13,8 @@ fn main() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
+        // The message may quote the input that caused it.
+        let msg = hx::term::escape_controls(&msg);
         eprintln!("hx: internal error (a bug in hx, please report it): {msg}{at}");
     }));
     std::process::exit(hx::cli::main_with_args());

@@ -1,6 +1,14 @@
 //! What the user sees: the answer on stdout, everything else (traces, reasoning, warnings) on
-//! stderr, colour only where it helps and never under `NO_COLOR`.
+//! stderr, colour only where it helps and never under `NO_COLOR` or `TERM=dumb`.
+//!
+//! Text from outside hx (command output, model text, hook output, file names, server errors)
+//! can hold escape sequences that retitle, clear or reprogram the user's terminal, or hide what
+//! a line says. Everything written to stderr, and to stdout when it is a terminal, goes through
+//! [`escape_controls`] first; a piped stdout keeps the answer's exact bytes for the program
+//! reading it.
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::io::{IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,11 +25,13 @@ pub struct Term {
 }
 
 impl Term {
-    /// Detects terminals and `NO_COLOR` (any non-empty value disables colour).
+    /// Detects terminals, `NO_COLOR` (any non-empty value disables colour) and `TERM=dumb` (a
+    /// terminal that understands no escape codes).
     pub fn detect() -> Arc<Term> {
         let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         Arc::new(Term {
-            stderr_color: !no_color && std::io::stderr().is_terminal(),
+            stderr_color: !no_color && !dumb && std::io::stderr().is_terminal(),
             stdout_tty: std::io::stdout().is_terminal(),
             lock: Mutex::new(()),
         })
@@ -45,42 +55,92 @@ impl Term {
         self.lock.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// One or more lines on stderr. Write errors (a closed pipe) are ignored: losing a trace
-    /// line must not fail the run.
+    /// One or more lines on stderr, control characters made visible. Write errors (a closed
+    /// pipe) are ignored: losing a trace line must not fail the run.
     pub fn line(&self, text: &str) {
-        let _g = self.guard();
-        let mut e = std::io::stderr().lock();
-        let _ = writeln!(e, "{text}");
+        self.err_raw(&format!("{text}\n"), false);
     }
 
     /// Lines on stderr, dimmed where colour is on.
     pub fn dim_line(&self, text: &str) {
-        if self.stderr_color {
-            self.line(&format!("\x1b[2m{text}\x1b[0m"));
-        } else {
-            self.line(text);
-        }
+        self.err_raw(&format!("{text}\n"), true);
     }
 
-    /// Raw text on stderr (streamed reasoning or interim text), dimmed if asked.
+    /// Text on stderr (streamed reasoning or interim text), control characters made visible,
+    /// dimmed if asked.
     pub fn err_raw(&self, text: &str, dim: bool) {
+        let text = escape_controls(text);
         let _g = self.guard();
         let mut e = std::io::stderr().lock();
         let _ = if dim && self.stderr_color {
-            write!(e, "\x1b[2m{text}\x1b[0m")
+            // The reset goes before a final newline, so the dim never leaks to the next line.
+            match text.strip_suffix('\n') {
+                Some(t) => writeln!(e, "\x1b[2m{t}\x1b[0m"),
+                None => write!(e, "\x1b[2m{text}\x1b[0m"),
+            }
         } else {
             write!(e, "{text}")
         };
         let _ = e.flush();
     }
 
-    /// Raw text on stdout, flushed (the streamed answer).
+    /// Text on stdout, flushed (the streamed answer, a listing): exact when stdout is piped,
+    /// control characters made visible on a terminal.
     pub fn out_raw(&self, text: &str) {
+        let text = if self.stdout_tty {
+            escape_controls(text)
+        } else {
+            Cow::Borrowed(text)
+        };
         let _g = self.guard();
         let mut o = std::io::stdout().lock();
         let _ = write!(o, "{text}");
         let _ = o.flush();
     }
+
+    /// A line on stdout, as [`Term::out_raw`].
+    pub fn out_line(&self, text: &str) {
+        self.out_raw(&format!("{text}\n"));
+    }
+}
+
+/// Outside text made safe to show on a terminal: every character a terminal would act on
+/// instead of print is replaced by a visible form, and everything else is left as it is.
+///
+/// - C0 controls but newline and tab, and DEL, in caret notation as `cat -v` and `less` show
+///   them: ESC is `^[`, BEL `^G`, CR `^M`, DEL `^?`. A CR right before a newline stays, since it
+///   moves nothing that is not moved anyway (CRLF text).
+/// - C1 controls (U+0080–U+009F, among them the one-character CSI U+009B) and the
+///   bidirectional embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069), which
+///   can make a line read in another order than it runs, as `\u{9b}`, `\u{202e}`.
+///
+/// Works on any piece of a stream on its own: an escape sequence split across two pieces is
+/// escaped all the same, since each control character is replaced where it stands.
+pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\r' if chars.peek() == Some(&'\n') => out.push(c),
+            c if !unsafe_char(c) => out.push(c),
+            '\u{7f}' => out.push_str("^?"),
+            c if (c as u32) < 0x20 => {
+                out.push('^');
+                out.push(char::from(b'@' + c as u8));
+            }
+            c => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// Renders the parent agent's streamed responses.
@@ -213,6 +273,25 @@ mod tests {
     #[test]
     fn collapse_whitespace_joins_runs() {
         assert_eq!(collapse_whitespace("  a\n\tb   c \r\n"), "a b c");
+    }
+
+    #[test]
+    fn escape_controls_shows_what_a_terminal_would_act_on() {
+        assert!(matches!(
+            escape_controls("plain\ttext\né 漢 ✓"),
+            Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            escape_controls("\x1b]0;pwned\x07 \x1b[2J \0 \x7f a\rb"),
+            "^[]0;pwned^G ^[[2J ^@ ^? a^Mb"
+        );
+        assert_eq!(escape_controls("crlf\r\nend\r"), "crlf\r\nend^M");
+        assert_eq!(
+            escape_controls("\u{9b}31m \u{85} \u{202e}txt.exe \u{2066}x\u{2069}"),
+            "\\u{9b}31m \\u{85} \\u{202e}txt.exe \\u{2066}x\\u{2069}"
+        );
+        // Marks that only shape neighbouring text are kept.
+        assert_eq!(escape_controls("\u{200e}\u{200d}"), "\u{200e}\u{200d}");
     }
 
     #[test]

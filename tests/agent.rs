@@ -543,10 +543,6 @@ fn ctrl_c_exits_130_and_kills_the_running_command() {
 
 #[test]
 fn on_a_terminal_the_answer_streams_once_and_interim_text_is_not_repeated() {
-    if !std::path::Path::new("/usr/bin/script").exists() {
-        eprintln!("skipped: util-linux `script` is needed to give hx a terminal");
-        return;
-    }
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new("c1", "glob", r#"{"pattern":"*"}"#)])
             .with_content("Looking around first."),
@@ -554,7 +550,7 @@ fn on_a_terminal_the_answer_streams_once_and_interim_text_is_not_repeated() {
     ]);
     let mut hx = Hx::new(&server);
     let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
-    hx.program("/usr/bin/script")
+    hx.program(script_program())
         .args(["-qec", &cmd, "/dev/null"]);
     let run = hx.run();
     run.assert_code(0);
@@ -667,16 +663,14 @@ fn the_user_config_file_is_read_from_xdg_config_home() {
 
 #[test]
 fn colour_only_on_a_terminal_and_never_under_no_color() {
-    if !std::path::Path::new("/usr/bin/script").exists() {
-        eprintln!("skipped: util-linux `script` is needed to give hx a terminal");
-        return;
-    }
     let reply = || Reply::tool_calls(vec![Call::new("c1", "bash", r#"{"command":"echo hi"}"#)]);
     let server = FakeServer::start(vec![reply(), Reply::text("a"), reply(), Reply::text("b")]);
     let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
     let mut hx = Hx::new(&server);
+    // TERM=dumb, as some CI runners set it, would rightly turn colour off.
     hx.env_remove("NO_COLOR")
-        .program("/usr/bin/script")
+        .env("TERM", "xterm-256color")
+        .program(script_program())
         .args(["-qec", &cmd, "/dev/null"]);
     let coloured = hx.run();
     coloured.assert_code(0);
@@ -685,4 +679,15 @@ fn colour_only_on_a_terminal_and_never_under_no_color() {
     let plain = hx.run();
     plain.assert_code(0);
     assert!(!plain.stdout.contains('\x1b'), "{:?}", plain.stdout);
+}
+
+/// util-linux `script`, which runs hx on a pseudo-terminal. Missing, the test fails saying so:
+/// a terminal test that passes without a terminal proves nothing.
+fn script_program() -> &'static str {
+    const SCRIPT: &str = "/usr/bin/script";
+    assert!(
+        std::path::Path::new(SCRIPT).exists(),
+        "{SCRIPT} (util-linux) is needed to give hx a terminal; install util-linux"
+    );
+    SCRIPT
 }

@@ -138,6 +138,7 @@ Environment:
   HX_MODEL           model name for any provider
   HX_PROVIDER        provider to use when --provider is not given
   NO_COLOR           disable colour on stderr
+  TERM=dumb          no escape codes at all
 
 Configuration files (TOML; later ones win, then environment, then flags):
   $XDG_CONFIG_HOME/hx/config.toml (or ~/.config/hx/config.toml)
@@ -214,7 +215,9 @@ fn home_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
+/// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
+/// their control characters are made visible.
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("hx: {msg}");
+    eprintln!("hx: {}", crate::term::escape_controls(&msg.to_string()));
     code
 }

@@ -1,17 +1,40 @@
 //! The built-in guard: refuses bash commands that destroy the machine or escalate privileges.
 //!
 //! It matches parsed words, not substrings, so `echo "sudo is a word"` or `grep reboot
-//! notes.txt` pass while `sudo ls` or `x; reboot` do not. It is a seat belt against a model's
-//! mistakes, not a sandbox against an adversary.
+//! notes.txt` pass while `sudo ls` or `x; reboot` do not. A script handed to a shell is checked
+//! like the command line itself, whether it comes as `sh -c '…'`, `eval '…'`, a here-doc or
+//! here-string (`sh <<EOF`, `bash <<< '…'`) or the output of a literal piped in (`echo '…' |
+//! sh`, `printf … | bash`, `cat <<EOF | sh`).
+//!
+//! It is a seat belt against a model's mistakes, not a sandbox against an adversary: what a
+//! shell will run is only checked when the command line itself holds it. A script read from a
+//! file (`sh install.sh`, `sh < x`, `cat x | sh`) or built at run time (`eval "$x"`, `make |
+//! sh`) cannot be known here and is let through. One such case is refused: a shell running
+//! what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`), because
+//! the model would run code that nobody, the guard included, has seen; the reason tells it to
+//! save the file and read it first.
 
-use super::shell_words::{commands, SimpleCommand};
+use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, SUBSTITUTION};
 
 /// Why `command` is refused, or `None` when it may run.
 pub fn check_command(command: &str) -> Option<String> {
-    if is_fork_bomb(command) {
+    check_script(command, 0)
+}
+
+/// Scripts inside scripts (`bash -c "sh -c '…'"`) are followed this deep; deeper ones pass.
+const MAX_NESTING: usize = 4;
+/// Pipes followed back from a shell to what produces its script.
+const MAX_PIPE_HOPS: usize = 16;
+/// Characters of a script rebuilt from `echo`/`printf`, so a short `printf` cannot make a huge
+/// one.
+const MAX_SCRIPT_CHARS: usize = 64 * 1024;
+
+fn check_script(script: &str, depth: usize) -> Option<String> {
+    if is_fork_bomb(script) {
         return Some("fork bomb".into());
     }
-    commands(command).iter().find_map(|c| check_simple(c, 0))
+    let all = commands(script);
+    all.iter().find_map(|c| check_simple(c, &all, depth))
 }
 
 /// Words that run the rest of the line as a command.
@@ -20,6 +43,12 @@ const WRAPPERS: &[&str] = &[
     "chroot", "ionice", "taskset", "setsid", "then", "else", "elif", "do", "if", "while", "until",
     "!", "{",
 ];
+
+/// Shells that run a script given with `-c`, as a file operand, or on stdin.
+const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"];
+
+/// Programs whose output is a download.
+const DOWNLOADERS: &[&str] = &["curl", "wget"];
 
 /// A wrapper's options that take a separate argument (`timeout -s KILL`, `env -u VAR`).
 fn option_takes_value(wrapper: &str, opt: &str) -> bool {
@@ -47,23 +76,17 @@ fn leading_operands(wrapper: &str, saw_list_option: bool) -> usize {
     }
 }
 
-fn check_simple(cmd: &SimpleCommand, depth: usize) -> Option<String> {
-    for target in &cmd.redirects {
-        if is_disk_device(target) {
-            return Some(format!("write to a disk device ({target})"));
-        }
-    }
-    let mut words = cmd.words.iter().map(String::as_str).peekable();
-    // Skip `VAR=value` assignments, shell keywords and wrappers (with their options and
-    // operands) to reach the command that really runs.
-    let mut name = None;
+/// The program a simple command really runs (its base name) and its arguments, past `VAR=value`
+/// assignments, shell keywords and wrappers with their options and operands. `None` when it
+/// runs nothing, or only asks whether a program exists (`command -v sudo`).
+fn program(words: &[String]) -> Option<(&str, Vec<&str>)> {
+    let mut words = words.iter().map(String::as_str).peekable();
     while let Some(w) = words.next() {
         if is_assignment(w) {
             continue;
         }
         let base = w.rsplit('/').next().unwrap_or(w);
         if base == "command" && words.peek().is_some_and(|o| *o == "-v" || *o == "-V") {
-            // `command -v sudo` only asks whether sudo exists.
             return None;
         }
         if WRAPPERS.contains(&base) {
@@ -86,11 +109,22 @@ fn check_simple(cmd: &SimpleCommand, depth: usize) -> Option<String> {
             }
             continue;
         }
-        name = Some(base);
-        break;
+        if base == "busybox" {
+            // `busybox sh`: the applet is the program.
+            continue;
+        }
+        return Some((base, words.collect()));
     }
-    let name = name?;
-    let args: Vec<&str> = words.collect();
+    None
+}
+
+fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Option<String> {
+    for target in &cmd.redirects {
+        if is_disk_device(target) {
+            return Some(format!("write to a disk device ({target})"));
+        }
+    }
+    let (name, args) = program(&cmd.words)?;
     match name {
         "sudo" | "su" | "doas" | "pkexec" => Some(format!("privilege escalation ({name})")),
         "shutdown" | "reboot" | "halt" | "poweroff" => Some(format!("stops the machine ({name})")),
@@ -122,25 +156,271 @@ fn check_simple(cmd: &SimpleCommand, depth: usize) -> Option<String> {
             .filter(|a| is_disk_device(a))
             .map(|t| format!("write to a disk device ({t})")),
         "rm" => check_rm(&args),
-        "sh" | "bash" | "dash" | "zsh" | "ksh" | "eval" if depth < 4 => {
-            let script = if name == "eval" {
-                Some(args.join(" "))
-            } else {
-                args.iter()
-                    .position(|a| a.starts_with('-') && a.contains('c') && !a.starts_with("--"))
-                    .and_then(|i| args.get(i + 1))
-                    .map(|s| s.to_string())
-            };
-            let script = script?;
-            if is_fork_bomb(&script) {
-                return Some("fork bomb".into());
+        "find" => find_exec(&args)
+            .iter()
+            .find_map(|c| check_simple(c, all, depth)),
+        n if SHELLS.contains(&n) || matches!(n, "eval" | "source" | ".") => {
+            if depth >= MAX_NESTING {
+                return None;
             }
-            commands(&script)
-                .iter()
-                .find_map(|c| check_simple(c, depth + 1))
+            match script_of(name, &args, cmd, all) {
+                Script::Text(script) => check_script(&script, depth + 1),
+                Script::Download(from) => Some(format!(
+                    "runs a script downloaded from the network ({from} | {name}); save it to a \
+                     file and read it first"
+                )),
+                Script::Unknown => None,
+            }
         }
         _ => None,
     }
+}
+
+/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`).
+fn find_exec(args: &[&str]) -> Vec<SimpleCommand> {
+    let mut found = Vec::new();
+    let mut args = args.iter();
+    while let Some(a) = args.next() {
+        if matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir") {
+            let words = args
+                .by_ref()
+                .take_while(|w| !matches!(**w, ";" | "+"))
+                .map(|w| w.to_string())
+                .collect();
+            found.push(SimpleCommand {
+                words,
+                ..SimpleCommand::default()
+            });
+        }
+    }
+    found
+}
+
+/// What a shell is given to run.
+enum Script {
+    Text(String),
+    /// The output of this download program.
+    Download(String),
+    /// Read from a file or built at run time.
+    Unknown,
+}
+
+/// The script that `name` (a shell, `eval`, `source` or `.`) runs.
+fn script_of(name: &str, args: &[&str], cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
+    if name == "eval" {
+        let script = args.join(" ");
+        return if script.trim() == SUBSTITUTION {
+            substituted(cmd, all)
+        } else {
+            Script::Text(script)
+        };
+    }
+    let (dash_c, dash_s, operand) = if matches!(name, "source" | ".") {
+        (false, false, args.first().copied())
+    } else {
+        shell_options(args)
+    };
+    match operand {
+        Some(s) if dash_c && s.trim() == SUBSTITUTION => substituted(cmd, all),
+        Some(s) if dash_c => Script::Text(s.to_string()),
+        // `bash -c` alone is an error: nothing runs.
+        None if dash_c => Script::Unknown,
+        Some(PROCESS_SUBSTITUTION) if !dash_s => substituted(cmd, all),
+        Some("/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") => stdin_script(cmd, all),
+        // A script file: stdin is its data.
+        Some(_) if !dash_s => Script::Unknown,
+        _ => stdin_script(cmd, all),
+    }
+}
+
+/// A shell's options: whether it has `-c` and `-s`, and its first operand (the `-c` script, or
+/// the script file).
+fn shell_options<'a>(args: &[&'a str]) -> (bool, bool, Option<&'a str>) {
+    let (mut dash_c, mut dash_s) = (false, false);
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        if *a == "--" || *a == "-" {
+            return (dash_c, dash_s, it.next().copied());
+        }
+        if let Some(long) = a.strip_prefix("--") {
+            if matches!(long, "rcfile" | "init-file") {
+                it.next();
+            }
+        } else if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
+            for c in a.chars().skip(1) {
+                match c {
+                    'c' => dash_c = true,
+                    's' => dash_s = true,
+                    // `-o pipefail`, `-O extglob`: the option name is the next word.
+                    'o' | 'O' => {
+                        it.next();
+                    }
+                    _ => {}
+                }
+            }
+        } else {
+            return (dash_c, dash_s, Some(a));
+        }
+    }
+    (dash_c, dash_s, None)
+}
+
+/// The script a command reads on stdin.
+fn stdin_script(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
+    match &cmd.stdin {
+        Input::Text(t) => Script::Text(t.clone()),
+        Input::Pipe(i) => all
+            .get(*i)
+            .map_or(Script::Unknown, |p| output_of(p, all, MAX_PIPE_HOPS)),
+        Input::Inherited | Input::File(_) | Input::Unknown => Script::Unknown,
+    }
+}
+
+/// What a command substitution that is a whole script prints: the output of its last command
+/// when that is a literal, or a download when any command in it downloads.
+fn substituted(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
+    let inside = || {
+        cmd.substitutions
+            .iter()
+            .flat_map(|r| all.get(r.clone()))
+            .flatten()
+    };
+    if let Some(d) =
+        inside().find_map(|c| program(&c.words).filter(|(n, _)| DOWNLOADERS.contains(n)))
+    {
+        return Script::Download(d.0.to_string());
+    }
+    match cmd.substitutions.as_slice() {
+        [only] if !only.is_empty() => all
+            .get(only.end - 1)
+            .map_or(Script::Unknown, |last| output_of(last, all, MAX_PIPE_HOPS)),
+        _ => Script::Unknown,
+    }
+}
+
+/// What `producer` prints, when the command line says: `echo` and `printf` print their
+/// arguments, `cat` and `tee` their input; a download anywhere up the pipe makes the whole a
+/// download.
+fn output_of(producer: &SimpleCommand, all: &[SimpleCommand], hops: usize) -> Script {
+    let upstream = || match &producer.stdin {
+        Input::Pipe(i) if hops > 0 => all
+            .get(*i)
+            .map_or(Script::Unknown, |p| output_of(p, all, hops - 1)),
+        Input::Text(t) => Script::Text(t.clone()),
+        _ => Script::Unknown,
+    };
+    let Some((name, args)) = program(&producer.words) else {
+        return Script::Unknown;
+    };
+    match name {
+        "echo" => Script::Text(echo_output(&args)),
+        "printf" => Script::Text(printf_output(&args)),
+        n if DOWNLOADERS.contains(&n) => Script::Download(n.to_string()),
+        "tee" => upstream(),
+        // `cat FILE` prints a file; without one (or with `-`) it prints its input.
+        "cat" if args.iter().all(|a| a.starts_with('-')) => upstream(),
+        _ => match upstream() {
+            d @ Script::Download(_) => d,
+            _ => Script::Unknown,
+        },
+    }
+}
+
+/// What `echo ARGS` prints. Backslash escapes are read as `sh`'s echo (dash) reads them: a
+/// script that has a newline there for one shell has it for the guard.
+fn echo_output(args: &[&str]) -> String {
+    let first = args
+        .iter()
+        .position(|a| {
+            !(a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
+        })
+        .unwrap_or(args.len());
+    let mut out = String::new();
+    if unescape(&args[first..].join(" "), &mut out) {
+        out.push('\n');
+    }
+    out
+}
+
+/// What `printf FORMAT ARGS` prints: each `%` directive takes the next argument, and the format
+/// is reused while arguments remain, as printf does.
+fn printf_output(args: &[&str]) -> String {
+    let Some((format, mut rest)) = args.split_first() else {
+        return String::new();
+    };
+    let mut out = String::new();
+    loop {
+        let mut used = false;
+        let mut chars = format.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '%' if chars.peek() == Some(&'%') => {
+                    chars.next();
+                    out.push('%');
+                }
+                '%' => {
+                    // Flags, width and precision, then the conversion letter.
+                    let mut conversion = None;
+                    for d in chars.by_ref() {
+                        if d.is_ascii_alphabetic() {
+                            conversion = Some(d);
+                            break;
+                        }
+                    }
+                    if let Some((arg, tail)) = rest.split_first() {
+                        rest = tail;
+                        used = true;
+                        if conversion == Some('b') {
+                            if !unescape(arg, &mut out) {
+                                return out;
+                            }
+                        } else {
+                            out.push_str(arg);
+                        }
+                    }
+                }
+                '\\' => {
+                    let mut escape = String::from('\\');
+                    escape.extend(chars.next());
+                    if !unescape(&escape, &mut out) {
+                        return out;
+                    }
+                }
+                c => out.push(c),
+            }
+            if out.len() > MAX_SCRIPT_CHARS {
+                return out;
+            }
+        }
+        if !used || rest.is_empty() {
+            return out;
+        }
+    }
+}
+
+/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, …) read; false after `\c`,
+/// which ends all output.
+fn unescape(text: &str, out: &mut String) -> bool {
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('\\') => out.push('\\'),
+            Some('c') => return false,
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    true
 }
 
 fn is_assignment(w: &str) -> bool {

@@ -2,18 +2,49 @@
 //!
 //! Written by hand because no maintained crate does this job: `shlex` splits words but not on
 //! `;`, `&&`, `|` or `$(...)`, and a full shell parser is far more than a guard needs. This
-//! errs on the side of finding commands: every command substitution and every `sh -c` string
-//! is analysed as well.
+//! errs on the side of finding commands: every command substitution is analysed as well, and
+//! each command says where its standard input comes from, so the guard can read a script fed
+//! to a shell (`sh <<EOF`, `echo … | bash`).
 
-/// One simple command: its words (quotes removed) and the targets of its output redirections.
+use std::ops::Range;
+
+/// One simple command: its words (quotes removed), the targets of its output redirections,
+/// where its standard input comes from, and the commands whose output its words hold.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct SimpleCommand {
+    /// A command or process substitution stands in a word as `$(…)` or `<(…)`.
     pub words: Vec<String>,
     pub redirects: Vec<String>,
+    pub stdin: Input,
+    /// Per substitution in the words (`$(…)`, backticks, `<(…)`, `>(…)`), in order: the indices,
+    /// in the list [`commands`] returns, of the commands inside it (nested ones included). They
+    /// always come before the command itself.
+    pub substitutions: Vec<Range<usize>>,
 }
 
-/// Every simple command in `line`, including those inside `$(...)`, backticks and
-/// subshells.
+/// Where a command's standard input comes from.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub enum Input {
+    /// Not redirected: whatever the line's own stdin is.
+    #[default]
+    Inherited,
+    /// A here-doc's body or a here-string's word, with the newline the shell adds.
+    Text(String),
+    /// `< FILE`.
+    File(String),
+    /// The output of the command at this index (always an earlier one), through `|`.
+    Pipe(usize),
+    /// What the splitter does not follow: a pipe from a compound command (`{ …; } |`), `<&N`.
+    Unknown,
+}
+
+/// What a command substitution leaves in a word.
+pub const SUBSTITUTION: &str = "$(…)";
+/// What a process substitution (`<(…)`, `>(…)`) leaves in a word: a file name.
+pub const PROCESS_SUBSTITUTION: &str = "<(…)";
+
+/// Every simple command in `line`, including those inside `$(...)`, backticks, process
+/// substitutions, subshells and unquoted here-doc bodies.
 pub fn commands(line: &str) -> Vec<SimpleCommand> {
     let mut out = Vec::new();
     parse(line, &mut out, 0);
@@ -29,8 +60,24 @@ enum Next {
     Word,
     /// The target of `>`/`>>`: kept, a write may matter.
     OutTarget,
-    /// The source of `<`, a here-doc delimiter or a here-string: not a command word.
+    /// The source of `<`: the command's stdin.
+    InFile,
+    /// The word of `<<<`: the command's stdin.
+    HereString,
+    /// The file of a redirection of another descriptor (`3<x`), or a here-doc delimiter.
     Skip,
+}
+
+/// A here-doc whose body starts after the next newline.
+struct Heredoc {
+    delim: String,
+    strip_tabs: bool,
+    /// Quoted delimiter: the body is taken literally, no substitutions run in it.
+    quoted: bool,
+    /// It is the command's stdin (not `3<<EOF`).
+    stdin: bool,
+    /// The command that reads it, once that command is in the output list.
+    reader: Option<usize>,
 }
 
 struct State {
@@ -38,8 +85,12 @@ struct State {
     word: String,
     in_word: bool,
     next: Next,
-    /// Here-docs opened on the current line: (delimiter, strip leading tabs).
-    heredocs: Vec<(String, bool)>,
+    /// Here-docs of the command being read.
+    cmd_heredocs: Vec<Heredoc>,
+    /// Here-docs opened on the current line, in order.
+    heredocs: Vec<Heredoc>,
+    /// The stdin of the next command, when it is the right side of `|`.
+    piped: Option<Input>,
 }
 
 impl State {
@@ -50,6 +101,8 @@ impl State {
                 // `2>&1`, `>&-`: a descriptor, not a file.
                 Next::OutTarget if w.chars().all(|c| c.is_ascii_digit() || c == '-') => {}
                 Next::OutTarget => self.cmd.redirects.push(w),
+                Next::InFile => self.cmd.stdin = Input::File(w),
+                Next::HereString => self.cmd.stdin = Input::Text(w + "\n"),
                 Next::Skip => {}
                 Next::Word => self.cmd.words.push(w),
             }
@@ -58,13 +111,45 @@ impl State {
         }
     }
 
-    fn end_command(&mut self, out: &mut Vec<SimpleCommand>) {
+    /// Ends the command being read; returns its index in `out` when it had anything in it.
+    fn end_command(&mut self, out: &mut Vec<SimpleCommand>) -> Option<usize> {
         self.end_word();
-        let cmd = std::mem::take(&mut self.cmd);
-        if !cmd.words.is_empty() || !cmd.redirects.is_empty() {
-            out.push(cmd);
-        }
         self.next = Next::Word;
+        let mut cmd = std::mem::take(&mut self.cmd);
+        let mut docs = std::mem::take(&mut self.cmd_heredocs);
+        if cmd.words.is_empty() && cmd.redirects.is_empty() {
+            // Its here-docs' bodies are still skipped, but no command reads them.
+            self.heredocs.append(&mut docs);
+            return None;
+        }
+        // A redirection of its own beats the pipe.
+        if let Some(piped) = self.piped.take() {
+            if cmd.stdin == Input::Inherited {
+                cmd.stdin = piped;
+            }
+        }
+        let index = out.len();
+        out.push(cmd);
+        for d in &mut docs {
+            d.reader = Some(index);
+        }
+        self.heredocs.append(&mut docs);
+        Some(index)
+    }
+
+    /// Parses a substitution's text; it stands in the current word as `placeholder`.
+    fn substitution(
+        &mut self,
+        inner: &str,
+        placeholder: &str,
+        out: &mut Vec<SimpleCommand>,
+        depth: usize,
+    ) {
+        let start = out.len();
+        parse(inner, out, depth + 1);
+        self.cmd.substitutions.push(start..out.len());
+        self.in_word = true;
+        self.word.push_str(placeholder);
     }
 }
 
@@ -78,7 +163,9 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
         word: String::new(),
         in_word: false,
         next: Next::Word,
+        cmd_heredocs: Vec::new(),
         heredocs: Vec::new(),
+        piped: None,
     };
     let mut i = 0;
     while i < chars.len() {
@@ -101,12 +188,11 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                         st.word.push(chars[i]);
                     } else if chars[i] == '$' && chars.get(i + 1) == Some(&'(') {
                         let (inner, end) = balanced(&chars, i + 2);
-                        parse(&inner, out, depth + 1);
-                        st.word.push_str("$(…)");
+                        st.substitution(&inner, SUBSTITUTION, out, depth);
                         i = end;
                     } else if chars[i] == '`' {
                         let (inner, end) = until(&chars, i + 1, '`');
-                        parse(&inner, out, depth + 1);
+                        st.substitution(&inner, SUBSTITUTION, out, depth);
                         i = end;
                     } else {
                         st.word.push(chars[i]);
@@ -126,15 +212,12 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
             }
             '$' if chars.get(i + 1) == Some(&'(') => {
                 let (inner, end) = balanced(&chars, i + 2);
-                parse(&inner, out, depth + 1);
-                st.in_word = true;
-                st.word.push_str("$(…)");
+                st.substitution(&inner, SUBSTITUTION, out, depth);
                 i = end;
             }
             '`' => {
                 let (inner, end) = until(&chars, i + 1, '`');
-                parse(&inner, out, depth + 1);
-                st.in_word = true;
+                st.substitution(&inner, SUBSTITUTION, out, depth);
                 i = end;
             }
             '#' if !st.in_word => {
@@ -143,38 +226,92 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                 }
                 continue;
             }
-            ';' | '&' | '|' | '\n' | '(' | ')' | '{' | '}'
-                if !st.in_word || c != '{' && c != '}' =>
-            {
+            '<' | '>' if chars.get(i + 1) == Some(&'(') && !st.in_word => {
+                // Process substitution: its commands run, and the word is a file name.
+                let (inner, end) = balanced(&chars, i + 2);
+                st.substitution(&inner, PROCESS_SUBSTITUTION, out, depth);
+                i = end;
+            }
+            '&' if chars.get(i + 1) == Some(&'>') => {
+                // `&>`, `&>>`: stdout and stderr to a file, not a separator.
+                st.end_word();
+                i += 1;
+                while chars.get(i + 1) == Some(&'>') {
+                    i += 1;
+                }
+                st.next = Next::OutTarget;
+            }
+            '|' => {
+                let pipe = chars.get(i + 1) != Some(&'|');
+                if !pipe || chars.get(i + 1) == Some(&'&') {
+                    // `||`, or bash's `|&` (a pipe of stdout and stderr).
+                    i += 1;
+                }
+                let producer = st.end_command(out);
+                st.piped = pipe.then(|| producer.map_or(Input::Unknown, Input::Pipe));
+            }
+            ';' | '&' | '\n' | '(' | ')' | '{' | '}' if !st.in_word || c != '{' && c != '}' => {
                 // `{`/`}` only separate when they stand alone (group braces), not in `${HOME}`.
                 st.end_command(out);
+                if matches!(c, ';' | '&') {
+                    st.piped = None;
+                }
                 if c == '\n' && !st.heredocs.is_empty() {
                     // The lines after a here-doc's command are its text, not commands.
-                    for (delim, strip_tabs) in std::mem::take(&mut st.heredocs) {
-                        i = skip_heredoc(&chars, i, &delim, strip_tabs);
+                    for doc in std::mem::take(&mut st.heredocs) {
+                        let (body, end) = heredoc_body(&chars, i, &doc.delim, doc.strip_tabs);
+                        i = end;
+                        if !doc.quoted {
+                            body_substitutions(&body, out, depth);
+                        }
+                        if let Some(reader) = doc.reader.and_then(|r| out.get_mut(r)) {
+                            if doc.stdin {
+                                reader.stdin = Input::Text(body);
+                            }
+                        }
                     }
                 }
             }
-            '<' if chars.get(i + 1) == Some(&'<') && chars.get(i + 2) != Some(&'<') => {
+            '<' if chars.get(i + 1) == Some(&'<') && chars.get(i + 2) == Some(&'<') => {
+                let fd = take_fd(&mut st);
+                st.end_word();
+                i += 2;
+                st.next = if stdin_fd(&fd) {
+                    Next::HereString
+                } else {
+                    Next::Skip
+                };
+            }
+            '<' if chars.get(i + 1) == Some(&'<') => {
+                let fd = take_fd(&mut st);
                 st.end_word();
                 i += 2;
                 let strip_tabs = chars.get(i) == Some(&'-');
                 if strip_tabs {
                     i += 1;
                 }
-                let (delim, end) = heredoc_delimiter(&chars, i);
-                st.heredocs.push((delim, strip_tabs));
+                let (delim, quoted, end) = heredoc_delimiter(&chars, i);
+                let stdin = stdin_fd(&fd);
+                if stdin {
+                    // Known to be a here-doc now; the body is filled in after the line.
+                    st.cmd.stdin = Input::Text(String::new());
+                }
+                st.cmd_heredocs.push(Heredoc {
+                    delim,
+                    strip_tabs,
+                    quoted,
+                    stdin,
+                    reader: None,
+                });
                 i = end;
                 continue;
             }
             '>' | '<' => {
+                // `2>`, `0<`: a descriptor written right before the operator.
+                let fd = take_fd(&mut st);
                 st.end_word();
-                // `2>`, `&>`, `>>`, `>|`: the next word is a redirection target.
-                if let Some(last) = st.cmd.words.last() {
-                    if last.chars().all(|d| d.is_ascii_digit()) && !last.is_empty() {
-                        st.cmd.words.pop();
-                    }
-                }
+                let dup = chars.get(i + 1) == Some(&'&');
+                // `>>`, `>|`, `>&`, `<>`, `<&`: one operator.
                 while matches!(
                     chars.get(i + 1),
                     Some('>') | Some('<') | Some('|') | Some('&')
@@ -183,8 +320,14 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                 }
                 st.next = if c == '>' {
                     Next::OutTarget
-                } else {
+                } else if !stdin_fd(&fd) {
                     Next::Skip
+                } else if dup {
+                    // `<&3`: another descriptor, which the splitter does not follow.
+                    st.cmd.stdin = Input::Unknown;
+                    Next::Skip
+                } else {
+                    Next::InFile
                 };
             }
             c if c.is_whitespace() => st.end_word(),
@@ -196,20 +339,39 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
         i += 1;
     }
     st.end_command(out);
+    // Here-docs on the last line without a body: the shell reads nothing for them.
 }
 
-/// The delimiter word of a here-doc starting at `start` (quotes removed), and the index just
-/// after it.
-fn heredoc_delimiter(chars: &[char], start: usize) -> (String, usize) {
+/// A descriptor number written right before a redirection operator (`2>`), taken out of the
+/// word being read; empty when there is none.
+fn take_fd(st: &mut State) -> String {
+    if st.in_word && st.next == Next::Word && st.word.chars().all(|d| d.is_ascii_digit()) {
+        st.in_word = false;
+        std::mem::take(&mut st.word)
+    } else {
+        String::new()
+    }
+}
+
+/// Whether a redirection of descriptor `fd` (empty: the default) is of stdin.
+fn stdin_fd(fd: &str) -> bool {
+    fd.is_empty() || fd.trim_start_matches('0').is_empty()
+}
+
+/// The delimiter word of a here-doc starting at `start` (quotes removed), whether it was quoted,
+/// and the index just after it.
+fn heredoc_delimiter(chars: &[char], start: usize) -> (String, bool, usize) {
     let mut i = start;
     while matches!(chars.get(i), Some(' ') | Some('\t')) {
         i += 1;
     }
     let mut delim = String::new();
+    let mut quoted = false;
     while let Some(&c) = chars.get(i) {
         match c {
-            '\'' | '"' => {}
+            '\'' | '"' => quoted = true,
             '\\' => {
+                quoted = true;
                 i += 1;
                 if let Some(&n) = chars.get(i) {
                     delim.push(n);
@@ -220,12 +382,14 @@ fn heredoc_delimiter(chars: &[char], start: usize) -> (String, usize) {
         }
         i += 1;
     }
-    (delim, i)
+    (delim, quoted, i)
 }
 
-/// From the newline at `nl`, skips the here-doc's lines through the one that is exactly
-/// `delim`; returns the index of the newline ending that line (or the end).
-fn skip_heredoc(chars: &[char], nl: usize, delim: &str, strip_tabs: bool) -> usize {
+/// From the newline at `nl`, reads the here-doc's lines through the one that is exactly
+/// `delim`; returns the body (each line ending in a newline) and the index of the newline
+/// ending the delimiter line (or the end).
+fn heredoc_body(chars: &[char], nl: usize, delim: &str, strip_tabs: bool) -> (String, usize) {
+    let mut body = String::new();
     let mut start = nl + 1;
     while start < chars.len() {
         let end = (start..chars.len())
@@ -238,11 +402,37 @@ fn skip_heredoc(chars: &[char], nl: usize, delim: &str, strip_tabs: bool) -> usi
             line.as_str()
         };
         if line == delim {
-            return end;
+            return (body, end);
         }
+        body.push_str(line);
+        body.push('\n');
         start = end + 1;
     }
-    chars.len()
+    (body, chars.len())
+}
+
+/// The commands of the substitutions in an unquoted here-doc's body: the shell runs them while
+/// it reads the body, even when the body only goes to a file.
+fn body_substitutions(body: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
+    let chars: Vec<char> = body.chars().collect();
+    let mut i = 0;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 1,
+            '$' if chars.get(i + 1) == Some(&'(') => {
+                let (inner, end) = balanced(&chars, i + 2);
+                parse(&inner, out, depth + 1);
+                i = end;
+            }
+            '`' => {
+                let (inner, end) = until(&chars, i + 1, '`');
+                parse(&inner, out, depth + 1);
+                i = end;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
 }
 
 /// The text up to the `)` that closes an opening just before `start`; returns it and the
@@ -301,7 +491,7 @@ mod tests {
         assert_eq!(cmds[0].words, vec!["sudo", "id"]);
         assert_eq!(cmds[1].words, vec!["echo", "$(…)"]);
         assert_eq!(cmds[1].redirects, vec!["/dev/sda"]);
-        assert_eq!(words("x=`reboot`"), vec![vec!["reboot"], vec!["x="]]);
+        assert_eq!(words("x=`reboot`"), vec![vec!["reboot"], vec!["x=$(…)"]]);
     }
 
     #[test]
@@ -325,6 +515,71 @@ mod tests {
         );
         assert_eq!(words("grep x < in.txt"), vec![vec!["grep", "x"]]);
         assert_eq!(words("cat <<< reboot"), vec![vec!["cat"]]);
+    }
+
+    #[test]
+    fn each_command_knows_its_stdin() {
+        let stdin =
+            |line: &str| -> Vec<Input> { commands(line).into_iter().map(|c| c.stdin).collect() };
+        assert_eq!(
+            stdin("cat <<'EOF' | sh -s\nsudo x\n  y\nEOF\nls"),
+            [
+                Input::Text("sudo x\n  y\n".into()),
+                Input::Pipe(0),
+                Input::Inherited
+            ]
+        );
+        assert_eq!(
+            stdin("sh <<-END\n\tid\n\tEND"),
+            [Input::Text("id\n".into())]
+        );
+        assert_eq!(stdin("bash <<< 'a b'"), [Input::Text("a b\n".into())]);
+        assert_eq!(stdin("sh < x.sh"), [Input::File("x.sh".into())]);
+        assert_eq!(stdin("sh 0<x.sh 3<y"), [Input::File("x.sh".into())]);
+        assert_eq!(stdin("sh 3<<EOF\nid\nEOF"), [Input::Inherited]);
+        assert_eq!(stdin("sh <&3"), [Input::Unknown]);
+        assert_eq!(stdin("a || b"), [Input::Inherited, Input::Inherited]);
+        assert_eq!(stdin("a |& b"), [Input::Inherited, Input::Pipe(0)]);
+        assert_eq!(stdin("a |\n  b"), [Input::Inherited, Input::Pipe(0)]);
+        assert_eq!(
+            stdin("a | b < f"),
+            [Input::Inherited, Input::File("f".into())]
+        );
+        assert_eq!(stdin("{ a; } | b"), [Input::Inherited, Input::Unknown]);
+        // A substitution's commands come first; the pipe still names the command before it.
+        assert_eq!(
+            stdin("echo \"$(date)\" | sh"),
+            [Input::Inherited, Input::Inherited, Input::Pipe(1)]
+        );
+    }
+
+    #[test]
+    fn substitutions_are_recorded_with_their_commands() {
+        let cmds = commands("bash -c \"$(curl -s u | gunzip)\" x; sh <(wget u)");
+        let joined: Vec<_> = cmds.iter().map(|c| c.words.join(" ")).collect();
+        assert_eq!(
+            joined,
+            ["curl -s u", "gunzip", "bash -c $(…) x", "wget u", "sh <(…)"]
+        );
+        assert_eq!(cmds[2].substitutions, vec![Range { start: 0, end: 2 }]);
+        assert_eq!(cmds[4].substitutions, vec![Range { start: 3, end: 4 }]);
+        // An unquoted here-doc runs its substitutions; a quoted one does not.
+        assert_eq!(
+            words("cat <<EOF > f\n$(sudo id)\nEOF"),
+            [vec!["cat"], vec!["sudo", "id"]]
+        );
+        assert_eq!(words("cat <<'EOF' > f\n$(sudo id)\nEOF"), [vec!["cat"]]);
+    }
+
+    #[test]
+    fn redirections_and_descriptors() {
+        // A number written apart from `>` is an argument, not a descriptor.
+        assert_eq!(words("echo 1 > out"), vec![vec!["echo", "1"]]);
+        assert_eq!(words("echo 1>out"), vec![vec!["echo"]]);
+        let cmds = commands("make &> /dev/sda && ls");
+        assert_eq!(cmds[0].words, ["make"]);
+        assert_eq!(cmds[0].redirects, ["/dev/sda"]);
+        assert_eq!(cmds[1].words, ["ls"]);
     }
 
     #[test]

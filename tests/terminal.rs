@@ -1,0 +1,201 @@
+//! End-to-end tests of what reaches the user's terminal: text from outside hx (command output,
+//! model text, hook output, server errors, file names) never carries a control sequence to
+//! stderr or to a terminal, while the model and a piped stdout get the exact bytes.
+
+mod hooks_util;
+mod support;
+
+use hooks_util::{groups, script, tool_message, user_hooks};
+use serde_json::json;
+use support::{Call, FakeServer, Hx, Reply, Run};
+
+/// What a command prints: a title change, a screen clear, a C1 control (CSI, U+009B) and a
+/// right-to-left override.
+const PRINTED: &str = "\x1b]0;pwned\x07title\n\x1b[2Jcleared\n\u{9b}c1 \u{202e}bidi\n";
+/// The same text as hx shows it.
+const SHOWN: [&str; 3] = [
+    "^[]0;pwned^Gtitle",
+    "^[[2Jcleared",
+    "\\u{9b}c1 \\u{202e}bidi",
+];
+
+/// The bytes a terminal acts on: C0 controls but newline and tab, DEL, C1 controls and
+/// bidirectional overrides and isolates.
+fn controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| {
+            (c.is_control() && *c != '\n' && *c != '\t')
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+fn assert_no_controls(stream: &str, run: &Run) {
+    assert_eq!(controls(stream), Vec::<char>::new(), "{}", run.dump());
+}
+
+/// `printf` arguments that print [`PRINTED`], written without control characters.
+const PRINTF: &str =
+    r"printf '\033]0;pwned\007title\n\033[2Jcleared\n\302\233c1 \342\200\256bidi\n'";
+
+#[test]
+fn a_commands_escape_sequences_reach_the_model_but_not_the_terminal() {
+    // The call's own arguments carry an escape too (JSON `\u001b`): the `> bash` line shows it.
+    let command = format!("true \x1b[8mhidden; {PRINTF}");
+    let args = json!({ "command": command }).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)])
+            .with_content("Looking \x1b[31mred")
+            .with_reasoning("thinking \x1b]0;r\x07"),
+        Reply::text("answer \x1b[1mbold\x1b[0m"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--show-reasoning", "print it"]);
+    let run = hx.run();
+    run.assert_success();
+    assert_eq!(tool_message(&server, 1), PRINTED);
+    assert_no_controls(&run.stderr, &run);
+    for shown in SHOWN {
+        assert!(run.stderr.contains(shown), "{shown}\n{}", run.dump());
+    }
+    assert!(
+        run.stderr
+            .contains("> bash command=true ^[[8mhidden; printf"),
+        "{}",
+        run.dump()
+    );
+    assert!(run.stderr.contains("Looking ^[[31mred"), "{}", run.dump());
+    assert!(run.stderr.contains("thinking ^[]0;r^G"), "{}", run.dump());
+    // A piped stdout is read by programs: the answer keeps its exact bytes.
+    assert_eq!(run.stdout, "answer \x1b[1mbold\x1b[0m\n");
+}
+
+#[test]
+fn hook_output_is_shown_escaped_and_given_to_the_model_exactly() {
+    let args = json!({ "command": "echo hi" }).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let failing = script(
+        &hx,
+        "fail.sh",
+        r"printf '\033]0;hook\007oops\n' >&2; exit 1",
+    );
+    let blocking = script(&hx, "deny.sh", r"printf 'no \033[2Jway' >&2; exit 2");
+    user_hooks(
+        &hx,
+        json!({ "PreToolUse": groups("bash", &[&failing, &blocking], None) }),
+    );
+    hx.args(["agent", "do it"]);
+    let run = hx.run();
+    run.assert_success();
+    assert_eq!(
+        tool_message(&server, 1),
+        "Error: blocked by hook: no \x1b[2Jway"
+    );
+    assert_no_controls(&run.stderr, &run);
+    assert!(
+        run.stderr.contains("hx: hook failed (exit 1): ")
+            && run.stderr.contains(": ^[]0;hook^Goops"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr
+            .contains(r#"PreToolUse blocked bash({"command":"echo hi"}): no ^[[2Jway"#),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn a_server_error_message_is_shown_escaped() {
+    let body = json!({"error": {"message": "bad \x1b]0;srv\x07request"}}).to_string();
+    let server = FakeServer::start(vec![Reply::status(400, &body)]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert_no_controls(&run.stderr, &run);
+    assert!(
+        run.stderr.contains("bad ^[]0;srv^Grequest"),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn file_names_in_skill_warnings_are_shown_escaped() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        ".agents/skills/bad\x1b]0;x\x07name/SKILL.md",
+        "no frontmatter\n",
+    );
+    hx.args(["skills", "list"]);
+    let run = hx.run();
+    run.assert_success();
+    assert!(
+        run.stderr
+            .contains("bad^[]0;x^Gname/SKILL.md: no frontmatter"),
+        "{}",
+        run.dump()
+    );
+    assert_no_controls(&run.stderr, &run);
+}
+
+/// util-linux `script`, which runs hx on a pseudo-terminal. Missing, the test fails saying so:
+/// a test that passes without running proves nothing.
+fn script_program() -> &'static str {
+    const SCRIPT: &str = "/usr/bin/script";
+    assert!(
+        std::path::Path::new(SCRIPT).exists(),
+        "{SCRIPT} (util-linux) is needed to give hx a terminal; install util-linux"
+    );
+    SCRIPT
+}
+
+/// Runs `hx agent` on a terminal with `term` as TERM and colour allowed; returns what the
+/// terminal received (stdout and stderr share it), newlines as `\n`.
+fn on_a_terminal(term: &str) -> (FakeServer, String) {
+    let args = json!({ "command": PRINTF }).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)])
+            .with_content("Looking \x1b[31mred\n"),
+        Reply::text("answer \x1b]0;title\x07\u{202e}done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
+    hx.env_remove("NO_COLOR")
+        .env("TERM", term)
+        .program(script_program())
+        .args(["-qec", &cmd, "/dev/null"]);
+    let run = hx.run();
+    run.assert_success();
+    (server, run.stdout.replace("\r\n", "\n"))
+}
+
+#[test]
+fn on_a_terminal_the_streamed_answer_is_escaped_and_only_hx_colours() {
+    let (server, screen) = on_a_terminal("xterm-256color");
+    assert_eq!(tool_message(&server, 1), PRINTED);
+    assert!(
+        screen.contains("\x1b[2m"),
+        "hx dims the preview: {screen:?}"
+    );
+    let outside = screen.replace("\x1b[2m", "").replace("\x1b[0m", "");
+    assert_eq!(controls(&outside), Vec::<char>::new(), "{screen:?}");
+    assert!(
+        screen.contains("answer ^[]0;title^G\\u{202e}done\n"),
+        "{screen:?}"
+    );
+    assert!(screen.contains("Looking ^[[31mred"), "{screen:?}");
+}
+
+#[test]
+fn term_dumb_gets_no_escape_codes_at_all() {
+    let (_, screen) = on_a_terminal("dumb");
+    assert_eq!(controls(&screen), Vec::<char>::new(), "{screen:?}");
+    assert!(screen.contains("answer ^[]0;title^G"), "{screen:?}");
+}
