@@ -117,8 +117,18 @@ impl Term {
 /// Works on any piece of a stream on its own: an escape sequence split across two pieces is
 /// escaped all the same, since each control character is replaced where it stands.
 pub fn escape_controls(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+/// Like [`escape_controls`], but newlines and tabs are shown too (`^J`, `^I`), so the text
+/// stays on one line: for listings where one line must be one item (`hx trust`).
+pub fn escape_line(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+fn escape(text: &str, keep_layout: bool) -> Cow<'_, str> {
     let unsafe_char = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
+        (c.is_control() && !(keep_layout && (c == '\n' || c == '\t')))
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
     if !text.chars().any(unsafe_char) {
@@ -128,7 +138,7 @@ pub fn escape_controls(text: &str) -> Cow<'_, str> {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         match c {
-            '\r' if chars.peek() == Some(&'\n') => out.push(c),
+            '\r' if keep_layout && chars.peek() == Some(&'\n') => out.push(c),
             c if !unsafe_char(c) => out.push(c),
             '\u{7f}' => out.push_str("^?"),
             c if (c as u32) < 0x20 => {

@@ -116,11 +116,12 @@ impl Kind {
     }
 }
 
-/// Text from a project file as `hx trust` shows it: escaped, so that a `\r` or an escape
+/// Text from a project file as `hx trust` shows it: quoted, on one line, every control
+/// character shown (the terminal's one escaping function), so that a `\r` or an escape
 /// sequence cannot make `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a
 /// terminal, and the user approve what they did not see.
 pub fn escaped(text: &str) -> String {
-    format!("{text:?}")
+    format!("\"{}\"", crate::term::escape_line(text))
 }
 
 /// The problems found in one file as lines to print, at most [`MAX_PROBLEMS_SHOWN`] and one

@@ -176,8 +176,8 @@ fn trust_shows_commands_escaped_with_event_and_matcher() {
     assert_eq!(
         lines,
         [
-            r#"  PreToolUse, matcher "Bash|\u{1b}x": "touch PWNED #\r./scripts/lint.sh""#,
-            r#"  Stop: "./scripts/done.sh\t\u{202e}x""#,
+            r#"  PreToolUse, matcher "Bash|^[x": "touch PWNED #^M./scripts/lint.sh""#,
+            r#"  Stop: "./scripts/done.sh^I\u{202e}x""#,
         ],
         "{}",
         run.dump()

@@ -170,7 +170,7 @@ fn review_shows_every_line_escaped_or_the_problem() {
     .expect("valid");
     assert_eq!(
         lines,
-        ["\"model = \\\"m\\\" # \\u{202e}x\"", "\"\"", "\"[tools]\""]
+        ["\"model = \"m\" # \\u{202e}x\"", "\"\"", "\"[tools]\""]
     );
     let problems =
         review(Path::new("c.toml"), "max_turns = 1\nmodle = 2\n").expect_err("unknown key");

@@ -191,7 +191,7 @@ fn review_shows_each_hook_escaped() {
     assert_eq!(
         lines,
         [
-            r#"PreToolUse, matcher "Bash|\u{1b}x": "touch PWNED #\r./lint.sh""#,
+            r#"PreToolUse, matcher "Bash|^[x": "touch PWNED #^M./lint.sh""#,
             r#"Stop: "done""#
         ]
     );
