@@ -127,6 +127,7 @@ pub fn build_agent(
         tool_cx: ToolContext {
             workspace,
             limits: config.limits.clone(),
+            env: config.shell_env.apply(std::env::vars_os()),
         },
         hooks,
         hook_cx: HookContext {
