@@ -59,7 +59,11 @@ impl Launch {
                 cmd.env_clear().envs(env.vars());
                 // A sandbox for tool commands (pre_exec) belongs here too.
             }
-            Role::Hook => {}
+            Role::Hook => {
+                if let Some(vars) = env::hook_vars() {
+                    cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
+                }
+            }
         }
         Launch { cmd }
     }

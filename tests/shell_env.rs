@@ -202,6 +202,32 @@ fn hooks_keep_the_whole_environment() {
 }
 
 #[test]
+fn nor_can_bash_read_them_back_from_hx_s_own_environ() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            r#"{"command":"tr '\\0' '\\n' < /proc/$PPID/environ"}"#,
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    with_secrets(&mut hx).args(["agent", "read the parent's environment"]);
+    hx.run().assert_success();
+    let out = tool_message(&server, 1);
+    // It did read hx's environment, minus the secrets' values.
+    assert!(out.contains("HX_TEST_PLAIN=plain-3e6a\n"), "{out}");
+    for (name, value) in SECRETS {
+        assert!(!out.contains(value), "{name}'s value is readable:\n{out}");
+    }
+    // hx itself still had its key.
+    assert_eq!(
+        server.requests()[0].header("authorization"),
+        Some("Bearer sk-deepseek-5c1e0d")
+    );
+}
+
+#[test]
 fn ignore_default_excludes_gives_commands_the_real_values() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![env_call("c1")]),

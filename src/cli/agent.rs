@@ -9,6 +9,7 @@ use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::OpenAiClient;
+use crate::process;
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -40,6 +41,10 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(exit::USAGE, e),
     };
+    // The key is in `config` now: blank the secrets in hx's own environment, where a command
+    // could read them back (/proc/$PPID/environ). Nothing else runs yet.
+    // SAFETY: single-threaded here; the runtime and its threads start below.
+    unsafe { process::env::scrub_own_environ(&config.shell_env) };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -127,7 +132,7 @@ pub fn build_agent(
         tool_cx: ToolContext {
             workspace,
             limits: config.limits.clone(),
-            env: config.shell_env.apply(std::env::vars_os()),
+            env: config.shell_env.apply(process::env::original_vars()),
         },
         hooks,
         hook_cx: HookContext {

@@ -13,10 +13,14 @@
 //!
 //! Patterns are globs (`*`, `?`, `[...]`) matched against the whole name, ignoring case.
 //! Command hooks are the user's own programs and get hx's whole environment instead.
+//!
+//! A command could still read hx's environment back from `/proc/<hx>/environ` (its `$PPID`),
+//! which shows the block the process started with. [`scrub_own_environ`] blanks the secrets'
+//! values in that block once hx has copied what it needs.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::ffi::{OsStr, OsString};
-use std::sync::Arc;
+use std::ffi::{CStr, OsStr, OsString};
+use std::sync::{Arc, OnceLock};
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
@@ -152,6 +156,60 @@ fn patterns(what: &str, list: &[impl AsRef<str>]) -> Result<GlobSet, String> {
         b.add(glob);
     }
     b.build().map_err(|e| format!("{what}: {e}"))
+}
+
+/// hx's environment as it started, kept by [`scrub_own_environ`] for hooks and the policy.
+static ORIGINAL: OnceLock<Vec<(OsString, OsString)>> = OnceLock::new();
+
+/// hx's environment as it started: [`scrub_own_environ`] blanked the secrets in the live one.
+pub fn original_vars() -> Vec<(OsString, OsString)> {
+    match ORIGINAL.get() {
+        Some(vars) => vars.clone(),
+        None => std::env::vars_os().collect(),
+    }
+}
+
+/// The environment command hooks get: hx's own, with the secrets' values (the user's hooks
+/// may need them). `None` when nothing was scrubbed: then inheriting is the same.
+pub(super) fn hook_vars() -> Option<&'static [(OsString, OsString)]> {
+    ORIGINAL.get().map(Vec::as_slice)
+}
+
+extern "C" {
+    /// POSIX: the process's environment, a NULL-terminated array of `NAME=VALUE` strings.
+    static mut environ: *mut *mut libc::c_char;
+}
+
+/// Overwrites with NULs, in place, the values of the variables `policy` deems secret in hx's
+/// own environment (so `/proc/<hx>/environ` and `getenv` show them empty), after keeping a
+/// copy for hooks and the tool policy ([`original_vars`]).
+///
+/// # Safety
+/// No other thread may read or change the environment meanwhile: call it once, at start,
+/// before any thread is spawned, and after everything that needs a secret has copied it.
+pub unsafe fn scrub_own_environ(policy: &EnvPolicy) {
+    if ORIGINAL.set(std::env::vars_os().collect()).is_err() {
+        return;
+    }
+    // SAFETY: the caller guarantees exclusive access; `environ` is NULL or a NULL-terminated
+    // array of valid NUL-terminated strings, which live in writable memory (the initial block
+    // on the stack, or the heap for variables set later).
+    unsafe {
+        let mut entry = environ;
+        if entry.is_null() {
+            return;
+        }
+        while !(*entry).is_null() {
+            let s = *entry;
+            let bytes = CStr::from_ptr(s).to_bytes();
+            if let Some(eq) = bytes.iter().position(|&b| b == b'=') {
+                if policy.is_secret(&String::from_utf8_lossy(&bytes[..eq])) {
+                    std::ptr::write_bytes(s.add(eq + 1), 0, bytes.len() - eq - 1);
+                }
+            }
+            entry = entry.add(1);
+        }
+    }
 }
 
 /// The variables tool commands run with: computed once per run from hx's environment, so
