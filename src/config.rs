@@ -51,6 +51,8 @@ pub struct NetworkFile {
 pub struct ToolsFile {
     pub output_chars: Option<usize>,
     pub bash_timeout_secs: Option<u64>,
+    /// Leave what commands started in the background running when hx exits (default off).
+    pub keep_background: Option<bool>,
 }
 
 /// `[shell_env]`: the environment of tool commands (see `process::env`). `exclude` and `set`
@@ -146,7 +148,13 @@ impl FileConfig {
             idle_timeout_secs,
             request_timeout_secs
         );
-        overlay!(self.tools, top.tools, output_chars, bash_timeout_secs);
+        overlay!(
+            self.tools,
+            top.tools,
+            output_chars,
+            bash_timeout_secs,
+            keep_background
+        );
         overlay!(
             self.shell_env,
             top.shell_env,
@@ -203,6 +211,8 @@ pub struct Config {
     pub limits: ToolLimits,
     /// The environment policy of tool commands.
     pub shell_env: EnvPolicy,
+    /// `[tools] keep_background`.
+    pub keep_background: bool,
 }
 
 /// The names [`preset`] knows.
@@ -418,6 +428,7 @@ impl Config {
             client,
             limits,
             shell_env,
+            keep_background: file.tools.keep_background.unwrap_or(false),
         })
     }
 

@@ -1,6 +1,6 @@
 //! Every process hx starts goes through here: which shell runs a command line, which
-//! environment it gets (the policy for tool commands, hx's own for the user's hooks), and its
-//! own process group.
+//! environment it gets (the policy for tool commands, hx's own for the user's hooks), its own
+//! process group, and the registration that lets hx end whatever it started when it exits.
 
 use std::io;
 use std::path::Path;
@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
 
+pub mod cleanup;
 pub mod env;
 
 pub use env::{EnvPolicy, Inherit, ToolEnv};
@@ -89,13 +90,14 @@ impl Launch {
         self
     }
 
-    /// Starts the process. The command (and with it our copies of any file descriptors given
-    /// as stdio) is dropped here, so a pipe's end-of-file can arrive.
+    /// Starts the process and registers it. The command (and with it our copies of any file
+    /// descriptors given as stdio) is dropped here, so a pipe's end-of-file can arrive.
     pub fn spawn(mut self) -> io::Result<Started> {
-        let child = self.cmd.spawn()?;
+        let child = cleanup::spawn_registered(&mut self.cmd)?;
         let pid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
         Ok(Started {
             child,
+            pid,
             group: GroupGuard { pgid: pid },
         })
     }
@@ -104,6 +106,8 @@ impl Launch {
 /// A started process: its handle and its process group.
 pub struct Started {
     child: Child,
+    /// Registered as ours until its exit status is collected.
+    pid: Option<libc::pid_t>,
     pub group: GroupGuard,
 }
 
@@ -122,7 +126,11 @@ impl Started {
 
     /// Waits for the process itself (not its group) to exit. Cancel-safe.
     pub async fn wait(&mut self) -> io::Result<ExitStatus> {
-        self.child.wait().await
+        let status = self.child.wait().await?;
+        if let Some(pid) = self.pid.take() {
+            cleanup::collected(pid);
+        }
+        Ok(status)
     }
 }
 
@@ -144,8 +152,9 @@ impl GroupGuard {
         }
     }
 
-    /// Leaves the group alone: used when every process that held our pipe is gone, so
-    /// whatever remains detached its output on purpose (e.g. `server > log 2>&1 &`).
+    /// Leaves the group alone for the rest of the run: used when every process that held our
+    /// pipe is gone, so whatever remains detached its output on purpose (e.g. `server > log
+    /// 2>&1 &`). It is still ended when hx exits (see [`cleanup::end_all`]).
     pub fn disarm(&mut self) {
         self.pgid = None;
     }

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{exit, fail, AgentArgs};
+use tokio::signal::unix::{signal, SignalKind};
+
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
@@ -45,6 +47,12 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     // could read them back (/proc/$PPID/environ). Nothing else runs yet.
     // SAFETY: single-threaded here; the runtime and its threads start below.
     unsafe { process::env::scrub_own_environ(&config.shell_env) };
+    // Orphans of the commands hx runs come back to hx, so that none outlives it. Declared
+    // before the runtime, so it ends them after the runtime is gone (also when unwinding).
+    process::cleanup::become_subreaper();
+    let _end = EndAll {
+        keep_background: config.keep_background,
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -57,6 +65,20 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     // after Ctrl-C or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
     code
+}
+
+/// Ends everything hx started when `hx agent` returns, on every path; `[tools]
+/// keep_background` keeps what is still running instead.
+struct EndAll {
+    keep_background: bool,
+}
+
+impl Drop for EndAll {
+    fn drop(&mut self) {
+        if !self.keep_background {
+            process::cleanup::end_all();
+        }
+    }
 }
 
 /// Builds the task from the words and stdin.
@@ -184,6 +206,8 @@ async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 
         Ok(a) => a,
         Err(e) => return fail(exit::USAGE, e),
     };
+    // Aborted with the runtime when hx is done.
+    tokio::spawn(reap_orphans());
     let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
     let result = tokio::select! {
         r = agent.run(&task, &mut renderer) => r,
@@ -211,6 +235,16 @@ async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 
             ),
         },
         Err(e) => fail(exit::FAILED, e),
+    }
+}
+
+/// Reaps orphans re-parented to hx as they end, for the whole run.
+async fn reap_orphans() {
+    let Ok(mut sigchld) = signal(SignalKind::child()) else {
+        return;
+    };
+    while sigchld.recv().await.is_some() {
+        process::cleanup::reap_orphans();
     }
 }
 

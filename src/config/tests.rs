@@ -153,6 +153,7 @@ fn shell_env_lists_add_up_and_every_known_key_variable_is_dropped() {
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     assert_eq!(got, want);
+    assert!(!c.keep_background);
 }
 
 #[test]

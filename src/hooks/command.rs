@@ -168,7 +168,7 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
         }
     } else {
         // Every process holding our pipes is gone; whatever remains detached its output on
-        // purpose (e.g. `server > log 2>&1 &`) and is left alone.
+        // purpose (e.g. `server > log 2>&1 &`) and is left alone until hx exits.
         child.group.disarm();
     }
     Ran {
