@@ -1,5 +1,7 @@
-//! End-to-end tests of what hx leaves behind when it exits: nothing. Background processes a
-//! command starts (`&`, `nohup`, `setsid`) may run while hx runs, and are gone once hx exits.
+//! End-to-end tests of how hx exits, and what it leaves behind: nothing. Background processes a
+//! command starts (`&`, `nohup`, `setsid`) may run while hx runs, and are gone once hx exits,
+//! whether it answered or was stopped by SIGINT, SIGTERM or SIGHUP; each of those signals also
+//! kills the running command and prints the Stop line with the figures so far.
 
 mod hooks_util;
 mod support;
@@ -173,6 +175,93 @@ fn wait_for_request(server: &FakeServer, n: usize, child: &mut std::process::Chi
 fn send(child: &std::process::Child, sig: i32) {
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, sig) };
+}
+
+/// A signal while hx waits for the model: background processes of an earlier call end, the
+/// exit code is 128 + the signal, and the Stop line shows the figures so far.
+fn signal_while_waiting(sig: i32, code: i32, message: &str) {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", BACKGROUND)]),
+        Reply::hang(),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "start a server"]);
+    let mut child = hx.spawn();
+    wait_for_request(&server, 2, &mut child);
+    let pids = pids(hx.workspace());
+    send(&child, sig);
+    let run = Run::wait(child, Duration::from_secs(20));
+    assert_all_end(&pids, &run.dump());
+    run.assert_code(code);
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let n = lines.len();
+    assert!(n >= 2, "{}", run.dump());
+    assert_eq!(
+        lines[n - 2],
+        "[HOOK] Stop: turns=2, tool_calls=1, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150"
+    );
+    assert_eq!(lines[n - 1], message);
+}
+
+#[test]
+fn sigint_while_waiting_ends_everything() {
+    signal_while_waiting(libc::SIGINT, 130, "hx: interrupted");
+}
+
+#[test]
+fn sigterm_while_waiting_ends_everything() {
+    signal_while_waiting(libc::SIGTERM, 143, "hx: terminated by SIGTERM");
+}
+
+#[test]
+fn sighup_while_waiting_ends_everything() {
+    signal_while_waiting(libc::SIGHUP, 129, "hx: terminated by SIGHUP");
+}
+
+/// A signal while a command runs: the command, what it started in the background before, and
+/// hx all end.
+fn signal_during_a_command(sig: i32, code: i32) {
+    let command = format!("{BACKGROUND}\necho $$ > shell.pid; sleep 300");
+    let server = FakeServer::start(vec![Reply::tool_calls(vec![bash("c1", &command)])]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "wait"]);
+    let mut child = hx.spawn();
+    let shell_pid = hx.workspace().join("shell.pid");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&shell_pid).map_or(true, |s| !s.ends_with('\n')) {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the command never started");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let mut pids = pids(hx.workspace());
+    pids.push(("shell.pid", read_pid(hx.workspace(), "shell.pid")));
+    send(&child, sig);
+    let run = Run::wait(child, Duration::from_secs(20));
+    assert_all_end(&pids, &run.dump());
+    run.assert_code(code);
+    assert!(
+        run.stderr
+            .contains("[HOOK] Stop: turns=1, tool_calls=1, blocked=0,"),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn sigint_during_a_command() {
+    signal_during_a_command(libc::SIGINT, 130);
+}
+
+#[test]
+fn sigterm_during_a_command() {
+    signal_during_a_command(libc::SIGTERM, 143);
+}
+
+#[test]
+fn sighup_during_a_command() {
+    signal_during_a_command(libc::SIGHUP, 129);
 }
 
 #[test]

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{exit, fail, AgentArgs};
-use tokio::signal::unix::{signal, SignalKind};
+use tokio::signal::unix::{signal, Signal, SignalKind};
 
-use crate::agent::{prompt, Agent, Outcome};
+use crate::agent::{prompt, Agent, Outcome, RunStats};
 use crate::config::{process_env, Config, Env, Flags};
-use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, HookEvent, Hooks};
 use crate::model::OpenAiClient;
 use crate::process;
 use crate::skills::{self, LoadSkill};
@@ -62,7 +62,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     };
     let code = runtime.block_on(run_agent(config, cwd, env, task));
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
-    // after Ctrl-C or an answer nothing it could produce is wanted.
+    // after a signal or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
     code
 }
@@ -206,14 +206,39 @@ async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 
         Ok(a) => a,
         Err(e) => return fail(exit::USAGE, e),
     };
-    // Aborted with the runtime when hx is done.
-    tokio::spawn(reap_orphans());
+    let mut signals = match Signals::new() {
+        Ok(s) => s,
+        Err(e) => return fail(exit::FAILED, format!("cannot watch signals: {e}")),
+    };
+    let reaper = tokio::spawn(reap_orphans());
     let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
+    let mut stats = RunStats::default();
     let result = tokio::select! {
-        r = agent.run(&task, &mut renderer) => r,
-        _ = tokio::signal::ctrl_c() => {
-            // Dropping the run future kills any running command's process group.
-            return fail(exit::INTERRUPTED, "interrupted");
+        r = agent.run_counting(&task, &mut renderer, &mut stats) => Ok(r),
+        sig = signals.recv() => Err(sig),
+    };
+    // The run is over (or was just dropped: that killed the running commands' process groups
+    // and the subagents). From here a signal takes its default action, so a second one ends
+    // hx at once, even while it cleans up.
+    drop(signals);
+    restore_default_signals();
+    reaper.abort();
+    let result = match result {
+        Ok(r) => r,
+        Err(sig) => {
+            TraceHook::new(term.clone()).trace(
+                &HookEvent::Stop {
+                    stats: &stats,
+                    stop_hook_active: false,
+                },
+                &agent.hook_cx,
+            );
+            let msg = match sig {
+                libc::SIGINT => "hx: interrupted".to_string(),
+                other => format!("hx: terminated by {}", signal_name(other)),
+            };
+            term.line(&msg);
+            return exit::signalled(sig);
         }
     };
     match result {
@@ -235,6 +260,52 @@ async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 
             ),
         },
         Err(e) => fail(exit::FAILED, e),
+    }
+}
+
+/// The signals that cancel a run: Ctrl-C, `kill`, and the terminal going away.
+const CANCELLING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+struct Signals(Vec<(i32, Signal)>);
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        CANCELLING
+            .iter()
+            .map(|&n| Ok((n, signal(SignalKind::from_raw(n))?)))
+            .collect::<std::io::Result<_>>()
+            .map(Signals)
+    }
+
+    /// The number of the first cancelling signal to arrive.
+    async fn recv(&mut self) -> i32 {
+        let waits = self.0.iter_mut().map(|(n, s)| {
+            Box::pin(async move {
+                s.recv().await;
+                *n
+            })
+        });
+        futures_util::future::select_all(waits).await.0
+    }
+}
+
+/// Gives the cancelling signals back their default action (end the process).
+fn restore_default_signals() {
+    for sig in CANCELLING {
+        // SAFETY: SIG_DFL is always a valid disposition; tokio's handler simply stops being
+        // called.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
     }
 }
 
