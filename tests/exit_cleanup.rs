@@ -287,3 +287,22 @@ fn orphans_that_end_during_the_run_are_reaped() {
     let run = Run::wait(child, Duration::from_secs(20));
     assert_eq!(left, None, "pid {pid} not reaped\n{}", run.dump());
 }
+
+#[test]
+fn an_unwritable_stderr_loses_the_message_not_the_exit_code() {
+    let hx = Hx::new_offline();
+    let mut cmd = hx.command();
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .expect("/dev/full");
+    // No task: a usage error, reported on stderr, which cannot take it.
+    let status = cmd
+        .arg("agent")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(full)
+        .status()
+        .expect("run hx");
+    assert_eq!(status.code(), Some(2), "{status:?}");
+}

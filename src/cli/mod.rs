@@ -203,7 +203,10 @@ fn home_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
+/// Prints the reason and gives the exit code. A stderr that cannot be written (a closed
+/// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("hx: {msg}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "hx: {msg}");
     code
 }
