@@ -6,13 +6,14 @@
 //! and can send the API key elsewhere or turn the guard off, so it applies only while trusted
 //! (`crate::trust`).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Deserialize;
 
 use crate::model::{ClientOptions, ReasoningEcho};
+use crate::process::{EnvPolicy, Inherit};
 use crate::tools::ToolLimits;
 use crate::trust::{self, gate, Gate};
 
@@ -53,6 +54,22 @@ pub struct NetworkFile {
 pub struct ToolsFile {
     pub output_chars: Option<usize>,
     pub bash_timeout_secs: Option<u64>,
+    /// Leave what commands started in the background running when hx exits (default off).
+    pub keep_background: Option<bool>,
+}
+
+/// `[shell_env]`: the environment of tool commands (see `process::env`). `exclude` and `set`
+/// of the user's and the project's file add up; the other keys of the project file win.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvFile {
+    pub inherit: Option<Inherit>,
+    pub ignore_default_excludes: Option<bool>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    pub include_only: Option<Vec<String>>,
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
 }
 
 /// One config file as written.
@@ -76,6 +93,8 @@ pub struct FileConfig {
     pub network: NetworkFile,
     #[serde(default)]
     pub tools: ToolsFile,
+    #[serde(default)]
+    pub shell_env: ShellEnvFile,
 }
 
 macro_rules! overlay {
@@ -129,7 +148,22 @@ impl FileConfig {
             idle_timeout_secs,
             request_timeout_secs
         );
-        overlay!(self.tools, top.tools, output_chars, bash_timeout_secs);
+        overlay!(
+            self.tools,
+            top.tools,
+            output_chars,
+            bash_timeout_secs,
+            keep_background
+        );
+        overlay!(
+            self.shell_env,
+            top.shell_env,
+            inherit,
+            ignore_default_excludes,
+            include_only
+        );
+        self.shell_env.exclude.extend(top.shell_env.exclude);
+        self.shell_env.set.extend(top.shell_env.set);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
             overlay!(e, p, base_url, api_key_env, model, send_reasoning);
@@ -195,6 +229,10 @@ pub struct Config {
     pub skills_catalog_budget: usize,
     pub client: ClientOptions,
     pub limits: ToolLimits,
+    /// The environment policy of tool commands.
+    pub shell_env: EnvPolicy,
+    /// `[tools] keep_background`.
+    pub keep_background: bool,
 }
 
 /// The names [`preset`] knows.
@@ -372,6 +410,28 @@ impl Config {
                 "max_turns and subagent_max_turns must be at least 1".into(),
             ));
         }
+        // Every key variable hx knows of, not only the chosen provider's: a command has no
+        // business with any of them.
+        let key_vars: BTreeSet<String> = PRESETS
+            .iter()
+            .filter_map(|p| self::preset(p).and_then(|f| f.api_key_env))
+            .chain(
+                file.providers
+                    .values()
+                    .filter_map(|p| p.api_key_env.clone()),
+            )
+            .filter(|k| !k.is_empty())
+            .collect();
+        let se = &file.shell_env;
+        let shell_env = EnvPolicy::new(
+            se.inherit.unwrap_or_default(),
+            se.ignore_default_excludes.unwrap_or(false),
+            &se.exclude,
+            se.include_only.as_deref().unwrap_or_default(),
+            se.set.clone(),
+            key_vars,
+        )
+        .map_err(|e| ConfigError(format!("[shell_env] {e}")))?;
         Ok(Config {
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
             reasoning_echo: table
@@ -391,6 +451,8 @@ impl Config {
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
             client,
             limits,
+            shell_env,
+            keep_background: file.tools.keep_background.unwrap_or(false),
         })
     }
 

@@ -1,5 +1,7 @@
 //! The `hx` binary: parse arguments, run, map the outcome to an exit code.
 
+use std::io::Write;
+
 fn main() {
     // A bug must still end in one readable line, never a backtrace dump.
     std::panic::set_hook(Box::new(|info| {
@@ -13,9 +15,13 @@ fn main() {
             .location()
             .map(|l| format!(" at {}:{}", l.file(), l.line()))
             .unwrap_or_default();
-        // The message may quote the input that caused it.
+        // The message may quote the input that caused it. Not eprintln!: a panic while
+        // printing (stderr gone) would abort.
         let msg = hx::term::escape_controls(&msg);
-        eprintln!("hx: internal error (a bug in hx, please report it): {msg}{at}");
+        let _ = writeln!(
+            std::io::stderr(),
+            "hx: internal error (a bug in hx, please report it): {msg}{at}"
+        );
     }));
     std::process::exit(hx::cli::main_with_args());
 }

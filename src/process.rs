@@ -1,7 +1,18 @@
-//! Child processes shared by the bash tool and command hooks: which shell runs a command
-//! line, and killing a command's whole process group.
+//! Every process hx starts goes through here: which shell runs a command line, which
+//! environment it gets (the policy for tool commands, hx's own for the user's hooks), its own
+//! process group, and the registration that lets hx end whatever it started when it exits.
 
+use std::io;
+use std::path::Path;
+use std::process::{ExitStatus, Stdio};
 use std::sync::OnceLock;
+
+use tokio::process::{Child, ChildStderr, ChildStdin, ChildStdout};
+
+pub mod cleanup;
+pub mod env;
+
+pub use env::{EnvPolicy, Inherit, ToolEnv};
 
 /// `bash` when it is on PATH (models and hooks written for Claude Code expect bash syntax),
 /// else the POSIX `sh`.
@@ -19,21 +30,117 @@ pub fn shell() -> &'static str {
     })
 }
 
+/// Whom a process runs for, which decides what it may see.
+#[derive(Debug, Clone, Copy)]
+pub enum Role<'a> {
+    /// A command the model asked for: it gets the environment policy's variables only.
+    Tool(&'a ToolEnv),
+    /// One of the user's own hook commands: hx's whole environment, as Claude Code gives it.
+    Hook,
+}
+
+/// A process about to start. Built only by this module's constructors, so nothing hx runs
+/// can miss its group or its environment rules.
+pub struct Launch {
+    cmd: tokio::process::Command,
+}
+
+impl Launch {
+    /// `line` run by [`shell`] in `cwd`, in a new process group (so a timeout, a dropped call
+    /// or Ctrl-C can kill all of it), killed if its handle is dropped.
+    pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
+        let mut cmd = tokio::process::Command::new(shell());
+        cmd.arg("-c")
+            .arg(line)
+            .current_dir(cwd)
+            .process_group(0)
+            .kill_on_drop(true);
+        match role {
+            Role::Tool(env) => {
+                cmd.env_clear().envs(env.vars());
+                // A sandbox for tool commands (pre_exec) belongs here too.
+            }
+            Role::Hook => {
+                if let Some(vars) = env::hook_vars() {
+                    cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
+                }
+            }
+        }
+        Launch { cmd }
+    }
+
+    /// One more variable, on top of what the role gives.
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Launch {
+        self.cmd.env(key, value);
+        self
+    }
+
+    pub fn stdin(mut self, s: Stdio) -> Launch {
+        self.cmd.stdin(s);
+        self
+    }
+
+    pub fn stdout(mut self, s: Stdio) -> Launch {
+        self.cmd.stdout(s);
+        self
+    }
+
+    pub fn stderr(mut self, s: Stdio) -> Launch {
+        self.cmd.stderr(s);
+        self
+    }
+
+    /// Starts the process and registers it. The command (and with it our copies of any file
+    /// descriptors given as stdio) is dropped here, so a pipe's end-of-file can arrive.
+    pub fn spawn(mut self) -> io::Result<Started> {
+        let child = cleanup::spawn_registered(&mut self.cmd)?;
+        let pid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
+        Ok(Started {
+            child,
+            pid,
+            group: GroupGuard { pgid: pid },
+        })
+    }
+}
+
+/// A started process: its handle and its process group.
+pub struct Started {
+    child: Child,
+    /// Registered as ours until its exit status is collected.
+    pid: Option<libc::pid_t>,
+    pub group: GroupGuard,
+}
+
+impl Started {
+    pub fn take_stdin(&mut self) -> Option<ChildStdin> {
+        self.child.stdin.take()
+    }
+
+    pub fn take_stdout(&mut self) -> Option<ChildStdout> {
+        self.child.stdout.take()
+    }
+
+    pub fn take_stderr(&mut self) -> Option<ChildStderr> {
+        self.child.stderr.take()
+    }
+
+    /// Waits for the process itself (not its group) to exit. Cancel-safe.
+    pub async fn wait(&mut self) -> io::Result<ExitStatus> {
+        let status = self.child.wait().await?;
+        if let Some(pid) = self.pid.take() {
+            cleanup::collected(pid);
+        }
+        Ok(status)
+    }
+}
+
 /// Kills a process group when dropped, so that neither a timeout, nor an early return, nor the
-/// caller dropping the future (Ctrl-C) leaves a command's processes running.
+/// caller dropping the future (a signal) leaves a command's processes running.
 pub struct GroupGuard {
     pgid: Option<libc::pid_t>,
 }
 
 impl GroupGuard {
-    /// Guards the group led by the child `pid` (spawned with `process_group(0)`); `None` when
-    /// the child already exited and was reaped.
-    pub fn new(pid: Option<u32>) -> Self {
-        GroupGuard {
-            pgid: pid.and_then(|id| libc::pid_t::try_from(id).ok()),
-        }
-    }
-
     /// Kills the group now (idempotent).
     pub fn kill(&mut self) {
         if let Some(pgid) = self.pgid.take() {
@@ -45,8 +152,9 @@ impl GroupGuard {
         }
     }
 
-    /// Leaves the group alone: used when every process that held our pipe is gone, so whatever
-    /// remains detached its output on purpose (e.g. `server > log 2>&1 &`).
+    /// Leaves the group alone for the rest of the run: used when every process that held our
+    /// pipe is gone, so whatever remains detached its output on purpose (e.g. `server > log
+    /// 2>&1 &`). It is still ended when hx exits (see [`cleanup::end_all`]).
     pub fn disarm(&mut self) {
         self.pgid = None;
     }

@@ -140,7 +140,7 @@ fn trust_shows_the_config_escaped_and_asks_for_yes_without_a_terminal() {
     let hash = sha256_prefix(hx.read_file(".hx/config.toml").as_bytes());
     let shown = format!(
         "project config {file} (sha256 {hash}):\n\
-         \x20 \"model = \\\"m\\\" # \\u{{202e}}x\\tprovider = \\\"deepseek\\\"\"\n\
+         \x20 \"model = \"m\" # \\u{{202e}}x^Iprovider = \"deepseek\"\"\n\
          \x20 \"\"\n\
          \x20 \"[tools]\"\n\
          \x20 \"bash_timeout_secs = 5\"\n"

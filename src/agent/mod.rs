@@ -100,7 +100,18 @@ impl Agent {
     /// Runs `task` to an answer. A model error after retries ends the run as an error; every
     /// tool problem is a tool result the model sees.
     pub async fn run(&self, task: &str, sink: &mut dyn EventSink) -> Result<RunReport, ModelError> {
-        let mut stats = RunStats::default();
+        self.run_counting(task, sink, &mut RunStats::default())
+            .await
+    }
+
+    /// [`Agent::run`], counting into `stats` as it goes, so that a caller who abandons the
+    /// run (a signal) still has the figures so far.
+    pub async fn run_counting(
+        &self,
+        task: &str,
+        sink: &mut dyn EventSink,
+        stats: &mut RunStats,
+    ) -> Result<RunReport, ModelError> {
         let cx = &self.hook_cx;
         let mut task = task.to_string();
         if !self.is_subagent {
@@ -108,7 +119,7 @@ impl Agent {
             if let Some(reason) = start.stop_run {
                 return Ok(RunReport {
                     outcome: Outcome::Stopped(reason),
-                    stats,
+                    stats: stats.clone(),
                     messages: Vec::new(),
                 });
             }
@@ -119,7 +130,7 @@ impl Agent {
             if let Some(reason) = c.block.or(c.stop_run) {
                 return Ok(RunReport {
                     outcome: Outcome::Stopped(format!("prompt refused by a hook: {reason}")),
-                    stats,
+                    stats: stats.clone(),
                     messages: Vec::new(),
                 });
             }
@@ -143,7 +154,7 @@ impl Agent {
             if stats.turns >= self.max_turns {
                 // Hooks still hear that the run ended (the trace prints its figures), but
                 // cannot extend it past the limit.
-                self.hooks.notify(&self.stop_event(&stats, false), cx).await;
+                self.hooks.notify(&self.stop_event(stats, false), cx).await;
                 break Outcome::MaxTurns(last_text);
             }
             stats.turns += 1;
@@ -158,7 +169,7 @@ impl Agent {
             sink.turn_finished(has_calls);
             req.messages.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
-                let stop = self.stop_event(&stats, continuations > 0);
+                let stop = self.stop_event(stats, continuations > 0);
                 let c = self.hooks.notify(&stop, cx).await;
                 if let Some(reason) = c.stop_run {
                     break Outcome::Stopped(reason);
@@ -177,9 +188,10 @@ impl Agent {
                 last_text = turn.content.clone();
             }
             let mut stopped: Option<String> = None;
+            // Counted as made before they run, so a run abandoned mid-call still shows them.
+            stats.tool_calls += u32::try_from(turn.tool_calls.len()).unwrap_or(u32::MAX);
             let outcomes = self.run_calls(&turn.tool_calls).await;
             for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
-                stats.tool_calls += 1;
                 stats.blocked += u32::from(blocked);
                 stopped = stopped.or(stop);
                 req.messages.push(Message::Tool {
@@ -200,7 +212,7 @@ impl Agent {
         };
         Ok(RunReport {
             outcome,
-            stats,
+            stats: stats.clone(),
             messages: req.messages,
         })
     }

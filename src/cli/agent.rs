@@ -5,10 +5,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::{exit, fail, AgentArgs};
-use crate::agent::{prompt, Agent, Outcome};
+use tokio::signal::unix::{signal, Signal, SignalKind};
+
+use crate::agent::{prompt, Agent, Outcome, RunStats};
 use crate::config::{process_env, Config, Env, Flags};
-use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, HookEvent, Hooks};
 use crate::model::OpenAiClient;
+use crate::process;
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -45,6 +48,16 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(t) => t,
         Err(e) => return fail(exit::USAGE, e),
     };
+    // The key is in `config` now: blank the secrets in hx's own environment, where a command
+    // could read them back (/proc/$PPID/environ). Nothing else runs yet.
+    // SAFETY: single-threaded here; the runtime and its threads start below.
+    unsafe { process::env::scrub_own_environ(&config.shell_env) };
+    // Orphans of the commands hx runs come back to hx, so that none outlives it. Declared
+    // before the runtime, so it ends them after the runtime is gone (also when unwinding).
+    process::cleanup::become_subreaper();
+    let _end = EndAll {
+        keep_background: config.keep_background,
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -54,9 +67,23 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     };
     let code = runtime.block_on(run_agent(config, cwd, env, task));
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
-    // after Ctrl-C or an answer nothing it could produce is wanted.
+    // after a signal or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
     code
+}
+
+/// Ends everything hx started when `hx agent` returns, on every path; `[tools]
+/// keep_background` keeps what is still running instead.
+struct EndAll {
+    keep_background: bool,
+}
+
+impl Drop for EndAll {
+    fn drop(&mut self) {
+        if !self.keep_background {
+            process::cleanup::end_all();
+        }
+    }
 }
 
 /// Builds the task from the words and stdin.
@@ -132,6 +159,7 @@ pub fn build_agent(
         tool_cx: ToolContext {
             workspace,
             limits: config.limits.clone(),
+            env: config.shell_env.apply(process::env::original_vars()),
         },
         hooks,
         hook_cx: HookContext {
@@ -183,12 +211,39 @@ async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 
         Ok(a) => a,
         Err(e) => return fail(exit::USAGE, e),
     };
+    let mut signals = match Signals::new() {
+        Ok(s) => s,
+        Err(e) => return fail(exit::FAILED, format!("cannot watch signals: {e}")),
+    };
+    let reaper = tokio::spawn(reap_orphans());
     let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
+    let mut stats = RunStats::default();
     let result = tokio::select! {
-        r = agent.run(&task, &mut renderer) => r,
-        _ = tokio::signal::ctrl_c() => {
-            // Dropping the run future kills any running command's process group.
-            return fail(exit::INTERRUPTED, "interrupted");
+        r = agent.run_counting(&task, &mut renderer, &mut stats) => Ok(r),
+        sig = signals.recv() => Err(sig),
+    };
+    // The run is over (or was just dropped: that killed the running commands' process groups
+    // and the subagents). From here a signal takes its default action, so a second one ends
+    // hx at once, even while it cleans up.
+    drop(signals);
+    restore_default_signals();
+    reaper.abort();
+    let result = match result {
+        Ok(r) => r,
+        Err(sig) => {
+            TraceHook::new(term.clone()).trace(
+                &HookEvent::Stop {
+                    stats: &stats,
+                    stop_hook_active: false,
+                },
+                &agent.hook_cx,
+            );
+            let msg = match sig {
+                libc::SIGINT => "hx: interrupted".to_string(),
+                other => format!("hx: terminated by {}", signal_name(other)),
+            };
+            term.line(&msg);
+            return exit::signalled(sig);
         }
     };
     match result {
@@ -210,6 +265,62 @@ async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 
             ),
         },
         Err(e) => fail(exit::FAILED, e),
+    }
+}
+
+/// The signals that cancel a run: Ctrl-C, `kill`, and the terminal going away.
+const CANCELLING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
+}
+
+struct Signals(Vec<(i32, Signal)>);
+
+impl Signals {
+    fn new() -> std::io::Result<Signals> {
+        CANCELLING
+            .iter()
+            .map(|&n| Ok((n, signal(SignalKind::from_raw(n))?)))
+            .collect::<std::io::Result<_>>()
+            .map(Signals)
+    }
+
+    /// The number of the first cancelling signal to arrive.
+    async fn recv(&mut self) -> i32 {
+        let waits = self.0.iter_mut().map(|(n, s)| {
+            Box::pin(async move {
+                s.recv().await;
+                *n
+            })
+        });
+        futures_util::future::select_all(waits).await.0
+    }
+}
+
+/// Gives the cancelling signals back their default action (end the process).
+fn restore_default_signals() {
+    for sig in CANCELLING {
+        // SAFETY: SIG_DFL is always a valid disposition; tokio's handler simply stops being
+        // called.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+        }
+    }
+}
+
+/// Reaps orphans re-parented to hx as they end, for the whole run.
+async fn reap_orphans() {
+    let Ok(mut sigchld) = signal(SignalKind::child()) else {
+        return;
+    };
+    while sigchld.recv().await.is_some() {
+        process::cleanup::reap_orphans();
     }
 }
 

@@ -14,7 +14,10 @@ pub mod exit {
     pub const FAILED: i32 = 1;
     pub const USAGE: i32 = 2;
     pub const MAX_TURNS: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
+    /// 128 + the signal: SIGHUP 129, SIGINT 130, SIGTERM 143.
+    pub const fn signalled(sig: i32) -> i32 {
+        128 + sig
+    }
 }
 
 #[derive(Debug, Parser)]
@@ -161,7 +164,8 @@ Output:
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
-  3 stopped at --max-turns   130 interrupted (Ctrl-C)";
+  3 stopped at --max-turns   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
+  A signal kills the running commands, and hx ends everything it started before it exits.";
 
 /// Parses argv and runs the command; returns the process exit code.
 pub fn main_with_args() -> i32 {
@@ -216,8 +220,11 @@ fn home_dir() -> Option<std::path::PathBuf> {
 }
 
 /// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
-/// their control characters are made visible.
+/// their control characters are made visible. A stderr that cannot be written (a closed
+/// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
-    eprintln!("hx: {}", crate::term::escape_controls(&msg.to_string()));
+    use std::io::Write;
+    let msg = crate::term::escape_controls(&msg.to_string()).into_owned();
+    let _ = writeln!(std::io::stderr(), "hx: {msg}");
     code
 }

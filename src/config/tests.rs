@@ -181,3 +181,62 @@ fn review_shows_every_line_escaped_or_the_problem() {
         problems[0]
     );
 }
+
+#[test]
+fn shell_env_lists_add_up_and_every_known_key_variable_is_dropped() {
+    use std::ffi::OsString;
+    let user = parse(
+        "[shell_env]\nexclude = [\"A_*\"]\nset = { S1 = \"u\", S2 = \"u\" }\ninclude_only = [\"X\"]\n\
+         [providers.work]\nbase_url = \"http://h\"\napi_key_env = \"WORK_CRED\"\n",
+    );
+    let project =
+        parse("[shell_env]\nexclude = [\"B_*\"]\nset = { S2 = \"p\" }\ninclude_only = [\"*\"]\n");
+    let merged = FileConfig::default().overlay(user).overlay(project);
+    let c = Config::resolve(merged, &env(&[]), &Flags::default()).expect("config");
+    let host: Vec<(OsString, OsString)> = ["A_1", "B_1", "C_1", "WORK_CRED", "OPENROUTER_API_KEY"]
+        .iter()
+        .map(|k| ((*k).into(), "v".into()))
+        .collect();
+    let e = c.shell_env.apply(host);
+    let got: Vec<(String, String)> = e
+        .vars()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, String)> = [("C_1", "v"), ("S1", "u"), ("S2", "p")]
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    assert_eq!(got, want);
+    assert!(!c.keep_background);
+}
+
+#[test]
+fn bad_shell_env_is_a_config_error() {
+    for (text, want) in [
+        ("[shell_env]\ninherit = \"some\"\n", "unknown variant"),
+        ("[shell_env]\nbogus = 1\n", "unknown field"),
+        (
+            "[shell_env]\ninclude_only = [\"[x\"]\n",
+            "[shell_env] include_only: bad pattern",
+        ),
+        (
+            "[shell_env]\nset = { \"A=B\" = \"v\" }\n",
+            "[shell_env] set: \"A=B\"",
+        ),
+    ] {
+        let e = match toml::from_str::<FileConfig>(text) {
+            Err(e) => e.to_string(),
+            Ok(f) => {
+                Config::resolve(f, &env(&[]), &Flags::default())
+                    .expect_err("bad")
+                    .0
+            }
+        };
+        assert!(e.contains(want), "{text}: {e}");
+    }
+}

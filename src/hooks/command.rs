@@ -10,7 +10,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::config::EventKind;
 use super::{HookContext, HookEvent, HookOutput, Verdict};
-use crate::process::{shell, GroupGuard};
+use crate::process::{Launch, Role};
 use crate::term::one_line;
 
 /// Bytes of stdout and of stderr kept from one hook; the rest is read and dropped so a chatty
@@ -100,20 +100,16 @@ fn text(buf: &Buf) -> String {
     String::from_utf8_lossy(&buf.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
 }
 
-/// Runs `command` with the shell in `dir` (its own process group), feeding `input` on stdin.
+/// Runs `command` with the shell in `dir` (its own process group, hx's whole environment: a
+/// hook is the user's own program), feeding `input` on stdin.
 pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> Ran {
-    let mut cmd = tokio::process::Command::new(shell());
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(dir)
+    let launch = Launch::shell(command, dir, Role::Hook)
         .env("HX_PROJECT_DIR", dir)
         .env("CLAUDE_PROJECT_DIR", dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(true);
-    let mut child = match cmd.spawn() {
+        .stderr(std::process::Stdio::piped());
+    let mut child = match launch.spawn() {
         Ok(c) => c,
         Err(e) => {
             return Ran {
@@ -123,13 +119,12 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
             }
         }
     };
-    let mut group = GroupGuard::new(child.id());
     let (out, err): (Buf, Buf) = Default::default();
     let readers = [
-        tokio::spawn(drain(child.stdout.take(), out.clone())),
-        tokio::spawn(drain(child.stderr.take(), err.clone())),
+        tokio::spawn(drain(child.take_stdout(), out.clone())),
+        tokio::spawn(drain(child.take_stderr(), err.clone())),
     ];
-    let stdin = child.stdin.take();
+    let stdin = child.take_stdin();
     let feed = async move {
         if let Some(mut s) = stdin {
             // A hook that ignores stdin closes it early; that broken pipe is not a failure.
@@ -157,7 +152,7 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
         }
         Ok(Err(e)) => Exit::NotStarted(e.to_string()),
         Err(_) => {
-            group.kill();
+            child.group.kill();
             let _ = child.wait().await;
             Exit::TimedOut(timeout)
         }
@@ -166,15 +161,15 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
     let mut readers = std::pin::pin!(futures_util::future::join_all(readers));
     if tokio::time::timeout(GRACE, &mut readers).await.is_err() {
         // Leftovers of the hook still hold its pipes: they are part of the hook, end them.
-        group.kill();
+        child.group.kill();
         if tokio::time::timeout(GRACE, &mut readers).await.is_err() {
             // Something escaped the group; keep what was read rather than wait on it.
             aborts.iter().for_each(|a| a.abort());
         }
     } else {
         // Every process holding our pipes is gone; whatever remains detached its output on
-        // purpose (e.g. `server > log 2>&1 &`) and is left alone.
-        group.disarm();
+        // purpose (e.g. `server > log 2>&1 &`) and is left alone until hx exits.
+        child.group.disarm();
     }
     Ran {
         exit,

@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::output::{BoundedText, Utf8Decoder};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
-use crate::process::{shell, GroupGuard};
+use crate::process::{Launch, Role, ToolEnv};
 
 /// How long output is still collected after the shell exits while something it started in the
 /// background keeps the pipe open.
@@ -66,6 +66,7 @@ impl Tool for Bash {
             run(
                 command,
                 cx.workspace.root(),
+                &cx.env,
                 timeout,
                 cx.limits.output_chars,
             )
@@ -82,7 +83,13 @@ enum End {
     TimedOut,
 }
 
-async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> ToolResult {
+async fn run(
+    command: &str,
+    cwd: &Path,
+    env: &ToolEnv,
+    timeout: Duration,
+    limit: usize,
+) -> ToolResult {
     // One pipe for both stdout and stderr, as `2>&1` would, so the text keeps the exact order
     // in which the command wrote it.
     let (writer, reader) = match pipe::pipe() {
@@ -97,22 +104,15 @@ async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> Tool
         Err(e) => return ToolResult::error(format!("cannot create pipe: {e}")),
     };
 
-    let mut cmd = tokio::process::Command::new(shell());
-    cmd.arg("-c")
-        .arg(command)
-        .current_dir(cwd)
+    let launch = Launch::shell(command, cwd, Role::Tool(env))
         .stdin(Stdio::null())
         .stdout(Stdio::from(out_fd))
-        .stderr(Stdio::from(err_fd))
-        .process_group(0);
-    let spawned = cmd.spawn();
-    // The command holds our copies of the write end; drop it so end-of-file can arrive.
-    drop(cmd);
-    let mut child = match spawned {
+        .stderr(Stdio::from(err_fd));
+    // spawn() drops our copies of the write end, so end-of-file can arrive.
+    let mut child = match launch.spawn() {
         Ok(c) => c,
         Err(e) => return ToolResult::error(format!("cannot run command: {e}")),
     };
-    let mut guard = GroupGuard::new(child.id());
 
     let mut reader = reader;
     let mut text = BoundedText::new(limit);
@@ -153,9 +153,9 @@ async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> Tool
     };
 
     match end {
-        End::Finished(_) => guard.disarm(),
+        End::Finished(_) => child.group.disarm(),
         End::Lingering(_) | End::TimedOut => {
-            guard.kill();
+            child.group.kill();
             // Everything in the group is dead now; pick up what it wrote before dying.
             if !eof {
                 drain(&mut reader, &mut buf, &mut decoder, &mut text).await;

@@ -84,14 +84,17 @@ impl Default for ToolLimits {
 pub struct ToolContext {
     pub workspace: Workspace,
     pub limits: ToolLimits,
+    /// The environment of `bash` commands (the `[shell_env]` policy applied).
+    pub env: crate::process::ToolEnv,
 }
 
 impl ToolContext {
-    /// A context with the default limits.
+    /// A context with the default limits and environment policy.
     pub fn new(workspace: Workspace) -> Self {
         ToolContext {
             workspace,
             limits: ToolLimits::default(),
+            env: crate::process::ToolEnv::default(),
         }
     }
 }

@@ -5,12 +5,14 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod body;
+pub mod procs;
 pub mod raw_http;
 pub mod reply;
 pub mod runner;
 pub mod server;
 
 pub use body::{messages, system_prompt, tool_names};
+pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
 pub use server::{FakeServer, Recorded};
