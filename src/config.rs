@@ -11,6 +11,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::model::{ClientOptions, ReasoningEcho};
+use crate::sandbox;
 use crate::tools::ToolLimits;
 
 pub const DEFAULT_PROVIDER: &str = "deepseek";
@@ -73,6 +74,9 @@ pub struct FileConfig {
     pub network: NetworkFile,
     #[serde(default)]
     pub tools: ToolsFile,
+    /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
+    #[serde(default)]
+    pub sandbox: sandbox::SandboxFile,
 }
 
 macro_rules! overlay {
@@ -94,7 +98,8 @@ impl FileConfig {
                 )))
             }
         };
-        toml::from_str(&text).map_err(|e| {
+        let parsed: Result<FileConfig, _> = toml::from_str(&text);
+        parsed.map(|c| c.sandbox_read_from(path)).map_err(|e| {
             let msg = e.message().to_string();
             let at = e
                 .span()
@@ -105,6 +110,12 @@ impl FileConfig {
                 .unwrap_or_default();
             ConfigError(format!("bad config file {}{at}: {msg}", path.display()))
         })
+    }
+
+    /// Remembers which file set the sandbox mode, for `hx sandbox`.
+    fn sandbox_read_from(mut self, path: &Path) -> FileConfig {
+        self.sandbox = self.sandbox.read_from(path);
+        self
     }
 
     /// `self` with `top`'s settings laid over it.
@@ -130,6 +141,7 @@ impl FileConfig {
             request_timeout_secs
         );
         overlay!(self.tools, top.tools, output_chars, bash_timeout_secs);
+        self.sandbox = self.sandbox.overlay(top.sandbox);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
             overlay!(e, p, base_url, api_key_env, model, send_reasoning);
@@ -147,6 +159,8 @@ pub struct Flags {
     pub max_turns: Option<u32>,
     pub show_reasoning: bool,
     pub no_guard: bool,
+    /// `--sandbox MODE`.
+    pub sandbox: Option<sandbox::Mode>,
 }
 
 /// The environment as hx reads it; a map so tests need not touch the process environment.
@@ -175,6 +189,8 @@ pub struct Config {
     pub skills_catalog_budget: usize,
     pub client: ClientOptions,
     pub limits: ToolLimits,
+    /// What bash may write and reach (see `crate::sandbox`).
+    pub sandbox: sandbox::Settings,
 }
 
 /// The names [`preset`] knows.
@@ -348,7 +364,10 @@ impl Config {
                 "max_turns and subagent_max_turns must be at least 1".into(),
             ));
         }
+        let sandbox =
+            sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
         Ok(Config {
+            sandbox,
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
             reasoning_echo: table
                 .send_reasoning

@@ -9,6 +9,7 @@ use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::OpenAiClient;
+use crate::sandbox::{Kernel, Plan};
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -27,6 +28,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         max_turns: args.max_turns,
         show_reasoning: args.show_reasoning,
         no_guard: args.no_guard,
+        sandbox: args.sandbox,
     };
     let env = process_env();
     let config = match Config::load(&cwd, &env, &flags) {
@@ -107,6 +109,13 @@ pub fn build_agent(
     // Skill folders outside the workspace (the user's, or a project's above a subfolder) stay
     // readable, since load_skill lists their files for the model to read.
     let workspace = workspace.with_read_only(skill_roots.iter().map(|r| r.path.clone()));
+    // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
+    // before any request.
+    let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
+    for w in &plan.warnings {
+        term.line(&format!("hx: warning: {w}"));
+    }
+    let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
         .with_trace(Arc::new(TraceHook::new(term.clone())))
@@ -127,6 +136,7 @@ pub fn build_agent(
         tool_cx: ToolContext {
             workspace,
             limits: config.limits.clone(),
+            sandbox,
         },
         hooks,
         hook_cx: HookContext {

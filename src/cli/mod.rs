@@ -117,6 +117,10 @@ pub struct AgentArgs {
     /// mkfs, ...)
     #[arg(long)]
     pub no_guard: bool,
+    /// What bash may write: workspace-write (the workspace, the temporary folder and
+    /// sandbox.writable_roots), read-only, or off [default: workspace-write]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
 }
 
 const AGENT_HELP: &str = "\
@@ -135,6 +139,11 @@ Configuration files (TOML; later ones win, then environment, then flags):
   [providers.ollama]
   base_url = \"http://localhost:11434/v1\"
   model = \"qwen3-coder\"        # no api_key_env: no Authorization header
+
+Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
+  bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
+  sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
+  anywhere (off). [sandbox] network = false refuses TCP connect and bind.
 
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after

@@ -20,6 +20,7 @@ fn context(root: &Path) -> ToolContext {
     ToolContext {
         workspace: Workspace::new(root).expect("workspace"),
         limits: ToolLimits::default(),
+        sandbox: None,
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::output::{BoundedText, Utf8Decoder};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::process::{shell, GroupGuard};
+use crate::sandbox::Sandbox;
 
 /// How long output is still collected after the shell exits while something it started in the
 /// background keeps the pipe open.
@@ -68,6 +69,7 @@ impl Tool for Bash {
                 cx.workspace.root(),
                 timeout,
                 cx.limits.output_chars,
+                cx.sandbox.as_deref(),
             )
             .await
         })
@@ -82,7 +84,13 @@ enum End {
     TimedOut,
 }
 
-async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> ToolResult {
+async fn run(
+    command: &str,
+    cwd: &Path,
+    timeout: Duration,
+    limit: usize,
+    sandbox: Option<&Sandbox>,
+) -> ToolResult {
     // One pipe for both stdout and stderr, as `2>&1` would, so the text keeps the exact order
     // in which the command wrote it.
     let (writer, reader) = match pipe::pipe() {
@@ -105,7 +113,17 @@ async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> Tool
         .stdout(Stdio::from(out_fd))
         .stderr(Stdio::from(err_fd))
         .process_group(0);
+    // Sandbox: a ruleset built here, in hx, that the child enters just before exec (see
+    // crate::sandbox). Kept until the spawn has returned.
+    let confinement = match sandbox.map(Sandbox::confinement).transpose() {
+        Ok(c) => c.flatten(),
+        Err(e) => return ToolResult::error(e),
+    };
+    if let Some(c) = &confinement {
+        c.apply(cmd.as_std_mut());
+    }
     let spawned = cmd.spawn();
+    drop(confinement);
     // The command holds our copies of the write end; drop it so end-of-file can arrive.
     drop(cmd);
     let mut child = match spawned {
@@ -175,7 +193,12 @@ async fn run(command: &str, cwd: &Path, timeout: Duration, limit: usize) -> Tool
             Some(line) => {
                 // The marker goes on its own line without adding a blank one.
                 let sep = if body.ends_with('\n') { "" } else { "\n" };
-                ToolResult::ok(format!("{body}{sep}{line}"))
+                // A write the sandbox refused gets one line saying so, before the exit code.
+                let note = sandbox
+                    .and_then(|s| s.denial_note(&body))
+                    .map(|n| format!("{n}\n"))
+                    .unwrap_or_default();
+                ToolResult::ok(format!("{body}{sep}{note}{line}"))
             }
             None => ToolResult::ok(body),
         },

@@ -84,6 +84,8 @@ impl Default for ToolLimits {
 pub struct ToolContext {
     pub workspace: Workspace,
     pub limits: ToolLimits,
+    /// The kernel sandbox bash commands run in; `None` runs them unconfined.
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 impl ToolContext {
@@ -92,6 +94,7 @@ impl ToolContext {
         ToolContext {
             workspace,
             limits: ToolLimits::default(),
+            sandbox: None,
         }
     }
 }

@@ -69,6 +69,7 @@ fn refused_call_keeps_the_previous_list() {
     let cx = ToolContext {
         workspace: crate::tools::Workspace::new(std::env::temp_dir()).expect("ws"),
         limits: Default::default(),
+        sandbox: None,
     };
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
