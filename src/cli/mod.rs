@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 
 mod agent;
+mod sandbox;
 mod skills;
 mod trust;
 
@@ -43,6 +44,18 @@ pub enum Command {
     Skills(SkillsArgs),
     /// Allow this project's hooks (.hx/hooks.json) to run, as they are now
     Trust(TrustArgs),
+    /// Show what the bash sandbox would enforce on this machine (no API key needed)
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The mode to show instead of the configured one
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Machine-readable output: one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -174,6 +187,7 @@ pub fn main_with_args() -> i32 {
         Command::Agent(args) => agent::agent_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Trust(args) => trust_command(args),
+        Command::Sandbox(args) => sandbox::sandbox_command(args),
     }
 }
 
