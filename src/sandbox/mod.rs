@@ -124,6 +124,12 @@ impl Plan {
             )),
             Enforcement::Unavailable(why) => Some(why.to_string()),
         };
+        if settings.mode == Mode::Off && !settings.network {
+            warnings.push(
+                "sandbox.network = false has no effect while the sandbox is off: TCP is not refused"
+                    .into(),
+            );
+        }
         let mut refusal = None;
         if let Some(problem) = problem {
             if settings.required {

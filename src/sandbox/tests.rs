@@ -76,6 +76,21 @@ fn required_turns_a_gap_into_a_refusal() {
 }
 
 #[test]
+fn network_false_with_the_sandbox_off_is_not_silently_ignored() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = Plan::new(
+        &settings(Mode::Off, false, false),
+        ws.path(),
+        &env(&[]),
+        Kernel::Abi(7),
+    );
+    assert_eq!(
+        plan.warnings,
+        ["sandbox.network = false has no effect while the sandbox is off: TCP is not refused"]
+    );
+}
+
+#[test]
 fn a_partial_kernel_still_confines_and_says_what_is_missing() {
     let ws = tempfile::tempdir().unwrap();
     let plan = Plan::new(
