@@ -226,10 +226,16 @@ fn writable_roots(
         };
         match path.canonicalize() {
             Ok(real) => add(real, "sandbox.writable_roots", &mut roots),
-            Err(e) => warnings.push(format!(
-                "sandbox.writable_roots: {raw:?} ({}) cannot be used ({e}); it is not writable",
-                path.display()
-            )),
+            Err(e) => {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "does not exist".to_string(),
+                    _ => format!("cannot be used ({e})"),
+                };
+                warnings.push(format!(
+                    "sandbox.writable_roots: {raw:?} ({}) {why}; it is not writable",
+                    path.display()
+                ));
+            }
         }
     }
     roots

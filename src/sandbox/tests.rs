@@ -157,7 +157,8 @@ fn writable_roots_resolve_against_home_and_the_workspace() {
     );
     assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
     assert!(
-        plan.warnings[0].starts_with("sandbox.writable_roots: \"missing\""),
+        plan.warnings[0].starts_with("sandbox.writable_roots: \"missing\" (")
+            && plan.warnings[0].ends_with(") does not exist; it is not writable"),
         "{}",
         plan.warnings[0]
     );
