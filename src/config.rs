@@ -14,6 +14,7 @@ use serde::Deserialize;
 
 use crate::model::{ClientOptions, ReasoningEcho};
 use crate::process::{EnvPolicy, Inherit};
+use crate::sandbox;
 use crate::tools::ToolLimits;
 use crate::trust::{self, gate, Gate};
 
@@ -95,6 +96,9 @@ pub struct FileConfig {
     pub tools: ToolsFile,
     #[serde(default)]
     pub shell_env: ShellEnvFile,
+    /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
+    #[serde(default)]
+    pub sandbox: sandbox::SandboxFile,
 }
 
 macro_rules! overlay {
@@ -120,10 +124,18 @@ impl FileConfig {
 
     /// Parses the text of the file `path`; the error names the file.
     pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
-        parse_toml(text).map_err(|(line, msg)| {
-            let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
-            ConfigError(format!("bad config file {}{at}: {msg}", path.display()))
-        })
+        parse_toml(text)
+            .map(|c| c.sandbox_read_from(path))
+            .map_err(|(line, msg)| {
+                let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
+                ConfigError(format!("bad config file {}{at}: {msg}", path.display()))
+            })
+    }
+
+    /// Remembers which file set the sandbox mode, for `hx sandbox`.
+    fn sandbox_read_from(mut self, path: &Path) -> FileConfig {
+        self.sandbox = self.sandbox.read_from(path);
+        self
     }
 
     /// `self` with `top`'s settings laid over it.
@@ -164,6 +176,7 @@ impl FileConfig {
         );
         self.shell_env.exclude.extend(top.shell_env.exclude);
         self.shell_env.set.extend(top.shell_env.set);
+        self.sandbox = self.sandbox.overlay(top.sandbox);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
             overlay!(e, p, base_url, api_key_env, model, send_reasoning);
@@ -201,6 +214,8 @@ pub struct Flags {
     pub max_turns: Option<u32>,
     pub show_reasoning: bool,
     pub no_guard: bool,
+    /// `--sandbox MODE`.
+    pub sandbox: Option<sandbox::Mode>,
 }
 
 /// The environment as hx reads it; a map so tests need not touch the process environment.
@@ -233,6 +248,8 @@ pub struct Config {
     pub shell_env: EnvPolicy,
     /// `[tools] keep_background`.
     pub keep_background: bool,
+    /// What bash may write and reach (see `crate::sandbox`).
+    pub sandbox: sandbox::Settings,
 }
 
 /// The names [`preset`] knows.
@@ -432,7 +449,10 @@ impl Config {
             key_vars,
         )
         .map_err(|e| ConfigError(format!("[shell_env] {e}")))?;
+        let sandbox =
+            sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
         Ok(Config {
+            sandbox,
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
             reasoning_echo: table
                 .send_reasoning

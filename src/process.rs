@@ -33,8 +33,12 @@ pub fn shell() -> &'static str {
 /// Whom a process runs for, which decides what it may see.
 #[derive(Debug, Clone, Copy)]
 pub enum Role<'a> {
-    /// A command the model asked for: it gets the environment policy's variables only.
-    Tool(&'a ToolEnv),
+    /// A command the model asked for: it gets the environment policy's variables only, and
+    /// runs in the kernel sandbox when there is one.
+    Tool {
+        env: &'a ToolEnv,
+        sandbox: Option<&'a crate::sandbox::Sandbox>,
+    },
     /// One of the user's own hook commands: hx's whole environment, as Claude Code gives it.
     Hook,
 }
@@ -43,6 +47,11 @@ pub enum Role<'a> {
 /// can miss its group or its environment rules.
 pub struct Launch {
     cmd: tokio::process::Command,
+    /// The sandbox ruleset the child enters just before exec; kept until the spawn returns.
+    confinement: Option<crate::sandbox::Confinement>,
+    /// Why the process must not start (its sandbox could not be built): a command never runs
+    /// unconfined by accident.
+    refused: Option<String>,
 }
 
 impl Launch {
@@ -55,10 +64,20 @@ impl Launch {
             .current_dir(cwd)
             .process_group(0)
             .kill_on_drop(true);
+        let (mut confinement, mut refused) = (None, None);
         match role {
-            Role::Tool(env) => {
+            Role::Tool { env, sandbox } => {
                 cmd.env_clear().envs(env.vars());
-                // A sandbox for tool commands (pre_exec) belongs here too.
+                match sandbox
+                    .map(crate::sandbox::Sandbox::confinement)
+                    .transpose()
+                {
+                    Ok(c) => confinement = c.flatten(),
+                    Err(e) => refused = Some(e),
+                }
+                if let Some(c) = &confinement {
+                    c.apply(cmd.as_std_mut());
+                }
             }
             Role::Hook => {
                 if let Some(vars) = env::hook_vars() {
@@ -66,7 +85,11 @@ impl Launch {
                 }
             }
         }
-        Launch { cmd }
+        Launch {
+            cmd,
+            confinement,
+            refused,
+        }
     }
 
     /// One more variable, on top of what the role gives.
@@ -93,7 +116,12 @@ impl Launch {
     /// Starts the process and registers it. The command (and with it our copies of any file
     /// descriptors given as stdio) is dropped here, so a pipe's end-of-file can arrive.
     pub fn spawn(mut self) -> io::Result<Started> {
+        if let Some(why) = self.refused.take() {
+            return Err(io::Error::other(why));
+        }
         let child = cleanup::spawn_registered(&mut self.cmd)?;
+        // The child has entered its sandbox (or failed to start): the ruleset can go.
+        drop(self.confinement.take());
         let pid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
         Ok(Started {
             child,

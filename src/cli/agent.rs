@@ -12,6 +12,7 @@ use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, HookEvent, Hooks};
 use crate::model::OpenAiClient;
 use crate::process;
+use crate::sandbox::{Kernel, Plan};
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -30,12 +31,13 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         max_turns: args.max_turns,
         show_reasoning: args.show_reasoning,
         no_guard: args.no_guard,
+        sandbox: args.sandbox,
     };
     let env = process_env();
     let mut warnings = Vec::new();
     let config = Config::load(&cwd, &env, &flags, &mut warnings);
     for w in warnings {
-        eprintln!("{w}");
+        eprintln!("{}", crate::term::escape_controls(&w));
     }
     let config = match config {
         Ok(c) => c,
@@ -139,6 +141,13 @@ pub fn build_agent(
     // Skill folders outside the workspace (the user's, or a project's above a subfolder) stay
     // readable, since load_skill lists their files for the model to read.
     let workspace = workspace.with_read_only(skill_roots.iter().map(|r| r.path.clone()));
+    // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
+    // before any request.
+    let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
+    for w in &plan.warnings {
+        term.line(&format!("hx: warning: {w}"));
+    }
+    let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
         .with_trace(Arc::new(TraceHook::new(term.clone())))
@@ -160,6 +169,7 @@ pub fn build_agent(
             workspace,
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),
+            sandbox,
         },
         hooks,
         hook_cx: HookContext {

@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 
 mod agent;
+mod sandbox;
 mod skills;
 mod trust;
 
@@ -47,6 +48,18 @@ pub enum Command {
     /// Show this project's config (.hx/config.toml) and hooks (.hx/hooks.json), then allow
     /// them as they are now
     Trust(TrustArgs),
+    /// Show what the bash sandbox would enforce on this machine (no API key needed)
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The mode to show instead of the configured one
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Machine-readable output: one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -132,6 +145,10 @@ pub struct AgentArgs {
     /// mkfs, ...)
     #[arg(long)]
     pub no_guard: bool,
+    /// What bash may write: workspace-write (the workspace, the temporary folder and
+    /// sandbox.writable_roots), read-only, or off [default: workspace-write]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
 }
 
 const AGENT_HELP: &str = "\
@@ -153,6 +170,11 @@ Configuration files (TOML; later ones win, then environment, then flags):
   model = \"qwen3-coder\"        # no api_key_env: no Authorization header
 
   The project file applies only after 'hx trust' (and again after each change to it).
+
+Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
+  bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
+  sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
+  anywhere (off). [sandbox] network = false refuses TCP connect and bind.
 
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
@@ -185,6 +207,7 @@ pub fn main_with_args() -> i32 {
         Command::Agent(args) => agent::agent_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Trust(args) => trust_command(args),
+        Command::Sandbox(args) => sandbox::sandbox_command(args),
     }
 }
 

@@ -15,6 +15,7 @@ use tokio::time::Instant;
 use super::output::{BoundedText, Utf8Decoder};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::process::{Launch, Role, ToolEnv};
+use crate::sandbox::Sandbox;
 
 /// How long output is still collected after the shell exits while something it started in the
 /// background keeps the pipe open.
@@ -67,6 +68,7 @@ impl Tool for Bash {
                 command,
                 cx.workspace.root(),
                 &cx.env,
+                cx.sandbox.as_deref(),
                 timeout,
                 cx.limits.output_chars,
             )
@@ -87,6 +89,7 @@ async fn run(
     command: &str,
     cwd: &Path,
     env: &ToolEnv,
+    sandbox: Option<&Sandbox>,
     timeout: Duration,
     limit: usize,
 ) -> ToolResult {
@@ -104,7 +107,7 @@ async fn run(
         Err(e) => return ToolResult::error(format!("cannot create pipe: {e}")),
     };
 
-    let launch = Launch::shell(command, cwd, Role::Tool(env))
+    let launch = Launch::shell(command, cwd, Role::Tool { env, sandbox })
         .stdin(Stdio::null())
         .stdout(Stdio::from(out_fd))
         .stderr(Stdio::from(err_fd));
@@ -175,7 +178,12 @@ async fn run(
             Some(line) => {
                 // The marker goes on its own line without adding a blank one.
                 let sep = if body.ends_with('\n') { "" } else { "\n" };
-                ToolResult::ok(format!("{body}{sep}{line}"))
+                // A write the sandbox refused gets one line saying so, before the exit code.
+                let note = sandbox
+                    .and_then(|s| s.denial_note(&body))
+                    .map(|n| format!("{n}\n"))
+                    .unwrap_or_default();
+                ToolResult::ok(format!("{body}{sep}{note}{line}"))
             }
             None => ToolResult::ok(body),
         },

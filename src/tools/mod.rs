@@ -86,6 +86,8 @@ pub struct ToolContext {
     pub limits: ToolLimits,
     /// The environment of `bash` commands (the `[shell_env]` policy applied).
     pub env: crate::process::ToolEnv,
+    /// The kernel sandbox bash commands run in; `None` runs them unconfined.
+    pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
 }
 
 impl ToolContext {
@@ -95,6 +97,7 @@ impl ToolContext {
             workspace,
             limits: ToolLimits::default(),
             env: crate::process::ToolEnv::default(),
+            sandbox: None,
         }
     }
 }

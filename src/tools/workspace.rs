@@ -95,7 +95,7 @@ pub fn escape_error(user_path: &str) -> ToolResult {
 /// so far, and components that do not exist are taken as written. Resolving the deepest
 /// existing ancestor alone is not enough: in `nope/../link/x` the `..` leads back to `link`,
 /// which may point anywhere.
-fn real_path(path: &Path) -> io::Result<PathBuf> {
+pub(crate) fn real_path(path: &Path) -> io::Result<PathBuf> {
     let mut pending: VecDeque<PathBuf> = parts(path).collect();
     let mut base = PathBuf::from("/");
     let mut hops = 0;

@@ -45,17 +45,24 @@ impl Hx {
 
     /// For runs that must make no request: the base URL is a loopback port nobody listens on.
     pub fn new_offline() -> Self {
-        // Bind then drop: the port was free a moment ago and nothing of ours will reopen it.
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map_or(9, |a| a.port());
-        Self::with_base_url(&format!("http://127.0.0.1:{port}"))
+        Self::with_base_url(&unused_url())
     }
 
     pub fn with_base_url(base_url: &str) -> Self {
+        Self::with_base_url_in(base_url, &std::env::temp_dir())
+    }
+
+    /// Like `new_offline`, with the workspace and HOME in a new folder under `parent` rather
+    /// than the temporary folder: for the sandbox tests, where `/tmp` is writable and would hide
+    /// a refused write next to the workspace.
+    pub fn new_offline_in(parent: &Path) -> Self {
+        Self::with_base_url_in(&unused_url(), parent)
+    }
+
+    fn with_base_url_in(base_url: &str, parent: &Path) -> Self {
         let root = tempfile::Builder::new()
             .prefix("hx-test-")
-            .tempdir()
+            .tempdir_in(parent)
             .expect("create temp dir");
         let workspace = root.path().join("workspace");
         let home = root.path().join("home");
@@ -265,6 +272,15 @@ impl Hx {
         }
         run
     }
+}
+
+/// A loopback URL nobody listens on. Bind then drop: the port was free a moment ago and
+/// nothing of ours will reopen it.
+fn unused_url() -> String {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map_or(9, |a| a.port());
+    format!("http://127.0.0.1:{port}")
 }
 
 /// The outcome of one hx process.

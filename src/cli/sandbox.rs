@@ -1,0 +1,127 @@
+//! `hx sandbox`: what a run here would enforce, without an API key.
+
+use serde_json::{json, Value};
+
+use super::{exit, fail, SandboxArgs};
+use crate::config::{process_env, Config, Flags};
+use crate::sandbox::{Enforcement, Kernel, Plan};
+
+pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
+    let cwd = match super::current_dir() {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let env = process_env();
+    let flags = Flags {
+        sandbox: args.sandbox,
+        ..Flags::default()
+    };
+    // An untrusted project file's sandbox settings do not count; `hx sandbox` says so.
+    let mut warnings = Vec::new();
+    let config = Config::load(&cwd, &env, &flags, &mut warnings);
+    for w in warnings {
+        eprintln!("{}", crate::term::escape_controls(&w));
+    }
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    // The same root the tools use, so the paths shown are the ones the kernel is given.
+    let workspace = match cwd.canonicalize() {
+        Ok(w) => w,
+        Err(e) => return fail(exit::USAGE, format!("cannot open the workspace: {e}")),
+    };
+    let plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
+    if args.json {
+        println!("{}", to_json(&plan));
+    } else {
+        print!("{}", to_text(&plan));
+        for w in &plan.warnings {
+            eprintln!("hx: warning: {w}");
+        }
+    }
+    exit::ANSWERED
+}
+
+fn enforced(plan: &Plan) -> String {
+    match (&plan.enforcement, &plan.refusal) {
+        (_, Some(r)) => format!("no: a run would refuse to start ({r})"),
+        (Enforcement::Off, _) => "no: the mode is off".into(),
+        (Enforcement::Full, _) => "fully".into(),
+        (Enforcement::Partial(missing), _) => format!("partly: not {}", missing.join("; not ")),
+        (Enforcement::Unavailable(_), _) => "no: bash would run unconfined".into(),
+    }
+}
+
+fn landlock(kernel: Kernel) -> String {
+    match kernel.why_missing() {
+        None => format!("ABI {}", kernel.abi()),
+        Some(why) => format!("none: {why}"),
+    }
+}
+
+fn to_text(plan: &Plan) -> String {
+    let s = &plan.settings;
+    let mut out = format!(
+        "landlock: {}\nmode:     {} ({})\n",
+        landlock(plan.kernel),
+        s.mode.name(),
+        s.source
+    );
+    let mut lead = "writable:";
+    for r in &plan.writable {
+        out.push_str(&format!("{lead} {} ({})\n", r.path.display(), r.why));
+        lead = "         ";
+    }
+    if plan.writable.is_empty() {
+        let none = match s.mode {
+            crate::sandbox::Mode::Off => "everything (the mode is off)",
+            _ => "nothing but the devices below",
+        };
+        out.push_str(&format!("writable: {none}\n"));
+    }
+    let devices: Vec<String> = plan
+        .devices
+        .iter()
+        .map(|d| d.display().to_string())
+        .collect();
+    out.push_str(&format!("devices:  {}\n", devices.join(" ")));
+    let network = match (s.mode, s.network) {
+        (crate::sandbox::Mode::Off, _) | (_, true) => "allowed".to_string(),
+        (_, false) => "TCP connect and bind refused (UDP and Unix sockets are not confined)".into(),
+    };
+    out.push_str(&format!("network:  {network}\n"));
+    out.push_str(&format!(
+        "required: {}\n",
+        if s.required { "yes" } else { "no" }
+    ));
+    out.push_str(&format!("enforced: {}\n", enforced(plan)));
+    out
+}
+
+fn to_json(plan: &Plan) -> Value {
+    let s = &plan.settings;
+    let (status, missing): (&str, Vec<&str>) = match &plan.enforcement {
+        Enforcement::Off => ("off", vec![]),
+        Enforcement::Full => ("full", vec![]),
+        Enforcement::Partial(m) => ("partial", m.clone()),
+        Enforcement::Unavailable(_) => ("none", vec![]),
+    };
+    json!({
+        "landlock_abi": plan.kernel.why_missing().is_none().then(|| plan.kernel.abi()),
+        "landlock_missing": plan.kernel.why_missing(),
+        "mode": s.mode.name(),
+        "mode_source": s.source.to_string(),
+        "writable_roots": plan.writable.iter().map(|r| json!({
+            "path": r.path.display().to_string(),
+            "why": r.why,
+        })).collect::<Vec<_>>(),
+        "devices": plan.devices.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
+        "network": s.network,
+        "required": s.required,
+        "enforcement": status,
+        "not_enforced": missing,
+        "refusal": plan.refusal,
+        "warnings": plan.warnings,
+    })
+}

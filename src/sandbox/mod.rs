@@ -1,0 +1,289 @@
+//! The bash sandbox: the kernel (Landlock) confines what `bash` and everything it starts may
+//! write, and whether it may open TCP connections, while hx itself stays unrestricted.
+//!
+//! The pieces, in the order a run uses them:
+//! - [`Settings`]: the mode, writable roots, network and `required`, from config and flags.
+//! - [`Plan`]: what this kernel can enforce of them ([`assess`], a pure function of the
+//!   Landlock ABI), the folders that stay writable, the warnings to print once per run, and
+//!   whether the run must refuse to start (`sandbox.required`). Built once, in hx.
+//! - [`Sandbox`]: kept in the tools' context; for each command it builds a ruleset in hx
+//!   ([`Confinement`]) that the child enters just before exec, and it words the note added to
+//!   a failed command whose output shows a refused write.
+
+mod denial;
+mod kernel;
+mod settings;
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub use kernel::{handled_fs, handled_net, Confinement, Kernel};
+pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
+
+use crate::config::Env;
+
+/// What a shell legitimately writes outside any project, in every mode: the data sinks and
+/// sources, the terminal and new pseudo-terminals, and POSIX shared memory (semaphores of
+/// Python's multiprocessing live there). Pipes and sockets a command inherits (its stdout,
+/// `/dev/stdout`, `/proc/self/fd/1` when that is a pipe) are not files Landlock checks, so
+/// they need no entry; `/proc/self/fd/N` naming a real file is checked as that file.
+pub const DEVICES: [&str; 9] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+    "/dev/pts",
+    "/dev/shm",
+];
+
+/// A folder bash may write in, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Root {
+    pub path: PathBuf,
+    pub why: &'static str,
+}
+
+/// How much of a mode the running kernel enforces.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Enforcement {
+    /// The mode is `off`.
+    Off,
+    Full,
+    /// Enforced, but without these protections (each names the ABI it needs).
+    Partial(Vec<&'static str>),
+    /// No Landlock at all: commands run unconfined.
+    Unavailable(&'static str),
+}
+
+/// What `kernel` enforces of `mode` with `network`: a pure function, so every kernel can be
+/// tested on any kernel.
+pub fn assess(mode: Mode, network: bool, kernel: Kernel) -> Enforcement {
+    if mode == Mode::Off {
+        return Enforcement::Off;
+    }
+    if let Some(why) = kernel.why_missing() {
+        return Enforcement::Unavailable(why);
+    }
+    let abi = kernel.abi();
+    let mut missing = Vec::new();
+    if abi < 3 {
+        missing.push("refusing to truncate files outside the writable folders (needs ABI 3)");
+    }
+    if !network && abi < 4 {
+        missing.push("refusing TCP connect and bind (needs ABI 4)");
+    }
+    if missing.is_empty() {
+        Enforcement::Full
+    } else {
+        Enforcement::Partial(missing)
+    }
+}
+
+/// What a run here enforces, decided once in hx before anything runs.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub settings: Settings,
+    pub kernel: Kernel,
+    pub enforcement: Enforcement,
+    pub workspace: PathBuf,
+    /// Folders writable in `workspace-write` mode (empty in the other modes).
+    pub writable: Vec<Root>,
+    /// The entries of [`DEVICES`] that exist here.
+    pub devices: Vec<PathBuf>,
+    /// To print once per run, without the `hx: warning: ` prefix.
+    pub warnings: Vec<String>,
+    /// Why a run must refuse to start (`sandbox.required` and not everything enforced).
+    pub refusal: Option<String>,
+}
+
+impl Plan {
+    /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
+    /// and `TMPDIR`.
+    pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
+        let enforcement = assess(settings.mode, settings.network, kernel);
+        let mut warnings = Vec::new();
+        let mut writable = Vec::new();
+        if settings.mode == Mode::WorkspaceWrite {
+            writable = writable_roots(settings, workspace, env, &mut warnings);
+        }
+        let devices = DEVICES
+            .iter()
+            .map(PathBuf::from)
+            .filter(|p| p.exists())
+            .collect();
+        let problem = match &enforcement {
+            Enforcement::Off | Enforcement::Full => None,
+            Enforcement::Partial(missing) => Some(format!(
+                "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
+                kernel.abi(),
+                settings.mode.name(),
+                missing.join("; ")
+            )),
+            Enforcement::Unavailable(why) => Some(why.to_string()),
+        };
+        if settings.mode == Mode::Off && !settings.network {
+            warnings.push(
+                "sandbox.network = false has no effect while the sandbox is off: TCP is not refused"
+                    .into(),
+            );
+        }
+        let mut refusal = None;
+        if let Some(problem) = problem {
+            if settings.required {
+                refusal = Some(format!(
+                    "sandbox.required is set, but {problem}; refusing to run (use --sandbox off to run unconfined)"
+                ));
+            } else if let Enforcement::Unavailable(_) = enforcement {
+                warnings.push(format!(
+                    "the sandbox is off: {problem}, so bash runs unconfined (set sandbox = \"off\" to silence this, or sandbox.required = true to refuse to run)"
+                ));
+            } else {
+                warnings.push(format!(
+                    "the sandbox is partial: {problem} (set sandbox.required = true to refuse to run instead)"
+                ));
+            }
+        }
+        Plan {
+            settings: settings.clone(),
+            kernel,
+            enforcement,
+            workspace: workspace.to_path_buf(),
+            writable,
+            devices,
+            warnings,
+            refusal,
+        }
+    }
+
+    /// The sandbox the bash tool applies: `None` when the mode is off or the kernel has no
+    /// Landlock; the refusal when the run must not start.
+    pub fn sandbox(&self) -> Result<Option<Arc<Sandbox>>, String> {
+        if let Some(r) = &self.refusal {
+            return Err(r.clone());
+        }
+        match self.enforcement {
+            Enforcement::Off | Enforcement::Unavailable(_) => Ok(None),
+            Enforcement::Full | Enforcement::Partial(_) => {
+                let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
+                let mut rules = writable.clone();
+                rules.extend(self.devices.iter().cloned());
+                Ok(Some(Arc::new(Sandbox {
+                    mode: self.settings.mode,
+                    workspace: self.workspace.clone(),
+                    writable,
+                    rules,
+                    network: self.settings.network,
+                })))
+            }
+        }
+    }
+}
+
+/// The workspace, the temporary folder(s) and the configured roots, canonical and without
+/// duplicates. A configured root that cannot be resolved is a warning, not an error: the
+/// rest of the sandbox still holds.
+fn writable_roots(
+    settings: &Settings,
+    workspace: &Path,
+    env: &Env,
+    warnings: &mut Vec<String>,
+) -> Vec<Root> {
+    let mut roots = vec![Root {
+        path: workspace.to_path_buf(),
+        why: "the workspace",
+    }];
+    let add = |path: PathBuf, why: &'static str, roots: &mut Vec<Root>| {
+        if !roots.iter().any(|r| r.path == path) {
+            roots.push(Root { path, why });
+        }
+    };
+    if let Ok(tmp) = Path::new("/tmp").canonicalize() {
+        add(tmp, "the temporary folder", &mut roots);
+    }
+    let tmpdir = env.get("TMPDIR").map(PathBuf::from);
+    if let Some(t) = tmpdir.filter(|t| t.is_absolute()) {
+        if let Ok(t) = t.canonicalize() {
+            add(t, "$TMPDIR", &mut roots);
+        }
+    }
+    let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    for raw in &settings.writable_roots {
+        let path = if raw == "~" || raw.starts_with("~/") {
+            match &home {
+                Some(h) => h.join(raw.trim_start_matches('~').trim_start_matches('/')),
+                None => {
+                    warnings.push(format!(
+                        "sandbox.writable_roots: {raw:?} needs HOME, which is not set; it is not writable"
+                    ));
+                    continue;
+                }
+            }
+        } else {
+            workspace.join(raw)
+        };
+        match path.canonicalize() {
+            Ok(real) => add(real, "sandbox.writable_roots", &mut roots),
+            Err(e) => {
+                let why = match e.kind() {
+                    std::io::ErrorKind::NotFound => "does not exist".to_string(),
+                    _ => format!("cannot be used ({e})"),
+                };
+                warnings.push(format!(
+                    "sandbox.writable_roots: {raw:?} ({}) {why}; it is not writable",
+                    path.display()
+                ));
+            }
+        }
+    }
+    roots
+}
+
+/// The sandbox of a run, shared by every bash call (subagents' too).
+#[derive(Debug)]
+pub struct Sandbox {
+    mode: Mode,
+    workspace: PathBuf,
+    /// Where writes are allowed (devices aside): what the denial note compares against.
+    writable: Vec<PathBuf>,
+    /// Everything the ruleset allows writing beneath: `writable` and the devices.
+    rules: Vec<PathBuf>,
+    network: bool,
+}
+
+impl Sandbox {
+    /// A fresh ruleset for one command, built in hx (see [`Confinement`]).
+    pub fn confinement(&self) -> Result<Option<Confinement>, String> {
+        Confinement::build(&self.rules, self.network)
+            .map_err(|e| format!("cannot set up the sandbox: {e}"))
+    }
+
+    /// The line to add to a failed command's output when it shows a write the sandbox
+    /// refused (see `denial::refused_write`); `None` otherwise.
+    pub fn denial_note(&self, output: &str) -> Option<String> {
+        let read_only = self.mode == Mode::ReadOnly;
+        let hit = denial::refused_write(output, &self.workspace, &self.writable, read_only)?;
+        Some(if read_only {
+            "[sandbox] hx's sandbox is read-only for this run: nothing outside /dev/null and the \
+             like may be written. Retrying will not help; the user can allow writes with \
+             --sandbox workspace-write or --sandbox off."
+                .to_string()
+        } else {
+            let what = hit.map_or_else(
+                || "the write".to_string(),
+                |p| format!("the write to {}", p.display()),
+            );
+            format!(
+                "[sandbox] hx's sandbox refused {what}: bash may write only in the workspace, the \
+                 temporary folder and sandbox.writable_roots. Retrying will not help; the user \
+                 can allow it by adding the folder to sandbox.writable_roots in hx's config, or \
+                 with --sandbox off."
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,262 @@
+use super::*;
+
+fn settings(mode: Mode, network: bool, required: bool) -> Settings {
+    Settings {
+        mode,
+        network,
+        required,
+        ..Settings::default()
+    }
+}
+
+fn env(pairs: &[(&str, &str)]) -> Env {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+const TRUNCATE: &str = "refusing to truncate files outside the writable folders (needs ABI 3)";
+const TCP: &str = "refusing TCP connect and bind (needs ABI 4)";
+
+#[test]
+fn what_each_kernel_enforces() {
+    use Enforcement::*;
+    for mode in [Mode::WorkspaceWrite, Mode::ReadOnly] {
+        for kernel in [Kernel::Missing, Kernel::NotEnabled] {
+            assert!(matches!(assess(mode, true, kernel), Unavailable(_)));
+        }
+        assert_eq!(assess(mode, true, Kernel::Abi(1)), Partial(vec![TRUNCATE]));
+        assert_eq!(
+            assess(mode, false, Kernel::Abi(2)),
+            Partial(vec![TRUNCATE, TCP])
+        );
+        assert_eq!(assess(mode, true, Kernel::Abi(3)), Full);
+        assert_eq!(assess(mode, false, Kernel::Abi(3)), Partial(vec![TCP]));
+        for abi in 4..=9 {
+            assert_eq!(assess(mode, false, Kernel::Abi(abi)), Full);
+        }
+    }
+    for kernel in [Kernel::Missing, Kernel::Abi(1), Kernel::Abi(7)] {
+        assert_eq!(assess(Mode::Off, false, kernel), Off);
+    }
+}
+
+#[test]
+fn without_landlock_a_run_warns_once_and_runs_unconfined() {
+    let ws = tempfile::tempdir().unwrap();
+    for kernel in [Kernel::Missing, Kernel::NotEnabled] {
+        let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), kernel);
+        assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
+        let w = &plan.warnings[0];
+        assert!(w.starts_with("the sandbox is off: this kernel has"), "{w}");
+        assert!(w.contains("bash runs unconfined"), "{w}");
+        assert_eq!(plan.refusal, None);
+        assert!(plan.sandbox().unwrap().is_none());
+    }
+}
+
+#[test]
+fn required_turns_a_gap_into_a_refusal() {
+    let ws = tempfile::tempdir().unwrap();
+    let required = settings(Mode::WorkspaceWrite, false, true);
+    for kernel in [Kernel::Missing, Kernel::Abi(2), Kernel::Abi(3)] {
+        let plan = Plan::new(&required, ws.path(), &env(&[]), kernel);
+        let r = plan.sandbox().expect_err("refused");
+        assert!(r.starts_with("sandbox.required is set, but "), "{r}");
+        assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+    }
+    let plan = Plan::new(&required, ws.path(), &env(&[]), Kernel::Abi(4));
+    assert!(plan.sandbox().unwrap().is_some());
+    // `off` is an explicit choice that `required` does not overrule.
+    let off = settings(Mode::Off, true, true);
+    let plan = Plan::new(&off, ws.path(), &env(&[]), Kernel::Missing);
+    assert!(plan.sandbox().unwrap().is_none());
+    assert!(plan.warnings.is_empty());
+}
+
+#[test]
+fn network_false_with_the_sandbox_off_is_not_silently_ignored() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = Plan::new(
+        &settings(Mode::Off, false, false),
+        ws.path(),
+        &env(&[]),
+        Kernel::Abi(7),
+    );
+    assert_eq!(
+        plan.warnings,
+        ["sandbox.network = false has no effect while the sandbox is off: TCP is not refused"]
+    );
+}
+
+#[test]
+fn a_partial_kernel_still_confines_and_says_what_is_missing() {
+    let ws = tempfile::tempdir().unwrap();
+    let plan = Plan::new(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        &env(&[]),
+        Kernel::Abi(3),
+    );
+    assert_eq!(
+        plan.warnings,
+        [format!(
+            "the sandbox is partial: this kernel's Landlock (ABI 3) cannot enforce all of \
+             workspace-write: {TCP} (set sandbox.required = true to refuse to run instead)"
+        )]
+    );
+    assert!(plan.sandbox().unwrap().is_some());
+}
+
+#[test]
+fn writable_roots_resolve_against_home_and_the_workspace() {
+    let top = tempfile::tempdir().unwrap();
+    let top = top.path().canonicalize().unwrap();
+    let (ws, home, tmpdir) = (top.join("ws"), top.join("home"), top.join("t"));
+    for d in [
+        &ws,
+        &home.join("cache"),
+        &tmpdir,
+        &ws.join("sub"),
+        &top.join("sibling"),
+    ] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    let s = Settings {
+        writable_roots: vec![
+            "~/cache".into(),
+            "sub".into(),
+            "../sibling".into(),
+            top.join("sibling").display().to_string(),
+            "missing".into(),
+        ],
+        ..Settings::default()
+    };
+    let e = env(&[
+        ("HOME", home.to_str().unwrap()),
+        ("TMPDIR", tmpdir.to_str().unwrap()),
+    ]);
+    let plan = Plan::new(&s, &ws, &e, Kernel::Abi(7));
+    let got: Vec<(PathBuf, &str)> = plan
+        .writable
+        .iter()
+        .map(|r| (r.path.clone(), r.why))
+        .collect();
+    let tmp = Path::new("/tmp").canonicalize().unwrap();
+    assert_eq!(
+        got,
+        [
+            (ws.clone(), "the workspace"),
+            (tmp, "the temporary folder"),
+            (tmpdir, "$TMPDIR"),
+            (home.join("cache"), "sandbox.writable_roots"),
+            (ws.join("sub"), "sandbox.writable_roots"),
+            (top.join("sibling"), "sandbox.writable_roots"),
+        ]
+    );
+    assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
+    assert!(
+        plan.warnings[0].starts_with("sandbox.writable_roots: \"missing\" (")
+            && plan.warnings[0].ends_with(") does not exist; it is not writable"),
+        "{}",
+        plan.warnings[0]
+    );
+    // Without HOME a `~/` root is a warning too.
+    let plan = Plan::new(&s, &ws, &env(&[]), Kernel::Abi(7));
+    assert!(plan.warnings.iter().any(|w| w.contains("needs HOME")));
+    // read-only: nothing but the devices.
+    let ro = Settings {
+        mode: Mode::ReadOnly,
+        ..s
+    };
+    let plan = Plan::new(&ro, &ws, &e, Kernel::Abi(7));
+    assert!(plan.writable.is_empty());
+    assert!(plan.devices.contains(&PathBuf::from("/dev/null")));
+}
+
+/// The decision hx makes from the ABI agrees with what the landlock crate itself reports when
+/// it enforces the same ruleset on this kernel. Run in a throwaway thread: Landlock confines
+/// only the calling thread (and what it starts later).
+#[test]
+fn the_assessment_matches_what_the_kernel_enforces() {
+    use landlock::{CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus};
+    for network in [true, false] {
+        let status = std::thread::spawn(move || {
+            let mut r = Ruleset::default()
+                .set_compatibility(CompatLevel::BestEffort)
+                .handle_access(handled_fs())
+                .unwrap();
+            if !network {
+                r = r.handle_access(handled_net()).unwrap();
+            }
+            r.create().unwrap().restrict_self().unwrap().ruleset
+        })
+        .join()
+        .unwrap();
+        let ours = assess(Mode::WorkspaceWrite, network, Kernel::detect());
+        let expected = match ours {
+            Enforcement::Full => RulesetStatus::FullyEnforced,
+            Enforcement::Partial(_) => RulesetStatus::PartiallyEnforced,
+            Enforcement::Unavailable(_) | Enforcement::Off => RulesetStatus::NotEnforced,
+        };
+        assert_eq!(status, expected, "network {network}: {ours:?}");
+    }
+}
+
+#[test]
+fn a_confined_child_writes_only_beneath_its_roots() {
+    assert_eq!(
+        Kernel::detect().why_missing(),
+        None,
+        "these tests need a kernel with Landlock"
+    );
+    let top = tempfile::tempdir().unwrap();
+    let top = top.path().canonicalize().unwrap();
+    let ws = top.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let c = Confinement::build(&[ws.clone(), PathBuf::from("/dev/null")], true)
+        .unwrap()
+        .unwrap();
+    let run = |script: &str| {
+        let mut cmd = std::process::Command::new("sh");
+        cmd.arg("-c").arg(script).current_dir(&ws);
+        c.apply(&mut cmd);
+        cmd.output().unwrap()
+    };
+    let out = run("echo in > inside; echo x > /dev/null; touch ../outside");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"));
+    assert!(ws.join("inside").exists());
+    assert!(!top.join("outside").exists());
+    // hx itself stays free.
+    std::fs::write(top.join("parent"), "x").unwrap();
+}
+
+#[test]
+fn the_note_names_the_path_and_how_to_allow_it() {
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    let plan = Plan::new(&Settings::default(), &ws, &env(&[]), Kernel::Abi(7));
+    let sb = plan.sandbox().unwrap().unwrap();
+    let note = sb
+        .denial_note("bash: /etc/hx-x: Permission denied\n[exit code: 1]")
+        .unwrap();
+    assert!(note.starts_with("[sandbox] hx's sandbox refused the write to /etc/hx-x:"));
+    assert!(note.contains("sandbox.writable_roots") && note.contains("--sandbox off"));
+    assert!(!note.contains('\n'));
+    assert_eq!(sb.denial_note("bash: ./x: Permission denied"), None);
+    let ro = Plan::new(
+        &settings(Mode::ReadOnly, true, false),
+        &ws,
+        &env(&[]),
+        Kernel::Abi(7),
+    );
+    let note = ro
+        .sandbox()
+        .unwrap()
+        .unwrap()
+        .denial_note("bash: ./x: Permission denied")
+        .unwrap();
+    assert!(note.contains("read-only") && note.contains("--sandbox workspace-write"));
+}
