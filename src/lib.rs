@@ -9,6 +9,7 @@ pub mod config;
 pub mod hooks;
 pub mod model;
 pub mod process;
+pub mod session;
 pub mod skills;
 pub mod term;
 pub mod tools;

@@ -7,44 +7,13 @@ use futures_util::future::join_all;
 
 use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{
-    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall, Usage,
+    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall,
 };
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
 
-/// What a run did, for the Stop line.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunStats {
-    /// Model requests made.
-    pub turns: u32,
-    /// Tool calls the model made (blocked ones included).
-    pub tool_calls: u32,
-    /// Calls a PreToolUse hook refused.
-    pub blocked: u32,
-    pub usage: Usage,
-    /// Whether any response reported usage (so zeros are not shown as facts).
-    pub has_usage: bool,
-}
-
-impl RunStats {
-    /// `turns=2, tool_calls=1, blocked=0`, then token figures when the server sent them.
-    pub fn summary(&self) -> String {
-        let mut s = format!(
-            "turns={}, tool_calls={}, blocked={}",
-            self.turns, self.tool_calls, self.blocked
-        );
-        if self.has_usage {
-            s.push_str(&format!(
-                ", prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}",
-                self.usage.prompt_tokens,
-                self.usage.prompt_cache_hit_tokens,
-                self.usage.completion_tokens
-            ));
-        }
-        s
-    }
-}
+pub use crate::session::RunStats;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
