@@ -3,6 +3,7 @@
 use clap::{Args, Parser, Subcommand};
 
 mod agent;
+mod sessions;
 mod skills;
 mod trust;
 
@@ -41,6 +42,8 @@ pub enum Command {
     Agent(AgentArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
+    /// List and show the recorded sessions of this workspace (no API key needed)
+    Sessions(SessionsArgs),
     /// Allow this project's hooks (.hx/hooks.json) to run, as they are now
     Trust(TrustArgs),
 }
@@ -54,6 +57,39 @@ pub struct TrustArgs {
     #[arg(long)]
     pub revoke: bool,
 }
+
+#[derive(Debug, Args)]
+#[command(after_long_help = SESSIONS_HELP)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The sessions of this workspace, newest first: id, start, turns, outcome, task
+    List {
+        /// Every workspace's sessions
+        #[arg(long)]
+        all: bool,
+        /// Machine-readable output: a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable transcript of one session, its subagents nested
+    Show {
+        /// The session's id, or a unique prefix of it
+        id: String,
+        /// Print the session file's lines as they are
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const SESSIONS_HELP: &str = "\
+Every run is recorded (unless --ephemeral or sessions = false) in
+$XDG_STATE_HOME/hx/sessions/<workspace>/<id>.jsonl (default ~/.local/state/hx/...).
+Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SKILLS_HELP)]
@@ -117,6 +153,15 @@ pub struct AgentArgs {
     /// mkfs, ...)
     #[arg(long)]
     pub no_guard: bool,
+    /// Continue the newest session of this workspace: TASK is its next user message
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Continue the session with this id (a unique prefix is enough; 'hx sessions list')
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Record nothing: no session file for this run
+    #[arg(long)]
+    pub ephemeral: bool,
 }
 
 const AGENT_HELP: &str = "\
@@ -139,6 +184,12 @@ Configuration files (TOML; later ones win, then environment, then flags):
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
   'hx trust' (and again after each change to it).
+
+Sessions:
+  Every run is recorded in $XDG_STATE_HOME/hx/sessions (default ~/.local/state/hx/sessions)
+  unless --ephemeral or 'sessions = false'. -c continues the newest session of this
+  workspace, -r ID a given one; a continued session keeps its model and provider unless
+  --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
 
 Output:
   stdout carries the final answer only; traces, reasoning and warnings go to stderr.
@@ -164,6 +215,7 @@ pub fn main_with_args() -> i32 {
     match cli.command {
         Command::Agent(args) => agent::agent_command(args),
         Command::Skills(args) => skills::skills_command(args),
+        Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),
     }
 }

@@ -1,7 +1,7 @@
 //! Tests of running hook commands and reading their output.
 
 use super::*;
-use crate::agent::RunStats;
+use crate::session::RunStats;
 use crate::model::ToolCall;
 use crate::tools::ToolResult;
 use std::path::PathBuf;

@@ -206,7 +206,7 @@ impl OpenAiClient {
 impl ChatModel for OpenAiClient {
     fn complete<'a>(
         &'a self,
-        req: &'a ChatRequest,
+        req: &'a ChatRequest<'a>,
         sink: &'a mut dyn EventSink,
     ) -> BoxFuture<'a, Result<AssistantTurn, ModelError>> {
         Box::pin(async move {

@@ -97,15 +97,16 @@ fn wire_arguments(raw: &str) -> &str {
     }
 }
 
-/// Everything one model request carries.
-#[derive(Debug, Clone)]
-pub struct ChatRequest {
-    pub model: String,
-    pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+/// Everything one model request carries. It borrows the conversation: the history can be
+/// long, and a request is built for every turn.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
 }
 
-impl ChatRequest {
+impl ChatRequest<'_> {
     /// The JSON body, streaming with usage on the final chunk.
     pub fn to_json(&self) -> Value {
         let mut body = json!({

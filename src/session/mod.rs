@@ -63,6 +63,63 @@ impl RunStats {
     }
 }
 
+/// How new sessions are made in a run: where they are stored (`None`: `--ephemeral`, or
+/// `sessions = false`) and what their headers say.
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    pub store: Option<Store>,
+    pub workspace: String,
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+}
+
+impl Recorder {
+    /// The header of a new session; `parent` is the starting session's id and call id.
+    pub fn header(&self, id: String, parent: Option<(&str, &str)>) -> Header {
+        Header {
+            id,
+            parent_id: parent.map(|(s, _)| s.to_string()),
+            parent_call_id: parent.map(|(_, c)| c.to_string()),
+            workspace: self.workspace.clone(),
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            base_url: self.base_url.clone(),
+            hx_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: store::now_rfc3339(),
+            ..Header::default()
+        }
+    }
+
+    /// A new session, recorded when there is a store. A file that cannot be created leaves
+    /// the session unrecorded, with the reason.
+    pub fn start(&self, parent: Option<(&str, &str)>) -> (Session, Option<String>) {
+        let id = store::new_id();
+        let header = self.header(id.clone(), parent);
+        match &self.store {
+            None => (Session::new(header, None), None),
+            Some(store) => match store.create(&id) {
+                Ok(log) => (Session::new(header, Some(log)), None),
+                Err(e) => (
+                    Session::new(header, None),
+                    Some(format!("this session is not recorded: {e}")),
+                ),
+            },
+        }
+    }
+
+    /// What this run records when it continues a session.
+    pub fn run_info(&self) -> RunInfo {
+        RunInfo {
+            started_at: store::now_rfc3339(),
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            base_url: self.base_url.clone(),
+            hx_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
 /// The answer given, on resume, to a call the session recorded without its result.
 pub const NOT_RUN_ANSWER: &str = "Error: not run: the session ended before this call finished";
 

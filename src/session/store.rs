@@ -101,6 +101,13 @@ impl Store {
         }
     }
 
+    /// The store in a given folder (listing every workspace).
+    pub fn at(dir: &Path) -> Store {
+        Store {
+            dir: dir.to_path_buf(),
+        }
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
     }

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::*;
 use crate::skills::test_util::{skill, write};
 use crate::skills::{discover, LoadSkill};
-use crate::tools::{Tool, ToolContext, ToolLimits, ToolResult, Workspace};
+use crate::tools::{Tool, ToolContext, ToolResult, Workspace};
 
 fn registry(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
     let d = discover(cwd, home);
@@ -17,10 +17,7 @@ fn registry(cwd: &Path, home: Option<&Path>) -> SkillRegistry {
 }
 
 fn context(root: &Path) -> ToolContext {
-    ToolContext {
-        workspace: Workspace::new(root).expect("workspace"),
-        limits: ToolLimits::default(),
-    }
+    ToolContext::new(Workspace::new(root).expect("workspace"))
 }
 
 #[test]

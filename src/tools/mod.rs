@@ -84,6 +84,9 @@ impl Default for ToolLimits {
 pub struct ToolContext {
     pub workspace: Workspace,
     pub limits: ToolLimits,
+    /// The session the call belongs to, and the call's id (empty outside a run).
+    pub session_id: String,
+    pub call_id: String,
 }
 
 impl ToolContext {
@@ -92,6 +95,8 @@ impl ToolContext {
         ToolContext {
             workspace,
             limits: ToolLimits::default(),
+            session_id: String::new(),
+            call_id: String::new(),
         }
     }
 }
