@@ -83,7 +83,9 @@ impl Agent {
                 .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
                 .await;
             if let Some(reason) = c.block.or(c.stop_run) {
-                return Ok(Outcome::Stopped(format!("prompt refused by a hook: {reason}")));
+                return Ok(Outcome::Stopped(format!(
+                    "prompt refused by a hook: {reason}"
+                )));
             }
             // Context from hooks travels with the task: the system prompt stays fixed.
             for extra in start.context.into_iter().chain(c.context) {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use super::{exit, fail, AgentArgs};
 use crate::agent::{prompt, Agent, Outcome};
-use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::OpenAiClient;
+use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -87,29 +87,32 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
         ));
     };
     let store = super::sessions::store_for(&root, cwd);
-    let path = match &args.resume {
-        Some(id) => store.find(id).map_err(|e| fail(exit::USAGE, e))?,
-        None => match store.newest() {
-            Ok(Some(p)) => p,
-            Ok(None) => {
-                return Err(fail(
+    let path =
+        match &args.resume {
+            Some(id) => store.find(id).map_err(|e| fail(exit::USAGE, e))?,
+            None => match store.newest() {
+                Ok(Some(p)) => p,
+                Ok(None) => return Err(fail(
                     exit::USAGE,
                     "no session to continue in this workspace; start one with hx agent \"TASK\"",
-                ))
-            }
-            Err(warnings) => {
-                for w in warnings {
-                    eprintln!("hx: warning: {w}");
+                )),
+                Err(warnings) => {
+                    for w in warnings {
+                        eprintln!("hx: warning: {w}");
+                    }
+                    return Err(fail(
+                        exit::FAILED,
+                        "no readable session to continue in this workspace",
+                    ));
                 }
-                return Err(fail(
-                    exit::FAILED,
-                    "no readable session to continue in this workspace",
-                ));
-            }
-        },
-    };
-    let loaded = session::record::read(&path)
-        .map_err(|e| fail(exit::FAILED, format!("cannot resume {}: {e}", path.display())))?;
+            },
+        };
+    let loaded = session::record::read(&path).map_err(|e| {
+        fail(
+            exit::FAILED,
+            format!("cannot resume {}: {e}", path.display()),
+        )
+    })?;
     if loaded.header.parent_id.is_some() {
         return Err(fail(
             exit::USAGE,
@@ -260,11 +263,7 @@ fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Re
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
 /// one. `Err` is an exit code, the problem reported.
-fn open_session(
-    recorder: &Recorder,
-    resume: Option<Resumed>,
-    term: &Term,
-) -> Result<Session, i32> {
+fn open_session(recorder: &Recorder, resume: Option<Resumed>, term: &Term) -> Result<Session, i32> {
     let Some(Resumed { path, loaded }) = resume else {
         let (session, unrecorded) = recorder.start(None);
         if let Some(why) = unrecorded {
@@ -277,14 +276,12 @@ fn open_session(
     }
     let log = match &recorder.store {
         None => None,
-        Some(_) => Some(
-            SessionLog::append(&path, loaded.valid_len).map_err(|e| {
-                fail(
-                    exit::FAILED,
-                    format!("cannot continue session {}: {e}", loaded.header.id),
-                )
-            })?,
-        ),
+        Some(_) => Some(SessionLog::append(&path, loaded.valid_len).map_err(|e| {
+            fail(
+                exit::FAILED,
+                format!("cannot continue session {}: {e}", loaded.header.id),
+            )
+        })?),
     };
     let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
     if repaired > 0 {
@@ -336,7 +333,12 @@ async fn run_agent(
         None => {
             let stop = agent.stop_line_event(&session.stats);
             agent.hooks.trace_only(&stop, &agent.hook_cx);
-            (exit::INTERRUPTED, Some("interrupted".to_string()), "interrupted", None)
+            (
+                exit::INTERRUPTED,
+                Some("interrupted".to_string()),
+                "interrupted",
+                None,
+            )
         }
         Some(Ok(Outcome::Answered(text))) => {
             // A streamed answer is on the screen already, its line closed.
@@ -360,7 +362,12 @@ async fn run_agent(
             "max_turns",
             None,
         ),
-        Some(Err(e)) => (exit::FAILED, Some(e.to_string()), "error", Some(e.to_string())),
+        Some(Err(e)) => (
+            exit::FAILED,
+            Some(e.to_string()),
+            "error",
+            Some(e.to_string()),
+        ),
     };
     session.end(outcome, detail.as_deref());
     if let Some(m) = message {

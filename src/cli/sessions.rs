@@ -242,9 +242,17 @@ fn message(
         "tool" => {
             let lines: Vec<&str> = content.lines().collect();
             let shown: Vec<String> = if lines.len() > SHOWN_HEAD + SHOWN_TAIL + 1 {
-                let mut v: Vec<String> = lines[..SHOWN_HEAD].iter().map(|l| l.to_string()).collect();
-                v.push(format!("… ({} lines)", lines.len() - SHOWN_HEAD - SHOWN_TAIL));
-                v.extend(lines[lines.len() - SHOWN_TAIL..].iter().map(|l| l.to_string()));
+                let mut v: Vec<String> =
+                    lines[..SHOWN_HEAD].iter().map(|l| l.to_string()).collect();
+                v.push(format!(
+                    "… ({} lines)",
+                    lines.len() - SHOWN_HEAD - SHOWN_TAIL
+                ));
+                v.extend(
+                    lines[lines.len() - SHOWN_TAIL..]
+                        .iter()
+                        .map(|l| l.to_string()),
+                );
                 v
             } else {
                 lines.iter().map(|l| l.to_string()).collect()

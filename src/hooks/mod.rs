@@ -12,8 +12,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::session::RunStats;
 use crate::model::ToolCall;
+use crate::session::RunStats;
 use crate::tools::ToolResult;
 
 pub mod command;
