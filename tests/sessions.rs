@@ -507,3 +507,47 @@ fn sessions_list_and_show() {
         std::fs::read_to_string(&files[0]).expect("file")
     );
 }
+
+#[test]
+fn switching_provider_on_resume_adapts_the_reasoning_field() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("g1", "glob", r#"{"pattern":"*"}"#)]),
+        Reply::text("first"),
+        Reply::text("second"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let url = server.url();
+    hx.env("OPENAI_API_KEY", "k").args([
+        "agent",
+        "--provider",
+        "openai",
+        "--model",
+        "gpt-x",
+        "--base-url",
+        &url,
+        "one",
+    ]);
+    hx.run().assert_code(0);
+    hx.clear_args()
+        .args(["agent", "-c", "--provider", "deepseek", "two"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    let assistant = |body: &Value| -> Vec<Value> {
+        messages(body)
+            .iter()
+            .filter(|m| m["role"] == "assistant")
+            .cloned()
+            .collect()
+    };
+    // OpenAI is never sent the field; DeepSeek needs it on every assistant message.
+    assert!(assistant(&reqs[1].body)
+        .iter()
+        .all(|m| m.get("reasoning_content").is_none()));
+    let resumed = assistant(&reqs[2].body);
+    assert_eq!(resumed.len(), 2);
+    assert!(
+        resumed.iter().all(|m| m["reasoning_content"] == ""),
+        "{resumed:#?}"
+    );
+    assert_eq!(reqs[2].body["model"], "deepseek-v4-flash");
+}

@@ -8,7 +8,7 @@ use super::{exit, fail, AgentArgs};
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
-use crate::model::OpenAiClient;
+use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
@@ -263,7 +263,12 @@ fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Re
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
 /// one. `Err` is an exit code, the problem reported.
-fn open_session(recorder: &Recorder, resume: Option<Resumed>, term: &Term) -> Result<Session, i32> {
+fn open_session(
+    recorder: &Recorder,
+    resume: Option<Resumed>,
+    echo: ReasoningEcho,
+    term: &Term,
+) -> Result<Session, i32> {
     let Some(Resumed { path, loaded }) = resume else {
         let (session, unrecorded) = recorder.start(None);
         if let Some(why) = unrecorded {
@@ -283,6 +288,7 @@ fn open_session(recorder: &Recorder, resume: Option<Resumed>, term: &Term) -> Re
             )
         })?),
     };
+    let switched = loaded.provider != recorder.provider;
     let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
     if repaired > 0 {
         term.line(&format!(
@@ -291,13 +297,13 @@ fn open_session(recorder: &Recorder, resume: Option<Resumed>, term: &Term) -> Re
             session.id()
         ));
     }
-    normalize_reasoning(&mut session, recorder);
+    if switched {
+        // The history was written for another server: DeepSeek answers 400 to a tool-calling
+        // turn without `reasoning_content`, strict servers to one with it.
+        session.adapt_reasoning(echo);
+    }
     Ok(session)
 }
-
-/// Nothing to do yet: kept as the one place where a provider switch on resume would adapt
-/// recorded messages.
-fn normalize_reasoning(_session: &mut Session, _recorder: &Recorder) {}
 
 async fn run_agent(
     config: Config,
@@ -310,7 +316,7 @@ async fn run_agent(
     let term = Term::detect();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     let recorder = recorder(&config, &workspace, &env, ephemeral);
-    let mut session = match open_session(&recorder, resume, &term) {
+    let mut session = match open_session(&recorder, resume, config.reasoning_echo, &term) {
         Ok(s) => s,
         Err(code) => return code,
     };

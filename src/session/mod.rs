@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::model::{Message, Usage};
+use crate::model::{Message, ReasoningEcho, Usage};
 
 pub mod log;
 pub mod record;
@@ -179,6 +179,23 @@ impl Session {
             ended: false,
         };
         (session, added)
+    }
+
+    /// Adapts the recorded assistant messages to a provider's reasoning rule (a resumed
+    /// session that switched provider). In memory only: the file keeps what was sent, and its
+    /// `run` line says which provider came next.
+    pub fn adapt_reasoning(&mut self, echo: ReasoningEcho) {
+        for m in &mut self.messages {
+            if let Message::Assistant { reasoning, .. } = m {
+                match echo {
+                    ReasoningEcho::Always if reasoning.is_none() => {
+                        *reasoning = Some(String::new())
+                    }
+                    ReasoningEcho::Never => *reasoning = None,
+                    _ => {}
+                }
+            }
+        }
     }
 
     pub fn id(&self) -> &str {
