@@ -191,7 +191,17 @@ pub fn header_line(h: &Header) -> String {
 }
 
 pub fn message_line(m: &Message) -> String {
-    serde_json::json!({"type": "message", "message": m.to_json()}).to_string()
+    #[derive(Serialize)]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        message: &'a Message,
+    }
+    serde_json::to_string(&Line {
+        kind: "message",
+        message: m,
+    })
+    .unwrap_or_default()
 }
 
 pub fn usage_line(u: &Usage) -> String {
