@@ -134,7 +134,7 @@ fn launcher(args: &[String]) {
     let pid = child.id() as libc::pid_t;
     let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     assert_eq!(r, pid, "wait4");
-    let us = |t: libc::timeval| t.tv_sec as i64 * 1_000_000 + t.tv_usec as i64;
+    let us = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
     println!(
         "{} {} {}",
         libc::WEXITSTATUS(status),
