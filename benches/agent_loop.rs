@@ -142,7 +142,7 @@ fn main() {
         "agent_loop/40-turn session: hx CPU per turn median {:.3} ms (min {:.3}), wall per turn median {:.3} ms ({runs} runs)",
         median(cpu.clone()).as_secs_f64() * 1e3,
         cpu.iter().min().expect("runs").as_secs_f64() * 1e3,
-        median(wall).as_secs_f64() * 1e3,
+        median(wall.clone()).as_secs_f64() * 1e3,
     );
     let (rec, eph) = (median(wall.clone()), median(eph_wall));
     println!(
