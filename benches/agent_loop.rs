@@ -52,7 +52,7 @@ fn run_hx(hx: &Hx) -> (i32, Duration, i64, Duration) {
     (code, cpu, rss, start.elapsed())
 }
 
-fn session() -> (Duration, Duration) {
+fn session(ephemeral: bool) -> (Duration, Duration) {
     let mut replies: Vec<Reply> = (0..TURNS - 1)
         .map(|i| {
             Reply::tool_calls(vec![Call::new(
@@ -66,8 +66,12 @@ fn session() -> (Duration, Duration) {
     replies.push(Reply::text("done").unpaced());
     let server = FakeServer::start(replies);
     let mut hx = Hx::new(&server);
-    hx.write_file("notes.txt", &"a line of notes\n".repeat(50))
-        .args(["agent", "read the notes"]);
+    hx.write_file("notes.txt", &"a line of notes\n".repeat(50));
+    hx.arg("agent");
+    if ephemeral {
+        hx.arg("--ephemeral");
+    }
+    hx.arg("read the notes");
     let (code, cpu, _, wall) = run_hx(&hx);
     assert_eq!(code, 0, "40-turn session failed");
     assert_eq!(server.requests().len(), TURNS);
@@ -113,12 +117,18 @@ fn main() {
     } else {
         1
     };
+    // Recorded (the default) and --ephemeral runs alternate, so both see the same machine.
     let mut cpu = Vec::new();
     let mut wall = Vec::new();
+    let mut eph_cpu = Vec::new();
+    let mut eph_wall = Vec::new();
     for _ in 0..runs {
-        let (c, w) = session();
+        let (c, w) = session(false);
         cpu.push(c);
         wall.push(w);
+        let (c, w) = session(true);
+        eph_cpu.push(c);
+        eph_wall.push(w);
     }
     let rss: Vec<i64> = (0..runs).map(|_| big_output()).collect();
     let (one_cpu, one_wall): (Vec<Duration>, Vec<Duration>) =
@@ -132,7 +142,16 @@ fn main() {
         "agent_loop/40-turn session: hx CPU per turn median {:.3} ms (min {:.3}), wall per turn median {:.3} ms ({runs} runs)",
         median(cpu.clone()).as_secs_f64() * 1e3,
         cpu.iter().min().expect("runs").as_secs_f64() * 1e3,
-        median(wall).as_secs_f64() * 1e3,
+        median(wall.clone()).as_secs_f64() * 1e3,
+    );
+    let (rec, eph) = (median(wall.clone()), median(eph_wall));
+    println!(
+        "agent_loop/40-turn session, recording cost: wall per turn median {:.3} ms recorded vs {:.3} ms --ephemeral ({:+.1} %); hx CPU per turn {:.3} vs {:.3} ms",
+        rec.as_secs_f64() * 1e3,
+        eph.as_secs_f64() * 1e3,
+        (rec.as_secs_f64() / eph.as_secs_f64() - 1.0) * 100.0,
+        median(cpu.clone()).as_secs_f64() * 1e3,
+        median(eph_cpu).as_secs_f64() * 1e3,
     );
     println!(
         "agent_loop/bash printing 30 MB: peak RSS median {:.1} MiB ({runs} runs)",

@@ -88,6 +88,8 @@ pub struct FileConfig {
     pub guard: Option<bool>,
     /// Characters the skill catalog may take in the system prompt (default 8,000).
     pub skills_catalog_budget: Option<usize>,
+    /// Record every run as a session file (default on).
+    pub sessions: Option<bool>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
     #[serde(default)]
@@ -149,7 +151,8 @@ impl FileConfig {
             subagent_max_turns,
             show_reasoning,
             guard,
-            skills_catalog_budget
+            skills_catalog_budget,
+            sessions
         );
         overlay!(
             self.network,
@@ -242,6 +245,8 @@ pub struct Config {
     pub show_reasoning: bool,
     pub guard: bool,
     pub skills_catalog_budget: usize,
+    /// Whether runs are recorded as session files.
+    pub sessions: bool,
     pub client: ClientOptions,
     pub limits: ToolLimits,
     /// The environment policy of tool commands.
@@ -469,6 +474,7 @@ impl Config {
             skills_catalog_budget: file
                 .skills_catalog_budget
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
+            sessions: file.sessions.unwrap_or(true),
             client,
             limits,
             shell_env,

@@ -10,6 +10,7 @@ pub mod hooks;
 pub mod model;
 pub mod process;
 pub mod sandbox;
+pub mod session;
 pub mod skills;
 pub mod term;
 pub mod tools;

@@ -195,12 +195,14 @@ fn signal_while_waiting(sig: i32, code: i32, message: &str) {
     run.assert_code(code);
     let lines: Vec<&str> = run.stderr.lines().collect();
     let n = lines.len();
-    assert!(n >= 2, "{}", run.dump());
+    assert!(n >= 3, "{}", run.dump());
     assert_eq!(
-        lines[n - 2],
+        lines[n - 3],
         "[HOOK] Stop: turns=2, tool_calls=1, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150"
     );
-    assert_eq!(lines[n - 1], message);
+    assert_eq!(lines[n - 2], message);
+    // The session is named last, with how to continue it.
+    assert!(lines[n - 1].starts_with("hx: session "), "{}", run.dump());
 }
 
 #[test]

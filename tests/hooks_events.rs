@@ -38,7 +38,19 @@ fn hooks_get_the_event_on_stdin_and_the_project_dir() {
         .as_str()
         .expect("session_id")
         .to_string();
-    assert_eq!(session.len(), 32);
+    // The id of the session this run recorded.
+    let sessions = hx.home().join(".local/state/hx/sessions");
+    let folder = std::fs::read_dir(&sessions)
+        .expect("sessions folder")
+        .next()
+        .expect("a workspace folder")
+        .expect("entry")
+        .path();
+    assert!(
+        folder.join(format!("{session}.jsonl")).is_file(),
+        "no session file named {session} in {}",
+        folder.display()
+    );
     assert_eq!(start["cwd"], ws.as_str());
     assert_eq!(start["hook_event_name"], "SessionStart");
     assert_eq!(read("UserPromptSubmit")["prompt"], "do it");

@@ -7,44 +7,14 @@ use futures_util::future::join_all;
 
 use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{
-    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall, Usage,
+    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall,
 };
+use crate::session::{Recorder, Session};
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
 
-/// What a run did, for the Stop line.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct RunStats {
-    /// Model requests made.
-    pub turns: u32,
-    /// Tool calls the model made (blocked ones included).
-    pub tool_calls: u32,
-    /// Calls a PreToolUse hook refused.
-    pub blocked: u32,
-    pub usage: Usage,
-    /// Whether any response reported usage (so zeros are not shown as facts).
-    pub has_usage: bool,
-}
-
-impl RunStats {
-    /// `turns=2, tool_calls=1, blocked=0`, then token figures when the server sent them.
-    pub fn summary(&self) -> String {
-        let mut s = format!(
-            "turns={}, tool_calls={}, blocked={}",
-            self.turns, self.tool_calls, self.blocked
-        );
-        if self.has_usage {
-            s.push_str(&format!(
-                ", prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}",
-                self.usage.prompt_tokens,
-                self.usage.prompt_cache_hit_tokens,
-                self.usage.completion_tokens
-            ));
-        }
-        s
-    }
-}
+pub use crate::session::RunStats;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,14 +25,6 @@ pub enum Outcome {
     MaxTurns(String),
     /// A hook ended the run (`continue: false`) or refused the prompt; the reason.
     Stopped(String),
-}
-
-#[derive(Debug, Clone)]
-pub struct RunReport {
-    pub outcome: Outcome,
-    pub stats: RunStats,
-    /// The whole conversation: what the last request sent, plus the final answer.
-    pub messages: Vec<Message>,
 }
 
 /// One agent: a model, the tools it may use, the hooks that watch it.
@@ -82,6 +44,8 @@ pub struct Agent {
     pub reminders: Vec<Arc<dyn Reminder>>,
     /// A subagent ends with `SubagentStop` instead of `Stop`.
     pub is_subagent: bool,
+    /// Where the sessions of subagents this agent starts are recorded.
+    pub recorder: Recorder,
 }
 
 /// Something that may want to remind the model of a duty after a turn that called tools.
@@ -97,42 +61,31 @@ type CallOutcome = (ToolResult, bool, Option<String>);
 pub const MAX_STOP_CONTINUATIONS: u32 = 8;
 
 impl Agent {
-    /// Runs `task` to an answer. A model error after retries ends the run as an error; every
-    /// tool problem is a tool result the model sees.
-    pub async fn run(&self, task: &str, sink: &mut dyn EventSink) -> Result<RunReport, ModelError> {
-        self.run_counting(task, sink, &mut RunStats::default())
-            .await
-    }
-
-    /// [`Agent::run`], counting into `stats` as it goes, so that a caller who abandons the
-    /// run (a signal) still has the figures so far.
-    pub async fn run_counting(
+    /// Runs `task` as the next user message of `session`, to an answer. The system prompt
+    /// starts an empty session; a recorded one keeps its own. Every message goes through the
+    /// session, so whatever happens (a model error after retries, the future dropped on
+    /// Ctrl-C) the session holds the conversation up to that point, and its figures.
+    pub async fn run(
         &self,
+        session: &mut Session,
         task: &str,
         sink: &mut dyn EventSink,
-        stats: &mut RunStats,
-    ) -> Result<RunReport, ModelError> {
+    ) -> Result<Outcome, ModelError> {
         let cx = &self.hook_cx;
         let mut task = task.to_string();
         if !self.is_subagent {
             let start = self.hooks.notify(&HookEvent::SessionStart, cx).await;
             if let Some(reason) = start.stop_run {
-                return Ok(RunReport {
-                    outcome: Outcome::Stopped(reason),
-                    stats: stats.clone(),
-                    messages: Vec::new(),
-                });
+                return Ok(Outcome::Stopped(reason));
             }
             let c = self
                 .hooks
                 .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
                 .await;
             if let Some(reason) = c.block.or(c.stop_run) {
-                return Ok(RunReport {
-                    outcome: Outcome::Stopped(format!("prompt refused by a hook: {reason}")),
-                    stats: stats.clone(),
-                    messages: Vec::new(),
-                });
+                return Ok(Outcome::Stopped(format!(
+                    "prompt refused by a hook: {reason}"
+                )));
             }
             // Context from hooks travels with the task: the system prompt stays fixed.
             for extra in start.context.into_iter().chain(c.context) {
@@ -140,36 +93,50 @@ impl Agent {
                 task.push_str(&extra);
             }
         }
-        let mut req = ChatRequest {
-            model: self.model_name.clone(),
-            messages: vec![
-                Message::System(self.system_prompt.clone()),
-                Message::User(task),
-            ],
-            tools: self.tools.specs(),
-        };
+        if session.is_empty() {
+            session.push(Message::System(self.system_prompt.clone()));
+        }
+        session.push(Message::User(task));
+        // The specs are fixed for the run: the request prefix must not change between turns.
+        let tools = self.tools.specs();
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
-            if stats.turns >= self.max_turns {
+            if session.stats.turns >= self.max_turns {
                 // Hooks still hear that the run ended (the trace prints its figures), but
                 // cannot extend it past the limit.
-                self.hooks.notify(&self.stop_event(stats, false), cx).await;
+                self.hooks
+                    .notify(&self.stop_event(&session.stats, false), cx)
+                    .await;
                 break Outcome::MaxTurns(last_text);
             }
-            stats.turns += 1;
-            let turn = self.model.complete(&req, sink).await?;
+            session.stats.turns += 1;
+            let req = ChatRequest {
+                model: &self.model_name,
+                messages: session.messages(),
+                tools: &tools,
+            };
+            let turn = match self.model.complete(&req, sink).await {
+                Ok(t) => t,
+                Err(e) => {
+                    // The run is over: hooks hear it (the trace prints the figures so far).
+                    self.hooks
+                        .notify(&self.stop_event(&session.stats, false), cx)
+                        .await;
+                    return Err(e);
+                }
+            };
             if let Some(u) = &turn.usage {
-                stats.usage.add(u);
-                stats.has_usage = true;
+                session.record_usage(u);
             }
             // Whether to go on is decided by the calls collected, not by `finish_reason`:
             // servers disagree on it, and a call without an answer would break the next request.
             let has_calls = !turn.tool_calls.is_empty();
             sink.turn_finished(has_calls);
-            req.messages.push(turn.to_message(self.reasoning_echo));
+            session.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
-                let stop = self.stop_event(stats, continuations > 0);
+                session.turn_done();
+                let stop = self.stop_event(&session.stats, continuations > 0);
                 let c = self.hooks.notify(&stop, cx).await;
                 if let Some(reason) = c.stop_run {
                     break Outcome::Stopped(reason);
@@ -177,7 +144,7 @@ impl Agent {
                 match c.block {
                     Some(reason) if continuations < MAX_STOP_CONTINUATIONS => {
                         continuations += 1;
-                        req.messages.push(Message::User(reason));
+                        session.push(Message::User(reason));
                         continue;
                     }
                     _ => break Outcome::Answered(turn.content),
@@ -189,16 +156,20 @@ impl Agent {
             }
             let mut stopped: Option<String> = None;
             // Counted as made before they run, so a run abandoned mid-call still shows them.
-            stats.tool_calls += u32::try_from(turn.tool_calls.len()).unwrap_or(u32::MAX);
-            let outcomes = self.run_calls(&turn.tool_calls).await;
+            session.stats.tool_calls = session
+                .stats
+                .tool_calls
+                .saturating_add(u32::try_from(turn.tool_calls.len()).unwrap_or(u32::MAX));
+            let outcomes = self.run_calls(&turn.tool_calls, session.id()).await;
             for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
-                stats.blocked += u32::from(blocked);
+                session.stats.blocked += u32::from(blocked);
                 stopped = stopped.or(stop);
-                req.messages.push(Message::Tool {
+                session.push(Message::Tool {
                     tool_call_id: call.id.clone(),
                     content: result.content,
                 });
             }
+            session.turn_done();
             if let Some(reason) = stopped {
                 break Outcome::Stopped(reason);
             }
@@ -206,15 +177,22 @@ impl Agent {
             // tool calls must be followed directly by their answers.
             for r in &self.reminders {
                 if let Some(text) = r.after_tool_turn(&turn.tool_calls) {
-                    req.messages.push(Message::User(text));
+                    session.push(Message::User(text));
                 }
             }
         };
-        Ok(RunReport {
-            outcome,
-            stats: stats.clone(),
-            messages: req.messages,
-        })
+        Ok(outcome)
+    }
+
+    /// A warning on stderr, with the trace.
+    pub fn warn(&self, text: &str) {
+        self.hooks.warn(text);
+    }
+
+    /// The Stop (or SubagentStop) event of this agent, for tracing the end of a run that was
+    /// cut short.
+    pub fn stop_line_event<'a>(&self, stats: &'a RunStats) -> HookEvent<'a> {
+        self.stop_event(stats, false)
     }
 
     fn stop_event<'a>(&self, stats: &'a RunStats, stop_hook_active: bool) -> HookEvent<'a> {
@@ -235,7 +213,7 @@ impl Agent {
     /// concurrently (subagents) all start at once; the others run one at a time, in order,
     /// beside them, because later ones may depend on what earlier ones wrote. Once a hook
     /// stops the run, the ordered calls not yet started are answered without running.
-    async fn run_calls(&self, calls: &[ToolCall]) -> Vec<CallOutcome> {
+    async fn run_calls(&self, calls: &[ToolCall], session_id: &str) -> Vec<CallOutcome> {
         let concurrent = |c: &ToolCall| self.tools.get(&c.name).is_some_and(|t| t.concurrent());
         let (parallel, ordered): (Vec<_>, Vec<_>) =
             calls.iter().enumerate().partition(|(_, c)| concurrent(c));
@@ -248,7 +226,7 @@ impl Agent {
                     out.push((i, (skipped, false, None)));
                     continue;
                 }
-                let r = self.run_call(call).await;
+                let r = self.run_call(call, session_id).await;
                 stop = stop.or_else(|| r.2.clone());
                 out.push((i, r));
             }
@@ -257,7 +235,7 @@ impl Agent {
         let parallel_run = join_all(
             parallel
                 .into_iter()
-                .map(|(i, call)| async move { (i, self.run_call(call).await) }),
+                .map(|(i, call)| async move { (i, self.run_call(call, session_id).await) }),
         );
         let (ordered_out, parallel_out) =
             futures_util::future::join(ordered_run, parallel_run).await;
@@ -269,7 +247,7 @@ impl Agent {
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
     /// result, whether a hook blocked it, and a hook's request to stop the run.
-    async fn run_call(&self, call: &ToolCall) -> CallOutcome {
+    async fn run_call(&self, call: &ToolCall, session_id: &str) -> CallOutcome {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
         let decision = self
@@ -295,9 +273,16 @@ impl Agent {
             ) => match (updated_input, parsed) {
                 // A hook's replacement input, else the model's own arguments.
                 (Some(args), _) | (None, Ok(args)) => {
+                    // The call's own context: tools that start sessions (subagents) link them
+                    // to this one through the call.
+                    let tool_cx = ToolContext {
+                        session_id: session_id.to_string(),
+                        call_id: call.id.clone(),
+                        ..self.tool_cx.clone()
+                    };
                     let mut r = self
                         .tools
-                        .dispatch_value(&call.name, args.clone(), &self.tool_cx)
+                        .dispatch_value(&call.name, args.clone(), &tool_cx)
                         .await;
                     append_context(&mut r, context);
                     (Some(args), r, false)

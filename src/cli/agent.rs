@@ -7,12 +7,13 @@ use std::sync::Arc;
 use super::{exit, fail, AgentArgs};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-use crate::agent::{prompt, Agent, Outcome, RunStats};
+use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
-use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, HookEvent, Hooks};
-use crate::model::OpenAiClient;
+use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process;
 use crate::sandbox::{Kernel, Plan};
+use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
 use crate::tools::task::{self, Task};
@@ -24,7 +25,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let flags = Flags {
+    let mut flags = Flags {
         provider: args.provider.clone(),
         model: args.model.clone(),
         base_url: args.base_url.clone(),
@@ -34,6 +35,19 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         sandbox: args.sandbox,
     };
     let env = process_env();
+    let resume = match find_resumed(&args, &cwd, &env) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    if let Some(r) = &resume {
+        // A continued session keeps its provider and model unless a flag says otherwise.
+        if flags.provider.is_none() {
+            flags.provider = Some(r.loaded.provider.clone());
+            if flags.model.is_none() {
+                flags.model = Some(r.loaded.model.clone());
+            }
+        }
+    }
     let mut warnings = Vec::new();
     let config = Config::load(&cwd, &env, &flags, &mut warnings);
     for w in warnings {
@@ -67,7 +81,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    let code = runtime.block_on(run_agent(config, cwd, env, task));
+    let code = runtime.block_on(run_agent(config, cwd, env, task, resume, args.ephemeral));
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
     // after a signal or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
@@ -86,6 +100,63 @@ impl Drop for EndAll {
             process::cleanup::end_all();
         }
     }
+}
+
+/// A recorded session to continue: its file, as read.
+pub struct Resumed {
+    pub path: PathBuf,
+    pub loaded: session::Loaded,
+}
+
+/// The session `-c` or `-r ID` names, read; `None` for a new session. Problems are reported
+/// here: an unknown or ambiguous id is a usage error (2), a damaged file a failure (1).
+fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resumed>, i32> {
+    if !args.continue_ && args.resume.is_none() {
+        return Ok(None);
+    }
+    let Some(root) = session::store::sessions_root(env) else {
+        return Err(fail(
+            exit::USAGE,
+            "no place for sessions: set HOME or XDG_STATE_HOME",
+        ));
+    };
+    let store = super::sessions::store_for(&root, cwd);
+    let path =
+        match &args.resume {
+            Some(id) => store.find(id).map_err(|e| fail(exit::USAGE, e))?,
+            None => match store.newest() {
+                Ok(Some(p)) => p,
+                Ok(None) => return Err(fail(
+                    exit::USAGE,
+                    "no session to continue in this workspace; start one with hx agent \"TASK\"",
+                )),
+                Err(warnings) => {
+                    for w in warnings {
+                        eprintln!("hx: warning: {w}");
+                    }
+                    return Err(fail(
+                        exit::FAILED,
+                        "no readable session to continue in this workspace",
+                    ));
+                }
+            },
+        };
+    let loaded = session::record::read(&path).map_err(|e| {
+        fail(
+            exit::FAILED,
+            format!("cannot resume {}: {e}", path.display()),
+        )
+    })?;
+    if loaded.header.parent_id.is_some() {
+        return Err(fail(
+            exit::USAGE,
+            format!(
+                "session {} is a subagent's; continue the session that started it",
+                loaded.header.id
+            ),
+        ));
+    }
+    Ok(Some(Resumed { path, loaded }))
 }
 
 /// Builds the task from the words and stdin.
@@ -132,6 +203,8 @@ pub fn build_agent(
     cwd: &Path,
     env: &Env,
     term: Arc<Term>,
+    recorder: Recorder,
+    session_id: &str,
 ) -> Result<Agent, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
@@ -166,22 +239,23 @@ pub fn build_agent(
         model_name: config.model.clone(),
         tools: ToolSet::new(registry.clone(), &task::SUBAGENT_TOOLS),
         tool_cx: ToolContext {
-            workspace,
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),
             sandbox,
+            ..ToolContext::new(workspace)
         },
         hooks,
         hook_cx: HookContext {
             cwd: root.clone(),
             prefix: String::new(),
-            session_id: session_id(),
+            session_id: session_id.to_string(),
         },
         system_prompt: prompt::subagent(&root),
         max_turns: config.subagent_max_turns,
         reasoning_echo: config.reasoning_echo,
         reminders: Vec::new(),
         is_subagent: true,
+        recorder,
     };
     let discovery = skills::discover_roots(&skill_roots);
     for w in &discovery.warnings {
@@ -215,66 +289,174 @@ pub const PARENT_TOOLS: [&str; 8] = [
     "load_skill",
 ];
 
-async fn run_agent(config: Config, cwd: PathBuf, env: Env, task: String) -> i32 {
+/// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
+fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
+    let store = (!ephemeral && config.sessions)
+        .then(|| session::store::sessions_root(env))
+        .flatten()
+        .map(|root| Store::new(&root, workspace));
+    Recorder {
+        store,
+        workspace: workspace.display().to_string(),
+        model: config.model.clone(),
+        provider: config.provider.clone(),
+        base_url: config.base_url.clone(),
+    }
+}
+
+/// The session this run works on: the resumed one (its calls left open answered) or a new
+/// one. `Err` is an exit code, the problem reported.
+fn open_session(
+    recorder: &Recorder,
+    id: String,
+    resume: Option<Resumed>,
+    echo: ReasoningEcho,
+    term: &Term,
+) -> Result<Session, i32> {
+    let Some(Resumed { path, loaded }) = resume else {
+        let (session, unrecorded) = recorder.start_with_id(id, None);
+        if let Some(why) = unrecorded {
+            term.line(&format!("hx: warning: {why}"));
+        }
+        return Ok(session);
+    };
+    for w in &loaded.warnings {
+        term.line(&format!("hx: warning: {}: {w}", path.display()));
+    }
+    let log = match &recorder.store {
+        None => None,
+        Some(_) => Some(SessionLog::append(&path, loaded.valid_len).map_err(|e| {
+            fail(
+                exit::FAILED,
+                format!("cannot continue session {}: {e}", loaded.header.id),
+            )
+        })?),
+    };
+    let switched = loaded.provider != recorder.provider;
+    let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
+    if repaired > 0 {
+        term.line(&format!(
+            "hx: session {}: {repaired} tool call(s) had no result (the run ended during them); \
+             they are answered as not run",
+            session.id()
+        ));
+    }
+    if switched {
+        // The history was written for another server: DeepSeek answers 400 to a tool-calling
+        // turn without `reasoning_content`, strict servers to one with it.
+        session.adapt_reasoning(echo);
+    }
+    Ok(session)
+}
+
+async fn run_agent(
+    config: Config,
+    cwd: PathBuf,
+    env: Env,
+    task: String,
+    resume: Option<Resumed>,
+    ephemeral: bool,
+) -> i32 {
     let term = Term::detect();
-    let agent = match build_agent(&config, &cwd, &env, term.clone()) {
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    let recorder = recorder(&config, &workspace, &env, ephemeral);
+    // The agent first, so a run that cannot start (a broken hooks file) records nothing.
+    let id = match &resume {
+        Some(r) => r.loaded.header.id.clone(),
+        None => session::store::new_id(),
+    };
+    let agent = match build_agent(&config, &cwd, &env, term.clone(), recorder.clone(), &id) {
         Ok(a) => a,
         Err(e) => return fail(exit::USAGE, e),
     };
+    let mut session = match open_session(&recorder, id, resume, config.reasoning_echo, &term) {
+        Ok(s) => s,
+        Err(code) => return code,
+    };
     let mut signals = match Signals::new() {
         Ok(s) => s,
-        Err(e) => return fail(exit::FAILED, format!("cannot watch signals: {e}")),
+        Err(e) => {
+            session.end("error", Some(&e.to_string()));
+            close_session(&mut session, &term);
+            return fail(exit::FAILED, format!("cannot watch signals: {e}"));
+        }
     };
     let reaper = tokio::spawn(reap_orphans());
     let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
-    let mut stats = RunStats::default();
     let result = tokio::select! {
-        r = agent.run_counting(&task, &mut renderer, &mut stats) => Ok(r),
+        r = agent.run(&mut session, &task, &mut renderer) => Ok(r),
         sig = signals.recv() => Err(sig),
     };
-    // The run is over (or was just dropped: that killed the running commands' process groups
-    // and the subagents). From here a signal takes its default action, so a second one ends
-    // hx at once, even while it cleans up.
+    // The run is over, or was just dropped: that killed the running commands' process groups
+    // and the subagents, and the session still holds everything it appended. From here a
+    // signal takes its default action, so a second one ends hx at once, even while it cleans
+    // up.
     drop(signals);
     restore_default_signals();
     reaper.abort();
-    let result = match result {
-        Ok(r) => r,
+    let (code, message, outcome, detail) = match result {
         Err(sig) => {
-            TraceHook::new(term.clone()).trace(
-                &HookEvent::Stop {
-                    stats: &stats,
-                    stop_hook_active: false,
-                },
-                &agent.hook_cx,
-            );
-            let msg = match sig {
-                libc::SIGINT => "hx: interrupted".to_string(),
-                other => format!("hx: terminated by {}", signal_name(other)),
+            let stop = agent.stop_line_event(&session.stats);
+            agent.hooks.trace_only(&stop, &agent.hook_cx);
+            let message = match sig {
+                libc::SIGINT => "interrupted".to_string(),
+                other => format!("terminated by {}", signal_name(other)),
             };
-            term.line(&msg);
-            return exit::signalled(sig);
+            (
+                exit::signalled(sig),
+                Some(message),
+                "interrupted",
+                Some(signal_name(sig).to_string()),
+            )
         }
-    };
-    match result {
-        Ok(report) => match report.outcome {
-            Outcome::Answered(text) => {
-                // A streamed answer is on the screen already, its line closed.
-                if !renderer.streamed_answer() && !text.is_empty() {
-                    term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
-                }
-                exit::ANSWERED
+        Ok(Ok(Outcome::Answered(text))) => {
+            // A streamed answer is on the screen already, its line closed.
+            if !renderer.streamed_answer() && !text.is_empty() {
+                term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
             }
-            Outcome::Stopped(reason) => fail(exit::FAILED, format!("stopped by a hook: {reason}")),
-            Outcome::MaxTurns(_) => fail(
-                exit::MAX_TURNS,
-                format!(
-                    "stopped after {} turns (--max-turns) without a final answer",
-                    config.max_turns
-                ),
-            ),
-        },
-        Err(e) => fail(exit::FAILED, e),
+            (exit::ANSWERED, None, "answered", None)
+        }
+        Ok(Ok(Outcome::Stopped(reason))) => (
+            exit::FAILED,
+            Some(format!("stopped by a hook: {reason}")),
+            "stopped",
+            Some(reason),
+        ),
+        Ok(Ok(Outcome::MaxTurns(_))) => (
+            exit::MAX_TURNS,
+            Some(format!(
+                "stopped after {} turns (--max-turns) without a final answer",
+                config.max_turns
+            )),
+            "max_turns",
+            None,
+        ),
+        Ok(Err(e)) => (
+            exit::FAILED,
+            Some(e.to_string()),
+            "error",
+            Some(e.to_string()),
+        ),
+    };
+    session.end(outcome, detail.as_deref());
+    if let Some(m) = message {
+        term.line(&format!("hx: {m}"));
+    }
+    close_session(&mut session, &term);
+    code
+}
+
+/// Writes the session out and names it, with how to go on from it.
+fn close_session(session: &mut Session, term: &Term) {
+    let recorded = session.path().is_some();
+    if let Some(e) = session.close() {
+        term.line(&format!("hx: warning: {e}"));
+    }
+    if recorded {
+        term.line(&format!(
+            "hx: session {id} · continue with: hx agent -r {id} \"...\"",
+            id = session.id()
+        ));
     }
 }
 
@@ -332,10 +514,4 @@ async fn reap_orphans() {
     while sigchld.recv().await.is_some() {
         process::cleanup::reap_orphans();
     }
-}
-
-/// A random id for this run, given to command hooks as `session_id`. Never part of a prompt,
-/// so it cannot spoil the request prefix cache.
-fn session_id() -> String {
-    format!("{:016x}{:016x}", fastrand::u64(..), fastrand::u64(..))
 }

@@ -4,6 +4,7 @@ use clap::{Args, Parser, Subcommand};
 
 mod agent;
 mod sandbox;
+mod sessions;
 mod skills;
 mod trust;
 
@@ -45,6 +46,8 @@ pub enum Command {
     Agent(AgentArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
+    /// List and show the recorded sessions of this workspace (no API key needed)
+    Sessions(SessionsArgs),
     /// Show this project's config (.hx/config.toml) and hooks (.hx/hooks.json), then allow
     /// them as they are now
     Trust(TrustArgs),
@@ -82,6 +85,39 @@ and .hx/hooks.json (it runs commands) come with the repository, so hx ignores th
 warning, until you approve their content here. hx trust shows each file's path, hash and
 content (or its commands), then asks. Any change to a file needs approving again; the user's
 own files (~/.config/hx) and the environment need no trust.";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = SESSIONS_HELP)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The sessions of this workspace, newest first: id, start, turns, outcome, task
+    List {
+        /// Every workspace's sessions
+        #[arg(long)]
+        all: bool,
+        /// Machine-readable output: a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable transcript of one session, its subagents nested
+    Show {
+        /// The session's id, or a unique prefix of it
+        id: String,
+        /// Print the session file's lines as they are
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const SESSIONS_HELP: &str = "\
+Every run is recorded (unless --ephemeral or sessions = false) in
+$XDG_STATE_HOME/hx/sessions/<workspace>/<id>.jsonl (default ~/.local/state/hx/...).
+Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SKILLS_HELP)]
@@ -149,6 +185,15 @@ pub struct AgentArgs {
     /// sandbox.writable_roots), read-only, or off [default: workspace-write]
     #[arg(long, value_name = "MODE")]
     pub sandbox: Option<crate::sandbox::Mode>,
+    /// Continue the newest session of this workspace: TASK is its next user message
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Continue the session with this id (a unique prefix is enough; 'hx sessions list')
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Record nothing: no session file for this run
+    #[arg(long)]
+    pub ephemeral: bool,
 }
 
 const AGENT_HELP: &str = "\
@@ -181,6 +226,12 @@ Hooks (Claude Code's hooks.json format):
   'hx trust' (and again after each change to it). A hooks file that is not valid stops the
   run before its first request.
 
+Sessions:
+  Every run is recorded in $XDG_STATE_HOME/hx/sessions (default ~/.local/state/hx/sessions)
+  unless --ephemeral or 'sessions = false'. -c continues the newest session of this
+  workspace, -r ID a given one; a continued session keeps its model and provider unless
+  --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
+
 Output:
   stdout carries the final answer only; traces, reasoning and warnings go to stderr.
 
@@ -206,6 +257,7 @@ pub fn main_with_args() -> i32 {
     match cli.command {
         Command::Agent(args) => agent::agent_command(args),
         Command::Skills(args) => skills::skills_command(args),
+        Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),
         Command::Sandbox(args) => sandbox::sandbox_command(args),
     }

@@ -1,8 +1,8 @@
 //! Tests of running hook commands and reading their output.
 
 use super::*;
-use crate::agent::RunStats;
 use crate::model::ToolCall;
+use crate::session::RunStats;
 use crate::tools::ToolResult;
 use std::path::PathBuf;
 use std::time::Instant;

@@ -12,8 +12,8 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use crate::agent::RunStats;
 use crate::model::ToolCall;
+use crate::session::RunStats;
 use crate::tools::ToolResult;
 
 pub mod command;
@@ -174,11 +174,24 @@ impl Hooks {
         self
     }
 
+    /// A warning for the user, printed where the trace goes (nowhere without a trace).
+    pub fn warn(&self, text: &str) {
+        if let Some(t) = &self.trace {
+            t.note(&format!("hx: warning: {text}"));
+        }
+    }
+
     async fn user_output(&self, event: &HookEvent<'_>, cx: &HookContext) -> HookOutput {
         match &self.user {
             Some(h) => h.handle(event, cx).await,
             None => HookOutput::default(),
         }
+    }
+
+    /// Traces an event without asking the user's hooks (the end of a run cut short by a
+    /// signal: the user wants out, not more hook work).
+    pub fn trace_only(&self, event: &HookEvent<'_>, cx: &HookContext) {
+        self.trace(event, cx);
     }
 
     fn trace(&self, event: &HookEvent<'_>, cx: &HookContext) {

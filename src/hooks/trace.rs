@@ -22,6 +22,11 @@ impl TraceHook {
         TraceHook { term }
     }
 
+    /// A line that is not a step of the run (a warning), printed with the trace.
+    pub fn note(&self, text: &str) {
+        self.term.line(text);
+    }
+
     /// Prints the line(s) of one event.
     pub fn trace(&self, event: &HookEvent<'_>, cx: &HookContext) {
         let p = &cx.prefix;

@@ -141,7 +141,7 @@ mod tests {
             ],
             Term::plain(),
         );
-        let stats = crate::agent::RunStats::default();
+        let stats = crate::session::RunStats::default();
         let event = HookEvent::Stop {
             stats: &stats,
             stop_hook_active: false,

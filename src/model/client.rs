@@ -85,7 +85,7 @@ impl OpenAiClient {
 
     async fn attempt(
         &self,
-        body: &[u8],
+        body: &bytes::Bytes,
         sink: &mut dyn EventSink,
     ) -> Result<AssistantTurn, AttemptError> {
         let mut rb = self
@@ -93,7 +93,8 @@ impl OpenAiClient {
             .post(&self.url)
             .header(CONTENT_TYPE, "application/json")
             .header("accept", "text/event-stream")
-            .body(body.to_vec());
+            // A shared handle, not a copy: a long history's body can be tens of MB.
+            .body(body.clone());
         if let Some(key) = &self.opts.api_key {
             rb = rb.bearer_auth(key);
         }
@@ -206,12 +207,13 @@ impl OpenAiClient {
 impl ChatModel for OpenAiClient {
     fn complete<'a>(
         &'a self,
-        req: &'a ChatRequest,
+        req: &'a ChatRequest<'a>,
         sink: &'a mut dyn EventSink,
     ) -> BoxFuture<'a, Result<AssistantTurn, ModelError>> {
         Box::pin(async move {
             // Serialized once: every retry sends the identical bytes.
-            let body = serde_json::to_vec(&req.to_json())
+            let body = serde_json::to_vec(req)
+                .map(bytes::Bytes::from)
                 .map_err(|e| ModelError::Transport(format!("cannot encode request: {e}")))?;
             let mut attempt = 0u32;
             loop {

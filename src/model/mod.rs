@@ -45,7 +45,7 @@ pub enum ModelError {
 pub trait ChatModel: Send + Sync {
     fn complete<'a>(
         &'a self,
-        req: &'a ChatRequest,
+        req: &'a ChatRequest<'a>,
         sink: &'a mut dyn EventSink,
     ) -> BoxFuture<'a, Result<AssistantTurn, ModelError>>;
 }

@@ -7,7 +7,8 @@
 //! (Ollama, vLLM) parse the arguments of every call in the history, so arguments that are not
 //! a JSON object are sent back as `{}` (the tool result already told the model they were bad).
 
-use serde::Deserialize;
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
 use crate::tools::ToolSpec;
@@ -54,37 +55,67 @@ pub enum Message {
 impl Message {
     /// The message as the API expects it.
     pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// Written straight to the request body (no intermediate JSON tree: a long history would be
+/// held twice). Key order is fixed, so the same history always gives the same bytes.
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         match self {
-            Message::System(c) => json!({"role": "system", "content": c}),
-            Message::User(c) => json!({"role": "user", "content": c}),
+            Message::System(c) | Message::User(c) => {
+                let mut m = ser.serialize_map(Some(2))?;
+                let role = if matches!(self, Message::System(_)) {
+                    "system"
+                } else {
+                    "user"
+                };
+                m.serialize_entry("role", role)?;
+                m.serialize_entry("content", c)?;
+                m.end()
+            }
             Message::Assistant {
                 content,
                 reasoning,
                 tool_calls,
             } => {
-                let mut m = json!({"role": "assistant", "content": content});
+                let mut m = ser.serialize_map(None)?;
+                m.serialize_entry("role", "assistant")?;
+                m.serialize_entry("content", content)?;
                 if let Some(r) = reasoning {
-                    m["reasoning_content"] = json!(r);
+                    m.serialize_entry("reasoning_content", r)?;
                 }
                 if !tool_calls.is_empty() {
-                    m["tool_calls"] = tool_calls
-                        .iter()
-                        .map(|c| {
-                            json!({
-                                "id": c.id,
-                                "type": "function",
-                                "function": {"name": c.name, "arguments": c.arguments},
-                            })
-                        })
-                        .collect();
+                    m.serialize_entry("tool_calls", &WireCalls(tool_calls))?;
                 }
-                m
+                m.end()
             }
             Message::Tool {
                 tool_call_id,
                 content,
-            } => json!({"role": "tool", "tool_call_id": tool_call_id, "content": content}),
+            } => {
+                let mut m = ser.serialize_map(Some(3))?;
+                m.serialize_entry("role", "tool")?;
+                m.serialize_entry("tool_call_id", tool_call_id)?;
+                m.serialize_entry("content", content)?;
+                m.end()
+            }
         }
+    }
+}
+
+struct WireCalls<'a>(&'a [ToolCall]);
+
+impl Serialize for WireCalls<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        ser.collect_seq(self.0.iter().map(|c| {
+            json!({
+                "id": c.id,
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            })
+        }))
     }
 }
 
@@ -97,25 +128,31 @@ fn wire_arguments(raw: &str) -> &str {
     }
 }
 
-/// Everything one model request carries.
-#[derive(Debug, Clone)]
-pub struct ChatRequest {
-    pub model: String,
-    pub messages: Vec<Message>,
-    pub tools: Vec<ToolSpec>,
+/// Everything one model request carries. It borrows the conversation: the history can be
+/// long, and a request is built for every turn.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub model: &'a str,
+    pub messages: &'a [Message],
+    pub tools: &'a [ToolSpec],
 }
 
-impl ChatRequest {
+impl ChatRequest<'_> {
     /// The JSON body, streaming with usage on the final chunk.
     pub fn to_json(&self) -> Value {
-        let mut body = json!({
-            "model": self.model,
-            "messages": self.messages.iter().map(Message::to_json).collect::<Vec<_>>(),
-            "stream": true,
-            "stream_options": {"include_usage": true},
-        });
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+impl Serialize for ChatRequest<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let mut m = ser.serialize_map(None)?;
+        m.serialize_entry("model", self.model)?;
+        m.serialize_entry("messages", self.messages)?;
+        m.serialize_entry("stream", &true)?;
+        m.serialize_entry("stream_options", &json!({"include_usage": true}))?;
         if !self.tools.is_empty() {
-            body["tools"] = self
+            let tools: Vec<Value> = self
                 .tools
                 .iter()
                 .map(|t| {
@@ -129,8 +166,9 @@ impl ChatRequest {
                     })
                 })
                 .collect();
+            m.serialize_entry("tools", &tools)?;
         }
-        body
+        m.end()
     }
 }
 

@@ -88,6 +88,9 @@ pub struct ToolContext {
     pub env: crate::process::ToolEnv,
     /// The kernel sandbox bash commands run in; `None` runs them unconfined.
     pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
+    /// The session the call belongs to, and the call's id (empty outside a run).
+    pub session_id: String,
+    pub call_id: String,
 }
 
 impl ToolContext {
@@ -98,6 +101,8 @@ impl ToolContext {
             limits: ToolLimits::default(),
             env: crate::process::ToolEnv::default(),
             sandbox: None,
+            session_id: String::new(),
+            call_id: String::new(),
         }
     }
 }

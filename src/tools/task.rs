@@ -65,7 +65,7 @@ impl Tool for Task {
         true
     }
 
-    fn call<'a>(&'a self, args: Value, _cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
+    fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let prompt = match args::string(NAME, &args, "prompt") {
                 Ok(p) if !p.trim().is_empty() => p.to_string(),
@@ -75,8 +75,26 @@ impl Tool for Task {
             let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
             let mut child = self.template.clone();
             child.hook_cx.prefix = format!("{}  [task {n}] ", self.template.hook_cx.prefix);
-            match child.run(&prompt, &mut NullSink).await {
-                Ok(report) => match report.outcome {
+            // The subagent's own session, linked to the parent's through this call.
+            let (mut session, unrecorded) = child
+                .recorder
+                .start(Some((cx.session_id.as_str(), cx.call_id.as_str())));
+            if let Some(why) = unrecorded {
+                child.warn(&why);
+            }
+            let result = child.run(&mut session, &prompt, &mut NullSink).await;
+            let (outcome, detail) = match &result {
+                Ok(Outcome::Answered(_)) => ("answered", None),
+                Ok(Outcome::MaxTurns(_)) => ("max_turns", None),
+                Ok(Outcome::Stopped(r)) => ("stopped", Some(r.clone())),
+                Err(e) => ("error", Some(e.to_string())),
+            };
+            session.end(outcome, detail.as_deref());
+            if let Some(e) = session.close() {
+                child.warn(&e);
+            }
+            match result {
+                Ok(outcome) => match outcome {
                     Outcome::Answered(text) if text.trim().is_empty() => {
                         ToolResult::ok("(no summary)")
                     }

@@ -1,0 +1,267 @@
+//! `hx sessions list | show ID`: the recorded sessions of this workspace.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::{exit, SessionsArgs, SessionsCommand};
+use crate::config::process_env;
+use crate::session::store::{sessions_root, summarize, Store, Summary};
+use crate::term::one_line;
+
+/// Characters of a task, answer or tool output line shown in a transcript.
+const SHOWN: usize = 160;
+/// Lines of a tool's output shown in a transcript: the first and the last ones.
+const SHOWN_HEAD: usize = 3;
+const SHOWN_TAIL: usize = 2;
+
+pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
+    let cwd = match super::current_dir() {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let env = process_env();
+    let Some(root) = sessions_root(&env) else {
+        return super::fail(
+            exit::USAGE,
+            "no place for sessions: set HOME or XDG_STATE_HOME",
+        );
+    };
+    let store = store_for(&root, &cwd);
+    match args.command {
+        SessionsCommand::List { all, json } => list(&root, &store, all, json),
+        SessionsCommand::Show { id, json } => show(&store, &id, json),
+    }
+}
+
+/// The store of the workspace hx would use here.
+pub fn store_for(root: &Path, cwd: &Path) -> Store {
+    let ws = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    Store::new(root, &ws)
+}
+
+fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
+    let (mut sessions, warnings) = if all {
+        let mut out = Vec::new();
+        let mut warnings = Vec::new();
+        let folders = std::fs::read_dir(root)
+            .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+            .unwrap_or_else(|_| Vec::<PathBuf>::new());
+        for dir in folders.iter().filter(|p| p.is_dir()) {
+            let s = Store::at(dir);
+            let (l, w) = s.list(false);
+            out.extend(l);
+            warnings.extend(w);
+        }
+        (out, warnings)
+    } else {
+        store.list(false)
+    };
+    sessions.sort_by(|a, b| b.id.cmp(&a.id));
+    for w in &warnings {
+        eprintln!("hx: warning: {w}");
+    }
+    if json {
+        let text = serde_json::to_string_pretty(&sessions_json(&sessions)).unwrap_or_default();
+        println!("{text}");
+        return exit::ANSWERED;
+    }
+    if sessions.is_empty() {
+        println!("no sessions recorded in this workspace");
+        return exit::ANSWERED;
+    }
+    for s in &sessions {
+        println!(
+            "{}  {}  turns={:<3} {:<11} {}",
+            s.id,
+            s.started_at,
+            s.turns,
+            s.outcome,
+            one_line(&s.task, 100)
+        );
+    }
+    exit::ANSWERED
+}
+
+fn sessions_json(sessions: &[Summary]) -> Value {
+    serde_json::to_value(sessions).unwrap_or(Value::Null)
+}
+
+fn show(store: &Store, id: &str, json: bool) -> i32 {
+    let path = match store.find(id) {
+        Ok(p) => p,
+        Err(e) => return super::fail(exit::USAGE, e),
+    };
+    if json {
+        return match print_raw(&path) {
+            Ok(()) => exit::ANSWERED,
+            Err(e) => super::fail(exit::FAILED, format!("{}: {e}", path.display())),
+        };
+    }
+    match transcript(store, &path, "") {
+        Ok(text) => {
+            print!("{text}");
+            exit::ANSWERED
+        }
+        Err(e) => super::fail(exit::FAILED, format!("{}: {e}", path.display())),
+    }
+}
+
+/// The file's complete lines, as they are.
+fn print_raw(path: &Path) -> Result<(), String> {
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mut reader = BufReader::new(file);
+    let mut out = std::io::stdout().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = (&mut reader)
+            .take(crate::session::record::MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut line)
+            .map_err(|e| e.to_string())?;
+        if n == 0 || !line.ends_with(b"\n") {
+            return Ok(());
+        }
+        if std::io::Write::write_all(&mut out, &line).is_err() {
+            return Ok(());
+        }
+    }
+}
+
+/// A readable transcript of one session, subagents nested under the call that started them.
+fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String> {
+    let summary = summarize(path)?;
+    let mut out = String::new();
+    let line = |out: &mut String, text: &str| {
+        out.push_str(indent);
+        out.push_str(text);
+        out.push('\n');
+    };
+    line(
+        &mut out,
+        &format!(
+            "session {}  started {}  {} ({})",
+            summary.id, summary.started_at, summary.model, summary.provider
+        ),
+    );
+    let children = store.children(&summary.id);
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let reader = BufReader::new(file);
+    let mut run = 1;
+    for (n, text) in reader.split(b'\n').enumerate() {
+        let Ok(text) = text else { break };
+        if n == 0 {
+            continue;
+        }
+        let Ok(v) = serde_json::from_slice::<Value>(&text) else {
+            line(&mut out, &format!("(line {} is unreadable)", n + 1));
+            continue;
+        };
+        match v["type"].as_str().unwrap_or("") {
+            "run" => {
+                run += 1;
+                line(
+                    &mut out,
+                    &format!(
+                        "── run {run} · {} · {} ({})",
+                        v["started_at"].as_str().unwrap_or("?"),
+                        v["model"].as_str().unwrap_or("?"),
+                        v["provider"].as_str().unwrap_or("?")
+                    ),
+                );
+            }
+            "message" => message(&mut out, indent, &v["message"], store, &children)?,
+            "usage" => line(
+                &mut out,
+                &format!(
+                    "  usage: prompt={} cached={} completion={}",
+                    v["prompt_tokens"], v["prompt_cache_hit_tokens"], v["completion_tokens"]
+                ),
+            ),
+            "end" => {
+                let r = &v["run"];
+                let detail = v["detail"]
+                    .as_str()
+                    .map(|d| format!(": {}", one_line(d, SHOWN)))
+                    .unwrap_or_default();
+                line(
+                    &mut out,
+                    &format!(
+                        "end: {}{detail} · turns={}, tool_calls={}, blocked={} · {:.1} s",
+                        v["outcome"].as_str().unwrap_or("?"),
+                        r["turns"],
+                        r["tool_calls"],
+                        r["blocked"],
+                        v["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0
+                    ),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+/// One message of a transcript; a `task` call is followed by its subagent's transcript.
+fn message(
+    out: &mut String,
+    indent: &str,
+    m: &Value,
+    store: &Store,
+    children: &[(crate::session::Header, PathBuf)],
+) -> Result<(), String> {
+    let line = |out: &mut String, text: &str| {
+        out.push_str(indent);
+        out.push_str(text);
+        out.push('\n');
+    };
+    let content = m["content"].as_str().unwrap_or("");
+    match m["role"].as_str().unwrap_or("") {
+        // The system prompt is the same in every session of a workspace: `hx context` shows it.
+        "system" => {}
+        "user" => line(out, &format!("user: {}", one_line(content, SHOWN))),
+        "assistant" => {
+            if !content.trim().is_empty() {
+                line(out, &format!("assistant: {}", one_line(content, SHOWN)));
+            }
+            for call in m["tool_calls"].as_array().into_iter().flatten() {
+                let name = call["function"]["name"].as_str().unwrap_or("?");
+                let args = call["function"]["arguments"].as_str().unwrap_or("");
+                line(out, &format!("> {name} {}", one_line(args, SHOWN)));
+                let id = call["id"].as_str().unwrap_or("");
+                for (_, child) in children
+                    .iter()
+                    .filter(|(h, _)| h.parent_call_id.as_deref() == Some(id))
+                {
+                    let nested = format!("{indent}    ");
+                    out.push_str(&transcript(store, child, &nested)?);
+                }
+            }
+        }
+        "tool" => {
+            let lines: Vec<&str> = content.lines().collect();
+            let shown: Vec<String> = if lines.len() > SHOWN_HEAD + SHOWN_TAIL + 1 {
+                let mut v: Vec<String> =
+                    lines[..SHOWN_HEAD].iter().map(|l| l.to_string()).collect();
+                v.push(format!(
+                    "… ({} lines)",
+                    lines.len() - SHOWN_HEAD - SHOWN_TAIL
+                ));
+                v.extend(
+                    lines[lines.len() - SHOWN_TAIL..]
+                        .iter()
+                        .map(|l| l.to_string()),
+                );
+                v
+            } else {
+                lines.iter().map(|l| l.to_string()).collect()
+            };
+            for l in shown {
+                line(out, &format!("  | {}", one_line(&l, SHOWN)));
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}

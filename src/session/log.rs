@@ -1,0 +1,200 @@
+//! Writing a session file: whole lines, appended in order, on a thread of their own.
+//!
+//! The agent loop never waits for the disk: each line goes over a channel to a writer thread
+//! that appends it at once (so a killed hx loses at most the lines still in the channel, a
+//! matter of microseconds) and syncs the file when asked (the end of each turn) and when the
+//! log closes. Each line is one `write` of a buffer ending in `\n` on a file opened with
+//! `O_APPEND`, and the file is locked (`flock`) while a run writes it, so two processes can
+//! never interleave lines in one session.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::io::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+enum Cmd {
+    Line(Vec<u8>),
+    Sync,
+}
+
+/// The open log of one session.
+pub struct SessionLog {
+    path: PathBuf,
+    tx: Option<mpsc::Sender<Cmd>>,
+    thread: Option<JoinHandle<()>>,
+    /// The first write or sync error; later lines are dropped (memory keeps the session).
+    error: Arc<Mutex<Option<String>>>,
+}
+
+/// Why a session file cannot be opened for writing.
+#[derive(Debug)]
+pub enum OpenError {
+    /// Another hx is writing this session now.
+    Busy,
+    Io(std::io::Error),
+}
+
+impl std::fmt::Display for OpenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            OpenError::Busy => write!(f, "another hx is running in this session now"),
+            OpenError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl SessionLog {
+    /// Creates a new session file (mode 0600; it must not exist yet).
+    pub fn create(path: &Path) -> Result<SessionLog, OpenError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+            .map_err(OpenError::Io)?;
+        lock(&file)?;
+        Self::start(path, file)
+    }
+
+    /// Opens an existing session file to append to it. `valid_len` is where its last
+    /// complete line ends: a torn tail after it (a crash mid-write) is cut off first, since the
+    /// next line would otherwise be glued to it.
+    pub fn append(path: &Path, valid_len: u64) -> Result<SessionLog, OpenError> {
+        let file = OpenOptions::new()
+            .append(true)
+            .open(path)
+            .map_err(OpenError::Io)?;
+        lock(&file)?;
+        let len = file.metadata().map_err(OpenError::Io)?.len();
+        if len > valid_len {
+            file.set_len(valid_len).map_err(OpenError::Io)?;
+        }
+        Self::start(path, file)
+    }
+
+    /// Starts the writer on a locked file.
+    fn start(path: &Path, file: File) -> Result<SessionLog, OpenError> {
+        let (tx, rx) = mpsc::channel::<Cmd>();
+        let error = Arc::new(Mutex::new(None));
+        let thread_error = error.clone();
+        let thread = std::thread::Builder::new()
+            .name("hx-session-log".into())
+            .spawn(move || writer(file, rx, thread_error))
+            .map_err(OpenError::Io)?;
+        Ok(SessionLog {
+            path: path.to_path_buf(),
+            tx: Some(tx),
+            thread: Some(thread),
+            error,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Queues one line (without its newline).
+    pub fn write(&self, line: &str) {
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Cmd::Line(bytes));
+        }
+    }
+
+    /// Asks for the file to reach the disk (end of a turn); does not wait.
+    pub fn sync(&self) {
+        if let Some(tx) = &self.tx {
+            let _ = tx.send(Cmd::Sync);
+        }
+    }
+
+    /// The first error the writer met, if any.
+    pub fn error(&self) -> Option<String> {
+        self.error.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Writes what is queued, syncs, and waits for that; returns the first error met.
+    pub fn close(mut self) -> Option<String> {
+        self.finish();
+        self.error()
+    }
+
+    fn finish(&mut self) {
+        // Closing the channel tells the writer to sync and stop.
+        self.tx.take();
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+impl Drop for SessionLog {
+    fn drop(&mut self) {
+        self.finish();
+    }
+}
+
+/// An exclusive advisory lock for as long as the file is open.
+fn lock(file: &File) -> Result<(), OpenError> {
+    // SAFETY: flock on a descriptor we own; it only takes an advisory lock.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
+        Err(OpenError::Busy)
+    } else {
+        Err(OpenError::Io(e))
+    }
+}
+
+/// Whether another process holds the lock of a session file (a run is writing it now).
+pub fn is_busy(path: &Path) -> bool {
+    let Ok(file) = File::open(path) else {
+        return false;
+    };
+    // SAFETY: as in `lock`; a shared lock taken here is released when `file` closes.
+    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) };
+    r != 0 && std::io::Error::last_os_error().raw_os_error() == Some(libc::EWOULDBLOCK)
+}
+
+fn writer(mut file: File, rx: mpsc::Receiver<Cmd>, error: Arc<Mutex<Option<String>>>) {
+    let fail = |e: std::io::Error, what: &str| {
+        let mut slot = error.lock().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(format!("cannot {what} the session file: {e}"));
+        }
+    };
+    let failed = |error: &Arc<Mutex<Option<String>>>| {
+        error.lock().unwrap_or_else(|p| p.into_inner()).is_some()
+    };
+    for cmd in rx {
+        if failed(&error) {
+            continue;
+        }
+        match cmd {
+            Cmd::Line(bytes) => {
+                if let Err(e) = file.write_all(&bytes) {
+                    fail(e, "write");
+                }
+            }
+            Cmd::Sync => {
+                if let Err(e) = file.sync_data() {
+                    fail(e, "sync");
+                }
+            }
+        }
+    }
+    if !failed(&error) {
+        if let Err(e) = file.sync_data() {
+            fail(e, "sync");
+        }
+    }
+}

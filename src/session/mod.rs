@@ -1,0 +1,294 @@
+//! Sessions: the conversation as a value that outlives the process.
+//!
+//! A [`Session`] owns the messages, the figures of the current run, its id and its log. The
+//! agent loop appends every message through it, so each one is on disk (see [`log`]) by the
+//! time the next thing happens; a model error, Ctrl-C, a kill or a power cut loses at most
+//! what was in flight. `hx agent -c` / `-r ID` read a file back ([`record::read`]), answer
+//! the calls a crash left open ([`record::repair`]) and go on with a new user message.
+
+use std::path::Path;
+use std::time::Instant;
+
+use crate::model::{Message, ReasoningEcho, Usage};
+
+pub mod log;
+pub mod record;
+pub mod store;
+
+pub use log::SessionLog;
+pub use record::{End, Figures, Header, Loaded, RunInfo};
+pub use store::Store;
+
+/// What a run did, for the Stop line and the session's `end` line.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunStats {
+    /// Model requests made.
+    pub turns: u32,
+    /// Tool calls the model made (blocked ones included).
+    pub tool_calls: u32,
+    /// Calls a PreToolUse hook refused.
+    pub blocked: u32,
+    pub usage: Usage,
+    /// Whether any response reported usage (so zeros are not shown as facts).
+    pub has_usage: bool,
+}
+
+impl RunStats {
+    /// `turns=2, tool_calls=1, blocked=0`, then token figures when the server sent them.
+    pub fn summary(&self) -> String {
+        let mut s = format!(
+            "turns={}, tool_calls={}, blocked={}",
+            self.turns, self.tool_calls, self.blocked
+        );
+        if self.has_usage {
+            s.push_str(&format!(
+                ", prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}",
+                self.usage.prompt_tokens,
+                self.usage.prompt_cache_hit_tokens,
+                self.usage.completion_tokens
+            ));
+        }
+        s
+    }
+
+    pub fn figures(&self) -> Figures {
+        Figures {
+            turns: self.turns,
+            tool_calls: self.tool_calls,
+            blocked: self.blocked,
+            prompt_tokens: self.usage.prompt_tokens,
+            cache_hit_tokens: self.usage.prompt_cache_hit_tokens,
+            completion_tokens: self.usage.completion_tokens,
+        }
+    }
+}
+
+/// How new sessions are made in a run: where they are stored (`None`: `--ephemeral`, or
+/// `sessions = false`) and what their headers say.
+#[derive(Debug, Clone, Default)]
+pub struct Recorder {
+    pub store: Option<Store>,
+    pub workspace: String,
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+}
+
+impl Recorder {
+    /// The header of a new session; `parent` is the starting session's id and call id.
+    pub fn header(&self, id: String, parent: Option<(&str, &str)>) -> Header {
+        Header {
+            id,
+            parent_id: parent.map(|(s, _)| s.to_string()),
+            parent_call_id: parent.map(|(_, c)| c.to_string()),
+            workspace: self.workspace.clone(),
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            base_url: self.base_url.clone(),
+            hx_version: env!("CARGO_PKG_VERSION").to_string(),
+            started_at: store::now_rfc3339(),
+            ..Header::default()
+        }
+    }
+
+    /// A new session, recorded when there is a store. A file that cannot be created leaves
+    /// the session unrecorded, with the reason.
+    pub fn start(&self, parent: Option<(&str, &str)>) -> (Session, Option<String>) {
+        self.start_with_id(store::new_id(), parent)
+    }
+
+    /// [`Recorder::start`] with an id chosen beforehand (the agent is built with it before
+    /// the file is created, so a run that cannot start leaves no empty session behind).
+    pub fn start_with_id(
+        &self,
+        id: String,
+        parent: Option<(&str, &str)>,
+    ) -> (Session, Option<String>) {
+        let header = self.header(id.clone(), parent);
+        match &self.store {
+            None => (Session::new(header, None), None),
+            Some(store) => match store.create(&id) {
+                Ok(log) => (Session::new(header, Some(log)), None),
+                Err(e) => (
+                    Session::new(header, None),
+                    Some(format!("this session is not recorded: {e}")),
+                ),
+            },
+        }
+    }
+
+    /// What this run records when it continues a session.
+    pub fn run_info(&self) -> RunInfo {
+        RunInfo {
+            started_at: store::now_rfc3339(),
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            base_url: self.base_url.clone(),
+            hx_version: env!("CARGO_PKG_VERSION").to_string(),
+        }
+    }
+}
+
+/// The answer given, on resume, to a call the session recorded without its result.
+pub const NOT_RUN_ANSWER: &str = "Error: not run: the session ended before this call finished";
+
+/// One conversation: its messages, this run's figures and where it is recorded.
+pub struct Session {
+    header: Header,
+    messages: Vec<Message>,
+    /// This run's figures.
+    pub stats: RunStats,
+    /// The figures of the runs before this one.
+    earlier: Figures,
+    log: Option<SessionLog>,
+    started: Instant,
+    ended: bool,
+}
+
+impl Session {
+    /// A new, empty session; recorded when `log` is given (its header is written first).
+    pub fn new(header: Header, log: Option<SessionLog>) -> Session {
+        if let Some(l) = &log {
+            l.write(&record::header_line(&header));
+        }
+        Session {
+            header,
+            messages: Vec::new(),
+            stats: RunStats::default(),
+            earlier: Figures::default(),
+            log,
+            started: Instant::now(),
+            ended: false,
+        }
+    }
+
+    /// A recorded session, continued by a new run that uses `run`'s model and provider.
+    /// Calls that were left without an answer get one ([`NOT_RUN_ANSWER`]); returns how many.
+    pub fn resume(loaded: Loaded, run: RunInfo, log: Option<SessionLog>) -> (Session, usize) {
+        if let Some(l) = &log {
+            l.write(&record::run_line(&run));
+        }
+        let mut messages = loaded.messages;
+        let before = messages.len();
+        let (added, at_end) = record::repair(&mut messages, NOT_RUN_ANSWER);
+        if let (Some(l), true) = (&log, at_end) {
+            // Answers at the end are recorded, so the file holds what the next request sends;
+            // anywhere else they are recomputed on each read.
+            for m in &messages[before..] {
+                l.write(&record::message_line(m));
+            }
+        }
+        let session = Session {
+            header: loaded.header,
+            messages,
+            stats: RunStats::default(),
+            earlier: loaded.totals,
+            log,
+            started: Instant::now(),
+            ended: false,
+        };
+        (session, added)
+    }
+
+    /// Adapts the recorded assistant messages to a provider's reasoning rule (a resumed
+    /// session that switched provider). In memory only: the file keeps what was sent, and its
+    /// `run` line says which provider came next.
+    pub fn adapt_reasoning(&mut self, echo: ReasoningEcho) {
+        for m in &mut self.messages {
+            if let Message::Assistant { reasoning, .. } = m {
+                match echo {
+                    ReasoningEcho::Always if reasoning.is_none() => {
+                        *reasoning = Some(String::new())
+                    }
+                    ReasoningEcho::Never => *reasoning = None,
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.header.id
+    }
+
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The session file, when it is recorded.
+    pub fn path(&self) -> Option<&Path> {
+        self.log.as_ref().map(|l| l.path())
+    }
+
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
+    }
+
+    /// Appends a message to the conversation and to the log.
+    pub fn push(&mut self, m: Message) {
+        if let Some(l) = &self.log {
+            l.write(&record::message_line(&m));
+        }
+        self.messages.push(m);
+    }
+
+    /// Records the token figures the server reported for one request.
+    pub fn record_usage(&mut self, u: &Usage) {
+        self.stats.usage.add(u);
+        self.stats.has_usage = true;
+        if let Some(l) = &self.log {
+            l.write(&record::usage_line(u));
+        }
+    }
+
+    /// A turn is over: the file should reach the disk (without waiting for it).
+    pub fn turn_done(&self) {
+        if let Some(l) = &self.log {
+            l.sync();
+        }
+    }
+
+    /// The figures of every run of the session, this one included.
+    pub fn totals(&self) -> Figures {
+        let mut t = self.earlier;
+        t.add(&self.stats.figures());
+        t
+    }
+
+    /// Records how this run ended (once; later calls do nothing).
+    pub fn end(&mut self, outcome: &str, detail: Option<&str>) {
+        if self.ended {
+            return;
+        }
+        self.ended = true;
+        if let Some(l) = &self.log {
+            let end = End {
+                outcome: outcome.to_string(),
+                detail: detail.map(str::to_string),
+                ended_at: store::now_rfc3339(),
+                duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+                run: self.stats.figures(),
+                session: self.totals(),
+            };
+            l.write(&record::end_line(&end));
+        }
+    }
+
+    /// Writes what is queued and waits for it to reach the disk; the first write error of
+    /// the whole run, if any (the conversation itself is unaffected).
+    pub fn close(&mut self) -> Option<String> {
+        self.log.take().and_then(SessionLog::close)
+    }
+
+    /// Time since this run began.
+    pub fn elapsed(&self) -> std::time::Duration {
+        self.started.elapsed()
+    }
+}
+
+#[cfg(test)]
+mod tests;

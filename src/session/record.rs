@@ -1,0 +1,488 @@
+//! The lines of a session file (JSON Lines) and a tolerant reader for them.
+//!
+//! Line 1 is the [`Header`]. Every later line is an object with a `type`:
+//! `run` (a later run continued the session), `message` (one message exactly as sent to the
+//! API), `usage` (one model request's token figures), `end` (how a run ended, with its figures
+//! and the session's running totals). Readers skip types they do not know, so later versions
+//! can add lines (compaction, approvals) without breaking older readers.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::model::{Message, ToolCall, Usage};
+
+/// The file format this hx writes and the newest it reads.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// Longest line a reader accepts: a message holds at most a bounded tool result or model
+/// turn, so a longer line is damage, not data.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// Line 1 of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always `"header"`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub version: u32,
+    pub id: String,
+    /// The session of the agent that started this one (subagents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// The `task` call of the parent that started this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
+    pub workspace: String,
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+    pub hx_version: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+}
+
+/// What one run of a session ran with (written when a later run continues the session, so a
+/// model or provider change is on record).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub started_at: String,
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+    pub hx_version: String,
+}
+
+/// Turn, call and token figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figures {
+    pub turns: u32,
+    pub tool_calls: u32,
+    pub blocked: u32,
+    pub prompt_tokens: u64,
+    pub cache_hit_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Figures {
+    pub fn add(&mut self, other: &Figures) {
+        self.turns = self.turns.saturating_add(other.turns);
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+        self.blocked = self.blocked.saturating_add(other.blocked);
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.cache_hit_tokens = self.cache_hit_tokens.saturating_add(other.cache_hit_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct End {
+    /// `answered`, `max_turns`, `stopped`, `error`, `interrupted`.
+    pub outcome: String,
+    /// The error or the reason, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub ended_at: String,
+    pub duration_ms: u64,
+    /// This run's figures.
+    pub run: Figures,
+    /// The whole session's figures so far (every run), so a listing needs only the last line.
+    pub session: Figures,
+}
+
+/// A message as the API sends and receives it; the reading side of [`Message::to_json`].
+#[derive(Debug, Deserialize)]
+pub struct WireMessage {
+    role: String,
+    #[serde(default)]
+    content: Option<String>,
+    #[serde(default)]
+    reasoning_content: Option<String>,
+    #[serde(default)]
+    tool_calls: Option<Vec<WireCall>>,
+    #[serde(default)]
+    tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireCall {
+    id: String,
+    function: WireFunction,
+}
+
+#[derive(Debug, Deserialize)]
+struct WireFunction {
+    name: String,
+    arguments: String,
+}
+
+impl WireMessage {
+    pub fn into_message(self) -> Result<Message, String> {
+        let content = self.content.unwrap_or_default();
+        Ok(match self.role.as_str() {
+            "system" => Message::System(content),
+            "user" => Message::User(content),
+            "assistant" => Message::Assistant {
+                content,
+                reasoning: self.reasoning_content,
+                tool_calls: self
+                    .tool_calls
+                    .unwrap_or_default()
+                    .into_iter()
+                    .map(|c| ToolCall {
+                        id: c.id,
+                        name: c.function.name,
+                        arguments: c.function.arguments,
+                    })
+                    .collect(),
+            },
+            "tool" => Message::Tool {
+                tool_call_id: self
+                    .tool_call_id
+                    .ok_or("a tool message without tool_call_id")?,
+                content,
+            },
+            other => return Err(format!("unknown message role {other:?}")),
+        })
+    }
+}
+
+/// Any line after the header. A flat struct rather than a tagged enum: serde would buffer
+/// every line into a generic tree to find its tag, and messages are nearly all of a file's
+/// bytes.
+#[derive(Debug, Deserialize)]
+struct EventLine {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    message: Option<WireMessage>,
+    // usage
+    #[serde(default)]
+    prompt_tokens: Option<u64>,
+    #[serde(default)]
+    prompt_cache_hit_tokens: Option<u64>,
+    #[serde(default)]
+    completion_tokens: Option<u64>,
+    // run
+    #[serde(default)]
+    model: Option<String>,
+    #[serde(default)]
+    provider: Option<String>,
+    #[serde(default)]
+    base_url: Option<String>,
+    #[serde(default)]
+    started_at: Option<String>,
+    // end
+    #[serde(default)]
+    outcome: Option<String>,
+    #[serde(default)]
+    detail: Option<String>,
+    #[serde(default)]
+    session: Option<Figures>,
+}
+
+/// The JSON text of each kind of line, as written.
+pub fn header_line(h: &Header) -> String {
+    serde_json::to_string(h).unwrap_or_default()
+}
+
+pub fn message_line(m: &Message) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        message: &'a Message,
+    }
+    serde_json::to_string(&Line {
+        kind: "message",
+        message: m,
+    })
+    .unwrap_or_default()
+}
+
+pub fn usage_line(u: &Usage) -> String {
+    serde_json::json!({
+        "type": "usage",
+        "prompt_tokens": u.prompt_tokens,
+        "prompt_cache_hit_tokens": u.prompt_cache_hit_tokens,
+        "completion_tokens": u.completion_tokens,
+    })
+    .to_string()
+}
+
+pub fn run_line(r: &RunInfo) -> String {
+    let mut v = serde_json::to_value(r).unwrap_or_default();
+    v["type"] = "run".into();
+    v.to_string()
+}
+
+pub fn end_line(e: &End) -> String {
+    let mut v = serde_json::to_value(e).unwrap_or_default();
+    v["type"] = "end".into();
+    v.to_string()
+}
+
+/// A session file as read back.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    pub header: Header,
+    pub messages: Vec<Message>,
+    /// The model, provider and base URL of the latest run.
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+    /// The session's figures up to its last `end` line, plus requests of a run that did not
+    /// end.
+    pub totals: Figures,
+    /// The outcome of the last run: `None` when it has no `end` line (it crashed, was killed,
+    /// or is still running).
+    pub last_outcome: Option<String>,
+    pub last_detail: Option<String>,
+    /// Runs recorded (the first one and each `run` line).
+    pub runs: u32,
+    /// Problems that did not stop the read (a torn last line), as whole sentences.
+    pub warnings: Vec<String>,
+    /// Bytes of the file up to the end of its last complete line. Less than the file's size
+    /// when its last line is torn: a writer appending to it must cut the tail first.
+    pub valid_len: u64,
+}
+
+impl Default for Header {
+    fn default() -> Self {
+        Header {
+            kind: "header".into(),
+            version: FORMAT_VERSION,
+            id: String::new(),
+            parent_id: None,
+            parent_call_id: None,
+            workspace: String::new(),
+            model: String::new(),
+            provider: String::new(),
+            base_url: String::new(),
+            hx_version: String::new(),
+            started_at: String::new(),
+        }
+    }
+}
+
+/// Why a session file cannot be read; `line` is 1-based (0: the file as a whole).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}", self.message)
+        } else {
+            write!(f, "line {}: {}", self.line, self.message)
+        }
+    }
+}
+
+fn err(line: usize, message: impl Into<String>) -> ReadError {
+    ReadError {
+        line,
+        message: message.into(),
+    }
+}
+
+/// Reads just the header (line 1) of a session file.
+pub fn read_header(path: &Path) -> Result<Header, ReadError> {
+    let file = std::fs::File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
+    let mut reader = BufReader::new(file).take(1024 * 1024);
+    let mut line = Vec::new();
+    reader
+        .read_until(b'\n', &mut line)
+        .map_err(|e| err(0, format!("cannot read: {e}")))?;
+    if !line.ends_with(b"\n") {
+        return Err(err(1, "no complete header line"));
+    }
+    parse_header(&line)
+}
+
+fn parse_header(line: &[u8]) -> Result<Header, ReadError> {
+    let h: Header =
+        serde_json::from_slice(line).map_err(|e| err(1, format!("not a session header ({e})")))?;
+    if h.kind != "header" {
+        return Err(err(1, "not a session header"));
+    }
+    if h.version > FORMAT_VERSION || h.version == 0 {
+        return Err(err(
+            1,
+            format!(
+                "format version {} (this hx reads up to {FORMAT_VERSION}; a newer hx wrote it)",
+                h.version
+            ),
+        ));
+    }
+    if h.id.is_empty() {
+        return Err(err(1, "the header has no id"));
+    }
+    Ok(h)
+}
+
+/// Reads a whole session file. A torn last line (a crash mid-write) is skipped with a
+/// warning; any other damage is an error naming the line.
+pub fn read(path: &Path) -> Result<Loaded, ReadError> {
+    let meta = std::fs::metadata(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
+    if !meta.is_file() {
+        return Err(err(0, "not a file"));
+    }
+    let file = std::fs::File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
+    read_from(BufReader::with_capacity(256 * 1024, file))
+}
+
+pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
+    let mut loaded = Loaded::default();
+    let mut buf = Vec::new();
+    let mut n = 0usize;
+    let mut offset = 0u64;
+    let mut run_figures_open = Figures::default();
+    loop {
+        buf.clear();
+        let got = (&mut reader)
+            .take(MAX_LINE_BYTES as u64 + 1)
+            .read_until(b'\n', &mut buf)
+            .map_err(|e| err(n + 1, format!("cannot read: {e}")))?;
+        if got == 0 {
+            break;
+        }
+        n += 1;
+        if !buf.ends_with(b"\n") {
+            if got > MAX_LINE_BYTES {
+                return Err(err(n, format!("longer than {} MiB", MAX_LINE_BYTES >> 20)));
+            }
+            // The last line, cut short by a crash while it was written.
+            if n == 1 {
+                return Err(err(1, "no complete header line"));
+            }
+            loaded.warnings.push(format!(
+                "line {n} is incomplete (hx stopped while writing it); it is skipped"
+            ));
+            break;
+        }
+        offset += got as u64;
+        if n == 1 {
+            let h = parse_header(&buf)?;
+            loaded.model = h.model.clone();
+            loaded.provider = h.provider.clone();
+            loaded.base_url = h.base_url.clone();
+            loaded.header = h;
+            loaded.runs = 1;
+            loaded.valid_len = offset;
+            continue;
+        }
+        if buf.iter().all(u8::is_ascii_whitespace) {
+            loaded.valid_len = offset;
+            continue;
+        }
+        let ev: EventLine = serde_json::from_slice(&buf)
+            .map_err(|e| err(n, format!("not a valid session line ({e})")))?;
+        match ev.kind.as_str() {
+            "message" => {
+                let m = ev
+                    .message
+                    .ok_or_else(|| err(n, "a message line without a message"))?
+                    .into_message()
+                    .map_err(|e| err(n, e))?;
+                loaded.messages.push(m);
+            }
+            "usage" => {
+                run_figures_open.turns = run_figures_open.turns.saturating_add(1);
+                run_figures_open.prompt_tokens = run_figures_open
+                    .prompt_tokens
+                    .saturating_add(ev.prompt_tokens.unwrap_or(0));
+                run_figures_open.cache_hit_tokens = run_figures_open
+                    .cache_hit_tokens
+                    .saturating_add(ev.prompt_cache_hit_tokens.unwrap_or(0));
+                run_figures_open.completion_tokens = run_figures_open
+                    .completion_tokens
+                    .saturating_add(ev.completion_tokens.unwrap_or(0));
+            }
+            "run" => {
+                loaded.runs = loaded.runs.saturating_add(1);
+                loaded.last_outcome = None;
+                loaded.last_detail = None;
+                if let Some(m) = ev.model {
+                    loaded.model = m;
+                }
+                if let Some(p) = ev.provider {
+                    loaded.provider = p;
+                }
+                if let Some(u) = ev.base_url {
+                    loaded.base_url = u;
+                }
+                let _ = ev.started_at;
+            }
+            "end" => {
+                loaded.last_outcome = Some(ev.outcome.unwrap_or_else(|| "unknown".into()));
+                loaded.last_detail = ev.detail;
+                if let Some(s) = ev.session {
+                    loaded.totals = s;
+                }
+                run_figures_open = Figures::default();
+            }
+            // Written by a later hx: not needed to continue the conversation.
+            _ => {}
+        }
+        loaded.valid_len = offset;
+    }
+    if n == 0 {
+        return Err(err(0, "the file is empty"));
+    }
+    // Requests of a run that has no end line yet (crashed or running) still happened.
+    loaded.totals.add(&run_figures_open);
+    Ok(loaded)
+}
+
+/// Answers every tool call that has none, so the history is a valid request again (servers
+/// answer 400 to a call without its result). A run that crashed or was killed mid-tool leaves
+/// such calls; their answers go right after the turn's existing answers. Returns the number of
+/// answers added and whether all of them were at the very end (then the caller records them).
+pub fn repair(messages: &mut Vec<Message>, answer: &str) -> (usize, bool) {
+    let mut added = 0;
+    let mut all_at_end = true;
+    let mut i = 0;
+    while i < messages.len() {
+        let Message::Assistant { tool_calls, .. } = &messages[i] else {
+            i += 1;
+            continue;
+        };
+        let ids: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
+        let mut j = i + 1;
+        let mut answered = Vec::new();
+        while let Some(Message::Tool { tool_call_id, .. }) = messages.get(j) {
+            answered.push(tool_call_id.clone());
+            j += 1;
+        }
+        let missing: Vec<Message> = ids
+            .iter()
+            .filter(|id| !answered.contains(id))
+            .map(|id| Message::Tool {
+                tool_call_id: id.clone(),
+                content: answer.to_string(),
+            })
+            .collect();
+        if !missing.is_empty() {
+            if j < messages.len() {
+                all_at_end = false;
+            }
+            added += missing.len();
+            let count = missing.len();
+            messages.splice(j..j, missing);
+            j += count;
+        }
+        i = j;
+    }
+    (added, all_at_end)
+}
+
+#[cfg(test)]
+mod tests;

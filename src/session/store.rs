@@ -1,0 +1,320 @@
+//! Where sessions live: `$XDG_STATE_HOME/hx/sessions/<workspace>/<id>.jsonl` (default
+//! `~/.local/state/hx/sessions/...`), one folder per workspace, one file per session named by
+//! its time-sortable id. Folders are created 0700 and files 0600: a session holds the user's
+//! code and commands.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use sha2::Digest;
+
+use super::log::{is_busy, OpenError, SessionLog};
+use super::record::{self, Figures, Header};
+use crate::config::Env;
+use crate::model::Message;
+
+/// Bytes of a file's end read to find its last `end` line when listing.
+const TAIL_BYTES: u64 = 256 * 1024;
+/// Lines read from a file's start to find its first task when listing.
+const HEAD_LINES: usize = 8;
+
+/// `$XDG_STATE_HOME/hx/sessions`, else `~/.local/state/hx/sessions`.
+pub fn sessions_root(env: &Env) -> Option<PathBuf> {
+    let state = match env.get("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) if Path::new(x).is_absolute() => PathBuf::from(x),
+        _ => PathBuf::from(env.get("HOME").filter(|v| !v.is_empty())?)
+            .join(".local")
+            .join("state"),
+    };
+    Some(state.join("hx").join("sessions"))
+}
+
+/// A folder name for a workspace: its path with every character other than letters, digits,
+/// `.`, `_` and `-` turned into `-`, cut to a readable length, plus a short hash of the whole
+/// path, so that `/a-b/c` and `/a/b-c` (the same once flattened) stay apart.
+pub fn workspace_folder(workspace: &Path) -> String {
+    let full = workspace.to_string_lossy();
+    let mut flat: String = full
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let trimmed = flat.trim_start_matches('-').len();
+    flat = flat.split_off(flat.len() - trimmed);
+    if flat.len() > 80 {
+        // Keep the end: the project's own name is more telling than /home/user/src.
+        flat = flat.split_off(flat.len() - 80);
+    }
+    let hash = sha2::Sha256::digest(full.as_bytes());
+    let short: String = hash.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    format!("{flat}-{short}")
+}
+
+/// A new session id: a UUIDv7, which sorts by creation time as text.
+pub fn new_id() -> String {
+    uuid::Uuid::now_v7().to_string()
+}
+
+/// Now, as RFC 3339 UTC with seconds.
+pub fn now_rfc3339() -> String {
+    humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// One line of `hx sessions list`.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Summary {
+    pub id: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    pub path: PathBuf,
+    pub started_at: String,
+    pub model: String,
+    pub provider: String,
+    /// `answered`, `max_turns`, `stopped`, `error`, `interrupted`, `running` (another hx
+    /// holds it now) or `unfinished` (its last run ended without a trace: killed or crashed).
+    pub outcome: String,
+    pub turns: u32,
+    pub tool_calls: u32,
+    /// The first line of the first task, cut to 100 characters.
+    pub task: String,
+    #[serde(skip)]
+    pub modified: SystemTime,
+}
+
+/// The sessions of one workspace.
+#[derive(Debug, Clone)]
+pub struct Store {
+    dir: PathBuf,
+}
+
+impl Store {
+    pub fn new(root: &Path, workspace: &Path) -> Store {
+        Store {
+            dir: root.join(workspace_folder(workspace)),
+        }
+    }
+
+    /// The store in a given folder (listing every workspace).
+    pub fn at(dir: &Path) -> Store {
+        Store {
+            dir: dir.to_path_buf(),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn path_of(&self, id: &str) -> PathBuf {
+        self.dir.join(format!("{id}.jsonl"))
+    }
+
+    /// Creates the session file of `id` (and the folders, 0700).
+    pub fn create(&self, id: &str) -> Result<SessionLog, String> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.dir)
+            .map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
+        let path = self.path_of(id);
+        SessionLog::create(&path).map_err(|e| match e {
+            OpenError::Busy => format!("{} is in use", path.display()),
+            OpenError::Io(e) => format!("cannot create {}: {e}", path.display()),
+        })
+    }
+
+    /// Every session file of the workspace, in id (creation) order.
+    pub fn files(&self) -> Vec<PathBuf> {
+        let Ok(rd) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        let mut files: Vec<PathBuf> = rd
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|x| x == "jsonl"))
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// The workspace's sessions, newest first; subagents' only when `subagents` is set.
+    /// Files that cannot be read are skipped with a warning each.
+    pub fn list(&self, subagents: bool) -> (Vec<Summary>, Vec<String>) {
+        let mut out = Vec::new();
+        let mut warnings = Vec::new();
+        for path in self.files() {
+            match summarize(&path) {
+                Ok(s) if subagents || s.parent_id.is_none() => out.push(s),
+                Ok(_) => {}
+                Err(e) => warnings.push(format!("skipping {}: {e}", path.display())),
+            }
+        }
+        out.sort_by(|a, b| b.id.cmp(&a.id));
+        (out, warnings)
+    }
+
+    /// The session whose id is `prefix` or starts with it; among top-level sessions and
+    /// subagents alike. An unknown or ambiguous prefix is an error listing candidates.
+    pub fn find(&self, prefix: &str) -> Result<PathBuf, String> {
+        let prefix = prefix.trim();
+        if prefix.is_empty() {
+            return Err("an empty session id".into());
+        }
+        let matches: Vec<PathBuf> = self
+            .files()
+            .into_iter()
+            .filter(|p| {
+                p.file_stem()
+                    .and_then(|s| s.to_str())
+                    .is_some_and(|s| s.starts_with(prefix))
+            })
+            .collect();
+        let id_of = |p: &PathBuf| {
+            p.file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        match matches.len() {
+            1 => Ok(matches[0].clone()),
+            0 => {
+                let (recent, _) = self.list(false);
+                let shown: Vec<String> = recent.iter().take(5).map(|s| s.id.clone()).collect();
+                Err(if shown.is_empty() {
+                    format!("no session {prefix:?} in this workspace (it has none)")
+                } else {
+                    format!(
+                        "no session {prefix:?} in this workspace; recent ones: {} ('hx sessions list' shows all)",
+                        shown.join(", ")
+                    )
+                })
+            }
+            _ => Err(format!(
+                "session id {prefix:?} is ambiguous; it starts: {}",
+                matches.iter().map(id_of).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    /// The session `-c` continues: the top-level one written most recently.
+    pub fn newest(&self) -> Result<Option<PathBuf>, Vec<String>> {
+        let (list, warnings) = self.list(false);
+        let newest = list
+            .into_iter()
+            .max_by(|a, b| a.modified.cmp(&b.modified).then(a.id.cmp(&b.id)))
+            .map(|s| s.path);
+        match newest {
+            Some(p) => Ok(Some(p)),
+            None if warnings.is_empty() => Ok(None),
+            None => Err(warnings),
+        }
+    }
+
+    /// The subagent sessions started by session `parent_id`, in id order.
+    pub fn children(&self, parent_id: &str) -> Vec<(Header, PathBuf)> {
+        self.files()
+            .into_iter()
+            .filter_map(|p| {
+                let h = record::read_header(&p).ok()?;
+                (h.parent_id.as_deref() == Some(parent_id)).then_some((h, p))
+            })
+            .collect()
+    }
+}
+
+/// A listing line for one file, reading its start and its end rather than all of it.
+pub fn summarize(path: &Path) -> Result<Summary, String> {
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot read: {e}"))?;
+    if !meta.is_file() {
+        return Err("not a file".into());
+    }
+    let header = record::read_header(path).map_err(|e| e.to_string())?;
+    let task = first_task(path).unwrap_or_default();
+    let (outcome, figures) = match last_end(path) {
+        Some((outcome, figures)) => (outcome, figures),
+        // No end line at the end: read it all for the figures of the run that did not end.
+        None => {
+            let loaded = record::read(path).map_err(|e| e.to_string())?;
+            let outcome = if is_busy(path) {
+                "running"
+            } else {
+                "unfinished"
+            };
+            (outcome.to_string(), loaded.totals)
+        }
+    };
+    Ok(Summary {
+        id: header.id,
+        parent_id: header.parent_id,
+        path: path.to_path_buf(),
+        started_at: header.started_at,
+        model: header.model,
+        provider: header.provider,
+        outcome,
+        turns: figures.turns,
+        tool_calls: figures.tool_calls,
+        task,
+        modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
+    })
+}
+
+/// The first line of the first user message among the file's first lines.
+fn first_task(path: &Path) -> Option<String> {
+    use std::io::BufRead;
+    let file = std::fs::File::open(path).ok()?;
+    let reader = std::io::BufReader::new(file).take(8 * 1024 * 1024);
+    for line in reader.lines().take(HEAD_LINES).skip(1) {
+        let line = line.ok()?;
+        let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+        if v["type"] == "message" && v["message"]["role"] == "user" {
+            let text = v["message"]["content"].as_str().unwrap_or("");
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            return Some(crate::term::one_line(first.trim(), 100));
+        }
+    }
+    None
+}
+
+/// The outcome and session figures of the file's last line, when that is an `end` line.
+fn last_end(path: &Path) -> Option<(String, Figures)> {
+    let mut file = std::fs::File::open(path).ok()?;
+    let len = file.metadata().ok()?.len();
+    let start = len.saturating_sub(TAIL_BYTES);
+    file.seek(SeekFrom::Start(start)).ok()?;
+    let mut tail = Vec::new();
+    file.take(TAIL_BYTES).read_to_end(&mut tail).ok()?;
+    let body = tail.strip_suffix(b"\n")?;
+    let last = match body.iter().rposition(|&b| b == b'\n') {
+        Some(i) => &body[i + 1..],
+        None if start == 0 => body,
+        None => return None,
+    };
+    #[derive(serde::Deserialize)]
+    struct EndOnly {
+        #[serde(rename = "type")]
+        kind: String,
+        outcome: Option<String>,
+        session: Option<Figures>,
+    }
+    let e: EndOnly = serde_json::from_slice(last).ok()?;
+    (e.kind == "end").then(|| {
+        (
+            e.outcome.unwrap_or_else(|| "unknown".into()),
+            e.session.unwrap_or_default(),
+        )
+    })
+}
+
+/// The text of the first user message of a history (for transcripts).
+pub fn first_user_text(messages: &[Message]) -> Option<&str> {
+    messages.iter().find_map(|m| match m {
+        Message::User(t) => Some(t.as_str()),
+        _ => None,
+    })
+}
