@@ -103,10 +103,11 @@ pub fn build_agent(
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let home = super::home_dir();
-    let skill_roots = skills::skill_roots(&root, home.as_deref());
-    // Skill folders outside the workspace (the user's, or a project's above a subfolder) stay
-    // readable, since load_skill lists their files for the model to read.
-    let workspace = workspace.with_read_only(skill_roots.iter().map(|r| r.path.clone()));
+    let discovery = skills::discover(&root, home.as_deref());
+    // The folders of the catalog's skills outside the workspace (the user's, or a project's
+    // above a subfolder) stay readable, since load_skill lists their files for the model to
+    // read; nothing else of a skills root is.
+    let workspace = workspace.with_read_only(discovery.registry.folders_outside(&root));
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
         .with_trace(Arc::new(TraceHook::new(term.clone())))
@@ -140,7 +141,6 @@ pub fn build_agent(
         reminders: Vec::new(),
         is_subagent: true,
     };
-    let discovery = skills::discover_roots(&skill_roots);
     for w in &discovery.warnings {
         term.line(&format!("hx: warning: {w}"));
     }

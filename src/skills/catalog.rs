@@ -90,6 +90,7 @@ mod tests {
             name: name.into(),
             source: Source::Project,
             path: PathBuf::from(format!("/p/{name}/SKILL.md")),
+            folder: PathBuf::from(format!("/p/{name}")),
             description: description.into(),
         }
     }

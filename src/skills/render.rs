@@ -166,19 +166,22 @@ impl Files {
 
 /// The skill folder's files other than SKILL.md, sorted, at most [`MAX_LISTED_FILES`].
 /// Hidden files and nested skills' folders are left out: they are not this skill's resources.
+/// So are links whose real path leaves the folder: `read_file` would refuse them, and
+/// following a linked folder would show the names of whatever it points at.
 fn resource_files(skill: &Skill, workspace_root: &Path) -> Files {
-    let dir = skill.dir();
-    // Canonical, so that paths compare with the (canonical) workspace root.
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    // Real, so that paths compare with the (real) workspace root.
+    let dir = &skill.folder;
     let skill_file = dir.join(SKILL_FILE);
     let walked = walk(
-        &dir,
+        dir,
+        Some(dir),
         |path, name| !name.starts_with('.') && path != skill_file,
         |sub| !sub.join(SKILL_FILE).is_file(),
     );
     let mut shown: Vec<String> = walked
         .files
         .iter()
+        .map(|f| &f.path)
         .map(|p| match p.strip_prefix(workspace_root) {
             Ok(rel) => slash_path(rel),
             Err(_) => p.display().to_string(),
