@@ -5,8 +5,8 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::catalog::MAX_DESCRIPTION_CHARS;
-use super::discover::{Roots, SkillRoot, Skipped, SKILL_FILE};
+use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
+use super::discover::{Roots, SkillRoot, Skipped, MAX_NAME_CHARS, SKILL_FILE};
 use super::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
 use super::render::read_skill_file;
 use super::walk::{walk, MAX_DIRS};
@@ -21,7 +21,6 @@ pub const KNOWN_KEYS: [&str; 6] = [
     "metadata",
     "compatibility",
 ];
-pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -219,7 +218,9 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
             let folder = folder_name(path);
             if folder != name {
                 errors.push(format!(
-                    "name {name} does not match its folder name {folder}"
+                    "name {} does not match its folder name {}",
+                    quoted(&name),
+                    quoted(&folder)
                 ));
             }
         }
@@ -267,7 +268,8 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
     for key in fm.fields.keys() {
         if !KNOWN_KEYS.contains(&key.as_str()) {
             warnings.push(format!(
-                "unknown field {key} (the specification defines {})",
+                "unknown field {} (the specification defines {})",
+                quoted(key),
                 KNOWN_KEYS.join(", ")
             ));
         }
@@ -311,11 +313,18 @@ fn required_string(fm: &Frontmatter, key: &str) -> Result<String, String> {
     }
 }
 
+/// A name or key as a message quotes it: cut to the longest valid name, so a file cannot make
+/// `check`'s output as long as itself.
+fn quoted(text: &str) -> String {
+    cut(text, MAX_NAME_CHARS)
+}
+
 /// The specification's name rules: 1–64 lowercase ASCII letters, digits and single hyphens,
 /// not at either end.
 pub fn name_problems(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let n = name.chars().count();
+    let shown = quoted(name);
     if n > MAX_NAME_CHARS {
         out.push(format!(
             "name is {n} characters, more than {MAX_NAME_CHARS}"
@@ -326,14 +335,14 @@ pub fn name_problems(name: &str) -> Vec<String> {
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     {
         out.push(format!(
-            "name {name} may only contain lowercase letters a-z, digits and hyphens"
+            "name {shown} may only contain lowercase letters a-z, digits and hyphens"
         ));
     }
     if name.starts_with('-') || name.ends_with('-') {
-        out.push(format!("name {name} must not start or end with a hyphen"));
+        out.push(format!("name {shown} must not start or end with a hyphen"));
     }
     if name.contains("--") {
-        out.push(format!("name {name} must not contain consecutive hyphens"));
+        out.push(format!("name {shown} must not contain consecutive hyphens"));
     }
     out
 }

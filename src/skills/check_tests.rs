@@ -289,3 +289,43 @@ fn links_out_of_a_project_root_are_errors() {
     // Named outside any project root, a link is the user's own business.
     assert_eq!(check(&root.join("far")), []);
 }
+
+#[test]
+fn long_names_and_keys_are_quoted_cut() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("s/SKILL.md");
+    let name = format!("X{}", "a".repeat(10_000));
+    let key = "k".repeat(10_000);
+    write(
+        &file,
+        // A plain key is at most 1,024 characters in YAML; an explicit one has no limit.
+        format!("---\nname: {name}\ndescription: d\n? {key}\n: 1\n---\n"),
+    );
+    let cut_name = format!("X{}…", "a".repeat(62));
+    let cut_key = format!("{}…", "k".repeat(63));
+    assert_eq!(
+        messages(&check(&file)),
+        [
+            (Severity::Error, "name is 10001 characters, more than 64"),
+            (
+                Severity::Error,
+                format!(
+                    "name {cut_name} may only contain lowercase letters a-z, digits and hyphens"
+                )
+                .as_str()
+            ),
+            (
+                Severity::Error,
+                format!("name {cut_name} does not match its folder name s").as_str()
+            ),
+            (
+                Severity::Warning,
+                format!(
+                    "unknown field {cut_key} (the specification defines {})",
+                    KNOWN_KEYS.join(", ")
+                )
+                .as_str()
+            ),
+        ]
+    );
+}

@@ -11,6 +11,7 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
 use super::parse::{is_fence, parse_frontmatter, Frontmatter, Yaml};
 use super::walk::{walk, Found, Walked, MAX_DIRS};
 use super::{Skill, SkillRegistry, Source};
@@ -18,6 +19,10 @@ use crate::term::collapse_whitespace;
 
 /// Largest frontmatter read at start; a longer one is reported rather than read on.
 pub const MAX_FRONTMATTER_BYTES: u64 = 64 * 1024;
+
+/// Longest skill name (the Agent Skills specification's limit): a longer one is refused, so
+/// no name can crowd the catalog or the messages that quote it.
+pub const MAX_NAME_CHARS: usize = 64;
 
 /// The file every skill folder holds.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -342,7 +347,9 @@ pub fn read_frontmatter(path: &Path) -> Result<String, String> {
     String::from_utf8(fm).map_err(|_| "frontmatter is not valid UTF-8".into())
 }
 
-/// Builds the catalog entry: `name` defaults to the folder's name; a description is required.
+/// Builds the catalog entry: `name` defaults to the folder's name and has at most
+/// [`MAX_NAME_CHARS`] characters; a description is required, and cut to
+/// [`MAX_DESCRIPTION_CHARS`].
 pub fn skill_from_frontmatter(
     path: &Path,
     folder_real: &Path,
@@ -369,10 +376,17 @@ pub fn skill_from_frontmatter(
     if name.chars().any(char::is_control) {
         return Err("name contains control characters".into());
     }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "name is {chars} characters, more than {MAX_NAME_CHARS}"
+        ));
+    }
     let description = match fm.fields.get("description") {
         None | Some(Yaml::Null) => return Err("no description".into()),
         Some(v) => match v.as_text() {
-            Some(s) => collapse_whitespace(&s),
+            // Cut now: the catalog shows no more, and thousands of skills stay small in memory.
+            Some(s) => cut(&collapse_whitespace(&s), MAX_DESCRIPTION_CHARS),
             None => return Err(format!("description is {}, not text", v.kind())),
         },
     };

@@ -452,13 +452,21 @@ fn two_thousand_skills() {
     assert_eq!(d.registry.len(), 2000);
     assert!(d.warnings.is_empty(), "{:?}", d.warnings.first());
     let catalog = d.registry.catalog(crate::skills::DEFAULT_CATALOG_BUDGET);
-    // Names alone exceed 8,000 characters here; every one is still listed.
-    for i in [0, 999, 1999] {
-        assert!(catalog.contains(&format!("\n- skill-{i:04}")), "{i}");
-    }
-    assert_eq!(
-        catalog.lines().filter(|l| l.starts_with("- ")).count(),
-        2000
+    // Names alone exceed 8,000 characters here: the first ones are listed, the rest counted.
+    assert!(
+        catalog.chars().count() <= 8_000,
+        "{}",
+        catalog.chars().count()
+    );
+    let lines: Vec<&str> = catalog.lines().filter(|l| l.starts_with("- ")).collect();
+    let listed = lines.len() - 1;
+    assert!(listed > 400, "{listed}");
+    assert_eq!(lines[0], "- skill-0000");
+    assert_eq!(lines[listed - 1], format!("- skill-{:04}", listed - 1));
+    assert!(
+        lines[listed].starts_with(&format!("- … and {} more,", 2000 - listed)),
+        "{}",
+        lines[listed]
     );
 }
 
@@ -524,5 +532,44 @@ fn many_links_out_give_a_bounded_number_of_warnings() {
     assert_eq!(
         d.warnings[20],
         format!("skipping 5 more links out of {}", root.display())
+    );
+}
+
+#[test]
+fn names_over_64_characters_are_refused_and_descriptions_cut() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    let at_limit = "é".repeat(64);
+    skill(&root, &at_limit, "fits", "b");
+    write(
+        &root.join("long/SKILL.md"),
+        format!("---\nname: {}\ndescription: d\n---\n", "é".repeat(65)),
+    );
+    let folder = "f".repeat(65);
+    write(
+        &root.join(&folder).join("SKILL.md"),
+        "---\ndescription: the folder names it\n---\n",
+    );
+    skill(&root, "wordy", &"w".repeat(5_000), "b");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["wordy", at_limit.as_str()]);
+    let mut warnings = d.warnings.clone();
+    warnings.sort();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "skipping skill {}: name is 65 characters, more than 64",
+                root.join(&folder).join("SKILL.md").display()
+            ),
+            format!(
+                "skipping skill {}: name is 65 characters, more than 64",
+                root.join("long/SKILL.md").display()
+            ),
+        ]
+    );
+    assert_eq!(
+        d.registry.get("wordy").map(|s| s.description.clone()),
+        Some(format!("{}…", "w".repeat(1023)))
     );
 }

@@ -57,7 +57,8 @@ pub struct Skill {
     /// files are listed from, and what `read_file` may read when it lies outside the workspace.
     #[serde(skip)]
     pub folder: PathBuf,
-    /// The description on one line (whitespace runs collapsed), not yet cut to any budget.
+    /// The description on one line (whitespace runs collapsed), at most
+    /// [`MAX_DESCRIPTION_CHARS`] characters; not yet cut to any budget.
     pub description: String,
 }
 
