@@ -313,13 +313,26 @@ pub fn read_skill(path: &Path, folder: &Path, source: Source) -> Result<Skill, S
 /// at most [`MAX_FRONTMATTER_BYTES`] so a huge file costs no more than a small one.
 pub fn read_frontmatter(path: &Path) -> Result<String, String> {
     let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut reader = BufReader::new(file).take(MAX_FRONTMATTER_BYTES + 8);
+    read_frontmatter_from(file)
+}
+
+/// [`read_frontmatter`] on any source: takes at most [`MAX_FRONTMATTER_BYTES`] from it (the
+/// limit sits below the buffer, so not even read-ahead goes further), and gives the same
+/// frontmatter as reading the whole file would, or an error.
+pub fn read_frontmatter_from(source: impl Read) -> Result<String, String> {
+    let mut reader = BufReader::new(source.take(MAX_FRONTMATTER_BYTES));
     let mut line = Vec::new();
     let read = |reader: &mut dyn BufRead, line: &mut Vec<u8>| {
         line.clear();
         reader
             .read_until(b'\n', line)
             .map_err(|e| format!("cannot read: {e}"))
+    };
+    let too_long = || {
+        format!(
+            "frontmatter is longer than {} KiB",
+            MAX_FRONTMATTER_BYTES / 1024
+        )
     };
     let mut total = read(&mut reader, &mut line)?;
     if !is_fence(line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line)) {
@@ -329,17 +342,17 @@ pub fn read_frontmatter(path: &Path) -> Result<String, String> {
     loop {
         let n = read(&mut reader, &mut line)?;
         total += n;
+        let at_cap = total as u64 >= MAX_FRONTMATTER_BYTES;
         if n == 0 {
-            return Err(if total as u64 >= MAX_FRONTMATTER_BYTES {
-                format!(
-                    "frontmatter is longer than {} KiB",
-                    MAX_FRONTMATTER_BYTES / 1024
-                )
+            return Err(if at_cap {
+                too_long()
             } else {
                 "frontmatter has no closing ---".into()
             });
         }
-        if is_fence(&line) {
+        // A line the cap cut short is no fence: `---` may be the start of `---more`.
+        let whole_line = line.ends_with(b"\n") || !at_cap;
+        if whole_line && is_fence(&line) {
             break;
         }
         fm.extend_from_slice(&line);

@@ -573,3 +573,27 @@ fn names_over_64_characters_are_refused_and_descriptions_cut() {
         Some(format!("{}…", "w".repeat(1023)))
     );
 }
+
+#[test]
+fn a_fence_cut_by_the_read_cap_is_no_fence() {
+    use crate::skills::parse::split_frontmatter;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("SKILL.md");
+    let cap = MAX_FRONTMATTER_BYTES as usize;
+    // A `---xyz` line starting at every offset around the cap: wherever the read stops, the
+    // `---` before the cut must not pass for the closing fence.
+    for at in cap - 16..=cap + 16 {
+        let filler = format!("#{}\n", "a".repeat(at - 4 - 2));
+        let text = format!("---\n{filler}---xyz\ndescription: d\n---\nbody\n");
+        write(&file, &text);
+        let whole = split_frontmatter(&text).map(|(fm, _)| fm.to_string());
+        assert_eq!(
+            whole.as_deref(),
+            Some(format!("{filler}---xyz\ndescription: d\n").as_str())
+        );
+        match read_frontmatter(&file) {
+            Ok(fm) => assert_eq!(Some(fm), whole, "fence line at {at}"),
+            Err(e) => assert_eq!(e, "frontmatter is longer than 64 KiB", "fence line at {at}"),
+        }
+    }
+}
