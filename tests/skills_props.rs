@@ -261,6 +261,7 @@ fn skill(name: String, description: String) -> Skill {
     Skill {
         path: PathBuf::from(format!("/p/{name}/SKILL.md")),
         folder: PathBuf::from(format!("/p/{name}")),
+        within: None,
         name,
         source: Source::Project,
         description,

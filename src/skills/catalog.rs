@@ -140,6 +140,7 @@ mod tests {
             source: Source::Project,
             path: PathBuf::from(format!("/p/{name}/SKILL.md")),
             folder: PathBuf::from(format!("/p/{name}")),
+            within: None,
             description: description.into(),
         }
     }

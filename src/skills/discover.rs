@@ -177,7 +177,7 @@ pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
 /// Discovers skills in the given roots, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     let mut warnings = Vec::new();
-    let mut found: Vec<(Found, Source)> = Vec::new();
+    let mut found: Vec<(Found, &SkillRoot)> = Vec::new();
     for root in roots {
         let walked = find_skill_files(root);
         warnings.extend(walk_warnings(root, &walked));
@@ -185,13 +185,16 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
         // Sorted so that which of two equal names in one root wins never depends on the
         // filesystem's listing order.
         files.sort_by(|a, b| a.path.cmp(&b.path));
-        found.extend(files.into_iter().map(|f| (f, root.source)));
+        found.extend(files.into_iter().map(|f| (f, root)));
     }
     let read = read_all(&found);
     let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
-    for ((file, _), result) in found.iter().zip(read) {
+    for ((file, root), result) in found.iter().zip(read) {
         let skill = match result {
-            Ok(skill) => skill,
+            Ok(skill) => Skill {
+                within: root.bound().map(Path::to_path_buf),
+                ..skill
+            },
             Err(reason) => {
                 warnings.push(format!("skipping skill {}: {reason}", file.path.display()));
                 continue;
@@ -218,17 +221,17 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
 /// Reads every file's frontmatter, results in input order. Opening, reading and parsing
 /// thousands of small files is most of discovery's cost, so large sets are split across a
 /// few threads (order is restored, so the outcome does not depend on scheduling).
-fn read_all(files: &[(Found, Source)]) -> Vec<Result<Skill, String>> {
+fn read_all(files: &[(Found, &SkillRoot)]) -> Vec<Result<Skill, String>> {
     const MIN_PER_THREAD: usize = 128;
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 4)
         .min(files.len() / MIN_PER_THREAD)
         .max(1);
-    let read_chunk = |chunk: &[(Found, Source)]| -> Vec<Result<Skill, String>> {
+    let read_chunk = |chunk: &[(Found, &SkillRoot)]| -> Vec<Result<Skill, String>> {
         chunk
             .iter()
-            .map(|(f, s)| read_skill(&f.path, &f.real_dir, *s))
+            .map(|(f, root)| read_skill(&f.path, &f.real_dir, root.source))
             .collect()
     };
     if threads == 1 {
@@ -411,6 +414,7 @@ pub fn skill_from_frontmatter(
         source,
         path: path.to_path_buf(),
         folder: folder_real.to_path_buf(),
+        within: None,
         description,
     })
 }

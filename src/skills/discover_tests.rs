@@ -343,6 +343,9 @@ fn links_out_of_a_project_root_are_skipped_but_the_users_are_followed() {
     assert_eq!(linked.source, Source::User);
     assert_eq!(linked.path, user_root.join("mine/SKILL.md"));
     assert_eq!(linked.folder, shared.join("linked"));
+    assert_eq!(linked.within, None);
+    let own = d.registry.get("own").expect("own");
+    assert_eq!(own.within.as_deref(), Some(root.as_path()));
     assert_eq!(
         d.warnings,
         [
@@ -502,6 +505,7 @@ fn entries_serialize_for_json_listing() {
         source: Source::User,
         path: "/h/.agents/skills/a/SKILL.md".into(),
         folder: "/h/.agents/skills/a".into(),
+        within: None,
         description: "d".into(),
     };
     assert_eq!(

@@ -57,6 +57,10 @@ pub struct Skill {
     /// files are listed from, and what `read_file` may read when it lies outside the workspace.
     #[serde(skip)]
     pub folder: PathBuf,
+    /// For a project skill, the real path of its skills root: its SKILL.md must still lie in
+    /// it when loaded (it may have become a link since discovery). `None` for the user's.
+    #[serde(skip)]
+    pub within: Option<PathBuf>,
     /// The description on one line (whitespace runs collapsed), at most
     /// [`MAX_DESCRIPTION_CHARS`] characters; not yet cut to any budget.
     pub description: String,

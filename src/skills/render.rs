@@ -126,9 +126,27 @@ impl SkillRegistry {
     }
 }
 
-/// Reads the body now (not at start): the file may have changed or gone since discovery.
+/// Reads the body now (not at start): the file may have changed or gone since discovery, or
+/// become a link, which for a project skill must still lead no further than its skills root.
 pub fn read_body(skill: &Skill) -> Result<String, String> {
-    let text = read_skill_file(&skill.path)?;
+    let path = match &skill.within {
+        None => skill.path.clone(),
+        Some(bound) => match skill.path.canonicalize() {
+            Ok(real) if real.starts_with(bound) => real,
+            Ok(real) => {
+                return Err(format!(
+                    "the file now links to {}, outside its skills root {}",
+                    real.display(),
+                    bound.display()
+                ))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err("the file no longer exists".into())
+            }
+            Err(e) => return Err(format!("cannot read the file: {e}")),
+        },
+    };
+    let text = read_skill_file(&path)?;
     let (_, body) = split_frontmatter(strip_bom(&text))
         .ok_or_else(|| "the file no longer has frontmatter between --- lines".to_string())?;
     Ok(body.to_string())

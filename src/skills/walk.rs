@@ -59,7 +59,8 @@ impl Walked {
 /// a folder (it is asked after the built-in skips). Unreadable folders are passed over: a
 /// permission problem in one corner must not hide the rest. With `bound` (a real path), a
 /// symlinked file or folder is taken only when its real path lies inside it; the others are
-/// reported in [`Walked::escapes`]. A root that does not exist gives nothing.
+/// reported in [`Walked::escapes`]. A root that does not exist, or lies outside the bound,
+/// gives nothing.
 pub fn walk(
     root: &Path,
     bound: Option<&Path>,
@@ -70,6 +71,10 @@ pub fn walk(
     let Ok(root_real) = root.canonicalize() else {
         return out;
     };
+    if bound.is_some_and(|b| !root_real.starts_with(b)) {
+        // The root itself leads out (a folder checked earlier may have become a link since).
+        return out;
+    }
     let mut seen: HashSet<DirId> = HashSet::new();
     let root_id = followed_dir_id(root);
     if let Some(id) = root_id {
