@@ -44,8 +44,8 @@ pub fn check(path: &Path) -> Vec<Problem> {
     check_within(path, None)
 }
 
-/// [`check`], but with `bound` (a project root's real path), a skill folder or SKILL.md whose real path
-/// leaves it is reported as an error and not read, as discovery skips it.
+/// [`check`], but with `bound` (a project root's real path), a skill folder or SKILL.md whose
+/// real path leaves it is reported as an error and not read, as discovery skips it.
 pub fn check_within(path: &Path, bound: Option<&Path>) -> Vec<Problem> {
     if !path.is_file() && !path.is_dir() {
         return vec![problem(path, Severity::Error, "no such file or folder")];
