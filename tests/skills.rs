@@ -369,3 +369,169 @@ fn skills_check_with_warnings_alone_exits_0() {
         out.stderr
     );
 }
+
+/// The catalog section of a system prompt: from the intro to the end.
+fn catalog_of(system: &str) -> &str {
+    &system[system
+        .find("These are the available skills")
+        .expect("intro")..]
+}
+
+#[test]
+fn names_over_64_characters_are_refused_and_the_budget_holds() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![load("l1", json!({"name": "a".repeat(65)}))]),
+        Reply::text("ok"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let long = "a".repeat(65);
+    let huge = "b".repeat(50_000);
+    let folder = "c".repeat(70);
+    hx.write_file(
+        ".agents/skills/ok/SKILL.md",
+        "---\nname: ok\ndescription: Fine\n---\nbody\n",
+    )
+    .write_file(
+        ".agents/skills/long/SKILL.md",
+        &format!("---\nname: {long}\ndescription: Long name\n---\nbody\n"),
+    )
+    .write_file(
+        ".agents/skills/huge/SKILL.md",
+        &format!("---\nname: {huge}\ndescription: Huge name\n---\nbody\n"),
+    )
+    // Without a name field the folder's name is used, and held to the same limit.
+    .write_file(
+        &format!(".agents/skills/{folder}/SKILL.md"),
+        "---\ndescription: Long folder\n---\nbody\n",
+    )
+    // A description is cut to 1,024 characters, however long.
+    .write_file(
+        ".agents/skills/wordy/SKILL.md",
+        &format!(
+            "---\nname: wordy\ndescription: {}\n---\nbody\n",
+            "w".repeat(5_000)
+        ),
+    );
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let ws = hx.workspace().canonicalize().expect("canonical");
+    for (dir, n) in [("long", 65), ("huge", 50_000), (folder.as_str(), 70)] {
+        let line = format!(
+            "hx: warning: skipping skill {}: name is {n} characters, more than 64\n",
+            ws.join(".agents/skills")
+                .join(dir)
+                .join("SKILL.md")
+                .display()
+        );
+        assert!(
+            run.stderr.contains(&line),
+            "missing {line:?} in\n{}",
+            run.stderr
+        );
+    }
+    let reqs = server.requests();
+    let system = system_prompt(&reqs[0].body);
+    let catalog = catalog_of(&system);
+    assert!(
+        catalog.chars().count() <= 8_000,
+        "{}",
+        catalog.chars().count()
+    );
+    let lines: Vec<&str> = catalog.lines().filter(|l| l.starts_with("- ")).collect();
+    assert_eq!(
+        lines,
+        [
+            "- ok: Fine".to_string(),
+            format!("- wordy: {}…", "w".repeat(1023))
+        ]
+    );
+    let tool = reqs[1].body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .expect("tool message")
+        .to_string();
+    assert_eq!(
+        tool,
+        format!("Error: unknown skill {long}. Available: ok, wordy")
+    );
+
+    // `hx skills check` says why, in lines of bounded length.
+    let out = hx
+        .env_remove("DEEPSEEK_API_KEY")
+        .clear_args()
+        .args(["skills", "check"])
+        .run();
+    out.assert_code(1);
+    for s in [
+        ".agents/skills/huge/SKILL.md: error: name is 50000 characters, more than 64\n",
+        ".agents/skills/long/SKILL.md: error: name is 65 characters, more than 64\n",
+        ".agents/skills/wordy/SKILL.md: error: description is 5000 characters, more than 1024\n",
+    ] {
+        assert!(out.stdout.contains(s), "missing {s:?} in\n{}", out.stdout);
+    }
+    let longest = out.stdout.lines().map(|l| l.chars().count()).max();
+    assert!(longest < Some(400), "a line of {longest:?} characters");
+}
+
+#[test]
+fn names_alone_over_the_budget_are_listed_as_far_as_they_fit() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![load(
+            "l1",
+            json!({"name": format!("{:z<64}", "s199-")}),
+        )]),
+        Reply::text("ok"),
+    ]);
+    let mut hx = Hx::new(&server);
+    // 200 names of 64 characters take about 13,400 characters without any description.
+    let name = |i: usize| format!("{:z<64}", format!("s{i:03}-"));
+    for i in 0..200 {
+        hx.write_file(
+            &format!(".agents/skills/{}/SKILL.md", name(i)),
+            &format!(
+                "---\nname: {}\ndescription: Skill {i}\n---\nBody {i}.\n",
+                name(i)
+            ),
+        );
+    }
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    let system = system_prompt(&reqs[0].body);
+    let catalog = catalog_of(&system);
+    assert!(
+        catalog.chars().count() <= 8_000,
+        "{}",
+        catalog.chars().count()
+    );
+    let lines: Vec<&str> = catalog.lines().filter(|l| l.starts_with("- ")).collect();
+    let listed = lines.len() - 1;
+    assert!(listed > 100, "{listed}");
+    for (i, line) in lines[..listed].iter().enumerate() {
+        assert_eq!(*line, format!("- {}", name(i)));
+    }
+    assert_eq!(
+        lines[listed],
+        format!(
+            "- … and {} more, not listed for lack of room (load_skill with a name it does not know lists them all)",
+            200 - listed
+        )
+    );
+    // An unlisted skill still loads.
+    let tool = reqs[1].body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .find(|m| m["role"] == "tool")
+        .and_then(|m| m["content"].as_str())
+        .expect("tool message")
+        .to_string();
+    assert_eq!(
+        tool,
+        format!("<skill name=\"{}\">\nBody 199.\n</skill>", name(199))
+    );
+}

@@ -210,10 +210,11 @@ pub fn build_agent(
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let home = super::home_dir();
-    let skill_roots = skills::skill_roots(&root, home.as_deref());
-    // Skill folders outside the workspace (the user's, or a project's above a subfolder) stay
-    // readable, since load_skill lists their files for the model to read.
-    let workspace = workspace.with_read_only(skill_roots.iter().map(|r| r.path.clone()));
+    let discovery = skills::discover(&root, home.as_deref());
+    // The folders of the catalog's skills outside the workspace (the user's, or a project's
+    // above a subfolder) stay readable, since load_skill lists their files for the model to
+    // read; nothing else of a skills root is.
+    let workspace = workspace.with_read_only(discovery.registry.folders_outside(&root));
     // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
@@ -257,7 +258,6 @@ pub fn build_agent(
         is_subagent: true,
         recorder,
     };
-    let discovery = skills::discover_roots(&skill_roots);
     for w in &discovery.warnings {
         term.line(&format!("hx: warning: {w}"));
     }

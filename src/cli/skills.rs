@@ -108,18 +108,15 @@ fn show(term: &Term, registry: &SkillRegistry, cwd: &Path, name: &str) -> i32 {
 }
 
 fn check(term: &Term, cwd: &Path, home: Option<&Path>, path: Option<PathBuf>) -> i32 {
-    let targets: Vec<PathBuf> = match path {
-        Some(p) => vec![p],
-        None => skills::skill_roots(cwd, home)
-            .into_iter()
-            .map(|r| r.path)
-            .collect(),
+    let roots = skills::skill_roots(cwd, home);
+    let problems = match path {
+        Some(p) => skills::check_path(&p, cwd, &roots),
+        None if roots.roots.is_empty() && roots.skipped.is_empty() => {
+            term.line("hx: no skills roots found; pass a path to check");
+            return exit::ANSWERED;
+        }
+        None => skills::check_roots(&roots),
     };
-    if targets.is_empty() {
-        term.line("hx: no skills roots found; pass a path to check");
-        return exit::ANSWERED;
-    }
-    let problems: Vec<_> = targets.iter().flat_map(|t| skills::check(t)).collect();
     let errors = problems
         .iter()
         .filter(|p| p.severity == Severity::Error)

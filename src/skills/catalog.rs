@@ -1,6 +1,7 @@
 //! The skill catalog for the system prompt: names and one-line descriptions, deterministic
-//! (sorted, no timestamps or paths) so the prompt prefix stays cacheable, and within a
-//! character budget that shortens descriptions but never drops a name.
+//! (sorted, no timestamps or paths) so the prompt prefix stays cacheable, and never longer than
+//! its character budget: descriptions are shortened first, names dropped only when the names
+//! alone do not fit.
 
 use super::SkillRegistry;
 use crate::term::collapse_whitespace;
@@ -20,12 +21,14 @@ loads instructions; it runs nothing.";
 pub const NO_SKILLS: &str = "No skills are available.";
 
 /// The catalog text: the intro, a blank line, then `- NAME: DESCRIPTION` per skill in name
-/// order. When it would exceed `budget` characters, every description is cut to the same
-/// largest length that fits (ending in `…`); if names alone do not fit, all names are still
-/// listed, without descriptions, and the budget is exceeded rather than a skill hidden.
+/// order, never more than `budget` characters. When it would exceed the budget, every
+/// description is cut to the same largest length that fits (ending in `…`); if names alone do
+/// not fit, the first names in order are listed, then a line counting the others (which
+/// `load_skill` still loads, and names when asked for an unknown skill). A budget too small
+/// for even that gives an empty catalog.
 pub fn catalog(registry: &SkillRegistry, budget: usize) -> String {
     if registry.is_empty() {
-        return NO_SKILLS.to_string();
+        return within(NO_SKILLS.to_string(), budget);
     }
     let entries: Vec<(&str, String)> = registry
         .skills()
@@ -36,8 +39,11 @@ pub fn catalog(registry: &SkillRegistry, budget: usize) -> String {
     if full.chars().count() <= budget {
         return full;
     }
+    if render(&entries, 0).chars().count() > budget {
+        return first_names(&entries, budget);
+    }
     // The rendered length grows with the cap, so the largest cap that fits is found by
-    // bisection over 0..MAX_DESCRIPTION_CHARS (cap 0 = names only).
+    // bisection over 0..MAX_DESCRIPTION_CHARS (cap 0 = names only, known to fit).
     let (mut lo, mut hi) = (0usize, MAX_DESCRIPTION_CHARS);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
@@ -48,6 +54,49 @@ pub fn catalog(registry: &SkillRegistry, budget: usize) -> String {
         }
     }
     render(&entries, lo)
+}
+
+fn within(text: String, budget: usize) -> String {
+    if text.chars().count() <= budget {
+        text
+    } else {
+        String::new()
+    }
+}
+
+/// The line that ends a catalog listing only the first names.
+pub fn more_line(more: usize) -> String {
+    format!(
+        "\n- … and {more} more, not listed for lack of room (load_skill with a name it does not know lists them all)"
+    )
+}
+
+/// The intro, as many names (without descriptions) as fit in order, and the line counting the
+/// rest; empty when not even the intro and that line fit.
+fn first_names(entries: &[(&str, String)], budget: usize) -> String {
+    let n = entries.len();
+    let mut used = CATALOG_INTRO.chars().count() + 1;
+    let mut listed = None;
+    for (k, (name, _)) in entries.iter().enumerate() {
+        if used + more_line(n - k).chars().count() <= budget {
+            listed = Some(k);
+        }
+        used += 3 + name.chars().count();
+        if used > budget {
+            break;
+        }
+    }
+    let Some(k) = listed else {
+        return String::new();
+    };
+    let mut out = String::from(CATALOG_INTRO);
+    out.push('\n');
+    for (name, _) in &entries[..k] {
+        out.push_str("\n- ");
+        out.push_str(name);
+    }
+    out.push_str(&more_line(n - k));
+    out
 }
 
 fn render(entries: &[(&str, String)], cap: usize) -> String {
@@ -90,6 +139,8 @@ mod tests {
             name: name.into(),
             source: Source::Project,
             path: PathBuf::from(format!("/p/{name}/SKILL.md")),
+            folder: PathBuf::from(format!("/p/{name}")),
+            within: None,
             description: description.into(),
         }
     }
@@ -152,10 +203,23 @@ mod tests {
     }
 
     #[test]
-    fn names_alone_over_budget_still_lists_every_name() {
-        let reg = SkillRegistry::new([skill("aaa", "d1"), skill("bbb", "d2")]);
-        let text = catalog(&reg, 10);
-        assert_eq!(text, format!("{CATALOG_INTRO}\n\n- aaa\n- bbb"));
+    fn names_alone_over_budget_list_the_first_that_fit() {
+        // Names of the longest kind: the line counting the rest is shorter than two of them.
+        let [a, b, c] = ['a', 'b', 'c'].map(|ch| ch.to_string().repeat(64));
+        let reg = SkillRegistry::new([skill(&a, "d1"), skill(&b, "d2"), skill(&c, "d3")]);
+        let names_only = format!("{CATALOG_INTRO}\n\n- {a}\n- {b}\n- {c}");
+        assert_eq!(catalog(&reg, names_only.chars().count()), names_only);
+        let one = format!("{CATALOG_INTRO}\n\n- {a}{}", more_line(2));
+        // Two names and the line for the third take more than one name and the line for two.
+        let budget = one.chars().count();
+        assert_eq!(catalog(&reg, budget), one);
+        assert_eq!(catalog(&reg, names_only.chars().count() - 1), one);
+        let none = format!("{CATALOG_INTRO}\n{}", more_line(3));
+        assert_eq!(catalog(&reg, budget - 1), none);
+        assert_eq!(catalog(&reg, none.chars().count()), none);
+        assert_eq!(catalog(&reg, none.chars().count() - 1), "");
+        assert_eq!(catalog(&reg, 0), "");
+        assert_eq!(catalog(&SkillRegistry::default(), 10), "");
     }
 
     #[test]

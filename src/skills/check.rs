@@ -1,14 +1,16 @@
 //! `hx skills check`: validates SKILL.md files against the Agent Skills specification
 //! (agentskills.io), stricter than discovery, which accepts anything it can make sense of.
 
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::catalog::MAX_DESCRIPTION_CHARS;
-use super::discover::find_skill_files;
+use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
+use super::discover::{Roots, SkillRoot, Skipped, MAX_NAME_CHARS, SKILL_FILE};
 use super::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
 use super::render::read_skill_file;
+use super::walk::{walk, MAX_DIRS};
+use super::Source;
 
 /// The frontmatter keys the specification defines.
 pub const KNOWN_KEYS: [&str; 6] = [
@@ -19,7 +21,6 @@ pub const KNOWN_KEYS: [&str; 6] = [
     "metadata",
     "compatibility",
 ];
-pub const MAX_NAME_CHARS: usize = 64;
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -40,26 +41,132 @@ pub struct Problem {
 /// Checks every skill under `path`: a skills root, a skill folder, or a SKILL.md itself.
 /// Problems come file by file, files in path order.
 pub fn check(path: &Path) -> Vec<Problem> {
+    check_within(path, None)
+}
+
+/// [`check`], but with `bound` (a project root's real path), a skill folder or SKILL.md whose
+/// real path leaves it is reported as an error and not read, as discovery skips it.
+pub fn check_within(path: &Path, bound: Option<&Path>) -> Vec<Problem> {
+    if !path.is_file() && !path.is_dir() {
+        return vec![problem(path, Severity::Error, "no such file or folder")];
+    }
+    if let Some(bound) = bound {
+        match path.canonicalize() {
+            Ok(real) if !real.starts_with(bound) => {
+                return vec![skipped_problem(&Skipped {
+                    path: path.to_path_buf(),
+                    target: real,
+                    bound: bound.to_path_buf(),
+                    is_root: false,
+                })];
+            }
+            _ => {}
+        }
+    }
     if path.is_file() {
         return check_file(path);
     }
-    if !path.is_dir() {
-        return vec![problem(path, Severity::Error, "no such file or folder")];
+    let walked = walk(path, bound, |_, name| name == SKILL_FILE, |_| true);
+    let mut out = Vec::new();
+    if walked.truncated {
+        out.push(problem(
+            path,
+            Severity::Warning,
+            &format!("stopped looking for skills after {MAX_DIRS} folders"),
+        ));
     }
-    let mut notes = Vec::new();
-    let mut files = find_skill_files(path, &mut notes);
-    files.sort();
-    let mut out: Vec<Problem> = notes
-        .into_iter()
-        .map(|n| problem(path, Severity::Warning, &n))
-        .collect();
-    if files.is_empty() {
+    let more = walked.escapes_total - walked.escapes.len();
+    if more > 0 {
+        out.push(problem(
+            path,
+            Severity::Error,
+            &format!("{more} more links lead out of it: hx skips them"),
+        ));
+    }
+    if walked.files.is_empty() && walked.escapes.is_empty() {
         out.push(problem(path, Severity::Warning, "no SKILL.md found"));
     }
-    for file in files {
-        out.extend(check_file(&file));
+    let mut found: Vec<(PathBuf, Vec<Problem>)> = walked
+        .escapes
+        .iter()
+        .map(|e| {
+            let skipped = Skipped {
+                path: e.link.clone(),
+                target: e.target.clone(),
+                bound: bound.unwrap_or(path).to_path_buf(),
+                is_root: false,
+            };
+            (e.link.clone(), vec![skipped_problem(&skipped)])
+        })
+        .chain(
+            walked
+                .files
+                .iter()
+                .map(|f| (f.path.clone(), check_file(&f.path))),
+        )
+        .collect();
+    found.sort_by(|a, b| a.0.cmp(&b.0));
+    out.extend(found.into_iter().flat_map(|(_, p)| p));
+    out
+}
+
+/// Checks what `hx skills check` finds without a path: every root, and the project roots
+/// that discovery skips.
+pub fn check_roots(roots: &Roots) -> Vec<Problem> {
+    let mut out: Vec<Problem> = roots.skipped.iter().map(skipped_problem).collect();
+    for root in &roots.roots {
+        out.extend(check_within(&root.path, root.bound()));
     }
     out
+}
+
+/// Checks a path the user named (absolute, or relative to `cwd`, the current folder), holding
+/// it to the same rules as discovery when it lies in one of the project's skills roots.
+pub fn check_path(path: &Path, cwd: &Path, roots: &Roots) -> Vec<Problem> {
+    let named = lexical(&cwd.join(path));
+    if let Some(skipped) = roots.skipped.iter().find(|s| named.starts_with(&s.path)) {
+        return vec![skipped_problem(skipped)];
+    }
+    let real = cwd.join(path).canonicalize().ok();
+    let bound = roots
+        .roots
+        .iter()
+        .filter(|r| r.source == Source::Project)
+        .find(|r| {
+            named.starts_with(&r.path) || real.as_ref().is_some_and(|p| p.starts_with(&r.real))
+        })
+        .and_then(SkillRoot::bound);
+    check_within(path, bound)
+}
+
+/// `path` (absolute) with `.` and `..` applied as written, links left alone: how it names a
+/// skills root, compared with the root's own path.
+fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A skipped root or link as an error: hx will not use what it holds.
+pub fn skipped_problem(skipped: &Skipped) -> Problem {
+    let what = if skipped.is_root {
+        "this skills root"
+    } else {
+        "it"
+    };
+    problem(
+        &skipped.path,
+        Severity::Error,
+        &format!("{}: hx skips {what}", skipped.reason()),
+    )
 }
 
 fn problem(file: &Path, severity: Severity, message: &str) -> Problem {
@@ -111,7 +218,9 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
             let folder = folder_name(path);
             if folder != name {
                 errors.push(format!(
-                    "name {name} does not match its folder name {folder}"
+                    "name {} does not match its folder name {}",
+                    quoted(&name),
+                    quoted(&folder)
                 ));
             }
         }
@@ -159,7 +268,8 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
     for key in fm.fields.keys() {
         if !KNOWN_KEYS.contains(&key.as_str()) {
             warnings.push(format!(
-                "unknown field {key} (the specification defines {})",
+                "unknown field {} (the specification defines {})",
+                quoted(key),
                 KNOWN_KEYS.join(", ")
             ));
         }
@@ -203,11 +313,18 @@ fn required_string(fm: &Frontmatter, key: &str) -> Result<String, String> {
     }
 }
 
+/// A name or key as a message quotes it: cut to the longest valid name, so a file cannot make
+/// `check`'s output as long as itself.
+fn quoted(text: &str) -> String {
+    cut(text, MAX_NAME_CHARS)
+}
+
 /// The specification's name rules: 1–64 lowercase ASCII letters, digits and single hyphens,
 /// not at either end.
 pub fn name_problems(name: &str) -> Vec<String> {
     let mut out = Vec::new();
     let n = name.chars().count();
+    let shown = quoted(name);
     if n > MAX_NAME_CHARS {
         out.push(format!(
             "name is {n} characters, more than {MAX_NAME_CHARS}"
@@ -218,14 +335,14 @@ pub fn name_problems(name: &str) -> Vec<String> {
         .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
     {
         out.push(format!(
-            "name {name} may only contain lowercase letters a-z, digits and hyphens"
+            "name {shown} may only contain lowercase letters a-z, digits and hyphens"
         ));
     }
     if name.starts_with('-') || name.ends_with('-') {
-        out.push(format!("name {name} must not start or end with a hyphen"));
+        out.push(format!("name {shown} must not start or end with a hyphen"));
     }
     if name.contains("--") {
-        out.push(format!("name {name} must not contain consecutive hyphens"));
+        out.push(format!("name {shown} must not contain consecutive hyphens"));
     }
     out
 }

@@ -210,3 +210,122 @@ fn problems_serialize_for_json_output() {
         Some(r#"{"file":"a/SKILL.md","severity":"warning","message":"m"}"#.to_string())
     );
 }
+
+/// A project whose `.agents/skills` holds a good skill, a skill folder linked out of the root
+/// and a SKILL.md linked out of it, and whose `.claude/skills` links out of the project.
+#[cfg(unix)]
+fn linked_project() -> (tempfile::TempDir, std::path::PathBuf) {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let root = base.join("p/.agents/skills");
+    write(
+        &root.join("ok/SKILL.md"),
+        "---\nname: ok\ndescription: d\n---\n",
+    );
+    write(
+        &base.join("out/far/SKILL.md"),
+        "---\nname: far\ndescription: d\n---\n",
+    );
+    symlink(base.join("out/far"), root.join("far")).expect("symlink");
+    std::fs::create_dir_all(root.join("file")).expect("mkdir");
+    symlink(base.join("out/far/SKILL.md"), root.join("file/SKILL.md")).expect("symlink");
+    std::fs::create_dir_all(base.join("p/.claude")).expect("mkdir");
+    symlink(base.join("out"), base.join("p/.claude/skills")).expect("symlink");
+    (tmp, base)
+}
+
+#[cfg(unix)]
+#[test]
+fn links_out_of_a_project_root_are_errors() {
+    let (_tmp, base) = linked_project();
+    let project = base.join("p");
+    let root = project.join(".agents/skills");
+    let roots = crate::skills::skill_roots(&project, None);
+    let out_of_root = |link: &str, target: &str| Problem {
+        file: root.join(link),
+        severity: Severity::Error,
+        message: format!(
+            "links to {}, outside its skills root {}: hx skips it",
+            base.join(target).display(),
+            root.display()
+        ),
+    };
+    let skipped_root = Problem {
+        file: project.join(".claude/skills"),
+        severity: Severity::Error,
+        message: format!(
+            "links to {}, outside the project {}: hx skips this skills root",
+            base.join("out").display(),
+            project.display()
+        ),
+    };
+    assert_eq!(
+        check_roots(&roots),
+        [
+            skipped_root.clone(),
+            out_of_root("far", "out/far"),
+            out_of_root("file/SKILL.md", "out/far/SKILL.md"),
+        ]
+    );
+    // A path the user names inside a project root gets the same verdict, however it is written.
+    std::fs::create_dir_all(root.join("x")).expect("mkdir");
+    assert_eq!(
+        check_path(&root.join("far"), &project, &roots),
+        [out_of_root("far", "out/far")]
+    );
+    assert_eq!(
+        check_path(&root.join("x/../file/SKILL.md"), &project, &roots),
+        [Problem {
+            file: root.join("x/../file/SKILL.md"),
+            ..out_of_root("file/SKILL.md", "out/far/SKILL.md")
+        }]
+    );
+    assert_eq!(
+        check_path(&project.join("./.claude/skills/far"), &project, &roots),
+        [skipped_root]
+    );
+    assert_eq!(check_path(&root.join("ok"), &project, &roots), []);
+    // Named outside any project root, a link is the user's own business.
+    assert_eq!(check(&root.join("far")), []);
+}
+
+#[test]
+fn long_names_and_keys_are_quoted_cut() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("s/SKILL.md");
+    let name = format!("X{}", "a".repeat(10_000));
+    let key = "k".repeat(10_000);
+    write(
+        &file,
+        // A plain key is at most 1,024 characters in YAML; an explicit one has no limit.
+        format!("---\nname: {name}\ndescription: d\n? {key}\n: 1\n---\n"),
+    );
+    let cut_name = format!("X{}…", "a".repeat(62));
+    let cut_key = format!("{}…", "k".repeat(63));
+    assert_eq!(
+        messages(&check(&file)),
+        [
+            (Severity::Error, "name is 10001 characters, more than 64"),
+            (
+                Severity::Error,
+                format!(
+                    "name {cut_name} may only contain lowercase letters a-z, digits and hyphens"
+                )
+                .as_str()
+            ),
+            (
+                Severity::Error,
+                format!("name {cut_name} does not match its folder name s").as_str()
+            ),
+            (
+                Severity::Warning,
+                format!(
+                    "unknown field {cut_key} (the specification defines {})",
+                    KNOWN_KEYS.join(", ")
+                )
+                .as_str()
+            ),
+        ]
+    );
+}

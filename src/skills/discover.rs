@@ -1,18 +1,28 @@
 //! Finding skills at start: the four skill roots, the SKILL.md files under them, and only the
 //! frontmatter of each (bodies are read from disk when loaded, so start-up stays cheap).
+//!
+//! A project's skills come from the repository, so nothing in them may lead out of it: a
+//! project root whose real path leaves the project, and a skill folder or SKILL.md under a
+//! project root that links out of that root, are skipped with a warning. The user's own roots
+//! are the user's choice and may lead anywhere.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
+use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
 use super::parse::{is_fence, parse_frontmatter, Frontmatter, Yaml};
-use super::walk::{walk, MAX_DIRS};
+use super::walk::{walk, Found, Walked, MAX_DIRS};
 use super::{Skill, SkillRegistry, Source};
 use crate::term::collapse_whitespace;
 
 /// Largest frontmatter read at start; a longer one is reported rather than read on.
 pub const MAX_FRONTMATTER_BYTES: u64 = 64 * 1024;
+
+/// Longest skill name (the Agent Skills specification's limit): a longer one is refused, so
+/// no name can crowd the catalog or the messages that quote it.
+pub const MAX_NAME_CHARS: usize = 64;
 
 /// The file every skill folder holds.
 pub const SKILL_FILE: &str = "SKILL.md";
@@ -28,43 +38,114 @@ pub struct Discovery {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillRoot {
     pub path: PathBuf,
+    /// `path` with every link resolved.
+    pub real: PathBuf,
     pub source: Source,
+}
+
+impl SkillRoot {
+    /// Where the root's skill folders and SKILL.md files must really lie: inside the root for
+    /// a project's (the repository decides what it holds), anywhere for the user's own.
+    pub fn bound(&self) -> Option<&Path> {
+        (self.source == Source::Project).then_some(self.real.as_path())
+    }
+}
+
+/// A link that discovery and `check` do not follow because it leads out of where it must stay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    /// The link as found.
+    pub path: PathBuf,
+    /// Its real path.
+    pub target: PathBuf,
+    /// What it had to stay in: the project (for a skills root) or its skills root.
+    pub bound: PathBuf,
+    /// True for a skills root, false for a skill folder or file under one.
+    pub is_root: bool,
+}
+
+impl Skipped {
+    /// Why, as in `links to /x, outside the project /p`.
+    pub fn reason(&self) -> String {
+        let what = if self.is_root {
+            "the project"
+        } else {
+            "its skills root"
+        };
+        format!(
+            "links to {}, outside {what} {}",
+            self.target.display(),
+            self.bound.display()
+        )
+    }
+
+    /// The discovery warning.
+    pub fn warning(&self) -> String {
+        let what = if self.is_root { "skills root " } else { "" };
+        format!(
+            "skipping {what}{}: it {}",
+            self.path.display(),
+            self.reason()
+        )
+    }
+}
+
+/// The roots to read, and the project roots left out because they lead out of the project.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Roots {
+    pub roots: Vec<SkillRoot>,
+    pub skipped: Vec<Skipped>,
 }
 
 /// The roots to read, highest precedence first: the nearest folder at or above `cwd` that has
 /// `.agents/skills` or `.claude/skills` gives the project's `.agents/skills` and
-/// `.claude/skills`, then `home` gives the user's. Roots that do not exist are left out.
-pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Vec<SkillRoot> {
-    let mut roots = Vec::new();
+/// `.claude/skills`, then `home` gives the user's. Roots that do not exist are left out, and
+/// so are a project's roots whose real path is not inside the project (reported in
+/// [`Roots::skipped`]).
+pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Roots {
+    let mut out = Roots::default();
+    let mut candidates = Vec::new();
     if let Some(project) = project_dir(cwd, home) {
-        roots.push(SkillRoot {
-            path: project.join(".agents/skills"),
-            source: Source::Project,
-        });
-        roots.push(SkillRoot {
-            path: project.join(".claude/skills"),
-            source: Source::Project,
-        });
+        let project_real = project.canonicalize().unwrap_or_else(|_| project.clone());
+        for sub in [".agents/skills", ".claude/skills"] {
+            candidates.push((
+                project.join(sub),
+                Source::Project,
+                Some(project_real.clone()),
+            ));
+        }
     }
     if let Some(home) = home {
         for sub in [".agents/skills", ".claude/skills"] {
-            roots.push(SkillRoot {
-                path: home.join(sub),
-                source: Source::User,
-            });
+            candidates.push((home.join(sub), Source::User, None));
         }
     }
-    // The same folder reached twice (a symlink, or a project that is the home folder) would
-    // only shadow itself.
-    let mut seen = Vec::new();
-    roots.retain(|r| match r.path.canonicalize() {
-        Ok(real) if r.path.is_dir() && !seen.contains(&real) => {
-            seen.push(real);
-            true
+    for (path, source, project) in candidates {
+        let Ok(real) = path.canonicalize() else {
+            continue;
+        };
+        if !real.is_dir() {
+            continue;
         }
-        _ => false,
-    });
-    roots
+        if let Some(project) = project {
+            if !real.starts_with(&project) {
+                out.skipped.push(Skipped {
+                    path,
+                    target: real,
+                    bound: project,
+                    is_root: true,
+                });
+                continue;
+            }
+        }
+        // The same folder reached twice (a symlink, or a project that is the home folder)
+        // would only shadow itself.
+        if out.roots.iter().any(|r| r.real == real) {
+            continue;
+        }
+        out.roots.push(SkillRoot { path, real, source });
+    }
+    out
 }
 
 /// The project folder: the nearest ancestor of `cwd` (itself included) with `.agents/skills`
@@ -82,29 +163,40 @@ fn project_dir(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
         .map(Path::to_path_buf)
 }
 
-/// Discovers every skill visible from `cwd`. Never fails: broken skills become warnings.
+/// Discovers every skill visible from `cwd`. Never fails: broken skills and links out of the
+/// project become warnings.
 pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
-    discover_roots(&skill_roots(cwd, home))
+    let roots = skill_roots(cwd, home);
+    let mut d = discover_roots(&roots.roots);
+    let mut warnings: Vec<String> = roots.skipped.iter().map(Skipped::warning).collect();
+    warnings.append(&mut d.warnings);
+    d.warnings = warnings;
+    d
 }
 
 /// Discovers skills in the given roots, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     let mut warnings = Vec::new();
-    let mut found: Vec<(PathBuf, Source)> = Vec::new();
+    let mut found: Vec<(Found, &SkillRoot)> = Vec::new();
     for root in roots {
-        let mut files = find_skill_files(&root.path, &mut warnings);
+        let walked = find_skill_files(root);
+        warnings.extend(walk_warnings(root, &walked));
+        let mut files = walked.files;
         // Sorted so that which of two equal names in one root wins never depends on the
         // filesystem's listing order.
-        files.sort();
-        found.extend(files.into_iter().map(|f| (f, root.source)));
+        files.sort_by(|a, b| a.path.cmp(&b.path));
+        found.extend(files.into_iter().map(|f| (f, root)));
     }
     let read = read_all(&found);
     let mut by_name: BTreeMap<String, Skill> = BTreeMap::new();
-    for ((path, _), result) in found.iter().zip(read) {
+    for ((file, root), result) in found.iter().zip(read) {
         let skill = match result {
-            Ok(skill) => skill,
+            Ok(skill) => Skill {
+                within: root.bound().map(Path::to_path_buf),
+                ..skill
+            },
             Err(reason) => {
-                warnings.push(format!("skipping skill {}: {reason}", path.display()));
+                warnings.push(format!("skipping skill {}: {reason}", file.path.display()));
                 continue;
             }
         };
@@ -129,15 +221,18 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
 /// Reads every file's frontmatter, results in input order. Opening, reading and parsing
 /// thousands of small files is most of discovery's cost, so large sets are split across a
 /// few threads (order is restored, so the outcome does not depend on scheduling).
-fn read_all(files: &[(PathBuf, Source)]) -> Vec<Result<Skill, String>> {
+fn read_all(files: &[(Found, &SkillRoot)]) -> Vec<Result<Skill, String>> {
     const MIN_PER_THREAD: usize = 128;
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 4)
         .min(files.len() / MIN_PER_THREAD)
         .max(1);
-    let read_chunk = |chunk: &[(PathBuf, Source)]| -> Vec<Result<Skill, String>> {
-        chunk.iter().map(|(p, s)| read_skill(p, *s)).collect()
+    let read_chunk = |chunk: &[(Found, &SkillRoot)]| -> Vec<Result<Skill, String>> {
+        chunk
+            .iter()
+            .map(|(f, root)| read_skill(&f.path, &f.real_dir, root.source))
+            .collect()
     };
     if threads == 1 {
         return read_chunk(files);
@@ -163,36 +258,84 @@ fn read_all(files: &[(PathBuf, Source)]) -> Vec<Result<Skill, String>> {
     })
 }
 
-/// Every SKILL.md under a root, within the walk's bounds.
-pub fn find_skill_files(root: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf> {
-    let walked = walk(root, |_, name| name == SKILL_FILE, |_| true);
-    if walked.truncated {
-        warnings.push(format!(
-            "stopped looking for skills in {} after {MAX_DIRS} folders",
-            root.display()
-        ));
-    }
-    walked.files
+/// Every SKILL.md under a root, within the walk's bounds; under a project root, only those
+/// whose folder and file really lie inside the root.
+pub fn find_skill_files(root: &SkillRoot) -> Walked {
+    walk(
+        &root.path,
+        root.bound(),
+        |_, name| name == SKILL_FILE,
+        |_| true,
+    )
 }
 
-/// Reads one skill's catalog entry from the head of its SKILL.md.
-pub fn read_skill(path: &Path, source: Source) -> Result<Skill, String> {
+/// The links a walk of `root` skipped and whether it stopped early, for the person to read.
+pub fn skipped_in(root: &SkillRoot, walked: &Walked) -> Vec<Skipped> {
+    walked
+        .escapes
+        .iter()
+        .map(|e| Skipped {
+            path: e.link.clone(),
+            target: e.target.clone(),
+            bound: root.real.clone(),
+            is_root: false,
+        })
+        .collect()
+}
+
+fn walk_warnings(root: &SkillRoot, walked: &Walked) -> Vec<String> {
+    let mut out: Vec<String> = skipped_in(root, walked)
+        .iter()
+        .map(Skipped::warning)
+        .collect();
+    let more = walked.escapes_total - walked.escapes.len();
+    if more > 0 {
+        out.push(format!(
+            "skipping {more} more links out of {}",
+            root.path.display()
+        ));
+    }
+    if walked.truncated {
+        out.push(format!(
+            "stopped looking for skills in {} after {MAX_DIRS} folders",
+            root.path.display()
+        ));
+    }
+    out
+}
+
+/// Reads one skill's catalog entry from the head of its SKILL.md; `folder` is the real path
+/// of the folder holding it.
+pub fn read_skill(path: &Path, folder: &Path, source: Source) -> Result<Skill, String> {
     let text = read_frontmatter(path)?;
     let fm = parse_frontmatter(&text).map_err(|e| format!("invalid frontmatter: {e}"))?;
-    skill_from_frontmatter(path, &fm, source)
+    skill_from_frontmatter(path, folder, &fm, source)
 }
 
 /// Reads the file up to the closing `---` and returns the text between the fences, reading
 /// at most [`MAX_FRONTMATTER_BYTES`] so a huge file costs no more than a small one.
 pub fn read_frontmatter(path: &Path) -> Result<String, String> {
     let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
-    let mut reader = BufReader::new(file).take(MAX_FRONTMATTER_BYTES + 8);
+    read_frontmatter_from(file)
+}
+
+/// [`read_frontmatter`] on any source: takes at most [`MAX_FRONTMATTER_BYTES`] from it (the
+/// limit sits below the buffer, so not even read-ahead goes further), and gives the same
+/// frontmatter as reading the whole file would, or an error.
+pub fn read_frontmatter_from(source: impl Read) -> Result<String, String> {
+    let mut reader = BufReader::new(source.take(MAX_FRONTMATTER_BYTES));
     let mut line = Vec::new();
     let read = |reader: &mut dyn BufRead, line: &mut Vec<u8>| {
         line.clear();
         reader
             .read_until(b'\n', line)
             .map_err(|e| format!("cannot read: {e}"))
+    };
+    let too_long = || {
+        format!(
+            "frontmatter is longer than {} KiB",
+            MAX_FRONTMATTER_BYTES / 1024
+        )
     };
     let mut total = read(&mut reader, &mut line)?;
     if !is_fence(line.strip_prefix(b"\xef\xbb\xbf").unwrap_or(&line)) {
@@ -202,17 +345,17 @@ pub fn read_frontmatter(path: &Path) -> Result<String, String> {
     loop {
         let n = read(&mut reader, &mut line)?;
         total += n;
+        let at_cap = total as u64 >= MAX_FRONTMATTER_BYTES;
         if n == 0 {
-            return Err(if total as u64 >= MAX_FRONTMATTER_BYTES {
-                format!(
-                    "frontmatter is longer than {} KiB",
-                    MAX_FRONTMATTER_BYTES / 1024
-                )
+            return Err(if at_cap {
+                too_long()
             } else {
                 "frontmatter has no closing ---".into()
             });
         }
-        if is_fence(&line) {
+        // A line the cap cut short is no fence: `---` may be the start of `---more`.
+        let whole_line = line.ends_with(b"\n") || !at_cap;
+        if whole_line && is_fence(&line) {
             break;
         }
         fm.extend_from_slice(&line);
@@ -220,9 +363,12 @@ pub fn read_frontmatter(path: &Path) -> Result<String, String> {
     String::from_utf8(fm).map_err(|_| "frontmatter is not valid UTF-8".into())
 }
 
-/// Builds the catalog entry: `name` defaults to the folder's name; a description is required.
+/// Builds the catalog entry: `name` defaults to the folder's name and has at most
+/// [`MAX_NAME_CHARS`] characters; a description is required, and cut to
+/// [`MAX_DESCRIPTION_CHARS`].
 pub fn skill_from_frontmatter(
     path: &Path,
+    folder_real: &Path,
     fm: &Frontmatter,
     source: Source,
 ) -> Result<Skill, String> {
@@ -246,10 +392,17 @@ pub fn skill_from_frontmatter(
     if name.chars().any(char::is_control) {
         return Err("name contains control characters".into());
     }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "name is {chars} characters, more than {MAX_NAME_CHARS}"
+        ));
+    }
     let description = match fm.fields.get("description") {
         None | Some(Yaml::Null) => return Err("no description".into()),
         Some(v) => match v.as_text() {
-            Some(s) => collapse_whitespace(&s),
+            // Cut now: the catalog shows no more, and thousands of skills stay small in memory.
+            Some(s) => cut(&collapse_whitespace(&s), MAX_DESCRIPTION_CHARS),
             None => return Err(format!("description is {}, not text", v.kind())),
         },
     };
@@ -260,6 +413,8 @@ pub fn skill_from_frontmatter(
         name,
         source,
         path: path.to_path_buf(),
+        folder: folder_real.to_path_buf(),
+        within: None,
         description,
     })
 }

@@ -1,6 +1,6 @@
 //! Unit tests for skill discovery: roots, precedence, walking bounds and broken files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::*;
 use crate::skills::test_util::{skill, write};
@@ -97,19 +97,23 @@ fn a_claude_skills_folder_alone_marks_the_project() {
     let deep = project.join("src/a");
     std::fs::create_dir_all(&deep).expect("mkdir");
     let roots = skill_roots(&deep, Some(&home));
+    let real = |p: PathBuf| p.canonicalize().expect("canonical");
     assert_eq!(
-        roots,
+        roots.roots,
         [
             SkillRoot {
                 path: project.join(".claude/skills"),
+                real: real(project.join(".claude/skills")),
                 source: Source::Project,
             },
             SkillRoot {
                 path: home.join(".claude/skills"),
+                real: real(home.join(".claude/skills")),
                 source: Source::User,
             },
         ]
     );
+    assert!(roots.skipped.is_empty());
     let d = discover(&deep, Some(&home));
     assert_eq!(names(&d), ["mine", "near"]);
     assert_eq!(
@@ -294,18 +298,145 @@ fn depth_limit_is_six_folders_below_the_root() {
 
 #[cfg(unix)]
 #[test]
-fn symlink_loops_end_and_linked_skills_are_found() {
+fn symlink_loops_end_and_links_inside_a_project_root_are_followed() {
+    use std::os::unix::fs::symlink;
     let tmp = tempfile::tempdir().expect("tempdir");
     let root = tmp.path().join(".agents/skills");
     skill(&root, "real", "real one", "b");
-    std::os::unix::fs::symlink(&root, root.join("real/loop")).expect("symlink");
-    std::os::unix::fs::symlink("..", root.join("real/up")).expect("symlink");
-    let shared = tmp.path().join("shared");
-    skill(&shared, "linked", "from elsewhere", "b");
-    std::os::unix::fs::symlink(shared.join("linked"), root.join("linked")).expect("symlink");
+    symlink(&root, root.join("real/loop")).expect("symlink");
+    symlink("..", root.join("real/up")).expect("symlink");
+    skill(&root.join("store"), "kept", "stored inside", "b");
+    symlink("store/kept", root.join("alias")).expect("symlink");
     let d = discover(tmp.path(), None);
-    assert_eq!(names(&d), ["linked", "real"]);
+    assert_eq!(names(&d), ["kept", "real"]);
     assert!(d.warnings.is_empty(), "{:?}", d.warnings);
+    let real_root = root.canonicalize().expect("canonical");
+    // The alias is walked first (breadth-first) and names the skill; its folder is the real one.
+    let kept = d.registry.get("kept").expect("kept");
+    assert_eq!(kept.folder, real_root.join("store/kept"));
+}
+
+#[cfg(unix)]
+#[test]
+fn links_out_of_a_project_root_are_skipped_but_the_users_are_followed() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let (project, home, shared) = (base.join("p"), base.join("home"), base.join("shared"));
+    skill(&shared, "linked", "from elsewhere", "b");
+    write(
+        &shared.join("notes.md"),
+        "---\ndescription: private notes\n---\n",
+    );
+    skill(&project.join(".agents/skills"), "own", "own skill", "b");
+    let root = project.join(".agents/skills");
+    symlink(shared.join("linked"), root.join("linked")).expect("symlink");
+    std::fs::create_dir_all(root.join("notes")).expect("mkdir");
+    symlink(shared.join("notes.md"), root.join("notes/SKILL.md")).expect("symlink");
+    let user_root = home.join(".claude/skills");
+    std::fs::create_dir_all(&user_root).expect("mkdir");
+    symlink(shared.join("linked"), user_root.join("mine")).expect("symlink");
+
+    let d = discover(&project, Some(&home));
+    assert_eq!(names(&d), ["linked", "own"]);
+    let linked = d.registry.get("linked").expect("linked");
+    assert_eq!(linked.source, Source::User);
+    assert_eq!(linked.path, user_root.join("mine/SKILL.md"));
+    assert_eq!(linked.folder, shared.join("linked"));
+    assert_eq!(linked.within, None);
+    let own = d.registry.get("own").expect("own");
+    assert_eq!(own.within.as_deref(), Some(root.as_path()));
+    assert_eq!(
+        d.warnings,
+        [
+            format!(
+                "skipping {}: it links to {}, outside its skills root {}",
+                root.join("linked").display(),
+                shared.join("linked").display(),
+                root.display()
+            ),
+            format!(
+                "skipping {}: it links to {}, outside its skills root {}",
+                root.join("notes/SKILL.md").display(),
+                shared.join("notes.md").display(),
+                root.display()
+            ),
+        ]
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_project_root_must_really_lie_in_the_project() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let project = base.join("p");
+    skill(&base.join("elsewhere"), "far", "outside the project", "b");
+    skill(
+        &project.join("docs/skills"),
+        "near",
+        "inside the project",
+        "b",
+    );
+    std::fs::create_dir_all(project.join(".claude")).expect("mkdir");
+    std::fs::create_dir_all(project.join(".agents")).expect("mkdir");
+    symlink(base.join("elsewhere"), project.join(".claude/skills")).expect("symlink");
+    // A link that stays in the project is a root like any other.
+    symlink("../docs/skills", project.join(".agents/skills")).expect("symlink");
+    let roots = skill_roots(&project.join("docs"), None);
+    assert_eq!(
+        roots.roots,
+        [SkillRoot {
+            path: project.join(".agents/skills"),
+            real: project.join("docs/skills"),
+            source: Source::Project,
+        }]
+    );
+    let skipped = Skipped {
+        path: project.join(".claude/skills"),
+        target: base.join("elsewhere"),
+        bound: project.clone(),
+        is_root: true,
+    };
+    assert_eq!(roots.skipped, std::slice::from_ref(&skipped));
+    let d = discover(&project, None);
+    assert_eq!(names(&d), ["near"]);
+    assert_eq!(
+        d.warnings,
+        [format!(
+            "skipping skills root {}: it links to {}, outside the project {}",
+            project.join(".claude/skills").display(),
+            base.join("elsewhere").display(),
+            project.display()
+        )]
+    );
+    assert_eq!(d.warnings[0], skipped.warning());
+}
+
+#[cfg(unix)]
+#[test]
+fn only_the_catalog_skills_folders_outside_the_workspace_are_readable() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let (project, home) = (base.join("p"), base.join("home"));
+    skill(&project.join(".agents/skills"), "a", "project", "b");
+    skill(&home.join(".agents/skills"), "a", "shadowed", "b");
+    skill(&home.join(".agents/skills"), "u", "user", "b");
+    let d = discover(&project, Some(&home));
+    // Run in the project: only the user's skill lies outside.
+    assert_eq!(
+        d.registry.folders_outside(&project),
+        [home.join(".agents/skills/u")]
+    );
+    // Run in a subfolder: the project's skill lies outside too.
+    assert_eq!(
+        d.registry.folders_outside(&project.join("src")),
+        [
+            project.join(".agents/skills/a"),
+            home.join(".agents/skills/u")
+        ]
+    );
 }
 
 #[test]
@@ -324,13 +455,21 @@ fn two_thousand_skills() {
     assert_eq!(d.registry.len(), 2000);
     assert!(d.warnings.is_empty(), "{:?}", d.warnings.first());
     let catalog = d.registry.catalog(crate::skills::DEFAULT_CATALOG_BUDGET);
-    // Names alone exceed 8,000 characters here; every one is still listed.
-    for i in [0, 999, 1999] {
-        assert!(catalog.contains(&format!("\n- skill-{i:04}")), "{i}");
-    }
-    assert_eq!(
-        catalog.lines().filter(|l| l.starts_with("- ")).count(),
-        2000
+    // Names alone exceed 8,000 characters here: the first ones are listed, the rest counted.
+    assert!(
+        catalog.chars().count() <= 8_000,
+        "{}",
+        catalog.chars().count()
+    );
+    let lines: Vec<&str> = catalog.lines().filter(|l| l.starts_with("- ")).collect();
+    let listed = lines.len() - 1;
+    assert!(listed > 400, "{listed}");
+    assert_eq!(lines[0], "- skill-0000");
+    assert_eq!(lines[listed - 1], format!("- skill-{:04}", listed - 1));
+    assert!(
+        lines[listed].starts_with(&format!("- … and {} more,", 2000 - listed)),
+        "{}",
+        lines[listed]
     );
 }
 
@@ -365,6 +504,8 @@ fn entries_serialize_for_json_listing() {
         name: "a".into(),
         source: Source::User,
         path: "/h/.agents/skills/a/SKILL.md".into(),
+        folder: "/h/.agents/skills/a".into(),
+        within: None,
         description: "d".into(),
     };
     assert_eq!(
@@ -374,4 +515,89 @@ fn entries_serialize_for_json_listing() {
                 .to_string()
         )
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn many_links_out_give_a_bounded_number_of_warnings() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let root = base.join(".agents/skills");
+    std::fs::create_dir_all(&root).expect("mkdir");
+    std::fs::create_dir_all(base.join("out")).expect("mkdir");
+    for i in 0..25 {
+        std::os::unix::fs::symlink(base.join("out"), root.join(format!("l{i:02}")))
+            .expect("symlink");
+    }
+    let d = discover(&base, None);
+    assert_eq!(d.warnings.len(), crate::skills::walk::MAX_ESCAPES_KEPT + 1);
+    assert!(d.warnings[0].starts_with(&format!("skipping {}: ", root.join("l00").display())));
+    assert!(d.warnings[19].starts_with(&format!("skipping {}: ", root.join("l19").display())));
+    assert_eq!(
+        d.warnings[20],
+        format!("skipping 5 more links out of {}", root.display())
+    );
+}
+
+#[test]
+fn names_over_64_characters_are_refused_and_descriptions_cut() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let root = tmp.path().join(".agents/skills");
+    let at_limit = "é".repeat(64);
+    skill(&root, &at_limit, "fits", "b");
+    write(
+        &root.join("long/SKILL.md"),
+        format!("---\nname: {}\ndescription: d\n---\n", "é".repeat(65)),
+    );
+    let folder = "f".repeat(65);
+    write(
+        &root.join(&folder).join("SKILL.md"),
+        "---\ndescription: the folder names it\n---\n",
+    );
+    skill(&root, "wordy", &"w".repeat(5_000), "b");
+    let d = discover(tmp.path(), None);
+    assert_eq!(names(&d), ["wordy", at_limit.as_str()]);
+    let mut warnings = d.warnings.clone();
+    warnings.sort();
+    assert_eq!(
+        warnings,
+        [
+            format!(
+                "skipping skill {}: name is 65 characters, more than 64",
+                root.join(&folder).join("SKILL.md").display()
+            ),
+            format!(
+                "skipping skill {}: name is 65 characters, more than 64",
+                root.join("long/SKILL.md").display()
+            ),
+        ]
+    );
+    assert_eq!(
+        d.registry.get("wordy").map(|s| s.description.clone()),
+        Some(format!("{}…", "w".repeat(1023)))
+    );
+}
+
+#[test]
+fn a_fence_cut_by_the_read_cap_is_no_fence() {
+    use crate::skills::parse::split_frontmatter;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let file = tmp.path().join("SKILL.md");
+    let cap = MAX_FRONTMATTER_BYTES as usize;
+    // A `---xyz` line starting at every offset around the cap: wherever the read stops, the
+    // `---` before the cut must not pass for the closing fence.
+    for at in cap - 16..=cap + 16 {
+        let filler = format!("#{}\n", "a".repeat(at - 4 - 2));
+        let text = format!("---\n{filler}---xyz\ndescription: d\n---\nbody\n");
+        write(&file, &text);
+        let whole = split_frontmatter(&text).map(|(fm, _)| fm.to_string());
+        assert_eq!(
+            whole.as_deref(),
+            Some(format!("{filler}---xyz\ndescription: d\n").as_str())
+        );
+        match read_frontmatter(&file) {
+            Ok(fm) => assert_eq!(Some(fm), whole, "fence line at {at}"),
+            Err(e) => assert_eq!(e, "frontmatter is longer than 64 KiB", "fence line at {at}"),
+        }
+    }
 }

@@ -23,8 +23,8 @@ pub mod render;
 pub mod walk;
 
 pub use catalog::{catalog, DEFAULT_CATALOG_BUDGET, MAX_DESCRIPTION_CHARS};
-pub use check::{check, Problem, Severity};
-pub use discover::{discover, discover_roots, skill_roots, Discovery, SkillRoot};
+pub use check::{check, check_path, check_roots, Problem, Severity};
+pub use discover::{discover, discover_roots, skill_roots, Discovery, Roots, SkillRoot, Skipped};
 pub use load::LoadSkill;
 pub use render::{render, RenderError};
 
@@ -53,15 +53,17 @@ pub struct Skill {
     pub source: Source,
     /// The SKILL.md file.
     pub path: PathBuf,
-    /// The description on one line (whitespace runs collapsed), not yet cut to any budget.
+    /// The real path of the skill's folder (links resolved at discovery): where its resource
+    /// files are listed from, and what `read_file` may read when it lies outside the workspace.
+    #[serde(skip)]
+    pub folder: PathBuf,
+    /// For a project skill, the real path of its skills root: its SKILL.md must still lie in
+    /// it when loaded (it may have become a link since discovery). `None` for the user's.
+    #[serde(skip)]
+    pub within: Option<PathBuf>,
+    /// The description on one line (whitespace runs collapsed), at most
+    /// [`MAX_DESCRIPTION_CHARS`] characters; not yet cut to any budget.
     pub description: String,
-}
-
-impl Skill {
-    /// The skill's folder (where resource files live).
-    pub fn dir(&self) -> &Path {
-        self.path.parent().unwrap_or(Path::new(""))
-    }
 }
 
 /// The skills of one run, by unique name in name order.
@@ -110,6 +112,18 @@ impl SkillRegistry {
 
     pub fn is_empty(&self) -> bool {
         self.skills.is_empty()
+    }
+
+    /// The real folders of the skills that lie outside `workspace_root` (a real path): all that
+    /// `read_file` may read besides the workspace. Only the skills in the registry count, so
+    /// neither a stray file in a skills root nor a shadowed or skipped skill is readable.
+    pub fn folders_outside(&self, workspace_root: &Path) -> Vec<PathBuf> {
+        self.skills
+            .iter()
+            .map(|s| &s.folder)
+            .filter(|f| !f.starts_with(workspace_root))
+            .cloned()
+            .collect()
     }
 
     /// The system prompt's skills section, within `budget` characters.

@@ -126,9 +126,27 @@ impl SkillRegistry {
     }
 }
 
-/// Reads the body now (not at start): the file may have changed or gone since discovery.
+/// Reads the body now (not at start): the file may have changed or gone since discovery, or
+/// become a link, which for a project skill must still lead no further than its skills root.
 pub fn read_body(skill: &Skill) -> Result<String, String> {
-    let text = read_skill_file(&skill.path)?;
+    let path = match &skill.within {
+        None => skill.path.clone(),
+        Some(bound) => match skill.path.canonicalize() {
+            Ok(real) if real.starts_with(bound) => real,
+            Ok(real) => {
+                return Err(format!(
+                    "the file now links to {}, outside its skills root {}",
+                    real.display(),
+                    bound.display()
+                ))
+            }
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err("the file no longer exists".into())
+            }
+            Err(e) => return Err(format!("cannot read the file: {e}")),
+        },
+    };
+    let text = read_skill_file(&path)?;
     let (_, body) = split_frontmatter(strip_bom(&text))
         .ok_or_else(|| "the file no longer has frontmatter between --- lines".to_string())?;
     Ok(body.to_string())
@@ -166,19 +184,22 @@ impl Files {
 
 /// The skill folder's files other than SKILL.md, sorted, at most [`MAX_LISTED_FILES`].
 /// Hidden files and nested skills' folders are left out: they are not this skill's resources.
+/// So are links whose real path leaves the folder: `read_file` would refuse them, and
+/// following a linked folder would show the names of whatever it points at.
 fn resource_files(skill: &Skill, workspace_root: &Path) -> Files {
-    let dir = skill.dir();
-    // Canonical, so that paths compare with the (canonical) workspace root.
-    let dir = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
+    // Real, so that paths compare with the (real) workspace root.
+    let dir = &skill.folder;
     let skill_file = dir.join(SKILL_FILE);
     let walked = walk(
-        &dir,
+        dir,
+        Some(dir),
         |path, name| !name.starts_with('.') && path != skill_file,
         |sub| !sub.join(SKILL_FILE).is_file(),
     );
     let mut shown: Vec<String> = walked
         .files
         .iter()
+        .map(|f| &f.path)
         .map(|p| match p.strip_prefix(workspace_root) {
             Ok(rel) => slash_path(rel),
             Err(_) => p.display().to_string(),

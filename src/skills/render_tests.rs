@@ -230,3 +230,90 @@ fn tool_spec_requires_a_name() {
     assert_eq!(spec.parameters["properties"]["name"]["type"], "string");
     assert!(spec.description.contains("runs nothing"));
 }
+
+/// A project skill whose files are swapped for links out of the project after discovery (as
+/// a command run during the session could do) is not read through them when loaded.
+#[cfg(unix)]
+#[test]
+fn links_made_after_discovery_are_not_followed_when_loading() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let ws = base.join("ws");
+    let root = ws.join(".agents/skills");
+    skill(&root, "swapped", "d", "Body.");
+    skill(&root, "moved", "d", "Body.");
+    write(&root.join("moved/guide.md"), "g");
+    write(
+        &base.join("out/notes.md"),
+        "---\ndescription: private\n---\nPRIVATE NOTES\n",
+    );
+    write(&base.join("out/secret.txt"), "s");
+    let reg = registry(&ws, None);
+    std::fs::remove_file(root.join("swapped/SKILL.md")).expect("rm");
+    symlink(base.join("out/notes.md"), root.join("swapped/SKILL.md")).expect("symlink");
+    std::fs::rename(root.join("moved"), base.join("moved-away")).expect("mv");
+    symlink(base.join("out"), root.join("moved")).expect("symlink");
+
+    assert_eq!(
+        render(&reg, "swapped", &ws).map_err(|e| e.to_string()),
+        Err(format!(
+            "cannot load skill swapped from {}: the file now links to {}, outside its skills root {}",
+            root.join("swapped/SKILL.md").display(),
+            base.join("out/notes.md").display(),
+            root.display()
+        ))
+    );
+    // The folder itself now leads out: its SKILL.md is refused, and nothing of it is listed.
+    let moved = render(&reg, "moved", &ws).map_err(|e| e.to_string());
+    assert_eq!(
+        moved,
+        Err(format!(
+            "cannot load skill moved from {}: the file no longer exists",
+            root.join("moved/SKILL.md").display(),
+        ))
+    );
+    std::fs::write(
+        base.join("out/SKILL.md"),
+        "---\ndescription: d\n---\nOut.\n",
+    )
+    .expect("write");
+    let moved = render(&reg, "moved", &ws).map_err(|e| e.to_string());
+    assert_eq!(
+        moved,
+        Err(format!(
+            "cannot load skill moved from {}: the file now links to {}, outside its skills root {}",
+            root.join("moved/SKILL.md").display(),
+            base.join("out/SKILL.md").display(),
+            root.display()
+        ))
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_skill_folder_swapped_for_a_link_lists_nothing() {
+    use std::os::unix::fs::symlink;
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = tmp.path().canonicalize().expect("canonical");
+    let home = base.join("home");
+    let ws = base.join("ws");
+    std::fs::create_dir_all(&ws).expect("mkdir");
+    // A user skill: its SKILL.md may lead anywhere, but its listing stays in its folder.
+    let dir = home.join(".agents/skills/mine");
+    skill(&home.join(".agents/skills"), "mine", "d", "Body.");
+    write(&base.join("out/secret.txt"), "s");
+    let reg = registry(&ws, Some(&home));
+    std::fs::rename(&dir, base.join("mine-away")).expect("mv");
+    std::fs::create_dir_all(base.join("out")).expect("mkdir");
+    std::fs::write(
+        base.join("out/SKILL.md"),
+        "---\ndescription: d\n---\nOut.\n",
+    )
+    .expect("write");
+    symlink(base.join("out"), &dir).expect("symlink");
+    assert_eq!(
+        render(&reg, "mine", &ws),
+        Ok("<skill name=\"mine\">\nOut.\n</skill>".to_string())
+    );
+}

@@ -3,6 +3,8 @@
 //! Skill folders live in user-controlled trees, so the walk must stay cheap and finite on
 //! anything: depth and folder-count caps, `.git`, `node_modules` and hidden folders skipped,
 //! and symlinked folders followed only once per real folder so a link loop cannot recurse.
+//! With a bound, links whose real path leaves the bound are not followed, so a repository
+//! cannot make the walk (and what it finds) reach the rest of the file system.
 
 use std::collections::{HashSet, VecDeque};
 use std::fs;
@@ -12,34 +14,78 @@ use std::path::{Path, PathBuf};
 pub const MAX_DEPTH: usize = 6;
 /// Most folders read per walk below its root (so a root can hold 2,000 skill folders).
 pub const MAX_DIRS: usize = 2_000;
+/// Most links out of the bound kept for reporting; the rest are only counted.
+pub const MAX_ESCAPES_KEPT: usize = 20;
+
+/// A file the walk accepted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The path as reached from the walk's root (through links as named).
+    pub path: PathBuf,
+    /// The real path of the folder holding it, every link resolved.
+    pub real_dir: PathBuf,
+}
+
+/// A link the walk did not follow because its real path leaves the bound.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Escape {
+    pub link: PathBuf,
+    pub target: PathBuf,
+}
 
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Walked {
     /// Files the filter accepted, in visiting order (callers sort when order matters).
-    pub files: Vec<PathBuf>,
+    pub files: Vec<Found>,
     /// True when [`MAX_DIRS`] stopped the walk before it was done.
     pub truncated: bool,
+    /// Links out of the bound, sorted by path, at most [`MAX_ESCAPES_KEPT`].
+    pub escapes: Vec<Escape>,
+    /// How many links out of the bound there were in all.
+    pub escapes_total: usize,
+}
+
+impl Walked {
+    fn escaped(&mut self, link: PathBuf, target: PathBuf) {
+        self.escapes_total += 1;
+        self.escapes.push(Escape { link, target });
+        self.escapes.sort_by(|a, b| a.link.cmp(&b.link));
+        self.escapes.truncate(MAX_ESCAPES_KEPT);
+    }
 }
 
 /// Walks `root` breadth-first. `want_file(path, name)` picks files; `enter_dir(path)` may veto
 /// a folder (it is asked after the built-in skips). Unreadable folders are passed over: a
-/// permission problem in one corner must not hide the rest.
+/// permission problem in one corner must not hide the rest. With `bound` (a real path), a
+/// symlinked file or folder is taken only when its real path lies inside it; the others are
+/// reported in [`Walked::escapes`]. A root that does not exist, or lies outside the bound,
+/// gives nothing.
 pub fn walk(
     root: &Path,
+    bound: Option<&Path>,
     mut want_file: impl FnMut(&Path, &str) -> bool,
     mut enter_dir: impl FnMut(&Path) -> bool,
 ) -> Walked {
     let mut out = Walked::default();
+    let Ok(root_real) = root.canonicalize() else {
+        return out;
+    };
+    if bound.is_some_and(|b| !root_real.starts_with(b)) {
+        // The root itself leads out (a folder checked earlier may have become a link since).
+        return out;
+    }
     let mut seen: HashSet<DirId> = HashSet::new();
     let root_id = followed_dir_id(root);
     if let Some(id) = root_id {
         seen.insert(id);
     }
     let root_dev = root_id.map_or(0, |id| dev_part(&id));
-    let mut queue = VecDeque::from([(root.to_path_buf(), 0usize, root_dev)]);
+    // Each folder carries its real path: a plain entry's is its parent's plus its name, so
+    // only links cost a `canonicalize`.
+    let mut queue = VecDeque::from([(root.to_path_buf(), root_real, 0usize, root_dev)]);
     let mut dirs_read = 0usize;
-    while let Some((dir, depth, dev)) = queue.pop_front() {
+    while let Some((dir, dir_real, depth, dev)) = queue.pop_front() {
         if dirs_read > MAX_DIRS {
             out.truncated = true;
             break;
@@ -58,7 +104,8 @@ pub fn walk(
                 continue;
             };
             let path = entry.path();
-            let (is_dir, is_file, id) = if file_type.is_symlink() {
+            let is_link = file_type.is_symlink();
+            let (is_dir, is_file, id) = if is_link {
                 match fs::metadata(&path) {
                     Ok(m) if m.is_dir() => (true, false, followed_dir_id(&path)),
                     Ok(m) => (false, m.is_file(), None),
@@ -72,20 +119,48 @@ pub fn walk(
                 )
             };
             if is_file {
-                if want_file(&path, name) {
-                    out.files.push(path);
+                if !want_file(&path, name) {
+                    continue;
                 }
+                if is_link {
+                    if let Some(bound) = bound {
+                        match path.canonicalize() {
+                            Ok(real) if real.starts_with(bound) => {}
+                            Ok(real) => {
+                                out.escaped(path, real);
+                                continue;
+                            }
+                            Err(_) => continue,
+                        }
+                    }
+                }
+                out.files.push(Found {
+                    path,
+                    real_dir: dir_real.clone(),
+                });
             } else if is_dir {
                 if depth + 1 > MAX_DEPTH || skip_dir_name(name) || !enter_dir(&path) {
                     continue;
                 }
+                let child_real = if is_link {
+                    match path.canonicalize() {
+                        Ok(real) if bound.is_some_and(|b| !real.starts_with(b)) => {
+                            out.escaped(path, real);
+                            continue;
+                        }
+                        Ok(real) => real,
+                        Err(_) => continue,
+                    }
+                } else {
+                    dir_real.join(name)
+                };
                 let child_dev = match id {
                     Some(id) if !seen.insert(id) => continue, // a loop or an alias
                     Some(id) => dev_part(&id),
-                    None if file_type.is_symlink() => continue, // cannot tell: do not follow
+                    None if is_link => continue, // cannot tell: do not follow
                     None => dev,
                 };
-                queue.push_back((path, depth + 1, child_dev));
+                queue.push_back((path, child_real, depth + 1, child_dev));
             }
         }
     }
