@@ -146,7 +146,7 @@ impl Agent {
                 self.hooks.notify(&self.stop_event(&stats, false), cx).await;
                 break Outcome::MaxTurns(last_text);
             }
-            stats.turns += 1;
+            stats.turns = stats.turns.saturating_add(1);
             let turn = self.model.complete(&req, sink).await?;
             if let Some(u) = &turn.usage {
                 stats.usage.add(u);
@@ -179,8 +179,9 @@ impl Agent {
             let mut stopped: Option<String> = None;
             let outcomes = self.run_calls(&turn.tool_calls).await;
             for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
-                stats.tool_calls += 1;
-                stats.blocked += u32::from(blocked);
+                // The server decides how many calls a turn has: counts saturate, never wrap.
+                stats.tool_calls = stats.tool_calls.saturating_add(1);
+                stats.blocked = stats.blocked.saturating_add(u32::from(blocked));
                 stopped = stopped.or(stop);
                 req.messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),
