@@ -29,3 +29,94 @@ fn token_counts_that_would_overflow_saturate() {
     );
     assert_eq!(messages(&server.requests()[1].body).len(), 4);
 }
+
+/// The contents of the tool messages of the request at `index`, in order.
+fn tool_messages(server: &FakeServer, index: usize) -> Vec<String> {
+    let reqs = server.requests();
+    messages(&reqs[index].body)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().expect("tool content").to_string())
+        .collect()
+}
+
+/// Ollama's shape sends each call whole in one chunk: a 5 MB argument stays one event instead
+/// of half a million fragments.
+fn one_chunk_calls(calls: Vec<Call>) -> Reply {
+    Reply::tool_calls(calls).ollama()
+}
+
+#[test]
+fn errors_quote_at_most_200_characters_of_an_argument() {
+    let huge = "p".repeat(5 * 1024 * 1024);
+    let long = "n".repeat(300_000);
+    let args = |v: serde_json::Value| v.to_string();
+    let calls = vec![
+        Call::new(
+            "c0",
+            "read_file",
+            &args(serde_json::json!({ "path": huge })),
+        ),
+        Call::new(
+            "c1",
+            "write_file",
+            &args(serde_json::json!({"path": long, "content": ""})),
+        ),
+        Call::new(
+            "c2",
+            "edit_file",
+            &args(serde_json::json!({"path": long, "old_text": "a", "new_text": "b"})),
+        ),
+        Call::new("c3", &long, "{}"),
+        Call::new("c4", &long, "{not json"),
+        Call::new(
+            "c5",
+            "todo_write",
+            &args(serde_json::json!({"todos": [{"content": "x", "status": long}]})),
+        ),
+        Call::new(
+            "c6",
+            "load_skill",
+            &args(serde_json::json!({ "name": long })),
+        ),
+        Call::new(
+            "c7",
+            "read_file",
+            &args(serde_json::json!({ "path": format!("../{long}") })),
+        ),
+    ];
+    let server = FakeServer::start(vec![one_chunk_calls(calls), Reply::text("done")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    let results = tool_messages(&server, 1);
+    assert_eq!(results.len(), 8);
+    for (i, r) in results.iter().enumerate() {
+        assert!(
+            r.starts_with("Error: "),
+            "call {i}: {}",
+            &r[..r.len().min(300)]
+        );
+        assert!(
+            r.chars().count() < 500,
+            "call {i}: {} characters: {}",
+            r.chars().count(),
+            &r[..300]
+        );
+    }
+    assert!(
+        results[0].contains("ppp... [5242680 characters omitted] ...ppp"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[3].starts_with("Error: unknown tool nnn"),
+        "{}",
+        results[3]
+    );
+    assert!(
+        results[7].starts_with("Error: path escapes workspace: ../nnn"),
+        "{}",
+        results[7]
+    );
+}

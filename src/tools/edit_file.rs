@@ -7,6 +7,7 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
+use super::output::quote;
 use super::write_file::atomic_write;
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
@@ -67,15 +68,16 @@ impl Tool for EditFile {
 const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
+    // Errors name the path as the model gave it, quoted short; a success names the path whole,
+    // which exists and so is no longer than the system allows.
+    let shown = quote(user_path);
     // Checked before reading: a FIFO or device would block or never end.
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return ToolResult::error(format!("{user_path} is a directory")),
-        Ok(m) if !m.is_file() => {
-            return ToolResult::error(format!("{user_path} is not a regular file"))
-        }
+        Ok(m) if m.is_dir() => return ToolResult::error(format!("{shown} is a directory")),
+        Ok(m) if !m.is_file() => return ToolResult::error(format!("{shown} is not a regular file")),
         Ok(m) if m.len() > MAX_EDIT_BYTES => {
             return ToolResult::error(format!(
-                "{user_path} is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it",
+                "{shown} is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it",
                 m.len()
             ))
         }
@@ -85,30 +87,30 @@ fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(_) => {
-                return ToolResult::error(format!("{user_path} is not a UTF-8 text file"));
+                return ToolResult::error(format!("{shown} is not a UTF-8 text file"));
             }
         },
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return ToolResult::error(format!("file not found: {user_path}"));
+            return ToolResult::error(format!("file not found: {shown}"));
         }
-        Err(e) => return ToolResult::error(format!("cannot read {user_path}: {e}")),
+        Err(e) => return ToolResult::error(format!("cannot read {shown}: {e}")),
     };
 
     let (old, new) = match_line_endings(&content, old, new);
     let count = count_occurrences(&content, &old);
     if count == 0 {
-        return ToolResult::error(format!("text not found in {user_path}"));
+        return ToolResult::error(format!("text not found in {shown}"));
     }
     if count > 1 {
         return ToolResult::error(format!(
-            "old_text occurs {count} times in {user_path}; include more surrounding context \
+            "old_text occurs {count} times in {shown}; include more surrounding context \
              to make it unique"
         ));
     }
     let updated = content.replacen(old.as_str(), &new, 1);
     match atomic_write(path, updated.as_bytes()) {
         Ok(()) => ToolResult::ok(format!("Edited {user_path} (replaced 1 occurrence)")),
-        Err(e) => ToolResult::error(format!("cannot write {user_path}: {e}")),
+        Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
 }
 

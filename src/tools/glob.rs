@@ -102,7 +102,14 @@ impl Plan {
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|e| ToolResult::error(format!("invalid glob pattern {pattern}: {e}")))?
+            .map_err(|e| {
+                // globset's own message repeats the whole pattern; its kind alone does not.
+                ToolResult::error(format!(
+                    "invalid glob pattern {}: {}",
+                    super::output::quote(pattern),
+                    e.kind()
+                ))
+            })?
             .compile_matcher();
         let prefix = match cx.workspace.display(&base) {
             p if p == "." => String::new(),

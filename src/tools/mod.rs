@@ -194,7 +194,7 @@ impl ToolSet {
     /// call gets exactly one answer.
     pub async fn dispatch(&self, name: &str, raw_args: &str, cx: &ToolContext) -> ToolResult {
         let Some(tool) = self.get(name) else {
-            return ToolResult::error(format!("unknown tool {name}"));
+            return unknown_tool(name);
         };
         match parse_args(name, raw_args) {
             Ok(args) => tool.call(args, cx).await,
@@ -206,9 +206,14 @@ impl ToolSet {
     pub async fn dispatch_value(&self, name: &str, args: Value, cx: &ToolContext) -> ToolResult {
         match self.get(name) {
             Some(tool) => tool.call(args, cx).await,
-            None => ToolResult::error(format!("unknown tool {name}")),
+            None => unknown_tool(name),
         }
     }
+}
+
+/// The name is the model's: quoted short like any argument.
+fn unknown_tool(name: &str) -> ToolResult {
+    ToolResult::error(format!("unknown tool {}", output::quote(name)))
 }
 
 /// Parses a call's argument string. An empty string means `{}` (some servers send that for
@@ -220,10 +225,13 @@ pub fn parse_args(name: &str, raw: &str) -> Result<Value, ToolResult> {
     match serde_json::from_str::<Value>(raw) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err(ToolResult::error(format!(
-            "invalid arguments for {name}: expected a JSON object"
+            "invalid arguments for {}: expected a JSON object",
+            output::quote(name)
         ))),
+        // serde_json's messages give a position, never the input itself.
         Err(e) => Err(ToolResult::error(format!(
-            "invalid arguments for {name}: {e}"
+            "invalid arguments for {}: {e}",
+            output::quote(name)
         ))),
     }
 }

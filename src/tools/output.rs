@@ -1,5 +1,28 @@
 //! Bounded tool output: a head+tail text accumulator and an incremental UTF-8 decoder, so tools
-//! can stream arbitrarily large output through a fixed amount of memory.
+//! can stream arbitrarily large output through a fixed amount of memory; and the short quote
+//! of a model's argument that error messages use.
+
+use std::borrow::Cow;
+
+/// Characters of a model-supplied argument (a path, a pattern, a name) quoted in an error.
+pub const QUOTE_CHARS: usize = 200;
+
+/// `arg` as an error message quotes it: whole when it has at most [`QUOTE_CHARS`] characters,
+/// else its start and end around a marker saying how much was left out. An error must tell
+/// the model which argument was wrong, not hand a 5 MB argument back to it.
+pub fn quote(arg: &str) -> Cow<'_, str> {
+    let total = arg.chars().count();
+    if total <= QUOTE_CHARS {
+        return Cow::Borrowed(arg);
+    }
+    let keep = QUOTE_CHARS / 2;
+    let head = &arg[..byte_index_after_chars(arg, keep)];
+    let tail = &arg[byte_index_after_chars(arg, total - keep)..];
+    Cow::Owned(format!(
+        "{head}... [{} characters omitted] ...{tail}",
+        total - 2 * keep
+    ))
+}
 
 /// Keeps at most `limit` characters (Unicode scalar values) of everything pushed into it: the
 /// first half and the last half, with a marker saying how much was left out in between. The
@@ -195,6 +218,28 @@ mod tests {
             b.push(p);
         }
         b.finish()
+    }
+
+    #[test]
+    fn quote_keeps_short_arguments_and_cuts_long_ones_visibly() {
+        assert_eq!(quote("src/main.rs"), "src/main.rs");
+        let exact = "é".repeat(QUOTE_CHARS);
+        assert_eq!(quote(&exact), exact.as_str());
+        let long = format!(
+            "{}{}{}",
+            "a".repeat(100),
+            "é".repeat(5_000_000),
+            "z".repeat(100)
+        );
+        let q = quote(&long);
+        assert_eq!(
+            q,
+            format!(
+                "{}... [5000000 characters omitted] ...{}",
+                "a".repeat(100),
+                "z".repeat(100)
+            )
+        );
     }
 
     #[test]

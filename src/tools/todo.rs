@@ -119,7 +119,8 @@ pub fn parse_todos(args: &Value) -> Result<Vec<Todo>, String> {
             Some("completed") => Status::Completed,
             Some(other) => {
                 return Err(format!(
-                    "todo {n} has unknown status '{other}' (use pending, in_progress or completed)"
+                    "todo {n} has unknown status '{}' (use pending, in_progress or completed)",
+                    super::output::quote(other)
                 ))
             }
             None => {

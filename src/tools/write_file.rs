@@ -9,6 +9,7 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
+use super::output::quote;
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct WriteFile;
@@ -56,17 +57,19 @@ impl Tool for WriteFile {
 }
 
 fn write(path: &Path, user_path: &str, content: &str) -> ToolResult {
+    // Errors name the path quoted short; a success names it whole, as it now exists.
+    let shown = quote(user_path);
     if path.is_dir() {
-        return ToolResult::error(format!("{user_path} is a directory"));
+        return ToolResult::error(format!("{shown} is a directory"));
     }
     if let Some(parent) = path.parent() {
         if let Err(e) = std::fs::create_dir_all(parent) {
-            return ToolResult::error(format!("cannot create folders for {user_path}: {e}"));
+            return ToolResult::error(format!("cannot create folders for {shown}: {e}"));
         }
     }
     match atomic_write(path, content.as_bytes()) {
         Ok(()) => ToolResult::ok(format!("Wrote {} bytes to {user_path}", content.len())),
-        Err(e) => ToolResult::error(format!("cannot write {user_path}: {e}")),
+        Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
 }
 
