@@ -9,6 +9,7 @@ use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{
     ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall, Usage,
 };
+use crate::tools::output::bound;
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
@@ -183,9 +184,11 @@ impl Agent {
                 stats.tool_calls = stats.tool_calls.saturating_add(1);
                 stats.blocked = stats.blocked.saturating_add(u32::from(blocked));
                 stopped = stopped.or(stop);
+                // The one place every tool message passes: whatever produced it (a tool, an
+                // error, a hook's additions, a panic), it is cut to the output cap here.
                 req.messages.push(Message::Tool {
                     tool_call_id: call.id.clone(),
-                    content: result.content,
+                    content: bound(result.content, self.output_limit()),
                 });
             }
             if let Some(reason) = stopped {
@@ -204,6 +207,11 @@ impl Agent {
             stats,
             messages: req.messages,
         })
+    }
+
+    /// The output cap: characters of one tool result, and of hook text added to a message.
+    fn output_limit(&self) -> usize {
+        self.tool_cx.limits.output_chars
     }
 
     fn stop_event<'a>(&self, stats: &'a RunStats, stop_hook_active: bool) -> HookEvent<'a> {
@@ -298,7 +306,7 @@ impl Agent {
         };
         let (result, stop) = self
             .hooks
-            .post_tool_use(call, args.as_ref(), result, cx)
+            .post_tool_use(call, args.as_ref(), result, self.output_limit(), cx)
             .await;
         (result, blocked, stop)
     }

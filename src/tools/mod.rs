@@ -56,6 +56,12 @@ impl ToolResult {
             is_error: true,
         }
     }
+
+    /// The result cut to `limit` characters like tool output (see [`output::bound`]).
+    pub fn bounded(mut self, limit: usize) -> Self {
+        self.content = output::bound(self.content, limit);
+        self
+    }
 }
 
 /// Limits that bound what one tool call may cost.

@@ -132,6 +132,23 @@ impl BoundedText {
     }
 }
 
+/// Characters a cut text may exceed its limit by: the marker line of [`BoundedText::finish`]
+/// (at most about 50) and a short prefix put before an already cut text (`Error: blocked by
+/// hook: `).
+pub const CUT_ROOM: usize = 256;
+
+/// `text` cut to `limit` characters (head and tail, with the marker) unless it is within
+/// `limit + CUT_ROOM` already. Text that a [`BoundedText`] of the same limit produced is, so
+/// bounding twice changes nothing and a cut text is never cut again for its marker.
+pub fn bound(text: String, limit: usize) -> String {
+    if text.chars().count() <= limit.saturating_add(CUT_ROOM) {
+        return text;
+    }
+    let mut b = BoundedText::new(limit);
+    b.push(&text);
+    b.finish()
+}
+
 /// The byte index just after the first `n` chars of `s` (or its length if shorter).
 fn byte_index_after_chars(s: &str, n: usize) -> usize {
     if n == 0 {
@@ -240,6 +257,20 @@ mod tests {
                 "z".repeat(100)
             )
         );
+    }
+
+    #[test]
+    fn bound_cuts_once_and_bounding_again_changes_nothing() {
+        assert_eq!(bound("short".into(), 10), "short");
+        let fits = "x".repeat(10 + CUT_ROOM);
+        assert_eq!(bound(fits.clone(), 10), fits);
+        let long = format!("{}{}", "a".repeat(300), "b".repeat(300));
+        let once = bound(long, 10);
+        assert_eq!(once, "aaaaa\n... [590 characters omitted] ...\nbbbbb");
+        assert_eq!(bound(once.clone(), 10), once);
+        // The widest marker leaves room for a prefix.
+        let widest = format!("\n... [{} characters omitted] ...\n", usize::MAX);
+        assert!(widest.chars().count() + "Error: blocked by hook: ".len() < CUT_ROOM);
     }
 
     #[test]
