@@ -124,10 +124,12 @@ impl Agent {
                     messages: Vec::new(),
                 });
             }
-            // Context from hooks travels with the task: the system prompt stays fixed.
-            for extra in start.context.into_iter().chain(c.context) {
+            // Context from hooks travels with the task: the system prompt stays fixed. All of
+            // it together is cut like one tool result.
+            let extra: Vec<String> = start.context.into_iter().chain(c.context).collect();
+            if !extra.is_empty() {
                 task.push_str("\n\n");
-                task.push_str(&extra);
+                task.push_str(&bound(extra.join("\n\n"), self.output_limit()));
             }
         }
         let mut req = ChatRequest {
@@ -167,7 +169,8 @@ impl Agent {
                 match c.block {
                     Some(reason) if continuations < MAX_STOP_CONTINUATIONS => {
                         continuations += 1;
-                        req.messages.push(Message::User(reason));
+                        req.messages
+                            .push(Message::User(bound(reason, self.output_limit())));
                         continue;
                     }
                     _ => break Outcome::Answered(turn.content),
