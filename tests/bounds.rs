@@ -120,3 +120,32 @@ fn errors_quote_at_most_200_characters_of_an_argument() {
         results[7]
     );
 }
+
+#[test]
+fn a_huge_glob_pattern_is_an_error_not_a_crash() {
+    let calls = vec![
+        Call::new(
+            "g0",
+            "glob",
+            &serde_json::json!({ "pattern": "*".repeat(1 << 20) }).to_string(),
+        ),
+        Call::new(
+            "g1",
+            "glob",
+            &serde_json::json!({ "pattern": "?".repeat(1001) }).to_string(),
+        ),
+        Call::new("g2", "glob", r#"{"pattern":"*.txt"}"#),
+    ];
+    let server = FakeServer::start(vec![one_chunk_calls(calls), Reply::text("done")]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("a.txt", "").args(["agent", "x"]);
+    hx.run().assert_code(0);
+    assert_eq!(
+        tool_messages(&server, 1),
+        [
+            "Error: glob.pattern has 1048576 characters; the limit is 1000",
+            "Error: glob.pattern has 1001 characters; the limit is 1000",
+            "a.txt",
+        ]
+    );
+}
