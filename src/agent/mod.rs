@@ -1,15 +1,17 @@
 //! The agent loop: ask the model, run the tools it calls, send the results back, until it
 //! answers in plain text. The loop knows no tool by name and no hook by kind.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
+use futures_util::FutureExt;
 
 use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{
     ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall, Usage,
 };
-use crate::tools::output::bound;
+use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
@@ -248,7 +250,7 @@ impl Agent {
                     out.push((i, (skipped, false, None)));
                     continue;
                 }
-                let r = self.run_call(call).await;
+                let r = self.guarded_call(call).await;
                 stop = stop.or_else(|| r.2.clone());
                 out.push((i, r));
             }
@@ -257,7 +259,7 @@ impl Agent {
         let parallel_run = join_all(
             parallel
                 .into_iter()
-                .map(|(i, call)| async move { (i, self.run_call(call).await) }),
+                .map(|(i, call)| async move { (i, self.guarded_call(call).await) }),
         );
         let (ordered_out, parallel_out) =
             futures_util::future::join(ordered_run, parallel_run).await;
@@ -265,6 +267,27 @@ impl Agent {
             ordered_out.into_iter().chain(parallel_out).collect();
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, outcome)| outcome).collect()
+    }
+
+    /// [`Agent::run_call`], with a panic anywhere in it (a tool, a hook, a bug) turned into
+    /// that call's `Error: internal error in TOOL` result: the conversation stays valid and the
+    /// run goes on. The panic hook has printed its one line on stderr already (the binary's
+    /// names the bug and where it happened).
+    async fn guarded_call(&self, call: &ToolCall) -> CallOutcome {
+        // Unwind safety: what a call shares with the rest of the run (the todo list, the
+        // loaded skills, the terminal) sits behind mutexes whose poisoning hx ignores, and
+        // every such state is whole between two statements.
+        match AssertUnwindSafe(self.run_call(call)).catch_unwind().await {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let name = quote(&call.name);
+                (
+                    ToolResult::error(format!("internal error in {name}")),
+                    false,
+                    None,
+                )
+            }
+        }
     }
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one

@@ -57,9 +57,7 @@ impl Tool for EditFile {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            let job = tokio::task::spawn_blocking(move || edit(&path, &user_path, &old, &new));
-            job.await
-                .unwrap_or_else(|e| ToolResult::error(format!("edit_file failed: {e}")))
+            super::run_blocking(move || edit(&path, &user_path, &old, &new)).await
         })
     }
 }

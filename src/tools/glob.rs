@@ -52,9 +52,7 @@ impl Tool for Glob {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            tokio::task::spawn_blocking(move || plan.run())
-                .await
-                .unwrap_or_else(|e| ToolResult::error(format!("glob failed: {e}")))
+            super::run_blocking(move || plan.run()).await
         })
     }
 }

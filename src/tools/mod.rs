@@ -222,6 +222,21 @@ fn unknown_tool(name: &str) -> ToolResult {
     ToolResult::error(format!("unknown tool {}", output::quote(name)))
 }
 
+/// Runs a tool's blocking file work off the async thread. A panic there is raised again in the
+/// calling task, so the loop's per-call guard answers it like any other panic in a tool.
+pub async fn run_blocking<F>(work: F) -> ToolResult
+where
+    F: FnOnce() -> ToolResult + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) => match e.try_into_panic() {
+            Ok(payload) => std::panic::resume_unwind(payload),
+            Err(e) => ToolResult::error(format!("the call was cancelled: {e}")),
+        },
+    }
+}
+
 /// Parses a call's argument string. An empty string means `{}` (some servers send that for
 /// tools without parameters); anything else must be a JSON object.
 pub fn parse_args(name: &str, raw: &str) -> Result<Value, ToolResult> {

@@ -64,14 +64,13 @@ impl Tool for ReadFile {
                 Err(e) => return e,
             };
             let cap = cx.limits.output_chars;
-            let job = tokio::task::spawn_blocking(move || {
+            super::run_blocking(move || {
                 // Errors name the path as the model gave it, quoted short.
                 let shown = quote(&user_path);
                 read(&path, &shown, offset, limit, cap)
                     .unwrap_or_else(|e| ToolResult::error(format!("cannot read {shown}: {e}")))
-            });
-            job.await
-                .unwrap_or_else(|e| ToolResult::error(format!("read_file failed: {e}")))
+            })
+            .await
         })
     }
 }

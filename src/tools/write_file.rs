@@ -49,9 +49,7 @@ impl Tool for WriteFile {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            let job = tokio::task::spawn_blocking(move || write(&path, &user_path, &content));
-            job.await
-                .unwrap_or_else(|e| ToolResult::error(format!("write_file failed: {e}")))
+            super::run_blocking(move || write(&path, &user_path, &content)).await
         })
     }
 }
