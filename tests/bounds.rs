@@ -149,3 +149,93 @@ fn a_huge_glob_pattern_is_an_error_not_a_crash() {
         ]
     );
 }
+
+mod hostile_servers {
+    use super::support::hostile::{Endless, Hostile, JSON_HEAD, SSE_HEAD};
+    use super::support::{Hx, Run};
+    use std::time::Duration;
+
+    /// A content delta: each one is data, so it resets the idle and keep-alive timeouts.
+    const DELTA: &str = "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\n";
+
+    /// Runs hx against `server` with `network` settings; it must give up, by itself, once.
+    fn run(server: &Hostile, network: &str) -> Run {
+        let mut hx = Hx::with_base_url(&server.url());
+        hx.write_file(".hx/config.toml", &format!("[network]\n{network}"))
+            .args(["agent", "x"]);
+        let run = hx.run();
+        run.assert_code(1);
+        assert_eq!(server.requests(), 1, "not retried\n{}", run.dump());
+        assert_eq!(run.stdout, "");
+        run
+    }
+
+    fn last_line(run: &Run) -> &str {
+        run.stderr.lines().last().unwrap_or_default()
+    }
+
+    #[test]
+    fn an_endless_event_breaks_the_event_limit() {
+        let server = Hostile::start(Endless {
+            head: SSE_HEAD,
+            prefix: b"data: ".to_vec(),
+            repeat: vec![b'x'; 64 * 1024],
+            pause: Duration::ZERO,
+        });
+        let run = run(&server, "max_event_bytes = 1048576\n");
+        assert_eq!(
+            last_line(&run),
+            "hx: a server-sent event is larger than 1 MiB (the limit is [network] max_event_bytes)"
+        );
+    }
+
+    #[test]
+    fn an_endless_stream_of_small_events_breaks_the_response_limit() {
+        let server = Hostile::start(Endless {
+            head: SSE_HEAD,
+            prefix: Vec::new(),
+            repeat: DELTA.repeat(1000).into_bytes(),
+            pause: Duration::ZERO,
+        });
+        let run = run(&server, "max_response_bytes = 2097152\n");
+        assert_eq!(
+            last_line(&run),
+            "hx: the response is larger than 2 MiB (the limit is [network] max_response_bytes)"
+        );
+    }
+
+    #[test]
+    fn an_endless_json_body_breaks_the_response_limit() {
+        let server = Hostile::start(Endless {
+            head: JSON_HEAD,
+            prefix: br#"{"choices":[{"message":{"content":""#.to_vec(),
+            repeat: vec![b'a'; 64 * 1024],
+            pause: Duration::ZERO,
+        });
+        let run = run(&server, "max_response_bytes = 2097152\n");
+        assert_eq!(
+            last_line(&run),
+            "hx: the response is larger than 2 MiB (the limit is [network] max_response_bytes)"
+        );
+    }
+
+    #[test]
+    fn a_trickle_of_data_cannot_extend_the_response_deadline() {
+        // Each event is real data well inside the idle and keep-alive timeouts.
+        let server = Hostile::start(Endless {
+            head: SSE_HEAD,
+            prefix: Vec::new(),
+            repeat: DELTA.as_bytes().to_vec(),
+            pause: Duration::from_millis(50),
+        });
+        let run = run(
+            &server,
+            "idle_timeout_secs = 1\nrequest_timeout_secs = 1\nmax_response_secs = 2\n",
+        );
+        assert_eq!(
+            last_line(&run),
+            "hx: no complete response after 2 s (the limit is [network] max_response_secs)"
+        );
+        assert!(server.written() > 0);
+    }
+}
