@@ -206,3 +206,100 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod props {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Parses `bytes` fed in pieces of the given sizes (cycled), then finishes; the events
+    /// and whether the limit broke.
+    fn parse(bytes: &[u8], sizes: &[usize], limit: usize) -> (Vec<SseEvent>, bool) {
+        let mut p = SseParser::with_limit(limit);
+        let mut out = Vec::new();
+        let mut rest = bytes;
+        for size in sizes.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (piece, after) = rest.split_at((*size).clamp(1, rest.len()));
+            if p.feed(piece, &mut out).is_err() {
+                return (out, true);
+            }
+            rest = after;
+        }
+        p.finish(&mut out);
+        (out, false)
+    }
+
+    #[derive(Debug, Clone)]
+    enum Item {
+        /// The lines of one event's data.
+        Data(Vec<String>),
+        Comment(String),
+        /// A field the parser ignores (`event:`, `id:`), inside the next event.
+        Ignored(String),
+    }
+
+    fn item() -> impl Strategy<Value = Item> {
+        // Any text without line breaks, multibyte characters included.
+        let line = "[^\r\n]{0,12}";
+        prop_oneof![
+            4 => proptest::collection::vec(line, 1..4).prop_map(Item::Data),
+            1 => line.prop_map(Item::Comment),
+            1 => line.prop_map(Item::Ignored),
+        ]
+    }
+
+    /// A valid stream in one line-ending style, with the events it must parse to.
+    fn stream() -> impl Strategy<Value = (Vec<u8>, Vec<SseEvent>)> {
+        (proptest::collection::vec(item(), 0..12), 0..3usize).prop_map(|(items, style)| {
+            let eol = ["\n", "\r\n", "\r"][style];
+            let mut text = String::new();
+            let mut events = Vec::new();
+            for item in items {
+                match item {
+                    Item::Data(lines) => {
+                        for l in &lines {
+                            text.push_str(&format!("data: {l}{eol}"));
+                        }
+                        text.push_str(eol);
+                        events.push(SseEvent::Data(lines.join("\n")));
+                    }
+                    Item::Comment(c) => {
+                        text.push_str(&format!(":{c}{eol}"));
+                        events.push(SseEvent::Comment);
+                    }
+                    Item::Ignored(v) => text.push_str(&format!("event: {v}{eol}")),
+                }
+            }
+            (text.into_bytes(), events)
+        })
+    }
+
+    proptest! {
+        // Each case parses a few hundred bytes: 256 cases take milliseconds.
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        #[test]
+        fn any_chunking_of_a_valid_stream_gives_its_events(
+            (bytes, expected) in stream(),
+            sizes in proptest::collection::vec(1..16usize, 1..8),
+        ) {
+            prop_assert_eq!(parse(&bytes, &sizes, usize::MAX), (expected, false));
+        }
+
+        #[test]
+        fn any_bytes_parse_the_same_however_chunked_and_never_panic(
+            bytes in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b':'), Just(b' '), any::<u8>()],
+                0..300,
+            ),
+            sizes in proptest::collection::vec(1..32usize, 1..8),
+            limit in prop_oneof![Just(usize::MAX), 1..64usize],
+        ) {
+            let whole = parse(&bytes, &[usize::MAX], limit);
+            prop_assert_eq!(parse(&bytes, &sizes, limit), whole);
+        }
+    }
+}
