@@ -48,24 +48,26 @@ fn one_chunk_calls(calls: Vec<Call>) -> Reply {
 
 #[test]
 fn errors_quote_at_most_200_characters_of_an_argument() {
-    let huge = "p".repeat(5 * 1024 * 1024);
+    // Paths up to the 4096-byte path limit are quoted; names and values have no limit of
+    // their own.
+    let path = "p".repeat(4000);
     let long = "n".repeat(300_000);
     let args = |v: serde_json::Value| v.to_string();
     let calls = vec![
         Call::new(
             "c0",
             "read_file",
-            &args(serde_json::json!({ "path": huge })),
+            &args(serde_json::json!({ "path": path })),
         ),
         Call::new(
             "c1",
             "write_file",
-            &args(serde_json::json!({"path": long, "content": ""})),
+            &args(serde_json::json!({"path": path, "content": ""})),
         ),
         Call::new(
             "c2",
             "edit_file",
-            &args(serde_json::json!({"path": long, "old_text": "a", "new_text": "b"})),
+            &args(serde_json::json!({"path": path, "old_text": "a", "new_text": "b"})),
         ),
         Call::new("c3", &long, "{}"),
         Call::new("c4", &long, "{not json"),
@@ -82,7 +84,7 @@ fn errors_quote_at_most_200_characters_of_an_argument() {
         Call::new(
             "c7",
             "read_file",
-            &args(serde_json::json!({ "path": format!("../{long}") })),
+            &args(serde_json::json!({ "path": format!("../{path}") })),
         ),
     ];
     let server = FakeServer::start(vec![one_chunk_calls(calls), Reply::text("done")]);
@@ -104,20 +106,55 @@ fn errors_quote_at_most_200_characters_of_an_argument() {
             &r[..300]
         );
     }
-    assert!(
-        results[0].contains("ppp... [5242680 characters omitted] ...ppp"),
-        "{}",
-        results[0]
+    let quoted = format!(
+        "{}... [3800 characters omitted] ...{}",
+        "p".repeat(100),
+        "p".repeat(100)
+    );
+    assert_eq!(
+        results[0],
+        format!("Error: cannot read {quoted}: File name too long (os error 36)")
     );
     assert!(
         results[3].starts_with("Error: unknown tool nnn"),
         "{}",
         results[3]
     );
-    assert!(
-        results[7].starts_with("Error: path escapes workspace: ../nnn"),
-        "{}",
-        results[7]
+    assert!(results[3].contains("nnn... [299800 characters omitted] ...nnn"));
+    assert_eq!(
+        results[7],
+        format!(
+            "Error: path escapes workspace: ../{}... [3803 characters omitted] ...{}",
+            "p".repeat(97),
+            "p".repeat(100)
+        )
+    );
+}
+
+#[test]
+fn a_path_longer_than_the_system_allows_is_refused_before_it_is_resolved() {
+    // Two million components: resolving them one by one would take hours.
+    let deep = "a/".repeat(2_000_000);
+    let args = |tool: &str, v: serde_json::Value| Call::new(tool, tool, &v.to_string());
+    let calls = vec![
+        args("read_file", serde_json::json!({ "path": deep })),
+        args(
+            "write_file",
+            serde_json::json!({"path": deep, "content": "x"}),
+        ),
+        args(
+            "edit_file",
+            serde_json::json!({"path": deep, "old_text": "a", "new_text": "b"}),
+        ),
+    ];
+    let server = FakeServer::start(vec![one_chunk_calls(calls), Reply::text("done")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    assert_eq!(
+        tool_messages(&server, 1),
+        ["read_file", "write_file", "edit_file"]
+            .map(|t| format!("Error: {t}.path is 4000000 bytes long; the limit is 4096"))
     );
 }
 

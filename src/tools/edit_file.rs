@@ -44,7 +44,8 @@ impl Tool for EditFile {
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let get = |key| args::string("edit_file", &args, key).map(str::to_string);
-            let (user_path, old, new) = match (get("path"), get("old_text"), get("new_text")) {
+            let path = args::path("edit_file", &args, "path").map(str::to_string);
+            let (user_path, old, new) = match (path, get("old_text"), get("new_text")) {
                 (Ok(p), Ok(o), Ok(n)) => (p, o, n),
                 (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
             };

@@ -271,6 +271,23 @@ pub mod args {
         })
     }
 
+    /// Bytes of a path argument: the longest path the system opens (`PATH_MAX`). Checked
+    /// before the path is resolved, which costs a step per component: a 5 MB path of `a/a/…`
+    /// would otherwise keep the resolver busy for hours.
+    pub const MAX_PATH_BYTES: usize = 4096;
+
+    /// A required path field, at most [`MAX_PATH_BYTES`] long.
+    pub fn path<'a>(tool: &str, args: &'a Value, key: &str) -> Result<&'a str, ToolResult> {
+        let p = string(tool, args, key)?;
+        if p.len() > MAX_PATH_BYTES {
+            return Err(ToolResult::error(format!(
+                "{tool}.{key} is {} bytes long; the limit is {MAX_PATH_BYTES}",
+                p.len()
+            )));
+        }
+        Ok(p)
+    }
+
     /// A required string field.
     pub fn string<'a>(tool: &str, args: &'a Value, key: &str) -> Result<&'a str, ToolResult> {
         match args.get(key) {

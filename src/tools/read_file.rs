@@ -45,7 +45,7 @@ impl Tool for ReadFile {
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
-            let user_path = match args::string("read_file", &args, "path") {
+            let user_path = match args::path("read_file", &args, "path") {
                 Ok(p) => p.to_string(),
                 Err(e) => return e,
             };

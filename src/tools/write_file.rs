@@ -39,7 +39,7 @@ impl Tool for WriteFile {
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let (user_path, content) = match (
-                args::string("write_file", &args, "path"),
+                args::path("write_file", &args, "path"),
                 args::string("write_file", &args, "content"),
             ) {
                 (Ok(p), Ok(c)) => (p.to_string(), c.to_string()),
