@@ -101,8 +101,13 @@ fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
         return ToolResult::error(format!("text not found in {shown}"));
     }
     if count > 1 {
+        let times = if count >= MAX_COUNTED {
+            format!("{count} or more")
+        } else {
+            count.to_string()
+        };
         return ToolResult::error(format!(
-            "old_text occurs {count} times in {shown}; include more surrounding context \
+            "old_text occurs {times} times in {shown}; include more surrounding context \
              to make it unique"
         ));
     }
@@ -134,12 +139,22 @@ fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
     (old_crlf, to_crlf(new))
 }
 
-/// Counts occurrences, overlapping ones included: in "aaa", "aa" is ambiguous, not unique.
+/// Occurrences counted before counting stops. Each search costs up to the length of the
+/// text, so counting every overlapping occurrence of a long repetitive `old_text` (a run of
+/// one character in a file of it) would take hours; the model only needs to know that the
+/// text is not unique.
+const MAX_COUNTED: usize = 10;
+
+/// Counts occurrences up to [`MAX_COUNTED`], overlapping ones included: in "aaa", "aa" is
+/// ambiguous, not unique.
 fn count_occurrences(haystack: &str, needle: &str) -> usize {
     let mut count = 0;
     let mut from = 0;
     while let Some(i) = haystack[from..].find(needle) {
         count += 1;
+        if count == MAX_COUNTED {
+            break;
+        }
         let start = from + i;
         // Step one character, not one byte, to stay on a char boundary.
         from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
@@ -213,6 +228,19 @@ mod tests {
              it unique"
         );
         assert_eq!(read(&d), "a = 1;\na = 1;\nbanana\n");
+    }
+
+    #[tokio::test]
+    async fn counting_a_repetitive_text_stops_early() {
+        let (_d, cx) = setup(&"a".repeat(2_000_000));
+        let old = "a".repeat(500_000);
+        assert_eq!(
+            edit_file(&cx, "f.txt", &old, "b").await,
+            "Error: old_text occurs 10 or more times in f.txt; include more surrounding \
+             context to make it unique"
+        );
+        assert_eq!(count_occurrences(&"ab".repeat(9), "ab"), 9);
+        assert_eq!(count_occurrences(&"ab".repeat(11), "ab"), 10);
     }
 
     #[tokio::test]
