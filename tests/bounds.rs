@@ -276,3 +276,32 @@ mod hostile_servers {
         assert!(server.written() > 0);
     }
 }
+
+#[test]
+fn a_response_with_more_than_256_tool_calls_is_refused_and_none_runs() {
+    let calls: Vec<Call> = (0..257)
+        .map(|i| {
+            Call::new(
+                &format!("c{i}"),
+                "write_file",
+                r#"{"path":"x.txt","content":"x"}"#,
+            )
+        })
+        .collect();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(calls).unpaced(),
+        Reply::text("never"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert!(
+        run.stderr
+            .ends_with("hx: the response has more than 256 tool calls (the limit of hx)\n"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(server.requests().len(), 1);
+    assert!(!hx.workspace().join("x.txt").exists());
+}

@@ -9,6 +9,11 @@ use serde_json::Value;
 use super::types::{AssistantTurn, Chunk, ToolCall, ToolCallDelta};
 use super::EventSink;
 
+/// Tool calls one response may make. Each call's result may take the whole output cap, so the
+/// number of calls is what multiplies a small response into a large conversation; models make
+/// a few dozen at most.
+pub const MAX_TOOL_CALLS: usize = 256;
+
 #[derive(Debug, Default)]
 struct PartialCall {
     index: Option<u32>,
@@ -28,6 +33,8 @@ pub struct Accumulator {
     calls: Vec<PartialCall>,
     pub(crate) finish_reason: Option<String>,
     usage: Option<super::Usage>,
+    /// The response tried to start more than [`MAX_TOOL_CALLS`] calls.
+    pub(crate) too_many_calls: bool,
 }
 
 impl Accumulator {
@@ -100,6 +107,10 @@ impl Accumulator {
         };
         let pos = match existing {
             Some(p) => p,
+            None if self.calls.len() >= MAX_TOOL_CALLS => {
+                self.too_many_calls = true;
+                return;
+            }
             None => {
                 self.calls.push(PartialCall {
                     index: d.index,
@@ -234,6 +245,24 @@ mod tests {
             r#"{"choices":[{"message":{"content":"Whole","reasoning":null,"reasoning_content":null},"finish_reason":"stop"}]}"#,
         ]);
         assert_eq!(whole.content, "Whole");
+    }
+
+    #[test]
+    fn calls_past_the_limit_are_flagged_not_kept() {
+        let call = |i: usize| {
+            format!(
+                r#"{{"choices":[{{"delta":{{"tool_calls":[{{"index":{i},"id":"c{i}","function":{{"name":"glob","arguments":"{{}}"}}}}]}}}}]}}"#
+            )
+        };
+        let mut acc = Accumulator::new();
+        for i in 0..=MAX_TOOL_CALLS {
+            acc.apply(
+                serde_json::from_str(&call(i)).expect("chunk"),
+                &mut NullSink,
+            );
+            assert_eq!(acc.too_many_calls, i == MAX_TOOL_CALLS, "call {i}");
+        }
+        assert_eq!(acc.finish().tool_calls.len(), MAX_TOOL_CALLS);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
 
-use super::accumulate::Accumulator;
+use super::accumulate::{Accumulator, MAX_TOOL_CALLS};
 use super::retry::{backoff, is_retryable_status, retry_after};
 use super::sse::{EventTooLarge, SseEvent, SseParser};
 use super::types::Chunk;
@@ -164,6 +164,7 @@ impl OpenAiClient {
             }
             let mut acc = Accumulator::new();
             acc.apply(chunk, sink);
+            check_calls(&acc)?;
             return complete(acc);
         }
         self.read_stream(resp, started, sink).await
@@ -275,6 +276,7 @@ impl OpenAiClient {
                     return Err(stream_error(err));
                 }
                 acc.apply(chunk, sink);
+                check_calls(&acc)?;
             }
         }
         // The connection closed without `[DONE]`: complete only if the finish chunk came.
@@ -329,6 +331,17 @@ impl ChatModel for OpenAiClient {
             }
         })
     }
+}
+
+/// Fails once the response has started more tool calls than hx runs from one response (a
+/// fixed limit, see [`MAX_TOOL_CALLS`]).
+fn check_calls(acc: &Accumulator) -> Result<(), AttemptError> {
+    if acc.too_many_calls {
+        return Err(AttemptError::Fatal(ModelError::Limit(format!(
+            "the response has more than {MAX_TOOL_CALLS} tool calls (the limit of hx)"
+        ))));
+    }
+    Ok(())
 }
 
 /// A finished stream, unless the server says it gave up midway: DeepSeek ends a response it
