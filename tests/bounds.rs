@@ -305,3 +305,70 @@ fn a_response_with_more_than_256_tool_calls_is_refused_and_none_runs() {
     assert_eq!(server.requests().len(), 1);
     assert!(!hx.workspace().join("x.txt").exists());
 }
+
+/// Tool arguments nested 100,000 deep: serde_json's depth limit (128) makes them an argument
+/// error; nothing parses, drops or re-serializes them recursively.
+fn deep_arguments() -> String {
+    format!(
+        r#"{{"pattern":{}{}}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    )
+}
+
+#[test]
+fn deeply_nested_tool_arguments_are_an_error_not_a_stack_overflow() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("d1", "glob", &deep_arguments())]).unpaced(),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    // A hook gets the call too: its input holds the arguments as the raw text.
+    let hook_dir = hx.home().join(".config/hx");
+    std::fs::create_dir_all(&hook_dir).expect("mkdir");
+    std::fs::write(
+        hook_dir.join("hooks.json"),
+        r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"cat > seen.json"}]}]}}"#,
+    )
+    .expect("hooks.json");
+    hx.args(["agent", "x"]);
+    hx.run().assert_code(0);
+    let results = tool_messages(&server, 1);
+    assert_eq!(results.len(), 1);
+    assert!(
+        results[0].starts_with("Error: invalid arguments for glob: recursion limit exceeded"),
+        "{}",
+        results[0]
+    );
+    let msgs = messages(&server.requests()[1].body).clone();
+    assert_eq!(msgs[2]["tool_calls"][0]["function"]["arguments"], "{}");
+    let seen: serde_json::Value =
+        serde_json::from_str(&hx.read_file("seen.json")).expect("hook input is JSON");
+    assert_eq!(seen["tool_input"], deep_arguments());
+}
+
+#[test]
+fn a_deeply_nested_chunk_is_an_unreadable_chunk_not_a_crash() {
+    let deep = format!(
+        r#"data: {{"choices":[{{"delta":{{"tool_calls":[{{"id":"x","function":{{"name":"glob","arguments":{{"a":{}{}}}}}}}]}}}}]}}"#,
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let reply = || Reply::raw_sse(vec![format!("{deep}\n\n"), "data: [DONE]\n\n".into()]);
+    let server = FakeServer::start(vec![reply(), reply()]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".hx/config.toml",
+        "[network]\nretries = 1\nretry_base_delay_ms = 5\n",
+    )
+    .args(["agent", "x"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert!(
+        run.stderr.ends_with(
+            "hx: unreadable stream chunk: recursion limit exceeded at line 1 column 209\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
