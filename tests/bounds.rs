@@ -135,26 +135,39 @@ fn errors_quote_at_most_200_characters_of_an_argument() {
 fn a_path_longer_than_the_system_allows_is_refused_before_it_is_resolved() {
     // Two million components: resolving them one by one would take hours.
     let deep = "a/".repeat(2_000_000);
-    let args = |tool: &str, v: serde_json::Value| Call::new(tool, tool, &v.to_string());
-    let calls = vec![
-        args("read_file", serde_json::json!({ "path": deep })),
-        args(
+    let calls: Vec<Call> = [
+        ("read_file", serde_json::json!({ "path": deep })),
+        (
             "write_file",
             serde_json::json!({"path": deep, "content": "x"}),
         ),
-        args(
+        (
             "edit_file",
             serde_json::json!({"path": deep, "old_text": "a", "new_text": "b"}),
         ),
-    ];
+        // One 5 MB name: its error used to quote it whole.
+        (
+            "read_file",
+            serde_json::json!({ "path": "p".repeat(5 * 1024 * 1024) }),
+        ),
+    ]
+    .iter()
+    .enumerate()
+    .map(|(i, (tool, args))| Call::new(&format!("c{i}"), tool, &args.to_string()))
+    .collect();
     let server = FakeServer::start(vec![one_chunk_calls(calls), Reply::text("done")]);
     let mut hx = Hx::new(&server);
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
     assert_eq!(
         tool_messages(&server, 1),
-        ["read_file", "write_file", "edit_file"]
-            .map(|t| format!("Error: {t}.path is 4000000 bytes long; the limit is 4096"))
+        [
+            ("read_file", 4_000_000),
+            ("write_file", 4_000_000),
+            ("edit_file", 4_000_000),
+            ("read_file", 5_242_880)
+        ]
+        .map(|(t, n)| format!("Error: {t}.path is {n} bytes long; the limit is 4096"))
     );
 }
 
