@@ -48,6 +48,12 @@ pub struct NetworkFile {
     pub connect_timeout_secs: Option<u64>,
     pub idle_timeout_secs: Option<u64>,
     pub request_timeout_secs: Option<u64>,
+    /// One attempt, request sent to last byte, however the server paces it.
+    pub max_response_secs: Option<u64>,
+    /// Bytes of one server-sent event.
+    pub max_event_bytes: Option<usize>,
+    /// Bytes of one response body.
+    pub max_response_bytes: Option<usize>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -161,7 +167,10 @@ impl FileConfig {
             retry_base_delay_ms,
             connect_timeout_secs,
             idle_timeout_secs,
-            request_timeout_secs
+            request_timeout_secs,
+            max_response_secs,
+            max_event_bytes,
+            max_response_bytes
         );
         overlay!(
             self.tools,
@@ -412,6 +421,16 @@ impl Config {
         }
         if let Some(s) = n.request_timeout_secs {
             client.request_timeout = Duration::from_secs(s.max(1));
+        }
+        if let Some(s) = n.max_response_secs {
+            client.max_response_time = Duration::from_secs(s.max(1));
+        }
+        // A floor that any real event or response clears, so a typo cannot break every request.
+        if let Some(b) = n.max_event_bytes {
+            client.max_event_bytes = b.max(1024);
+        }
+        if let Some(b) = n.max_response_bytes {
+            client.max_response_bytes = b.max(1024);
         }
         let mut limits = ToolLimits::default();
         if let Some(c) = file.tools.output_chars {

@@ -1,15 +1,18 @@
 //! The agent loop: ask the model, run the tools it calls, send the results back, until it
 //! answers in plain text. The loop knows no tool by name and no hook by kind.
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
+use futures_util::FutureExt;
 
 use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{
     ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall,
 };
 use crate::session::{Recorder, Session};
+use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
@@ -87,10 +90,12 @@ impl Agent {
                     "prompt refused by a hook: {reason}"
                 )));
             }
-            // Context from hooks travels with the task: the system prompt stays fixed.
-            for extra in start.context.into_iter().chain(c.context) {
+            // Context from hooks travels with the task: the system prompt stays fixed. All of
+            // it together is cut like one tool result.
+            let extra: Vec<String> = start.context.into_iter().chain(c.context).collect();
+            if !extra.is_empty() {
                 task.push_str("\n\n");
-                task.push_str(&extra);
+                task.push_str(&bound(extra.join("\n\n"), self.output_limit()));
             }
         }
         if session.is_empty() {
@@ -110,7 +115,7 @@ impl Agent {
                     .await;
                 break Outcome::MaxTurns(last_text);
             }
-            session.stats.turns += 1;
+            session.stats.turns = session.stats.turns.saturating_add(1);
             let req = ChatRequest {
                 model: &self.model_name,
                 messages: session.messages(),
@@ -144,7 +149,7 @@ impl Agent {
                 match c.block {
                     Some(reason) if continuations < MAX_STOP_CONTINUATIONS => {
                         continuations += 1;
-                        session.push(Message::User(reason));
+                        session.push(Message::User(bound(reason, self.output_limit())));
                         continue;
                     }
                     _ => break Outcome::Answered(turn.content),
@@ -162,11 +167,13 @@ impl Agent {
                 .saturating_add(u32::try_from(turn.tool_calls.len()).unwrap_or(u32::MAX));
             let outcomes = self.run_calls(&turn.tool_calls, session.id()).await;
             for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
-                session.stats.blocked += u32::from(blocked);
+                session.stats.blocked = session.stats.blocked.saturating_add(u32::from(blocked));
                 stopped = stopped.or(stop);
+                // The one place every tool message passes: whatever produced it (a tool, an
+                // error, a hook's additions, a panic), it is cut to the output cap here.
                 session.push(Message::Tool {
                     tool_call_id: call.id.clone(),
-                    content: result.content,
+                    content: bound(result.content, self.output_limit()),
                 });
             }
             session.turn_done();
@@ -193,6 +200,11 @@ impl Agent {
     /// cut short.
     pub fn stop_line_event<'a>(&self, stats: &'a RunStats) -> HookEvent<'a> {
         self.stop_event(stats, false)
+    }
+
+    /// The output cap: characters of one tool result, and of hook text added to a message.
+    fn output_limit(&self) -> usize {
+        self.tool_cx.limits.output_chars
     }
 
     fn stop_event<'a>(&self, stats: &'a RunStats, stop_hook_active: bool) -> HookEvent<'a> {
@@ -226,7 +238,7 @@ impl Agent {
                     out.push((i, (skipped, false, None)));
                     continue;
                 }
-                let r = self.run_call(call, session_id).await;
+                let r = self.guarded_call(call, session_id).await;
                 stop = stop.or_else(|| r.2.clone());
                 out.push((i, r));
             }
@@ -235,7 +247,7 @@ impl Agent {
         let parallel_run = join_all(
             parallel
                 .into_iter()
-                .map(|(i, call)| async move { (i, self.run_call(call, session_id).await) }),
+                .map(|(i, call)| async move { (i, self.guarded_call(call, session_id).await) }),
         );
         let (ordered_out, parallel_out) =
             futures_util::future::join(ordered_run, parallel_run).await;
@@ -243,6 +255,30 @@ impl Agent {
             ordered_out.into_iter().chain(parallel_out).collect();
         all.sort_by_key(|(i, _)| *i);
         all.into_iter().map(|(_, outcome)| outcome).collect()
+    }
+
+    /// [`Agent::run_call`], with a panic anywhere in it (a tool, a hook, a bug) turned into
+    /// that call's `Error: internal error in TOOL` result: the conversation stays valid and the
+    /// run goes on. The panic hook has printed its one line on stderr already (the binary's
+    /// names the bug and where it happened).
+    async fn guarded_call(&self, call: &ToolCall, session_id: &str) -> CallOutcome {
+        // Unwind safety: what a call shares with the rest of the run (the todo list, the
+        // loaded skills, the terminal) sits behind mutexes whose poisoning hx ignores, and
+        // every such state is whole between two statements.
+        match AssertUnwindSafe(self.run_call(call, session_id))
+            .catch_unwind()
+            .await
+        {
+            Ok(outcome) => outcome,
+            Err(_) => {
+                let name = quote(&call.name);
+                (
+                    ToolResult::error(format!("internal error in {name}")),
+                    false,
+                    None,
+                )
+            }
+        }
     }
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
@@ -294,7 +330,7 @@ impl Agent {
         };
         let (result, stop) = self
             .hooks
-            .post_tool_use(call, args.as_ref(), result, cx)
+            .post_tool_use(call, args.as_ref(), result, self.output_limit(), cx)
             .await;
         (result, blocked, stop)
     }

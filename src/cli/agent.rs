@@ -230,7 +230,8 @@ pub fn build_agent(
     for w in warnings {
         term.line(&w);
     }
-    let user_hooks = CommandHooks::new(entries, term.clone());
+    let user_hooks =
+        CommandHooks::new(entries, term.clone()).with_output_chars(config.limits.output_chars);
     if !user_hooks.is_empty() {
         hooks = hooks.with_user(Arc::new(user_hooks));
     }

@@ -293,7 +293,10 @@ pub fn parse_stdout(kind: EventKind, stdout: &str, warnings: &mut Vec<String>) -
                 };
                 out.verdict = Some(Verdict::Block(r));
             }
-            Some(other) => warnings.push(format!("gave unknown permissionDecision {other:?}")),
+            Some(other) => warnings.push(format!(
+                "gave unknown permissionDecision {:?}",
+                crate::tools::output::quote(other)
+            )),
             None => {}
         }
         match s.get("updatedInput") {

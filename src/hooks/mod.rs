@@ -215,13 +215,15 @@ impl Hooks {
     }
 
     /// After a call: the user's hooks see its result, their feedback and context are appended,
-    /// and only then is it traced, so `output_chars` counts what the model is sent. Returns the
-    /// final result and a hook's request to stop the run.
+    /// the whole is cut to `limit` characters (the output cap the loop applies to every tool
+    /// message), and only then is it traced, so `output_chars` counts what the model is sent.
+    /// Returns the final result and a hook's request to stop the run.
     pub async fn post_tool_use(
         &self,
         call: &ToolCall,
         args: Option<&Value>,
         mut result: ToolResult,
+        limit: usize,
         cx: &HookContext,
     ) -> (ToolResult, Option<String>) {
         let event = HookEvent::PostToolUse {
@@ -238,6 +240,7 @@ impl Hooks {
             &mut result,
             feedback.into_iter().chain(out.additional_context),
         );
+        let result = result.bounded(limit);
         let event = HookEvent::PostToolUse {
             call,
             args,

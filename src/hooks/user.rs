@@ -10,16 +10,30 @@ use super::command::{input_json, interpret, run};
 use super::config::{Entry, EventKind};
 use super::{Hook, HookContext, HookEvent, HookOutput, Verdict};
 use crate::term::Term;
+use crate::tools::output::bound;
 
 pub struct CommandHooks {
     entries: Vec<Entry>,
     /// Where failure and timeout lines go, whole lines so concurrent agents do not interleave.
     term: Arc<Term>,
+    /// Characters of each text the hooks give back (reason, context, stop reason).
+    output_chars: usize,
 }
 
 impl CommandHooks {
     pub fn new(entries: Vec<Entry>, term: Arc<Term>) -> Self {
-        CommandHooks { entries, term }
+        CommandHooks {
+            entries,
+            term,
+            output_chars: crate::tools::ToolLimits::default().output_chars,
+        }
+    }
+
+    /// Cuts what the hooks say to `chars` characters, like tool output (`[tools]
+    /// output_chars`).
+    pub fn with_output_chars(mut self, chars: usize) -> Self {
+        self.output_chars = chars;
+        self
     }
 
     pub fn is_empty(&self) -> bool {
@@ -65,9 +79,23 @@ impl Hook for CommandHooks {
                 }
             }))
             .await;
-            merge(outputs)
+            bounded(merge(outputs), self.output_chars)
         })
     }
+}
+
+/// What the hooks said, each text cut like tool output: a hook may print a megabyte (see
+/// `command::MAX_OUTPUT`), and all of it would otherwise reach the model and the terminal.
+/// `updatedInput` is left whole: it is the arguments of a call, which the tool bounds.
+pub fn bounded(mut out: HookOutput, limit: usize) -> HookOutput {
+    let cut = |t: String| bound(t, limit);
+    out.verdict = out.verdict.map(|v| match v {
+        Verdict::Block(reason) => Verdict::Block(cut(reason)),
+        other => other,
+    });
+    out.additional_context = out.additional_context.map(cut);
+    out.stop_run = out.stop_run.map(cut);
+    out
 }
 
 /// Combines the outputs of several commands as `Hooks` combines hooks: the first Block wins
@@ -159,6 +187,29 @@ mod tests {
                 ("other", "/proj")
             ]
         );
+    }
+
+    #[test]
+    fn every_text_a_hook_gives_is_cut_but_not_the_input() {
+        let long = "x".repeat(10_000);
+        let out = bounded(
+            HookOutput {
+                verdict: Some(Verdict::Block(long.clone())),
+                updated_input: Some(json!({ "command": long })),
+                additional_context: Some(long.clone()),
+                stop_run: Some(long.clone()),
+            },
+            100,
+        );
+        let cut = format!(
+            "{}\n... [9900 characters omitted] ...\n{}",
+            "x".repeat(50),
+            "x".repeat(50)
+        );
+        assert_eq!(out.verdict, Some(Verdict::Block(cut.clone())));
+        assert_eq!(out.additional_context.as_deref(), Some(cut.as_str()));
+        assert_eq!(out.stop_run.as_deref(), Some(cut.as_str()));
+        assert_eq!(out.updated_input, Some(json!({ "command": long })));
     }
 
     #[test]

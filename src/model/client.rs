@@ -7,9 +7,9 @@ use futures_util::future::BoxFuture;
 use futures_util::StreamExt;
 use reqwest::header::{HeaderMap, CONTENT_TYPE};
 
-use super::accumulate::Accumulator;
+use super::accumulate::{Accumulator, MAX_TOOL_CALLS};
 use super::retry::{backoff, is_retryable_status, retry_after};
-use super::sse::{SseEvent, SseParser};
+use super::sse::{EventTooLarge, SseEvent, SseParser};
 use super::types::Chunk;
 use super::{AssistantTurn, ChatModel, ChatRequest, EventSink, ModelError};
 
@@ -29,6 +29,14 @@ pub struct ClientOptions {
     /// Keep-alive comments keep a connection alive, but not forever: with no real data for
     /// this long the attempt is aborted.
     pub request_timeout: Duration,
+    /// One attempt, from sending the request to the last byte of the response. Events reset
+    /// the two timeouts above; nothing extends this one, so a server that trickles data
+    /// forever cannot hold a request forever.
+    pub max_response_time: Duration,
+    /// Bytes one server-sent event (or one line of it) may hold.
+    pub max_event_bytes: usize,
+    /// Bytes one response body may hold, streamed or not.
+    pub max_response_bytes: usize,
 }
 
 impl Default for ClientOptions {
@@ -42,6 +50,9 @@ impl Default for ClientOptions {
             connect_timeout: Duration::from_secs(10),
             idle_timeout: Duration::from_secs(300),
             request_timeout: Duration::from_secs(600),
+            max_response_time: Duration::from_secs(1800),
+            max_event_bytes: super::sse::DEFAULT_MAX_EVENT,
+            max_response_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -66,6 +77,32 @@ fn transport(msg: impl Into<String>) -> AttemptError {
     AttemptError::Retry {
         error: ModelError::Transport(msg.into()),
         after: None,
+    }
+}
+
+/// A broken limit: the error names the limit and its setting, and is final (see
+/// [`ModelError::Limit`] for why it is not retried).
+fn limit(what: String, setting: &str) -> AttemptError {
+    AttemptError::Fatal(ModelError::Limit(format!(
+        "{what} (the limit is [network] {setting})"
+    )))
+}
+
+fn response_too_large(max: usize) -> AttemptError {
+    limit(
+        format!("the response is larger than {}", size(max)),
+        "max_response_bytes",
+    )
+}
+
+/// `16 MiB`, `64 KiB` or `1000 bytes`.
+fn size(bytes: usize) -> String {
+    const KIB: usize = 1024;
+    const MIB: usize = 1024 * KIB;
+    match bytes {
+        b if b >= MIB && b % MIB == 0 => format!("{} MiB", b / MIB),
+        b if b >= KIB && b % KIB == 0 => format!("{} KiB", b / KIB),
+        b => format!("{b} bytes"),
     }
 }
 
@@ -120,17 +157,48 @@ impl OpenAiClient {
         }
         if is_json(resp.headers()) {
             // The server ignored `stream: true` and sent one whole completion.
-            let text = read_capped(resp, 64 * 1024 * 1024).await;
-            let chunk: Chunk = serde_json::from_str(&text)
+            let body = self.read_body(resp).await?;
+            let chunk: Chunk = serde_json::from_slice(&body)
                 .map_err(|e| transport(format!("unreadable JSON response: {e}")))?;
             if let Some(err) = chunk.error.as_ref() {
                 return Err(stream_error(err));
             }
             let mut acc = Accumulator::new();
             acc.apply(chunk, sink);
+            check_calls(&acc)?;
             return complete(acc);
         }
         self.read_stream(resp, started, sink).await
+    }
+
+    /// A whole (non-streamed) body, within `max_response_bytes`.
+    async fn read_body(&self, resp: reqwest::Response) -> Result<Vec<u8>, AttemptError> {
+        let max = self.opts.max_response_bytes;
+        let mut body = Vec::new();
+        let mut stream = resp.bytes_stream();
+        loop {
+            match tokio::time::timeout(self.opts.idle_timeout, stream.next()).await {
+                Err(_) => {
+                    return Err(transport(format!(
+                        "no bytes from the server for {} s",
+                        self.opts.idle_timeout.as_secs()
+                    )))
+                }
+                Ok(None) => return Ok(body),
+                Ok(Some(Err(e))) => {
+                    return Err(transport(format!(
+                        "response ended before it was complete: {}",
+                        describe_reqwest(&e)
+                    )))
+                }
+                Ok(Some(Ok(bytes))) => {
+                    if body.len().saturating_add(bytes.len()) > max {
+                        return Err(response_too_large(max));
+                    }
+                    body.extend_from_slice(&bytes);
+                }
+            }
+        }
     }
 
     async fn read_stream(
@@ -140,7 +208,8 @@ impl OpenAiClient {
         sink: &mut dyn EventSink,
     ) -> Result<AssistantTurn, AttemptError> {
         let mut stream = resp.bytes_stream();
-        let mut parser = SseParser::new();
+        let mut parser = SseParser::with_limit(self.opts.max_event_bytes);
+        let mut received = 0usize;
         let mut acc = Accumulator::new();
         let mut events = Vec::new();
         let mut last_data = started;
@@ -167,7 +236,22 @@ impl OpenAiClient {
                 }
             };
             match next {
-                Some(Ok(bytes)) => parser.feed(&bytes, &mut events),
+                Some(Ok(bytes)) => {
+                    // Everything kept (the parser's buffer, the accumulated turn) comes from
+                    // these bytes, so bounding them bounds the memory one response can take.
+                    received = received.saturating_add(bytes.len());
+                    if received > self.opts.max_response_bytes {
+                        return Err(response_too_large(self.opts.max_response_bytes));
+                    }
+                    parser
+                        .feed(&bytes, &mut events)
+                        .map_err(|EventTooLarge { limit: max }| {
+                            limit(
+                                format!("a server-sent event is larger than {}", size(max)),
+                                "max_event_bytes",
+                            )
+                        })?;
+                }
                 Some(Err(e)) => {
                     return Err(transport(format!(
                         "stream ended before the response was complete: {}",
@@ -193,6 +277,7 @@ impl OpenAiClient {
                     return Err(stream_error(err));
                 }
                 acc.apply(chunk, sink);
+                check_calls(&acc)?;
             }
         }
         // The connection closed without `[DONE]`: complete only if the finish chunk came.
@@ -216,8 +301,17 @@ impl ChatModel for OpenAiClient {
                 .map(bytes::Bytes::from)
                 .map_err(|e| ModelError::Transport(format!("cannot encode request: {e}")))?;
             let mut attempt = 0u32;
+            let deadline = self.opts.max_response_time;
             loop {
-                match self.attempt(&body, sink).await {
+                let outcome = tokio::time::timeout(deadline, self.attempt(&body, sink))
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(limit(
+                            format!("no complete response after {} s", deadline.as_secs()),
+                            "max_response_secs",
+                        ))
+                    });
+                match outcome {
                     Ok(turn) => return Ok(turn),
                     Err(AttemptError::Fatal(e)) => return Err(e),
                     Err(AttemptError::Retry { error, after }) => {
@@ -239,6 +333,17 @@ impl ChatModel for OpenAiClient {
             }
         })
     }
+}
+
+/// Fails once the response has started more tool calls than hx runs from one response (a
+/// fixed limit, see [`MAX_TOOL_CALLS`]).
+fn check_calls(acc: &Accumulator) -> Result<(), AttemptError> {
+    if acc.too_many_calls {
+        return Err(AttemptError::Fatal(ModelError::Limit(format!(
+            "the response has more than {MAX_TOOL_CALLS} tool calls (the limit of hx)"
+        ))));
+    }
+    Ok(())
 }
 
 /// A finished stream, unless the server says it gave up midway: DeepSeek ends a response it

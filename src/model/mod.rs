@@ -39,6 +39,11 @@ pub enum ModelError {
     /// Connection, timeout or truncated-stream failures that outlasted the retries.
     #[error("{0}")]
     Transport(String),
+    /// The response broke one of hx's limits on what a server may send (its size, or how long
+    /// it may take). Not retried: the retry would send the identical request, and a response
+    /// that was too large or too slow once is most likely so again, at the same cost.
+    #[error("{0}")]
+    Limit(String),
 }
 
 /// A chat-completions endpoint. One implementation speaks HTTP; tests may supply others.

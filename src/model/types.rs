@@ -181,10 +181,17 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Adds another request's counts. They come from the server, which may send anything a
+    /// `u64` holds: a sum that would overflow stays at `u64::MAX` instead of panicking (debug)
+    /// or wrapping to a small number (release).
     pub fn add(&mut self, other: &Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.prompt_cache_hit_tokens += other.prompt_cache_hit_tokens;
-        self.completion_tokens += other.completion_tokens;
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.prompt_cache_hit_tokens = self
+            .prompt_cache_hit_tokens
+            .saturating_add(other.prompt_cache_hit_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
     }
 }
 
@@ -387,6 +394,28 @@ mod tests {
             tool_calls: vec![],
         };
         assert_eq!(m.to_json(), json!({"role":"assistant","content":"hi"}));
+    }
+
+    #[test]
+    fn usage_from_the_server_saturates_instead_of_overflowing() {
+        let mut total = Usage {
+            prompt_tokens: u64::MAX - 1,
+            prompt_cache_hit_tokens: 5,
+            completion_tokens: u64::MAX,
+        };
+        total.add(&Usage {
+            prompt_tokens: 10,
+            prompt_cache_hit_tokens: 7,
+            completion_tokens: u64::MAX,
+        });
+        assert_eq!(
+            total,
+            Usage {
+                prompt_tokens: u64::MAX,
+                prompt_cache_hit_tokens: 12,
+                completion_tokens: u64::MAX,
+            }
+        );
     }
 
     #[test]

@@ -45,6 +45,8 @@ impl fmt::Display for RenderError {
                 } else {
                     available.join(", ")
                 };
+                // The name is the model's (or the user's): quoted short.
+                let name = crate::tools::output::quote(name);
                 write!(f, "unknown skill {name}. Available: {list}")
             }
             RenderError::Read { name, path, reason } => {

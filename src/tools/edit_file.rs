@@ -7,6 +7,7 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
+use super::output::quote;
 use super::write_file::atomic_write;
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
@@ -43,7 +44,8 @@ impl Tool for EditFile {
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let get = |key| args::string("edit_file", &args, key).map(str::to_string);
-            let (user_path, old, new) = match (get("path"), get("old_text"), get("new_text")) {
+            let path = args::path("edit_file", &args, "path").map(str::to_string);
+            let (user_path, old, new) = match (path, get("old_text"), get("new_text")) {
                 (Ok(p), Ok(o), Ok(n)) => (p, o, n),
                 (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
             };
@@ -56,9 +58,7 @@ impl Tool for EditFile {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            let job = tokio::task::spawn_blocking(move || edit(&path, &user_path, &old, &new));
-            job.await
-                .unwrap_or_else(|e| ToolResult::error(format!("edit_file failed: {e}")))
+            super::run_blocking(move || edit(&path, &user_path, &old, &new)).await
         })
     }
 }
@@ -67,15 +67,16 @@ impl Tool for EditFile {
 const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
 fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
+    // Errors name the path as the model gave it, quoted short; a success names the path whole,
+    // which exists and so is no longer than the system allows.
+    let shown = quote(user_path);
     // Checked before reading: a FIFO or device would block or never end.
     match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return ToolResult::error(format!("{user_path} is a directory")),
-        Ok(m) if !m.is_file() => {
-            return ToolResult::error(format!("{user_path} is not a regular file"))
-        }
+        Ok(m) if m.is_dir() => return ToolResult::error(format!("{shown} is a directory")),
+        Ok(m) if !m.is_file() => return ToolResult::error(format!("{shown} is not a regular file")),
         Ok(m) if m.len() > MAX_EDIT_BYTES => {
             return ToolResult::error(format!(
-                "{user_path} is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it",
+                "{shown} is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it",
                 m.len()
             ))
         }
@@ -85,30 +86,35 @@ fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
         Ok(bytes) => match String::from_utf8(bytes) {
             Ok(s) => s,
             Err(_) => {
-                return ToolResult::error(format!("{user_path} is not a UTF-8 text file"));
+                return ToolResult::error(format!("{shown} is not a UTF-8 text file"));
             }
         },
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return ToolResult::error(format!("file not found: {user_path}"));
+            return ToolResult::error(format!("file not found: {shown}"));
         }
-        Err(e) => return ToolResult::error(format!("cannot read {user_path}: {e}")),
+        Err(e) => return ToolResult::error(format!("cannot read {shown}: {e}")),
     };
 
     let (old, new) = match_line_endings(&content, old, new);
     let count = count_occurrences(&content, &old);
     if count == 0 {
-        return ToolResult::error(format!("text not found in {user_path}"));
+        return ToolResult::error(format!("text not found in {shown}"));
     }
     if count > 1 {
+        let times = if count >= MAX_COUNTED {
+            format!("{count} or more")
+        } else {
+            count.to_string()
+        };
         return ToolResult::error(format!(
-            "old_text occurs {count} times in {user_path}; include more surrounding context \
+            "old_text occurs {times} times in {shown}; include more surrounding context \
              to make it unique"
         ));
     }
     let updated = content.replacen(old.as_str(), &new, 1);
     match atomic_write(path, updated.as_bytes()) {
         Ok(()) => ToolResult::ok(format!("Edited {user_path} (replaced 1 occurrence)")),
-        Err(e) => ToolResult::error(format!("cannot write {user_path}: {e}")),
+        Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
 }
 
@@ -133,12 +139,22 @@ fn match_line_endings(content: &str, old: &str, new: &str) -> (String, String) {
     (old_crlf, to_crlf(new))
 }
 
-/// Counts occurrences, overlapping ones included: in "aaa", "aa" is ambiguous, not unique.
+/// Occurrences counted before counting stops. Each search costs up to the length of the
+/// text, so counting every overlapping occurrence of a long repetitive `old_text` (a run of
+/// one character in a file of it) would take hours; the model only needs to know that the
+/// text is not unique.
+const MAX_COUNTED: usize = 10;
+
+/// Counts occurrences up to [`MAX_COUNTED`], overlapping ones included: in "aaa", "aa" is
+/// ambiguous, not unique.
 fn count_occurrences(haystack: &str, needle: &str) -> usize {
     let mut count = 0;
     let mut from = 0;
     while let Some(i) = haystack[from..].find(needle) {
         count += 1;
+        if count == MAX_COUNTED {
+            break;
+        }
         let start = from + i;
         // Step one character, not one byte, to stay on a char boundary.
         from = start + haystack[start..].chars().next().map_or(1, char::len_utf8);
@@ -212,6 +228,19 @@ mod tests {
              it unique"
         );
         assert_eq!(read(&d), "a = 1;\na = 1;\nbanana\n");
+    }
+
+    #[tokio::test]
+    async fn counting_a_repetitive_text_stops_early() {
+        let (_d, cx) = setup(&"a".repeat(2_000_000));
+        let old = "a".repeat(500_000);
+        assert_eq!(
+            edit_file(&cx, "f.txt", &old, "b").await,
+            "Error: old_text occurs 10 or more times in f.txt; include more surrounding \
+             context to make it unique"
+        );
+        assert_eq!(count_occurrences(&"ab".repeat(9), "ab"), 9);
+        assert_eq!(count_occurrences(&"ab".repeat(11), "ab"), 10);
     }
 
     #[tokio::test]

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use futures_util::future::BoxFuture;
-use globset::{GlobBuilder, GlobMatcher};
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{json, Value};
 
 use super::workspace::escape_error;
@@ -13,6 +13,9 @@ use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// Most paths listed; the rest are only counted.
 const MAX_RESULTS: usize = 200;
+/// Longest pattern accepted, in characters. Real patterns are a few dozen; a huge one costs
+/// seconds to compile into a regex and, past the regex size limit, cannot be compiled at all.
+pub const MAX_PATTERN_CHARS: usize = 1000;
 
 pub struct Glob;
 
@@ -49,9 +52,7 @@ impl Tool for Glob {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            tokio::task::spawn_blocking(move || plan.run())
-                .await
-                .unwrap_or_else(|e| ToolResult::error(format!("glob failed: {e}")))
+            super::run_blocking(move || plan.run()).await
         })
     }
 }
@@ -62,13 +63,19 @@ struct Plan {
     base: PathBuf,
     /// How `base` is shown: relative to the workspace root, with `/`, empty for the root.
     prefix: String,
-    matcher: GlobMatcher,
+    matcher: GlobSet,
     /// Without `**` the pattern cannot match deeper than its number of components.
     max_depth: Option<usize>,
 }
 
 impl Plan {
     fn new(pattern: &str, cx: &ToolContext) -> Result<Plan, ToolResult> {
+        let chars = pattern.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            return Err(ToolResult::error(format!(
+                "glob.pattern has {chars} characters; the limit is {MAX_PATTERN_CHARS}"
+            )));
+        }
         let parts: Vec<&str> = pattern
             .split('/')
             .filter(|p| !p.is_empty() && *p != ".")
@@ -98,12 +105,22 @@ impl Plan {
             }
         })?;
         let rest = parts[literal..].join("/");
-        let matcher = GlobBuilder::new(&rest)
+        // globset's own message repeats the whole pattern (or its regex); its kind does not.
+        let invalid = |e: globset::Error| {
+            ToolResult::error(format!(
+                "invalid glob pattern {}: {}",
+                super::output::quote(pattern),
+                e.kind()
+            ))
+        };
+        let glob = GlobBuilder::new(&rest)
             .literal_separator(true)
             .backslash_escape(true)
             .build()
-            .map_err(|e| ToolResult::error(format!("invalid glob pattern {pattern}: {e}")))?
-            .compile_matcher();
+            .map_err(invalid)?;
+        // A one-glob set rather than `Glob::compile_matcher`, which panics when the regex
+        // cannot be compiled (too large); the set returns that as an error.
+        let matcher = GlobSetBuilder::new().add(glob).build().map_err(invalid)?;
         let prefix = match cx.workspace.display(&base) {
             p if p == "." => String::new(),
             p => p,
@@ -283,6 +300,29 @@ mod tests {
         assert_eq!(glob(&cx, "**/o.rs").await, "(no matches)");
         let abs_in = format!("{}/src/*.rs", cx.workspace.root().display());
         assert_eq!(glob(&cx, &abs_in).await, "src/a.rs");
+    }
+
+    #[tokio::test]
+    async fn long_and_pathological_patterns_are_errors_or_results_never_panics() {
+        let (_d, cx) = setup(TREE);
+        let over = "a".repeat(MAX_PATTERN_CHARS + 1);
+        assert_eq!(
+            glob(&cx, &over).await,
+            "Error: glob.pattern has 1001 characters; the limit is 1000"
+        );
+        // Within the cap, the shapes that make the largest regexes still compile (or fail)
+        // without a panic.
+        for p in [
+            "?".repeat(MAX_PATTERN_CHARS),
+            "*?".repeat(MAX_PATTERN_CHARS / 2),
+            "[!a]".repeat(MAX_PATTERN_CHARS / 4),
+            "**/".repeat(MAX_PATTERN_CHARS / 3),
+            "{?,*}".repeat(MAX_PATTERN_CHARS / 5),
+            "[!é-ü]".repeat(MAX_PATTERN_CHARS / 6),
+        ] {
+            let r = glob(&cx, &p).await;
+            assert!(r.len() < 2_000, "{}", &r[..200]);
+        }
     }
 
     #[tokio::test]

@@ -56,6 +56,12 @@ impl ToolResult {
             is_error: true,
         }
     }
+
+    /// The result cut to `limit` characters like tool output (see [`output::bound`]).
+    pub fn bounded(mut self, limit: usize) -> Self {
+        self.content = output::bound(self.content, limit);
+        self
+    }
 }
 
 /// Limits that bound what one tool call may cost.
@@ -205,7 +211,7 @@ impl ToolSet {
     /// call gets exactly one answer.
     pub async fn dispatch(&self, name: &str, raw_args: &str, cx: &ToolContext) -> ToolResult {
         let Some(tool) = self.get(name) else {
-            return ToolResult::error(format!("unknown tool {name}"));
+            return unknown_tool(name);
         };
         match parse_args(name, raw_args) {
             Ok(args) => tool.call(args, cx).await,
@@ -217,8 +223,28 @@ impl ToolSet {
     pub async fn dispatch_value(&self, name: &str, args: Value, cx: &ToolContext) -> ToolResult {
         match self.get(name) {
             Some(tool) => tool.call(args, cx).await,
-            None => ToolResult::error(format!("unknown tool {name}")),
+            None => unknown_tool(name),
         }
+    }
+}
+
+/// The name is the model's: quoted short like any argument.
+fn unknown_tool(name: &str) -> ToolResult {
+    ToolResult::error(format!("unknown tool {}", output::quote(name)))
+}
+
+/// Runs a tool's blocking file work off the async thread. A panic there is raised again in the
+/// calling task, so the loop's per-call guard answers it like any other panic in a tool.
+pub async fn run_blocking<F>(work: F) -> ToolResult
+where
+    F: FnOnce() -> ToolResult + Send + 'static,
+{
+    match tokio::task::spawn_blocking(work).await {
+        Ok(result) => result,
+        Err(e) => match e.try_into_panic() {
+            Ok(payload) => std::panic::resume_unwind(payload),
+            Err(e) => ToolResult::error(format!("the call was cancelled: {e}")),
+        },
     }
 }
 
@@ -231,10 +257,13 @@ pub fn parse_args(name: &str, raw: &str) -> Result<Value, ToolResult> {
     match serde_json::from_str::<Value>(raw) {
         Ok(v @ Value::Object(_)) => Ok(v),
         Ok(_) => Err(ToolResult::error(format!(
-            "invalid arguments for {name}: expected a JSON object"
+            "invalid arguments for {}: expected a JSON object",
+            output::quote(name)
         ))),
+        // serde_json's messages give a position, never the input itself.
         Err(e) => Err(ToolResult::error(format!(
-            "invalid arguments for {name}: {e}"
+            "invalid arguments for {}: {e}",
+            output::quote(name)
         ))),
     }
 }
@@ -251,6 +280,23 @@ pub mod args {
             "type": "string",
             "description": "File path, relative to the workspace root."
         })
+    }
+
+    /// Bytes of a path argument: the longest path the system opens (`PATH_MAX`). Checked
+    /// before the path is resolved, which costs a step per component: a 5 MB path of `a/a/…`
+    /// would otherwise keep the resolver busy for hours.
+    pub const MAX_PATH_BYTES: usize = 4096;
+
+    /// A required path field, at most [`MAX_PATH_BYTES`] long.
+    pub fn path<'a>(tool: &str, args: &'a Value, key: &str) -> Result<&'a str, ToolResult> {
+        let p = string(tool, args, key)?;
+        if p.len() > MAX_PATH_BYTES {
+            return Err(ToolResult::error(format!(
+                "{tool}.{key} is {} bytes long; the limit is {MAX_PATH_BYTES}",
+                p.len()
+            )));
+        }
+        Ok(p)
     }
 
     /// A required string field.

@@ -8,7 +8,7 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::output::{BoundedText, Utf8Decoder};
+use super::output::{quote, BoundedText, Utf8Decoder};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// How much of the start of a file is checked for NUL bytes, the usual sign of a binary file.
@@ -45,7 +45,7 @@ impl Tool for ReadFile {
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
-            let user_path = match args::string("read_file", &args, "path") {
+            let user_path = match args::path("read_file", &args, "path") {
                 Ok(p) => p.to_string(),
                 Err(e) => return e,
             };
@@ -64,17 +64,19 @@ impl Tool for ReadFile {
                 Err(e) => return e,
             };
             let cap = cx.limits.output_chars;
-            let job = tokio::task::spawn_blocking(move || {
-                read(&path, &user_path, offset, limit, cap)
-                    .unwrap_or_else(|e| ToolResult::error(format!("cannot read {user_path}: {e}")))
-            });
-            job.await
-                .unwrap_or_else(|e| ToolResult::error(format!("read_file failed: {e}")))
+            super::run_blocking(move || {
+                // Errors name the path as the model gave it, quoted short.
+                let shown = quote(&user_path);
+                read(&path, &shown, offset, limit, cap)
+                    .unwrap_or_else(|e| ToolResult::error(format!("cannot read {shown}: {e}")))
+            })
+            .await
         })
     }
 }
 
 /// Reads lines `[offset, offset + limit)`; `Err` is for unexpected I/O errors only.
+/// `user_path` is only for messages.
 fn read(
     path: &Path,
     user_path: &str,

@@ -14,6 +14,9 @@ use crate::term::Term;
 
 pub const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
+/// Characters of one item's content or activeForm: a todo is a line of a checklist, printed to
+/// the user on every update and kept for the whole run.
+const MAX_ITEM_CHARS: usize = 1000;
 /// Tool-calling turns without a todo update, while todos are open, before a reminder.
 const REMIND_AFTER: u32 = 3;
 pub const REMINDER: &str = "<reminder>Update your todos.</reminder>";
@@ -113,13 +116,20 @@ pub fn parse_todos(args: &Value) -> Result<Vec<Todo>, String> {
         if content.is_empty() {
             return Err(format!("todo {n} has empty content"));
         }
+        let chars = content.chars().count();
+        if chars > MAX_ITEM_CHARS {
+            return Err(format!(
+                "todo {n} has {chars} characters; the limit is {MAX_ITEM_CHARS}"
+            ));
+        }
         let status = match t.get("status").and_then(Value::as_str) {
             Some("pending") => Status::Pending,
             Some("in_progress") => Status::InProgress,
             Some("completed") => Status::Completed,
             Some(other) => {
                 return Err(format!(
-                    "todo {n} has unknown status '{other}' (use pending, in_progress or completed)"
+                    "todo {n} has unknown status '{}' (use pending, in_progress or completed)",
+                    super::output::quote(other)
                 ))
             }
             None => {
@@ -134,6 +144,15 @@ pub fn parse_todos(args: &Value) -> Result<Vec<Todo>, String> {
             .map(str::trim)
             .filter(|s| !s.is_empty())
             .map(str::to_string);
+        if let Some(chars) = active_form
+            .as_ref()
+            .map(|a| a.chars().count())
+            .filter(|&c| c > MAX_ITEM_CHARS)
+        {
+            return Err(format!(
+                "todo {n}'s activeForm has {chars} characters; the limit is {MAX_ITEM_CHARS}"
+            ));
+        }
         out.push(Todo {
             content: content.to_string(),
             status,

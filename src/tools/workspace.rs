@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 use std::io;
 use std::path::{Component, Path, PathBuf};
 
+use super::output::quote;
 use super::ToolResult;
 
 /// Symlink hops followed while resolving one path before giving up (the Linux limit).
@@ -64,7 +65,8 @@ impl Workspace {
             Ok(p) if read && self.read_only.iter().any(|r| p.starts_with(r)) => Ok(p),
             Ok(_) => Err(escape_error(user_path)),
             Err(e) => Err(ToolResult::error(format!(
-                "cannot resolve {user_path}: {e}"
+                "cannot resolve {}: {e}",
+                quote(user_path)
             ))),
         }
     }
@@ -86,7 +88,7 @@ impl Workspace {
 
 /// The error every tool gives for a path outside the workspace.
 pub fn escape_error(user_path: &str) -> ToolResult {
-    ToolResult::error(format!("path escapes workspace: {user_path}"))
+    ToolResult::error(format!("path escapes workspace: {}", quote(user_path)))
 }
 
 /// The real absolute path `path` (absolute) names, resolving it one component at a time as the

@@ -9,6 +9,7 @@ use std::path::Path;
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
+use super::output::quote;
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct WriteFile;
@@ -38,7 +39,7 @@ impl Tool for WriteFile {
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
             let (user_path, content) = match (
-                args::string("write_file", &args, "path"),
+                args::path("write_file", &args, "path"),
                 args::string("write_file", &args, "content"),
             ) {
                 (Ok(p), Ok(c)) => (p.to_string(), c.to_string()),
@@ -48,25 +49,25 @@ impl Tool for WriteFile {
                 Ok(p) => p,
                 Err(e) => return e,
             };
-            let job = tokio::task::spawn_blocking(move || write(&path, &user_path, &content));
-            job.await
-                .unwrap_or_else(|e| ToolResult::error(format!("write_file failed: {e}")))
+            super::run_blocking(move || write(&path, &user_path, &content)).await
         })
     }
 }
 
 fn write(path: &Path, user_path: &str, content: &str) -> ToolResult {
+    // Errors name the path quoted short; a success names it whole, as it now exists.
+    let shown = quote(user_path);
     if path.is_dir() {
-        return ToolResult::error(format!("{user_path} is a directory"));
+        return ToolResult::error(format!("{shown} is a directory"));
     }
     if let Some(parent) = path.parent() {
         if let Err(e) = std::fs::create_dir_all(parent) {
-            return ToolResult::error(format!("cannot create folders for {user_path}: {e}"));
+            return ToolResult::error(format!("cannot create folders for {shown}: {e}"));
         }
     }
     match atomic_write(path, content.as_bytes()) {
         Ok(()) => ToolResult::ok(format!("Wrote {} bytes to {user_path}", content.len())),
-        Err(e) => ToolResult::error(format!("cannot write {user_path}: {e}")),
+        Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
 }
 

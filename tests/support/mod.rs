@@ -5,6 +5,7 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod body;
+pub mod hostile;
 pub mod procs;
 pub mod raw_http;
 pub mod reply;

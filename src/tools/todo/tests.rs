@@ -54,6 +54,14 @@ fn refusals_say_why() {
             "unknown status 'done'",
         ),
         (json!({}), "todo_write.todos is required"),
+        (
+            json!({"todos": [item("a", "pending"), item(&"x".repeat(1001), "pending")]}),
+            "todo 2 has 1001 characters; the limit is 1000",
+        ),
+        (
+            json!({"todos": [{"content": "a", "status": "in_progress", "activeForm": "y".repeat(5000)}]}),
+            "todo 1's activeForm has 5000 characters; the limit is 1000",
+        ),
         (json!({"todos": 3}), "must be an array"),
     ];
     for (args, want) in cases {
