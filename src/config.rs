@@ -203,7 +203,7 @@ fn parse_toml(text: &str) -> Result<FileConfig, (Option<usize>, String)> {
         let line = e
             .span()
             .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        (line, crate::term::collapse_whitespace(e.message()))
+        (line, crate::text::collapse_whitespace(e.message()))
     })
 }
 

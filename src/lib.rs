@@ -13,5 +13,6 @@ pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod term;
+pub mod text;
 pub mod tools;
 pub mod trust;

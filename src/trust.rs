@@ -121,7 +121,7 @@ impl Kind {
 /// sequence cannot make `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a
 /// terminal, and the user approve what they did not see.
 pub fn escaped(text: &str) -> String {
-    format!("\"{}\"", crate::term::escape_line(text))
+    format!("\"{}\"", crate::text::escape_line(text))
 }
 
 /// The problems found in one file as lines to print, at most [`MAX_PROBLEMS_SHOWN`] and one

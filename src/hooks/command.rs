@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use super::config::EventKind;
 use super::{HookContext, HookEvent, HookOutput, Verdict};
 use crate::process::{Launch, Role};
-use crate::term::one_line;
+use crate::text::one_line;
 
 /// Bytes of stdout and of stderr kept from one hook; the rest is read and dropped so a chatty
 /// hook never blocks on a full pipe.

@@ -148,7 +148,7 @@ impl Matcher {
 }
 
 fn one_line_err(e: &regex::Error) -> String {
-    crate::term::collapse_whitespace(&e.to_string())
+    crate::text::collapse_whitespace(&e.to_string())
 }
 
 /// One command hook of one event.

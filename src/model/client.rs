@@ -391,7 +391,7 @@ pub fn error_message(body: &str) -> String {
                 .map(str::to_string)
         });
     let text = from_json.unwrap_or_else(|| body.to_string());
-    let one_line = crate::term::collapse_whitespace(&text);
+    let one_line = crate::text::collapse_whitespace(&text);
     if one_line.chars().count() > 300 {
         let cut: String = one_line.chars().take(300).collect();
         format!("{cut}…")

@@ -275,7 +275,7 @@ fn first_task(path: &Path) -> Option<String> {
         if v["type"] == "message" && v["message"]["role"] == "user" {
             let text = v["message"]["content"].as_str().unwrap_or("");
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            return Some(crate::term::one_line(first.trim(), 100));
+            return Some(crate::text::one_line(first.trim(), 100));
         }
     }
     None
