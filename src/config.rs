@@ -7,10 +7,14 @@
 //! (`crate::trust`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
+
+// The environment map and the user's folders are a leaf module every layer reads; re-exported
+// here, where callers have always found them.
+pub use crate::paths::{process_env, user_config_dir, Env};
 
 use crate::model::{ClientOptions, ReasoningEcho};
 use crate::process::{EnvPolicy, Inherit};
@@ -230,15 +234,6 @@ pub struct Flags {
     pub sandbox: Option<sandbox::Mode>,
 }
 
-/// The environment as hx reads it; a map so tests need not touch the process environment.
-pub type Env = BTreeMap<String, String>;
-
-pub fn process_env() -> Env {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
-}
-
 /// Everything a run needs to know, resolved.
 #[derive(Debug, Clone)]
 pub struct Config {
@@ -300,18 +295,6 @@ fn preset(name: &str) -> Option<ProviderFile> {
         model: model.map(Into::into),
         send_reasoning: Some(echo),
     })
-}
-
-/// The user's config file: `$XDG_CONFIG_HOME/hx/config.toml`, else `~/.config/hx/...`.
-pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
-    let xdg = env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty());
-    match xdg {
-        Some(x) => Some(PathBuf::from(x).join("hx")),
-        None => env
-            .get("HOME")
-            .filter(|v| !v.is_empty())
-            .map(|h| PathBuf::from(h).join(".config").join("hx")),
-    }
 }
 
 impl Config {

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod hooks;
 pub mod model;
+pub mod paths;
 pub mod process;
 pub mod sandbox;
 pub mod session;

@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::config::{user_config_dir, Env};
+use crate::paths::{user_config_dir, Env};
 
 /// The largest config or hooks file hx reads, the user's or a project's: such files are a few
 /// kilobytes, and a bigger one is a mistake or an attack, not a configuration.

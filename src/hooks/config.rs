@@ -15,7 +15,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::HookEvent;
-use crate::config::{user_config_dir, Env};
+use crate::paths::{user_config_dir, Env};
 use crate::trust::{self, escaped, gate, Gate};
 
 /// A command hook's timeout when its entry gives none (Claude Code's default).

@@ -20,7 +20,7 @@ use std::sync::Arc;
 pub use kernel::{handled_fs, handled_net, Confinement, Kernel};
 pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
 
-use crate::config::Env;
+use crate::paths::Env;
 
 /// What a shell legitimately writes outside any project, in every mode: the data sinks and
 /// sources, the terminal and new pseudo-terminals, and POSIX shared memory (semaphores of

@@ -12,7 +12,7 @@ use sha2::Digest;
 
 use super::log::{is_busy, OpenError, SessionLog};
 use super::record::{self, Figures, Header};
-use crate::config::Env;
+use crate::paths::Env;
 use crate::model::Message;
 
 /// Bytes of a file's end read to find its last `end` line when listing.

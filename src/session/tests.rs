@@ -182,7 +182,7 @@ fn workspace_folders_are_safe_and_distinct() {
 
 #[test]
 fn state_dir_follows_xdg() {
-    let mut env = crate::config::Env::new();
+    let mut env = crate::paths::Env::new();
     env.insert("HOME".into(), "/home/u".into());
     assert_eq!(
         store::sessions_root(&env),
