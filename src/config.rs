@@ -297,6 +297,14 @@ fn preset(name: &str) -> Option<ProviderFile> {
     })
 }
 
+/// `.hx/config.toml` needs `hx trust`: it can point a provider (and its API key) at any
+/// server, or turn the guard off.
+pub const TRUST: trust::Kind = trust::Kind {
+    path: ".hx/config.toml",
+    label: "project config",
+    review,
+};
+
 impl Config {
     /// The configuration of a run started in `cwd`. The project file applies only while
     /// trusted; otherwise the line saying so is pushed to `warnings`.
@@ -310,7 +318,7 @@ impl Config {
         if let Some(dir) = user_config_dir(env) {
             merged = merged.overlay(FileConfig::load(&dir.join("config.toml"))?);
         }
-        match gate(&trust::CONFIG, cwd, env).map_err(ConfigError)? {
+        match gate(&TRUST, cwd, env).map_err(ConfigError)? {
             Some(Gate::Trusted { path, text }) => {
                 merged = merged.overlay(FileConfig::parse(&path, &text)?);
             }

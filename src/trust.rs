@@ -4,9 +4,12 @@
 //! `hx trust` on exactly that content; until then a run leaves it out with one warning. The
 //! user's own files and the environment need no trust.
 //!
-//! [`KINDS`] lists the files that need trust. Another kind of project file that can run
-//! commands or move requests (MCP servers, sandbox settings) is one more entry there, read by
-//! runs through [`gate`]; `hx trust` shows, approves, lists and revokes every kind alike.
+//! Each kind of file that needs trust is a [`Kind`] defined by the module that reads the file
+//! (`config::TRUST`, `hooks::config::TRUST`), which reads it in runs through [`gate`]; the list
+//! of them all is `cli::trust::KINDS`, and `hx trust` shows, approves, lists and revokes every
+//! kind alike. This module knows none of them: it sits below the config and the hooks. Another
+//! kind of project file that can run commands or move requests is one more `Kind` and one more
+//! entry in that list.
 //!
 //! The store is `trusted.json` in the user's config dir: the canonical path of each trusted
 //! file mapped to the SHA-256 of its content. Approvals are per file, and any edit of a file
@@ -52,23 +55,6 @@ pub struct Kind {
     /// shows (escaped: they come from the repository). The problems it finds refuse trust.
     pub review: fn(&Path, &str) -> Review,
 }
-
-/// `.hx/config.toml`: can point a provider (and its API key) at any server, or turn the guard off.
-pub const CONFIG: Kind = Kind {
-    path: ".hx/config.toml",
-    label: "project config",
-    review: crate::config::review,
-};
-
-/// `.hx/hooks.json`: runs commands.
-pub const HOOKS: Kind = Kind {
-    path: ".hx/hooks.json",
-    label: "project hooks",
-    review: crate::hooks::config::review,
-};
-
-/// Every kind of project file that needs trust, in the order `hx trust` shows them.
-pub const KINDS: [&Kind; 2] = [&CONFIG, &HOOKS];
 
 impl Kind {
     /// The nearest file of this kind at or above `cwd`.
@@ -313,6 +299,18 @@ impl TrustStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two kinds as the config and the hooks define them; trust itself knows neither.
+    const CONFIG: Kind = Kind {
+        path: ".hx/config.toml",
+        label: "project config",
+        review: |_, text| Ok(text.lines().map(escaped).collect()),
+    };
+    const HOOKS: Kind = Kind {
+        path: ".hx/hooks.json",
+        label: "project hooks",
+        review: |_, text| Ok(text.lines().map(escaped).collect()),
+    };
 
     #[test]
     fn hash_is_sha256_hex() {

@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::config::Env;
-use crate::trust::{self, key_of, Kind, TrustState, TrustStore, KINDS};
+use crate::trust::{self, key_of, Kind, TrustState, TrustStore};
+
+/// Every kind of project file that needs trust, in the order `hx trust` shows them. Each is
+/// defined by the module that reads the file; a new kind is one more entry here.
+pub const KINDS: [&Kind; 2] = [&crate::config::TRUST, &crate::hooks::config::TRUST];
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
 const SHOWN_HASH: usize = 12;

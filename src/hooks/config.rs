@@ -151,6 +151,13 @@ fn one_line_err(e: &regex::Error) -> String {
     crate::text::collapse_whitespace(&e.to_string())
 }
 
+/// `.hx/hooks.json` needs `hx trust`: it runs commands.
+pub const TRUST: trust::Kind = trust::Kind {
+    path: ".hx/hooks.json",
+    label: "project hooks",
+    review,
+};
+
 /// One command hook of one event.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -368,9 +375,9 @@ pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> 
             entries.extend(parse_file(&user, cwd, text).map_err(|p| at_file(&user, &p))?);
         }
     }
-    match gate(&trust::HOOKS, cwd, env)? {
+    match gate(&TRUST, cwd, env)? {
         Some(Gate::Trusted { path, text }) => {
-            let dir = trust::HOOKS.project_dir(&path);
+            let dir = TRUST.project_dir(&path);
             entries.extend(parse_file(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
         }
         Some(Gate::Skipped(line)) => warnings.push(line),
@@ -392,7 +399,7 @@ fn at_file(path: &Path, problems: &[String]) -> String {
 /// `hx trust` on a project hooks file: its problems, or one line per hook as shown for
 /// approval.
 pub fn review(path: &Path, text: &str) -> trust::Review {
-    let entries = parse_file(path, trust::HOOKS.project_dir(path), text)?;
+    let entries = parse_file(path, TRUST.project_dir(path), text)?;
     Ok(entries.iter().map(shown_entry).collect())
 }
 
