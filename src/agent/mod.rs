@@ -13,7 +13,7 @@ use crate::model::{
 };
 use crate::session::{Recorder, Session};
 use crate::tools::output::{bound, quote};
-use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
+use crate::tools::{parse_args, Reminder, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
 
@@ -49,11 +49,6 @@ pub struct Agent {
     pub is_subagent: bool,
     /// Where the sessions of subagents this agent starts are recorded.
     pub recorder: Recorder,
-}
-
-/// Something that may want to remind the model of a duty after a turn that called tools.
-pub trait Reminder: Send + Sync {
-    fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String>;
 }
 
 /// One call's result, whether a hook blocked it, and a hook's request to stop the run.

@@ -266,7 +266,9 @@ pub fn build_agent(
     let catalog = skills.catalog(config.skills_catalog_budget);
     registry.register(Arc::new(LoadSkill::new(skills)));
     let todos = TodoList::new();
-    registry.register(Arc::new(TodoWrite::new(todos.clone(), term)));
+    let echo_term = term.clone();
+    let echo: crate::tools::Echo = Arc::new(move |text: &str| echo_term.line(text));
+    registry.register(Arc::new(TodoWrite::new(todos.clone(), echo)));
     registry.register(Arc::new(Task::new(child.clone())));
     Ok(Agent {
         tools: ToolSet::new(registry, &PARENT_TOOLS),

@@ -113,6 +113,17 @@ impl ToolContext {
     }
 }
 
+/// Something that may want to remind the model of a duty after a turn that called tools (the
+/// todo list, when it has gone stale): the loop appends its text as a user message after the
+/// turn's tool messages, without knowing which tool asked.
+pub trait Reminder: Send + Sync {
+    fn after_tool_turn(&self, calls: &[crate::model::ToolCall]) -> Option<String>;
+}
+
+/// Where a tool shows something to the user besides its result (the todo list); the caller
+/// decides where that goes, so tools do not depend on the terminal.
+pub type Echo = Arc<dyn Fn(&str) + Send + Sync>;
+
 /// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
 /// missing files, failing commands are all `ToolResult::error`.
 pub trait Tool: Send + Sync {

@@ -8,9 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::{Tool, ToolContext, ToolResult, ToolSpec};
-use crate::agent::Reminder;
 use crate::model::ToolCall;
-use crate::term::Term;
 
 pub const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
@@ -56,7 +54,7 @@ impl TodoList {
     }
 }
 
-impl Reminder for TodoList {
+impl super::Reminder for TodoList {
     fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String> {
         if calls.iter().any(|c| c.name == NAME) {
             self.turns_since_update.store(0, Ordering::Relaxed);
@@ -78,12 +76,13 @@ impl Reminder for TodoList {
 
 pub struct TodoWrite {
     list: Arc<TodoList>,
-    term: Arc<Term>,
+    /// Shows the list to the user (on stderr, in the trace).
+    echo: super::Echo,
 }
 
 impl TodoWrite {
-    pub fn new(list: Arc<TodoList>, term: Arc<Term>) -> Self {
-        TodoWrite { list, term }
+    pub fn new(list: Arc<TodoList>, echo: super::Echo) -> Self {
+        TodoWrite { list, echo }
     }
 }
 
@@ -227,7 +226,7 @@ impl Tool for TodoWrite {
         Box::pin(async move {
             match parse_todos(&args) {
                 Ok(items) => {
-                    self.term.line(&render(&items, true));
+                    (self.echo)(&render(&items, true));
                     let text = render(&items, false);
                     self.list.replace(items);
                     ToolResult::ok(text)
