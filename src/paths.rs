@@ -75,4 +75,3 @@ fn parts(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
         _ => None,
     })
 }
-

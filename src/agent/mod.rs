@@ -16,6 +16,7 @@ use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, Reminder, ToolContext, ToolResult, ToolSet};
 
 pub mod prompt;
+pub mod task;
 
 pub use crate::session::RunStats;
 

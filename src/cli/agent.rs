@@ -7,6 +7,7 @@ use std::sync::Arc;
 use super::{exit, fail, AgentArgs};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::agent::task::{self, Task};
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
@@ -16,7 +17,6 @@ use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
 use crate::term::{Renderer, Term};
-use crate::tools::task::{self, Task};
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 

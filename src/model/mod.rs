@@ -9,7 +9,7 @@ pub mod sse;
 pub mod types;
 
 pub use client::{ClientOptions, OpenAiClient};
-pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, Usage};
+pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, ToolSpec, Usage};
 
 /// Receives a response while it streams in, for live output.
 pub trait EventSink: Send {

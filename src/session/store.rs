@@ -12,8 +12,8 @@ use sha2::Digest;
 
 use super::log::{is_busy, OpenError, SessionLog};
 use super::record::{self, Figures, Header};
-use crate::paths::Env;
 use crate::model::Message;
+use crate::paths::Env;
 
 /// Bytes of a file's end read to find its last `end` line when listing.
 const TAIL_BYTES: u64 = 256 * 1024;

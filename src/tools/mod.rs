@@ -17,21 +17,14 @@ pub mod edit_file;
 pub mod glob;
 pub mod output;
 pub mod read_file;
-pub mod task;
 pub mod todo;
 pub mod workspace;
 pub mod write_file;
 
 pub use workspace::Workspace;
 
-/// The JSON-schema description of a tool, as sent in the request's `tools` array.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// A JSON schema object (`{"type":"object","properties":{...},"required":[...]}`).
-    pub parameters: Value,
-}
+// The wire type of a tool's description lives with the other wire types; tools build it.
+pub use crate::model::ToolSpec;
 
 /// What a tool call gives back to the model. Errors the model can act on are ordinary results
 /// whose text starts with `Error:`; `is_error` lets hooks and traces tell them apart.

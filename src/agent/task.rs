@@ -7,9 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
-use crate::agent::{Agent, Outcome};
+use super::{Agent, Outcome};
 use crate::model::NullSink;
+use crate::tools::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub const NAME: &str = "task";
 
