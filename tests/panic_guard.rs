@@ -86,6 +86,7 @@ fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
             cwd: workspace.to_path_buf(),
             prefix: String::new(),
             session_id: "test".into(),
+            ..HookContext::default()
         },
         system_prompt: "You are a test.".into(),
         max_turns: 5,

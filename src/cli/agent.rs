@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{exit, fail, AgentArgs};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
-use crate::agent::task::{self, Task};
+use crate::agent::task::Task;
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
@@ -239,7 +239,7 @@ pub fn build_agent(
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
-        tools: ToolSet::new(registry.clone(), &task::SUBAGENT_TOOLS),
+        tools: ToolSet::for_subagents(registry.clone()),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),
@@ -251,6 +251,7 @@ pub fn build_agent(
             cwd: root.clone(),
             prefix: String::new(),
             session_id: session_id.to_string(),
+            tool_aliases: Arc::new(registry.claude_names()),
         },
         system_prompt: prompt::subagent(&root),
         max_turns: config.subagent_max_turns,
@@ -264,14 +265,20 @@ pub fn build_agent(
     }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
-    registry.register(Arc::new(LoadSkill::new(skills)));
+    // The main agent has every tool, in this order: the five above, then these.
     let todos = TodoList::new();
     let echo_term = term.clone();
     let echo: crate::tools::Echo = Arc::new(move |text: &str| echo_term.line(text));
     registry.register(Arc::new(TodoWrite::new(todos.clone(), echo)));
     registry.register(Arc::new(Task::new(child.clone())));
+    registry.register(Arc::new(LoadSkill::new(skills)));
+    let hook_cx = HookContext {
+        tool_aliases: Arc::new(registry.claude_names()),
+        ..child.hook_cx.clone()
+    };
     Ok(Agent {
-        tools: ToolSet::new(registry, &PARENT_TOOLS),
+        tools: ToolSet::all(registry),
+        hook_cx,
         system_prompt: prompt::assemble(prompt::base(&root), &[catalog]),
         max_turns: config.max_turns,
         reminders: vec![todos],
@@ -279,18 +286,6 @@ pub fn build_agent(
         ..child
     })
 }
-
-/// The main agent's tools, in the order their specs are sent.
-pub const PARENT_TOOLS: [&str; 8] = [
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "todo_write",
-    "task",
-    "load_skill",
-];
 
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
 fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {

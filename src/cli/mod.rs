@@ -8,7 +8,7 @@ mod sessions;
 mod skills;
 mod trust;
 
-pub use agent::{build_agent, PARENT_TOOLS};
+pub use agent::build_agent;
 
 /// Exit codes, as documented in the README.
 pub mod exit {

@@ -64,27 +64,6 @@ impl EventKind {
     }
 }
 
-/// Claude Code's tool names and the hx tools they mean, so hooks written for Claude Code
-/// (`"matcher": "Bash"`) run unchanged.
-const CLAUDE_ALIASES: [(&str, &str); 8] = [
-    ("Bash", "bash"),
-    ("Read", "read_file"),
-    ("Write", "write_file"),
-    ("Edit", "edit_file"),
-    ("Glob", "glob"),
-    ("Task", "task"),
-    ("TodoWrite", "todo_write"),
-    ("Skill", "load_skill"),
-];
-
-/// Claude Code's name for an hx tool, if it has one.
-pub fn claude_name(hx_tool: &str) -> Option<&'static str> {
-    CLAUDE_ALIASES
-        .iter()
-        .find(|(_, hx)| *hx == hx_tool)
-        .map(|(claude, _)| *claude)
-}
-
 /// Which tools an entry is for.
 #[derive(Debug, Clone)]
 pub enum Matcher {
@@ -135,9 +114,10 @@ impl Matcher {
         }
     }
 
-    /// Whether a call of `tool` (an hx name) is matched, by its own name or its Claude alias.
-    pub fn matches(&self, tool: &str) -> bool {
-        let names = [Some(tool), claude_name(tool)];
+    /// Whether a call of `tool` (an hx name) is matched, by its own name or its Claude Code
+    /// name `alias`.
+    pub fn matches(&self, tool: &str, alias: Option<&str>) -> bool {
+        let names = [Some(tool), alias];
         let mut names = names.iter().flatten();
         match self {
             Matcher::All => true,
@@ -175,14 +155,16 @@ pub struct Entry {
 
 impl Entry {
     /// Whether this entry runs for `event`.
-    pub fn applies_to(&self, event: &HookEvent<'_>) -> bool {
+    pub fn applies_to(&self, event: &HookEvent<'_>, cx: &super::HookContext) -> bool {
         if self.event != EventKind::of(event) {
             return false;
         }
         if !self.event.uses_matcher() {
             return true;
         }
-        event.tool_name().is_some_and(|t| self.matcher.matches(t))
+        event
+            .tool_name()
+            .is_some_and(|t| self.matcher.matches(t, cx.claude_name(t)))
     }
 }
 

@@ -6,6 +6,7 @@
 //! have added to the result), then the user's hooks (matching ones run concurrently, see
 //! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call).
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -77,7 +78,7 @@ impl HookEvent<'_> {
 }
 
 /// Which agent an event belongs to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HookContext {
     pub cwd: PathBuf,
     /// Printed before each trace line: empty for the parent, e.g. `  [task 1] ` for a
@@ -85,6 +86,16 @@ pub struct HookContext {
     pub prefix: String,
     /// One id per `hx agent` run, shared by its subagents (given to command hooks).
     pub session_id: String,
+    /// Claude Code's name of each tool that has one, by hx name, from the tools themselves:
+    /// matchers written for Claude Code (`Bash`) match hx's tools (`bash`).
+    pub tool_aliases: Arc<BTreeMap<String, &'static str>>,
+}
+
+impl HookContext {
+    /// Claude Code's name for `tool`, if it has one.
+    pub fn claude_name(&self, tool: &str) -> Option<&'static str> {
+        self.tool_aliases.get(tool).copied()
+    }
 }
 
 /// A hook's verdict on a step.

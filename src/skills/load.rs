@@ -58,6 +58,10 @@ impl LoadSkill {
 }
 
 impl Tool for LoadSkill {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Skill")
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: LOAD_SKILL.into(),

@@ -24,6 +24,14 @@ const GRACE: Duration = Duration::from_millis(200);
 pub struct Bash;
 
 impl Tool for Bash {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Bash")
+    }
+
+    fn for_subagents(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash".into(),

@@ -192,6 +192,10 @@ pub fn render(items: &[Todo], active: bool) -> String {
 }
 
 impl Tool for TodoWrite {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("TodoWrite")
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
