@@ -206,7 +206,11 @@ fn parse_toml(text: &str) -> Result<FileConfig, (Option<usize>, String)> {
     toml::from_str(text).map_err(|e| {
         let line = e
             .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            // `get`, not indexing: a span inside a multi-byte character must not panic.
+            .map(|s| {
+                let before = text.get(..s.start.min(text.len())).unwrap_or(text);
+                before.matches('\n').count() + 1
+            });
         (line, crate::text::collapse_whitespace(e.message()))
     })
 }

@@ -51,7 +51,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     let mut warnings = Vec::new();
     let config = Config::load(&cwd, &env, &flags, &mut warnings);
     for w in warnings {
-        eprintln!("{}", crate::term::escape_controls(&w));
+        errln!("{w}");
     }
     let config = match config {
         Ok(c) => c,
@@ -132,7 +132,7 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
                 )),
                 Err(warnings) => {
                     for w in warnings {
-                        eprintln!("hx: warning: {w}");
+                        errln!("hx: warning: {w}");
                     }
                     return Err(fail(
                         exit::FAILED,

@@ -2,6 +2,18 @@
 
 use clap::{Args, Parser, Subcommand};
 
+/// `println!` for the commands: through the process's [`Term`](crate::term::Term), so a closed
+/// pipe (`hx sessions list | head -1`) loses the line instead of panicking, and outside text
+/// is escaped on a terminal.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::out_line(&format!($($arg)*)) };
+}
+
+/// `eprintln!` for the commands, likewise: control characters always shown, never obeyed.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::err_line(&format!($($arg)*)) };
+}
+
 mod agent;
 mod sandbox;
 mod sessions;
@@ -297,6 +309,26 @@ fn home_dir() -> Option<std::path::PathBuf> {
 /// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
 /// their control characters are made visible. A stderr that cannot be written (a closed
 /// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
+/// The terminal the commands print through (see [`outln!`], [`errln!`]).
+fn term() -> &'static crate::term::Term {
+    static TERM: std::sync::OnceLock<std::sync::Arc<crate::term::Term>> =
+        std::sync::OnceLock::new();
+    TERM.get_or_init(crate::term::Term::detect)
+}
+
+pub(crate) fn out_line(text: &str) {
+    term().out_line(text);
+}
+
+/// Text on stdout as it is given (no newline added).
+pub(crate) fn out_text(text: &str) {
+    term().out_raw(text);
+}
+
+pub(crate) fn err_line(text: &str) {
+    term().line(text);
+}
+
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     use std::io::Write;
     let msg = crate::term::escape_controls(&msg.to_string()).into_owned();

@@ -20,7 +20,7 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
     let mut warnings = Vec::new();
     let config = Config::load(&cwd, &env, &flags, &mut warnings);
     for w in warnings {
-        eprintln!("{}", crate::term::escape_controls(&w));
+        errln!("{w}");
     }
     let config = match config {
         Ok(c) => c,
@@ -33,11 +33,11 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
     };
     let plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
     if args.json {
-        println!("{}", to_json(&plan));
+        outln!("{}", to_json(&plan));
     } else {
-        print!("{}", to_text(&plan));
+        super::out_text(&to_text(&plan));
         for w in &plan.warnings {
-            eprintln!("hx: warning: {w}");
+            errln!("hx: warning: {w}");
         }
     }
     exit::ANSWERED

@@ -60,19 +60,19 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
     };
     sessions.sort_by(|a, b| b.id.cmp(&a.id));
     for w in &warnings {
-        eprintln!("hx: warning: {w}");
+        errln!("hx: warning: {w}");
     }
     if json {
         let text = serde_json::to_string_pretty(&sessions_json(&sessions)).unwrap_or_default();
-        println!("{text}");
+        outln!("{text}");
         return exit::ANSWERED;
     }
     if sessions.is_empty() {
-        println!("no sessions recorded in this workspace");
+        outln!("no sessions recorded in this workspace");
         return exit::ANSWERED;
     }
     for s in &sessions {
-        println!(
+        outln!(
             "{}  {}  turns={:<3} {:<11} {}",
             s.id,
             s.started_at,
@@ -101,7 +101,7 @@ fn show(store: &Store, id: &str, json: bool) -> i32 {
     }
     match transcript(store, &path, "") {
         Ok(text) => {
-            print!("{text}");
+            super::out_text(&text);
             exit::ANSWERED
         }
         Err(e) => super::fail(exit::FAILED, format!("{}: {e}", path.display())),

@@ -95,7 +95,13 @@ impl Matcher {
         // Anchored so `bash` does not also match `bash_extra`, as an exact list would not.
         Regex::new(&format!("^(?:{t})$"))
             .map(Matcher::Regex)
-            .map_err(|e| format!("invalid matcher regex {t:?}: {}", one_line_err(&e)))
+            .map_err(|e| {
+                format!(
+                    "invalid matcher regex {:?}: {}",
+                    crate::tools::output::quote(t),
+                    crate::text::one_line(&one_line_err(&e), 300)
+                )
+            })
     }
 
     /// The matcher as written (`*` for all tools), for showing to the user.

@@ -302,10 +302,12 @@ fn guard_verdict(call: &ToolCall, args: Option<&Value>) -> Option<String> {
     if call.name != "bash" {
         return None;
     }
+    // The reason may quote the command: bounded, since it is shown on stderr as well.
     args?
         .get("command")
         .and_then(Value::as_str)
         .and_then(guard::check_command)
+        .map(|r| crate::tools::output::quote(&r).into_owned())
 }
 
 /// Hook-supplied text goes after the tool's own output, so the model reads both.

@@ -114,6 +114,9 @@ impl OpenAiClient {
         let http = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
+            // Never follow a redirect: the request carries the API key, and an endpoint that
+            // moved is a base URL to correct, not a hop to take silently.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build HTTP client: {e}"))?;
         let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
@@ -141,6 +144,19 @@ impl OpenAiClient {
             .map_err(|_| transport("timed out waiting for the response headers"))?
             .map_err(|e| transport(describe_reqwest(&e)))?;
         let status = resp.status().as_u16();
+        if resp.status().is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(|l| crate::text::one_line(&crate::text::escape_line(l), 200))
+                .unwrap_or_else(|| "somewhere else".into());
+            let message = format!(
+                "the server redirects to {to}; hx does not follow redirects (the request \
+                 carries the API key): set the base URL to where the API is"
+            );
+            return Err(AttemptError::Fatal(ModelError::Api { status, message }));
+        }
         if !resp.status().is_success() {
             let after = retry_after(resp.headers(), self.opts.retry_max_delay * 4);
             let reason = resp.status().canonical_reason().unwrap_or("");

@@ -89,10 +89,6 @@ needed); it only loads instructions and runs nothing."
         // slow filesystem cannot stall the run (or Ctrl-C).
         let tool = self.clone();
         let cx = cx.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || tool.load(&args, &cx))
-                .await
-                .unwrap_or_else(|e| ToolResult::error(format!("load_skill failed: {e}")))
-        })
+        Box::pin(async move { crate::tools::run_blocking(move || tool.load(&args, &cx)).await })
     }
 }
