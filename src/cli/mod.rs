@@ -329,6 +329,21 @@ pub(crate) fn err_line(text: &str) {
     term().line(text);
 }
 
+/// The configuration of a command run in `cwd`, its warnings (an untrusted project file)
+/// printed; `Err` is the exit code of a bad configuration, the problem printed.
+fn load_config(
+    cwd: &std::path::Path,
+    env: &crate::config::Env,
+    flags: &crate::config::Flags,
+) -> Result<crate::config::Config, i32> {
+    let mut warnings = Vec::new();
+    let config = crate::config::Config::load(cwd, env, flags, &mut warnings);
+    for w in warnings {
+        errln!("{w}");
+    }
+    config.map_err(|e| fail(exit::USAGE, e))
+}
+
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     use std::io::Write;
     let msg = crate::term::escape_controls(&msg.to_string()).into_owned();
