@@ -75,3 +75,46 @@ fn parts(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
         _ => None,
     })
 }
+
+/// Opens `path` for reading if it is a regular file, without ever blocking: a FIFO (or a
+/// device) put where a file is expected would otherwise hang the open or the read, and a
+/// check before the open could be raced. The check is made on the opened file itself.
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_regular_refuses_a_fifo_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("SKILL.md");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_regular(&fifo).expect_err("a FIFO");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        std::fs::write(dir.path().join("f"), "x").expect("write");
+        assert!(open_regular(&dir.path().join("f")).is_ok());
+        assert_eq!(
+            open_regular(&dir.path().join("nope"))
+                .expect_err("missing")
+                .kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+}

@@ -128,15 +128,17 @@ pub fn problem_lines(problems: &[String]) -> Vec<String> {
 /// [`MAX_FILE_BYTES`].
 pub fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let p = path.display();
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => {}
-        Ok(_) => return Err(format!("{p}: not a regular file")),
+    let file = match crate::paths::open_regular(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return Err(format!("{p}: not a regular file"))
+        }
         Err(e) => return Err(format!("{p}: cannot read ({e})")),
-    }
+    };
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("{p}: cannot read ({e})"))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!(

@@ -34,7 +34,9 @@ fn outside_tmp() -> PathBuf {
         if std::fs::create_dir_all(&dir).is_err() {
             continue;
         }
-        let Ok(dir) = dir.canonicalize() else { continue };
+        let Ok(dir) = dir.canonicalize() else {
+            continue;
+        };
         if !dir.starts_with(&tmp) && !dir.starts_with(&temp) {
             return dir;
         }

@@ -7,7 +7,6 @@
 //! are the user's choice and may lead anywhere.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -315,7 +314,7 @@ pub fn read_skill(path: &Path, folder: &Path, source: Source) -> Result<Skill, S
 /// Reads the file up to the closing `---` and returns the text between the fences, reading
 /// at most [`MAX_FRONTMATTER_BYTES`] so a huge file costs no more than a small one.
 pub fn read_frontmatter(path: &Path) -> Result<String, String> {
-    let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let file = crate::paths::open_regular(path).map_err(|e| format!("cannot read: {e}"))?;
     read_frontmatter_from(file)
 }
 
