@@ -432,7 +432,7 @@ impl Config {
             limits.output_chars = c.max(1_000);
         }
         if let Some(s) = file.tools.bash_timeout_secs {
-            limits.bash_timeout = Duration::from_secs(s.max(1));
+            limits.bash_timeout = Duration::from_secs(s.max(1)).min(limits.bash_max_timeout);
         }
         let max_turns = flags
             .max_turns

@@ -30,6 +30,34 @@ pub fn shell() -> &'static str {
     })
 }
 
+/// Makes hx not dumpable, so processes of the same user cannot read its memory
+/// (`/proc/PID/mem`, ptrace) where the kernel would otherwise let them; best effort.
+pub fn not_dumpable() {
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) only changes this process's own attribute.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// A signal's name (`SIGTERM`), for messages.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => "unknown signal",
+    }
+}
+
 /// Whom a process runs for, which decides what it may see.
 #[derive(Debug, Clone, Copy)]
 pub enum Role<'a> {

@@ -12,7 +12,7 @@ use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::{OpenAiClient, ReasoningEcho};
-use crate::process;
+use crate::process::{self, signal_name};
 use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
@@ -66,6 +66,9 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     // Orphans of the commands hx runs come back to hx, so that none outlives it. Declared
     // before the runtime, so it ends them after the runtime is gone (also when unwinding).
     process::cleanup::become_subreaper();
+    // Not dumpable: a command running as the same user (outside the sandbox, or with it off)
+    // cannot read the API key from hx's memory through /proc/PID/mem.
+    process::not_dumpable();
     let _end = EndAll {
         keep_background: config.keep_background,
     };
@@ -76,7 +79,13 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    let code = runtime.block_on(run_agent(config, cwd, env, task, resume, args.ephemeral));
+    // A panic outside a tool call (a bug) must still end in the cleanup below and the drop
+    // guard above, not in the runtime waiting on blocking work while unwinding; the panic hook
+    // has printed its line.
+    let run = std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(run_agent(config, cwd, env, task, resume, args.ephemeral))
+    });
+    let code = std::panic::catch_unwind(run).unwrap_or(exit::FAILED);
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
     // after a signal or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
@@ -381,11 +390,11 @@ async fn run_agent(
         sig = signals.recv() => Err(sig),
     };
     // The run is over, or was just dropped: that killed the running commands' process groups
-    // and the subagents, and the session still holds everything it appended. From here a
-    // signal takes its default action, so a second one ends hx at once, even while it cleans
-    // up.
+    // and the subagents, and the session still holds everything it appended. The handlers
+    // stay installed, so a second signal (a closing terminal sends SIGHUP twice) cannot cut
+    // the cleanup short: the session's last lines and the end of everything hx started, which
+    // take at most about 2 s.
     drop(signals);
-    restore_default_signals();
     reaper.abort();
     let (code, message, outcome, detail) = match result {
         Err(sig) => {
@@ -453,17 +462,8 @@ fn close_session(session: &mut Session, term: &Term) {
     }
 }
 
-/// The signals that cancel a run: Ctrl-C, `kill`, and the terminal going away.
-const CANCELLING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
+/// The signals that cancel a run: Ctrl-C, `kill`, the terminal going away, and Ctrl-\.
+const CANCELLING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
 struct Signals(Vec<(i32, Signal)>);
 
@@ -485,17 +485,6 @@ impl Signals {
             })
         });
         futures_util::future::select_all(waits).await.0
-    }
-}
-
-/// Gives the cancelling signals back their default action (end the process).
-fn restore_default_signals() {
-    for sig in CANCELLING {
-        // SAFETY: SIG_DFL is always a valid disposition; tokio's handler simply stops being
-        // called.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-        }
     }
 }
 

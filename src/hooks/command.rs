@@ -153,7 +153,8 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
         Ok(Err(e)) => Exit::NotStarted(e.to_string()),
         Err(_) => {
             child.group.kill();
-            let _ = child.wait().await;
+            // Bounded: a hook that moved itself out of its group is not waited for forever.
+            let _ = tokio::time::timeout(GRACE, child.wait()).await;
             Exit::TimedOut(timeout)
         }
     };
