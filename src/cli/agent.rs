@@ -106,10 +106,13 @@ impl Drop for EndAll {
     }
 }
 
-/// A recorded session to continue: its file, as read.
+/// A recorded session to continue: its file, as read, and (when this run records) the file
+/// still open under the lock it was read with, so that no other run can write to it before
+/// this one appends.
 pub struct Resumed {
     pub path: PathBuf,
     pub loaded: session::Loaded,
+    pub locked: Option<std::fs::File>,
 }
 
 /// The session `-c` or `-r ID` names, read; `None` for a new session. Problems are reported
@@ -145,12 +148,24 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
                 }
             },
         };
-    let loaded = session::record::read(&path).map_err(|e| {
+    let cannot = |e: &dyn std::fmt::Display| {
         fail(
             exit::FAILED,
             format!("cannot resume {}: {e}", path.display()),
         )
-    })?;
+    };
+    // Locked before it is read: a run still writing it must finish first, and nothing may be
+    // added between this read and this run's first line.
+    let locked = if args.ephemeral {
+        None
+    } else {
+        Some(session::log::open_locked(&path).map_err(|e| cannot(&e))?)
+    };
+    let loaded = match &locked {
+        Some(f) => session::record::read_file(f),
+        None => session::record::read(&path),
+    }
+    .map_err(|e| cannot(&e))?;
     if loaded.header.parent_id.is_some() {
         return Err(fail(
             exit::USAGE,
@@ -160,7 +175,11 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
             ),
         ));
     }
-    Ok(Some(Resumed { path, loaded }))
+    Ok(Some(Resumed {
+        path,
+        loaded,
+        locked,
+    }))
 }
 
 /// Builds the task from the words and stdin.
@@ -302,7 +321,22 @@ fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Re
         workspace: workspace.display().to_string(),
         model: config.model.clone(),
         provider: config.provider.clone(),
-        base_url: config.base_url.clone(),
+        base_url: recorded_url(&config.base_url),
+    }
+}
+
+/// The base URL as a session file keeps it: without user, password, query or fragment, where
+/// a key is sometimes put (`?key=...`); session files never hold a key.
+fn recorded_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => String::new(),
     }
 }
 
@@ -315,7 +349,12 @@ fn open_session(
     echo: ReasoningEcho,
     term: &Term,
 ) -> Result<Session, i32> {
-    let Some(Resumed { path, loaded }) = resume else {
+    let Some(Resumed {
+        path,
+        loaded,
+        locked,
+    }) = resume
+    else {
         let (session, unrecorded) = recorder.start_with_id(id, None);
         if let Some(why) = unrecorded {
             term.line(&format!("hx: warning: {why}"));
@@ -325,9 +364,17 @@ fn open_session(
     for w in &loaded.warnings {
         term.line(&format!("hx: warning: {}: {w}", path.display()));
     }
-    let log = match &recorder.store {
-        None => None,
-        Some(_) => Some(SessionLog::append(&path, loaded.valid_len).map_err(|e| {
+    let log = match (&recorder.store, locked) {
+        (None, _) => None,
+        (Some(_), Some(file)) => Some(
+            SessionLog::append_locked(&path, file, loaded.valid_len).map_err(|e| {
+                fail(
+                    exit::FAILED,
+                    format!("cannot continue session {}: {e}", loaded.header.id),
+                )
+            })?,
+        ),
+        (Some(_), None) => Some(SessionLog::append(&path, loaded.valid_len).map_err(|e| {
             fail(
                 exit::FAILED,
                 format!("cannot continue session {}: {e}", loaded.header.id),
@@ -495,5 +542,23 @@ async fn reap_orphans() {
     };
     while sigchld.recv().await.is_some() {
         process::cleanup::reap_orphans();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_url;
+
+    #[test]
+    fn a_recorded_url_holds_no_credentials() {
+        assert_eq!(
+            recorded_url("https://user:pw@llm.example/v1?key=sk-1#x"),
+            "https://llm.example/v1"
+        );
+        assert_eq!(
+            recorded_url("https://api.deepseek.com"),
+            "https://api.deepseek.com"
+        );
+        assert_eq!(recorded_url("not a url"), "");
     }
 }

@@ -12,6 +12,8 @@ use crate::term::one_line;
 
 /// Characters of a task, answer or tool output line shown in a transcript.
 const SHOWN: usize = 160;
+/// Subagent transcripts shown inside one another at most.
+const MAX_NESTING: usize = 4;
 /// Lines of a tool's output shown in a transcript: the first and the last ones.
 const SHOWN_HEAD: usize = 3;
 const SHOWN_TAIL: usize = 2;
@@ -123,7 +125,15 @@ fn print_raw(path: &Path) -> Result<(), String> {
         if n == 0 || !line.ends_with(b"\n") {
             return Ok(());
         }
-        if std::io::Write::write_all(&mut out, &line).is_err() {
+        // JSON escapes C0 controls but not C1 ones or bidi overrides: on a terminal the line
+        // goes through the escaping every outside text gets. In a pipe it is exact.
+        let written = if std::io::IsTerminal::is_terminal(&out) {
+            let text = String::from_utf8_lossy(&line);
+            std::io::Write::write_all(&mut out, crate::text::escape_controls(&text).as_bytes())
+        } else {
+            std::io::Write::write_all(&mut out, &line)
+        };
+        if written.is_err() {
             return Ok(());
         }
     }
@@ -131,6 +141,13 @@ fn print_raw(path: &Path) -> Result<(), String> {
 
 /// A readable transcript of one session, subagents nested under the call that started them.
 fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String> {
+    // Subagents do not start subagents, so real nesting is one level; a damaged or crafted
+    // file whose header names itself (or a cycle) as its parent must not recurse forever.
+    if indent.len() > 4 * MAX_NESTING {
+        return Ok(format!(
+            "{indent}(nested deeper than {MAX_NESTING} levels; not shown)\n"
+        ));
+    }
     let summary = summarize(path)?;
     let mut out = String::new();
     let line = |out: &mut String, text: &str| {

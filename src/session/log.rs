@@ -64,11 +64,12 @@ impl SessionLog {
     /// complete line ends: a torn tail after it (a crash mid-write) is cut off first, since the
     /// next line would otherwise be glued to it.
     pub fn append(path: &Path, valid_len: u64) -> Result<SessionLog, OpenError> {
-        let file = OpenOptions::new()
-            .append(true)
-            .open(path)
-            .map_err(OpenError::Io)?;
-        lock(&file)?;
+        Self::append_locked(path, open_locked(path)?, valid_len)
+    }
+
+    /// [`SessionLog::append`] on a file [`open_locked`] gave, which has been read (for
+    /// `valid_len`) under the same lock: no other run can have written to it in between.
+    pub fn append_locked(path: &Path, file: File, valid_len: u64) -> Result<SessionLog, OpenError> {
         let len = file.metadata().map_err(OpenError::Io)?.len();
         if len > valid_len {
             file.set_len(valid_len).map_err(OpenError::Io)?;
@@ -140,19 +141,38 @@ impl Drop for SessionLog {
     }
 }
 
-/// An exclusive advisory lock for as long as the file is open.
+/// Opens an existing session file for reading and appending, under the exclusive lock. A
+/// run that continues a session reads it through this handle, so what it read is what it
+/// appends to.
+pub fn open_locked(path: &Path) -> Result<File, OpenError> {
+    let file = OpenOptions::new()
+        .read(true)
+        .append(true)
+        .open(path)
+        .map_err(OpenError::Io)?;
+    lock(&file)?;
+    Ok(file)
+}
+
+/// An exclusive advisory lock for as long as the file is open. A listing holds a shared lock
+/// for a moment ([`is_busy`]), so a taken lock is tried again for a short while before the
+/// file counts as another run's.
 fn lock(file: &File) -> Result<(), OpenError> {
-    // SAFETY: flock on a descriptor we own; it only takes an advisory lock.
-    let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-    if r == 0 {
-        return Ok(());
+    for attempt in 0..20 {
+        // SAFETY: flock on a descriptor we own; it only takes an advisory lock.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = std::io::Error::last_os_error();
+        if e.raw_os_error() != Some(libc::EWOULDBLOCK) {
+            return Err(OpenError::Io(e));
+        }
+        if attempt < 19 {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
     }
-    let e = std::io::Error::last_os_error();
-    if e.raw_os_error() == Some(libc::EWOULDBLOCK) {
-        Err(OpenError::Busy)
-    } else {
-        Err(OpenError::Io(e))
-    }
+    Err(OpenError::Busy)
 }
 
 /// Whether another process holds the lock of a session file (a run is writing it now).

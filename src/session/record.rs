@@ -339,6 +339,15 @@ pub fn read(path: &Path) -> Result<Loaded, ReadError> {
     read_from(BufReader::with_capacity(256 * 1024, file))
 }
 
+/// [`read`] from a file already open (and locked) for the run that continues it.
+pub fn read_file(file: &std::fs::File) -> Result<Loaded, ReadError> {
+    use std::io::Seek;
+    let mut f = file;
+    f.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| err(0, format!("cannot read: {e}")))?;
+    read_from(BufReader::with_capacity(256 * 1024, f))
+}
+
 pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
     let mut loaded = Loaded::default();
     let mut buf = Vec::new();

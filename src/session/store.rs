@@ -12,7 +12,6 @@ use sha2::Digest;
 
 use super::log::{is_busy, OpenError, SessionLog};
 use super::record::{self, Figures, Header};
-use crate::model::Message;
 use crate::paths::Env;
 
 /// Bytes of a file's end read to find its last `end` line when listing.
@@ -308,13 +307,5 @@ fn last_end(path: &Path) -> Option<(String, Figures)> {
             e.outcome.unwrap_or_else(|| "unknown".into()),
             e.session.unwrap_or_default(),
         )
-    })
-}
-
-/// The text of the first user message of a history (for transcripts).
-pub fn first_user_text(messages: &[Message]) -> Option<&str> {
-    messages.iter().find_map(|m| match m {
-        Message::User(t) => Some(t.as_str()),
-        _ => None,
     })
 }

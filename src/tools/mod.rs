@@ -252,8 +252,9 @@ impl ToolSet {
             .collect()
     }
 
-    /// Runs one call: unknown tools and unparsable arguments become error results, so every
-    /// call gets exactly one answer.
+    /// Runs one call from its raw argument text (what the loop does in two steps, with the
+    /// hooks between them): unknown tools and unparsable arguments become error results.
+    #[cfg(test)]
     pub async fn dispatch(&self, name: &str, raw_args: &str, cx: &ToolContext) -> ToolResult {
         let Some(tool) = self.get(name) else {
             return unknown_tool(name);
