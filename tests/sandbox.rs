@@ -510,3 +510,57 @@ fn bad_sandbox_settings_are_configuration_errors() {
     hx.args(["agent", "--sandbox", "nope", "hi"]);
     hx.run().assert_code(2);
 }
+
+/// A workspace whose parent is writable (here the temporary folder) can be swapped for a link
+/// by one command; the next command must still not write where the link points: the ruleset
+/// binds the folders as they were when the run began.
+#[test]
+fn a_workspace_swapped_for_a_link_does_not_move_the_sandbox() {
+    let mut hx = Hx::new_offline();
+    let ws = hx.workspace().to_path_buf();
+    let outside = tempfile::Builder::new()
+        .prefix("hx-swap-")
+        .tempdir_in(outside_tmp())
+        .expect("outside folder");
+    let swap = format!(
+        "cd .. && mv workspace workspace.real && ln -s {} workspace && echo swapped",
+        outside.path().display()
+    );
+    let (out, _) = bash_turn(&mut hx, &[&swap, "echo pwned > x; ls -d \"$PWD\""]);
+    assert!(out[0].starts_with("swapped"), "{}", out[0]);
+    assert!(out[1].contains("Permission denied"), "{}", out[1]);
+    assert!(
+        !outside.path().join("x").exists(),
+        "the second command wrote beyond the link"
+    );
+    // Put it back, so the test's own clean-up finds the workspace.
+    let _ = std::fs::remove_file(&ws);
+    let _ = std::fs::rename(ws.with_file_name("workspace.real"), &ws);
+}
+
+/// A command has no controlling terminal: it cannot open `/dev/tty` to type into the user's
+/// shell (TIOCSTI) or write escape sequences to it.
+#[test]
+fn a_command_cannot_reach_the_users_terminal() {
+    let script = Path::new("/usr/bin/script");
+    assert!(
+        script.exists(),
+        "/usr/bin/script (util-linux) is needed to give hx a terminal; install util-linux"
+    );
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            &json!({"command": "if exec 3>/dev/tty; then echo opened; else echo refused; fi"})
+                .to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
+    hx.program(script).args(["-qec", &cmd, "/dev/null"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    let out = &tool_messages(&reqs[1].body)[0];
+    assert!(out.contains("refused") && !out.contains("opened"), "{out}");
+}
