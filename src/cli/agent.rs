@@ -90,8 +90,8 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
 
 /// Ends everything hx started when `hx agent` returns, on every path; `[tools]
 /// keep_background` keeps what is still running instead.
-struct EndAll {
-    keep_background: bool,
+pub(super) struct EndAll {
+    pub(super) keep_background: bool,
 }
 
 impl Drop for EndAll {
@@ -111,7 +111,17 @@ pub struct Resumed {
 /// The session `-c` or `-r ID` names, read; `None` for a new session. Problems are reported
 /// here: an unknown or ambiguous id is a usage error (2), a damaged file a failure (1).
 fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resumed>, i32> {
-    if !args.continue_ && args.resume.is_none() {
+    find_session(args.continue_, args.resume.as_deref(), cwd, env)
+}
+
+/// The session `continue_` (the newest) or `resume` (an id or prefix) names, read.
+pub(super) fn find_session(
+    continue_: bool,
+    resume: Option<&str>,
+    cwd: &Path,
+    env: &Env,
+) -> Result<Option<Resumed>, i32> {
+    if !continue_ && resume.is_none() {
         return Ok(None);
     }
     let Some(root) = session::store::sessions_root(env) else {
@@ -122,7 +132,7 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
     };
     let store = super::sessions::store_for(&root, cwd);
     let path =
-        match &args.resume {
+        match resume {
             Some(id) => store.find(id).map_err(|e| fail(exit::USAGE, e))?,
             None => match store.newest() {
                 Ok(Some(p)) => p,
@@ -206,6 +216,20 @@ pub fn build_agent(
     recorder: Recorder,
     session_id: &str,
 ) -> Result<Agent, String> {
+    build_agent_with(config, cwd, env, term, recorder, session_id, None).map(|(agent, _)| agent)
+}
+
+/// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
+/// too), also giving the skills it found (for completion and `/skills`).
+pub(super) fn build_agent_with(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    term: Arc<Term>,
+    recorder: Recorder,
+    session_id: &str,
+    approver: Option<Arc<dyn hooks::Approver>>,
+) -> Result<(Agent, Arc<skills::SkillRegistry>), String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -225,7 +249,8 @@ pub fn build_agent(
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
         .with_trace(Arc::new(TraceHook::new(term.clone())))
-        .with_guard(config.guard);
+        .with_guard(config.guard)
+        .with_approver(approver);
     let (entries, warnings) = hooks::config::load(&root, env)?;
     for w in warnings {
         term.line(&w);
@@ -264,18 +289,19 @@ pub fn build_agent(
     }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
-    registry.register(Arc::new(LoadSkill::new(skills)));
+    registry.register(Arc::new(LoadSkill::new(skills.clone())));
     let todos = TodoList::new();
     registry.register(Arc::new(TodoWrite::new(todos.clone(), term)));
     registry.register(Arc::new(Task::new(child.clone())));
-    Ok(Agent {
+    let agent = Agent {
         tools: ToolSet::new(registry, &PARENT_TOOLS),
         system_prompt: prompt::assemble(prompt::base(&root), &[catalog]),
         max_turns: config.max_turns,
         reminders: vec![todos],
         is_subagent: false,
         ..child
-    })
+    };
+    Ok((agent, skills))
 }
 
 /// The main agent's tools, in the order their specs are sent.
@@ -291,7 +317,7 @@ pub const PARENT_TOOLS: [&str; 8] = [
 ];
 
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
-fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
+pub(super) fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
     let store = (!ephemeral && config.sessions)
         .then(|| session::store::sessions_root(env))
         .flatten()
@@ -307,7 +333,7 @@ fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Re
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
 /// one. `Err` is an exit code, the problem reported.
-fn open_session(
+pub(super) fn open_session(
     recorder: &Recorder,
     id: String,
     resume: Option<Resumed>,
@@ -462,9 +488,9 @@ fn close_session(session: &mut Session, term: &Term) {
 }
 
 /// The signals that cancel a run: Ctrl-C, `kill`, and the terminal going away.
-const CANCELLING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+pub(super) const CANCELLING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
 
-fn signal_name(sig: i32) -> &'static str {
+pub(super) fn signal_name(sig: i32) -> &'static str {
     match sig {
         libc::SIGINT => "SIGINT",
         libc::SIGTERM => "SIGTERM",
@@ -473,11 +499,16 @@ fn signal_name(sig: i32) -> &'static str {
     }
 }
 
-struct Signals(Vec<(i32, Signal)>);
+pub(super) struct Signals(Vec<(i32, Signal)>);
 
 impl Signals {
     fn new() -> std::io::Result<Signals> {
-        CANCELLING
+        Self::of(&CANCELLING)
+    }
+
+    /// Watches `signals`: from here on they no longer take their default action.
+    pub(super) fn of(signals: &[i32]) -> std::io::Result<Signals> {
+        signals
             .iter()
             .map(|&n| Ok((n, signal(SignalKind::from_raw(n))?)))
             .collect::<std::io::Result<_>>()
@@ -485,7 +516,7 @@ impl Signals {
     }
 
     /// The number of the first cancelling signal to arrive.
-    async fn recv(&mut self) -> i32 {
+    pub(super) async fn recv(&mut self) -> i32 {
         let waits = self.0.iter_mut().map(|(n, s)| {
             Box::pin(async move {
                 s.recv().await;
@@ -497,7 +528,7 @@ impl Signals {
 }
 
 /// Gives the cancelling signals back their default action (end the process).
-fn restore_default_signals() {
+pub(super) fn restore_default_signals() {
     for sig in CANCELLING {
         // SAFETY: SIG_DFL is always a valid disposition; tokio's handler simply stops being
         // called.
@@ -508,7 +539,7 @@ fn restore_default_signals() {
 }
 
 /// Reaps orphans re-parented to hx as they end, for the whole run.
-async fn reap_orphans() {
+pub(super) async fn reap_orphans() {
     let Ok(mut sigchld) = signal(SignalKind::child()) else {
         return;
     };
