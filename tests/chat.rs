@@ -295,3 +295,39 @@ fn bare_hx_without_a_terminal_prints_usage_and_exits_2() {
     assert!(run.stderr.contains("Usage: hx"), "{}", run.dump());
     assert!(run.stdout.is_empty());
 }
+
+#[test]
+fn a_hooks_file_that_is_not_valid_ends_the_chat_before_any_request() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_user_config("hooks.json", r#"{"hooks": {"NoSuchEvent": []}}"#);
+    let mut chat = Chat::spawn(&hx);
+    // The agent is built while the prompt is up: the error may come before or after it.
+    chat.expect("NoSuchEvent");
+    assert_eq!(chat.exit_code(), 2);
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn skills_found_while_the_prompt_is_up_complete_with_tab() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_file(
+        ".agents/skills/sync-upstream/SKILL.md",
+        "---\nname: sync-upstream\ndescription: Use when asked to sync with upstream.\n---\nSteps.\n",
+    );
+    let mut chat = Chat::start(&hx);
+    // /skills waits for the catalog, so Tab has the names after it.
+    chat.say("/skills");
+    chat.p.send("/sync\t").expect("type");
+    chat.p.send("now\r").expect("type");
+    chat.p.flush().expect("flush");
+    chat.expect(PROMPT);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let msgs = messages(&body(&server, 0)).clone();
+    assert_eq!(
+        msgs.last(),
+        Some(&json!({"role": "user", "content": "/sync-upstream now"}))
+    );
+}

@@ -12,7 +12,7 @@
 use std::borrow::Cow;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, RwLock};
+use std::sync::{mpsc, Arc, Mutex, RwLock};
 
 use rustyline::completion::Completer;
 use rustyline::error::ReadlineError;
@@ -22,8 +22,10 @@ use rustyline::history::{FileHistory, History};
 use rustyline::validate::{ValidationContext, ValidationResult, Validator};
 use rustyline::{
     Behavior, Cmd, ConditionalEventHandler, Config, Context, Editor, Event, EventContext,
-    EventHandler, Helper, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
+    EventHandler, ExternalPrinter, Helper, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
 };
+
+type Printer = Arc<Mutex<Box<dyn ExternalPrinter + Send>>>;
 use tokio::sync::oneshot;
 
 use super::commands;
@@ -65,6 +67,8 @@ pub type SkillNames = Arc<RwLock<Vec<String>>>;
 #[derive(Clone)]
 pub struct LineEditor {
     tx: mpsc::Sender<Request>,
+    /// Prints above the prompt while it waits, and redraws it (None: not a full terminal).
+    printer: Option<Printer>,
 }
 
 /// `$XDG_STATE_HOME/hx/history`, else `~/.local/state/hx/history`: beside the sessions.
@@ -82,7 +86,8 @@ impl LineEditor {
         skills: SkillNames,
     ) -> std::io::Result<(LineEditor, Vec<String>)> {
         let (tx, rx) = mpsc::channel::<Request>();
-        let (ready_tx, ready_rx) = mpsc::channel::<Result<Vec<String>, String>>();
+        type Ready = Result<(Vec<String>, Option<Printer>), String>;
+        let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
         std::thread::Builder::new()
             .name("hx-line-editor".into())
             .spawn(move || {
@@ -93,11 +98,15 @@ impl LineEditor {
                         return;
                     }
                 };
-                let _ = ready_tx.send(Ok(warnings));
+                let printer = editor.create_external_printer().ok().map(|p| {
+                    let p: Box<dyn ExternalPrinter + Send> = Box::new(p);
+                    Arc::new(Mutex::new(p))
+                });
+                let _ = ready_tx.send(Ok((warnings, printer)));
                 serve(&mut editor, history.as_deref(), rx);
             })?;
         match ready_rx.recv() {
-            Ok(Ok(warnings)) => Ok((LineEditor { tx }, warnings)),
+            Ok(Ok((warnings, printer))) => Ok((LineEditor { tx, printer }, warnings)),
             Ok(Err(e)) => Err(std::io::Error::other(e)),
             Err(_) => Err(std::io::Error::other("the line editor did not start")),
         }
@@ -116,6 +125,21 @@ impl LineEditor {
         answer
             .await
             .unwrap_or_else(|_| Read::Failed("the line editor stopped".into()))
+    }
+
+    /// Lines on the terminal, control characters made visible. While the prompt waits they
+    /// go above it, and it is drawn again below them.
+    pub fn print(&self, text: &str) {
+        let text = format!("{}\n", crate::term::escape_controls(text));
+        let printed = self.printer.as_ref().is_some_and(|p| {
+            p.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .print(text.clone())
+                .is_ok()
+        });
+        if !printed {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+        }
     }
 
     /// Keeps `line` in the history (and its file).

@@ -216,11 +216,27 @@ pub fn build_agent(
     recorder: Recorder,
     session_id: &str,
 ) -> Result<Agent, String> {
-    build_agent_with(config, cwd, env, term, recorder, session_id, None).map(|(agent, _)| agent)
+    let mut warnings = Vec::new();
+    let built = build_agent_with(
+        config,
+        cwd,
+        env,
+        term.clone(),
+        recorder,
+        session_id,
+        None,
+        &mut warnings,
+    );
+    for w in warnings {
+        term.line(&w);
+    }
+    built.map(|(agent, _)| agent)
 }
 
 /// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
-/// too), also giving the skills it found (for completion and `/skills`).
+/// too), also giving the skills it found (for completion and `/skills`). Its warnings are
+/// added to `warnings` rather than printed: `hx chat` builds while its prompt is up.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn build_agent_with(
     config: &Config,
     cwd: &Path,
@@ -229,6 +245,7 @@ pub(super) fn build_agent_with(
     recorder: Recorder,
     session_id: &str,
     approver: Option<Arc<dyn hooks::Approver>>,
+    warnings: &mut Vec<String>,
 ) -> Result<(Agent, Arc<skills::SkillRegistry>), String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
@@ -243,7 +260,7 @@ pub(super) fn build_agent_with(
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
     for w in &plan.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
@@ -251,10 +268,8 @@ pub(super) fn build_agent_with(
         .with_trace(Arc::new(TraceHook::new(term.clone())))
         .with_guard(config.guard)
         .with_approver(approver);
-    let (entries, warnings) = hooks::config::load(&root, env)?;
-    for w in warnings {
-        term.line(&w);
-    }
+    let (entries, hook_warnings) = hooks::config::load(&root, env)?;
+    warnings.extend(hook_warnings);
     let user_hooks =
         CommandHooks::new(entries, term.clone()).with_output_chars(config.limits.output_chars);
     if !user_hooks.is_empty() {
@@ -285,7 +300,7 @@ pub(super) fn build_agent_with(
         recorder,
     };
     for w in &discovery.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);

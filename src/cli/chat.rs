@@ -25,6 +25,7 @@ use crate::chat::commands::{self, Input};
 use crate::chat::editor::{self, LineEditor, Read, SkillNames};
 use crate::chat::{self as parts, INTERRUPTED};
 use crate::config::{process_env, Config, Env, Flags};
+use crate::hooks;
 use crate::process;
 use crate::session::{self, Recorder, Session};
 use crate::skills::SkillRegistry;
@@ -124,6 +125,9 @@ impl SavedTerminal {
     }
 }
 
+/// What a build of the agent gives.
+type Built = Result<(Agent, Arc<SkillRegistry>), String>;
+
 /// How a message's turn ended.
 enum TurnEnd {
     Done(Result<Outcome, crate::model::ModelError>),
@@ -142,7 +146,9 @@ struct Chat {
     editor: LineEditor,
     approvals: Arc<Approvals>,
     skill_names: SkillNames,
-    agent: Agent,
+    /// `None` until the first build is done: it runs while the first prompt is up.
+    agent: Option<Agent>,
+    building: Option<tokio::task::JoinHandle<Built>>,
     skills: Arc<SkillRegistry>,
     /// The current session's id: chosen before its file exists.
     id: String,
@@ -180,17 +186,29 @@ async fn run(
         Some(r) => r.loaded.header.id.clone(),
         None => session::store::new_id(),
     };
-    let (agent, skills) = match build_agent_with(
-        &config,
-        &cwd,
-        &env,
-        term.clone(),
-        recorder.clone(),
-        &id,
-        Some(approvals.clone()),
-    ) {
-        Ok(a) => a,
-        Err(e) => return fail(exit::USAGE, e),
+    // The agent, and with it the skill catalog (2,000 skills take tens of milliseconds), is
+    // built on the blocking pool while the prompt is already up; a line waits for it.
+    let building = {
+        let (config, cwd, env) = (config.clone(), cwd.clone(), env.clone());
+        let (term, recorder, id) = (term.clone(), recorder.clone(), id.clone());
+        let (approver, editor): (Arc<dyn hooks::Approver>, _) = (approvals.clone(), editor.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut warnings = Vec::new();
+            let built = build_agent_with(
+                &config,
+                &cwd,
+                &env,
+                term,
+                recorder,
+                &id,
+                Some(approver),
+                &mut warnings,
+            );
+            for w in warnings {
+                editor.print(&w);
+            }
+            built
+        })
     };
     let mut chat = Chat {
         config,
@@ -201,14 +219,14 @@ async fn run(
         editor,
         approvals,
         skill_names,
-        agent,
-        skills,
+        agent: None,
+        building: Some(building),
+        skills: Arc::new(SkillRegistry::default()),
         id,
         session: None,
         started: false,
         outcome: ("answered", None),
     };
-    chat.set_skill_names();
     if let Some(r) = resume {
         if let Err(code) = chat.open(r) {
             return code;
@@ -261,6 +279,11 @@ impl Chat {
                 }
             };
             leaving = false;
+            if !line.trim().is_empty() {
+                if let Err(code) = self.ready(terminal).await {
+                    return code;
+                }
+            }
             let text = commands::join_continued(&line);
             if !text.trim().is_empty() {
                 self.editor.remember(&text);
@@ -294,14 +317,18 @@ impl Chat {
                     let totals = self.session.as_ref().map(Session::totals);
                     self.say(&parts::usage_text(&totals.unwrap_or_default()));
                 }
-                Input::Context => self.say(&parts::context_text(
-                    &self.agent.system_prompt,
-                    &self.skills.catalog(self.config.skills_catalog_budget),
-                    self.skills.len(),
-                    self.config.skills_catalog_budget,
-                    &self.agent.tools.specs(),
-                    self.messages(),
-                )),
+                Input::Context => {
+                    if let Some(agent) = &self.agent {
+                        self.say(&parts::context_text(
+                            &agent.system_prompt,
+                            &self.skills.catalog(self.config.skills_catalog_budget),
+                            self.skills.len(),
+                            self.config.skills_catalog_budget,
+                            &agent.tools.specs(),
+                            self.messages(),
+                        ))
+                    }
+                }
                 Input::Unknown(word) => {
                     self.say(&format!("hx: unknown command {word}; /help lists them"))
                 }
@@ -315,21 +342,69 @@ impl Chat {
         self.session.as_ref().map_or(&[], |s| s.messages())
     }
 
-    /// One line from the editor; SIGTERM or SIGHUP meanwhile ends the program (`Err`: its
-    /// exit code, everything closed).
+    /// One line from the editor; SIGTERM or SIGHUP meanwhile ends the program, and so does
+    /// a first build that fails (`Err`: the exit code, everything closed).
     async fn read(
         &mut self,
         prompt: &str,
         ends: &mut Signals,
         terminal: &SavedTerminal,
     ) -> Result<Read, i32> {
-        tokio::select! {
-            r = self.editor.read(prompt) => Ok(r),
-            sig = ends.recv() => {
-                terminal.restore();
-                Err(self.end_by_signal(sig))
+        let editor = self.editor.clone();
+        let read = editor.read(prompt);
+        tokio::pin!(read);
+        loop {
+            tokio::select! {
+                r = &mut read => return Ok(r),
+                sig = ends.recv() => {
+                    terminal.restore();
+                    return Err(self.end_by_signal(sig));
+                }
+                built = async {
+                    match self.building.as_mut() {
+                        Some(b) => b.await,
+                        None => std::future::pending().await,
+                    }
+                }, if self.building.is_some() => {
+                    self.building = None;
+                    self.install(built, terminal)?;
+                }
             }
         }
+    }
+
+    /// Waits for the first build, if it is still running.
+    async fn ready(&mut self, terminal: &SavedTerminal) -> Result<(), i32> {
+        if let Some(building) = self.building.take() {
+            self.install(building.await, terminal)?;
+        }
+        Ok(())
+    }
+
+    /// Puts the first build's agent in place; a build that failed (a hooks file that is not
+    /// valid, a sandbox that is required but cannot be had) ends the program with exit 2,
+    /// before any request, as it does `hx agent`.
+    fn install(
+        &mut self,
+        built: Result<Built, tokio::task::JoinError>,
+        terminal: &SavedTerminal,
+    ) -> Result<(), i32> {
+        let failed = match built {
+            Ok(Ok((agent, skills))) => {
+                self.agent = Some(agent);
+                self.skills = skills;
+                self.set_skill_names();
+                return Ok(());
+            }
+            Ok(Err(e)) => (exit::USAGE, e),
+            Err(e) => (exit::FAILED, format!("cannot build the agent: {e}")),
+        };
+        // Straight to the terminal, not above the prompt: hx ends before the editor would
+        // print it.
+        terminal.restore();
+        self.say(&format!("\nhx: {}", failed.1));
+        self.close_session();
+        Err(failed.0)
     }
 
     /// Ends the program on SIGTERM or SIGHUP: the session records it and is named.
@@ -371,7 +446,7 @@ impl Chat {
         self.started = true;
         self.session();
         let Chat {
-            agent,
+            agent: Some(agent),
             session: Some(session),
             term,
             config,
@@ -470,7 +545,8 @@ impl Chat {
     /// Builds the agent for session `id` with the current config and puts it in place. A
     /// `fresh` session starts over: no approvals, and SessionStart hooks run again.
     fn rebuild(&mut self, id: String, fresh: bool) -> Result<(), String> {
-        let (agent, skills) = build_agent_with(
+        let mut warnings = Vec::new();
+        let built = build_agent_with(
             &self.config,
             &self.cwd,
             &self.env,
@@ -478,8 +554,13 @@ impl Chat {
             self.recorder.clone(),
             &id,
             Some(self.approvals.clone()),
-        )?;
-        self.agent = agent;
+            &mut warnings,
+        );
+        for w in warnings {
+            self.say(&w);
+        }
+        let (agent, skills) = built?;
+        self.agent = Some(agent);
         self.skills = skills;
         self.id = id;
         self.set_skill_names();

@@ -25,16 +25,21 @@ pub struct Chat {
 impl Chat {
     /// Starts `hx` with the prepared arguments in a new terminal and waits for its prompt.
     pub fn start(hx: &Hx) -> Chat {
+        let mut chat = Chat::spawn(hx);
+        chat.expect(PROMPT);
+        chat
+    }
+
+    /// Starts `hx` with the prepared arguments in a new terminal.
+    pub fn spawn(hx: &Hx) -> Chat {
         let options = Options::new()
             .timeout_ms(Some(TIMEOUT_MS))
             .strip_ansi_escape_codes(true);
         let p = spawn_with_options(hx.terminal_command(), options).expect("start hx in a pty");
-        let mut chat = Chat {
+        Chat {
             p,
             seen: String::new(),
-        };
-        chat.expect(PROMPT);
-        chat
+        }
     }
 
     /// Waits for `text` on the terminal; returns what came before it.
