@@ -331,3 +331,35 @@ fn skills_found_while_the_prompt_is_up_complete_with_tab() {
         Some(&json!({"role": "user", "content": "/sync-upstream now"}))
     );
 }
+
+#[test]
+fn a_pasted_block_and_continued_lines_are_one_message_each() {
+    let server = FakeServer::start(vec![Reply::text("One."), Reply::text("Two.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    // Bracketed paste, as a terminal sends it: the newlines inside do not send anything.
+    chat.p
+        .send("\x1b[200~first line\rsecond line\x1b[201~")
+        .expect("paste");
+    chat.type_line("");
+    chat.expect("One.");
+    chat.expect(PROMPT);
+    // A trailing backslash asks for another line, and is not part of the message.
+    chat.type_line("third \\");
+    chat.type_line("fourth");
+    chat.expect("Two.");
+    chat.expect(PROMPT);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = |i: usize| messages(&requests[i].body).last().cloned();
+    assert_eq!(
+        last(0),
+        Some(json!({"role": "user", "content": "first line\nsecond line"}))
+    );
+    assert_eq!(
+        last(1),
+        Some(json!({"role": "user", "content": "third \nfourth"}))
+    );
+}
