@@ -4,7 +4,8 @@
 //!
 //! Order per event: the trace first (it sees every step; PostToolUse is traced once the hooks
 //! have added to the result), then the user's hooks (matching ones run concurrently, see
-//! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call).
+//! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call). In
+//! `hx chat` the guard's refusal, and only the guard's, is put to the user (an [`Approver`]).
 
 use std::path::PathBuf;
 use std::sync::Arc;
