@@ -363,3 +363,30 @@ fn a_pasted_block_and_continued_lines_are_one_message_each() {
         Some(json!({"role": "user", "content": "third \nfourth"}))
     );
 }
+
+#[test]
+fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
+    let server = FakeServer::start(vec![
+        Reply::text("One."),
+        Reply::text("Two."),
+        Reply::text("Three."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    chat.say("/new");
+    chat.say("second");
+    chat.type_line("/resume");
+    // Newest first: the second session is 1, the first 2.
+    chat.expect("Resume which?");
+    assert!(chat.say("2").contains("hx: resumed session"));
+    chat.say("third");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let first = messages(&body(&server, 0)).clone();
+    let third = messages(&body(&server, 2)).clone();
+    assert_eq!(&third[..first.len()], &first[..]);
+    assert_eq!(third[first.len()]["content"], "One.");
+    assert_eq!(third.last(), Some(&json!({"role": "user", "content": "third"})));
+    assert_eq!(session_files(&hx).len(), 2);
+}
