@@ -387,6 +387,9 @@ fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
     let third = messages(&body(&server, 2)).clone();
     assert_eq!(&third[..first.len()], &first[..]);
     assert_eq!(third[first.len()]["content"], "One.");
-    assert_eq!(third.last(), Some(&json!({"role": "user", "content": "third"})));
+    assert_eq!(
+        third.last(),
+        Some(&json!({"role": "user", "content": "third"}))
+    );
     assert_eq!(session_files(&hx).len(), 2);
 }
