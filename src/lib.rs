@@ -4,6 +4,7 @@
 //! drive the same code the user runs.
 
 pub mod agent;
+pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod hooks;

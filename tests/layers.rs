@@ -15,7 +15,7 @@ const LAYERS: &[&[&str]] = &[
     &["skills", "session", "trust"],
     &["hooks"],
     &["config"],
-    &["agent"],
+    &["agent", "chat"],
     &["cli"],
 ];
 

@@ -70,10 +70,30 @@ impl Agent {
         task: &str,
         sink: &mut dyn EventSink,
     ) -> Result<Outcome, ModelError> {
+        self.run_message(session, task, sink, true).await
+    }
+
+    /// [`Agent::run`] for one message of a conversation (`hx chat`): `session_start` says
+    /// whether this message starts the session's use here, so SessionStart hooks run once per
+    /// conversation rather than once per message. `max_turns` counts this message's requests.
+    /// Dropping the future cancels the message: calls it leaves unanswered are the caller's
+    /// to answer before the next request.
+    pub async fn run_message(
+        &self,
+        session: &mut Session,
+        task: &str,
+        sink: &mut dyn EventSink,
+        session_start: bool,
+    ) -> Result<Outcome, ModelError> {
         let cx = &self.hook_cx;
         let mut task = task.to_string();
+        let turns_before = session.stats.turns;
         if !self.is_subagent {
-            let start = self.hooks.notify(&HookEvent::SessionStart, cx).await;
+            let start = if session_start {
+                self.hooks.notify(&HookEvent::SessionStart, cx).await
+            } else {
+                Default::default()
+            };
             if let Some(reason) = start.stop_run {
                 return Ok(Outcome::Stopped(reason));
             }
@@ -103,7 +123,7 @@ impl Agent {
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
-            if session.stats.turns >= self.max_turns {
+            if session.stats.turns.saturating_sub(turns_before) >= self.max_turns {
                 // Hooks still hear that the run ended (the trace prints its figures), but
                 // cannot extend it past the limit.
                 self.hooks

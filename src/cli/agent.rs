@@ -13,6 +13,7 @@ use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process::{self, signal_name};
+
 use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
@@ -94,8 +95,8 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
 
 /// Ends everything hx started when `hx agent` returns, on every path; `[tools]
 /// keep_background` keeps what is still running instead.
-struct EndAll {
-    keep_background: bool,
+pub(super) struct EndAll {
+    pub(super) keep_background: bool,
 }
 
 impl Drop for EndAll {
@@ -118,7 +119,25 @@ pub struct Resumed {
 /// The session `-c` or `-r ID` names, read; `None` for a new session. Problems are reported
 /// here: an unknown or ambiguous id is a usage error (2), a damaged file a failure (1).
 fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resumed>, i32> {
-    if !args.continue_ && args.resume.is_none() {
+    find_session(
+        args.continue_,
+        args.resume.as_deref(),
+        !args.ephemeral,
+        cwd,
+        env,
+    )
+}
+
+/// The session `continue_` (the newest) or `resume` (an id or prefix) names, read; locked
+/// first when this run will `record` to it.
+pub(super) fn find_session(
+    continue_: bool,
+    resume: Option<&str>,
+    record: bool,
+    cwd: &Path,
+    env: &Env,
+) -> Result<Option<Resumed>, i32> {
+    if !continue_ && resume.is_none() {
         return Ok(None);
     }
     let Some(root) = session::store::sessions_root(env) else {
@@ -129,7 +148,7 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
     };
     let store = super::sessions::store_for(&root, cwd);
     let path =
-        match &args.resume {
+        match resume {
             Some(id) => store.find(id).map_err(|e| fail(exit::USAGE, e))?,
             None => match store.newest() {
                 Ok(Some(p)) => p,
@@ -156,10 +175,10 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
     };
     // Locked before it is read: a run still writing it must finish first, and nothing may be
     // added between this read and this run's first line.
-    let locked = if args.ephemeral {
-        None
-    } else {
+    let locked = if record {
         Some(session::log::open_locked(&path).map_err(|e| cannot(&e))?)
+    } else {
+        None
     };
     let loaded = match &locked {
         Some(f) => session::record::read_file(f),
@@ -229,6 +248,37 @@ pub fn build_agent(
     recorder: Recorder,
     session_id: &str,
 ) -> Result<Agent, String> {
+    let mut warnings = Vec::new();
+    let built = build_agent_with(
+        config,
+        cwd,
+        env,
+        term.clone(),
+        recorder,
+        session_id,
+        None,
+        &mut warnings,
+    );
+    for w in warnings {
+        term.line(&w);
+    }
+    built.map(|(agent, _)| agent)
+}
+
+/// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
+/// too), also giving the skills it found (for completion and `/skills`). Its warnings are
+/// added to `warnings` rather than printed: `hx chat` builds while its prompt is up.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_agent_with(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    term: Arc<Term>,
+    recorder: Recorder,
+    session_id: &str,
+    approver: Option<Arc<dyn hooks::Approver>>,
+    warnings: &mut Vec<String>,
+) -> Result<(Agent, Arc<skills::SkillRegistry>), String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -242,17 +292,16 @@ pub fn build_agent(
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
     for w in &plan.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
         .with_trace(Arc::new(TraceHook::new(term.clone())))
-        .with_guard(config.guard);
-    let (entries, warnings) = hooks::config::load(&root, env)?;
-    for w in warnings {
-        term.line(&w);
-    }
+        .with_guard(config.guard)
+        .with_approver(approver);
+    let (entries, hook_warnings) = hooks::config::load(&root, env)?;
+    warnings.extend(hook_warnings);
     let user_hooks =
         CommandHooks::new(entries, term.clone()).with_output_chars(config.limits.output_chars);
     if !user_hooks.is_empty() {
@@ -284,7 +333,7 @@ pub fn build_agent(
         recorder,
     };
     for w in &discovery.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
@@ -294,12 +343,12 @@ pub fn build_agent(
     let echo: crate::tools::Echo = Arc::new(move |text: &str| echo_term.line(text));
     registry.register(Arc::new(TodoWrite::new(todos.clone(), echo)));
     registry.register(Arc::new(Task::new(child.clone())));
-    registry.register(Arc::new(LoadSkill::new(skills)));
+    registry.register(Arc::new(LoadSkill::new(skills.clone())));
     let hook_cx = HookContext {
         tool_aliases: Arc::new(registry.claude_names()),
         ..child.hook_cx.clone()
     };
-    Ok(Agent {
+    let agent = Agent {
         tools: ToolSet::all(registry),
         hook_cx,
         system_prompt: prompt::assemble(prompt::base(&root), &[catalog]),
@@ -307,11 +356,12 @@ pub fn build_agent(
         reminders: vec![todos],
         is_subagent: false,
         ..child
-    })
+    };
+    Ok((agent, skills))
 }
 
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
-fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
+pub(super) fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
     let store = (!ephemeral && config.sessions)
         .then(|| session::store::sessions_root(env))
         .flatten()
@@ -342,7 +392,7 @@ fn recorded_url(url: &str) -> String {
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
 /// one. `Err` is an exit code, the problem reported.
-fn open_session(
+pub(super) fn open_session(
     recorder: &Recorder,
     id: String,
     resume: Option<Resumed>,
@@ -510,13 +560,18 @@ fn close_session(session: &mut Session, term: &Term) {
 }
 
 /// The signals that cancel a run: Ctrl-C, `kill`, the terminal going away, and Ctrl-\.
-const CANCELLING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
+pub(super) const CANCELLING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-struct Signals(Vec<(i32, Signal)>);
+pub(super) struct Signals(Vec<(i32, Signal)>);
 
 impl Signals {
     fn new() -> std::io::Result<Signals> {
-        CANCELLING
+        Self::of(&CANCELLING)
+    }
+
+    /// Watches `signals`: from here on they no longer take their default action.
+    pub(super) fn of(signals: &[i32]) -> std::io::Result<Signals> {
+        signals
             .iter()
             .map(|&n| Ok((n, signal(SignalKind::from_raw(n))?)))
             .collect::<std::io::Result<_>>()
@@ -524,7 +579,7 @@ impl Signals {
     }
 
     /// The number of the first cancelling signal to arrive.
-    async fn recv(&mut self) -> i32 {
+    pub(super) async fn recv(&mut self) -> i32 {
         let waits = self.0.iter_mut().map(|(n, s)| {
             Box::pin(async move {
                 s.recv().await;
@@ -536,7 +591,7 @@ impl Signals {
 }
 
 /// Reaps orphans re-parented to hx as they end, for the whole run.
-async fn reap_orphans() {
+pub(super) async fn reap_orphans() {
     let Ok(mut sigchld) = signal(SignalKind::child()) else {
         return;
     };

@@ -15,6 +15,7 @@ macro_rules! errln {
 }
 
 mod agent;
+mod chat;
 mod sandbox;
 mod sessions;
 mod skills;
@@ -45,17 +46,21 @@ pub mod exit {
                   directory and sends the results back, until the model answers in plain text. \
                   Project rules live in skills (.agents/skills/NAME/SKILL.md): the model sees \
                   their names and descriptions and loads one when the task needs it.",
-    after_help = "Run 'hx agent --help' for the agent's options, configuration and exit codes."
+    after_help = "Without a command, on a terminal, hx starts a conversation (hx chat).\n\
+                  Run 'hx agent --help' for the agent's options, configuration and exit codes."
 )]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the agent on a task until it answers
     Agent(AgentArgs),
+    /// Talk with the agent in the terminal: each message a turn of one session (also: hx
+    /// with no arguments, on a terminal)
+    Chat(ChatArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
@@ -208,6 +213,54 @@ pub struct AgentArgs {
     pub ephemeral: bool,
 }
 
+#[derive(Debug, Args, Default)]
+#[command(after_long_help = CHAT_HELP)]
+pub struct ChatArgs {
+    /// Model name [default: deepseek-v4-flash, or HX_MODEL]
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Base URL of the API; requests go to {base}/chat/completions
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model requests per message before the turn stops [default: 200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Show the model's reasoning, dimmed
+    #[arg(long)]
+    pub show_reasoning: bool,
+    /// Turn off the built-in guard (then nothing is asked either)
+    #[arg(long)]
+    pub no_guard: bool,
+    /// What bash may write: workspace-write, read-only, or off [default: workspace-write]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Continue the newest session of this workspace
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Continue the session with this id (a unique prefix is enough)
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Record nothing: no session file
+    #[arg(long)]
+    pub ephemeral: bool,
+}
+
+const CHAT_HELP: &str = "\
+Type a message and press Enter; the answer streams as it arrives. Alt-Enter or a trailing \\
+starts a new line, a pasted block is one message, Ctrl-R searches the history
+($XDG_STATE_HOME/hx/history), Tab completes commands and skill names.
+
+Ctrl-C stops the running turn (its commands and subagents too) and gives the prompt back;
+at an empty prompt, Ctrl-C twice, Ctrl-D or /exit leaves. /help lists the commands.
+
+When the guard would refuse a command, hx asks: y runs it once, a runs this exact command
+for the rest of the session, n (or Enter) refuses. A hook's block is never asked about.
+
+The conversation is a session like any other: hx agent -c \"...\" or hx chat -c goes on with it.";
+
 const AGENT_HELP: &str = "\
 Environment:
   DEEPSEEK_API_KEY   API key for the default provider (required for it)
@@ -266,13 +319,29 @@ pub fn main_with_args() -> i32 {
             };
         }
     };
-    match cli.command {
+    let Some(command) = cli.command else {
+        return bare();
+    };
+    match command {
         Command::Agent(args) => agent::agent_command(args),
+        Command::Chat(args) => chat::chat_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),
         Command::Sandbox(args) => sandbox::sandbox_command(args),
     }
+}
+
+/// `hx` alone: a conversation when a person is at a terminal, else the usage (exit 2).
+fn bare() -> i32 {
+    use clap::CommandFactory;
+    use std::io::{IsTerminal, Write};
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        return chat::chat_command(ChatArgs::default());
+    }
+    let help = Cli::command().render_help();
+    let _ = write!(std::io::stderr(), "{help}");
+    exit::USAGE
 }
 
 fn trust_command(args: TrustArgs) -> i32 {

@@ -4,7 +4,8 @@
 //!
 //! Order per event: the trace first (it sees every step; PostToolUse is traced once the hooks
 //! have added to the result), then the user's hooks (matching ones run concurrently, see
-//! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call).
+//! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call). In
+//! `hx chat` the guard's refusal, and only the guard's, is put to the user (an [`Approver`]).
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -156,13 +157,38 @@ pub struct Combined {
     pub stop_run: Option<String>,
 }
 
+/// The user's answer when the guard would refuse a call (interactive mode only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Run it this once.
+    Once,
+    /// Run it, and this exact command again without asking for the rest of the session.
+    Always,
+    /// Do not run it: the guard's refusal stands.
+    Refused,
+}
+
+/// Someone to put the guard's refusal to: the person at the terminal in `hx chat`. One-shot
+/// runs have none, so they never ask.
+pub trait Approver: Send + Sync {
+    /// Whether to run `command`, which the guard refuses for `reason`.
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        command: &'a str,
+        reason: &'a str,
+        cx: &'a HookContext,
+    ) -> BoxFuture<'a, Approval>;
+}
+
 /// The hooks of a run: the trace, the user's hooks (one [`Hook`] that runs and merges all of
-/// them), and whether the guard is on.
+/// them), whether the guard is on, and whom to ask when it refuses.
 #[derive(Clone, Default)]
 pub struct Hooks {
     trace: Option<Arc<trace::TraceHook>>,
     user: Option<Arc<dyn Hook>>,
     guard: bool,
+    approver: Option<Arc<dyn Approver>>,
 }
 
 impl Hooks {
@@ -182,6 +208,12 @@ impl Hooks {
 
     pub fn with_user(mut self, hook: Arc<dyn Hook>) -> Self {
         self.user = Some(hook);
+        self
+    }
+
+    /// Puts the guard's refusals to `approver` instead of refusing at once.
+    pub fn with_approver(mut self, approver: Option<Arc<dyn Approver>>) -> Self {
+        self.approver = approver;
         self
     }
 
@@ -282,6 +314,17 @@ impl Hooks {
             None if self.guard => guard_verdict(call, effective).map(|r| ("guard", r)),
             None => None,
         };
+        // Only the guard's refusal is put to the user: a hook's block is the user's own rule,
+        // and no prompt overrides it.
+        let block = match (block, &self.approver, guarded_command(call, effective)) {
+            (Some(("guard", reason)), Some(approver), Some(command)) => {
+                match approver.approve(call, command, &reason, cx).await {
+                    Approval::Once | Approval::Always => None,
+                    Approval::Refused => Some(("guard", reason)),
+                }
+            }
+            (block, _, _) => block,
+        };
         match block {
             Some((by, reason)) => {
                 if let Some(t) = &self.trace {
@@ -297,17 +340,20 @@ impl Hooks {
     }
 }
 
-/// The guard's reason to refuse a `bash` call, if any.
+/// The guard's reason to refuse a `bash` call, if any. The reason may quote the command:
+/// bounded, since it is shown on stderr as well.
 fn guard_verdict(call: &ToolCall, args: Option<&Value>) -> Option<String> {
+    guarded_command(call, args)
+        .and_then(guard::check_command)
+        .map(|r| crate::tools::output::quote(&r).into_owned())
+}
+
+/// The command line of a `bash` call, which the guard reads.
+fn guarded_command<'a>(call: &ToolCall, args: Option<&'a Value>) -> Option<&'a str> {
     if call.name != "bash" {
         return None;
     }
-    // The reason may quote the command: bounded, since it is shown on stderr as well.
-    args?
-        .get("command")
-        .and_then(Value::as_str)
-        .and_then(guard::check_command)
-        .map(|r| crate::tools::output::quote(&r).into_owned())
+    args?.get("command").and_then(Value::as_str)
 }
 
 /// Hook-supplied text goes after the tool's own output, so the model reads both.

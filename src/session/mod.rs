@@ -16,7 +16,7 @@ pub mod record;
 pub mod store;
 
 pub use log::SessionLog;
-pub use record::{End, Figures, Header, Loaded, RunInfo};
+pub use record::{ApprovalLine, End, Figures, Header, Loaded, RunInfo};
 pub use store::Store;
 
 /// What a run did, for the Stop line and the session's `end` line.
@@ -242,6 +242,21 @@ impl Session {
         self.stats.has_usage = true;
         if let Some(l) = &self.log {
             l.write(&record::usage_line(u));
+        }
+    }
+
+    /// Records the user's answer to an approval question (`hx chat`).
+    pub fn record_approval(&mut self, a: &ApprovalLine) {
+        if let Some(l) = &self.log {
+            l.write(&record::approval_line(a));
+        }
+    }
+
+    /// Records that the conversation goes on with another model (`/model`): a resumed
+    /// session continues with it.
+    pub fn record_model(&mut self, model: &str) {
+        if let Some(l) = &self.log {
+            l.write(&record::model_line(model, &store::now_rfc3339()));
         }
     }
 

@@ -3,8 +3,10 @@
 //! Line 1 is the [`Header`]. Every later line is an object with a `type`:
 //! `run` (a later run continued the session), `message` (one message exactly as sent to the
 //! API), `usage` (one model request's token figures), `end` (how a run ended, with its figures
-//! and the session's running totals). Readers skip types they do not know, so later versions
-//! can add lines (compaction, approvals) without breaking older readers.
+//! and the session's running totals), `model` (`hx chat`'s `/model` switched the model),
+//! `approval` (the user's answer when the guard would have refused a command, in `hx chat`).
+//! Readers skip types they do not know, so later versions can add lines (compaction) without
+//! breaking older readers.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -92,6 +94,21 @@ pub struct End {
     pub run: Figures,
     /// The whole session's figures so far (every run), so a listing needs only the last line.
     pub session: Figures,
+}
+
+/// The user's answer when the guard would have refused a command (`hx chat`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalLine {
+    /// The call the question was about.
+    pub call_id: String,
+    pub command: String,
+    /// The guard's reason.
+    pub reason: String,
+    /// `once`, `always` (this exact command for the rest of the session), `refused`, or
+    /// `allowed` (run without asking, after an earlier `always`).
+    pub answer: String,
+    /// RFC 3339, UTC.
+    pub at: String,
 }
 
 /// A message as the API sends and receives it; the reading side of [`Message::to_json`].
@@ -218,6 +235,17 @@ pub fn run_line(r: &RunInfo) -> String {
     let mut v = serde_json::to_value(r).unwrap_or_default();
     v["type"] = "run".into();
     v.to_string()
+}
+
+pub fn approval_line(a: &ApprovalLine) -> String {
+    let mut v = serde_json::to_value(a).unwrap_or_default();
+    v["type"] = "approval".into();
+    v.to_string()
+}
+
+/// The model the conversation goes on with, from here.
+pub fn model_line(model: &str, at: &str) -> String {
+    serde_json::json!({"type": "model", "model": model, "at": at}).to_string()
 }
 
 pub fn end_line(e: &End) -> String {
@@ -429,6 +457,11 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     loaded.base_url = u;
                 }
                 let _ = ev.started_at;
+            }
+            "model" => {
+                if let Some(m) = ev.model {
+                    loaded.model = m;
+                }
             }
             "end" => {
                 loaded.last_outcome = Some(ev.outcome.unwrap_or_else(|| "unknown".into()));
