@@ -358,8 +358,8 @@ fn context_settings(
         .unwrap_or(context::DEFAULT_WINDOW);
     if window < context::MIN_WINDOW {
         return Err(ConfigError(format!(
-            "context_window = {window} is too small: the system prompt and the tools alone take \
-             about 1,000 tokens; set it to the model's window in tokens (at least {})",
+            "context_window = {window} is too small: set it to the model's window in tokens (at \
+             least {}; the system prompt and the tool schemas alone take a few thousand)",
             context::MIN_WINDOW
         )));
     }

@@ -46,12 +46,11 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         Err(e) => return fail(exit::USAGE, e),
     };
     let specs = agent.tools.specs();
-    let schemas = estimate::overhead(&config.model, &specs);
     let mut rows: Vec<(String, usize)> = parts
         .iter()
         .map(|(what, text)| (what.clone(), text.len()))
         .collect();
-    let schema_bytes = usize::try_from(schemas * estimate::BYTES_PER_TOKEN).unwrap_or(0);
+    let schema_bytes = estimate::overhead_bytes(&config.model, &specs);
     rows.push((
         format!("tool schemas ({} tools)", specs.len()),
         schema_bytes,

@@ -39,11 +39,16 @@ pub fn messages(ms: &[Message]) -> u64 {
 
 /// The part of every request that is not messages: the tool schemas and the fixed keys.
 pub fn overhead(model: &str, tools: &[ToolSpec]) -> u64 {
-    tokens(json_len(&ChatRequest {
+    tokens(overhead_bytes(model, tools))
+}
+
+/// [`overhead`] in bytes.
+pub fn overhead_bytes(model: &str, tools: &[ToolSpec]) -> usize {
+    json_len(&ChatRequest {
         model,
         messages: &[],
         tools,
-    }))
+    })
 }
 
 /// Bytes of `v` as JSON, counted without building the text.
