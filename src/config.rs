@@ -16,6 +16,7 @@ use serde::Deserialize;
 // here, where callers have always found them.
 pub use crate::paths::{process_env, user_config_dir, Env};
 
+use crate::context::{self, CompactAt};
 use crate::model::{ClientOptions, ReasoningEcho};
 use crate::process::{EnvPolicy, Inherit};
 use crate::sandbox;
@@ -42,6 +43,8 @@ pub struct ProviderFile {
     /// answers 400 without it), `auto` (when the server streams that key), `never` (servers
     /// that reject unknown message fields).
     pub send_reasoning: Option<ReasoningEcho>,
+    /// Tokens the provider's model accepts in one request.
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -100,6 +103,14 @@ pub struct FileConfig {
     pub skills_catalog_budget: Option<usize>,
     /// Record every run as a session file (default on).
     pub sessions: Option<bool>,
+    /// Tokens the model accepts in one request, for providers whose table sets none.
+    pub context_window: Option<u64>,
+    /// When to compact: a share of the window (`0.8`) or a number of tokens (`200000`).
+    pub compact_at: Option<CompactAtFile>,
+    /// Put the AGENTS.md files in the system prompt (default on).
+    pub project_doc: Option<bool>,
+    /// Bytes the AGENTS.md files may take in the system prompt, all together.
+    pub project_doc_max_bytes: Option<usize>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
     #[serde(default)]
@@ -111,6 +122,14 @@ pub struct FileConfig {
     /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
     #[serde(default)]
     pub sandbox: sandbox::SandboxFile,
+}
+
+/// `compact_at` as written: TOML tells a float (a share of the window) from an integer (tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum CompactAtFile {
+    Tokens(u64),
+    Fraction(f64),
 }
 
 macro_rules! overlay {
@@ -162,7 +181,11 @@ impl FileConfig {
             show_reasoning,
             guard,
             skills_catalog_budget,
-            sessions
+            sessions,
+            context_window,
+            compact_at,
+            project_doc,
+            project_doc_max_bytes
         );
         overlay!(
             self.network,
@@ -195,7 +218,15 @@ impl FileConfig {
         self.sandbox = self.sandbox.overlay(top.sandbox);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
-            overlay!(e, p, base_url, api_key_env, model, send_reasoning);
+            overlay!(
+                e,
+                p,
+                base_url,
+                api_key_env,
+                model,
+                send_reasoning,
+                context_window
+            );
         }
         self
     }
@@ -236,6 +267,8 @@ pub struct Flags {
     pub no_guard: bool,
     /// `--sandbox MODE`.
     pub sandbox: Option<sandbox::Mode>,
+    /// `--no-project-doc`.
+    pub no_project_doc: bool,
 }
 
 /// Everything a run needs to know, resolved.
@@ -255,6 +288,11 @@ pub struct Config {
     pub skills_catalog_budget: usize,
     /// Whether runs are recorded as session files.
     pub sessions: bool,
+    /// The model's context window and when to compact.
+    pub context: context::Settings,
+    /// Whether the AGENTS.md files go into the system prompt, and how many bytes of them.
+    pub project_doc: bool,
+    pub project_doc_max_bytes: usize,
     pub client: ClientOptions,
     pub limits: ToolLimits,
     /// The environment policy of tool commands.
@@ -298,6 +336,7 @@ fn preset(name: &str) -> Option<ProviderFile> {
         api_key_env: key.map(Into::into),
         model: model.map(Into::into),
         send_reasoning: Some(echo),
+        context_window: None,
     })
 }
 
@@ -308,6 +347,46 @@ pub const TRUST: trust::Kind = trust::Kind {
     label: "project config",
     review,
 };
+
+/// The window and the compaction point of a run: the provider's table, else the top-level
+/// `context_window`, else what hx knows of the model, else [`context::DEFAULT_WINDOW`].
+fn context_settings(
+    file: &FileConfig,
+    table: &ProviderFile,
+    model: &str,
+) -> Result<context::Settings, ConfigError> {
+    let window = table
+        .context_window
+        .or(file.context_window)
+        .or_else(|| context::builtin_window(model))
+        .unwrap_or(context::DEFAULT_WINDOW);
+    if window < context::MIN_WINDOW {
+        return Err(ConfigError(format!(
+            "context_window = {window} is too small: set it to the model's window in tokens (at \
+             least {}; the system prompt and the tool schemas alone take a few thousand)",
+            context::MIN_WINDOW
+        )));
+    }
+    let compact_at = match file.compact_at {
+        None => CompactAt::Fraction(context::DEFAULT_COMPACT_AT),
+        Some(CompactAtFile::Fraction(f)) if f > 0.0 && f <= 1.0 => CompactAt::Fraction(f),
+        Some(CompactAtFile::Fraction(f)) => {
+            return Err(ConfigError(format!(
+                "compact_at = {f} is not a share of the window: write a number above 0 and at \
+                 most 1.0 (0.8 is 80 %), or a number of tokens such as 200000"
+            )))
+        }
+        Some(CompactAtFile::Tokens(t)) if t >= context::MIN_WINDOW => CompactAt::Tokens(t),
+        Some(CompactAtFile::Tokens(t)) => {
+            return Err(ConfigError(format!(
+                "compact_at = {t} is a number of tokens, and too small (at least {}); for a \
+                 share of the window write a fraction such as 0.8",
+                context::MIN_WINDOW
+            )))
+        }
+    };
+    Ok(context::Settings { window, compact_at })
+}
 
 impl Config {
     /// The configuration of a run started in `cwd`. The project file applies only while
@@ -470,6 +549,7 @@ impl Config {
         .map_err(|e| ConfigError(format!("[shell_env] {e}")))?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+        let context = context_settings(&file, &table, &model)?;
         Ok(Config {
             sandbox,
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
@@ -489,6 +569,11 @@ impl Config {
                 .skills_catalog_budget
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
             sessions: file.sessions.unwrap_or(true),
+            context,
+            project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),
+            project_doc_max_bytes: file
+                .project_doc_max_bytes
+                .unwrap_or(context::DEFAULT_PROJECT_DOC_MAX_BYTES),
             client,
             limits,
             shell_env,

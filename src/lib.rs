@@ -7,6 +7,7 @@ pub mod agent;
 pub mod chat;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod hooks;
 pub mod model;
 pub mod paths;

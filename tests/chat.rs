@@ -393,3 +393,40 @@ fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
     );
     assert_eq!(session_files(&hx).len(), 2);
 }
+
+#[test]
+fn compact_summarises_the_conversation_and_the_next_message_goes_on_from_it() {
+    let server = FakeServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Goal: greet. Progress: greeted."),
+        Reply::text("Second answer."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("hello there").contains("First answer."));
+    let shown = chat.say("/compact");
+    assert!(shown.contains("compacted:"), "{shown}");
+    assert!(chat.say("and now?").contains("Second answer."));
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request has no tools; the next request starts from its answer.
+    assert!(
+        requests[1].body.get("tools").is_none(),
+        "{}",
+        requests[1].body
+    );
+    let next = messages(&requests[2].body);
+    let text = serde_json::to_string(next).expect("json");
+    assert!(text.contains("Goal: greet. Progress: greeted."), "{text}");
+    assert!(
+        !text.contains("First answer."),
+        "the old history was replaced: {text}"
+    );
+    assert_eq!(
+        next.last().expect("a message"),
+        &json!({"role": "user", "content": "and now?"})
+    );
+}

@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["process"],
     &["tools"],
     &["skills", "session", "trust"],
-    &["hooks"],
+    &["hooks", "context"],
     &["config"],
     &["agent", "chat"],
     &["cli"],

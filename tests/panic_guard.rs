@@ -94,6 +94,8 @@ fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
         reminders: Vec::new(),
         is_subagent: false,
         recorder: Recorder::default(),
+        context: Default::default(),
+        restore: Vec::new(),
     }
 }
 

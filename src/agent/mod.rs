@@ -8,13 +8,12 @@ use futures_util::future::join_all;
 use futures_util::FutureExt;
 
 use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{
-    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall,
-};
+use crate::model::{ChatModel, EventSink, Message, ModelError, ReasoningEcho, ToolCall};
 use crate::session::{Recorder, Session};
 use crate::tools::output::{bound, quote};
-use crate::tools::{parse_args, Reminder, ToolContext, ToolResult, ToolSet};
+use crate::tools::{parse_args, Reminder, Restore, ToolContext, ToolResult, ToolSet};
 
+pub mod compact;
 pub mod prompt;
 pub mod task;
 
@@ -50,6 +49,10 @@ pub struct Agent {
     pub is_subagent: bool,
     /// Where the sessions of subagents this agent starts are recorded.
     pub recorder: Recorder,
+    /// The model's context window and when to compact (see [`compact`]).
+    pub context: crate::context::Settings,
+    /// Told the history when compaction replaces it (the loaded skills, the todo list).
+    pub restore: Vec<Arc<dyn Restore>>,
 }
 
 /// One call's result, whether a hook blocked it, and a hook's request to stop the run.
@@ -120,6 +123,7 @@ impl Agent {
         session.push(Message::User(task));
         // The specs are fixed for the run: the request prefix must not change between turns.
         let tools = self.tools.specs();
+        let mut meter = self.meter(&tools);
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
@@ -132,14 +136,11 @@ impl Agent {
                 break Outcome::MaxTurns(last_text);
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
-            let req = ChatRequest {
-                model: &self.model_name,
-                messages: session.messages(),
-                tools: &tools,
-            };
-            let turn = match self.model.complete(&req, sink).await {
+            // Made to fit the context window first, when it would not (see `compact`).
+            let turn = match self.request(session, &tools, &mut meter, sink).await {
                 Ok(t) => t,
-                Err(e) => {
+                Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
+                Err(compact::Ended::Error(e)) => {
                     // The run is over: hooks hear it (the trace prints the figures so far).
                     self.hooks
                         .notify(&self.stop_event(&session.stats, false), cx)

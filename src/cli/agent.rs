@@ -7,9 +7,11 @@ use std::sync::Arc;
 use super::{exit, fail, AgentArgs};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::agent::compact::Ended;
 use crate::agent::task::Task;
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
+use crate::context::instructions;
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
 use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process::{self, signal_name};
@@ -34,8 +36,15 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         show_reasoning: args.show_reasoning,
         no_guard: args.no_guard,
         sandbox: args.sandbox,
+        no_project_doc: args.no_project_doc,
     };
     let env = process_env();
+    if args.compact && !args.continue_ && args.resume.is_none() {
+        return fail(
+            exit::USAGE,
+            "--compact compacts a recorded session: name it with -c (the newest) or -r ID",
+        );
+    }
     let resume = match find_resumed(&args, &cwd, &env) {
         Ok(r) => r,
         Err(code) => return code,
@@ -56,9 +65,13 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     if let Err(e) = config.require_key() {
         return fail(exit::USAGE, e);
     }
-    let task = match read_task(&args.task) {
-        Ok(t) => t,
-        Err(e) => return fail(exit::USAGE, e),
+    // `--compact` has no task: it compacts the session and stops.
+    let task = match args.compact {
+        true => None,
+        false => match read_task(&args.task) {
+            Ok(t) => Some(t),
+            Err(e) => return fail(exit::USAGE, e),
+        },
     };
     // The key is in `config` now: blank the secrets in hx's own environment, where a command
     // could read them back (/proc/$PPID/environ). Nothing else runs yet.
@@ -239,7 +252,8 @@ fn read_task(words: &[String]) -> Result<String, String> {
 
 /// The main agent for `cwd`: every tool, the trace hook, the guard, the user's command hooks
 /// (hooks.json; load warnings go to `term`, and a file that is not valid is the error), the
-/// skill catalog. The subagent that `task` starts shares its model, hooks and workspace.
+/// project instructions, the skill catalog. The subagent that `task` starts shares its model,
+/// hooks, workspace and project instructions.
 pub fn build_agent(
     config: &Config,
     cwd: &Path,
@@ -262,12 +276,24 @@ pub fn build_agent(
     for w in warnings {
         term.line(&w);
     }
-    built.map(|(agent, _)| agent)
+    built.map(|b| b.agent)
+}
+
+/// The parts of the main agent's system prompt, in order, as (what, text): for `hx context`.
+pub type PromptParts = Vec<(String, String)>;
+
+/// The main agent, and what building it found besides.
+pub struct Built {
+    pub agent: Agent,
+    /// The skills (for completion and `/skills` in `hx chat`).
+    pub skills: Arc<skills::SkillRegistry>,
+    /// What the system prompt was assembled from (`hx context`).
+    pub parts: PromptParts,
 }
 
 /// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
-/// too), also giving the skills it found (for completion and `/skills`). Its warnings are
-/// added to `warnings` rather than printed: `hx chat` builds while its prompt is up.
+/// too). Its warnings are added to `warnings` rather than printed: `hx chat` builds while its
+/// prompt is up.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_agent_with(
     config: &Config,
@@ -278,7 +304,7 @@ pub(super) fn build_agent_with(
     session_id: &str,
     approver: Option<Arc<dyn hooks::Approver>>,
     warnings: &mut Vec<String>,
-) -> Result<(Agent, Arc<skills::SkillRegistry>), String> {
+) -> Result<Built, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -307,6 +333,20 @@ pub(super) fn build_agent_with(
     if !user_hooks.is_empty() {
         hooks = hooks.with_user(Arc::new(user_hooks));
     }
+    // Read once: the system prompt must stay the same for the whole run (prefix cache).
+    let instructions = if config.project_doc {
+        instructions::discover(
+            &root,
+            crate::paths::user_config_dir(env).as_deref(),
+            config.project_doc_max_bytes,
+        )
+    } else {
+        instructions::Instructions::default()
+    };
+    for w in &instructions.warnings {
+        term.line(&format!("hx: warning: {w}"));
+    }
+    let project_doc = instructions.section();
     let mut registry = Registry::standard();
     let child = Agent {
         model: Arc::new(client),
@@ -325,12 +365,18 @@ pub(super) fn build_agent_with(
             session_id: session_id.to_string(),
             tool_aliases: Arc::new(registry.claude_names()),
         },
-        system_prompt: prompt::subagent(&root),
+        // The same project, so the same instructions; no skill catalog (no load_skill).
+        system_prompt: prompt::assemble(
+            prompt::subagent(&root),
+            std::slice::from_ref(&project_doc),
+        ),
         max_turns: config.subagent_max_turns,
         reasoning_echo: config.reasoning_echo,
         reminders: Vec::new(),
         is_subagent: true,
         recorder,
+        context: config.context,
+        restore: Vec::new(),
     };
     for w in &discovery.warnings {
         warnings.push(format!("hx: warning: {w}"));
@@ -343,21 +389,37 @@ pub(super) fn build_agent_with(
     let echo: crate::tools::Echo = Arc::new(move |text: &str| echo_term.line(text));
     registry.register(Arc::new(TodoWrite::new(todos.clone(), echo)));
     registry.register(Arc::new(Task::new(child.clone())));
-    registry.register(Arc::new(LoadSkill::new(skills.clone())));
+    let load_skill = Arc::new(LoadSkill::new(skills.clone()));
+    registry.register(load_skill.clone());
     let hook_cx = HookContext {
         tool_aliases: Arc::new(registry.claude_names()),
         ..child.hook_cx.clone()
     };
+    let base = prompt::base(&root);
+    let mut parts: PromptParts = vec![("hx's own instructions".into(), base.clone())];
+    if !instructions.is_empty() {
+        parts.push((
+            "project instructions heading".into(),
+            instructions::Instructions::heading().into(),
+        ));
+        parts.extend(instructions.parts());
+    }
+    parts.push(("skill catalog".into(), catalog.clone()));
     let agent = Agent {
         tools: ToolSet::all(registry),
         hook_cx,
-        system_prompt: prompt::assemble(prompt::base(&root), &[catalog]),
+        system_prompt: prompt::assemble(base, &[project_doc, catalog]),
         max_turns: config.max_turns,
-        reminders: vec![todos],
+        reminders: vec![todos.clone()],
         is_subagent: false,
+        restore: vec![load_skill, todos],
         ..child
     };
-    Ok((agent, skills))
+    Ok(Built {
+        agent,
+        skills,
+        parts,
+    })
 }
 
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
@@ -452,7 +514,7 @@ async fn run_agent(
     config: Config,
     cwd: PathBuf,
     env: Env,
-    task: String,
+    task: Option<String>,
     resume: Option<Resumed>,
     ephemeral: bool,
 ) -> i32 {
@@ -472,6 +534,10 @@ async fn run_agent(
         Ok(s) => s,
         Err(code) => return code,
     };
+    // What the tools remember (skills loaded, the todo list) follows the history they see.
+    for r in &agent.restore {
+        r.restore(session.messages());
+    }
     let mut signals = match Signals::new() {
         Ok(s) => s,
         Err(e) => {
@@ -482,8 +548,18 @@ async fn run_agent(
     };
     let reaper = tokio::spawn(reap_orphans());
     let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
+    let work = async {
+        match &task {
+            Some(task) => agent.run(&mut session, task, &mut renderer).await.map(Some),
+            None => match agent.compact_now(&mut session, &mut renderer).await {
+                Ok(()) => Ok(None),
+                Err(Ended::Stopped(reason)) => Ok(Some(Outcome::Stopped(reason))),
+                Err(Ended::Error(e)) => Err(e),
+            },
+        }
+    };
     let result = tokio::select! {
-        r = agent.run(&mut session, &task, &mut renderer) => Ok(r),
+        r = work => Ok(r),
         sig = signals.recv() => Err(sig),
     };
     // The run is over, or was just dropped: that killed the running commands' process groups
@@ -508,20 +584,21 @@ async fn run_agent(
                 Some(signal_name(sig).to_string()),
             )
         }
-        Ok(Ok(Outcome::Answered(text))) => {
+        Ok(Ok(Some(Outcome::Answered(text)))) => {
             // A streamed answer is on the screen already, its line closed.
             if !renderer.streamed_answer() && !text.is_empty() {
                 term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
             }
             (exit::ANSWERED, None, "answered", None)
         }
-        Ok(Ok(Outcome::Stopped(reason))) => (
+        Ok(Ok(None)) => (exit::ANSWERED, None, "compacted", None),
+        Ok(Ok(Some(Outcome::Stopped(reason)))) => (
             exit::FAILED,
             Some(format!("stopped by a hook: {reason}")),
             "stopped",
             Some(reason),
         ),
-        Ok(Ok(Outcome::MaxTurns(_))) => (
+        Ok(Ok(Some(Outcome::MaxTurns(_)))) => (
             exit::MAX_TURNS,
             Some(format!(
                 "stopped after {} turns (--max-turns) without a final answer",

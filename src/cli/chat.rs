@@ -53,6 +53,7 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
         show_reasoning: args.show_reasoning,
         no_guard: args.no_guard,
         sandbox: args.sandbox,
+        no_project_doc: false,
     };
     let env = process_env();
     let resume = match find_session(
@@ -132,7 +133,7 @@ impl SavedTerminal {
 }
 
 /// What a build of the agent gives.
-type Built = Result<(Agent, Arc<SkillRegistry>), String>;
+type Built = Result<super::agent::Built, String>;
 
 /// How a message's turn ended.
 enum TurnEnd {
@@ -310,8 +311,7 @@ impl Chat {
                         return code;
                     }
                 }
-                // COMPACT (issue 10): compaction is wired here when it lands.
-                Input::Compact => self.say("hx: /compact is not available yet"),
+                Input::Compact => self.compact().await,
                 Input::Model(name) => self.model(name),
                 Input::Skills => self.say(&parts::skills_text(
                     &self.skills,
@@ -396,9 +396,9 @@ impl Chat {
         terminal: &SavedTerminal,
     ) -> Result<(), i32> {
         let failed = match built {
-            Ok(Ok((agent, skills))) => {
-                self.agent = Some(agent);
-                self.skills = skills;
+            Ok(Ok(built)) => {
+                self.agent = Some(built.agent);
+                self.skills = built.skills;
                 self.set_skill_names();
                 return Ok(());
             }
@@ -517,6 +517,44 @@ impl Chat {
         Some(self.end_by_signal(sig))
     }
 
+    /// `/compact`: the conversation's history summarised now (as `hx agent --compact`), so
+    /// it takes less of the context window. Ctrl-C stops it; the history is then unchanged.
+    async fn compact(&mut self) {
+        let Chat {
+            agent: Some(agent),
+            session: Some(session),
+            term,
+            config,
+            ..
+        } = &mut *self
+        else {
+            self.say("hx: nothing to compact yet");
+            return;
+        };
+        if session.messages().len() < 3 {
+            term.line("hx: nothing to compact yet");
+            return;
+        }
+        let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
+            return;
+        };
+        let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
+        let done = tokio::select! {
+            r = agent.compact_now(session, &mut renderer) => Some(r),
+            _ = sigint.recv() => None,
+        };
+        match done {
+            Some(Ok(())) => session.turn_done(),
+            Some(Err(crate::agent::compact::Ended::Error(e))) => {
+                term.line(&format!("hx: compaction failed: {e}"))
+            }
+            Some(Err(crate::agent::compact::Ended::Stopped(r))) => {
+                term.line(&format!("hx: a hook stopped the compaction: {r}"))
+            }
+            None => term.line("hx: compaction interrupted; the history is as it was"),
+        }
+    }
+
     /// Ends the current session's run in its file and names it; the next message starts a
     /// new one.
     fn close_session(&mut self) {
@@ -565,7 +603,7 @@ impl Chat {
         for w in warnings {
             self.say(&w);
         }
-        let (agent, skills) = built?;
+        let super::agent::Built { agent, skills, .. } = built?;
         self.agent = Some(agent);
         self.skills = skills;
         self.id = id;

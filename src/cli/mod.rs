@@ -16,6 +16,7 @@ macro_rules! errln {
 
 mod agent;
 mod chat;
+mod context;
 mod sandbox;
 mod sessions;
 mod skills;
@@ -70,6 +71,22 @@ pub enum Command {
     Trust(TrustArgs),
     /// Show what the bash sandbox would enforce on this machine (no API key needed)
     Sandbox(SandboxArgs),
+    /// Print the system prompt a run here would start with, and the size of each part of it
+    /// (no API key needed)
+    Context(ContextArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Provider whose model and context window to show
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model whose context window to show
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Leave the AGENTS.md (CLAUDE.md) files out, as hx agent --no-project-doc does
+    #[arg(long)]
+    pub no_project_doc: bool,
 }
 
 #[derive(Debug, Args)]
@@ -211,6 +228,13 @@ pub struct AgentArgs {
     /// Record nothing: no session file for this run
     #[arg(long)]
     pub ephemeral: bool,
+    /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
+    #[arg(long)]
+    pub no_project_doc: bool,
+    /// Compact the session given with -c or -r (summarise its history to free the context
+    /// window) and stop, without a task
+    #[arg(long, conflicts_with_all = ["task", "ephemeral"])]
+    pub compact: bool,
 }
 
 #[derive(Debug, Args, Default)]
@@ -329,6 +353,7 @@ pub fn main_with_args() -> i32 {
         Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),
         Command::Sandbox(args) => sandbox::sandbox_command(args),
+        Command::Context(args) => context::context_command(args),
     }
 }
 

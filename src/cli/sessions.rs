@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use super::{exit, SessionsArgs, SessionsCommand};
 use crate::config::process_env;
+use crate::context::{summary, thousands};
 use crate::session::store::{sessions_root, summarize, Store, Summary};
 use crate::term::one_line;
 
@@ -192,10 +193,17 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
             "usage" => line(
                 &mut out,
                 &format!(
-                    "  usage: prompt={} cached={} completion={}",
-                    v["prompt_tokens"], v["prompt_cache_hit_tokens"], v["completion_tokens"]
+                    "  usage{}: prompt={} cached={} completion={}",
+                    v["request"]
+                        .as_str()
+                        .map(|r| format!(" ({})", one_line(r, 20)))
+                        .unwrap_or_default(),
+                    v["prompt_tokens"],
+                    v["prompt_cache_hit_tokens"],
+                    v["completion_tokens"]
                 ),
             ),
+            "compaction" => compaction(&mut out, indent, &v),
             "end" => {
                 let r = &v["run"];
                 let detail = v["detail"]
@@ -218,6 +226,42 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
         }
     }
     Ok(out)
+}
+
+/// Where the history was compacted: why, how, the sizes, and what the summary says. The
+/// messages before it stay in the transcript as they were sent.
+fn compaction(out: &mut String, indent: &str, v: &Value) {
+    let line = |out: &mut String, text: &str| {
+        out.push_str(indent);
+        out.push_str(text);
+        out.push('\n');
+    };
+    let tokens = |key: &str| thousands(v[key].as_u64().unwrap_or(0));
+    line(
+        out,
+        &format!(
+            "── compacted ({}, {}): {} → {} tokens",
+            one_line(v["trigger"].as_str().unwrap_or("?"), 20),
+            one_line(v["step"].as_str().unwrap_or("?"), 20),
+            tokens("tokens_before"),
+            tokens("tokens_after")
+        ),
+    );
+    if let Some(cleared) = v["cleared"].as_array() {
+        line(
+            out,
+            &format!("  cleared {} old tool outputs", cleared.len()),
+        );
+    }
+    let summary = v["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .find_map(|c| c.strip_prefix(summary::HEADER));
+    if let Some(text) = summary {
+        line(out, &format!("  summary: {}", one_line(text, SHOWN)));
+    }
 }
 
 /// One message of a transcript; a `task` call is followed by its subagent's transcript.

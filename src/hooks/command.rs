@@ -79,6 +79,12 @@ pub fn input_json(event: &HookEvent<'_>, cx: &HookContext) -> Value {
         } => {
             m.insert("stop_hook_active".into(), json!(stop_hook_active));
         }
+        HookEvent::PreCompact { trigger, tokens } => {
+            m.insert("trigger".into(), json!(trigger));
+            // Claude Code's field for the instructions of `/compact ...`; hx takes none.
+            m.insert("custom_instructions".into(), json!(""));
+            m.insert("tokens".into(), json!(tokens));
+        }
     }
     Value::Object(m)
 }

@@ -32,6 +32,7 @@ pub enum EventKind {
     PostToolUse,
     Stop,
     SubagentStop,
+    PreCompact,
 }
 
 impl EventKind {
@@ -43,6 +44,7 @@ impl EventKind {
             "PostToolUse" => EventKind::PostToolUse,
             "Stop" => EventKind::Stop,
             "SubagentStop" => EventKind::SubagentStop,
+            "PreCompact" => EventKind::PreCompact,
             _ => return None,
         })
     }
@@ -55,12 +57,17 @@ impl EventKind {
             HookEvent::PostToolUse { .. } => EventKind::PostToolUse,
             HookEvent::Stop { .. } => EventKind::Stop,
             HookEvent::SubagentStop { .. } => EventKind::SubagentStop,
+            HookEvent::PreCompact { .. } => EventKind::PreCompact,
         }
     }
 
-    /// Only tool events have a tool for a matcher to look at.
+    /// Only tool events have a tool for a matcher to look at, and PreCompact its trigger
+    /// (`auto`, `manual`).
     pub fn uses_matcher(self) -> bool {
-        matches!(self, EventKind::PreToolUse | EventKind::PostToolUse)
+        matches!(
+            self,
+            EventKind::PreToolUse | EventKind::PostToolUse | EventKind::PreCompact
+        )
     }
 }
 
@@ -169,7 +176,7 @@ impl Entry {
             return true;
         }
         event
-            .tool_name()
+            .match_subject()
             .is_some_and(|t| self.matcher.matches(t, cx.claude_name(t)))
     }
 }
@@ -197,7 +204,7 @@ pub fn parse_file(path: &Path, dir: &Path, text: &str) -> Result<Vec<Entry>, Vec
         let Some(event) = EventKind::parse(name) else {
             problems.push(format!(
                 "unknown hook event {name:?} (known: SessionStart, UserPromptSubmit, \
-                 PreToolUse, PostToolUse, Stop, SubagentStop)"
+                 PreToolUse, PostToolUse, Stop, SubagentStop, PreCompact)"
             ));
             continue;
         };

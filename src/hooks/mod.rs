@@ -53,6 +53,13 @@ pub enum HookEvent<'a> {
         stats: &'a RunStats,
         stop_hook_active: bool,
     },
+    /// The conversation is about to be compacted (Claude Code's name). `trigger` is `auto`
+    /// (the next request would pass the limit, or the server said it did) or `manual`
+    /// (`hx agent --compact`); `tokens` is the estimated size of the request it shrinks.
+    PreCompact {
+        trigger: &'a str,
+        tokens: u64,
+    },
 }
 
 impl HookEvent<'_> {
@@ -64,6 +71,7 @@ impl HookEvent<'_> {
             HookEvent::PostToolUse { .. } => "PostToolUse",
             HookEvent::Stop { .. } => "Stop",
             HookEvent::SubagentStop { .. } => "SubagentStop",
+            HookEvent::PreCompact { .. } => "PreCompact",
         }
     }
 
@@ -74,6 +82,15 @@ impl HookEvent<'_> {
                 Some(&call.name)
             }
             _ => None,
+        }
+    }
+
+    /// What a matcher is matched against: the tool of a tool event, the trigger of
+    /// PreCompact (`auto`, `manual`).
+    pub fn match_subject(&self) -> Option<&str> {
+        match self {
+            HookEvent::PreCompact { trigger, .. } => Some(trigger),
+            _ => self.tool_name(),
         }
     }
 }
@@ -221,6 +238,14 @@ impl Hooks {
     pub fn warn(&self, text: &str) {
         if let Some(t) = &self.trace {
             t.note(&format!("hx: warning: {text}"));
+        }
+    }
+
+    /// A line of the trace that is no event (`compacted: A → B tokens`), with the agent's
+    /// prefix.
+    pub fn note(&self, text: &str, cx: &HookContext) {
+        if let Some(t) = &self.trace {
+            t.note(&format!("{}{text}", cx.prefix));
         }
     }
 

@@ -61,6 +61,10 @@ impl TraceHook {
                 self.term
                     .line(&format!("{p}[HOOK] {}: {}", event.name(), stats.summary()));
             }
+            HookEvent::PreCompact { trigger, tokens } => {
+                self.term
+                    .line(&format!("{p}[HOOK] PreCompact {trigger} tokens={tokens}"));
+            }
         }
     }
 }

@@ -164,6 +164,15 @@ impl OpenAiClient {
             let message = format!("{reason}: {}", error_message(&text))
                 .trim_start_matches(": ")
                 .to_string();
+            // Too long for the window: whatever the status, the same request would only fail
+            // again (and cost again); the loop shrinks the conversation instead.
+            if let Some(o) = super::overflow::detect(&text) {
+                return Err(AttemptError::Fatal(ModelError::ContextOverflow {
+                    status,
+                    message,
+                    window: o.window,
+                }));
+            }
             let error = ModelError::Api { status, message };
             return Err(if is_retryable_status(status) {
                 AttemptError::Retry { error, after }
@@ -419,7 +428,15 @@ pub fn error_message(body: &str) -> String {
 /// An `{"error": ...}` event inside a 200 stream. Providers that proxy others (OpenRouter)
 /// report upstream overloads this way, with an HTTP-like code; those are worth a retry.
 fn stream_error(err: &serde_json::Value) -> AttemptError {
-    let message = error_message(&serde_json::json!({ "error": err }).to_string());
+    let body = serde_json::json!({ "error": err }).to_string();
+    let message = error_message(&body);
+    if let Some(o) = super::overflow::detect(&body) {
+        return AttemptError::Fatal(ModelError::ContextOverflow {
+            status: 200,
+            message,
+            window: o.window,
+        });
+    }
     let code = err
         .get("code")
         .and_then(|c| c.as_u64().or_else(|| c.as_str()?.parse().ok()));

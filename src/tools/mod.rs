@@ -15,12 +15,14 @@ use serde_json::Value;
 pub mod bash;
 pub mod edit_file;
 pub mod glob;
+pub mod history;
 pub mod output;
 pub mod read_file;
 pub mod todo;
 pub mod workspace;
 pub mod write_file;
 
+pub use history::Restore;
 pub use workspace::Workspace;
 
 // The wire type of a tool's description lives with the other wire types; tools build it.

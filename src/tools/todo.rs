@@ -7,8 +7,9 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
+use super::history::{answered_calls, Restore};
 use super::{Tool, ToolContext, ToolResult, ToolSpec};
-use crate::model::ToolCall;
+use crate::model::{Message, ToolCall};
 
 pub const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
@@ -51,6 +52,32 @@ impl TodoList {
 
     fn replace(&self, items: Vec<Todo>) {
         *self.items.lock().unwrap_or_else(|p| p.into_inner()) = items;
+    }
+}
+
+/// The list as the model last wrote it in `history`: the arguments of the last `todo_write`
+/// call there that gives a valid list, and that list. The arguments are checked again rather
+/// than trusted from the answer, which compaction may have cleared.
+pub fn latest_in(history: &[Message]) -> Option<(String, Vec<Todo>)> {
+    answered_calls(history)
+        .into_iter()
+        .rev()
+        .filter(|a| a.call.name == NAME && !a.content.starts_with("Error:"))
+        .find_map(|a| {
+            let args = serde_json::from_str::<Value>(&a.call.arguments).ok()?;
+            let items = parse_todos(&args).ok()?;
+            Some((a.call.arguments.clone(), items))
+        })
+}
+
+/// A continued or compacted conversation brings its list back: the one the model can see in
+/// it. A history without one leaves the list as it is.
+impl Restore for TodoList {
+    fn restore(&self, history: &[Message]) {
+        if let Some((_, items)) = latest_in(history) {
+            self.replace(items);
+            self.turns_since_update.store(0, Ordering::Relaxed);
+        }
     }
 }
 
