@@ -107,6 +107,9 @@ pub struct FileConfig {
     /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
     #[serde(default)]
     pub sandbox: sandbox::SandboxFile,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools the agent gets (see `crate::mcp`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }
 
 macro_rules! overlay {
@@ -189,6 +192,8 @@ impl FileConfig {
         self.shell_env.exclude.extend(top.shell_env.exclude);
         self.shell_env.set.extend(top.shell_env.set);
         self.sandbox = self.sandbox.overlay(top.sandbox);
+        // A server is one table: the project file's replaces the user's of the same name.
+        self.mcp_servers.extend(top.mcp_servers);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
             overlay!(e, p, base_url, api_key_env, model, send_reasoning);
@@ -264,6 +269,8 @@ pub struct Config {
     pub keep_background: bool,
     /// What bash may write and reach (see `crate::sandbox`).
     pub sandbox: sandbox::Settings,
+    /// `[mcp_servers]` of the config files, each checked.
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }
 
 /// The names [`preset`] knows.
@@ -475,6 +482,11 @@ impl Config {
         .map_err(|e| ConfigError(format!("[shell_env] {e}")))?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+        for (name, server) in &file.mcp_servers {
+            server
+                .check(name)
+                .map_err(|e| ConfigError(format!("[mcp_servers.{name}] {e}")))?;
+        }
         Ok(Config {
             sandbox,
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
@@ -498,6 +510,7 @@ impl Config {
             limits,
             shell_env,
             keep_background: file.tools.keep_background.unwrap_or(false),
+            mcp_servers: file.mcp_servers,
         })
     }
 

@@ -7,6 +7,7 @@ pub mod agent;
 pub mod cli;
 pub mod config;
 pub mod hooks;
+pub mod mcp;
 pub mod model;
 pub mod process;
 pub mod sandbox;

@@ -67,8 +67,16 @@ pub const HOOKS: Kind = Kind {
     review: crate::hooks::config::review,
 };
 
+/// `.mcp.json` (Claude Code's project MCP servers): each server is a command to run, or an
+/// HTTP endpoint that gets the model's tool calls.
+pub const MCP: Kind = Kind {
+    path: ".mcp.json",
+    label: "project MCP servers",
+    review: crate::mcp::config::review,
+};
+
 /// Every kind of project file that needs trust, in the order `hx trust` shows them.
-pub const KINDS: [&Kind; 2] = [&CONFIG, &HOOKS];
+pub const KINDS: [&Kind; 3] = [&CONFIG, &HOOKS, &MCP];
 
 impl Kind {
     /// The nearest file of this kind at or above `cwd`.

@@ -10,6 +10,7 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::mcp::{self, Mcp};
 use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process;
 use crate::sandbox::{Kernel, Plan};
@@ -236,10 +237,32 @@ pub fn build_agent(
         hooks = hooks.with_user(Arc::new(user_hooks));
     }
     let mut registry = Registry::standard();
+    // MCP servers start with the run (the first turn), their tools after the built-in ones;
+    // subagents get those of the servers that say `subagents = true`.
+    let mut warnings = Vec::new();
+    let planned = mcp::config::plan(
+        &config.mcp_servers,
+        &root,
+        env,
+        home.as_deref(),
+        &mut warnings,
+    )?;
+    for w in warnings {
+        term.line(&w);
+    }
+    let for_subagents = planned.iter().any(|p| p.config.subagents);
+    let mcp = (!planned.is_empty()).then(|| Mcp::new(planned, env.clone(), term.clone()));
+    let mut child_registry = registry.clone();
+    if let Some(m) = mcp.as_ref().filter(|_| for_subagents) {
+        child_registry.set_source(m.source(true));
+    }
+    if let Some(m) = &mcp {
+        registry.set_source(m.source(false));
+    }
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
-        tools: ToolSet::new(registry.clone(), &task::SUBAGENT_TOOLS),
+        tools: ToolSet::new(child_registry, &task::SUBAGENT_TOOLS),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),
