@@ -48,16 +48,23 @@ fn call(id: &str, name: &str, args: Value) -> Call {
     Call::new(id, name, &args.to_string())
 }
 
-/// Every pid in `file` stops running soon after hx exited (polled, with a deadline).
+/// Every pid in `file` stops running soon after hx exited (polled, with a deadline). Kills
+/// the survivors before failing, so a failing test leaves nothing behind either.
 fn assert_gone(file: &Path) {
     let ps = pids(file);
     assert!(!ps.is_empty(), "no server pid in {}", file.display());
-    for p in ps {
-        assert!(
-            ends_within(p, Duration::from_secs(10)),
-            "MCP server {p} still runs after hx exited"
-        );
+    let alive: Vec<i32> = ps
+        .into_iter()
+        .filter(|&p| !ends_within(p, Duration::from_secs(10)))
+        .collect();
+    for &p in &alive {
+        // SAFETY: sending a signal to a process this test started through hx.
+        unsafe { libc::kill(p, libc::SIGKILL) };
     }
+    assert!(
+        alive.is_empty(),
+        "MCP server processes still run after hx exited: {alive:?}"
+    );
 }
 
 #[test]
@@ -68,9 +75,13 @@ fn tools_are_offered_after_the_built_in_ones_called_and_answered() {
     ]);
     let mut hx = Hx::new(&server);
     let pid_file = hx.home().join("t.pid");
+    // A server that outlives its input, with a child: only ending its group ends them.
     let table = server_table(
         "t",
-        &[("MCP_TEST_PID_FILE", &pid_file.display().to_string())],
+        &[
+            ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
+            ("MCP_TEST_LINGER", "1"),
+        ],
         "",
     );
     hx.write_user_config("config.toml", &table)
@@ -383,7 +394,11 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
         "hx: {}: project MCP servers skipped: not trusted; review the file, then run `hx trust` to allow it",
         file.display()
     );
-    let warnings: Vec<&str> = run.stderr.lines().filter(|l| l.contains(".mcp.json")).collect();
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains(".mcp.json"))
+        .collect();
     assert_eq!(warnings, [warning.as_str()], "{}", run.dump());
     let names = tool_names(&server.requests()[0].body);
     assert!(!names.iter().any(|n| n.starts_with("mcp__")), "{names:?}");
@@ -392,7 +407,9 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
     let trust = hx.run_args(&["trust", "--yes"]);
     trust.assert_success();
     assert!(
-        trust.stdout.contains(&format!("project MCP servers {}", file.display())),
+        trust
+            .stdout
+            .contains(&format!("project MCP servers {}", file.display())),
         "{}",
         trust.dump()
     );
@@ -406,15 +423,31 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
 
 #[test]
 fn servers_end_when_a_signal_or_an_error_ends_the_run() {
-    for (reply, signal, code) in [
-        (Reply::hang(), Some(libc::SIGTERM), 143),
-        (Reply::status(401, r#"{"error":{"message":"bad key"}}"#), None, 1),
+    // keep_background keeps what commands leave running, never the servers.
+    let keep = "[tools]\nkeep_background = true\n";
+    for (reply, signal, code, extra) in [
+        (Reply::hang(), Some(libc::SIGTERM), 143, ""),
+        (Reply::hang(), Some(libc::SIGINT), 130, keep),
+        (
+            Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+            None,
+            1,
+            "",
+        ),
+        (Reply::text("done"), None, 0, keep),
     ] {
         let server = FakeServer::start(vec![reply]);
         let mut hx = Hx::new(&server);
         let pid_file = hx.home().join("t.pid");
-        let table = server_table("t", &[("MCP_TEST_PID_FILE", &pid_file.display().to_string())], "");
-        hx.write_user_config("config.toml", &table)
+        let table = server_table(
+            "t",
+            &[
+                ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
+                ("MCP_TEST_LINGER", "1"),
+            ],
+            "",
+        );
+        hx.write_user_config("config.toml", &format!("{extra}{table}"))
             .args(["agent", "hi"]);
         let child = hx.spawn();
         assert!(server.wait_for_requests(1, Duration::from_secs(30)));

@@ -6,9 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The test server's binary, which `cargo test` builds with the tests (examples are built
-/// with them). A run of one test target alone builds it when asked to: `cargo test --test mcp
-/// --example mcp_test_server`. (Building it from here with a nested cargo rebuilt the
-/// dependencies each time, with another feature set, for a minute or more.)
+/// with them). Before a run of one test target alone, build it: `cargo build --example
+/// mcp_test_server` (`cargo test --example` would build it as a test harness instead).
+/// Building it from here with a nested cargo rebuilt the dependencies each time, with
+/// another feature set, for a minute or more.
 pub fn server_path() -> &'static Path {
     static PATH: OnceLock<PathBuf> = OnceLock::new();
     PATH.get_or_init(|| {
@@ -22,8 +23,8 @@ pub fn server_path() -> &'static Path {
             .join("mcp_test_server");
         assert!(
             path.is_file(),
-            "the MCP test server is not built ({}): run `cargo test`, which builds it, or add \
-             `--example mcp_test_server` to a `cargo test --test NAME`",
+            "the MCP test server is not built ({}): run `cargo test`, which builds it, or \
+             `cargo build --example mcp_test_server` before `cargo test --test NAME`",
             path.display()
         );
         path

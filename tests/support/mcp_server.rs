@@ -9,7 +9,10 @@
 //! - `MCP_TEST_START_DELAY_MS`: sleeps this long before it answers anything;
 //! - `MCP_TEST_NOTIFY_FIRST=1`: writes two notifications before reading the `initialize`
 //!   request (real servers log while they boot);
-//! - `MCP_TEST_FAIL_START=1`: writes an error to stderr and exits 1 at once.
+//! - `MCP_TEST_FAIL_START=1`: writes an error to stderr and exits 1 at once;
+//! - `MCP_TEST_LINGER=1`: starts a `sleep` child (its pid in the pid file too) and keeps
+//!   running after its input ends, as a careless server would: only killing its process
+//!   group ends it.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};
@@ -146,6 +149,20 @@ async fn main() {
             .expect("pid file");
         writeln!(f, "{}", std::process::id()).expect("write pid");
     }
+    let linger = env("MCP_TEST_LINGER").is_some();
+    if linger {
+        let child = std::process::Command::new("sleep")
+            .arg("300")
+            .spawn()
+            .expect("spawn sleep");
+        if let Some(path) = env("MCP_TEST_PID_FILE") {
+            let mut f = std::fs::OpenOptions::new()
+                .append(true)
+                .open(&path)
+                .expect("pid file");
+            writeln!(f, "{}", child.id()).expect("write pid");
+        }
+    }
     if env("MCP_TEST_FAIL_START").is_some() {
         eprintln!("test server: fatal: the database is not reachable");
         std::process::exit(1);
@@ -172,4 +189,7 @@ async fn main() {
         std::process::exit(2);
     };
     let _ = running.waiting().await;
+    if linger {
+        tokio::time::sleep(Duration::from_secs(300)).await;
+    }
 }
