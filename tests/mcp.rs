@@ -460,3 +460,91 @@ fn servers_end_when_a_signal_or_an_error_ends_the_run() {
         assert_gone(&pid_file);
     }
 }
+
+#[test]
+fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
+    let mut hx = Hx::new_offline();
+    let pid_file = hx.home().join("t.pid");
+    let config = [
+        server_table(
+            "t",
+            &[
+                ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
+                ("MCP_TEST_LINGER", "1"),
+            ],
+            "",
+        ),
+        server_table("bad", &[("MCP_TEST_FAIL_START", "1")], ""),
+        "[mcp_servers.off]\nurl = \"http://127.0.0.1:9/mcp\"\nenabled = false\n".to_string(),
+    ]
+    .concat();
+    let mcp_json = json!({"mcpServers": {"proj": {"command": "/nonexistent/server"}}});
+    hx.write_user_config("config.toml", &config)
+        .write_file(".mcp.json", &mcp_json.to_string())
+        .env_remove("DEEPSEEK_API_KEY");
+
+    let run = hx.run_args(&["mcp", "list", "--json"]);
+    run.assert_success();
+    let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let by_name = |n: &str| {
+        list.as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == n))
+            .unwrap_or_else(|| panic!("no {n} in {list}"))
+            .clone()
+    };
+    let t = by_name("t");
+    assert_eq!(t["state"], "started");
+    assert_eq!(t["source"], "config");
+    assert!(t["start_ms"].is_u64(), "{t}");
+    let tools: Vec<&str> = t["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|x| x["name"].as_str().expect("name"))
+        .collect();
+    assert_eq!(tools.len(), 7, "{tools:?}");
+    assert_eq!(t["tools"][0]["name"], "mcp__t__echo");
+    assert_eq!(
+        t["tools"][0]["description"],
+        "Sends the text back, prefixed with 'echo: '."
+    );
+    let bad = by_name("bad");
+    assert_eq!(bad["state"], "failed");
+    assert_eq!(
+        bad["why"],
+        "it exited or closed the connection before the MCP handshake ended"
+    );
+    assert_eq!(by_name("off")["state"], "disabled");
+    let proj = by_name("proj");
+    assert_eq!(proj["state"], "untrusted");
+    assert!(proj["why"].as_str().expect("why").contains("`hx trust`"));
+    assert!(proj["source"]
+        .as_str()
+        .expect("source")
+        .ends_with(".mcp.json"));
+
+    let run = hx.run_args(&["mcp", "list"]);
+    run.assert_success();
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    let head = lines
+        .iter()
+        .find(|l| l.starts_with("t: "))
+        .expect("a line for t");
+    assert!(
+        head.starts_with("t: started in ") && head.ends_with(" ms, 7 tools"),
+        "{head}"
+    );
+    for line in [
+        "  mcp__t__echo  Sends the text back, prefixed with 'echo: '.",
+        "off: disabled",
+        "proj: untrusted: review the file, then run `hx trust` to allow it",
+    ] {
+        assert!(lines.contains(&line), "{line:?} in\n{}", run.stdout);
+    }
+    assert!(
+        lines.iter().any(|l| l.starts_with("bad: failed after ")),
+        "{}",
+        run.stdout
+    );
+    assert_gone(&pid_file);
+}

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{ClientCapabilities, ClientConfig, Implementation};
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use rmcp::transport::async_rw::AsyncRwTransport;
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::StreamableHttpClientTransport;
@@ -127,7 +127,7 @@ pub async fn connect(
             let service = handler
                 .serve(transport)
                 .await
-                .map_err(|e| crate::term::collapse_whitespace(&e.to_string()))?;
+                .map_err(|e| handshake(&e, false))?;
             Ok(Connection {
                 service,
                 process: Some(process),
@@ -163,13 +163,53 @@ pub async fn connect(
             let service = handler
                 .serve(transport)
                 .await
-                .map_err(|e| crate::term::collapse_whitespace(&e.to_string()))?;
+                .map_err(|e| handshake(&e, true))?;
             Ok(Connection {
                 service,
                 process: None,
             })
         }
     }
+}
+
+/// Why the MCP handshake failed, in words: rmcp's messages name its own types.
+fn handshake(e: &ClientInitializeError, http: bool) -> String {
+    let short =
+        |t: String| crate::tools::output::quote(&crate::term::collapse_whitespace(&t)).into_owned();
+    match e {
+        ClientInitializeError::TransportError { error, .. } if http => {
+            format!("cannot reach it: {}", short(causes(error)))
+        }
+        ClientInitializeError::ConnectionClosed(_)
+        | ClientInitializeError::TransportError { .. } => {
+            "it exited or closed the connection before the MCP handshake ended".into()
+        }
+        ClientInitializeError::JsonRpcError(e) => format!(
+            "it refused the MCP handshake: {}",
+            crate::term::collapse_whitespace(&e.message)
+        ),
+        other => format!("the MCP handshake failed: {}", short(other.to_string())),
+    }
+}
+
+/// An error and its causes, without rmcp's transport type names.
+fn causes(e: &dyn std::error::Error) -> String {
+    let mut parts = Vec::new();
+    let mut next = Some(e);
+    while let Some(err) = next.take() {
+        let text = err.to_string();
+        let text = text
+            .rsplit_once("] error: ")
+            .map_or(text.as_str(), |(_, r)| r);
+        if !parts.iter().any(|p: &String| p.contains(text)) {
+            parts.push(text.to_string());
+        }
+        next = err.source();
+        if parts.len() >= 6 {
+            break;
+        }
+    }
+    parts.join(": ")
 }
 
 #[cfg(test)]

@@ -151,6 +151,8 @@ async fn main() {
     }
     let linger = env("MCP_TEST_LINGER").is_some();
     if linger {
+        // Never waited for on purpose: it must outlive the server's own work.
+        #[allow(clippy::zombie_processes)]
         let child = std::process::Command::new("sleep")
             .arg("300")
             .spawn()
