@@ -548,3 +548,19 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
     );
     assert_gone(&pid_file);
 }
+
+#[test]
+fn a_bad_server_table_is_a_configuration_error() {
+    let mut hx = Hx::new_offline();
+    hx.write_user_config(
+        "config.toml",
+        "[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"\n",
+    )
+    .args(["agent", "hi"]);
+    let run = hx.run();
+    run.assert_code(2);
+    assert_eq!(
+        run.stderr,
+        "hx: [mcp_servers.x] give either command or url, not both\n"
+    );
+}

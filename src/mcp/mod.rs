@@ -20,6 +20,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use futures_util::future::{join_all, BoxFuture};
+use rmcp::model::PaginatedRequestParams;
 use rmcp::service::Peer;
 use rmcp::RoleClient;
 use serde_json::Value;
@@ -43,6 +44,8 @@ use tool::{seconds, McpTool};
 pub const MAX_TOOLS: usize = 100;
 /// Characters of one tool's description sent to the model (a longer one is cut).
 pub const MAX_DESCRIPTION_CHARS: usize = 2048;
+/// Tools read from one server's listing, all pages together; the rest are left out.
+pub const MAX_LISTED_TOOLS: usize = 1000;
 /// Lines of a server's stderr shown when it fails.
 const STDERR_LINES_SHOWN: usize = 5;
 /// How long a failed server's stderr may take to reach its end before it is shown.
@@ -125,7 +128,7 @@ impl Server {
     async fn relist(&self) {
         let Ok(peer) = self.peer() else { return };
         let limit = self.config.startup_timeout;
-        match tokio::time::timeout(limit, peer.list_all_tools()).await {
+        match tokio::time::timeout(limit, list_tools(&peer)).await {
             Ok(Ok(tools)) => self.set_listed(tools),
             Ok(Err(e)) => self.term.line(&format!(
                 "hx: warning: MCP server {}: cannot list its changed tools: {}",
@@ -142,7 +145,13 @@ impl Server {
 
     /// Keeps the tools the config allows, in name order, with cleaned schemas; a tool whose
     /// schema cannot be cleaned is left out with a warning.
-    fn set_listed(&self, tools: Vec<rmcp::model::Tool>) {
+    fn set_listed(&self, (tools, more): (Vec<rmcp::model::Tool>, bool)) {
+        if more {
+            self.term.line(&format!(
+                "hx: warning: MCP server {} lists more than {MAX_LISTED_TOOLS} tools; the rest are left out",
+                self.config.name
+            ));
+        }
         let mut listed = Vec::new();
         for t in tools {
             let tool = t.name.to_string();
@@ -168,6 +177,27 @@ impl Server {
         listed.sort_by(|a, b| a.tool.cmp(&b.tool));
         listed.dedup_by(|a, b| a.tool == b.tool);
         *lock(&self.listed) = listed;
+    }
+}
+
+/// A server's tools, page after page, at most [`MAX_LISTED_TOOLS`] (and whether it had
+/// more): a server that pages on and on cannot fill hx's memory.
+async fn list_tools(
+    peer: &Peer<RoleClient>,
+) -> Result<(Vec<rmcp::model::Tool>, bool), rmcp::ServiceError> {
+    let mut tools = Vec::new();
+    let mut params = None;
+    loop {
+        let page = peer.list_tools(params).await?;
+        tools.extend(page.tools);
+        let Some(cursor) = page.next_cursor else {
+            return Ok((tools, false));
+        };
+        if tools.len() >= MAX_LISTED_TOOLS {
+            tools.truncate(MAX_LISTED_TOOLS);
+            return Ok((tools, true));
+        }
+        params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)));
     }
 }
 
@@ -271,7 +301,7 @@ impl Mcp {
                 client::connect(cfg, &self.env, handler, server.stderr.clone(), &mut drain).await?;
             // What the server said before its first listing is covered by it.
             server.tools_changed.store(false, Ordering::SeqCst);
-            let tools = conn.service.peer().list_all_tools().await.map_err(|e| {
+            let tools = list_tools(conn.service.peer()).await.map_err(|e| {
                 format!(
                     "tools/list failed: {}",
                     crate::term::collapse_whitespace(&e.to_string())
