@@ -39,6 +39,11 @@ struct EchoArgs {
 struct SleepArgs {
     /// Milliseconds to sleep before answering.
     ms: u64,
+    /// Sleep on the thread (precise, but the server answers nothing meanwhile) and say how
+    /// long the sleep really took, in microseconds: the benchmark's measure of the server's
+    /// own time.
+    #[serde(default)]
+    precise: bool,
 }
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
@@ -60,7 +65,12 @@ impl TestServer {
     }
 
     #[tool(description = "Sleeps, then answers.")]
-    async fn sleep(&self, Parameters(SleepArgs { ms }): Parameters<SleepArgs>) -> String {
+    async fn sleep(&self, Parameters(SleepArgs { ms, precise }): Parameters<SleepArgs>) -> String {
+        if precise {
+            let start = std::time::Instant::now();
+            std::thread::sleep(Duration::from_millis(ms));
+            return format!("slept {ms} ms in {} us", start.elapsed().as_micros());
+        }
         tokio::time::sleep(Duration::from_millis(ms)).await;
         format!("slept {ms} ms")
     }
