@@ -122,6 +122,9 @@ pub struct FileConfig {
     /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
     #[serde(default)]
     pub sandbox: sandbox::SandboxFile,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools the agent gets (see `crate::mcp`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }
 
 /// `compact_at` as written: TOML tells a float (a share of the window) from an integer (tokens).
@@ -216,6 +219,8 @@ impl FileConfig {
         self.shell_env.exclude.extend(top.shell_env.exclude);
         self.shell_env.set.extend(top.shell_env.set);
         self.sandbox = self.sandbox.overlay(top.sandbox);
+        // A server is one table: the project file's replaces the user's of the same name.
+        self.mcp_servers.extend(top.mcp_servers);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
             overlay!(
@@ -301,6 +306,8 @@ pub struct Config {
     pub keep_background: bool,
     /// What bash may write and reach (see `crate::sandbox`).
     pub sandbox: sandbox::Settings,
+    /// `[mcp_servers]` of the config files, each checked.
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }
 
 /// The names [`preset`] knows.
@@ -550,6 +557,11 @@ impl Config {
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
         let context = context_settings(&file, &table, &model)?;
+        for (name, server) in &file.mcp_servers {
+            server
+                .check(name)
+                .map_err(|e| ConfigError(format!("[mcp_servers.{name}] {e}")))?;
+        }
         Ok(Config {
             sandbox,
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
@@ -578,6 +590,7 @@ impl Config {
             limits,
             shell_env,
             keep_background: file.tools.keep_background.unwrap_or(false),
+            mcp_servers: file.mcp_servers,
         })
     }
 

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod config;
 pub mod context;
 pub mod hooks;
+pub mod mcp;
 pub mod model;
 pub mod paths;
 pub mod process;

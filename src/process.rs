@@ -1,6 +1,7 @@
 //! Every process hx starts goes through here: which shell runs a command line, which
-//! environment it gets (the policy for tool commands, hx's own for the user's hooks), its own
-//! process group, and the registration that lets hx end whatever it started when it exits.
+//! environment it gets (the policy for tool commands, hx's own for the user's hooks and MCP
+//! servers), its own process group, and the registration that lets hx end whatever it started
+//! when it exits.
 
 use std::io;
 use std::path::Path;
@@ -67,7 +68,8 @@ pub enum Role<'a> {
         env: &'a ToolEnv,
         sandbox: Option<&'a crate::sandbox::Sandbox>,
     },
-    /// One of the user's own hook commands: hx's whole environment, as Claude Code gives it.
+    /// One of the user's own commands (a hook, an MCP server; a project's only once trusted):
+    /// hx's whole environment, as Claude Code gives it.
     Hook,
 }
 
@@ -87,7 +89,21 @@ impl Launch {
     /// A hook is the user's own command and keeps the terminal.
     pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
         let mut cmd = tokio::process::Command::new(shell());
-        cmd.arg("-c").arg(line).current_dir(cwd).kill_on_drop(true);
+        cmd.arg("-c").arg(line);
+        Launch::with_role(cmd, cwd, role)
+    }
+
+    /// `program` with `args`, started directly (no shell, `program` looked up on the role's
+    /// `PATH`), in `cwd`, in a new process group, killed if its handle is dropped: an MCP
+    /// server, which lives for the whole run.
+    pub fn program(program: &str, args: &[String], cwd: &Path, role: Role<'_>) -> Launch {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.args(args);
+        Launch::with_role(cmd, cwd, role)
+    }
+
+    fn with_role(mut cmd: tokio::process::Command, cwd: &Path, role: Role<'_>) -> Launch {
+        cmd.current_dir(cwd).kill_on_drop(true);
         match role {
             Role::Tool { env, sandbox } => {
                 cmd.env_clear().envs(env.vars());

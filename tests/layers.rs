@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["process"],
     &["tools"],
     &["skills", "session", "trust"],
-    &["hooks", "context"],
+    &["hooks", "context", "mcp"],
     &["config"],
     &["agent", "chat"],
     &["cli"],

@@ -121,9 +121,14 @@ impl Agent {
             session.push(Message::System(self.system_prompt.clone()));
         }
         session.push(Message::User(task));
-        // The specs are fixed for the run: the request prefix must not change between turns.
-        let tools = self.tools.specs();
+        // The specs change only when an MCP server's tool list did, seen before a request:
+        // otherwise the request prefix stays byte-identical from turn to turn. The first
+        // refresh starts the MCP servers.
+        let mut toolset = self.tools.clone();
+        toolset.refresh().await;
+        let mut tools = toolset.specs();
         let mut meter = self.meter(&tools);
+        let mut first_turn = true;
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
@@ -134,6 +139,11 @@ impl Agent {
                     .notify(&self.stop_event(&session.stats, false), cx)
                     .await;
                 break Outcome::MaxTurns(last_text);
+            }
+            if !std::mem::take(&mut first_turn) && toolset.refresh().await {
+                tools = toolset.specs();
+                // Other schemas: the server's last count no longer describes the request.
+                meter = self.meter(&tools);
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
@@ -182,7 +192,9 @@ impl Agent {
                 .stats
                 .tool_calls
                 .saturating_add(u32::try_from(turn.tool_calls.len()).unwrap_or(u32::MAX));
-            let outcomes = self.run_calls(&turn.tool_calls, session.id()).await;
+            let outcomes = self
+                .run_calls(&toolset, &turn.tool_calls, session.id())
+                .await;
             for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
                 session.stats.blocked = session.stats.blocked.saturating_add(u32::from(blocked));
                 stopped = stopped.or(stop);
@@ -242,8 +254,13 @@ impl Agent {
     /// concurrently (subagents) all start at once; the others run one at a time, in order,
     /// beside them, because later ones may depend on what earlier ones wrote. Once a hook
     /// stops the run, the ordered calls not yet started are answered without running.
-    async fn run_calls(&self, calls: &[ToolCall], session_id: &str) -> Vec<CallOutcome> {
-        let concurrent = |c: &ToolCall| self.tools.get(&c.name).is_some_and(|t| t.concurrent());
+    async fn run_calls(
+        &self,
+        tools: &ToolSet,
+        calls: &[ToolCall],
+        session_id: &str,
+    ) -> Vec<CallOutcome> {
+        let concurrent = |c: &ToolCall| tools.get(&c.name).is_some_and(|t| t.concurrent());
         let (parallel, ordered): (Vec<_>, Vec<_>) =
             calls.iter().enumerate().partition(|(_, c)| concurrent(c));
         let ordered_run = async {
@@ -255,17 +272,16 @@ impl Agent {
                     out.push((i, (skipped, false, None)));
                     continue;
                 }
-                let r = self.guarded_call(call, session_id).await;
+                let r = self.guarded_call(tools, call, session_id).await;
                 stop = stop.or_else(|| r.2.clone());
                 out.push((i, r));
             }
             out
         };
-        let parallel_run = join_all(
-            parallel
-                .into_iter()
-                .map(|(i, call)| async move { (i, self.guarded_call(call, session_id).await) }),
-        );
+        let parallel_run =
+            join_all(parallel.into_iter().map(|(i, call)| async move {
+                (i, self.guarded_call(tools, call, session_id).await)
+            }));
         let (ordered_out, parallel_out) =
             futures_util::future::join(ordered_run, parallel_run).await;
         let mut all: Vec<(usize, CallOutcome)> =
@@ -278,11 +294,16 @@ impl Agent {
     /// that call's `Error: internal error in TOOL` result: the conversation stays valid and the
     /// run goes on. The panic hook has printed its one line on stderr already (the binary's
     /// names the bug and where it happened).
-    async fn guarded_call(&self, call: &ToolCall, session_id: &str) -> CallOutcome {
+    async fn guarded_call(
+        &self,
+        tools: &ToolSet,
+        call: &ToolCall,
+        session_id: &str,
+    ) -> CallOutcome {
         // Unwind safety: what a call shares with the rest of the run (the todo list, the
         // loaded skills, the terminal) sits behind mutexes whose poisoning hx ignores, and
         // every such state is whole between two statements.
-        match AssertUnwindSafe(self.run_call(call, session_id))
+        match AssertUnwindSafe(self.run_call(tools, call, session_id))
             .catch_unwind()
             .await
         {
@@ -300,7 +321,7 @@ impl Agent {
 
     /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
     /// result, whether a hook blocked it, and a hook's request to stop the run.
-    async fn run_call(&self, call: &ToolCall, session_id: &str) -> CallOutcome {
+    async fn run_call(&self, tools: &ToolSet, call: &ToolCall, session_id: &str) -> CallOutcome {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
         let decision = self
@@ -333,8 +354,7 @@ impl Agent {
                         call_id: call.id.clone(),
                         ..self.tool_cx.clone()
                     };
-                    let mut r = self
-                        .tools
+                    let mut r = tools
                         .dispatch_value(&call.name, args.clone(), &tool_cx)
                         .await;
                     append_context(&mut r, context);

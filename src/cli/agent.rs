@@ -13,6 +13,7 @@ use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::context::instructions;
 use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::mcp::{self, Mcp};
 use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process::{self, signal_name};
 
@@ -344,14 +345,26 @@ pub(super) fn build_agent_with(
         instructions::Instructions::default()
     };
     for w in &instructions.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let project_doc = instructions.section();
     let mut registry = Registry::standard();
+    // MCP servers start with the run (the first turn), their tools after the built-in ones;
+    // subagents get those of the servers that say `subagents = true`.
+    let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
+    let for_subagents = planned.iter().any(|p| p.config.subagents);
+    let mcp = (!planned.is_empty()).then(|| Mcp::new(planned, env.clone(), term.clone()));
+    let mut child_registry = registry.clone();
+    if let Some(m) = mcp.as_ref().filter(|_| for_subagents) {
+        child_registry.set_source(m.source(true));
+    }
+    if let Some(m) = &mcp {
+        registry.set_source(m.source(false));
+    }
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
-        tools: ToolSet::for_subagents(registry.clone()),
+        tools: ToolSet::for_subagents(child_registry),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),

@@ -17,6 +17,7 @@ macro_rules! errln {
 mod agent;
 mod chat;
 mod context;
+mod mcp;
 mod sandbox;
 mod sessions;
 mod skills;
@@ -66,14 +67,17 @@ pub enum Command {
     Skills(SkillsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
     Sessions(SessionsArgs),
-    /// Show this project's config (.hx/config.toml) and hooks (.hx/hooks.json), then allow
-    /// them as they are now
+    /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json) and MCP servers
+    /// (.mcp.json), then allow them as they are now
     Trust(TrustArgs),
     /// Show what the bash sandbox would enforce on this machine (no API key needed)
     Sandbox(SandboxArgs),
     /// Print the system prompt a run here would start with, and the size of each part of it
     /// (no API key needed)
     Context(ContextArgs),
+    /// List the MCP servers a run here would start, their state and their tools (no API key
+    /// needed)
+    Mcp(McpArgs),
 }
 
 #[derive(Debug, Args)]
@@ -88,6 +92,31 @@ pub struct ContextArgs {
     #[arg(long)]
     pub no_project_doc: bool,
 }
+
+#[derive(Debug, Args)]
+#[command(after_long_help = MCP_HELP)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server as a run would, then list each one: its state (started,
+    /// failed and why, disabled, untrusted), its start time and its tools
+    List {
+        /// Machine-readable output: a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const MCP_HELP: &str = "\
+MCP servers come from [mcp_servers.NAME] tables of the config files (command, args, env, cwd,
+enabled, startup_timeout_sec, tool_timeout_sec, enabled_tools, disabled_tools, subagents; or
+url, bearer_token_env_var, http_headers) and from a project's .mcp.json (Claude Code's
+format), whose servers start only after 'hx trust'. Their tools reach the model as
+mcp__SERVER__TOOL.";
 
 #[derive(Debug, Args)]
 pub struct SandboxArgs {
@@ -114,8 +143,9 @@ pub struct TrustArgs {
 }
 
 const TRUST_HELP: &str = "\
-A project's .hx/config.toml (it can send your API key to another server or turn the guard off)
-and .hx/hooks.json (it runs commands) come with the repository, so hx ignores them, with one
+A project's .hx/config.toml (it can send your API key to another server or turn the guard off),
+.hx/hooks.json (it runs commands) and .mcp.json (its MCP servers are commands, or endpoints
+that get the model's tool calls) come with the repository, so hx ignores them, with one
 warning, until you approve their content here. hx trust shows each file's path, hash and
 content (or its commands), then asks. Any change to a file needs approving again; the user's
 own files (~/.config/hx) and the environment need no trust.";
@@ -354,6 +384,7 @@ pub fn main_with_args() -> i32 {
         Command::Trust(args) => trust_command(args),
         Command::Sandbox(args) => sandbox::sandbox_command(args),
         Command::Context(args) => context::context_command(args),
+        Command::Mcp(args) => mcp::mcp_command(args),
     }
 }
 

@@ -10,7 +10,11 @@ use crate::trust::{self, key_of, Kind, TrustState, TrustStore};
 
 /// Every kind of project file that needs trust, in the order `hx trust` shows them. Each is
 /// defined by the module that reads the file; a new kind is one more entry here.
-pub const KINDS: [&Kind; 2] = [&crate::config::TRUST, &crate::hooks::config::TRUST];
+pub const KINDS: [&Kind; 3] = [
+    &crate::config::TRUST,
+    &crate::hooks::config::TRUST,
+    &crate::mcp::config::TRUST,
+];
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
 const SHOWN_HASH: usize = 12;

@@ -143,6 +143,18 @@ pub trait Tool: Send + Sync {
     }
 }
 
+/// Tools that can change during a run (an MCP server's), listed after the fixed ones in an
+/// order of their own. The list changes only in [`ToolSource::current`], which the loop calls
+/// once before each request, so the tools a request offers are the ones its calls find.
+pub trait ToolSource: Send + Sync {
+    /// The tools as of now: their generation (a new number whenever the list changed) and the
+    /// list. Brings the list up to date first when a server said its tools changed.
+    fn current(&self) -> BoxFuture<'_, (u64, DynamicTools)>;
+}
+
+/// Changing tools with their names, in the order their specs are sent.
+pub type DynamicTools = Arc<[(String, Arc<dyn Tool>)]>;
+
 /// All tools of a run, in the order they were registered: the order their specs are sent in.
 /// Adding a tool is one file and one `register` call; which agents get it and what hooks call
 /// it come from the tool itself.
@@ -150,6 +162,8 @@ pub trait Tool: Send + Sync {
 pub struct Registry {
     tools: Vec<Arc<dyn Tool>>,
     by_name: BTreeMap<String, usize>,
+    /// Tools that come and go (MCP servers'), after the fixed ones.
+    source: Option<Arc<dyn ToolSource>>,
 }
 
 impl Registry {
@@ -180,6 +194,12 @@ impl Registry {
         }
     }
 
+    /// Adds tools that may change during the run; a [`ToolSet`] of this registry lists them
+    /// after its own, as of its last [`ToolSet::refresh`].
+    pub fn set_source(&mut self, source: Arc<dyn ToolSource>) {
+        self.source = Some(source);
+    }
+
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         self.by_name.get(name).map(|&i| &self.tools[i])
     }
@@ -204,6 +224,8 @@ impl Registry {
 pub struct ToolSet {
     registry: Registry,
     allowed: Vec<String>,
+    /// The registry's changing tools as of the last [`ToolSet::refresh`], and their generation.
+    dynamic: (u64, DynamicTools),
 }
 
 impl ToolSet {
@@ -214,13 +236,21 @@ impl ToolSet {
             return Err(format!("unknown tool {unknown:?} in a tool list"));
         }
         let allowed = names.iter().map(|n| n.to_string()).collect();
-        Ok(ToolSet { registry, allowed })
+        Ok(ToolSet::of(registry, allowed))
+    }
+
+    fn of(registry: Registry, allowed: Vec<String>) -> Self {
+        ToolSet {
+            registry,
+            allowed,
+            dynamic: (0, Arc::from(Vec::new())),
+        }
     }
 
     /// Every tool of the registry, in registration order: the main agent's set.
     pub fn all(registry: Registry) -> Self {
         let allowed = registry.names().collect();
-        ToolSet { registry, allowed }
+        ToolSet::of(registry, allowed)
     }
 
     /// The tools that say they are for subagents, in registration order.
@@ -231,25 +261,47 @@ impl ToolSet {
             .filter(|t| t.for_subagents())
             .map(|t| t.spec().name)
             .collect();
-        ToolSet { registry, allowed }
+        ToolSet::of(registry, allowed)
+    }
+
+    /// Brings the changing tools (MCP servers') up to date; whether the set changed, so that
+    /// the specs must be taken again. Between two calls the set does not change: call it once
+    /// before each request.
+    pub async fn refresh(&mut self) -> bool {
+        let Some(source) = &self.registry.source else {
+            return false;
+        };
+        let (generation, tools) = source.current().await;
+        if generation == self.dynamic.0 {
+            return false;
+        }
+        self.dynamic = (generation, tools);
+        true
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
         if self.allowed.iter().any(|n| n == name) {
             self.registry.get(name)
         } else {
-            None
+            self.dynamic
+                .1
+                .iter()
+                .find(|(n, _)| n == name)
+                .map(|(_, t)| t)
         }
     }
 
+    /// The fixed tools' names (the changing ones come after them in [`ToolSet::specs`]).
     pub fn names(&self) -> &[String] {
         &self.allowed
     }
 
+    /// The specs as sent: the fixed tools in their order, then the changing ones in theirs.
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.allowed
             .iter()
             .filter_map(|n| self.registry.get(n))
+            .chain(self.dynamic.1.iter().map(|(_, t)| t))
             .map(|t| t.spec())
             .collect()
     }

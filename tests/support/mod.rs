@@ -6,6 +6,7 @@
 
 pub mod body;
 pub mod hostile;
+pub mod mcp;
 pub mod procs;
 pub mod raw_http;
 pub mod reply;

@@ -1,0 +1,136 @@
+//! `hx mcp list`: the MCP servers a run here would start, started as a run starts them: each
+//! one's state, how long it took to start, and its tools. No API key needed.
+
+use serde_json::{json, Value};
+
+use super::{exit, fail, McpArgs, McpCommand};
+use crate::config::{process_env, Config, Flags};
+use crate::mcp::{config::plan, Mcp, Status};
+use crate::process;
+use crate::term::{one_line, Term};
+
+/// Characters of a tool's description in the text listing.
+const DESCRIPTION_CHARS: usize = 100;
+
+pub(super) fn mcp_command(args: McpArgs) -> i32 {
+    let McpCommand::List { json } = args.command;
+    let cwd = match super::current_dir() {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let env = process_env();
+    let term = Term::detect();
+    let mut warnings = Vec::new();
+    let config = Config::load(&cwd, &env, &Flags::default(), &mut warnings);
+    let config = match config {
+        Ok(c) => c,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    let home = super::home_dir();
+    let planned = match plan(
+        &config.mcp_servers,
+        &workspace,
+        &env,
+        home.as_deref(),
+        &mut warnings,
+    ) {
+        Ok(p) => p,
+        Err(e) => return fail(exit::USAGE, e),
+    };
+    for w in warnings {
+        term.line(&w);
+    }
+    if planned.is_empty() {
+        if json {
+            term.out_line("[]");
+        } else {
+            term.line(
+                "hx: no MCP servers configured ([mcp_servers.NAME] in a config file, or a \
+                 project's .mcp.json)",
+            );
+        }
+        return exit::ANSWERED;
+    }
+    // Started exactly as a run starts them, then ended with everything they left behind.
+    process::cleanup::become_subreaper();
+    let runtime = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
+    };
+    let statuses = runtime.block_on(async {
+        let mcp = Mcp::new(planned, env, term.clone());
+        mcp.start().await;
+        mcp.status()
+    });
+    runtime.shutdown_background();
+    process::cleanup::end_all();
+    if json {
+        match serde_json::to_string_pretty(&Value::Array(statuses.iter().map(to_json).collect())) {
+            Ok(text) => term.out_line(&text),
+            Err(e) => return fail(exit::FAILED, format!("cannot encode JSON: {e}")),
+        }
+    } else {
+        for s in &statuses {
+            for line in to_text(s) {
+                term.out_line(&line);
+            }
+        }
+    }
+    exit::ANSWERED
+}
+
+fn to_json(s: &Status) -> Value {
+    json!({
+        "name": s.name,
+        "source": s.source,
+        "target": s.target,
+        "state": s.state,
+        "why": s.why,
+        "start_ms": s.start_ms,
+        "tools": s.tools.iter().map(|(name, description)| json!({
+            "name": name,
+            "description": description,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `NAME: STATE ...`, the source and target, then one line per tool.
+fn to_text(s: &Status) -> Vec<String> {
+    let took = s
+        .start_ms
+        .map(|ms| format!(" in {ms} ms"))
+        .unwrap_or_default();
+    let head = match (s.state, &s.why) {
+        ("started", _) => format!(
+            "{}: started{took}, {} tool{}",
+            s.name,
+            s.tools.len(),
+            if s.tools.len() == 1 { "" } else { "s" }
+        ),
+        ("failed", Some(why)) => format!(
+            "{}: failed{}: {why}",
+            s.name,
+            took.replace(" in ", " after ")
+        ),
+        (state, Some(why)) => format!("{}: {state}: {why}", s.name),
+        (state, None) => format!("{}: {state}", s.name),
+    };
+    let mut lines = vec![
+        one_line(&head, 300),
+        one_line(&format!("  {} · {}", s.source, s.target), 300),
+    ];
+    for (name, description) in &s.tools {
+        lines.push(format!(
+            "  {name}  {}",
+            one_line(
+                &crate::term::collapse_whitespace(description),
+                DESCRIPTION_CHARS
+            )
+        ));
+    }
+    lines
+}

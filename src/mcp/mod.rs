@@ -1,0 +1,495 @@
+//! MCP servers as tools. Each configured server (`[mcp_servers.NAME]`, a trusted project's
+//! `.mcp.json`) is started when a run starts, all at once; its tools join the agent's tools as
+//! `mcp__SERVER__TOOL`, after the built-in ones, and go through the same loop, hooks, trace and
+//! output cap. A server that fails to start, or dies later, costs its own tools only: one line
+//! on stderr, `Error:` results, and the run goes on.
+//!
+//! The tool list is stable: servers in name order, each server's tools in name order, so the
+//! request prefix stays byte-identical between turns. A server's `tools/list_changed`
+//! notification marks it; the next turn lists its tools again ([`ToolSource::current`], called
+//! once before each request) and only then does the list change.
+//!
+//! Processes: a local server is started by `process::Launch` in its own process group, with
+//! the environment hx gives hooks (it is the user's command, or a trusted project's), and is
+//! killed with its group when the run's agent is dropped, on every exit path; `cleanup`
+//! sweeps whatever it left.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use futures_util::future::{join_all, BoxFuture};
+use rmcp::model::PaginatedRequestParams;
+use rmcp::service::Peer;
+use rmcp::RoleClient;
+use serde_json::Value;
+
+use crate::paths::Env;
+use crate::term::Term;
+use crate::tools::{DynamicTools, Tool, ToolSource, ToolSpec};
+
+pub mod client;
+pub mod config;
+pub mod names;
+pub mod schema;
+pub mod tool;
+
+use client::{Connection, Handler, Tail};
+use config::{Planned, PlannedServer, ServerConfig};
+use tool::{seconds, McpTool};
+
+/// MCP tools offered in one request, all servers together: chat-completions servers accept
+/// 128 tools at most, and the built-in ones need room.
+pub const MAX_TOOLS: usize = 100;
+/// Characters of one tool's description sent to the model (a longer one is cut).
+pub const MAX_DESCRIPTION_CHARS: usize = 2048;
+/// Tools read from one server's listing, all pages together; the rest are left out.
+pub const MAX_LISTED_TOOLS: usize = 1000;
+/// Lines of a server's stderr shown when it fails.
+const STDERR_LINES_SHOWN: usize = 5;
+/// How long a failed server's stderr may take to reach its end before it is shown.
+const STDERR_GRACE: Duration = Duration::from_millis(500);
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Where a server stands.
+enum State {
+    /// Not started (yet, or at all: disabled, untrusted, invalid).
+    Waiting(Planned),
+    Running {
+        conn: Box<Connection>,
+        took: Duration,
+    },
+    Failed {
+        why: String,
+        took: Duration,
+    },
+}
+
+/// One of the server's tools as last listed.
+#[derive(Clone)]
+struct Listed {
+    tool: String,
+    description: String,
+    schema: Value,
+}
+
+/// One configured server.
+pub struct Server {
+    pub config: ServerConfig,
+    state: Mutex<State>,
+    listed: Mutex<Vec<Listed>>,
+    tools_changed: Arc<AtomicBool>,
+    stderr: Arc<Mutex<Tail>>,
+    stop_reported: AtomicBool,
+    term: Arc<Term>,
+}
+
+impl Server {
+    /// The connection to call through, or the `Error:` text saying why there is none.
+    fn peer(&self) -> Result<Peer<RoleClient>, String> {
+        let name = &self.config.name;
+        let peer = match &*lock(&self.state) {
+            State::Running { conn, .. } => conn.service.peer().clone(),
+            State::Failed { why, .. } => {
+                return Err(format!(
+                    "MCP server {name} is not running: it failed to start: {why}"
+                ))
+            }
+            State::Waiting(_) => return Err(format!("MCP server {name} is not running")),
+        };
+        if peer.is_transport_closed() {
+            return Err(self.stopped());
+        }
+        Ok(peer)
+    }
+
+    /// The server stopped answering (it exited, or closed its output): says so on stderr
+    /// once, with the end of its stderr, and gives the `Error:` text for the call.
+    fn stopped(&self) -> String {
+        let name = &self.config.name;
+        if !self.stop_reported.swap(true, Ordering::SeqCst) {
+            let last = lock(&self.stderr).last_lines(1).pop();
+            let tail = last
+                .map(|l| format!(": {}", cut(&l, 200)))
+                .unwrap_or_default();
+            self.term.line(&format!(
+                "hx: MCP server {name} stopped{tail}; its tools answer with errors for the rest of the run"
+            ));
+        }
+        format!("MCP server {name} has stopped; its tools cannot be called in this run")
+    }
+
+    /// Lists the server's tools again (after `tools/list_changed`); keeps the old list if
+    /// that fails.
+    async fn relist(&self) {
+        let Ok(peer) = self.peer() else { return };
+        let limit = self.config.startup_timeout;
+        match tokio::time::timeout(limit, list_tools(&peer)).await {
+            Ok(Ok(tools)) => self.set_listed(tools),
+            Ok(Err(e)) => self.term.line(&format!(
+                "hx: warning: MCP server {}: cannot list its changed tools: {}",
+                self.config.name,
+                crate::term::collapse_whitespace(&e.to_string())
+            )),
+            Err(_) => self.term.line(&format!(
+                "hx: warning: MCP server {}: listing its changed tools took over {} s",
+                self.config.name,
+                seconds(limit)
+            )),
+        }
+    }
+
+    /// Keeps the tools the config allows, in name order, with cleaned schemas; a tool whose
+    /// schema cannot be cleaned is left out with a warning.
+    fn set_listed(&self, (tools, more): (Vec<rmcp::model::Tool>, bool)) {
+        if more {
+            self.term.line(&format!(
+                "hx: warning: MCP server {} lists more than {MAX_LISTED_TOOLS} tools; the rest are left out",
+                self.config.name
+            ));
+        }
+        let mut listed = Vec::new();
+        for t in tools {
+            let tool = t.name.to_string();
+            if !self.config.allows(&tool) {
+                continue;
+            }
+            match schema::clean(&t.input_schema) {
+                Ok(schema) => listed.push(Listed {
+                    description: cut(
+                        t.description.as_deref().unwrap_or(""),
+                        MAX_DESCRIPTION_CHARS,
+                    ),
+                    tool,
+                    schema,
+                }),
+                Err(why) => self.term.line(&format!(
+                    "hx: warning: MCP server {}: tool {} left out: {why}",
+                    self.config.name,
+                    crate::tools::output::quote(&tool)
+                )),
+            }
+        }
+        listed.sort_by(|a, b| a.tool.cmp(&b.tool));
+        listed.dedup_by(|a, b| a.tool == b.tool);
+        *lock(&self.listed) = listed;
+    }
+}
+
+/// A server's tools, page after page, at most [`MAX_LISTED_TOOLS`] (and whether it had
+/// more): a server that pages on and on cannot fill hx's memory.
+async fn list_tools(
+    peer: &Peer<RoleClient>,
+) -> Result<(Vec<rmcp::model::Tool>, bool), rmcp::ServiceError> {
+    let mut tools = Vec::new();
+    let mut params = None;
+    loop {
+        let page = peer.list_tools(params).await?;
+        tools.extend(page.tools);
+        let Some(cursor) = page.next_cursor else {
+            return Ok((tools, false));
+        };
+        if tools.len() >= MAX_LISTED_TOOLS {
+            tools.truncate(MAX_LISTED_TOOLS);
+            return Ok((tools, true));
+        }
+        params = Some(PaginatedRequestParams::default().with_cursor(Some(cursor)));
+    }
+}
+
+/// `text` cut to `max` characters.
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((i, _)) => format!("{}…", &text[..i]),
+        None => text.to_string(),
+    }
+}
+
+/// The tool lists as of the last change.
+struct Lists {
+    generation: u64,
+    all: DynamicTools,
+    subagent: DynamicTools,
+    /// Per server: each tool's request name and description, for `hx mcp list`.
+    by_server: BTreeMap<String, Vec<(String, String)>>,
+}
+
+/// The MCP servers of one run.
+pub struct Mcp {
+    servers: Vec<Arc<Server>>,
+    env: Env,
+    term: Arc<Term>,
+    started: tokio::sync::OnceCell<()>,
+    relisting: tokio::sync::Mutex<()>,
+    lists: Mutex<Lists>,
+    generations: AtomicU64,
+}
+
+impl Mcp {
+    /// The run's servers, not started yet (the first [`ToolSource::current`] starts them).
+    pub fn new(planned: Vec<PlannedServer>, env: Env, term: Arc<Term>) -> Arc<Mcp> {
+        let servers = planned
+            .into_iter()
+            .map(|p| {
+                Arc::new(Server {
+                    config: p.config,
+                    state: Mutex::new(State::Waiting(p.plan)),
+                    listed: Mutex::new(Vec::new()),
+                    tools_changed: Arc::new(AtomicBool::new(false)),
+                    stderr: Arc::new(Mutex::new(Tail::default())),
+                    stop_reported: AtomicBool::new(false),
+                    term: term.clone(),
+                })
+            })
+            .collect();
+        Arc::new(Mcp {
+            servers,
+            env,
+            term,
+            started: tokio::sync::OnceCell::new(),
+            relisting: tokio::sync::Mutex::new(()),
+            lists: Mutex::new(Lists {
+                generation: 0,
+                all: Arc::from(Vec::new()),
+                subagent: Arc::from(Vec::new()),
+                by_server: BTreeMap::new(),
+            }),
+            generations: AtomicU64::new(0),
+        })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.servers.is_empty()
+    }
+
+    /// The tools of the main agent (`subagent` false) or of subagents, for a registry.
+    pub fn source(self: &Arc<Mcp>, subagent: bool) -> Arc<dyn ToolSource> {
+        Arc::new(McpTools {
+            mcp: self.clone(),
+            subagent,
+        })
+    }
+
+    /// Starts every server to be started, all at once, each within its startup timeout, and
+    /// lists their tools. Failures are reported on stderr; they do not stop anything.
+    pub async fn start(&self) {
+        self.started
+            .get_or_init(|| async {
+                let starts = self.servers.iter().map(|s| self.start_one(s));
+                join_all(starts).await;
+                self.rebuild();
+            })
+            .await;
+    }
+
+    async fn start_one(&self, server: &Arc<Server>) {
+        if !matches!(&*lock(&server.state), State::Waiting(Planned::Start)) {
+            return;
+        }
+        let cfg = &server.config;
+        let began = Instant::now();
+        let handler = Handler {
+            tools_changed: server.tools_changed.clone(),
+        };
+        let mut drain = None;
+        let attempt = async {
+            let conn =
+                client::connect(cfg, &self.env, handler, server.stderr.clone(), &mut drain).await?;
+            // What the server said before its first listing is covered by it.
+            server.tools_changed.store(false, Ordering::SeqCst);
+            let tools = list_tools(conn.service.peer()).await.map_err(|e| {
+                format!(
+                    "tools/list failed: {}",
+                    crate::term::collapse_whitespace(&e.to_string())
+                )
+            })?;
+            Ok::<_, String>((conn, tools))
+        };
+        let outcome = tokio::time::timeout(cfg.startup_timeout, attempt).await;
+        let took = began.elapsed();
+        let why = match outcome {
+            Ok(Ok((conn, tools))) => {
+                server.set_listed(tools);
+                *lock(&server.state) = State::Running {
+                    conn: Box::new(conn),
+                    took,
+                };
+                return;
+            }
+            Ok(Err(why)) => why,
+            Err(_) => format!(
+                "did not start within {} s (startup_timeout_sec)",
+                seconds(cfg.startup_timeout)
+            ),
+        };
+        // The process is gone (dropped with the attempt): its stderr ends soon.
+        if let Some(d) = drain {
+            let _ = tokio::time::timeout(STDERR_GRACE, d).await;
+        }
+        self.term.line(&format!(
+            "hx: MCP server {} failed to start: {why}; the run goes on without it",
+            cfg.name
+        ));
+        for l in lock(&server.stderr).last_lines(STDERR_LINES_SHOWN) {
+            self.term
+                .line(&format!("  {} stderr: {}", cfg.name, cut(&l, 200)));
+        }
+        *lock(&server.state) = State::Failed { why, took };
+    }
+
+    /// Makes the tool lists anew from every server's listing: servers in name order, each
+    /// one's tools in name order, at most [`MAX_TOOLS`].
+    fn rebuild(&self) {
+        let mut taken = std::collections::HashSet::new();
+        let mut all: Vec<(String, Arc<dyn Tool>)> = Vec::new();
+        let mut subagent = Vec::new();
+        let mut by_server = BTreeMap::new();
+        let mut left_out = 0usize;
+        for server in &self.servers {
+            let listed = lock(&server.listed).clone();
+            let mut shown = Vec::new();
+            for l in listed {
+                if all.len() >= MAX_TOOLS {
+                    left_out += 1;
+                    continue;
+                }
+                let name = names::qualified(&server.config.name, &l.tool, |n| taken.contains(n));
+                taken.insert(name.clone());
+                shown.push((name.clone(), l.description.clone()));
+                let tool: Arc<dyn Tool> = Arc::new(McpTool {
+                    server: server.clone(),
+                    tool: l.tool,
+                    spec: ToolSpec {
+                        name: name.clone(),
+                        description: l.description,
+                        parameters: l.schema,
+                    },
+                });
+                if server.config.subagents {
+                    subagent.push((name.clone(), tool.clone()));
+                }
+                all.push((name, tool));
+            }
+            by_server.insert(server.config.name.clone(), shown);
+        }
+        if left_out > 0 {
+            self.term.line(&format!(
+                "hx: warning: at most {MAX_TOOLS} MCP tools per request; {left_out} left out"
+            ));
+        }
+        let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
+        *lock(&self.lists) = Lists {
+            generation,
+            all: Arc::from(all),
+            subagent: Arc::from(subagent),
+            by_server,
+        };
+    }
+
+    /// The current lists, after starting the servers (once) and listing again the tools of
+    /// those that said theirs changed.
+    async fn current(&self, subagent: bool) -> (u64, DynamicTools) {
+        self.start().await;
+        if self
+            .servers
+            .iter()
+            .any(|s| s.tools_changed.load(Ordering::SeqCst))
+        {
+            let _one_at_a_time = self.relisting.lock().await;
+            let changed: Vec<&Arc<Server>> = self
+                .servers
+                .iter()
+                .filter(|s| s.tools_changed.swap(false, Ordering::SeqCst))
+                .collect();
+            if !changed.is_empty() {
+                join_all(changed.iter().map(|s| s.relist())).await;
+                self.rebuild();
+            }
+        }
+        let lists = lock(&self.lists);
+        let tools = if subagent {
+            &lists.subagent
+        } else {
+            &lists.all
+        };
+        (lists.generation, tools.clone())
+    }
+
+    /// Every server as `hx mcp list` shows it (call [`Mcp::start`] first).
+    pub fn status(&self) -> Vec<Status> {
+        let lists = lock(&self.lists);
+        self.servers
+            .iter()
+            .map(|s| {
+                let c = &s.config;
+                let (state, why, took) = match &*lock(&s.state) {
+                    State::Running { conn, took } => {
+                        if conn.service.peer().is_transport_closed() {
+                            ("stopped", None, Some(*took))
+                        } else {
+                            ("started", None, Some(*took))
+                        }
+                    }
+                    State::Failed { why, took } => ("failed", Some(why.clone()), Some(*took)),
+                    State::Waiting(Planned::Start) => ("not started", None, None),
+                    State::Waiting(Planned::Disabled) => ("disabled", None, None),
+                    State::Waiting(Planned::Untrusted) => (
+                        "untrusted",
+                        Some("review the file, then run `hx trust` to allow it".into()),
+                        None,
+                    ),
+                    State::Waiting(Planned::Invalid(w)) => ("failed", Some(w.clone()), None),
+                };
+                Status {
+                    name: c.name.clone(),
+                    source: c.source.label(),
+                    target: match &c.transport {
+                        config::Transport::Stdio { command, args, .. } => std::iter::once(command)
+                            .chain(args)
+                            .cloned()
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        config::Transport::Http { url, .. } => url.clone(),
+                    },
+                    state,
+                    why,
+                    start_ms: took.map(|t| t.as_millis()),
+                    tools: lists.by_server.get(&c.name).cloned().unwrap_or_default(),
+                }
+            })
+            .collect()
+    }
+}
+
+/// One server as `hx mcp list` shows it.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Status {
+    pub name: String,
+    /// `config`, or the `.mcp.json` it came from.
+    pub source: String,
+    /// The command line, or the URL.
+    pub target: String,
+    /// started, failed, stopped, disabled, untrusted.
+    pub state: &'static str,
+    pub why: Option<String>,
+    /// Milliseconds from start to its tools listed (or to the failure).
+    pub start_ms: Option<u128>,
+    /// Request name and description of each tool offered.
+    pub tools: Vec<(String, String)>,
+}
+
+/// One agent's view of the run's MCP tools.
+struct McpTools {
+    mcp: Arc<Mcp>,
+    subagent: bool,
+}
+
+impl ToolSource for McpTools {
+    fn current(&self) -> BoxFuture<'_, (u64, DynamicTools)> {
+        Box::pin(self.mcp.current(self.subagent))
+    }
+}
