@@ -1,14 +1,13 @@
 //! The `edit_file` tool: replaces one exact, unique piece of text in a file, keeping the file's
 //! line endings, and writes the result atomically.
 
-use std::io::ErrorKind;
-use std::path::Path;
+use std::io::{ErrorKind, Read};
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::output::quote;
-use super::write_file::atomic_write;
+use super::workspace::{Opened, Target};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct EditFile;
@@ -62,11 +61,11 @@ impl Tool for EditFile {
                     "edit_file.old_text must not be empty; use write_file to create a file",
                 );
             }
-            let path = match cx.workspace.resolve(&user_path) {
-                Ok(p) => p,
+            let target = match cx.workspace.target(&user_path) {
+                Ok(t) => t,
                 Err(e) => return e,
             };
-            super::run_blocking(move || edit(&path, &user_path, &old, &new)).await
+            super::run_blocking(move || edit(&target, &user_path, &old, &new)).await
         })
     }
 }
@@ -74,33 +73,48 @@ impl Tool for EditFile {
 /// Files edit_file reads whole; anything larger is not a source file to edit by text.
 const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 
-fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
+fn edit(target: &Target, user_path: &str, old: &str, new: &str) -> ToolResult {
     // Errors name the path as the model gave it, quoted short; a success names the path whole,
     // which exists and so is no longer than the system allows.
     let shown = quote(user_path);
-    // Checked before reading: a FIFO or device would block or never end.
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_dir() => return ToolResult::error(format!("{shown} is a directory")),
-        Ok(m) if !m.is_file() => return ToolResult::error(format!("{shown} is not a regular file")),
-        Ok(m) if m.len() > MAX_EDIT_BYTES => {
-            return ToolResult::error(format!(
-                "{shown} is {} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it",
-                m.len()
-            ))
-        }
-        _ => {}
-    }
-    let content = match std::fs::read(path) {
-        Ok(bytes) => match String::from_utf8(bytes) {
-            Ok(s) => s,
-            Err(_) => {
-                return ToolResult::error(format!("{shown} is not a UTF-8 text file"));
-            }
-        },
+    // The file's kind and size come from the opened file itself: a FIFO or device would block
+    // or never end, and nothing swapped in after the open changes what is read.
+    let (dir, name) = match target.parent(false) {
+        Ok((dir, Some(name))) => (dir, name),
+        Ok((_, None)) => return ToolResult::error(format!("{shown} is a directory")),
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return ToolResult::error(format!("file not found: {shown}"));
+            return ToolResult::error(format!("file not found: {shown}"))
         }
         Err(e) => return ToolResult::error(format!("cannot read {shown}: {e}")),
+    };
+    let (file, len) = match dir.open_regular(name) {
+        Ok(Opened::File(file, len)) => (file, len),
+        Ok(Opened::Missing) => return ToolResult::error(format!("file not found: {shown}")),
+        Ok(Opened::Dir) => return ToolResult::error(format!("{shown} is a directory")),
+        Ok(Opened::NotRegular) => {
+            return ToolResult::error(format!("{shown} is not a regular file"))
+        }
+        Err(e) => return ToolResult::error(format!("cannot read {shown}: {e}")),
+    };
+    let too_large = |len: u64| {
+        ToolResult::error(format!(
+            "{shown} is {len} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it"
+        ))
+    };
+    if len > MAX_EDIT_BYTES {
+        return too_large(len);
+    }
+    // Bounded even if the file grows after it was measured.
+    let mut bytes = Vec::with_capacity(len as usize);
+    if let Err(e) = file.take(MAX_EDIT_BYTES + 1).read_to_end(&mut bytes) {
+        return ToolResult::error(format!("cannot read {shown}: {e}"));
+    }
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        return too_large(bytes.len() as u64);
+    }
+    let content = match String::from_utf8(bytes) {
+        Ok(s) => s,
+        Err(_) => return ToolResult::error(format!("{shown} is not a UTF-8 text file")),
     };
 
     let (old, new) = match_line_endings(&content, old, new);
@@ -120,7 +134,10 @@ fn edit(path: &Path, user_path: &str, old: &str, new: &str) -> ToolResult {
         ));
     }
     let updated = content.replacen(old.as_str(), &new, 1);
-    match atomic_write(path, updated.as_bytes()) {
+    // Written into the folder the file was read from, held open since: the edit cannot land
+    // anywhere else, whatever happened to the path meanwhile.
+    let written = dir.write_atomic(name, updated.as_bytes());
+    match written {
         Ok(()) => ToolResult::ok(format!("Edited {user_path} (replaced 1 occurrence)")),
         Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
@@ -181,8 +198,10 @@ mod fifo_tests {
         let c = std::ffi::CString::new(fifo.to_str().expect("utf8")).expect("cstring");
         // SAFETY: mkfifo on a path we own.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let ws = crate::tools::Workspace::new(dir.path()).expect("workspace");
+        let target = ws.target("fifo").expect("inside");
         assert_eq!(
-            edit(&fifo, "fifo", "a", "b").content,
+            edit(&target, "fifo", "a", "b").content,
             "Error: fifo is not a regular file"
         );
     }
@@ -309,5 +328,58 @@ mod tests {
             .call(json!({"path": "f.txt", "old_text": "x"}), &cx)
             .await;
         assert_eq!(r.content, "Error: edit_file.new_text is required");
+    }
+
+    /// The race, decided: checked while the path held no link, then a folder on the way or
+    /// the file itself became a link to outside before the edit.
+    #[test]
+    fn links_swapped_in_after_the_check_are_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("t.txt"), "old").unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/t.txt"), "old").unwrap();
+        std::fs::write(d.path().join("t.txt"), "old").unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let in_sub = ws.target("sub/t.txt").unwrap();
+        let top = ws.target("t.txt").unwrap();
+        std::fs::rename(d.path().join("sub"), d.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("sub")).unwrap();
+        std::fs::remove_file(d.path().join("t.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("t.txt"), d.path().join("t.txt")).unwrap();
+        let raced = "a part of the path became a link after it was checked; nothing was \
+                     followed, try again";
+        assert_eq!(
+            edit(&in_sub, "sub/t.txt", "old", "new").content,
+            format!("Error: cannot read sub/t.txt: {raced}")
+        );
+        assert_eq!(
+            edit(&top, "t.txt", "old", "new").content,
+            format!("Error: cannot read t.txt: {raced}")
+        );
+        assert_eq!(
+            std::fs::read_to_string(outside.path().join("t.txt")).unwrap(),
+            "old"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 1);
+    }
+
+    /// The folder is moved elsewhere in the workspace between the read and the write: the
+    /// edit lands in the file it read, in the folder held open, not at the old name.
+    #[test]
+    fn the_edit_is_written_where_the_file_was_read() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/t.txt"), "old").unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let target = ws.target("sub/t.txt").unwrap();
+        let (dir, name) = target.parent(false).unwrap();
+        std::fs::rename(d.path().join("sub"), d.path().join("moved")).unwrap();
+        dir.write_atomic(name.unwrap(), b"new").unwrap();
+        assert_eq!(
+            std::fs::read_to_string(d.path().join("moved/t.txt")).unwrap(),
+            "new"
+        );
+        assert!(!d.path().join("sub").exists());
     }
 }

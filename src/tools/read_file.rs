@@ -1,14 +1,13 @@
 //! The `read_file` tool: a text file's content (optionally a range of lines), streamed through
 //! the bounded accumulator so even a huge file costs bounded memory.
 
-use std::fs::File;
 use std::io::{ErrorKind, Read};
-use std::path::Path;
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::output::{quote, BoundedText, Utf8Decoder};
+use super::workspace::{Opened, Target};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// How much of the start of a file is checked for NUL bytes, the usual sign of a binary file.
@@ -67,15 +66,15 @@ impl Tool for ReadFile {
                 Err(e) => return e,
             };
             // Skill folders outside the workspace are readable: load_skill lists their files.
-            let path = match cx.workspace.resolve_for_read(&user_path) {
-                Ok(p) => p,
+            let target = match cx.workspace.target_for_read(&user_path) {
+                Ok(t) => t,
                 Err(e) => return e,
             };
             let cap = cx.limits.output_chars;
             super::run_blocking(move || {
                 // Errors name the path as the model gave it, quoted short.
                 let shown = quote(&user_path);
-                read(&path, &shown, offset, limit, cap)
+                read(&target, &shown, offset, limit, cap)
                     .unwrap_or_else(|e| ToolResult::error(format!("cannot read {shown}: {e}")))
             })
             .await
@@ -86,32 +85,27 @@ impl Tool for ReadFile {
 /// Reads lines `[offset, offset + limit)`; `Err` is for unexpected I/O errors only.
 /// `user_path` is only for messages.
 fn read(
-    path: &Path,
+    target: &Target,
     user_path: &str,
     offset: u64,
     limit: Option<u64>,
     cap: usize,
 ) -> std::io::Result<ToolResult> {
-    let meta = match std::fs::metadata(path) {
-        Ok(m) => m,
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            return Ok(ToolResult::error(format!("file not found: {user_path}")));
+    // The kind comes from the opened file: a FIFO or device could block forever or never end.
+    let mut file = match target.open_read()? {
+        Opened::File(file, _) => file,
+        Opened::Missing => return Ok(ToolResult::error(format!("file not found: {user_path}"))),
+        Opened::Dir => {
+            return Ok(ToolResult::error(format!(
+                "{user_path} is a directory; use glob to list files"
+            )))
         }
-        Err(e) => return Err(e),
+        Opened::NotRegular => {
+            return Ok(ToolResult::error(format!(
+                "{user_path} is not a regular file"
+            )))
+        }
     };
-    if meta.is_dir() {
-        return Ok(ToolResult::error(format!(
-            "{user_path} is a directory; use glob to list files"
-        )));
-    }
-    if !meta.is_file() {
-        // A FIFO or device could block forever or never end.
-        return Ok(ToolResult::error(format!(
-            "{user_path} is not a regular file"
-        )));
-    }
-
-    let mut file = File::open(path)?;
     let end = limit.map(|l| offset.saturating_add(l));
     let mut text = BoundedText::new(cap);
     let mut decoder = Utf8Decoder::new();
@@ -330,5 +324,28 @@ mod tests {
             read_file(&cx, json!({"path": "x", "offset": "two"})).await,
             "Error: read_file.offset must be a non-negative integer"
         );
+    }
+
+    /// The race, decided: checked while the path held no link, then a folder on the way or
+    /// the file itself became a link to outside before the read.
+    #[test]
+    fn links_swapped_in_after_the_check_are_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("s.txt"), "secret").unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        std::fs::write(d.path().join("sub/s.txt"), "public").unwrap();
+        std::fs::write(d.path().join("s.txt"), "public").unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let in_sub = ws.target_for_read("sub/s.txt").unwrap();
+        let top = ws.target_for_read("s.txt").unwrap();
+        std::fs::rename(d.path().join("sub"), d.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("sub")).unwrap();
+        std::fs::remove_file(d.path().join("s.txt")).unwrap();
+        std::os::unix::fs::symlink(outside.path().join("s.txt"), d.path().join("s.txt")).unwrap();
+        for target in [in_sub, top] {
+            let e = read(&target, "x", 1, None, 1000).unwrap_err();
+            assert!(e.to_string().contains("became a link"), "{e}");
+        }
     }
 }

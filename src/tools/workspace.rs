@@ -1,27 +1,96 @@
 //! The workspace root and path confinement: every file tool resolves the model's paths here so
 //! that none of them can reach outside the folder hx was started in.
+//!
+//! Two steps, so that a tree changing in between cannot widen what a tool reaches: the check
+//! ([`Workspace::target`]) follows every link the path meets and refuses what lands outside;
+//! the use ([`Target::parent`], [`Target::open_read`]) then opens the checked, link-free path
+//! one name at a time beneath the root held open for the run (see [`beneath`]), so a folder
+//! swapped for a link after the check makes the call fail instead of leading outside.
 
+mod beneath;
+
+use std::ffi::OsStr;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::output::quote;
 use super::ToolResult;
 
 pub(crate) use crate::paths::real_path;
+pub(crate) use beneath::{Dir, Opened};
 
 /// The folder the tools work in, canonicalized once so that prefix checks compare like with like.
 #[derive(Debug, Clone)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root held open for the run: every file the tools touch is reached beneath it, so
+    /// a root renamed or replaced meanwhile makes the tools fail or keeps them in the folder
+    /// they started in (the one the sandbox's ruleset binds too), never anywhere else.
+    root_dir: Arc<Dir>,
     /// Folders outside the root that may be read but never written: the skill folders whose
-    /// files `load_skill` lists with absolute paths.
+    /// files `load_skill` lists with absolute paths. Opened when read (a catalog can list
+    /// thousands, more than a process may hold open), from `/` without following a link.
     read_only: Vec<PathBuf>,
+}
+
+/// A path the model gave, checked: where it really is, and the folder held open beneath which
+/// it is reached.
+#[derive(Debug)]
+pub(crate) struct Target {
+    /// The real absolute path: every link resolved, no `..`.
+    pub path: PathBuf,
+    base: Base,
+    /// `path` below the base folder: plain names only.
+    rel: PathBuf,
+}
+
+#[derive(Debug)]
+enum Base {
+    Root(Arc<Dir>),
+    ReadOnly(PathBuf),
+}
+
+impl Target {
+    /// The folder that holds the target, opened beneath the base folder (missing folders
+    /// created when `create`), and the target's name in it; no name when the target is the
+    /// base folder itself.
+    pub fn parent(&self, create: bool) -> io::Result<(Dir, Option<&OsStr>)> {
+        let opened;
+        let base = match &self.base {
+            Base::Root(dir) => dir.as_ref(),
+            Base::ReadOnly(path) => {
+                opened = Dir::open_real(path)?;
+                &opened
+            }
+        };
+        match self.rel.file_name() {
+            Some(name) => {
+                let folders = self.rel.parent().unwrap_or(Path::new(""));
+                Ok((base.walk(folders, create)?, Some(name)))
+            }
+            None => Ok((base.walk(Path::new(""), false)?, None)),
+        }
+    }
+
+    /// Opens the target for reading if it is a regular file (see [`Dir::open_regular`]).
+    pub fn open_read(&self) -> io::Result<Opened> {
+        match self.parent(false) {
+            Ok((dir, Some(name))) => dir.open_regular(name),
+            Ok((_, None)) => Ok(Opened::Dir),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(Opened::Missing),
+            Err(e) => Err(e),
+        }
+    }
 }
 
 impl Workspace {
     pub fn new(root: impl AsRef<Path>) -> io::Result<Self> {
+        let root = root.as_ref().canonicalize()?;
+        let root_dir = Arc::new(Dir::open_real(&root)?);
         Ok(Workspace {
-            root: root.as_ref().canonicalize()?,
+            root,
+            root_dir,
             read_only: Vec::new(),
         })
     }
@@ -41,7 +110,7 @@ impl Workspace {
 
     /// Like [`Workspace::resolve`], but also accepts paths inside the read-only folders.
     pub fn resolve_for_read(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
-        self.resolve_within(user_path, true)
+        self.check(user_path, true).map(|t| t.path)
     }
 
     pub fn root(&self) -> &Path {
@@ -51,22 +120,46 @@ impl Workspace {
     /// Turns a path the model gave (relative to the root, or absolute) into the real absolute
     /// path it names, with every symlink resolved (see `real_path`), refusing anything that
     /// lands outside the root. The path need not exist: a new file's path is where it would
-    /// really be created.
+    /// really be created. This is the check alone: a path used by name afterwards is walked
+    /// again, links and all, so the file tools use [`Workspace::target`] instead.
     pub fn resolve(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
-        self.resolve_within(user_path, false)
+        self.check(user_path, false).map(|t| t.path)
+    }
+
+    /// The checked path to write, reached beneath the root.
+    pub(crate) fn target(&self, user_path: &str) -> Result<Target, ToolResult> {
+        self.check(user_path, false)
+    }
+
+    /// The checked path to read, reached beneath the root or its read-only folder.
+    pub(crate) fn target_for_read(&self, user_path: &str) -> Result<Target, ToolResult> {
+        self.check(user_path, true)
     }
 
     /// Resolves once, then checks the root and, for reads, the read-only folders.
-    fn resolve_within(&self, user_path: &str, read: bool) -> Result<PathBuf, ToolResult> {
-        match real_path(&self.root.join(user_path)) {
-            Ok(p) if p.starts_with(&self.root) => Ok(p),
-            Ok(p) if read && self.read_only.iter().any(|r| p.starts_with(r)) => Ok(p),
-            Ok(_) => Err(escape_error(user_path)),
-            Err(e) => Err(ToolResult::error(format!(
-                "cannot resolve {}: {e}",
-                quote(user_path)
-            ))),
-        }
+    fn check(&self, user_path: &str, read: bool) -> Result<Target, ToolResult> {
+        let path = match real_path(&self.root.join(user_path)) {
+            Ok(p) => p,
+            Err(e) => {
+                return Err(ToolResult::error(format!(
+                    "cannot resolve {}: {e}",
+                    quote(user_path)
+                )))
+            }
+        };
+        let (base, folder) = if path.starts_with(&self.root) {
+            (Base::Root(self.root_dir.clone()), &self.root)
+        } else {
+            match self.read_only.iter().find(|r| read && path.starts_with(r)) {
+                Some(r) => (Base::ReadOnly(r.clone()), r),
+                None => return Err(escape_error(user_path)),
+            }
+        };
+        let rel = path
+            .strip_prefix(folder)
+            .unwrap_or(Path::new(""))
+            .to_path_buf();
+        Ok(Target { path, base, rel })
     }
 
     /// The path relative to the root with `/` separators, for showing to the model.
@@ -229,5 +322,41 @@ mod read_only_tests {
         );
         assert!(ws.resolve_for_read("../secret").is_err());
         assert!(ws.resolve_for_read("../skills/../secret").is_err());
+    }
+
+    /// Files of a read-only folder are read beneath it too: neither a folder inside it nor
+    /// the folder itself swapped for a link after the check leads anywhere else.
+    #[test]
+    fn read_only_reads_do_not_follow_links_swapped_in_after_the_check() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = dir.path().canonicalize().expect("canonical");
+        let (ws_dir, skills, outside) = (base.join("ws"), base.join("skills"), base.join("out"));
+        for d in [&ws_dir, &skills.join("sub"), &outside.join("sub")] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(skills.join("sub/ref.md"), "skill").expect("write");
+        std::fs::write(outside.join("sub/ref.md"), "secret").expect("write");
+        std::fs::write(outside.join("ref.md"), "secret").expect("write");
+        let ws = Workspace::new(&ws_dir)
+            .expect("ws")
+            .with_read_only([skills.clone()]);
+        let deep = skills.join("sub/ref.md");
+        let deep = ws
+            .target_for_read(deep.to_str().expect("utf8"))
+            .expect("ok");
+        assert!(matches!(deep.open_read(), Ok(Opened::File(..))));
+
+        std::fs::rename(skills.join("sub"), skills.join("moved")).expect("move");
+        std::os::unix::fs::symlink(&outside, skills.join("sub")).expect("link");
+        let e = deep.open_read().expect_err("a link inside");
+        assert!(e.to_string().contains("became a link"), "{e}");
+
+        std::fs::remove_file(skills.join("sub")).expect("unlink");
+        std::fs::rename(skills.join("moved"), skills.join("sub")).expect("back");
+        assert!(matches!(deep.open_read(), Ok(Opened::File(..))));
+        std::fs::rename(&skills, base.join("skills_moved")).expect("move");
+        std::os::unix::fs::symlink(&outside, &skills).expect("link");
+        let e = deep.open_read().expect_err("the folder itself");
+        assert!(e.to_string().contains("became a link"), "{e}");
     }
 }

@@ -1,15 +1,12 @@
-//! The `write_file` tool, and the atomic write that `edit_file` shares: a file is either its
-//! old content or its new content, never half written.
-
-use std::fs::Permissions;
-use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+//! The `write_file` tool: creates or replaces a file atomically (a temporary file in the same
+//! folder renamed over it), reached beneath the workspace root held open.
 
 use futures_util::future::BoxFuture;
+use rustix::fs::FileType;
 use serde_json::{json, Value};
 
 use super::output::quote;
+use super::workspace::Target;
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct WriteFile;
@@ -53,61 +50,41 @@ impl Tool for WriteFile {
                 (Ok(p), Ok(c)) => (p.to_string(), c.to_string()),
                 (Err(e), _) | (_, Err(e)) => return e,
             };
-            let path = match cx.workspace.resolve(&user_path) {
-                Ok(p) => p,
+            let target = match cx.workspace.target(&user_path) {
+                Ok(t) => t,
                 Err(e) => return e,
             };
-            super::run_blocking(move || write(&path, &user_path, &content)).await
+            super::run_blocking(move || write(&target, &user_path, &content)).await
         })
     }
 }
 
-fn write(path: &Path, user_path: &str, content: &str) -> ToolResult {
+fn write(target: &Target, user_path: &str, content: &str) -> ToolResult {
     // Errors name the path quoted short; a success names it whole, as it now exists.
     let shown = quote(user_path);
-    if path.is_dir() {
-        return ToolResult::error(format!("{shown} is a directory"));
-    }
-    if let Some(parent) = path.parent() {
-        if let Err(e) = std::fs::create_dir_all(parent) {
-            return ToolResult::error(format!("cannot create folders for {shown}: {e}"));
+    let (dir, name) = match target.parent(true) {
+        Ok((dir, Some(name))) => (dir, name),
+        Ok((_, None)) => return ToolResult::error(format!("{shown} is a directory")),
+        Err(e) => return ToolResult::error(format!("cannot create folders for {shown}: {e}")),
+    };
+    if let Ok(Some(entry)) = dir.entry(name) {
+        if entry.kind == FileType::Directory {
+            return ToolResult::error(format!("{shown} is a directory"));
         }
     }
-    match atomic_write(path, content.as_bytes()) {
+    match dir.write_atomic(name, content.as_bytes()) {
         Ok(()) => ToolResult::ok(format!("Wrote {} bytes to {user_path}", content.len())),
         Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
-}
-
-/// Writes `data` to a temporary file beside `path` and renames it over `path`, so readers (and
-/// a crash) see the old content or the new, never a mix. An existing file keeps its
-/// permissions; a new one gets the usual 0666 minus the umask rather than the temporary
-/// file's private 0600.
-pub(crate) fn atomic_write(path: &Path, data: &[u8]) -> io::Result<()> {
-    let dir = path
-        .parent()
-        .ok_or_else(|| io::Error::other("path has no parent folder"))?;
-    let existing = std::fs::metadata(path).ok().map(|m| m.permissions());
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(".hx-write-");
-    if existing.is_none() {
-        // Passed to open(2), which applies the umask.
-        builder.permissions(Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder.tempfile_in(dir)?;
-    tmp.write_all(data)?;
-    tmp.as_file().sync_all()?;
-    if let Some(perms) = existing {
-        tmp.as_file().set_permissions(perms)?;
-    }
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::tools::Workspace;
+    use std::fs::Permissions;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
 
     fn cx(dir: &tempfile::TempDir) -> ToolContext {
         ToolContext::new(Workspace::new(dir.path()).unwrap())
@@ -192,5 +169,61 @@ mod tests {
         let abs = abs.to_str().unwrap();
         let r = write_file(&cx, json!({"path": abs, "content": ""})).await;
         assert_eq!(r, format!("Wrote 0 bytes to {abs}"));
+    }
+
+    /// The race, decided: the path was checked while `sub` was a folder, then `sub` became a
+    /// link to a folder outside before the write.
+    #[test]
+    fn a_folder_swapped_for_a_link_after_the_check_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::create_dir(d.path().join("sub")).unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let target = ws.target("sub/.bashrc").unwrap();
+        std::fs::rename(d.path().join("sub"), d.path().join("moved")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("sub")).unwrap();
+        assert_eq!(
+            write(&target, "sub/.bashrc", "pwned").content,
+            "Error: cannot create folders for sub/.bashrc: a part of the path became a link \
+             after it was checked; nothing was followed, try again"
+        );
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+        assert_eq!(
+            std::fs::read_dir(d.path().join("moved")).unwrap().count(),
+            0
+        );
+    }
+
+    /// A folder the check found missing, made a link before the write creates it.
+    #[test]
+    fn a_missing_folder_that_appears_as_a_link_is_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let target = ws.target("new/deeper/f.txt").unwrap();
+        std::os::unix::fs::symlink(outside.path(), d.path().join("new")).unwrap();
+        let r = write(&target, "new/deeper/f.txt", "x");
+        assert!(r.content.contains("became a link"), "{}", r.content);
+        assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
+    }
+
+    /// The file itself became a link to a file outside: the rename replaces the link, and the
+    /// file outside keeps its content.
+    #[test]
+    fn a_file_swapped_for_a_link_is_replaced_not_written_through() {
+        let d = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, "theirs").unwrap();
+        std::fs::write(d.path().join("f"), "ours").unwrap();
+        let ws = Workspace::new(d.path()).unwrap();
+        let target = ws.target("f").unwrap();
+        std::fs::remove_file(d.path().join("f")).unwrap();
+        std::os::unix::fs::symlink(&secret, d.path().join("f")).unwrap();
+        assert_eq!(write(&target, "f", "new").content, "Wrote 3 bytes to f");
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "theirs");
+        assert!(std::fs::symlink_metadata(d.path().join("f"))
+            .unwrap()
+            .is_file());
     }
 }
