@@ -39,6 +39,8 @@ pub struct ToolSpec {
 pub struct ToolResult {
     pub content: String,
     pub is_error: bool,
+    /// A command's exit status, for the views (`--json`); the model reads it in `content`.
+    pub exit_code: Option<i32>,
 }
 
 impl ToolResult {
@@ -46,6 +48,7 @@ impl ToolResult {
         ToolResult {
             content: content.into(),
             is_error: false,
+            exit_code: None,
         }
     }
 
@@ -54,7 +57,14 @@ impl ToolResult {
         ToolResult {
             content: format!("Error: {message}"),
             is_error: true,
+            exit_code: None,
         }
+    }
+
+    /// The result of a command that exited with `code`.
+    pub fn with_exit_code(mut self, code: Option<i32>) -> Self {
+        self.exit_code = code;
+        self
     }
 
     /// The result cut to `limit` characters like tool output (see [`output::bound`]).
