@@ -598,7 +598,7 @@ fn a_silent_server_times_out_and_keep_alives_alone_do_not_hold_a_request() {
     );
     assert!(
         run.stderr
-            .contains("hx: no data for 2 s (only keep-alives)\n"),
+            .contains("hx: no data for 2 s (only keep-alives) (after 2 attempts)\n"),
         "{}",
         run.stderr
     );
