@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod cli;
 pub mod config;
+pub mod events;
 pub mod hooks;
 pub mod model;
 pub mod process;

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use hx::agent::{Agent, Outcome};
 use hx::hooks::{HookContext, Hooks};
-use hx::model::{ClientOptions, NullSink, OpenAiClient, ReasoningEcho};
+use hx::model::{ClientOptions, OpenAiClient, ReasoningEcho};
 use hx::session::Recorder;
 use hx::tools::{Registry, Tool, ToolContext, ToolResult, ToolSet, ToolSpec, Workspace};
 use serde_json::{json, Value};
@@ -84,9 +84,10 @@ fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
         hooks: Hooks::new(),
         hook_cx: HookContext {
             cwd: workspace.to_path_buf(),
-            prefix: String::new(),
+            scope: Default::default(),
             session_id: "test".into(),
         },
+        events: Default::default(),
         system_prompt: "You are a test.".into(),
         max_turns: 5,
         reasoning_echo: ReasoningEcho::Always,
@@ -115,7 +116,7 @@ async fn a_panicking_tool_call_is_an_error_result_and_the_run_goes_on() {
     ]);
     let (mut session, _) = Recorder::default().start(None);
     let outcome = agent(&server, dir.path())
-        .run(&mut session, "go", &mut NullSink)
+        .run(&mut session, "go")
         .await
         .expect("the run ends normally");
     assert_eq!(outcome, Outcome::Answered("done".into()));

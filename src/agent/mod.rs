@@ -7,10 +7,9 @@ use std::sync::Arc;
 use futures_util::future::join_all;
 use futures_util::FutureExt;
 
-use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{
-    ChatModel, ChatRequest, EventSink, Message, ModelError, ReasoningEcho, ToolCall,
-};
+use crate::events::{Event, Events};
+use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
+use crate::model::{ChatModel, ChatRequest, Message, ModelError, ReasoningEcho, ToolCall};
 use crate::session::{Recorder, Session};
 use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
@@ -38,7 +37,10 @@ pub struct Agent {
     pub tools: ToolSet,
     pub tool_cx: ToolContext,
     pub hooks: Hooks,
+    /// Which agent this is (its scope) and the session, as hooks are told.
     pub hook_cx: HookContext,
+    /// Where everything that happens goes: the views (trace, `--json`). Subagents share it.
+    pub events: Events,
     pub system_prompt: String,
     pub max_turns: u32,
     /// Whether assistant messages carry `reasoning_content` back (per provider).
@@ -67,20 +69,20 @@ impl Agent {
     /// Runs `task` as the next user message of `session`, to an answer. The system prompt
     /// starts an empty session; a recorded one keeps its own. Every message goes through the
     /// session, so whatever happens (a model error after retries, the future dropped on
-    /// Ctrl-C) the session holds the conversation up to that point, and its figures.
-    pub async fn run(
-        &self,
-        session: &mut Session,
-        task: &str,
-        sink: &mut dyn EventSink,
-    ) -> Result<Outcome, ModelError> {
+    /// Ctrl-C) the session holds the conversation up to that point, and its figures. What
+    /// happens is told to [`Agent::events`] as it happens; the main agent's run is a turn
+    /// ([`Event::TurnStarted`]), whose end the caller reports ([`Event::TurnEnded`]), since
+    /// only it knows how the turn ended when the run is cut short.
+    pub async fn run(&self, session: &mut Session, task: &str) -> Result<Outcome, ModelError> {
         let cx = &self.hook_cx;
         let mut task = task.to_string();
         if !self.is_subagent {
+            self.emit(&Event::TurnStarted);
             let start = self.hooks.notify(&HookEvent::SessionStart, cx).await;
             if let Some(reason) = start.stop_run {
                 return Ok(Outcome::Stopped(reason));
             }
+            self.emit(&Event::PromptSubmitted { cwd: &cx.cwd });
             let c = self
                 .hooks
                 .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
@@ -110,9 +112,7 @@ impl Agent {
             if session.stats.turns >= self.max_turns {
                 // Hooks still hear that the run ended (the trace prints its figures), but
                 // cannot extend it past the limit.
-                self.hooks
-                    .notify(&self.stop_event(&session.stats, false), cx)
-                    .await;
+                self.stop(session, false).await;
                 break Outcome::MaxTurns(last_text);
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
@@ -121,13 +121,13 @@ impl Agent {
                 messages: session.messages(),
                 tools: &tools,
             };
-            let turn = match self.model.complete(&req, sink).await {
+            self.emit(&Event::RequestStarted);
+            let mut sink = self.events.sink(&cx.scope);
+            let turn = match self.model.complete(&req, &mut sink).await {
                 Ok(t) => t,
                 Err(e) => {
                     // The run is over: hooks hear it (the trace prints the figures so far).
-                    self.hooks
-                        .notify(&self.stop_event(&session.stats, false), cx)
-                        .await;
+                    self.stop(session, false).await;
                     return Err(e);
                 }
             };
@@ -137,12 +137,11 @@ impl Agent {
             // Whether to go on is decided by the calls collected, not by `finish_reason`:
             // servers disagree on it, and a call without an answer would break the next request.
             let has_calls = !turn.tool_calls.is_empty();
-            sink.turn_finished(has_calls);
+            self.emit(&Event::Response(&turn));
             session.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
                 session.turn_done();
-                let stop = self.stop_event(&session.stats, continuations > 0);
-                let c = self.hooks.notify(&stop, cx).await;
+                let c = self.stop(session, continuations > 0).await;
                 if let Some(reason) = c.stop_run {
                     break Outcome::Stopped(reason);
                 }
@@ -191,15 +190,31 @@ impl Agent {
         Ok(outcome)
     }
 
-    /// A warning on stderr, with the trace.
+    /// A warning for the user, beside the trace.
     pub fn warn(&self, text: &str) {
-        self.hooks.warn(text);
+        self.events
+            .warn(&self.hook_cx.scope, &format!("hx: warning: {text}"));
     }
 
-    /// The Stop (or SubagentStop) event of this agent, for tracing the end of a run that was
-    /// cut short.
-    pub fn stop_line_event<'a>(&self, stats: &'a RunStats) -> HookEvent<'a> {
-        self.stop_event(stats, false)
+    fn emit(&self, event: &Event<'_>) {
+        self.events.emit(&self.hook_cx.scope, event);
+    }
+
+    /// Tells the views this agent's run ended ([`Event::Stopped`]) without asking the hooks:
+    /// for a run cut short by a signal, where the user wants out, not more hook work.
+    pub fn stopped(&self, session: &Session) {
+        self.emit(&Event::Stopped {
+            stats: &session.stats,
+            elapsed: session.elapsed(),
+            subagent: self.is_subagent,
+        });
+    }
+
+    /// The run ended (for now: a Stop hook may keep it going): the views and the hooks hear it.
+    async fn stop(&self, session: &Session, stop_hook_active: bool) -> Combined {
+        self.stopped(session);
+        let event = self.stop_event(&session.stats, stop_hook_active);
+        self.hooks.notify(&event, &self.hook_cx).await
     }
 
     /// The output cap: characters of one tool result, and of hook text added to a message.
@@ -286,20 +301,46 @@ impl Agent {
     async fn run_call(&self, call: &ToolCall, session_id: &str) -> CallOutcome {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
+        self.emit(&Event::ToolStarted {
+            call,
+            args: parsed.as_ref().ok(),
+        });
         let decision = self
             .hooks
             .pre_tool_use(call, parsed.as_ref().ok(), cx)
             .await;
         let (args, result, blocked) = match (decision, parsed) {
-            (PreToolUse::StopRun(reason), _) => {
+            (PreToolUse::StopRun(reason), parsed) => {
                 let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
+                // Every started call is finished for the views, run or not.
+                self.emit(&Event::ToolFinished {
+                    call,
+                    args: parsed.as_ref().ok(),
+                    result: &r,
+                });
                 return (r, false, Some(reason));
             }
-            (PreToolUse::Blocked { by, reason }, parsed) => (
-                parsed.ok(),
-                ToolResult::error(format!("blocked by {by}: {reason}")),
-                true,
-            ),
+            (
+                PreToolUse::Blocked {
+                    by,
+                    reason,
+                    updated_input,
+                },
+                parsed,
+            ) => {
+                // What the hooks refused: a hook's replacement input, if one gave it.
+                self.emit(&Event::ToolBlocked {
+                    call,
+                    args: updated_input.as_ref().or(parsed.as_ref().ok()),
+                    by,
+                    reason: &reason,
+                });
+                (
+                    parsed.ok(),
+                    ToolResult::error(format!("blocked by {by}: {reason}")),
+                    true,
+                )
+            }
             (
                 PreToolUse::Run {
                     updated_input,
@@ -332,6 +373,11 @@ impl Agent {
             .hooks
             .post_tool_use(call, args.as_ref(), result, self.output_limit(), cx)
             .await;
+        self.emit(&Event::ToolFinished {
+            call,
+            args: args.as_ref(),
+            result: &result,
+        });
         (result, blocked, stop)
     }
 }

@@ -9,13 +9,14 @@ use tokio::signal::unix::{signal, Signal, SignalKind};
 
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
-use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::events::{Event, Events, HumanView, JsonView, Scope, Start, TurnEnd, Verbosity};
+use crate::hooks::{self, user::CommandHooks, HookContext, Hooks};
 use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process;
 use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
-use crate::term::{Renderer, Term};
+use crate::term::Term;
 use crate::tools::task::{self, Task};
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
@@ -49,20 +50,37 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         }
     }
     let mut warnings = Vec::new();
-    let config = Config::load(&cwd, &env, &flags, &mut warnings);
-    for w in warnings {
-        eprintln!("{}", crate::term::escape_controls(&w));
-    }
-    let config = match config {
+    let config = match Config::load(&cwd, &env, &flags, &mut warnings) {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(e) => {
+            for w in warnings {
+                eprintln!("{}", crate::term::escape_controls(&w));
+            }
+            return fail(exit::USAGE, e);
+        }
     };
     if let Err(e) = config.require_key() {
         return fail(exit::USAGE, e);
     }
+    // Checked before any request: a typo in the path must not cost a run.
+    if let Some(file) = &args.output_last_message {
+        if let Err(e) = check_output_file(file) {
+            return fail(exit::USAGE, e);
+        }
+    }
     let task = match read_task(&args.task) {
         Ok(t) => t,
         Err(e) => return fail(exit::USAGE, e),
+    };
+    let view = ViewOptions {
+        json: args.json,
+        verbosity: match (args.quiet, args.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        },
+        output_last_message: args.output_last_message.clone(),
+        warnings,
     };
     // The key is in `config` now: blank the secrets in hx's own environment, where a command
     // could read them back (/proc/$PPID/environ). Nothing else runs yet.
@@ -81,7 +99,15 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    let code = runtime.block_on(run_agent(config, cwd, env, task, resume, args.ephemeral));
+    let code = runtime.block_on(run_agent(
+        config,
+        cwd,
+        env,
+        task,
+        resume,
+        args.ephemeral,
+        view,
+    ));
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
     // after a signal or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
@@ -159,6 +185,62 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
     Ok(Some(Resumed { path, loaded }))
 }
 
+/// How the run is shown, from the flags.
+struct ViewOptions {
+    json: bool,
+    verbosity: Verbosity,
+    output_last_message: Option<PathBuf>,
+    /// The config's warnings, shown once the views exist.
+    warnings: Vec<String>,
+}
+
+/// `-o FILE` can be written: its folder exists. The file itself is written when the answer
+/// is known.
+fn check_output_file(file: &Path) -> Result<(), String> {
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if file.is_dir() {
+        return Err(format!(
+            "--output-last-message {}: is a folder; give a file path",
+            file.display()
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(format!(
+            "--output-last-message {}: the folder {} does not exist",
+            file.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the final answer to `file` as stdout would hold it, atomically: a temporary file in
+/// the same folder, renamed over it, so a reader never sees half an answer.
+fn write_last_message(file: &Path, answer: &str) -> Result<(), String> {
+    use std::io::Write;
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let text = if answer.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n", answer.trim_end_matches('\n'))
+    };
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".hx-answer-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    tmp.write_all(text.as_bytes()).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(file).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
 /// Builds the task from the words and stdin.
 fn read_task(words: &[String]) -> Result<String, String> {
     let words = words.join(" ");
@@ -195,17 +277,22 @@ fn read_task(words: &[String]) -> Result<String, String> {
     Ok(task)
 }
 
-/// The main agent for `cwd`: every tool, the trace hook, the guard, the user's command hooks
-/// (hooks.json; load warnings go to `term`, and a file that is not valid is the error), the
-/// skill catalog. The subagent that `task` starts shares its model, hooks and workspace.
+/// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
+/// file that is not valid is the error), the skill catalog; what happens goes to `events`.
+/// Warnings while building it are pushed to `warnings`, for the caller to show once it knows
+/// whether the run starts. The subagent that `task` starts shares its model, hooks, events
+/// and workspace.
 pub fn build_agent(
     config: &Config,
     cwd: &Path,
     env: &Env,
-    term: Arc<Term>,
+    events: Events,
     recorder: Recorder,
     session_id: &str,
+    warnings: &mut Vec<String>,
 ) -> Result<Agent, String> {
+    let main = Scope::default();
+    let mut warn = |w: &str| warnings.push(w.to_string());
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -219,19 +306,17 @@ pub fn build_agent(
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
     for w in &plan.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warn(&format!("hx: warning: {w}"));
     }
     let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
-    let mut hooks = Hooks::new()
-        .with_trace(Arc::new(TraceHook::new(term.clone())))
-        .with_guard(config.guard);
-    let (entries, warnings) = hooks::config::load(&root, env)?;
-    for w in warnings {
-        term.line(&w);
+    let mut hooks = Hooks::new().with_guard(config.guard);
+    let (entries, hook_warnings) = hooks::config::load(&root, env)?;
+    for w in hook_warnings {
+        warn(&w);
     }
     let user_hooks =
-        CommandHooks::new(entries, term.clone()).with_output_chars(config.limits.output_chars);
+        CommandHooks::new(entries, events.clone()).with_output_chars(config.limits.output_chars);
     if !user_hooks.is_empty() {
         hooks = hooks.with_user(Arc::new(user_hooks));
     }
@@ -249,9 +334,10 @@ pub fn build_agent(
         hooks,
         hook_cx: HookContext {
             cwd: root.clone(),
-            prefix: String::new(),
+            scope: main.clone(),
             session_id: session_id.to_string(),
         },
+        events: events.clone(),
         system_prompt: prompt::subagent(&root),
         max_turns: config.subagent_max_turns,
         reasoning_echo: config.reasoning_echo,
@@ -260,13 +346,13 @@ pub fn build_agent(
         recorder,
     };
     for w in &discovery.warnings {
-        term.line(&format!("hx: warning: {w}"));
+        warn(&format!("hx: warning: {w}"));
     }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
     registry.register(Arc::new(LoadSkill::new(skills)));
     let todos = TodoList::new();
-    registry.register(Arc::new(TodoWrite::new(todos.clone(), term)));
+    registry.register(Arc::new(TodoWrite::new(todos.clone())));
     registry.register(Arc::new(Task::new(child.clone())));
     Ok(Agent {
         tools: ToolSet::new(registry, &PARENT_TOOLS),
@@ -306,37 +392,35 @@ fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Re
 }
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
-/// one. `Err` is an exit code, the problem reported.
+/// one; warnings are pushed to `warnings`. `Err` is why the session cannot be continued.
 fn open_session(
     recorder: &Recorder,
     id: String,
     resume: Option<Resumed>,
     echo: ReasoningEcho,
-    term: &Term,
-) -> Result<Session, i32> {
+    warnings: &mut Vec<String>,
+) -> Result<Session, String> {
     let Some(Resumed { path, loaded }) = resume else {
         let (session, unrecorded) = recorder.start_with_id(id, None);
         if let Some(why) = unrecorded {
-            term.line(&format!("hx: warning: {why}"));
+            warnings.push(format!("hx: warning: {why}"));
         }
         return Ok(session);
     };
     for w in &loaded.warnings {
-        term.line(&format!("hx: warning: {}: {w}", path.display()));
+        warnings.push(format!("hx: warning: {}: {w}", path.display()));
     }
     let log = match &recorder.store {
         None => None,
-        Some(_) => Some(SessionLog::append(&path, loaded.valid_len).map_err(|e| {
-            fail(
-                exit::FAILED,
-                format!("cannot continue session {}: {e}", loaded.header.id),
-            )
-        })?),
+        Some(_) => Some(
+            SessionLog::append(&path, loaded.valid_len)
+                .map_err(|e| format!("cannot continue session {}: {e}", loaded.header.id))?,
+        ),
     };
     let switched = loaded.provider != recorder.provider;
     let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
     if repaired > 0 {
-        term.line(&format!(
+        warnings.push(format!(
             "hx: session {}: {repaired} tool call(s) had no result (the run ended during them); \
              they are answered as not run",
             session.id()
@@ -350,6 +434,21 @@ fn open_session(
     Ok(session)
 }
 
+/// The views of this run, as one stream of events: the trace and answer for a person, or
+/// JSON Lines for a program.
+fn views(config: &Config, options: &ViewOptions) -> Events {
+    let term = Term::detect();
+    if options.json {
+        Events::new(Arc::new(JsonView::stdout(term)))
+    } else {
+        Events::new(Arc::new(HumanView::new(
+            term,
+            config.show_reasoning,
+            options.verbosity,
+        )))
+    }
+}
+
 async fn run_agent(
     config: Config,
     cwd: PathBuf,
@@ -357,8 +456,10 @@ async fn run_agent(
     task: String,
     resume: Option<Resumed>,
     ephemeral: bool,
+    options: ViewOptions,
 ) -> i32 {
-    let term = Term::detect();
+    let events = views(&config, &options);
+    let main = Scope::default();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     let recorder = recorder(&config, &workspace, &env, ephemeral);
     // The agent first, so a run that cannot start (a broken hooks file) records nothing.
@@ -366,26 +467,58 @@ async fn run_agent(
         Some(r) => r.loaded.header.id.clone(),
         None => session::store::new_id(),
     };
-    let agent = match build_agent(&config, &cwd, &env, term.clone(), recorder.clone(), &id) {
+    // What building the run says is shown once it is known whether the run starts: after
+    // the line saying where it goes, or before the error that stops it.
+    let mut warnings = options.warnings.clone();
+    let fatal = |code: i32, message: &str, warnings: &[String]| {
+        for w in warnings {
+            events.warn(&main, w);
+        }
+        events.emit(&main, &Event::Error(message));
+        code
+    };
+    let agent = match build_agent(
+        &config,
+        &cwd,
+        &env,
+        events.clone(),
+        recorder.clone(),
+        &id,
+        &mut warnings,
+    ) {
         Ok(a) => a,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(e) => return fatal(exit::USAGE, &e, &warnings),
     };
-    let mut session = match open_session(&recorder, id, resume, config.reasoning_echo, &term) {
+    let resumed = resume.is_some();
+    let session = open_session(&recorder, id, resume, config.reasoning_echo, &mut warnings);
+    let mut session = match session {
         Ok(s) => s,
-        Err(code) => return code,
+        Err(e) => return fatal(exit::FAILED, &e, &warnings),
     };
+    events.emit(
+        &main,
+        &Event::Started(&Start {
+            session_id: session.id(),
+            model: &config.model,
+            provider: &config.provider,
+            base_url: &config.base_url,
+            resumed,
+        }),
+    );
+    for w in &warnings {
+        events.warn(&main, w);
+    }
     let mut signals = match Signals::new() {
         Ok(s) => s,
         Err(e) => {
             session.end("error", Some(&e.to_string()));
-            close_session(&mut session, &term);
-            return fail(exit::FAILED, format!("cannot watch signals: {e}"));
+            close_session(&mut session, &events);
+            return fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
         }
     };
     let reaper = tokio::spawn(reap_orphans());
-    let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
     let result = tokio::select! {
-        r = agent.run(&mut session, &task, &mut renderer) => Ok(r),
+        r = agent.run(&mut session, &task) => Ok(r),
         sig = signals.recv() => Err(sig),
     };
     // The run is over, or was just dropped: that killed the running commands' process groups
@@ -395,37 +528,32 @@ async fn run_agent(
     drop(signals);
     restore_default_signals();
     reaper.abort();
-    let (code, message, outcome, detail) = match result {
+    let (code, end, outcome, detail) = match result {
         Err(sig) => {
-            let stop = agent.stop_line_event(&session.stats);
-            agent.hooks.trace_only(&stop, &agent.hook_cx);
+            agent.stopped(&session);
             let message = match sig {
                 libc::SIGINT => "interrupted".to_string(),
                 other => format!("terminated by {}", signal_name(other)),
             };
             (
                 exit::signalled(sig),
-                Some(message),
+                TurnEnd::Failed(message),
                 "interrupted",
                 Some(signal_name(sig).to_string()),
             )
         }
         Ok(Ok(Outcome::Answered(text))) => {
-            // A streamed answer is on the screen already, its line closed.
-            if !renderer.streamed_answer() && !text.is_empty() {
-                term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
-            }
-            (exit::ANSWERED, None, "answered", None)
+            (exit::ANSWERED, TurnEnd::Answered(text), "answered", None)
         }
         Ok(Ok(Outcome::Stopped(reason))) => (
             exit::FAILED,
-            Some(format!("stopped by a hook: {reason}")),
+            TurnEnd::Failed(format!("stopped by a hook: {reason}")),
             "stopped",
             Some(reason),
         ),
         Ok(Ok(Outcome::MaxTurns(_))) => (
             exit::MAX_TURNS,
-            Some(format!(
+            TurnEnd::Failed(format!(
                 "stopped after {} turns (--max-turns) without a final answer",
                 config.max_turns
             )),
@@ -434,30 +562,32 @@ async fn run_agent(
         ),
         Ok(Err(e)) => (
             exit::FAILED,
-            Some(e.to_string()),
+            TurnEnd::Failed(e.to_string()),
             "error",
             Some(e.to_string()),
         ),
     };
     session.end(outcome, detail.as_deref());
-    if let Some(m) = message {
-        term.line(&format!("hx: {m}"));
+    events.emit(&main, &Event::TurnEnded(&end));
+    let mut code = code;
+    if let (Some(file), TurnEnd::Answered(text)) = (&options.output_last_message, &end) {
+        if let Err(e) = write_last_message(file, text) {
+            code = fatal(exit::FAILED, &e, &[]);
+        }
     }
-    close_session(&mut session, &term);
+    close_session(&mut session, &events);
     code
 }
 
 /// Writes the session out and names it, with how to go on from it.
-fn close_session(session: &mut Session, term: &Term) {
+fn close_session(session: &mut Session, events: &Events) {
+    let main = Scope::default();
     let recorded = session.path().is_some();
     if let Some(e) = session.close() {
-        term.line(&format!("hx: warning: {e}"));
+        events.warn(&main, &format!("hx: warning: {e}"));
     }
     if recorded {
-        term.line(&format!(
-            "hx: session {id} · continue with: hx agent -r {id} \"...\"",
-            id = session.id()
-        ));
+        events.emit(&main, &Event::SessionSaved { id: session.id() });
     }
 }
 

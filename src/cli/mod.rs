@@ -174,9 +174,23 @@ pub struct AgentArgs {
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
-    /// Show the model's reasoning, dimmed, on stderr
+    /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
     #[arg(long)]
     pub show_reasoning: bool,
+    /// No trace on stderr: only warnings, errors and the answer
+    #[arg(short = 'q', long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Whole tool results in the trace instead of their first and last lines, and every
+    /// retry in full
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Events as JSON Lines on stdout, one per line (schema in the README); stderr gets only
+    /// fatal errors
+    #[arg(long, conflicts_with_all = ["quiet", "verbose"])]
+    pub json: bool,
+    /// Also write the final answer to FILE (replaced atomically; only when the model answers)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_last_message: Option<std::path::PathBuf>,
     /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
     /// mkfs, ...)
     #[arg(long)]
@@ -202,7 +216,7 @@ Environment:
   DEEPSEEK_BASE_URL  base URL of the deepseek provider [default: https://api.deepseek.com]
   HX_MODEL           model name for any provider
   HX_PROVIDER        provider to use when --provider is not given
-  NO_COLOR           disable colour on stderr
+  NO_COLOR           no colour and no spinner on stderr
   TERM=dumb          no escape codes at all
 
 Configuration files (TOML; later ones win, then environment, then flags):
@@ -233,7 +247,11 @@ Sessions:
   --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
 
 Output:
-  stdout carries the final answer only; traces, reasoning and warnings go to stderr.
+  stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and
+  on a terminal a spinner shows what hx waits for. -q: no trace; -v: whole tool results.
+  --json: stdout is JSON Lines events (thread.started, turn.started, item.started,
+  item.updated, item.completed, turn.completed, turn.failed, error; the README has the
+  schema), stderr only fatal errors. -o FILE also writes the answer to FILE.
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error

@@ -9,7 +9,6 @@ use serde_json::{json, Value};
 
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::agent::{Agent, Outcome};
-use crate::model::NullSink;
 
 pub const NAME: &str = "task";
 
@@ -17,7 +16,7 @@ pub const NAME: &str = "task";
 pub const SUBAGENT_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
 
 pub struct Task {
-    /// The subagent every call starts from; each call clones it with its own trace prefix.
+    /// The subagent every call starts from; each call clones it with its own scope.
     template: Agent,
     started: AtomicU32,
 }
@@ -74,7 +73,8 @@ impl Tool for Task {
             };
             let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
             let mut child = self.template.clone();
-            child.hook_cx.prefix = format!("{}  [task {n}] ", self.template.hook_cx.prefix);
+            // Its events name this call, so a view can tell whose work they are.
+            child.hook_cx.scope = self.template.hook_cx.scope.subagent(n, &cx.call_id);
             // The subagent's own session, linked to the parent's through this call.
             let (mut session, unrecorded) = child
                 .recorder
@@ -82,7 +82,7 @@ impl Tool for Task {
             if let Some(why) = unrecorded {
                 child.warn(&why);
             }
-            let result = child.run(&mut session, &prompt, &mut NullSink).await;
+            let result = child.run(&mut session, &prompt).await;
             let (outcome, detail) = match &result {
                 Ok(Outcome::Answered(_)) => ("answered", None),
                 Ok(Outcome::MaxTurns(_)) => ("max_turns", None),

@@ -1,5 +1,5 @@
-//! The `todo_write` tool: the model's plan, replaced whole on every call, shown to the user
-//! on stderr, and a reminder when the model stops keeping it up to date.
+//! The `todo_write` tool: the model's plan, replaced whole on every call (the views show it,
+//! see `crate::events`), and a reminder when the model stops keeping it up to date.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -10,7 +10,6 @@ use serde_json::{json, Value};
 use super::{Tool, ToolContext, ToolResult, ToolSpec};
 use crate::agent::Reminder;
 use crate::model::ToolCall;
-use crate::term::Term;
 
 pub const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
@@ -78,12 +77,11 @@ impl Reminder for TodoList {
 
 pub struct TodoWrite {
     list: Arc<TodoList>,
-    term: Arc<Term>,
 }
 
 impl TodoWrite {
-    pub fn new(list: Arc<TodoList>, term: Arc<Term>) -> Self {
-        TodoWrite { list, term }
+    pub fn new(list: Arc<TodoList>) -> Self {
+        TodoWrite { list }
     }
 }
 
@@ -227,7 +225,6 @@ impl Tool for TodoWrite {
         Box::pin(async move {
             match parse_todos(&args) {
                 Ok(items) => {
-                    self.term.line(&render(&items, true));
                     let text = render(&items, false);
                     self.list.replace(items);
                     ToolResult::ok(text)

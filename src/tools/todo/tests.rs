@@ -73,7 +73,7 @@ fn refusals_say_why() {
 #[test]
 fn refused_call_keeps_the_previous_list() {
     let list = TodoList::new();
-    let tool = TodoWrite::new(list.clone(), crate::term::Term::plain());
+    let tool = TodoWrite::new(list.clone());
     let cx = ToolContext::new(crate::tools::Workspace::new(std::env::temp_dir()).expect("ws"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()
