@@ -68,7 +68,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
             return fail(exit::USAGE, e);
         }
     }
-    let task = match read_task(&args.task) {
+    let task = match read_task(&args.task, !args.no_stdin) {
         Ok(t) => t,
         Err(e) => return fail(exit::USAGE, e),
     };
@@ -241,10 +241,10 @@ fn write_last_message(file: &Path, answer: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Builds the task from the words and stdin.
-fn read_task(words: &[String]) -> Result<String, String> {
+/// Builds the task from the words and, unless `read_stdin` is off, a piped stdin.
+fn read_task(words: &[String], read_stdin: bool) -> Result<String, String> {
     let words = words.join(" ");
-    let stdin_piped = !std::io::stdin().is_terminal();
+    let stdin_piped = read_stdin && !std::io::stdin().is_terminal();
     let stdin = if stdin_piped {
         let mut buf = Vec::new();
         // Bounded: a task is text for a model, not a data pipe.
@@ -269,6 +269,11 @@ fn read_task(words: &[String]) -> Result<String, String> {
             ),
             (false, true) => words.trim().to_string(),
             (true, false) => stdin.trim().to_string(),
+            (true, true) if !read_stdin => return Err(
+                "no task given: pass it as words (hx agent \"fix the failing test\"); --no-stdin \
+                 leaves stdin unread"
+                    .into(),
+            ),
             (true, true) => return Err(
                 "no task given: pass it as words (hx agent \"fix the failing test\") or on stdin"
                     .into(),
