@@ -110,6 +110,10 @@ fn resume_once(hx: &Hx, server: &FakeServer) -> (Duration, i64) {
             .len()
             >= MESSAGES
     );
+    assert!(
+        reqs[before].raw_body.len() > 50_000_000,
+        "the whole history was sent, not a compacted one"
+    );
     (Duration::from_micros(cpu_us as u64), rss)
 }
 
@@ -156,6 +160,8 @@ fn main() {
     let server = FakeServer::start((0..runs).map(|_| Reply::text("ok").unpaced()).collect());
     let mut hx = Hx::new(&server);
     let (id, size) = write_session(hx.home(), hx.workspace());
+    // A window that holds the whole history: this measures resuming it, not compacting it.
+    hx.write_user_config("config.toml", "context_window = 100000000\n");
     hx.args(["agent", "-r", &id, "next"]);
     let mut cpu = Vec::new();
     let mut rss = Vec::new();

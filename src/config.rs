@@ -7,11 +7,16 @@
 //! (`crate::trust`).
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
 use serde::Deserialize;
 
+// The environment map and the user's folders are a leaf module every layer reads; re-exported
+// here, where callers have always found them.
+pub use crate::paths::{process_env, user_config_dir, Env};
+
+use crate::context::{self, CompactAt};
 use crate::model::{ClientOptions, ReasoningEcho};
 use crate::process::{EnvPolicy, Inherit};
 use crate::sandbox;
@@ -38,6 +43,8 @@ pub struct ProviderFile {
     /// answers 400 without it), `auto` (when the server streams that key), `never` (servers
     /// that reject unknown message fields).
     pub send_reasoning: Option<ReasoningEcho>,
+    /// Tokens the provider's model accepts in one request.
+    pub context_window: Option<u64>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -96,6 +103,14 @@ pub struct FileConfig {
     pub skills_catalog_budget: Option<usize>,
     /// Record every run as a session file (default on).
     pub sessions: Option<bool>,
+    /// Tokens the model accepts in one request, for providers whose table sets none.
+    pub context_window: Option<u64>,
+    /// When to compact: a share of the window (`0.8`) or a number of tokens (`200000`).
+    pub compact_at: Option<CompactAtFile>,
+    /// Put the AGENTS.md files in the system prompt (default on).
+    pub project_doc: Option<bool>,
+    /// Bytes the AGENTS.md files may take in the system prompt, all together.
+    pub project_doc_max_bytes: Option<usize>,
     #[serde(default)]
     pub providers: BTreeMap<String, ProviderFile>,
     #[serde(default)]
@@ -107,6 +122,14 @@ pub struct FileConfig {
     /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
     #[serde(default)]
     pub sandbox: sandbox::SandboxFile,
+}
+
+/// `compact_at` as written: TOML tells a float (a share of the window) from an integer (tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum CompactAtFile {
+    Tokens(u64),
+    Fraction(f64),
 }
 
 macro_rules! overlay {
@@ -158,7 +181,11 @@ impl FileConfig {
             show_reasoning,
             guard,
             skills_catalog_budget,
-            sessions
+            sessions,
+            context_window,
+            compact_at,
+            project_doc,
+            project_doc_max_bytes
         );
         overlay!(
             self.network,
@@ -191,7 +218,15 @@ impl FileConfig {
         self.sandbox = self.sandbox.overlay(top.sandbox);
         for (name, p) in top.providers {
             let e = self.providers.entry(name).or_default();
-            overlay!(e, p, base_url, api_key_env, model, send_reasoning);
+            overlay!(
+                e,
+                p,
+                base_url,
+                api_key_env,
+                model,
+                send_reasoning,
+                context_window
+            );
         }
         self
     }
@@ -202,8 +237,12 @@ fn parse_toml(text: &str) -> Result<FileConfig, (Option<usize>, String)> {
     toml::from_str(text).map_err(|e| {
         let line = e
             .span()
-            .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-        (line, crate::term::collapse_whitespace(e.message()))
+            // `get`, not indexing: a span inside a multi-byte character must not panic.
+            .map(|s| {
+                let before = text.get(..s.start.min(text.len())).unwrap_or(text);
+                before.matches('\n').count() + 1
+            });
+        (line, crate::text::collapse_whitespace(e.message()))
     })
 }
 
@@ -228,15 +267,8 @@ pub struct Flags {
     pub no_guard: bool,
     /// `--sandbox MODE`.
     pub sandbox: Option<sandbox::Mode>,
-}
-
-/// The environment as hx reads it; a map so tests need not touch the process environment.
-pub type Env = BTreeMap<String, String>;
-
-pub fn process_env() -> Env {
-    std::env::vars_os()
-        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-        .collect()
+    /// `--no-project-doc`.
+    pub no_project_doc: bool,
 }
 
 /// Everything a run needs to know, resolved.
@@ -256,6 +288,11 @@ pub struct Config {
     pub skills_catalog_budget: usize,
     /// Whether runs are recorded as session files.
     pub sessions: bool,
+    /// The model's context window and when to compact.
+    pub context: context::Settings,
+    /// Whether the AGENTS.md files go into the system prompt, and how many bytes of them.
+    pub project_doc: bool,
+    pub project_doc_max_bytes: usize,
     pub client: ClientOptions,
     pub limits: ToolLimits,
     /// The environment policy of tool commands.
@@ -334,19 +371,56 @@ fn preset(name: &str) -> Option<ProviderFile> {
         api_key_env: p.api_key_env.map(Into::into),
         model: p.model.map(Into::into),
         send_reasoning: Some(p.echo),
+        context_window: None,
     })
 }
 
-/// The user's config file: `$XDG_CONFIG_HOME/hx/config.toml`, else `~/.config/hx/...`.
-pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
-    let xdg = env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty());
-    match xdg {
-        Some(x) => Some(PathBuf::from(x).join("hx")),
-        None => env
-            .get("HOME")
-            .filter(|v| !v.is_empty())
-            .map(|h| PathBuf::from(h).join(".config").join("hx")),
+/// `.hx/config.toml` needs `hx trust`: it can point a provider (and its API key) at any
+/// server, or turn the guard off.
+pub const TRUST: trust::Kind = trust::Kind {
+    path: ".hx/config.toml",
+    label: "project config",
+    review,
+};
+
+/// The window and the compaction point of a run: the provider's table, else the top-level
+/// `context_window`, else what hx knows of the model, else [`context::DEFAULT_WINDOW`].
+fn context_settings(
+    file: &FileConfig,
+    table: &ProviderFile,
+    model: &str,
+) -> Result<context::Settings, ConfigError> {
+    let window = table
+        .context_window
+        .or(file.context_window)
+        .or_else(|| context::builtin_window(model))
+        .unwrap_or(context::DEFAULT_WINDOW);
+    if window < context::MIN_WINDOW {
+        return Err(ConfigError(format!(
+            "context_window = {window} is too small: set it to the model's window in tokens (at \
+             least {}; the system prompt and the tool schemas alone take a few thousand)",
+            context::MIN_WINDOW
+        )));
     }
+    let compact_at = match file.compact_at {
+        None => CompactAt::Fraction(context::DEFAULT_COMPACT_AT),
+        Some(CompactAtFile::Fraction(f)) if f > 0.0 && f <= 1.0 => CompactAt::Fraction(f),
+        Some(CompactAtFile::Fraction(f)) => {
+            return Err(ConfigError(format!(
+                "compact_at = {f} is not a share of the window: write a number above 0 and at \
+                 most 1.0 (0.8 is 80 %), or a number of tokens such as 200000"
+            )))
+        }
+        Some(CompactAtFile::Tokens(t)) if t >= context::MIN_WINDOW => CompactAt::Tokens(t),
+        Some(CompactAtFile::Tokens(t)) => {
+            return Err(ConfigError(format!(
+                "compact_at = {t} is a number of tokens, and too small (at least {}); for a \
+                 share of the window write a fraction such as 0.8",
+                context::MIN_WINDOW
+            )))
+        }
+    };
+    Ok(context::Settings { window, compact_at })
 }
 
 impl Config {
@@ -362,7 +436,7 @@ impl Config {
         if let Some(dir) = user_config_dir(env) {
             merged = merged.overlay(FileConfig::load(&dir.join("config.toml"))?);
         }
-        match gate(&trust::CONFIG, cwd, env).map_err(ConfigError)? {
+        match gate(&TRUST, cwd, env).map_err(ConfigError)? {
             Some(Gate::Trusted { path, text }) => {
                 merged = merged.overlay(FileConfig::parse(&path, &text)?);
             }
@@ -477,7 +551,7 @@ impl Config {
             limits.output_chars = c.max(1_000);
         }
         if let Some(s) = file.tools.bash_timeout_secs {
-            limits.bash_timeout = Duration::from_secs(s.max(1));
+            limits.bash_timeout = Duration::from_secs(s.max(1)).min(limits.bash_max_timeout);
         }
         let max_turns = flags
             .max_turns
@@ -515,6 +589,7 @@ impl Config {
         .map_err(|e| ConfigError(format!("[shell_env] {e}")))?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+        let context = context_settings(&file, &table, &model)?;
         Ok(Config {
             sandbox,
             api_key: api_key_env.as_ref().and_then(|k| nonempty(k)),
@@ -534,6 +609,11 @@ impl Config {
                 .skills_catalog_budget
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
             sessions: file.sessions.unwrap_or(true),
+            context,
+            project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),
+            project_doc_max_bytes: file
+                .project_doc_max_bytes
+                .unwrap_or(context::DEFAULT_PROJECT_DOC_MAX_BYTES),
             client,
             limits,
             shell_env,

@@ -4,15 +4,19 @@
 //! drive the same code the user runs.
 
 pub mod agent;
+pub mod chat;
 pub mod cli;
 pub mod config;
+pub mod context;
 pub mod events;
 pub mod hooks;
 pub mod model;
+pub mod paths;
 pub mod process;
 pub mod sandbox;
 pub mod session;
 pub mod skills;
 pub mod term;
+pub mod text;
 pub mod tools;
 pub mod trust;

@@ -17,7 +17,8 @@ fn main() {
             .unwrap_or_default();
         // The message may quote the input that caused it. Not eprintln!: a panic while
         // printing (stderr gone) would abort.
-        let msg = hx::term::escape_controls(&msg);
+        // Bounded too: a panic message can quote megabytes of input.
+        let msg = hx::text::one_line(&hx::term::escape_controls(&msg), 1000);
         let _ = writeln!(
             std::io::stderr(),
             "hx: internal error (a bug in hx, please report it): {msg}{at}"

@@ -30,6 +30,34 @@ pub fn shell() -> &'static str {
     })
 }
 
+/// Makes hx not dumpable, so processes of the same user cannot read its memory
+/// (`/proc/PID/mem`, ptrace) where the kernel would otherwise let them; best effort.
+pub fn not_dumpable() {
+    // SAFETY: prctl(PR_SET_DUMPABLE, 0) only changes this process's own attribute.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+    }
+}
+
+/// A signal's name (`SIGTERM`), for messages.
+pub fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGHUP => "SIGHUP",
+        libc::SIGINT => "SIGINT",
+        libc::SIGQUIT => "SIGQUIT",
+        libc::SIGILL => "SIGILL",
+        libc::SIGABRT => "SIGABRT",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGSEGV => "SIGSEGV",
+        libc::SIGPIPE => "SIGPIPE",
+        libc::SIGALRM => "SIGALRM",
+        libc::SIGTERM => "SIGTERM",
+        _ => "unknown signal",
+    }
+}
+
 /// Whom a process runs for, which decides what it may see.
 #[derive(Debug, Clone, Copy)]
 pub enum Role<'a> {
@@ -47,49 +75,45 @@ pub enum Role<'a> {
 /// can miss its group or its environment rules.
 pub struct Launch {
     cmd: tokio::process::Command,
-    /// The sandbox ruleset the child enters just before exec; kept until the spawn returns.
-    confinement: Option<crate::sandbox::Confinement>,
-    /// Why the process must not start (its sandbox could not be built): a command never runs
-    /// unconfined by accident.
-    refused: Option<String>,
 }
 
 impl Launch {
     /// `line` run by [`shell`] in `cwd`, in a new process group (so a timeout, a dropped call
     /// or Ctrl-C can kill all of it), killed if its handle is dropped.
+    ///
+    /// A tool command gets a session of its own (`setsid`, which also makes its process
+    /// group): no controlling terminal, so it cannot open `/dev/tty`, push input into the
+    /// user's shell (`TIOCSTI`), or block reading the terminal. Then it enters the sandbox.
+    /// A hook is the user's own command and keeps the terminal.
     pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
         let mut cmd = tokio::process::Command::new(shell());
-        cmd.arg("-c")
-            .arg(line)
-            .current_dir(cwd)
-            .process_group(0)
-            .kill_on_drop(true);
-        let (mut confinement, mut refused) = (None, None);
+        cmd.arg("-c").arg(line).current_dir(cwd).kill_on_drop(true);
         match role {
             Role::Tool { env, sandbox } => {
                 cmd.env_clear().envs(env.vars());
-                match sandbox
-                    .map(crate::sandbox::Sandbox::confinement)
-                    .transpose()
-                {
-                    Ok(c) => confinement = c.flatten(),
-                    Err(e) => refused = Some(e),
+                // SAFETY: runs in the forked child; setsid is async-signal-safe and touches
+                // nothing of the parent. It must stand instead of `process_group(0)`, which
+                // std would apply first and which makes setsid fail (a group leader).
+                unsafe {
+                    cmd.pre_exec(|| {
+                        if libc::setsid() < 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                        Ok(())
+                    });
                 }
-                if let Some(c) = &confinement {
+                if let Some(c) = sandbox.and_then(crate::sandbox::Sandbox::confinement) {
                     c.apply(cmd.as_std_mut());
                 }
             }
             Role::Hook => {
+                cmd.process_group(0);
                 if let Some(vars) = env::hook_vars() {
                     cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
                 }
             }
         }
-        Launch {
-            cmd,
-            confinement,
-            refused,
-        }
+        Launch { cmd }
     }
 
     /// One more variable, on top of what the role gives.
@@ -116,12 +140,7 @@ impl Launch {
     /// Starts the process and registers it. The command (and with it our copies of any file
     /// descriptors given as stdio) is dropped here, so a pipe's end-of-file can arrive.
     pub fn spawn(mut self) -> io::Result<Started> {
-        if let Some(why) = self.refused.take() {
-            return Err(io::Error::other(why));
-        }
         let child = cleanup::spawn_registered(&mut self.cmd)?;
-        // The child has entered its sandbox (or failed to start): the ruleset can go.
-        drop(self.confinement.take());
         let pid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
         Ok(Started {
             child,

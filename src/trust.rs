@@ -4,9 +4,12 @@
 //! `hx trust` on exactly that content; until then a run leaves it out with one warning. The
 //! user's own files and the environment need no trust.
 //!
-//! [`KINDS`] lists the files that need trust. Another kind of project file that can run
-//! commands or move requests (MCP servers, sandbox settings) is one more entry there, read by
-//! runs through [`gate`]; `hx trust` shows, approves, lists and revokes every kind alike.
+//! Each kind of file that needs trust is a [`Kind`] defined by the module that reads the file
+//! (`config::TRUST`, `hooks::config::TRUST`), which reads it in runs through [`gate`]; the list
+//! of them all is `cli::trust::KINDS`, and `hx trust` shows, approves, lists and revokes every
+//! kind alike. This module knows none of them: it sits below the config and the hooks. Another
+//! kind of project file that can run commands or move requests is one more `Kind` and one more
+//! entry in that list.
 //!
 //! The store is `trusted.json` in the user's config dir: the canonical path of each trusted
 //! file mapped to the SHA-256 of its content. Approvals are per file, and any edit of a file
@@ -27,7 +30,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
 
-use crate::config::{user_config_dir, Env};
+use crate::paths::{user_config_dir, Env};
 
 /// The largest config or hooks file hx reads, the user's or a project's: such files are a few
 /// kilobytes, and a bigger one is a mistake or an attack, not a configuration.
@@ -52,23 +55,6 @@ pub struct Kind {
     /// shows (escaped: they come from the repository). The problems it finds refuse trust.
     pub review: fn(&Path, &str) -> Review,
 }
-
-/// `.hx/config.toml`: can point a provider (and its API key) at any server, or turn the guard off.
-pub const CONFIG: Kind = Kind {
-    path: ".hx/config.toml",
-    label: "project config",
-    review: crate::config::review,
-};
-
-/// `.hx/hooks.json`: runs commands.
-pub const HOOKS: Kind = Kind {
-    path: ".hx/hooks.json",
-    label: "project hooks",
-    review: crate::hooks::config::review,
-};
-
-/// Every kind of project file that needs trust, in the order `hx trust` shows them.
-pub const KINDS: [&Kind; 2] = [&CONFIG, &HOOKS];
 
 impl Kind {
     /// The nearest file of this kind at or above `cwd`.
@@ -121,7 +107,7 @@ impl Kind {
 /// sequence cannot make `touch PWNED #\r./scripts/lint.sh` look like `./scripts/lint.sh` on a
 /// terminal, and the user approve what they did not see.
 pub fn escaped(text: &str) -> String {
-    format!("\"{}\"", crate::term::escape_line(text))
+    format!("\"{}\"", crate::text::escape_line(text))
 }
 
 /// The problems found in one file as lines to print, at most [`MAX_PROBLEMS_SHOWN`] and one
@@ -142,15 +128,17 @@ pub fn problem_lines(problems: &[String]) -> Vec<String> {
 /// [`MAX_FILE_BYTES`].
 pub fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let p = path.display();
-    match std::fs::metadata(path) {
-        Ok(m) if m.is_file() => {}
-        Ok(_) => return Err(format!("{p}: not a regular file")),
+    let file = match crate::paths::open_regular(path) {
+        Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            return Err(format!("{p}: not a regular file"))
+        }
         Err(e) => return Err(format!("{p}: cannot read ({e})")),
-    }
+    };
     let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .and_then(|f| f.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes))
+    file.take(MAX_FILE_BYTES + 1)
+        .read_to_end(&mut bytes)
         .map_err(|e| format!("{p}: cannot read ({e})"))?;
     if bytes.len() as u64 > MAX_FILE_BYTES {
         return Err(format!(
@@ -313,6 +301,18 @@ impl TrustStore {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Two kinds as the config and the hooks define them; trust itself knows neither.
+    const CONFIG: Kind = Kind {
+        path: ".hx/config.toml",
+        label: "project config",
+        review: |_, text| Ok(text.lines().map(escaped).collect()),
+    };
+    const HOOKS: Kind = Kind {
+        path: ".hx/hooks.json",
+        label: "project hooks",
+        review: |_, text| Ok(text.lines().map(escaped).collect()),
+    };
 
     #[test]
     fn hash_is_sha256_hex() {

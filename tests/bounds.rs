@@ -167,6 +167,9 @@ fn a_path_longer_than_the_system_allows_is_refused_before_it_is_resolved() {
     .collect();
     let server = FakeServer::start(vec![one_chunk_calls(calls), Reply::text("done")]);
     let mut hx = Hx::new(&server);
+    // 17 MB of arguments would pass any real window (and be compacted away); this test is
+    // about the answers to them.
+    hx.write_user_config("config.toml", "context_window = 100000000\n");
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
     assert_eq!(

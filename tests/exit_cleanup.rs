@@ -223,6 +223,11 @@ fn sighup_while_waiting_ends_everything() {
     signal_while_waiting(libc::SIGHUP, 129, "hx: terminated by SIGHUP");
 }
 
+#[test]
+fn sigquit_while_waiting_ends_everything() {
+    signal_while_waiting(libc::SIGQUIT, 131, "hx: terminated by SIGQUIT");
+}
+
 /// A signal while a command runs: the command, what it started in the background before, and
 /// hx all end.
 fn signal_during_a_command(sig: i32, code: i32) {

@@ -86,6 +86,7 @@ fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
             cwd: workspace.to_path_buf(),
             scope: Default::default(),
             session_id: "test".into(),
+            ..HookContext::default()
         },
         events: Default::default(),
         system_prompt: "You are a test.".into(),
@@ -94,6 +95,8 @@ fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
         reminders: Vec::new(),
         is_subagent: false,
         recorder: Recorder::default(),
+        context: Default::default(),
+        restore: Vec::new(),
     }
 }
 

@@ -15,18 +15,33 @@ use support::{messages, Call, FakeServer, Hx, Reply, Run};
 const NOTE: &str = "[sandbox] hx's sandbox refused the write to ";
 
 /// A folder for test workspaces outside `/tmp`: `/tmp` is writable in the sandbox, so a
-/// workspace there could not show a refused write beside it (`../outside`, `$HOME/x`).
+/// workspace there could not show a refused write beside it (`../outside`, `$HOME/x`). The
+/// target folder when it lies elsewhere, else `/var/tmp`, else the home folder's cache (a
+/// checkout under `/tmp` must run these tests too).
 fn outside_tmp() -> PathBuf {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("sandbox-tests");
-    std::fs::create_dir_all(&dir).expect("create the test folder");
-    let dir = dir.canonicalize().expect("canonical test folder");
     let tmp = Path::new("/tmp").canonicalize().expect("/tmp");
-    assert!(
-        !dir.starts_with(&tmp) && !dir.starts_with(std::env::temp_dir()),
-        "the sandbox tests need a target folder outside the temporary folder, got {}",
-        dir.display()
-    );
-    dir
+    let temp = std::env::temp_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        home_cache,
+    ];
+    for base in candidates.into_iter().flatten() {
+        let dir = base.join("hx-sandbox-tests");
+        if std::fs::create_dir_all(&dir).is_err() {
+            continue;
+        }
+        let Ok(dir) = dir.canonicalize() else {
+            continue;
+        };
+        if !dir.starts_with(&tmp) && !dir.starts_with(&temp) {
+            return dir;
+        }
+    }
+    panic!("the sandbox tests need a writable folder outside the temporary folder");
 }
 
 /// Runs one turn of bash calls and returns each call's tool message, in call order, with the
@@ -494,4 +509,58 @@ fn bad_sandbox_settings_are_configuration_errors() {
     let mut hx = Hx::new_offline();
     hx.args(["agent", "--sandbox", "nope", "hi"]);
     hx.run().assert_code(2);
+}
+
+/// A workspace whose parent is writable (here the temporary folder) can be swapped for a link
+/// by one command; the next command must still not write where the link points: the ruleset
+/// binds the folders as they were when the run began.
+#[test]
+fn a_workspace_swapped_for_a_link_does_not_move_the_sandbox() {
+    let mut hx = Hx::new_offline();
+    let ws = hx.workspace().to_path_buf();
+    let outside = tempfile::Builder::new()
+        .prefix("hx-swap-")
+        .tempdir_in(outside_tmp())
+        .expect("outside folder");
+    let swap = format!(
+        "cd .. && mv workspace workspace.real && ln -s {} workspace && echo swapped",
+        outside.path().display()
+    );
+    let (out, _) = bash_turn(&mut hx, &[&swap, "echo pwned > x; ls -d \"$PWD\""]);
+    assert!(out[0].starts_with("swapped"), "{}", out[0]);
+    assert!(out[1].contains("Permission denied"), "{}", out[1]);
+    assert!(
+        !outside.path().join("x").exists(),
+        "the second command wrote beyond the link"
+    );
+    // Put it back, so the test's own clean-up finds the workspace.
+    let _ = std::fs::remove_file(&ws);
+    let _ = std::fs::rename(ws.with_file_name("workspace.real"), &ws);
+}
+
+/// A command has no controlling terminal: it cannot open `/dev/tty` to type into the user's
+/// shell (TIOCSTI) or write escape sequences to it.
+#[test]
+fn a_command_cannot_reach_the_users_terminal() {
+    let script = Path::new("/usr/bin/script");
+    assert!(
+        script.exists(),
+        "/usr/bin/script (util-linux) is needed to give hx a terminal; install util-linux"
+    );
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            &json!({"command": "if exec 3>/dev/tty; then echo opened; else echo refused; fi"})
+                .to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
+    hx.program(script).args(["-qec", &cmd, "/dev/null"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    let out = &tool_messages(&reqs[1].body)[0];
+    assert!(out.contains("refused") && !out.contains("opened"), "{out}");
 }

@@ -551,3 +551,35 @@ fn switching_provider_on_resume_adapts_the_reasoning_field() {
     );
     assert_eq!(reqs[2].body["model"], "deepseek-v4-flash");
 }
+
+#[test]
+fn a_session_another_run_is_writing_cannot_be_continued() {
+    let server = FakeServer::start(vec![Reply::text("first"), Reply::hang()]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "one"]);
+    hx.run().assert_code(0);
+    // A second run continues it and waits for the model...
+    hx.clear_args().args(["agent", "-c", "two"]);
+    let mut waiting = hx.spawn();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while server.requests().len() < 2 {
+        assert!(Instant::now() < deadline, "the second run never asked");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // ...so a third cannot continue it at the same time, and changes nothing.
+    let before = std::fs::read(only_session(&hx)).expect("read");
+    hx.clear_args().args(["agent", "-c", "three"]);
+    let third = hx.run();
+    third.assert_code(1);
+    assert!(
+        third
+            .stderr
+            .contains("another hx is running in this session"),
+        "{}",
+        third.stderr
+    );
+    assert_eq!(std::fs::read(only_session(&hx)).expect("read"), before);
+    assert_eq!(server.requests().len(), 2);
+    let _ = waiting.kill();
+    let _ = waiting.wait();
+}

@@ -3,18 +3,21 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use futures_util::FutureExt;
 
 use crate::events::{Event, Events};
 use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{ChatModel, ChatRequest, Message, ModelError, ReasoningEcho, ToolCall};
+use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, ToolCall};
 use crate::session::{Recorder, Session};
 use crate::tools::output::{bound, quote};
-use crate::tools::{parse_args, ToolContext, ToolResult, ToolSet};
+use crate::tools::{parse_args, Reminder, Restore, ToolContext, ToolResult, ToolSet};
 
+pub mod compact;
 pub mod prompt;
+pub mod task;
 
 pub use crate::session::RunStats;
 
@@ -51,11 +54,10 @@ pub struct Agent {
     pub is_subagent: bool,
     /// Where the sessions of subagents this agent starts are recorded.
     pub recorder: Recorder,
-}
-
-/// Something that may want to remind the model of a duty after a turn that called tools.
-pub trait Reminder: Send + Sync {
-    fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String>;
+    /// The model's context window and when to compact (see [`compact`]).
+    pub context: crate::context::Settings,
+    /// Told the history when compaction replaces it (the loaded skills, the todo list).
+    pub restore: Vec<Arc<dyn Restore>>,
 }
 
 /// One call's result, whether a hook blocked it, and a hook's request to stop the run.
@@ -74,11 +76,31 @@ impl Agent {
     /// ([`Event::TurnStarted`]), whose end the caller reports ([`Event::TurnEnded`]), since
     /// only it knows how the turn ended when the run is cut short.
     pub async fn run(&self, session: &mut Session, task: &str) -> Result<Outcome, ModelError> {
+        self.run_message(session, task, true).await
+    }
+
+    /// [`Agent::run`] for one message of a conversation (`hx chat`): `session_start` says
+    /// whether this message starts the session's use here, so SessionStart hooks run once per
+    /// conversation rather than once per message. `max_turns` counts this message's requests.
+    /// Dropping the future cancels the message: calls it leaves unanswered are the caller's
+    /// to answer before the next request.
+    pub async fn run_message(
+        &self,
+        session: &mut Session,
+        task: &str,
+        session_start: bool,
+    ) -> Result<Outcome, ModelError> {
+        let began = Instant::now();
         let cx = &self.hook_cx;
         let mut task = task.to_string();
+        let turns_before = session.stats.turns;
         if !self.is_subagent {
             self.emit(&Event::TurnStarted);
-            let start = self.hooks.notify(&HookEvent::SessionStart, cx).await;
+            let start = if session_start {
+                self.hooks.notify(&HookEvent::SessionStart, cx).await
+            } else {
+                Default::default()
+            };
             if let Some(reason) = start.stop_run {
                 return Ok(Outcome::Stopped(reason));
             }
@@ -106,28 +128,24 @@ impl Agent {
         session.push(Message::User(task));
         // The specs are fixed for the run: the request prefix must not change between turns.
         let tools = self.tools.specs();
+        let mut meter = self.meter(&tools);
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
-            if session.stats.turns >= self.max_turns {
+            if session.stats.turns.saturating_sub(turns_before) >= self.max_turns {
                 // Hooks still hear that the run ended (the trace prints its figures), but
                 // cannot extend it past the limit.
-                self.stop(session, false).await;
+                self.stop(session, began, false).await;
                 break Outcome::MaxTurns(last_text);
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
-            let req = ChatRequest {
-                model: &self.model_name,
-                messages: session.messages(),
-                tools: &tools,
-            };
-            self.emit(&Event::RequestStarted);
-            let mut sink = self.events.sink(&cx.scope);
-            let turn = match self.model.complete(&req, &mut sink).await {
+            // Made to fit the context window first, when it would not (see `compact`).
+            let turn = match self.request(session, &tools, &mut meter).await {
                 Ok(t) => t,
-                Err(e) => {
+                Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
+                Err(compact::Ended::Error(e)) => {
                     // The run is over: hooks hear it (the trace prints the figures so far).
-                    self.stop(session, false).await;
+                    self.stop(session, began, false).await;
                     return Err(e);
                 }
             };
@@ -141,7 +159,7 @@ impl Agent {
             session.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
                 session.turn_done();
-                let c = self.stop(session, continuations > 0).await;
+                let c = self.stop(session, began, continuations > 0).await;
                 if let Some(reason) = c.stop_run {
                     break Outcome::Stopped(reason);
                 }
@@ -201,18 +219,19 @@ impl Agent {
     }
 
     /// Tells the views this agent's run ended ([`Event::Stopped`]) without asking the hooks:
-    /// for a run cut short by a signal, where the user wants out, not more hook work.
-    pub fn stopped(&self, session: &Session) {
+    /// for a run cut short by a signal or Ctrl-C, where the user wants out, not more hook
+    /// work. `elapsed`: since the run (in `hx chat`, the message) began.
+    pub fn stopped(&self, session: &Session, elapsed: Duration) {
         self.emit(&Event::Stopped {
             stats: &session.stats,
-            elapsed: session.elapsed(),
+            elapsed,
             subagent: self.is_subagent,
         });
     }
 
     /// The run ended (for now: a Stop hook may keep it going): the views and the hooks hear it.
-    async fn stop(&self, session: &Session, stop_hook_active: bool) -> Combined {
-        self.stopped(session);
+    async fn stop(&self, session: &Session, began: Instant, stop_hook_active: bool) -> Combined {
+        self.stopped(session, began.elapsed());
         let event = self.stop_event(&session.stats, stop_hook_active);
         self.hooks.notify(&event, &self.hook_cx).await
     }

@@ -7,17 +7,18 @@ use std::sync::Arc;
 use super::{exit, fail, AgentArgs};
 use tokio::signal::unix::{signal, Signal, SignalKind};
 
+use crate::agent::compact::Ended;
+use crate::agent::task::Task;
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
+use crate::context::instructions;
 use crate::events::{Event, Events, HumanView, JsonView, Scope, Start, TurnEnd, Verbosity};
 use crate::hooks::{self, user::CommandHooks, HookContext, Hooks};
 use crate::model::{OpenAiClient, ReasoningEcho};
-use crate::process;
+use crate::process::{self, signal_name};
 use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
-use crate::term::Term;
-use crate::tools::task::{self, Task};
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
@@ -34,8 +35,15 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         show_reasoning: args.show_reasoning,
         no_guard: args.no_guard,
         sandbox: args.sandbox,
+        no_project_doc: args.no_project_doc,
     };
     let env = process_env();
+    if args.compact && !args.continue_ && args.resume.is_none() {
+        return fail(
+            exit::USAGE,
+            "--compact compacts a recorded session: name it with -c (the newest) or -r ID",
+        );
+    }
     let resume = match find_resumed(&args, &cwd, &env) {
         Ok(r) => r,
         Err(code) => return code,
@@ -49,12 +57,14 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
             }
         }
     }
+    // The config's warnings are shown by the views (in `--json`, as items), once they exist;
+    // a config that cannot be used is the error, its warnings printed before it.
     let mut warnings = Vec::new();
     let config = match Config::load(&cwd, &env, &flags, &mut warnings) {
         Ok(c) => c,
         Err(e) => {
             for w in warnings {
-                eprintln!("{}", crate::term::escape_controls(&w));
+                errln!("{w}");
             }
             return fail(exit::USAGE, e);
         }
@@ -68,9 +78,13 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
             return fail(exit::USAGE, e);
         }
     }
-    let task = match read_task(&args.task, !args.no_stdin) {
-        Ok(t) => t,
-        Err(e) => return fail(exit::USAGE, e),
+    // `--compact` has no task: it compacts the session and stops.
+    let task = match args.compact {
+        true => None,
+        false => match read_task(&args.task, !args.no_stdin) {
+            Ok(t) => Some(t),
+            Err(e) => return fail(exit::USAGE, e),
+        },
     };
     let view = ViewOptions {
         json: args.json,
@@ -89,6 +103,9 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     // Orphans of the commands hx runs come back to hx, so that none outlives it. Declared
     // before the runtime, so it ends them after the runtime is gone (also when unwinding).
     process::cleanup::become_subreaper();
+    // Not dumpable: a command running as the same user (outside the sandbox, or with it off)
+    // cannot read the API key from hx's memory through /proc/PID/mem.
+    process::not_dumpable();
     let _end = EndAll {
         keep_background: config.keep_background,
     };
@@ -99,15 +116,21 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    let code = runtime.block_on(run_agent(
-        config,
-        cwd,
-        env,
-        task,
-        resume,
-        args.ephemeral,
-        view,
-    ));
+    // A panic outside a tool call (a bug) must still end in the cleanup below and the drop
+    // guard above, not in the runtime waiting on blocking work while unwinding; the panic hook
+    // has printed its line.
+    let run = std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(run_agent(
+            config,
+            cwd,
+            env,
+            task,
+            resume,
+            args.ephemeral,
+            view,
+        ))
+    });
+    let code = std::panic::catch_unwind(run).unwrap_or(exit::FAILED);
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
     // after a signal or an answer nothing it could produce is wanted.
     runtime.shutdown_background();
@@ -116,8 +139,8 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
 
 /// Ends everything hx started when `hx agent` returns, on every path; `[tools]
 /// keep_background` keeps what is still running instead.
-struct EndAll {
-    keep_background: bool,
+pub(super) struct EndAll {
+    pub(super) keep_background: bool,
 }
 
 impl Drop for EndAll {
@@ -128,16 +151,37 @@ impl Drop for EndAll {
     }
 }
 
-/// A recorded session to continue: its file, as read.
+/// A recorded session to continue: its file, as read, and (when this run records) the file
+/// still open under the lock it was read with, so that no other run can write to it before
+/// this one appends.
 pub struct Resumed {
     pub path: PathBuf,
     pub loaded: session::Loaded,
+    pub locked: Option<std::fs::File>,
 }
 
 /// The session `-c` or `-r ID` names, read; `None` for a new session. Problems are reported
 /// here: an unknown or ambiguous id is a usage error (2), a damaged file a failure (1).
 fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resumed>, i32> {
-    if !args.continue_ && args.resume.is_none() {
+    find_session(
+        args.continue_,
+        args.resume.as_deref(),
+        !args.ephemeral,
+        cwd,
+        env,
+    )
+}
+
+/// The session `continue_` (the newest) or `resume` (an id or prefix) names, read; locked
+/// first when this run will `record` to it.
+pub(super) fn find_session(
+    continue_: bool,
+    resume: Option<&str>,
+    record: bool,
+    cwd: &Path,
+    env: &Env,
+) -> Result<Option<Resumed>, i32> {
+    if !continue_ && resume.is_none() {
         return Ok(None);
     }
     let Some(root) = session::store::sessions_root(env) else {
@@ -148,7 +192,7 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
     };
     let store = super::sessions::store_for(&root, cwd);
     let path =
-        match &args.resume {
+        match resume {
             Some(id) => store.find(id).map_err(|e| fail(exit::USAGE, e))?,
             None => match store.newest() {
                 Ok(Some(p)) => p,
@@ -158,7 +202,7 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
                 )),
                 Err(warnings) => {
                     for w in warnings {
-                        eprintln!("hx: warning: {w}");
+                        errln!("hx: warning: {w}");
                     }
                     return Err(fail(
                         exit::FAILED,
@@ -167,12 +211,24 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
                 }
             },
         };
-    let loaded = session::record::read(&path).map_err(|e| {
+    let cannot = |e: &dyn std::fmt::Display| {
         fail(
             exit::FAILED,
             format!("cannot resume {}: {e}", path.display()),
         )
-    })?;
+    };
+    // Locked before it is read: a run still writing it must finish first, and nothing may be
+    // added between this read and this run's first line.
+    let locked = if record {
+        Some(session::log::open_locked(&path).map_err(|e| cannot(&e))?)
+    } else {
+        None
+    };
+    let loaded = match &locked {
+        Some(f) => session::record::read_file(f),
+        None => session::record::read(&path),
+    }
+    .map_err(|e| cannot(&e))?;
     if loaded.header.parent_id.is_some() {
         return Err(fail(
             exit::USAGE,
@@ -182,7 +238,11 @@ fn find_resumed(args: &AgentArgs, cwd: &Path, env: &Env) -> Result<Option<Resume
             ),
         ));
     }
-    Ok(Some(Resumed { path, loaded }))
+    Ok(Some(Resumed {
+        path,
+        loaded,
+        locked,
+    }))
 }
 
 /// How the run is shown, from the flags.
@@ -283,10 +343,10 @@ fn read_task(words: &[String], read_stdin: bool) -> Result<String, String> {
 }
 
 /// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
-/// file that is not valid is the error), the skill catalog; what happens goes to `events`.
-/// Warnings while building it are pushed to `warnings`, for the caller to show once it knows
-/// whether the run starts. The subagent that `task` starts shares its model, hooks, events
-/// and workspace.
+/// file that is not valid is the error), the project instructions, the skill catalog; what
+/// happens goes to `events`. Warnings while building it are pushed to `warnings`, for the
+/// caller to show once it knows whether the run starts. The subagent that `task` starts
+/// shares its model, hooks, events, workspace and project instructions.
 pub fn build_agent(
     config: &Config,
     cwd: &Path,
@@ -296,8 +356,37 @@ pub fn build_agent(
     session_id: &str,
     warnings: &mut Vec<String>,
 ) -> Result<Agent, String> {
-    let main = Scope::default();
-    let mut warn = |w: &str| warnings.push(w.to_string());
+    build_agent_with(
+        config, cwd, env, events, recorder, session_id, None, warnings,
+    )
+    .map(|b| b.agent)
+}
+
+/// The parts of the main agent's system prompt, in order, as (what, text): for `hx context`.
+pub type PromptParts = Vec<(String, String)>;
+
+/// The main agent, and what building it found besides.
+pub struct Built {
+    pub agent: Agent,
+    /// The skills (for completion and `/skills` in `hx chat`).
+    pub skills: Arc<skills::SkillRegistry>,
+    /// What the system prompt was assembled from (`hx context`).
+    pub parts: PromptParts,
+}
+
+/// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
+/// too), and what else the build found.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_agent_with(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    events: Events,
+    recorder: Recorder,
+    session_id: &str,
+    approver: Option<Arc<dyn hooks::Approver>>,
+    warnings: &mut Vec<String>,
+) -> Result<Built, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -311,25 +400,39 @@ pub fn build_agent(
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
     for w in &plan.warnings {
-        warn(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
-    let mut hooks = Hooks::new().with_guard(config.guard);
+    let mut hooks = Hooks::new()
+        .with_guard(config.guard)
+        .with_approver(approver);
     let (entries, hook_warnings) = hooks::config::load(&root, env)?;
-    for w in hook_warnings {
-        warn(&w);
-    }
+    warnings.extend(hook_warnings);
     let user_hooks =
         CommandHooks::new(entries, events.clone()).with_output_chars(config.limits.output_chars);
     if !user_hooks.is_empty() {
         hooks = hooks.with_user(Arc::new(user_hooks));
     }
+    // Read once: the system prompt must stay the same for the whole run (prefix cache).
+    let instructions = if config.project_doc {
+        instructions::discover(
+            &root,
+            crate::paths::user_config_dir(env).as_deref(),
+            config.project_doc_max_bytes,
+        )
+    } else {
+        instructions::Instructions::default()
+    };
+    for w in &instructions.warnings {
+        warnings.push(format!("hx: warning: {w}"));
+    }
+    let project_doc = instructions.section();
     let mut registry = Registry::standard();
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
-        tools: ToolSet::new(registry.clone(), &task::SUBAGENT_TOOLS),
+        tools: ToolSet::for_subagents(registry.clone()),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),
@@ -339,50 +442,69 @@ pub fn build_agent(
         hooks,
         hook_cx: HookContext {
             cwd: root.clone(),
-            scope: main.clone(),
+            scope: Scope::default(),
             session_id: session_id.to_string(),
+            tool_aliases: Arc::new(registry.claude_names()),
         },
-        events: events.clone(),
-        system_prompt: prompt::subagent(&root),
+        events,
+        // The same project, so the same instructions; no skill catalog (no load_skill).
+        system_prompt: prompt::assemble(
+            prompt::subagent(&root),
+            std::slice::from_ref(&project_doc),
+        ),
         max_turns: config.subagent_max_turns,
         reasoning_echo: config.reasoning_echo,
         reminders: Vec::new(),
         is_subagent: true,
         recorder,
+        context: config.context,
+        restore: Vec::new(),
     };
     for w in &discovery.warnings {
-        warn(&format!("hx: warning: {w}"));
+        warnings.push(format!("hx: warning: {w}"));
     }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
-    registry.register(Arc::new(LoadSkill::new(skills)));
+    // The main agent has every tool, in this order: the five above, then these.
+    // The list is shown by the views, from the call's arguments (see `crate::events`).
     let todos = TodoList::new();
     registry.register(Arc::new(TodoWrite::new(todos.clone())));
     registry.register(Arc::new(Task::new(child.clone())));
-    Ok(Agent {
-        tools: ToolSet::new(registry, &PARENT_TOOLS),
-        system_prompt: prompt::assemble(prompt::base(&root), &[catalog]),
+    let load_skill = Arc::new(LoadSkill::new(skills.clone()));
+    registry.register(load_skill.clone());
+    let hook_cx = HookContext {
+        tool_aliases: Arc::new(registry.claude_names()),
+        ..child.hook_cx.clone()
+    };
+    let base = prompt::base(&root);
+    let mut parts: PromptParts = vec![("hx's own instructions".into(), base.clone())];
+    if !instructions.is_empty() {
+        parts.push((
+            "project instructions heading".into(),
+            instructions::Instructions::heading().into(),
+        ));
+        parts.extend(instructions.parts());
+    }
+    parts.push(("skill catalog".into(), catalog.clone()));
+    let agent = Agent {
+        tools: ToolSet::all(registry),
+        hook_cx,
+        system_prompt: prompt::assemble(base, &[project_doc, catalog]),
         max_turns: config.max_turns,
-        reminders: vec![todos],
+        reminders: vec![todos.clone()],
         is_subagent: false,
+        restore: vec![load_skill, todos],
         ..child
+    };
+    Ok(Built {
+        agent,
+        skills,
+        parts,
     })
 }
 
-/// The main agent's tools, in the order their specs are sent.
-pub const PARENT_TOOLS: [&str; 8] = [
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "todo_write",
-    "task",
-    "load_skill",
-];
-
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
-fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
+pub(super) fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
     let store = (!ephemeral && config.sessions)
         .then(|| session::store::sessions_root(env))
         .flatten()
@@ -392,20 +514,40 @@ fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Re
         workspace: workspace.display().to_string(),
         model: config.model.clone(),
         provider: config.provider.clone(),
-        base_url: config.base_url.clone(),
+        base_url: recorded_url(&config.base_url),
+    }
+}
+
+/// The base URL as a session file keeps it: without user, password, query or fragment, where
+/// a key is sometimes put (`?key=...`); session files never hold a key.
+fn recorded_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => String::new(),
     }
 }
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
 /// one; warnings are pushed to `warnings`. `Err` is why the session cannot be continued.
-fn open_session(
+pub(super) fn open_session(
     recorder: &Recorder,
     id: String,
     resume: Option<Resumed>,
     echo: ReasoningEcho,
     warnings: &mut Vec<String>,
 ) -> Result<Session, String> {
-    let Some(Resumed { path, loaded }) = resume else {
+    let Some(Resumed {
+        path,
+        loaded,
+        locked,
+    }) = resume
+    else {
         let (session, unrecorded) = recorder.start_with_id(id, None);
         if let Some(why) = unrecorded {
             warnings.push(format!("hx: warning: {why}"));
@@ -415,12 +557,14 @@ fn open_session(
     for w in &loaded.warnings {
         warnings.push(format!("hx: warning: {}: {w}", path.display()));
     }
-    let log = match &recorder.store {
-        None => None,
-        Some(_) => Some(
-            SessionLog::append(&path, loaded.valid_len)
-                .map_err(|e| format!("cannot continue session {}: {e}", loaded.header.id))?,
-        ),
+    let cannot =
+        |e: session::log::OpenError| format!("cannot continue session {}: {e}", loaded.header.id);
+    let log = match (&recorder.store, locked) {
+        (None, _) => None,
+        (Some(_), Some(file)) => {
+            Some(SessionLog::append_locked(&path, file, loaded.valid_len).map_err(cannot)?)
+        }
+        (Some(_), None) => Some(SessionLog::append(&path, loaded.valid_len).map_err(cannot)?),
     };
     let switched = loaded.provider != recorder.provider;
     let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
@@ -442,7 +586,7 @@ fn open_session(
 /// The views of this run, as one stream of events: the trace and answer for a person, or
 /// JSON Lines for a program.
 fn views(config: &Config, options: &ViewOptions) -> Events {
-    let term = Term::detect();
+    let term = super::shared_term();
     if options.json {
         Events::new(Arc::new(JsonView::stdout(term)))
     } else {
@@ -454,11 +598,12 @@ fn views(config: &Config, options: &ViewOptions) -> Events {
     }
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run_agent(
     config: Config,
     cwd: PathBuf,
     env: Env,
-    task: String,
+    task: Option<String>,
     resume: Option<Resumed>,
     ephemeral: bool,
     options: ViewOptions,
@@ -513,29 +658,49 @@ async fn run_agent(
     for w in &warnings {
         events.warn(&main, w);
     }
+    // What the tools remember (skills loaded, the todo list) follows the history they see.
+    for r in &agent.restore {
+        r.restore(session.messages());
+    }
     let mut signals = match Signals::new() {
         Ok(s) => s,
         Err(e) => {
             session.end("error", Some(&e.to_string()));
+            let code = fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
             close_session(&mut session, &events);
-            return fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
+            return code;
         }
     };
     let reaper = tokio::spawn(reap_orphans());
+    let began = std::time::Instant::now();
+    let work = async {
+        match &task {
+            Some(task) => agent.run(&mut session, task).await.map(Some),
+            None => {
+                // A compaction on its own is the run's one turn.
+                events.emit(&main, &Event::TurnStarted);
+                match agent.compact_now(&mut session).await {
+                    Ok(()) => Ok(None),
+                    Err(Ended::Stopped(reason)) => Ok(Some(Outcome::Stopped(reason))),
+                    Err(Ended::Error(e)) => Err(e),
+                }
+            }
+        }
+    };
     let result = tokio::select! {
-        r = agent.run(&mut session, &task) => Ok(r),
+        r = work => Ok(r),
         sig = signals.recv() => Err(sig),
     };
     // The run is over, or was just dropped: that killed the running commands' process groups
-    // and the subagents, and the session still holds everything it appended. From here a
-    // signal takes its default action, so a second one ends hx at once, even while it cleans
-    // up.
+    // and the subagents, and the session still holds everything it appended. The handlers
+    // stay installed, so a second signal (a closing terminal sends SIGHUP twice) cannot cut
+    // the cleanup short: the session's last lines and the end of everything hx started, which
+    // take at most about 2 s.
     drop(signals);
-    restore_default_signals();
     reaper.abort();
     let (code, end, outcome, detail) = match result {
         Err(sig) => {
-            agent.stopped(&session);
+            agent.stopped(&session, began.elapsed());
             let message = match sig {
                 libc::SIGINT => "interrupted".to_string(),
                 other => format!("terminated by {}", signal_name(other)),
@@ -547,16 +712,23 @@ async fn run_agent(
                 Some(signal_name(sig).to_string()),
             )
         }
-        Ok(Ok(Outcome::Answered(text))) => {
+        Ok(Ok(Some(Outcome::Answered(text)))) => {
             (exit::ANSWERED, TurnEnd::Answered(text), "answered", None)
         }
-        Ok(Ok(Outcome::Stopped(reason))) => (
+        // The compaction's lines said what it did; there is no answer.
+        Ok(Ok(None)) => (
+            exit::ANSWERED,
+            TurnEnd::Answered(String::new()),
+            "compacted",
+            None,
+        ),
+        Ok(Ok(Some(Outcome::Stopped(reason)))) => (
             exit::FAILED,
             TurnEnd::Failed(format!("stopped by a hook: {reason}")),
             "stopped",
             Some(reason),
         ),
-        Ok(Ok(Outcome::MaxTurns(_))) => (
+        Ok(Ok(Some(Outcome::MaxTurns(_)))) => (
             exit::MAX_TURNS,
             TurnEnd::Failed(format!(
                 "stopped after {} turns (--max-turns) without a final answer",
@@ -575,7 +747,9 @@ async fn run_agent(
     session.end(outcome, detail.as_deref());
     events.emit(&main, &Event::TurnEnded(&end));
     let mut code = code;
-    if let (Some(file), TurnEnd::Answered(text)) = (&options.output_last_message, &end) {
+    if let (Some(file), TurnEnd::Answered(text), Some(_)) =
+        (&options.output_last_message, &end, &task)
+    {
         if let Err(e) = write_last_message(file, text) {
             code = fatal(exit::FAILED, &e, &[]);
         }
@@ -596,23 +770,19 @@ fn close_session(session: &mut Session, events: &Events) {
     }
 }
 
-/// The signals that cancel a run: Ctrl-C, `kill`, and the terminal going away.
-const CANCELLING: [i32; 3] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// The signals that cancel a run: Ctrl-C, `kill`, the terminal going away, and Ctrl-\.
+pub(super) const CANCELLING: [i32; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT];
 
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGINT => "SIGINT",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGHUP => "SIGHUP",
-        _ => "a signal",
-    }
-}
-
-struct Signals(Vec<(i32, Signal)>);
+pub(super) struct Signals(Vec<(i32, Signal)>);
 
 impl Signals {
     fn new() -> std::io::Result<Signals> {
-        CANCELLING
+        Self::of(&CANCELLING)
+    }
+
+    /// Watches `signals`: from here on they no longer take their default action.
+    pub(super) fn of(signals: &[i32]) -> std::io::Result<Signals> {
+        signals
             .iter()
             .map(|&n| Ok((n, signal(SignalKind::from_raw(n))?)))
             .collect::<std::io::Result<_>>()
@@ -620,7 +790,7 @@ impl Signals {
     }
 
     /// The number of the first cancelling signal to arrive.
-    async fn recv(&mut self) -> i32 {
+    pub(super) async fn recv(&mut self) -> i32 {
         let waits = self.0.iter_mut().map(|(n, s)| {
             Box::pin(async move {
                 s.recv().await;
@@ -631,23 +801,30 @@ impl Signals {
     }
 }
 
-/// Gives the cancelling signals back their default action (end the process).
-fn restore_default_signals() {
-    for sig in CANCELLING {
-        // SAFETY: SIG_DFL is always a valid disposition; tokio's handler simply stops being
-        // called.
-        unsafe {
-            libc::signal(sig, libc::SIG_DFL);
-        }
-    }
-}
-
 /// Reaps orphans re-parented to hx as they end, for the whole run.
-async fn reap_orphans() {
+pub(super) async fn reap_orphans() {
     let Ok(mut sigchld) = signal(SignalKind::child()) else {
         return;
     };
     while sigchld.recv().await.is_some() {
         process::cleanup::reap_orphans();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_url;
+
+    #[test]
+    fn a_recorded_url_holds_no_credentials() {
+        assert_eq!(
+            recorded_url("https://user:pw@llm.example/v1?key=sk-1#x"),
+            "https://llm.example/v1"
+        );
+        assert_eq!(
+            recorded_url("https://api.deepseek.com"),
+            "https://api.deepseek.com"
+        );
+        assert_eq!(recorded_url("not a url"), "");
     }
 }

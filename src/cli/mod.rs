@@ -2,13 +2,27 @@
 
 use clap::{Args, Parser, Subcommand};
 
+/// `println!` for the commands: through the process's [`Term`](crate::term::Term), so a closed
+/// pipe (`hx sessions list | head -1`) loses the line instead of panicking, and outside text
+/// is escaped on a terminal.
+macro_rules! outln {
+    ($($arg:tt)*) => { $crate::cli::out_line(&format!($($arg)*)) };
+}
+
+/// `eprintln!` for the commands, likewise: control characters always shown, never obeyed.
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::cli::err_line(&format!($($arg)*)) };
+}
+
 mod agent;
+mod chat;
+mod context;
 mod sandbox;
 mod sessions;
 mod skills;
 mod trust;
 
-pub use agent::{build_agent, PARENT_TOOLS};
+pub use agent::build_agent;
 
 /// Exit codes, as documented in the README.
 pub mod exit {
@@ -33,20 +47,24 @@ pub mod exit {
                   directory and sends the results back, until the model answers in plain text. \
                   Project rules live in skills (.agents/skills/NAME/SKILL.md): the model sees \
                   their names and descriptions and loads one when the task needs it.",
-    after_help = "Run 'hx agent --help' for the agent's options, configuration and exit codes."
+    after_help = "Without a command, on a terminal, hx starts a conversation (hx chat).\n\
+                  Run 'hx agent --help' for the agent's options, configuration and exit codes."
 )]
 pub struct Cli {
     /// Run as if hx had been started in DIR
     #[arg(short = 'C', value_name = "DIR", global = true)]
     pub dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Option<Command>,
 }
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the agent on a task until it answers
     Agent(AgentArgs),
+    /// Talk with the agent in the terminal: each message a turn of one session (also: hx
+    /// with no arguments, on a terminal)
+    Chat(ChatArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
@@ -56,6 +74,22 @@ pub enum Command {
     Trust(TrustArgs),
     /// Show what the bash sandbox would enforce on this machine (no API key needed)
     Sandbox(SandboxArgs),
+    /// Print the system prompt a run here would start with, and the size of each part of it
+    /// (no API key needed)
+    Context(ContextArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Provider whose model and context window to show
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model whose context window to show
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Leave the AGENTS.md (CLAUDE.md) files out, as hx agent --no-project-doc does
+    #[arg(long)]
+    pub no_project_doc: bool,
 }
 
 #[derive(Debug, Args)]
@@ -215,7 +249,62 @@ pub struct AgentArgs {
     /// Record nothing: no session file for this run
     #[arg(long)]
     pub ephemeral: bool,
+    /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
+    #[arg(long)]
+    pub no_project_doc: bool,
+    /// Compact the session given with -c or -r (summarise its history to free the context
+    /// window) and stop, without a task
+    #[arg(long, conflicts_with_all = ["task", "ephemeral"])]
+    pub compact: bool,
 }
+
+#[derive(Debug, Args, Default)]
+#[command(after_long_help = CHAT_HELP)]
+pub struct ChatArgs {
+    /// Model name [default: the provider's, or HX_MODEL]
+    #[arg(short = 'm', long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Base URL of the API; requests go to {base}/chat/completions
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Model requests per message before the turn stops [default: 200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Show the model's reasoning, dimmed
+    #[arg(long)]
+    pub show_reasoning: bool,
+    /// Turn off the built-in guard (then nothing is asked either)
+    #[arg(long)]
+    pub no_guard: bool,
+    /// What bash may write: workspace-write, read-only, or off [default: workspace-write]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Continue the newest session of this workspace
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Continue the session with this id (a unique prefix is enough)
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Record nothing: no session file
+    #[arg(long)]
+    pub ephemeral: bool,
+}
+
+const CHAT_HELP: &str = "\
+Type a message and press Enter; the answer streams as it arrives. Alt-Enter or a trailing \\
+starts a new line, a pasted block is one message, Ctrl-R searches the history
+($XDG_STATE_HOME/hx/history), Tab completes commands and skill names.
+
+Ctrl-C stops the running turn (its commands and subagents too) and gives the prompt back;
+at an empty prompt, Ctrl-C twice, Ctrl-D or /exit leaves. /help lists the commands.
+
+When the guard would refuse a command, hx asks: y runs it once, a runs this exact command
+for the rest of the session, n (or Enter) refuses. A hook's block is never asked about.
+
+The conversation is a session like any other: hx agent -c \"...\" or hx chat -c goes on with it.";
 
 const AGENT_HELP: &str = "\
 Providers (--provider, HX_PROVIDER, or provider = \"...\" in a config file):
@@ -298,12 +387,17 @@ pub fn main_with_args() -> i32 {
             return fail(exit::USAGE, format!("-C {}: {e}", dir.display()));
         }
     }
-    match cli.command {
+    let Some(command) = cli.command else {
+        return bare();
+    };
+    match command {
         Command::Agent(args) => agent::agent_command(args),
+        Command::Chat(args) => chat::chat_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),
         Command::Sandbox(args) => sandbox::sandbox_command(args),
+        Command::Context(args) => context::context_command(args),
     }
 }
 
@@ -342,6 +436,18 @@ fn shell_quote(text: &str) -> String {
     }
 }
 
+/// `hx` alone: a conversation when a person is at a terminal, else the usage (exit 2).
+fn bare() -> i32 {
+    use clap::CommandFactory;
+    use std::io::{IsTerminal, Write};
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        return chat::chat_command(ChatArgs::default());
+    }
+    let help = Cli::command().render_help();
+    let _ = write!(std::io::stderr(), "{help}");
+    exit::USAGE
+}
+
 fn trust_command(args: TrustArgs) -> i32 {
     use trust::{run, TrustAction};
     let action = match (args.list, args.revoke) {
@@ -371,6 +477,48 @@ fn home_dir() -> Option<std::path::PathBuf> {
     std::env::var_os("HOME")
         .filter(|h| !h.is_empty())
         .map(std::path::PathBuf::from)
+}
+
+/// The process's terminal: one, so that a spinner line (see `term::Spinner`) is erased before
+/// any other write, whoever makes it.
+static TERM: std::sync::OnceLock<std::sync::Arc<crate::term::Term>> = std::sync::OnceLock::new();
+
+/// The terminal the commands print through (see [`outln!`], [`errln!`]).
+fn term() -> &'static crate::term::Term {
+    TERM.get_or_init(crate::term::Term::detect)
+}
+
+/// The same terminal, for the views of a run and for `hx chat`.
+fn shared_term() -> std::sync::Arc<crate::term::Term> {
+    TERM.get_or_init(crate::term::Term::detect).clone()
+}
+
+pub(crate) fn out_line(text: &str) {
+    term().out_line(text);
+}
+
+/// Text on stdout as it is given (no newline added).
+pub(crate) fn out_text(text: &str) {
+    term().out_raw(text);
+}
+
+pub(crate) fn err_line(text: &str) {
+    term().line(text);
+}
+
+/// The configuration of a command run in `cwd`, its warnings (an untrusted project file)
+/// printed; `Err` is the exit code of a bad configuration, the problem printed.
+fn load_config(
+    cwd: &std::path::Path,
+    env: &crate::config::Env,
+    flags: &crate::config::Flags,
+) -> Result<crate::config::Config, i32> {
+    let mut warnings = Vec::new();
+    let config = crate::config::Config::load(cwd, env, flags, &mut warnings);
+    for w in warnings {
+        errln!("{w}");
+    }
+    config.map_err(|e| fail(exit::USAGE, e))
 }
 
 /// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so

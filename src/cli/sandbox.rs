@@ -3,7 +3,7 @@
 use serde_json::{json, Value};
 
 use super::{exit, fail, SandboxArgs};
-use crate::config::{process_env, Config, Flags};
+use crate::config::{process_env, Flags};
 use crate::sandbox::{Enforcement, Kernel, Plan};
 
 pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
@@ -17,14 +17,9 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
         ..Flags::default()
     };
     // An untrusted project file's sandbox settings do not count; `hx sandbox` says so.
-    let mut warnings = Vec::new();
-    let config = Config::load(&cwd, &env, &flags, &mut warnings);
-    for w in warnings {
-        eprintln!("{}", crate::term::escape_controls(&w));
-    }
-    let config = match config {
+    let config = match super::load_config(&cwd, &env, &flags) {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(code) => return code,
     };
     // The same root the tools use, so the paths shown are the ones the kernel is given.
     let workspace = match cwd.canonicalize() {
@@ -33,11 +28,11 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
     };
     let plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
     if args.json {
-        println!("{}", to_json(&plan));
+        outln!("{}", to_json(&plan));
     } else {
-        print!("{}", to_text(&plan));
+        super::out_text(&to_text(&plan));
         for w in &plan.warnings {
-            eprintln!("hx: warning: {w}");
+            errln!("hx: warning: {w}");
         }
     }
     exit::ANSWERED

@@ -7,11 +7,14 @@ use serde_json::Value;
 
 use super::{exit, SessionsArgs, SessionsCommand};
 use crate::config::process_env;
+use crate::context::{summary, thousands};
 use crate::session::store::{sessions_root, summarize, Store, Summary};
 use crate::term::one_line;
 
 /// Characters of a task, answer or tool output line shown in a transcript.
 const SHOWN: usize = 160;
+/// Subagent transcripts shown inside one another at most.
+const MAX_NESTING: usize = 4;
 /// Lines of a tool's output shown in a transcript: the first and the last ones.
 const SHOWN_HEAD: usize = 3;
 const SHOWN_TAIL: usize = 2;
@@ -60,19 +63,19 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
     };
     sessions.sort_by(|a, b| b.id.cmp(&a.id));
     for w in &warnings {
-        eprintln!("hx: warning: {w}");
+        errln!("hx: warning: {w}");
     }
     if json {
         let text = serde_json::to_string_pretty(&sessions_json(&sessions)).unwrap_or_default();
-        println!("{text}");
+        outln!("{text}");
         return exit::ANSWERED;
     }
     if sessions.is_empty() {
-        println!("no sessions recorded in this workspace");
+        outln!("no sessions recorded in this workspace");
         return exit::ANSWERED;
     }
     for s in &sessions {
-        println!(
+        outln!(
             "{}  {}  turns={:<3} {:<11} {}",
             s.id,
             s.started_at,
@@ -101,7 +104,7 @@ fn show(store: &Store, id: &str, json: bool) -> i32 {
     }
     match transcript(store, &path, "") {
         Ok(text) => {
-            print!("{text}");
+            super::out_text(&text);
             exit::ANSWERED
         }
         Err(e) => super::fail(exit::FAILED, format!("{}: {e}", path.display())),
@@ -123,7 +126,15 @@ fn print_raw(path: &Path) -> Result<(), String> {
         if n == 0 || !line.ends_with(b"\n") {
             return Ok(());
         }
-        if std::io::Write::write_all(&mut out, &line).is_err() {
+        // JSON escapes C0 controls but not C1 ones or bidi overrides: on a terminal the line
+        // goes through the escaping every outside text gets. In a pipe it is exact.
+        let written = if std::io::IsTerminal::is_terminal(&out) {
+            let text = String::from_utf8_lossy(&line);
+            std::io::Write::write_all(&mut out, crate::text::escape_controls(&text).as_bytes())
+        } else {
+            std::io::Write::write_all(&mut out, &line)
+        };
+        if written.is_err() {
             return Ok(());
         }
     }
@@ -131,6 +142,13 @@ fn print_raw(path: &Path) -> Result<(), String> {
 
 /// A readable transcript of one session, subagents nested under the call that started them.
 fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String> {
+    // Subagents do not start subagents, so real nesting is one level; a damaged or crafted
+    // file whose header names itself (or a cycle) as its parent must not recurse forever.
+    if indent.len() > 4 * MAX_NESTING {
+        return Ok(format!(
+            "{indent}(nested deeper than {MAX_NESTING} levels; not shown)\n"
+        ));
+    }
     let summary = summarize(path)?;
     let mut out = String::new();
     let line = |out: &mut String, text: &str| {
@@ -175,10 +193,17 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
             "usage" => line(
                 &mut out,
                 &format!(
-                    "  usage: prompt={} cached={} completion={}",
-                    v["prompt_tokens"], v["prompt_cache_hit_tokens"], v["completion_tokens"]
+                    "  usage{}: prompt={} cached={} completion={}",
+                    v["request"]
+                        .as_str()
+                        .map(|r| format!(" ({})", one_line(r, 20)))
+                        .unwrap_or_default(),
+                    v["prompt_tokens"],
+                    v["prompt_cache_hit_tokens"],
+                    v["completion_tokens"]
                 ),
             ),
+            "compaction" => compaction(&mut out, indent, &v),
             "end" => {
                 let r = &v["run"];
                 let detail = v["detail"]
@@ -201,6 +226,42 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
         }
     }
     Ok(out)
+}
+
+/// Where the history was compacted: why, how, the sizes, and what the summary says. The
+/// messages before it stay in the transcript as they were sent.
+fn compaction(out: &mut String, indent: &str, v: &Value) {
+    let line = |out: &mut String, text: &str| {
+        out.push_str(indent);
+        out.push_str(text);
+        out.push('\n');
+    };
+    let tokens = |key: &str| thousands(v[key].as_u64().unwrap_or(0));
+    line(
+        out,
+        &format!(
+            "── compacted ({}, {}): {} → {} tokens",
+            one_line(v["trigger"].as_str().unwrap_or("?"), 20),
+            one_line(v["step"].as_str().unwrap_or("?"), 20),
+            tokens("tokens_before"),
+            tokens("tokens_after")
+        ),
+    );
+    if let Some(cleared) = v["cleared"].as_array() {
+        line(
+            out,
+            &format!("  cleared {} old tool outputs", cleared.len()),
+        );
+    }
+    let summary = v["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m["content"].as_str())
+        .find_map(|c| c.strip_prefix(summary::HEADER));
+    if let Some(text) = summary {
+        line(out, &format!("  summary: {}", one_line(text, SHOWN)));
+    }
 }
 
 /// One message of a transcript; a `task` call is followed by its subagent's transcript.

@@ -6,7 +6,11 @@ use std::path::{Path, PathBuf};
 
 use super::exit;
 use crate::config::Env;
-use crate::trust::{self, key_of, Kind, TrustState, TrustStore, KINDS};
+use crate::trust::{self, key_of, Kind, TrustState, TrustStore};
+
+/// Every kind of project file that needs trust, in the order `hx trust` shows them. Each is
+/// defined by the module that reads the file; a new kind is one more entry here.
+pub const KINDS: [&Kind; 2] = [&crate::config::TRUST, &crate::hooks::config::TRUST];
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
 const SHOWN_HASH: usize = 12;
@@ -41,22 +45,22 @@ struct Found {
 /// cannot be read or written or the user said no).
 pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
     let Some(store_path) = TrustStore::path_for(env) else {
-        eprintln!("hx: no user config dir (set HOME or XDG_CONFIG_HOME) to keep trusted files in");
+        errln!("hx: no user config dir (set HOME or XDG_CONFIG_HOME) to keep trusted files in");
         return exit::USAGE;
     };
     let mut store = match TrustStore::load(&store_path) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("hx: {e}; fix or delete it to start over");
+            errln!("hx: {e}; fix or delete it to start over");
             return exit::FAILED;
         }
     };
     if action == TrustAction::List {
         if store.entries().is_empty() {
-            println!("no trusted files");
+            outln!("no trusted files");
         }
         for (file, hash) in store.entries() {
-            println!("{}  {file}", short(hash));
+            outln!("{}  {file}", short(hash));
         }
         return exit::ANSWERED;
     }
@@ -86,18 +90,18 @@ fn find_all(cwd: &Path, verb: &str) -> Result<Vec<Found>, i32> {
         // Refused for --revoke too: the key of a link is its target's, so revoking through it
         // would revoke another project's approval.
         if let Some(problem) = kind.link_problem(&path) {
-            eprintln!("hx: cannot {verb} {}: {problem}", path.display());
+            errln!("hx: cannot {verb} {}: {problem}", path.display());
             return Err(exit::USAGE);
         }
         let Some(key) = key_of(&path) else {
-            eprintln!("hx: cannot resolve the path of {}", path.display());
+            errln!("hx: cannot resolve the path of {}", path.display());
             return Err(exit::FAILED);
         };
         found.push(Found { kind, path, key });
     }
     if found.is_empty() {
         let names: Vec<&str> = KINDS.iter().map(|k| k.path).collect();
-        eprintln!(
+        errln!(
             "hx: nothing to {verb}: no {} in {} or any parent",
             names.join(" or "),
             cwd.display()
@@ -118,12 +122,12 @@ fn revoke(store: &mut TrustStore, found: &[Found]) -> i32 {
     }
     if lines.iter().any(|l| l.starts_with("revoked ")) {
         if let Err(e) = store.save() {
-            eprintln!("hx: {e}");
+            errln!("hx: {e}");
             return exit::FAILED;
         }
     }
     for l in lines {
-        println!("{l}");
+        outln!("{l}");
     }
     exit::ANSWERED
 }
@@ -138,12 +142,12 @@ fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
         let bytes = match trust::read_file(&f.path) {
             Ok(Some(b)) => b,
             Ok(None) => {
-                eprintln!("hx: cannot trust {}: it is gone", f.key);
+                errln!("hx: cannot trust {}: it is gone", f.key);
                 problems += 1;
                 continue;
             }
             Err(e) => {
-                eprintln!("hx: cannot trust {}: {e}", f.key);
+                errln!("hx: cannot trust {}: {e}", f.key);
                 problems += 1;
                 continue;
             }
@@ -156,7 +160,7 @@ fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
             Ok(lines) => lines,
             Err(p) => {
                 for line in trust::problem_lines(&p) {
-                    eprintln!("hx: cannot trust {}: {line}", f.key);
+                    errln!("hx: cannot trust {}: {line}", f.key);
                 }
                 problems += 1;
                 continue;
@@ -179,14 +183,14 @@ fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
         return exit::USAGE;
     }
     for line in &shown {
-        println!("{line}");
+        outln!("{line}");
     }
     if pending.is_empty() {
         return exit::ANSWERED;
     }
     if !yes {
         if !std::io::stdin().is_terminal() {
-            eprintln!(
+            errln!(
                 "hx: stdin is not a terminal, so hx cannot ask; run `hx trust --yes` to trust what is shown"
             );
             return exit::USAGE;
@@ -196,30 +200,35 @@ fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
             n => format!("Trust these {n} files?"),
         };
         if !ask(&question) {
-            eprintln!("hx: nothing trusted");
+            errln!("hx: nothing trusted");
             return exit::FAILED;
         }
     }
     // The bytes shown are the bytes hashed: an edit since they were read is not approved.
     for (f, bytes) in &pending {
         if let Err(e) = store.trust(&f.path, bytes) {
-            eprintln!("hx: {e}");
+            errln!("hx: {e}");
             return exit::FAILED;
         }
     }
     if let Err(e) = store.save() {
-        eprintln!("hx: {e}");
+        errln!("hx: {e}");
         return exit::FAILED;
     }
     for (f, _) in &pending {
-        println!("trusted {}", f.key);
+        outln!("trusted {}", f.key);
     }
     exit::ANSWERED
 }
 
 /// Asks a yes/no question on stderr; only `y` or `yes` is a yes.
 fn ask(question: &str) -> bool {
-    eprint!("{question} [y/N] ");
+    {
+        use std::io::Write;
+        let mut e = std::io::stderr();
+        let _ = write!(e, "{question} [y/N] ");
+        let _ = e.flush();
+    }
     let mut answer = String::new();
     let read = std::io::stdin()
         .lock()

@@ -15,6 +15,7 @@ use super::{Event, Observer, Scope, Start, ToolKind, TurnEnd};
 use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::session::RunStats;
 use crate::term::{one_line, Spinner, Term, WaitGuard};
+use crate::text::thousands;
 use crate::tools::todo;
 use crate::tools::ToolResult;
 
@@ -68,6 +69,7 @@ struct State {
 }
 
 const MODEL_WAIT: &str = "\u{0}model";
+const COMPACTION_WAIT: &str = "\u{0}compaction";
 
 impl HumanView {
     pub fn new(term: Arc<Term>, show_reasoning: bool, verbosity: Verbosity) -> Self {
@@ -272,6 +274,13 @@ impl HumanView {
         }
     }
 
+    /// The compaction's waits end: its own, and the summary request's.
+    fn end_compaction_waits(&self) {
+        let mut st = self.state();
+        st.waits.remove(COMPACTION_WAIT);
+        st.waits.remove(MODEL_WAIT);
+    }
+
     fn stopped(&self, scope: &Scope, stats: &RunStats, elapsed: Duration, subagent: bool) {
         let mut st = self.state();
         let name = if subagent { "SubagentStop" } else { "Stop" };
@@ -292,6 +301,9 @@ impl HumanView {
                 ", prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}",
                 usage.prompt_tokens, usage.prompt_cache_hit_tokens, usage.completion_tokens
             ));
+        }
+        if stats.compactions > 0 {
+            line.push_str(&format!(", compactions={}", stats.compactions));
         }
         line.push_str(&format!(", duration={:.1}s", elapsed.as_secs_f64()));
         drop(st);
@@ -369,6 +381,49 @@ impl Observer for HumanView {
                 elapsed,
                 subagent,
             } => self.stopped(scope, stats, *elapsed, *subagent),
+            Event::CompactionStarted { trigger, tokens } => {
+                // Hooks match `auto` or `manual` (Claude Code's words): an overflow is `auto`.
+                let hook = if *trigger == "manual" {
+                    "manual"
+                } else {
+                    "auto"
+                };
+                self.trace(&format!(
+                    "{}[HOOK] PreCompact {hook} tokens={tokens}",
+                    scope.prefix
+                ));
+                if main {
+                    let wait = self.spinner.wait("compacting");
+                    self.state().waits.insert(COMPACTION_WAIT.into(), wait);
+                }
+            }
+            Event::SummaryUsage(u) => {
+                let mut st = self.state();
+                st.usage.add(u);
+                st.has_usage = true;
+            }
+            Event::Compacted {
+                before,
+                after,
+                detail,
+                ..
+            } => {
+                if main {
+                    self.end_compaction_waits();
+                }
+                self.trace(&format!(
+                    "{}compacted: {} → {} tokens ({detail})",
+                    scope.prefix,
+                    thousands(*before),
+                    thousands(*after)
+                ));
+            }
+            // Its reason is in the warning or the error that goes with it.
+            Event::CompactionFailed { .. } => {
+                if main {
+                    self.end_compaction_waits();
+                }
+            }
             Event::TurnEnded(end) => self.turn_ended(end),
             Event::SessionSaved { id } => self.trace(&format!(
                 "hx: session {id} · continue with: hx agent -r {id} \"...\""

@@ -5,7 +5,7 @@
 //! parsers written for it read hx too: `thread.started`, `turn.started`, `item.started`,
 //! `item.updated`, `item.completed`, `turn.completed`, `turn.failed`, `error`; items
 //! `agent_message`, `reasoning`, `command_execution`, `file_change`, `todo_list`, `error`.
-//! hx's own items are `load_skill`, `task` and `tool_call` (any other tool). The README has
+//! hx's own items are `load_skill`, `task`, `tool_call` (any other tool) and `compaction`. The README has
 //! the schema; [`SCHEMA_VERSION`] changes when a field changes meaning or goes away.
 
 use std::collections::{HashMap, VecDeque};
@@ -20,6 +20,9 @@ use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::term::Term;
 use crate::tools::todo::{self, Status};
 use crate::tools::ToolResult;
+
+/// Where a scope's compaction in progress is kept among the open items (no call id has a NUL).
+const COMPACTION_KEY: &str = "\u{0}compaction";
 
 /// The version of the event schema, in `thread.started`.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -325,6 +328,43 @@ impl JsonView {
         self.item(event, &item);
     }
 
+    /// A compaction of `scope`'s conversation: started now, completed by
+    /// [`JsonView::compaction_ended`].
+    fn compaction_started(&self, scope: &Scope, trigger: &str, tokens: u64) {
+        let mut st = self.state();
+        let mut item = Self::new_item(&mut st, scope, "compaction");
+        item.insert("trigger".into(), trigger.into());
+        item.insert("tokens_before".into(), tokens.into());
+        item.insert("status".into(), "in_progress".into());
+        st.open.insert(
+            (scope.key.clone(), String::from(COMPACTION_KEY)),
+            VecDeque::from([OpenItem {
+                item: item.clone(),
+                kind: ToolKind::Other,
+                announced: true,
+                blocked: None,
+            }]),
+        );
+        drop(st);
+        self.item("item.started", &item);
+    }
+
+    fn compaction_ended(&self, scope: &Scope, status: &str, fields: Map<String, Value>) {
+        let mut st = self.state();
+        let Some(open) = st
+            .open
+            .remove(&(scope.key.clone(), String::from(COMPACTION_KEY)))
+            .and_then(|mut q| q.pop_front())
+        else {
+            return;
+        };
+        drop(st);
+        let mut item = open.item;
+        item.extend(fields);
+        item.insert("status".into(), status.into());
+        self.item("item.completed", &item);
+    }
+
     /// Completes what is still open when the turn ends: the todo lists, and calls cut short
     /// by a signal (failed, so every started item has its completion).
     fn close_open(&self) {
@@ -433,6 +473,27 @@ impl Observer for JsonView {
             } => self.tool_blocked(scope, call, by, reason),
             Event::ToolFinished { call, args, result } => {
                 self.tool_finished(scope, call, *args, result)
+            }
+            Event::CompactionStarted { trigger, tokens } => {
+                self.compaction_started(scope, trigger, *tokens)
+            }
+            Event::SummaryUsage(u) => self.state().usage.add(u),
+            Event::Compacted {
+                step,
+                after,
+                detail,
+                ..
+            } => {
+                let mut fields = Map::new();
+                fields.insert("step".into(), (*step).into());
+                fields.insert("tokens_after".into(), (*after).into());
+                fields.insert("detail".into(), (*detail).into());
+                self.compaction_ended(scope, "completed", fields);
+            }
+            Event::CompactionFailed { reason } => {
+                let mut fields = Map::new();
+                fields.insert("reason".into(), (*reason).into());
+                self.compaction_ended(scope, "failed", fields);
             }
             Event::TurnEnded(end) => self.turn_ended(end),
             Event::RequestStarted

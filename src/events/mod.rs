@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::model::{AssistantTurn, EventSink, ToolCall};
+use crate::model::{AssistantTurn, EventSink, ToolCall, Usage};
 use crate::session::RunStats;
 use crate::tools::ToolResult;
 
@@ -74,6 +74,26 @@ pub enum Event<'a> {
         args: Option<&'a Value>,
         result: &'a ToolResult,
     },
+    /// The conversation is about to be compacted (traced as the `PreCompact` hook event,
+    /// which follows): `trigger` is `auto` (the next request would pass the limit),
+    /// `overflow` (the server refused a request as too long) or `manual` (`--compact`,
+    /// `/compact`); `tokens` the estimated size of the request it shrinks. One of
+    /// [`Event::Compacted`] and [`Event::CompactionFailed`] follows.
+    CompactionStarted { trigger: &'a str, tokens: u64 },
+    /// A compaction's summary request was answered: its tokens count in the turn's totals
+    /// (it is a request of the run, though not a response of the loop).
+    SummaryUsage(&'a Usage),
+    /// The compaction is done: `step` is `prune` (old tool outputs cleared) or `summary`; the
+    /// request's estimated tokens before and after; what it did, as one phrase.
+    Compacted {
+        step: &'a str,
+        before: u64,
+        after: u64,
+        detail: &'a str,
+    },
+    /// The compaction did not happen: a hook stopped it, its summary request failed, or the
+    /// run was cut short during it. The history is as it was.
+    CompactionFailed { reason: &'a str },
     /// An agent's run ended (the `Stop` or, for a subagent, `SubagentStop` hook event): its
     /// own figures and how long it took.
     Stopped {
@@ -221,6 +241,39 @@ impl EventSink for ModelSink<'_> {
                 max,
                 delay,
                 why,
+            },
+        );
+    }
+}
+
+/// The model client's [`EventSink`] for a request whose text is not shown (a compaction's
+/// summary): only its retries become events, their reason after `prefix`.
+pub struct RetrySink<'a> {
+    events: &'a Events,
+    scope: &'a Scope,
+    prefix: &'a str,
+}
+
+impl Events {
+    /// See [`RetrySink`].
+    pub fn retry_sink<'a>(&'a self, scope: &'a Scope, prefix: &'a str) -> RetrySink<'a> {
+        RetrySink {
+            events: self,
+            scope,
+            prefix,
+        }
+    }
+}
+
+impl EventSink for RetrySink<'_> {
+    fn retrying(&mut self, attempt: u32, max: u32, delay: Duration, why: &str) {
+        self.events.emit(
+            self.scope,
+            &Event::Retrying {
+                attempt,
+                max,
+                delay,
+                why: &format!("{}{why}", self.prefix),
             },
         );
     }

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use super::config::EventKind;
 use super::{HookContext, HookEvent, HookOutput, Verdict};
 use crate::process::{Launch, Role};
-use crate::term::one_line;
+use crate::text::one_line;
 
 /// Bytes of stdout and of stderr kept from one hook; the rest is read and dropped so a chatty
 /// hook never blocks on a full pipe.
@@ -78,6 +78,12 @@ pub fn input_json(event: &HookEvent<'_>, cx: &HookContext) -> Value {
             stop_hook_active, ..
         } => {
             m.insert("stop_hook_active".into(), json!(stop_hook_active));
+        }
+        HookEvent::PreCompact { trigger, tokens } => {
+            m.insert("trigger".into(), json!(trigger));
+            // Claude Code's field for the instructions of `/compact ...`; hx takes none.
+            m.insert("custom_instructions".into(), json!(""));
+            m.insert("tokens".into(), json!(tokens));
         }
     }
     Value::Object(m)
@@ -153,7 +159,8 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
         Ok(Err(e)) => Exit::NotStarted(e.to_string()),
         Err(_) => {
             child.group.kill();
-            let _ = child.wait().await;
+            // Bounded: a hook that moved itself out of its group is not waited for forever.
+            let _ = tokio::time::timeout(GRACE, child.wait()).await;
             Exit::TimedOut(timeout)
         }
     };

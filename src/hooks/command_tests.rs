@@ -182,6 +182,7 @@ fn cx() -> HookContext {
         cwd: PathBuf::from("/w"),
         scope: Default::default(),
         session_id: "s1".into(),
+        ..HookContext::default()
     }
 }
 

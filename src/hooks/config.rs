@@ -15,7 +15,7 @@ use serde::de::{self, Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
 use super::HookEvent;
-use crate::config::{user_config_dir, Env};
+use crate::paths::{user_config_dir, Env};
 use crate::trust::{self, escaped, gate, Gate};
 
 /// A command hook's timeout when its entry gives none (Claude Code's default).
@@ -32,6 +32,7 @@ pub enum EventKind {
     PostToolUse,
     Stop,
     SubagentStop,
+    PreCompact,
 }
 
 impl EventKind {
@@ -43,6 +44,7 @@ impl EventKind {
             "PostToolUse" => EventKind::PostToolUse,
             "Stop" => EventKind::Stop,
             "SubagentStop" => EventKind::SubagentStop,
+            "PreCompact" => EventKind::PreCompact,
             _ => return None,
         })
     }
@@ -55,34 +57,18 @@ impl EventKind {
             HookEvent::PostToolUse { .. } => EventKind::PostToolUse,
             HookEvent::Stop { .. } => EventKind::Stop,
             HookEvent::SubagentStop { .. } => EventKind::SubagentStop,
+            HookEvent::PreCompact { .. } => EventKind::PreCompact,
         }
     }
 
-    /// Only tool events have a tool for a matcher to look at.
+    /// Only tool events have a tool for a matcher to look at, and PreCompact its trigger
+    /// (`auto`, `manual`).
     pub fn uses_matcher(self) -> bool {
-        matches!(self, EventKind::PreToolUse | EventKind::PostToolUse)
+        matches!(
+            self,
+            EventKind::PreToolUse | EventKind::PostToolUse | EventKind::PreCompact
+        )
     }
-}
-
-/// Claude Code's tool names and the hx tools they mean, so hooks written for Claude Code
-/// (`"matcher": "Bash"`) run unchanged.
-const CLAUDE_ALIASES: [(&str, &str); 8] = [
-    ("Bash", "bash"),
-    ("Read", "read_file"),
-    ("Write", "write_file"),
-    ("Edit", "edit_file"),
-    ("Glob", "glob"),
-    ("Task", "task"),
-    ("TodoWrite", "todo_write"),
-    ("Skill", "load_skill"),
-];
-
-/// Claude Code's name for an hx tool, if it has one.
-pub fn claude_name(hx_tool: &str) -> Option<&'static str> {
-    CLAUDE_ALIASES
-        .iter()
-        .find(|(_, hx)| *hx == hx_tool)
-        .map(|(claude, _)| *claude)
 }
 
 /// Which tools an entry is for.
@@ -116,7 +102,13 @@ impl Matcher {
         // Anchored so `bash` does not also match `bash_extra`, as an exact list would not.
         Regex::new(&format!("^(?:{t})$"))
             .map(Matcher::Regex)
-            .map_err(|e| format!("invalid matcher regex {t:?}: {}", one_line_err(&e)))
+            .map_err(|e| {
+                format!(
+                    "invalid matcher regex {:?}: {}",
+                    crate::tools::output::quote(t),
+                    crate::text::one_line(&one_line_err(&e), 300)
+                )
+            })
     }
 
     /// The matcher as written (`*` for all tools), for showing to the user.
@@ -135,9 +127,10 @@ impl Matcher {
         }
     }
 
-    /// Whether a call of `tool` (an hx name) is matched, by its own name or its Claude alias.
-    pub fn matches(&self, tool: &str) -> bool {
-        let names = [Some(tool), claude_name(tool)];
+    /// Whether a call of `tool` (an hx name) is matched, by its own name or its Claude Code
+    /// name `alias`.
+    pub fn matches(&self, tool: &str, alias: Option<&str>) -> bool {
+        let names = [Some(tool), alias];
         let mut names = names.iter().flatten();
         match self {
             Matcher::All => true,
@@ -148,8 +141,15 @@ impl Matcher {
 }
 
 fn one_line_err(e: &regex::Error) -> String {
-    crate::term::collapse_whitespace(&e.to_string())
+    crate::text::collapse_whitespace(&e.to_string())
 }
+
+/// `.hx/hooks.json` needs `hx trust`: it runs commands.
+pub const TRUST: trust::Kind = trust::Kind {
+    path: ".hx/hooks.json",
+    label: "project hooks",
+    review,
+};
 
 /// One command hook of one event.
 #[derive(Debug, Clone)]
@@ -168,14 +168,16 @@ pub struct Entry {
 
 impl Entry {
     /// Whether this entry runs for `event`.
-    pub fn applies_to(&self, event: &HookEvent<'_>) -> bool {
+    pub fn applies_to(&self, event: &HookEvent<'_>, cx: &super::HookContext) -> bool {
         if self.event != EventKind::of(event) {
             return false;
         }
         if !self.event.uses_matcher() {
             return true;
         }
-        event.tool_name().is_some_and(|t| self.matcher.matches(t))
+        event
+            .match_subject()
+            .is_some_and(|t| self.matcher.matches(t, cx.claude_name(t)))
     }
 }
 
@@ -202,7 +204,7 @@ pub fn parse_file(path: &Path, dir: &Path, text: &str) -> Result<Vec<Entry>, Vec
         let Some(event) = EventKind::parse(name) else {
             problems.push(format!(
                 "unknown hook event {name:?} (known: SessionStart, UserPromptSubmit, \
-                 PreToolUse, PostToolUse, Stop, SubagentStop)"
+                 PreToolUse, PostToolUse, Stop, SubagentStop, PreCompact)"
             ));
             continue;
         };
@@ -368,9 +370,9 @@ pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> 
             entries.extend(parse_file(&user, cwd, text).map_err(|p| at_file(&user, &p))?);
         }
     }
-    match gate(&trust::HOOKS, cwd, env)? {
+    match gate(&TRUST, cwd, env)? {
         Some(Gate::Trusted { path, text }) => {
-            let dir = trust::HOOKS.project_dir(&path);
+            let dir = TRUST.project_dir(&path);
             entries.extend(parse_file(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
         }
         Some(Gate::Skipped(line)) => warnings.push(line),
@@ -392,7 +394,7 @@ fn at_file(path: &Path, problems: &[String]) -> String {
 /// `hx trust` on a project hooks file: its problems, or one line per hook as shown for
 /// approval.
 pub fn review(path: &Path, text: &str) -> trust::Review {
-    let entries = parse_file(path, trust::HOOKS.project_dir(path), text)?;
+    let entries = parse_file(path, TRUST.project_dir(path), text)?;
     Ok(entries.iter().map(shown_entry).collect())
 }
 

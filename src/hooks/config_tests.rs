@@ -24,18 +24,20 @@ fn matcher_kinds() {
     assert!(matches!(Matcher::parse(" * ").expect("star"), Matcher::All));
     let names = Matcher::parse("bash | write_file").expect("list");
     assert!(matches!(&names, Matcher::Names(n) if n == &["bash", "write_file"]));
-    assert!(names.matches("bash"));
-    assert!(names.matches("write_file"));
-    assert!(!names.matches("bas"));
-    assert!(!names.matches("read_file"));
+    assert!(names.matches("bash", None));
+    assert!(names.matches("write_file", None));
+    assert!(!names.matches("bas", None));
+    assert!(!names.matches("read_file", None));
 
     let re = Matcher::parse("read_.*|gl.b").expect("regex");
     assert!(matches!(re, Matcher::Regex(_)));
-    assert!(re.matches("read_file"));
-    assert!(re.matches("glob"));
+    assert!(re.matches("read_file", None));
+    assert!(re.matches("glob", None));
     // Anchored: a part of the name is not a match.
-    assert!(!Matcher::parse("as.").expect("regex").matches("bash"));
-    assert!(!Matcher::parse("ba.h").expect("regex").matches("bash2"));
+    assert!(!Matcher::parse("as.").expect("regex").matches("bash", None));
+    assert!(!Matcher::parse("ba.h")
+        .expect("regex")
+        .matches("bash2", None));
 }
 
 #[test]
@@ -49,17 +51,29 @@ fn matcher_text_is_what_was_written() {
 
 #[test]
 fn claude_names_are_aliases() {
+    // The names the tools themselves give (see each tool's `claude_name`).
+    let alias = |t: &str| -> Option<&'static str> {
+        let standard = crate::tools::Registry::standard().claude_names();
+        standard.get(t).copied().or(match t {
+            "todo_write" => Some("TodoWrite"),
+            "task" => Some("Task"),
+            "load_skill" => Some("Skill"),
+            _ => None,
+        })
+    };
+    let matches = |m: &Matcher, t: &str| m.matches(t, alias(t));
     let m = Matcher::parse("Bash").expect("list");
-    assert!(m.matches("bash"));
-    assert!(!m.matches("read_file"));
+    assert!(matches(&m, "bash"));
+    assert!(!matches(&m, "read_file"));
     let m = Matcher::parse("Write|Edit").expect("list");
-    assert!(m.matches("write_file") && m.matches("edit_file") && !m.matches("bash"));
+    assert!(matches(&m, "write_file") && matches(&m, "edit_file") && !matches(&m, "bash"));
     let m = Matcher::parse("Todo.*|Skill").expect("regex");
-    assert!(m.matches("todo_write") && m.matches("load_skill") && !m.matches("task"));
-    assert!(Matcher::parse("Task").expect("list").matches("task"));
-    assert!(Matcher::parse("Read|Glob").expect("list").matches("glob"));
-    assert_eq!(claude_name("read_file"), Some("Read"));
-    assert_eq!(claude_name("nope"), None);
+    assert!(matches(&m, "todo_write") && matches(&m, "load_skill") && !matches(&m, "task"));
+    assert!(matches(&Matcher::parse("Task").expect("list"), "task"));
+    assert!(matches(&Matcher::parse("Read|Glob").expect("list"), "glob"));
+    assert_eq!(alias("read_file"), Some("Read"));
+    // Without the alias the Claude name does not match.
+    assert!(!Matcher::parse("Bash").expect("list").matches("bash", None));
 }
 
 #[test]

@@ -3,9 +3,11 @@
 //! them.
 //!
 //! Order per event: the user's hooks (matching ones run concurrently, see `user`), then the
-//! guard (PreToolUse only, skipped when a user hook allowed the call). What the views show of
+//! guard (PreToolUse only, skipped when a user hook allowed the call). In `hx chat` the guard's
+//! refusal, and only the guard's, is put to the user (an [`Approver`]). What the views show of
 //! these steps comes from the agent's events (`crate::events`), not from a hook.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -51,6 +53,13 @@ pub enum HookEvent<'a> {
         stats: &'a RunStats,
         stop_hook_active: bool,
     },
+    /// The conversation is about to be compacted (Claude Code's name). `trigger` is `auto`
+    /// (the next request would pass the limit, or the server said it did) or `manual`
+    /// (`hx agent --compact`); `tokens` is the estimated size of the request it shrinks.
+    PreCompact {
+        trigger: &'a str,
+        tokens: u64,
+    },
 }
 
 impl HookEvent<'_> {
@@ -62,6 +71,7 @@ impl HookEvent<'_> {
             HookEvent::PostToolUse { .. } => "PostToolUse",
             HookEvent::Stop { .. } => "Stop",
             HookEvent::SubagentStop { .. } => "SubagentStop",
+            HookEvent::PreCompact { .. } => "PreCompact",
         }
     }
 
@@ -74,10 +84,19 @@ impl HookEvent<'_> {
             _ => None,
         }
     }
+
+    /// What a matcher is matched against: the tool of a tool event, the trigger of
+    /// PreCompact (`auto`, `manual`).
+    pub fn match_subject(&self) -> Option<&str> {
+        match self {
+            HookEvent::PreCompact { trigger, .. } => Some(trigger),
+            _ => self.tool_name(),
+        }
+    }
 }
 
 /// Which agent an event belongs to.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct HookContext {
     pub cwd: PathBuf,
     /// The parent agent or which subagent: what its trace lines start with, and what its
@@ -85,6 +104,16 @@ pub struct HookContext {
     pub scope: Scope,
     /// One id per `hx agent` run, shared by its subagents (given to command hooks).
     pub session_id: String,
+    /// Claude Code's name of each tool that has one, by hx name, from the tools themselves:
+    /// matchers written for Claude Code (`Bash`) match hx's tools (`bash`).
+    pub tool_aliases: Arc<BTreeMap<String, &'static str>>,
+}
+
+impl HookContext {
+    /// Claude Code's name for `tool`, if it has one.
+    pub fn claude_name(&self, tool: &str) -> Option<&'static str> {
+        self.tool_aliases.get(tool).copied()
+    }
 }
 
 /// A hook's verdict on a step.
@@ -147,12 +176,37 @@ pub struct Combined {
     pub stop_run: Option<String>,
 }
 
-/// The hooks of a run: the user's hooks (one [`Hook`] that runs and merges all of them), and
-/// whether the guard is on.
+/// The user's answer when the guard would refuse a call (interactive mode only).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approval {
+    /// Run it this once.
+    Once,
+    /// Run it, and this exact command again without asking for the rest of the session.
+    Always,
+    /// Do not run it: the guard's refusal stands.
+    Refused,
+}
+
+/// Someone to put the guard's refusal to: the person at the terminal in `hx chat`. One-shot
+/// runs have none, so they never ask.
+pub trait Approver: Send + Sync {
+    /// Whether to run `command`, which the guard refuses for `reason`.
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        command: &'a str,
+        reason: &'a str,
+        cx: &'a HookContext,
+    ) -> BoxFuture<'a, Approval>;
+}
+
+/// The hooks of a run: the user's hooks (one [`Hook`] that runs and merges all of them),
+/// whether the guard is on, and whom to ask when it refuses.
 #[derive(Clone, Default)]
 pub struct Hooks {
     user: Option<Arc<dyn Hook>>,
     guard: bool,
+    approver: Option<Arc<dyn Approver>>,
 }
 
 impl Hooks {
@@ -167,6 +221,12 @@ impl Hooks {
 
     pub fn with_user(mut self, hook: Arc<dyn Hook>) -> Self {
         self.user = Some(hook);
+        self
+    }
+
+    /// Puts the guard's refusals to `approver` instead of refusing at once.
+    pub fn with_approver(mut self, approver: Option<Arc<dyn Approver>>) -> Self {
+        self.approver = approver;
         self
     }
 
@@ -239,6 +299,17 @@ impl Hooks {
             None if self.guard => guard_verdict(call, effective).map(|r| ("guard", r)),
             None => None,
         };
+        // Only the guard's refusal is put to the user: a hook's block is the user's own rule,
+        // and no prompt overrides it.
+        let block = match (block, &self.approver, guarded_command(call, effective)) {
+            (Some(("guard", reason)), Some(approver), Some(command)) => {
+                match approver.approve(call, command, &reason, cx).await {
+                    Approval::Once | Approval::Always => None,
+                    Approval::Refused => Some(("guard", reason)),
+                }
+            }
+            (block, _, _) => block,
+        };
         match block {
             Some((by, reason)) => PreToolUse::Blocked {
                 by,
@@ -253,15 +324,20 @@ impl Hooks {
     }
 }
 
-/// The guard's reason to refuse a `bash` call, if any.
+/// The guard's reason to refuse a `bash` call, if any. The reason may quote the command:
+/// bounded, since it is shown on stderr as well.
 fn guard_verdict(call: &ToolCall, args: Option<&Value>) -> Option<String> {
+    guarded_command(call, args)
+        .and_then(guard::check_command)
+        .map(|r| crate::tools::output::quote(&r).into_owned())
+}
+
+/// The command line of a `bash` call, which the guard reads.
+fn guarded_command<'a>(call: &ToolCall, args: Option<&'a Value>) -> Option<&'a str> {
     if call.name != "bash" {
         return None;
     }
-    args?
-        .get("command")
-        .and_then(Value::as_str)
-        .and_then(guard::check_command)
+    args?.get("command").and_then(Value::as_str)
 }
 
 /// Hook-supplied text goes after the tool's own output, so the model reads both.

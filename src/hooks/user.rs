@@ -44,11 +44,11 @@ impl CommandHooks {
     /// listed in the user's and the project's file (or under two matchers) runs once. The
     /// same text run in two folders (a user hook from a subfolder, a project hook from the
     /// project root) may be two different scripts, so both run.
-    fn selected(&self, event: &HookEvent<'_>) -> Vec<&Entry> {
+    fn selected(&self, event: &HookEvent<'_>, cx: &HookContext) -> Vec<&Entry> {
         let mut seen = HashSet::new();
         self.entries
             .iter()
-            .filter(|e| e.applies_to(event))
+            .filter(|e| e.applies_to(event, cx))
             .filter(|e| seen.insert((e.dir.as_path(), e.command.as_str())))
             .collect()
     }
@@ -60,7 +60,7 @@ impl Hook for CommandHooks {
         event: &'a HookEvent<'a>,
         cx: &'a HookContext,
     ) -> BoxFuture<'a, HookOutput> {
-        let selected = self.selected(event);
+        let selected = self.selected(event, cx);
         Box::pin(async move {
             if selected.is_empty() {
                 return HookOutput::default();
@@ -175,7 +175,7 @@ mod tests {
             stop_hook_active: false,
         };
         let picked: Vec<(&str, &str)> = hooks
-            .selected(&event)
+            .selected(&event, &HookContext::default())
             .iter()
             .map(|e| (e.command.as_str(), e.dir.to_str().unwrap_or("")))
             .collect();

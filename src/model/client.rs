@@ -118,6 +118,9 @@ impl OpenAiClient {
         let http = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
+            // Never follow a redirect: the request carries the API key, and an endpoint that
+            // moved is a base URL to correct, not a hop to take silently.
+            .redirect(reqwest::redirect::Policy::none())
             .build()
             .map_err(|e| format!("cannot build HTTP client: {e}"))?;
         let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
@@ -145,6 +148,19 @@ impl OpenAiClient {
             .map_err(|_| transport("timed out waiting for the response headers"))?
             .map_err(|e| transport(self.describe_send_error(&e)))?;
         let status = resp.status().as_u16();
+        if resp.status().is_redirection() {
+            let to = resp
+                .headers()
+                .get(reqwest::header::LOCATION)
+                .and_then(|v| v.to_str().ok())
+                .map(|l| crate::text::one_line(&crate::text::escape_line(l), 200))
+                .unwrap_or_else(|| "somewhere else".into());
+            let message = format!(
+                "the server redirects to {to}; hx does not follow redirects (the request \
+                 carries the API key): set the base URL to where the API is"
+            );
+            return Err(AttemptError::Fatal(ModelError::Api { status, message }));
+        }
         if !resp.status().is_success() {
             let after = retry_after(resp.headers(), self.opts.retry_max_delay * 4);
             let reason = resp.status().canonical_reason().unwrap_or("");
@@ -152,6 +168,15 @@ impl OpenAiClient {
             let message = format!("{reason}: {}", error_message(&text))
                 .trim_start_matches(": ")
                 .to_string();
+            // Too long for the window: whatever the status, the same request would only fail
+            // again (and cost again); the loop shrinks the conversation instead.
+            if let Some(o) = super::overflow::detect(&text) {
+                return Err(AttemptError::Fatal(ModelError::ContextOverflow {
+                    status,
+                    message,
+                    window: o.window,
+                }));
+            }
             let error = ModelError::Api { status, message };
             return Err(if is_retryable_status(status) {
                 AttemptError::Retry { error, after }
@@ -400,7 +425,7 @@ pub fn error_message(body: &str) -> String {
                 .map(str::to_string)
         });
     let text = from_json.unwrap_or_else(|| body.to_string());
-    let one_line = crate::term::collapse_whitespace(&text);
+    let one_line = crate::text::collapse_whitespace(&text);
     if one_line.chars().count() > 300 {
         let cut: String = one_line.chars().take(300).collect();
         format!("{cut}…")
@@ -412,7 +437,15 @@ pub fn error_message(body: &str) -> String {
 /// An `{"error": ...}` event inside a 200 stream. Providers that proxy others (OpenRouter)
 /// report upstream overloads this way, with an HTTP-like code; those are worth a retry.
 fn stream_error(err: &serde_json::Value) -> AttemptError {
-    let message = error_message(&serde_json::json!({ "error": err }).to_string());
+    let body = serde_json::json!({ "error": err }).to_string();
+    let message = error_message(&body);
+    if let Some(o) = super::overflow::detect(&body) {
+        return AttemptError::Fatal(ModelError::ContextOverflow {
+            status: 200,
+            message,
+            window: o.window,
+        });
+    }
     let code = err
         .get("code")
         .and_then(|c| c.as_u64().or_else(|| c.as_str()?.parse().ok()));

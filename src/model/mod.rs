@@ -4,15 +4,16 @@ use futures_util::future::BoxFuture;
 
 mod accumulate;
 pub mod client;
+pub mod overflow;
 pub mod retry;
 pub mod sse;
 pub mod types;
 
 pub use client::{ClientOptions, OpenAiClient};
-pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, Usage};
+pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, ToolSpec, Usage};
 
 /// Receives a response while it streams in; the agent turns each callback into an event
-/// (`crate::events`) for the views.
+/// (the `events` module) for the views.
 pub trait EventSink: Send {
     fn text(&mut self, _delta: &str) {}
     fn reasoning(&mut self, _delta: &str) {}
@@ -38,6 +39,20 @@ pub enum ModelError {
     /// Connection, timeout or truncated-stream failures that outlasted the retries.
     #[error("{0}")]
     Transport(String),
+    /// The server refused the request as longer than the model's context window (DeepSeek's,
+    /// OpenAI's, vLLM's and llama.cpp's ways of saying so; see [`overflow`]). Not retried as
+    /// is: the conversation must shrink first, which the agent loop can do. `window` is the
+    /// window the server named, when it did.
+    #[error("API error {status}: {message}")]
+    ContextOverflow {
+        status: u16,
+        message: String,
+        window: Option<u64>,
+    },
+    /// The conversation cannot be made to fit the context window (the system prompt and the
+    /// task alone are too large); the text says what takes the room.
+    #[error("{0}")]
+    TooLarge(String),
     /// The response broke one of hx's limits on what a server may send (its size, or how long
     /// it may take). Not retried: the retry would send the identical request, and a response
     /// that was too large or too slow once is most likely so again, at the same cost.

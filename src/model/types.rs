@@ -11,7 +11,14 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
-use crate::tools::ToolSpec;
+/// The JSON-schema description of a tool, as sent in the request's `tools` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    /// A JSON schema object (`{"type":"object","properties":{...},"required":[...]}`).
+    pub parameters: Value,
+}
 
 /// One tool call as the model made it. `arguments` is the raw JSON text, kept byte for byte so
 /// the request prefix we send back is exactly what the model produced.

@@ -37,7 +37,7 @@ pub fn refused_write(
                 break;
             }
             budget -= 1;
-            let Ok(real) = crate::tools::workspace::real_path(&cwd.join(candidate)) else {
+            let Ok(real) = crate::paths::real_path(&cwd.join(candidate)) else {
                 continue;
             };
             if !writable.iter().any(|w| real.starts_with(w)) {

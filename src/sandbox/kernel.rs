@@ -5,8 +5,8 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
-    path_beneath_rules, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetError, ABI,
+    AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetError, ABI,
 };
 
 /// The Landlock support of the running kernel.
@@ -78,8 +78,11 @@ pub fn handled_net() -> BitFlags<AccessNet> {
     AccessNet::BindTcp | AccessNet::ConnectTcp
 }
 
-/// A Landlock ruleset, ready for a child to enter. Build one per command, in hx, before the
-/// fork: that is where opening paths and allocating are allowed.
+/// A Landlock ruleset, ready for children to enter. Built once per run, in hx: that is where
+/// opening paths and allocating are allowed, and a ruleset binds the folders as they were
+/// then. Rebuilt per command from paths, a writable folder whose parent is writable too (a
+/// workspace in `/tmp`) could be swapped for a link by one command, and the next command's
+/// ruleset would follow the link to wherever it points.
 #[derive(Debug)]
 pub struct Confinement {
     fd: OwnedFd,
@@ -87,8 +90,10 @@ pub struct Confinement {
 
 impl Confinement {
     /// A ruleset that allows writes beneath `writable` only, and refuses TCP unless `network`.
-    /// `None` when the kernel has no Landlock at all (the caller decided earlier to run
-    /// unconfined, and warned).
+    /// Each path must be canonical: it is opened without following a final link, so a path
+    /// that became a link since it was resolved is left out rather than followed. `None`
+    /// when the kernel has no Landlock at all (the caller decided earlier to run unconfined,
+    /// and warned).
     pub fn build(writable: &[PathBuf], network: bool) -> Result<Option<Confinement>, RulesetError> {
         let fs = handled_fs();
         let mut ruleset = Ruleset::default()
@@ -97,26 +102,66 @@ impl Confinement {
         if !network {
             ruleset = ruleset.handle_access(handled_net())?;
         }
-        let created = ruleset
-            .create()?
-            .add_rules(path_beneath_rules(writable, fs))?;
+        let created = ruleset.create()?.add_rules(
+            writable
+                .iter()
+                .filter_map(|p| open_no_follow(p).ok())
+                .map(|(fd, is_dir)| {
+                    // Beneath a file (a device) only the rights of files apply.
+                    let access = if is_dir {
+                        fs
+                    } else {
+                        fs & (AccessFs::WriteFile | AccessFs::Truncate)
+                    };
+                    Ok::<_, RulesetError>(PathBeneath::new(fd, access))
+                }),
+        )?;
         let fd: Option<OwnedFd> = created.into();
         Ok(fd.map(|fd| Confinement { fd }))
     }
 
     /// Makes the child of `cmd` enter this ruleset just before it executes the program. The
-    /// ruleset file descriptor is close-on-exec, so the program never sees it.
+    /// ruleset file descriptor is close-on-exec, so the program never sees it; one ruleset
+    /// serves every command of the run.
     pub fn apply(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         let fd = self.fd.as_raw_fd();
         // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
         // allowed. `enter` makes two syscalls on a copied integer: no allocation, no lock, no
-        // output. The descriptor stays open in hx until `spawn` has returned, because the
-        // caller keeps `self` alive across it.
+        // output. The descriptor stays open in hx for the whole run (the `Sandbox` owns it).
         unsafe {
             cmd.pre_exec(move || enter(fd));
         }
     }
+}
+
+/// Opens `path` as a handle for a rule (`O_PATH`), not following a final link, and says
+/// whether it is a folder.
+fn open_no_follow(path: &std::path::Path) -> io::Result<(OwnedFd, bool)> {
+    use std::os::unix::ffi::OsStrExt;
+    use std::os::unix::io::FromRawFd;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes())?;
+    // SAFETY: a valid NUL-terminated path; the returned descriptor is checked and owned once.
+    let fd = unsafe {
+        libc::open(
+            c.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: `fd` was just opened by us and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // SAFETY: fstat on an open descriptor into a zeroed plain-data struct.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if st.st_mode & libc::S_IFMT == libc::S_IFLNK {
+        return Err(io::Error::other("a link"));
+    }
+    Ok((fd, st.st_mode & libc::S_IFMT == libc::S_IFDIR))
 }
 
 /// Restricts the calling (single-threaded, just forked) process with the ruleset `fd`:

@@ -20,22 +20,22 @@ use std::sync::Arc;
 pub use kernel::{handled_fs, handled_net, Confinement, Kernel};
 pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
 
-use crate::config::Env;
+use crate::paths::Env;
 
 /// What a shell legitimately writes outside any project, in every mode: the data sinks and
-/// sources, the terminal and new pseudo-terminals, and POSIX shared memory (semaphores of
-/// Python's multiprocessing live there). Pipes and sockets a command inherits (its stdout,
-/// `/dev/stdout`, `/proc/self/fd/1` when that is a pipe) are not files Landlock checks, so
-/// they need no entry; `/proc/self/fd/N` naming a real file is checked as that file.
-pub const DEVICES: [&str; 9] = [
+/// sources, and POSIX shared memory (semaphores of Python's multiprocessing live there).
+/// Pipes and sockets a command inherits (its stdout, `/dev/stdout`, `/proc/self/fd/1` when
+/// that is a pipe) are not files Landlock checks, so they need no entry; `/proc/self/fd/N`
+/// naming a real file is checked as that file. Terminals are left out on purpose: a command
+/// runs in a session of its own, without the user's terminal, and writing to `/dev/pts/N`
+/// would let it put escape sequences on the user's screen (`sandbox.writable_roots` can add
+/// `/dev/ptmx` and `/dev/pts` for a program that needs a pseudo-terminal of its own).
+pub const DEVICES: [&str; 6] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
-    "/dev/pts",
     "/dev/shm",
 ];
 
@@ -170,12 +170,14 @@ impl Plan {
                 let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
                 let mut rules = writable.clone();
                 rules.extend(self.devices.iter().cloned());
+                // Once for the run: every command enters the same ruleset (see Confinement).
+                let confinement = Confinement::build(&rules, self.settings.network)
+                    .map_err(|e| format!("cannot set up the sandbox: {e}"))?;
                 Ok(Some(Arc::new(Sandbox {
                     mode: self.settings.mode,
                     workspace: self.workspace.clone(),
                     writable,
-                    rules,
-                    network: self.settings.network,
+                    confinement,
                 })))
             }
         }
@@ -248,16 +250,14 @@ pub struct Sandbox {
     workspace: PathBuf,
     /// Where writes are allowed (devices aside): what the denial note compares against.
     writable: Vec<PathBuf>,
-    /// Everything the ruleset allows writing beneath: `writable` and the devices.
-    rules: Vec<PathBuf>,
-    network: bool,
+    /// The ruleset every command enters; `None` when this kernel has none to offer.
+    confinement: Option<Confinement>,
 }
 
 impl Sandbox {
-    /// A fresh ruleset for one command, built in hx (see [`Confinement`]).
-    pub fn confinement(&self) -> Result<Option<Confinement>, String> {
-        Confinement::build(&self.rules, self.network)
-            .map_err(|e| format!("cannot set up the sandbox: {e}"))
+    /// The ruleset a command enters (see [`Confinement`]).
+    pub fn confinement(&self) -> Option<&Confinement> {
+        self.confinement.as_ref()
     }
 
     /// The line to add to a failed command's output when it shows a write the sandbox

@@ -16,7 +16,7 @@ pub mod record;
 pub mod store;
 
 pub use log::SessionLog;
-pub use record::{End, Figures, Header, Loaded, RunInfo};
+pub use record::{ApprovalLine, Change, Compaction, End, Figures, Header, Loaded, RunInfo};
 pub use store::Store;
 
 /// What a run did, for the Stop line and the session's `end` line.
@@ -31,6 +31,8 @@ pub struct RunStats {
     pub usage: Usage,
     /// Whether any response reported usage (so zeros are not shown as facts).
     pub has_usage: bool,
+    /// Times the history was compacted to fit the context window.
+    pub compactions: u32,
 }
 
 impl RunStats {
@@ -47,6 +49,9 @@ impl RunStats {
                 self.usage.prompt_cache_hit_tokens,
                 self.usage.completion_tokens
             ));
+        }
+        if self.compactions > 0 {
+            s.push_str(&format!(", compactions={}", self.compactions));
         }
         s
     }
@@ -243,6 +248,44 @@ impl Session {
         if let Some(l) = &self.log {
             l.write(&record::usage_line(u));
         }
+    }
+
+    /// Records the user's answer to an approval question (`hx chat`).
+    pub fn record_approval(&mut self, a: &ApprovalLine) {
+        if let Some(l) = &self.log {
+            l.write(&record::approval_line(a));
+        }
+    }
+
+    /// Records that the conversation goes on with another model (`/model`): a resumed
+    /// session continues with it.
+    pub fn record_model(&mut self, model: &str) {
+        if let Some(l) = &self.log {
+            l.write(&record::model_line(model, &store::now_rfc3339()));
+        }
+    }
+
+    /// Records the token figures of a request that was not a turn (the summary of a
+    /// compaction): they count in the run's tokens, not its turns.
+    pub fn record_request_usage(&mut self, u: &Usage, request: &str) {
+        self.stats.usage.add(u);
+        self.stats.has_usage = true;
+        if let Some(l) = &self.log {
+            l.write(&record::request_usage_line(u, request));
+        }
+    }
+
+    /// Compaction: the one place a history changes other than by appending. The log gets a
+    /// line saying what the history became and keeps every line before it; a session read
+    /// back from here on starts from the compacted history.
+    pub fn compact(&mut self, c: Compaction) -> Result<(), String> {
+        c.apply(&mut self.messages)?;
+        if let Some(l) = &self.log {
+            l.write(&record::compaction_line(&c));
+            l.sync();
+        }
+        self.stats.compactions = self.stats.compactions.saturating_add(1);
+        Ok(())
     }
 
     /// A turn is over: the file should reach the disk (without waiting for it).

@@ -2,9 +2,16 @@
 //!
 //! Line 1 is the [`Header`]. Every later line is an object with a `type`:
 //! `run` (a later run continued the session), `message` (one message exactly as sent to the
-//! API), `usage` (one model request's token figures), `end` (how a run ended, with its figures
-//! and the session's running totals). Readers skip types they do not know, so later versions
-//! can add lines (compaction, approvals) without breaking older readers.
+//! API), `usage` (one model request's token figures), `compaction` (the history was made to
+//! fit the context window: see [`Compaction`]), `end` (how a run ended, with its figures and
+//! the session's running totals), `model` (`hx chat`'s `/model` switched the model),
+//! `approval` (the user's answer when the guard would have refused a command, in `hx chat`).
+//! Readers skip types they do not know, so later versions can add lines without breaking
+//! older readers.
+//!
+//! A compaction never rewrites the lines before it: the file keeps the whole conversation as
+//! it was sent, and the `compaction` line says what the history became from there on, so a
+//! reader that continues the session starts from the compacted history.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -94,6 +101,67 @@ pub struct End {
     pub session: Figures,
 }
 
+/// The user's answer when the guard would have refused a command (`hx chat`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalLine {
+    /// The call the question was about.
+    pub call_id: String,
+    pub command: String,
+    /// The guard's reason.
+    pub reason: String,
+    /// `once`, `always` (this exact command for the rest of the session), `refused`, or
+    /// `allowed` (run without asking, after an earlier `always`).
+    pub answer: String,
+    /// RFC 3339, UTC.
+    pub at: String,
+}
+
+/// What a compaction did to the history, as its session line records it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Tool results replaced in place, each by a line: (index in the history, new content).
+    Cleared(Vec<(usize, String)>),
+    /// The whole history replaced by this one.
+    Replaced(Vec<Message>),
+}
+
+/// One compaction: why, which step, the estimated request size before and after, and the
+/// change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    /// `auto` (the next request would pass the limit), `overflow` (the server refused one as
+    /// too long) or `manual` (`hx agent --compact`).
+    pub trigger: String,
+    /// `prune` or `summary`.
+    pub step: String,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub change: Change,
+}
+
+impl Compaction {
+    /// `history` as the compaction leaves it. A change that does not fit it (a cleared index
+    /// that is no tool result) is an error naming the index.
+    pub fn apply(&self, history: &mut Vec<Message>) -> Result<(), String> {
+        match &self.change {
+            Change::Replaced(new) => *history = new.clone(),
+            Change::Cleared(cleared) => {
+                for (i, text) in cleared {
+                    match history.get_mut(*i) {
+                        Some(Message::Tool { content, .. }) => *content = text.clone(),
+                        _ => {
+                            return Err(format!(
+                                "the compaction clears message {i}, which is not a tool result"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A message as the API sends and receives it; the reading side of [`Message::to_json`].
 #[derive(Debug, Deserialize)]
 pub struct WireMessage {
@@ -176,6 +244,22 @@ struct EventLine {
     base_url: Option<String>,
     #[serde(default)]
     started_at: Option<String>,
+    // usage of a request that was not a turn (`summary`)
+    #[serde(default)]
+    request: Option<String>,
+    // compaction
+    #[serde(default)]
+    trigger: Option<String>,
+    #[serde(default)]
+    step: Option<String>,
+    #[serde(default)]
+    tokens_before: Option<u64>,
+    #[serde(default)]
+    tokens_after: Option<u64>,
+    #[serde(default)]
+    cleared: Option<Vec<(usize, String)>>,
+    #[serde(default)]
+    messages: Option<Vec<WireMessage>>,
     // end
     #[serde(default)]
     outcome: Option<String>,
@@ -214,10 +298,60 @@ pub fn usage_line(u: &Usage) -> String {
     .to_string()
 }
 
+/// The usage of a request that is not a turn of the conversation (`request`: `summary`): it
+/// counts in the tokens, not in the turns.
+pub fn request_usage_line(u: &Usage, request: &str) -> String {
+    let mut v: serde_json::Value =
+        serde_json::from_str(&usage_line(u)).unwrap_or(serde_json::Value::Null);
+    v["request"] = request.into();
+    v.to_string()
+}
+
+pub fn compaction_line(c: &Compaction) -> String {
+    #[derive(Serialize)]
+    struct Line<'a> {
+        #[serde(rename = "type")]
+        kind: &'static str,
+        trigger: &'a str,
+        step: &'a str,
+        tokens_before: u64,
+        tokens_after: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cleared: Option<&'a [(usize, String)]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        messages: Option<&'a [Message]>,
+    }
+    let (cleared, messages) = match &c.change {
+        Change::Cleared(v) => (Some(v.as_slice()), None),
+        Change::Replaced(v) => (None, Some(v.as_slice())),
+    };
+    serde_json::to_string(&Line {
+        kind: "compaction",
+        trigger: &c.trigger,
+        step: &c.step,
+        tokens_before: c.tokens_before,
+        tokens_after: c.tokens_after,
+        cleared,
+        messages,
+    })
+    .unwrap_or_default()
+}
+
 pub fn run_line(r: &RunInfo) -> String {
     let mut v = serde_json::to_value(r).unwrap_or_default();
     v["type"] = "run".into();
     v.to_string()
+}
+
+pub fn approval_line(a: &ApprovalLine) -> String {
+    let mut v = serde_json::to_value(a).unwrap_or_default();
+    v["type"] = "approval".into();
+    v.to_string()
+}
+
+/// The model the conversation goes on with, from here.
+pub fn model_line(model: &str, at: &str) -> String {
+    serde_json::json!({"type": "model", "model": model, "at": at}).to_string()
 }
 
 pub fn end_line(e: &End) -> String {
@@ -244,6 +378,9 @@ pub struct Loaded {
     pub last_detail: Option<String>,
     /// Runs recorded (the first one and each `run` line).
     pub runs: u32,
+    /// Compactions recorded; `messages` is the history as the last one left it, and what
+    /// followed.
+    pub compactions: u32,
     /// Problems that did not stop the read (a torn last line), as whole sentences.
     pub warnings: Vec<String>,
     /// Bytes of the file up to the end of its last complete line. Less than the file's size
@@ -339,6 +476,15 @@ pub fn read(path: &Path) -> Result<Loaded, ReadError> {
     read_from(BufReader::with_capacity(256 * 1024, file))
 }
 
+/// [`read`] from a file already open (and locked) for the run that continues it.
+pub fn read_file(file: &std::fs::File) -> Result<Loaded, ReadError> {
+    use std::io::Seek;
+    let mut f = file;
+    f.seek(std::io::SeekFrom::Start(0))
+        .map_err(|e| err(0, format!("cannot read: {e}")))?;
+    read_from(BufReader::with_capacity(256 * 1024, f))
+}
+
 pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
     let mut loaded = Loaded::default();
     let mut buf = Vec::new();
@@ -395,7 +541,9 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 loaded.messages.push(m);
             }
             "usage" => {
-                run_figures_open.turns = run_figures_open.turns.saturating_add(1);
+                if ev.request.is_none() {
+                    run_figures_open.turns = run_figures_open.turns.saturating_add(1);
+                }
                 run_figures_open.prompt_tokens = run_figures_open
                     .prompt_tokens
                     .saturating_add(ev.prompt_tokens.unwrap_or(0));
@@ -405,6 +553,29 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 run_figures_open.completion_tokens = run_figures_open
                     .completion_tokens
                     .saturating_add(ev.completion_tokens.unwrap_or(0));
+            }
+            "compaction" => {
+                let change = match (ev.messages, ev.cleared) {
+                    (Some(ms), _) => Change::Replaced(
+                        ms.into_iter()
+                            .map(WireMessage::into_message)
+                            .collect::<Result<_, _>>()
+                            .map_err(|e| err(n, e))?,
+                    ),
+                    (None, Some(cleared)) => Change::Cleared(cleared),
+                    (None, None) => {
+                        return Err(err(n, "a compaction line without messages or cleared"))
+                    }
+                };
+                let c = Compaction {
+                    trigger: ev.trigger.unwrap_or_default(),
+                    step: ev.step.unwrap_or_default(),
+                    tokens_before: ev.tokens_before.unwrap_or(0),
+                    tokens_after: ev.tokens_after.unwrap_or(0),
+                    change,
+                };
+                c.apply(&mut loaded.messages).map_err(|e| err(n, e))?;
+                loaded.compactions = loaded.compactions.saturating_add(1);
             }
             "run" => {
                 loaded.runs = loaded.runs.saturating_add(1);
@@ -420,6 +591,11 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     loaded.base_url = u;
                 }
                 let _ = ev.started_at;
+            }
+            "model" => {
+                if let Some(m) = ev.model {
+                    loaded.model = m;
+                }
             }
             "end" => {
                 loaded.last_outcome = Some(ev.outcome.unwrap_or_else(|| "unknown".into()));

@@ -12,8 +12,7 @@ use sha2::Digest;
 
 use super::log::{is_busy, OpenError, SessionLog};
 use super::record::{self, Figures, Header};
-use crate::config::Env;
-use crate::model::Message;
+use crate::paths::Env;
 
 /// Bytes of a file's end read to find its last `end` line when listing.
 const TAIL_BYTES: u64 = 256 * 1024;
@@ -275,7 +274,7 @@ fn first_task(path: &Path) -> Option<String> {
         if v["type"] == "message" && v["message"]["role"] == "user" {
             let text = v["message"]["content"].as_str().unwrap_or("");
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
-            return Some(crate::term::one_line(first.trim(), 100));
+            return Some(crate::text::one_line(first.trim(), 100));
         }
     }
     None
@@ -308,13 +307,5 @@ fn last_end(path: &Path) -> Option<(String, Figures)> {
             e.outcome.unwrap_or_else(|| "unknown".into()),
             e.session.unwrap_or_default(),
         )
-    })
-}
-
-/// The text of the first user message of a history (for transcripts).
-pub fn first_user_text(messages: &[Message]) -> Option<&str> {
-    messages.iter().find_map(|m| match m {
-        Message::User(t) => Some(t.as_str()),
-        _ => None,
     })
 }

@@ -182,7 +182,7 @@ fn workspace_folders_are_safe_and_distinct() {
 
 #[test]
 fn state_dir_follows_xdg() {
-    let mut env = crate::config::Env::new();
+    let mut env = crate::paths::Env::new();
     env.insert("HOME".into(), "/home/u".into());
     assert_eq!(
         store::sessions_root(&env),
@@ -199,4 +199,37 @@ fn state_dir_follows_xdg() {
         store::sessions_root(&env),
         Some(std::path::PathBuf::from("/home/u/.local/state/hx/sessions"))
     );
+}
+
+#[test]
+fn a_model_switch_and_approvals_are_recorded_and_the_model_is_read_back() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::new(dir.path(), Path::new("/w"));
+    let id = store::new_id();
+    let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
+    s.push(Message::User("task".into()));
+    s.record_approval(&ApprovalLine {
+        call_id: "c1".into(),
+        command: "sudo true".into(),
+        reason: "privilege escalation".into(),
+        answer: "always".into(),
+        at: store::now_rfc3339(),
+    });
+    s.record_model("other-model");
+    s.end("answered", None);
+    assert_eq!(s.close(), None);
+
+    let path = store.path_of(&id);
+    let text = std::fs::read_to_string(&path).expect("read");
+    let approval = text
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json"))
+        .find(|v| v["type"] == "approval")
+        .expect("an approval line");
+    assert_eq!(approval["command"], "sudo true");
+    assert_eq!(approval["answer"], "always");
+    let loaded = record::read(&path).expect("read back");
+    assert_eq!(loaded.model, "other-model");
+    assert_eq!(loaded.header.model, "m");
+    assert_eq!(loaded.messages.len(), 1);
 }

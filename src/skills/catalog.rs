@@ -4,7 +4,7 @@
 //! alone do not fit.
 
 use super::SkillRegistry;
-use crate::term::collapse_whitespace;
+use crate::text::collapse_whitespace;
 
 /// Default size of the whole catalog, in characters.
 pub const DEFAULT_CATALOG_BUDGET: usize = 8_000;

@@ -7,7 +7,6 @@
 //! are the user's choice and may lead anywhere.
 
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +14,7 @@ use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
 use super::parse::{is_fence, parse_frontmatter, Frontmatter, Yaml};
 use super::walk::{walk, Found, Walked, MAX_DIRS};
 use super::{Skill, SkillRegistry, Source};
-use crate::term::collapse_whitespace;
+use crate::text::collapse_whitespace;
 
 /// Largest frontmatter read at start; a longer one is reported rather than read on.
 pub const MAX_FRONTMATTER_BYTES: u64 = 64 * 1024;
@@ -315,7 +314,7 @@ pub fn read_skill(path: &Path, folder: &Path, source: Source) -> Result<Skill, S
 /// Reads the file up to the closing `---` and returns the text between the fences, reading
 /// at most [`MAX_FRONTMATTER_BYTES`] so a huge file costs no more than a small one.
 pub fn read_frontmatter(path: &Path) -> Result<String, String> {
-    let file = File::open(path).map_err(|e| format!("cannot read: {e}"))?;
+    let file = crate::paths::open_regular(path).map_err(|e| format!("cannot read: {e}"))?;
     read_frontmatter_from(file)
 }
 

@@ -10,10 +10,52 @@ use serde_json::{json, Value};
 
 use super::render::render;
 use super::SkillRegistry;
+use crate::model::Message;
+use crate::tools::history::{answered_calls, Restore};
 use crate::tools::{Tool, ToolContext, ToolResult, ToolSpec};
 
 /// The tool's name, as the catalog tells the model to call it.
 pub const LOAD_SKILL: &str = "load_skill";
+
+/// How every body `load_skill` gives begins (see [`render`]): what tells a loaded skill from an
+/// error or an "already loaded" note in a history.
+pub const BODY_START: &str = "<skill name=\"";
+
+/// One skill body the model can see in a history.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Loaded {
+    pub name: String,
+    /// The call's arguments as the model wrote them.
+    pub arguments: String,
+    /// The answer: the body as loaded.
+    pub body: String,
+    /// Where the answer is in the history.
+    pub at: usize,
+}
+
+/// The skills whose bodies `history` holds, each once (its latest load), oldest first.
+pub fn loaded_in(history: &[Message]) -> Vec<Loaded> {
+    let mut out: Vec<Loaded> = Vec::new();
+    for a in answered_calls(history) {
+        if a.call.name != LOAD_SKILL || !a.content.starts_with(BODY_START) {
+            continue;
+        }
+        let Some(name) = serde_json::from_str::<Value>(&a.call.arguments)
+            .ok()
+            .and_then(|v| Some(v.get("name")?.as_str()?.trim().to_string()))
+        else {
+            continue;
+        };
+        out.retain(|l| l.name != name);
+        out.push(Loaded {
+            name,
+            arguments: a.call.arguments.clone(),
+            body: a.content.to_string(),
+            at: a.at,
+        });
+    }
+    out
+}
 
 /// Cheap to clone (shared state), so a call can move onto a blocking thread.
 #[derive(Clone)]
@@ -57,7 +99,21 @@ impl LoadSkill {
     }
 }
 
+/// "Already loaded" must mean the body is in the history the model sees: after a compaction
+/// (which keeps only some bodies) or when a run continues a recorded session, the set is the
+/// bodies that history holds.
+impl Restore for LoadSkill {
+    fn restore(&self, history: &[Message]) {
+        let names = loaded_in(history).into_iter().map(|l| l.name).collect();
+        *self.loaded_set() = names;
+    }
+}
+
 impl Tool for LoadSkill {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Skill")
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: LOAD_SKILL.into(),
@@ -85,10 +141,6 @@ needed); it only loads instructions and runs nothing."
         // slow filesystem cannot stall the run (or Ctrl-C).
         let tool = self.clone();
         let cx = cx.clone();
-        Box::pin(async move {
-            tokio::task::spawn_blocking(move || tool.load(&args, &cx))
-                .await
-                .unwrap_or_else(|e| ToolResult::error(format!("load_skill failed: {e}")))
-        })
+        Box::pin(async move { crate::tools::run_blocking(move || tool.load(&args, &cx)).await })
     }
 }

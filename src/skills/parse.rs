@@ -10,7 +10,7 @@ use std::fmt;
 
 use serde::de::{Deserialize, Deserializer, MapAccess, SeqAccess, Visitor};
 
-use crate::term::collapse_whitespace;
+use crate::text::collapse_whitespace;
 
 /// A YAML value from the frontmatter. Only what SKILL.md needs: scalars keep their kind so
 /// `name: 2024` can be read back as text, collections are kept for validation.

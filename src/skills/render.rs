@@ -3,7 +3,6 @@
 //! so both always say the same thing.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{ErrorKind, Read};
 use std::path::{Path, PathBuf};
 
@@ -156,7 +155,8 @@ pub fn read_body(skill: &Skill) -> Result<String, String> {
 
 /// A whole SKILL.md as text, bounded: shared by loading and `hx skills check`.
 pub(crate) fn read_skill_file(path: &Path) -> Result<String, String> {
-    let file = File::open(path).map_err(|e| match e.kind() {
+    // Not File::open: a SKILL.md swapped for a FIFO since discovery would hang the call.
+    let file = crate::paths::open_regular(path).map_err(|e| match e.kind() {
         ErrorKind::NotFound => "the file no longer exists".to_string(),
         _ => format!("cannot read the file: {e}"),
     })?;

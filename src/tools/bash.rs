@@ -14,7 +14,7 @@ use tokio::time::Instant;
 
 use super::output::{BoundedText, Utf8Decoder};
 use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
-use crate::process::{Launch, Role, ToolEnv};
+use crate::process::{signal_name, Launch, Role, ToolEnv};
 use crate::sandbox::Sandbox;
 
 /// How long output is still collected after the shell exits while something it started in the
@@ -24,6 +24,14 @@ const GRACE: Duration = Duration::from_millis(200);
 pub struct Bash;
 
 impl Tool for Bash {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Bash")
+    }
+
+    fn for_subagents(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "bash".into(),
@@ -221,24 +229,6 @@ fn status_line(status: ExitStatus) -> Option<String> {
     }
     let sig = status.signal()?;
     Some(format!("[killed by signal {sig} ({})]", signal_name(sig)))
-}
-
-fn signal_name(sig: i32) -> &'static str {
-    match sig {
-        libc::SIGHUP => "SIGHUP",
-        libc::SIGINT => "SIGINT",
-        libc::SIGQUIT => "SIGQUIT",
-        libc::SIGILL => "SIGILL",
-        libc::SIGABRT => "SIGABRT",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGSEGV => "SIGSEGV",
-        libc::SIGPIPE => "SIGPIPE",
-        libc::SIGALRM => "SIGALRM",
-        libc::SIGTERM => "SIGTERM",
-        _ => "unknown signal",
-    }
 }
 
 #[cfg(test)]

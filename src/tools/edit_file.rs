@@ -14,6 +14,14 @@ use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 pub struct EditFile;
 
 impl Tool for EditFile {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Edit")
+    }
+
+    fn for_subagents(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "edit_file".into(),

@@ -20,6 +20,14 @@ pub const MAX_PATTERN_CHARS: usize = 1000;
 pub struct Glob;
 
 impl Tool for Glob {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Glob")
+    }
+
+    fn for_subagents(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "glob".into(),

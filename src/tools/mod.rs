@@ -15,23 +15,18 @@ use serde_json::Value;
 pub mod bash;
 pub mod edit_file;
 pub mod glob;
+pub mod history;
 pub mod output;
 pub mod read_file;
-pub mod task;
 pub mod todo;
 pub mod workspace;
 pub mod write_file;
 
+pub use history::Restore;
 pub use workspace::Workspace;
 
-/// The JSON-schema description of a tool, as sent in the request's `tools` array.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolSpec {
-    pub name: String,
-    pub description: String,
-    /// A JSON schema object (`{"type":"object","properties":{...},"required":[...]}`).
-    pub parameters: Value,
-}
+// The wire type of a tool's description lives with the other wire types; tools build it.
+pub use crate::model::ToolSpec;
 
 /// What a tool call gives back to the model. Errors the model can act on are ordinary results
 /// whose text starts with `Error:`; `is_error` lets hooks and traces tell them apart.
@@ -123,6 +118,13 @@ impl ToolContext {
     }
 }
 
+/// Something that may want to remind the model of a duty after a turn that called tools (the
+/// todo list, when it has gone stale): the loop appends its text as a user message after the
+/// turn's tool messages, without knowing which tool asked.
+pub trait Reminder: Send + Sync {
+    fn after_tool_turn(&self, calls: &[crate::model::ToolCall]) -> Option<String>;
+}
+
 /// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
 /// missing files, failing commands are all `ToolResult::error`.
 pub trait Tool: Send + Sync {
@@ -134,12 +136,26 @@ pub trait Tool: Send + Sync {
     fn concurrent(&self) -> bool {
         false
     }
+
+    /// Claude Code's name for this tool (`Bash`, `Read`), so hook matchers written for Claude
+    /// Code match it too.
+    fn claude_name(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// Whether subagents (`task`) get this tool as well as the main agent.
+    fn for_subagents(&self) -> bool {
+        false
+    }
 }
 
-/// All tools hx knows, by name.
+/// All tools of a run, in the order they were registered: the order their specs are sent in.
+/// Adding a tool is one file and one `register` call; which agents get it and what hooks call
+/// it come from the tool itself.
 #[derive(Clone, Default)]
 pub struct Registry {
-    tools: BTreeMap<String, Arc<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
+    by_name: BTreeMap<String, usize>,
 }
 
 impl Registry {
@@ -158,16 +174,33 @@ impl Registry {
         r
     }
 
+    /// Adds a tool; one of the same name is replaced where it stood.
     pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        self.tools.insert(tool.spec().name, tool);
+        let name = tool.spec().name;
+        match self.by_name.get(&name) {
+            Some(&i) => self.tools[i] = tool,
+            None => {
+                self.by_name.insert(name, self.tools.len());
+                self.tools.push(tool);
+            }
+        }
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
-        self.tools.get(name)
+        self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.keys().map(String::as_str)
+    /// The names, in registration order.
+    pub fn names(&self) -> impl Iterator<Item = String> + '_ {
+        self.tools.iter().map(|t| t.spec().name)
+    }
+
+    /// Each tool's Claude Code name, by hx name (for hook matchers).
+    pub fn claude_names(&self) -> BTreeMap<String, &'static str> {
+        self.tools
+            .iter()
+            .filter_map(|t| Some((t.spec().name, t.claude_name()?)))
+            .collect()
     }
 }
 
@@ -180,20 +213,30 @@ pub struct ToolSet {
 }
 
 impl ToolSet {
-    /// A set of the named tools, in the given order; names the registry does not know are
-    /// ignored.
-    pub fn new(registry: Registry, names: &[&str]) -> Self {
-        let allowed = names
-            .iter()
-            .filter(|n| registry.get(n).is_some())
-            .map(|n| n.to_string())
-            .collect();
+    /// A set of the named tools, in the given order. A name the registry does not know is an
+    /// error: a tool silently missing from an agent is a bug, not a choice.
+    pub fn new(registry: Registry, names: &[&str]) -> Result<Self, String> {
+        if let Some(unknown) = names.iter().find(|n| registry.get(n).is_none()) {
+            return Err(format!("unknown tool {unknown:?} in a tool list"));
+        }
+        let allowed = names.iter().map(|n| n.to_string()).collect();
+        Ok(ToolSet { registry, allowed })
+    }
+
+    /// Every tool of the registry, in registration order: the main agent's set.
+    pub fn all(registry: Registry) -> Self {
+        let allowed = registry.names().collect();
         ToolSet { registry, allowed }
     }
 
-    /// Every tool of the registry, in name order.
-    pub fn all(registry: Registry) -> Self {
-        let allowed = registry.names().map(str::to_string).collect();
+    /// The tools that say they are for subagents, in registration order.
+    pub fn for_subagents(registry: Registry) -> Self {
+        let allowed = registry
+            .tools
+            .iter()
+            .filter(|t| t.for_subagents())
+            .map(|t| t.spec().name)
+            .collect();
         ToolSet { registry, allowed }
     }
 
@@ -217,8 +260,9 @@ impl ToolSet {
             .collect()
     }
 
-    /// Runs one call: unknown tools and unparsable arguments become error results, so every
-    /// call gets exactly one answer.
+    /// Runs one call from its raw argument text (what the loop does in two steps, with the
+    /// hooks between them): unknown tools and unparsable arguments become error results.
+    #[cfg(test)]
     pub async fn dispatch(&self, name: &str, raw_args: &str, cx: &ToolContext) -> ToolResult {
         let Some(tool) = self.get(name) else {
             return unknown_tool(name);
@@ -349,7 +393,17 @@ mod tests {
         let set = ToolSet::all(Registry::standard());
         assert_eq!(
             set.names(),
-            ["bash", "edit_file", "glob", "read_file", "write_file"]
+            ["bash", "read_file", "write_file", "edit_file", "glob"]
+        );
+        let sub = ToolSet::for_subagents(Registry::standard());
+        assert_eq!(sub.names(), set.names());
+        assert_eq!(
+            ToolSet::new(Registry::standard(), &["bash", "nope"]).err(),
+            Some("unknown tool \"nope\" in a tool list".to_string())
+        );
+        assert_eq!(
+            Registry::standard().claude_names().get("read_file"),
+            Some(&"Read")
         );
         for spec in set.specs() {
             assert!(spec.description.len() > 40, "{} description", spec.name);
@@ -370,7 +424,7 @@ mod tests {
     async fn dispatch_turns_every_mistake_into_an_error_result() {
         let d = tempfile::tempdir().unwrap();
         let cx = ToolContext::new(Workspace::new(d.path()).unwrap());
-        let set = ToolSet::new(Registry::standard(), &["read_file", "glob"]);
+        let set = ToolSet::new(Registry::standard(), &["read_file", "glob"]).expect("known");
         let r = set.dispatch("bash", r#"{"command":"ls"}"#, &cx).await;
         assert_eq!(r.content, "Error: unknown tool bash");
         let r = set.dispatch("glob", "{not json", &cx).await;

@@ -17,6 +17,14 @@ const BINARY_PROBE: usize = 8 * 1024;
 pub struct ReadFile;
 
 impl Tool for ReadFile {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Read")
+    }
+
+    fn for_subagents(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "read_file".into(),

@@ -1,5 +1,5 @@
 //! The `todo_write` tool: the model's plan, replaced whole on every call (the views show it,
-//! see `crate::events`), and a reminder when the model stops keeping it up to date.
+//! see the `events` module), and a reminder when the model stops keeping it up to date.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -7,9 +7,9 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
+use super::history::{answered_calls, Restore};
 use super::{Tool, ToolContext, ToolResult, ToolSpec};
-use crate::agent::Reminder;
-use crate::model::ToolCall;
+use crate::model::{Message, ToolCall};
 
 pub const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
@@ -55,7 +55,33 @@ impl TodoList {
     }
 }
 
-impl Reminder for TodoList {
+/// The list as the model last wrote it in `history`: the arguments of the last `todo_write`
+/// call there that gives a valid list, and that list. The arguments are checked again rather
+/// than trusted from the answer, which compaction may have cleared.
+pub fn latest_in(history: &[Message]) -> Option<(String, Vec<Todo>)> {
+    answered_calls(history)
+        .into_iter()
+        .rev()
+        .filter(|a| a.call.name == NAME && !a.content.starts_with("Error:"))
+        .find_map(|a| {
+            let args = serde_json::from_str::<Value>(&a.call.arguments).ok()?;
+            let items = parse_todos(&args).ok()?;
+            Some((a.call.arguments.clone(), items))
+        })
+}
+
+/// A continued or compacted conversation brings its list back: the one the model can see in
+/// it. A history without one leaves the list as it is.
+impl Restore for TodoList {
+    fn restore(&self, history: &[Message]) {
+        if let Some((_, items)) = latest_in(history) {
+            self.replace(items);
+            self.turns_since_update.store(0, Ordering::Relaxed);
+        }
+    }
+}
+
+impl super::Reminder for TodoList {
     fn after_tool_turn(&self, calls: &[ToolCall]) -> Option<String> {
         if calls.iter().any(|c| c.name == NAME) {
             self.turns_since_update.store(0, Ordering::Relaxed);
@@ -191,6 +217,10 @@ pub fn render(items: &[Todo], active: bool) -> String {
 }
 
 impl Tool for TodoWrite {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("TodoWrite")
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),

@@ -1,15 +1,13 @@
 //! The workspace root and path confinement: every file tool resolves the model's paths here so
 //! that none of them can reach outside the folder hx was started in.
 
-use std::collections::VecDeque;
 use std::io;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use super::output::quote;
 use super::ToolResult;
 
-/// Symlink hops followed while resolving one path before giving up (the Linux limit).
-const MAX_SYMLINK_HOPS: usize = 40;
+pub(crate) use crate::paths::real_path;
 
 /// The folder the tools work in, canonicalized once so that prefix checks compare like with like.
 #[derive(Debug, Clone)]
@@ -89,52 +87,6 @@ impl Workspace {
 /// The error every tool gives for a path outside the workspace.
 pub fn escape_error(user_path: &str) -> ToolResult {
     ToolResult::error(format!("path escapes workspace: {}", quote(user_path)))
-}
-
-/// The real absolute path `path` (absolute) names, resolving it one component at a time as the
-/// kernel would: every component that exists is checked for a symlink and the link followed
-/// (also a dangling one, whose target a write would create), `..` applies to what is resolved
-/// so far, and components that do not exist are taken as written. Resolving the deepest
-/// existing ancestor alone is not enough: in `nope/../link/x` the `..` leads back to `link`,
-/// which may point anywhere.
-pub(crate) fn real_path(path: &Path) -> io::Result<PathBuf> {
-    let mut pending: VecDeque<PathBuf> = parts(path).collect();
-    let mut base = PathBuf::from("/");
-    let mut hops = 0;
-    while let Some(part) = pending.pop_front() {
-        if part.as_os_str() == ".." {
-            base.pop();
-            continue;
-        }
-        let next = base.join(&part);
-        match std::fs::symlink_metadata(&next) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                hops += 1;
-                if hops > MAX_SYMLINK_HOPS {
-                    return Err(io::Error::other("too many levels of symbolic links"));
-                }
-                let target = std::fs::read_link(&next)?;
-                if target.is_absolute() {
-                    base = PathBuf::from("/");
-                }
-                for (i, t) in parts(&target).enumerate() {
-                    pending.insert(i, t);
-                }
-            }
-            // An existing entry, or one that does not exist (yet): nothing to follow.
-            _ => base = next,
-        }
-    }
-    Ok(base)
-}
-
-/// The `..` and name components of a path (`.` and the root dropped).
-fn parts(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
-    path.components().filter_map(|c| match c {
-        Component::ParentDir => Some(PathBuf::from("..")),
-        Component::Normal(n) => Some(PathBuf::from(n)),
-        _ => None,
-    })
 }
 
 #[cfg(test)]

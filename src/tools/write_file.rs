@@ -15,6 +15,14 @@ use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
 pub struct WriteFile;
 
 impl Tool for WriteFile {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Write")
+    }
+
+    fn for_subagents(&self) -> bool {
+        true
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "write_file".into(),

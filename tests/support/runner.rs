@@ -206,7 +206,23 @@ impl Hx {
         run
     }
 
+    /// The prepared command for a pseudo-terminal: the same isolation, but no process group
+    /// of its own, since the terminal's session makes the child a session leader (which
+    /// cannot change its group), and a Ctrl-C on that terminal must reach it.
+    pub fn terminal_command(&self) -> Command {
+        let mut cmd = self.base_command(&self.args);
+        cmd.env("TERM", "xterm");
+        cmd
+    }
+
     fn command_with(&self, args: &[OsString]) -> Command {
+        let mut cmd = self.base_command(args);
+        // Own process group, so a timeout can kill hx together with anything it started.
+        cmd.process_group(0);
+        cmd
+    }
+
+    fn base_command(&self, args: &[OsString]) -> Command {
         let mut cmd = Command::new(&self.program);
         cmd.args(args)
             .current_dir(self.workspace.join(&self.cwd_rel));
@@ -233,8 +249,6 @@ impl Hx {
                 None => cmd.env_remove(key),
             };
         }
-        // Own process group, so a timeout can kill hx together with anything it started.
-        cmd.process_group(0);
         cmd
     }
 

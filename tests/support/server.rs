@@ -49,8 +49,12 @@ impl Recorded {
     }
 }
 
+/// Makes the reply to a request from the request itself (see [`FakeServer::start_with`]).
+pub type Responder = Box<dyn Fn(&Recorded) -> Reply + Send + Sync>;
+
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    responder: Option<Responder>,
     requests: Mutex<Vec<Recorded>>,
     stop: AtomicBool,
     responses: AtomicU64,
@@ -70,10 +74,22 @@ pub struct FakeServer {
 
 impl FakeServer {
     pub fn start(replies: Vec<Reply>) -> FakeServer {
+        Self::start_shared(replies, None)
+    }
+
+    /// A server that answers each chat request with what `respond` makes of it, for runs whose
+    /// requests are not known in advance (a benchmark whose compactions come where the sizes
+    /// say).
+    pub fn start_with(respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> FakeServer {
+        Self::start_shared(Vec::new(), Some(Box::new(respond)))
+    }
+
+    fn start_shared(replies: Vec<Reply>, responder: Option<Responder>) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("fake server: bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("fake server: local_addr");
         let shared = Arc::new(Shared {
             replies: Mutex::new(replies.into()),
+            responder,
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             responses: AtomicU64::new(0),
@@ -166,7 +182,7 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let raw_body = String::from_utf8_lossy(&raw).into_owned();
     let body = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
     let route = path.split('?').next().unwrap_or("").to_string();
-    let index = {
+    let (index, made) = {
         let mut reqs = lock(&shared.requests);
         let arrived = Instant::now();
         reqs.push(Recorded {
@@ -178,11 +194,12 @@ fn serve(stream: TcpStream, shared: &Shared) {
             arrived,
             finished: None,
         });
-        reqs.len() - 1
+        let made = shared.responder.as_ref().and_then(|f| reqs.last().map(f));
+        (reqs.len() - 1, made)
     };
     let mut out = &stream;
     if method == "POST" && route.ends_with("/chat/completions") {
-        let next = lock(&shared.replies).pop_front();
+        let next = made.or_else(|| lock(&shared.replies).pop_front());
         match next {
             Some(reply) => respond(&mut out, &reply, shared),
             None => {

@@ -119,9 +119,75 @@ fn a_torn_last_line_is_skipped_with_a_warning() {
 #[test]
 fn unknown_line_types_are_skipped() {
     let mut text = full_file();
-    text.push_str("{\"type\":\"compaction\",\"before\":5}\n");
+    text.push_str("{\"type\":\"approval\",\"before\":5}\n");
     let loaded = read_from(text.as_bytes()).expect("read");
     assert_eq!(loaded.messages.len(), 6);
+}
+
+#[test]
+fn a_compaction_line_switches_the_history_and_keeps_what_came_before() {
+    let mut text = full_file();
+    let cleared = Compaction {
+        trigger: "auto".into(),
+        step: "prune".into(),
+        tokens_before: 900,
+        tokens_after: 300,
+        change: Change::Cleared(vec![(3, "[output cleared]".into())]),
+    };
+    text.push_str(&compaction_line(&cleared));
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    let mut expected = sample();
+    cleared.apply(&mut expected).expect("applies");
+    assert_eq!(loaded.messages, expected);
+    assert_eq!(loaded.compactions, 1);
+
+    let new = vec![
+        Message::System("sys\nprompt".into()),
+        Message::User("task ✓ \u{1b}[31m".into()),
+        Message::User("summary".into()),
+    ];
+    let replaced = Compaction {
+        trigger: "manual".into(),
+        step: "summary".into(),
+        tokens_before: 300,
+        tokens_after: 40,
+        change: Change::Replaced(new.clone()),
+    };
+    text.push_str(&compaction_line(&replaced));
+    text.push('\n');
+    text.push_str(&message_line(&Message::User("next".into())));
+    text.push('\n');
+    text.push_str(&request_usage_line(&Usage::default(), "summary"));
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    let mut expected = new;
+    expected.push(Message::User("next".into()));
+    assert_eq!(loaded.messages, expected);
+    assert_eq!(loaded.compactions, 2);
+    // The end line's two turns; the summary's usage counts no turn.
+    assert_eq!(loaded.totals.turns, 2);
+}
+
+#[test]
+fn a_compaction_that_clears_no_tool_result_is_damage() {
+    let mut text = full_file();
+    let bad = Compaction {
+        trigger: "auto".into(),
+        step: "prune".into(),
+        tokens_before: 1,
+        tokens_after: 1,
+        change: Change::Cleared(vec![(1, "x".into())]),
+    };
+    text.push_str(&compaction_line(&bad));
+    text.push('\n');
+    let e = read_from(text.as_bytes()).expect_err("damage");
+    assert!(
+        e.message.contains("message 1, which is not a tool result"),
+        "{e}"
+    );
+    let lines = text.lines().count();
+    assert_eq!(e.line, lines);
 }
 
 #[test]

@@ -1,4 +1,5 @@
 use super::*;
+use crate::tools::Reminder;
 
 fn call(name: &str) -> ToolCall {
     ToolCall {

@@ -7,13 +7,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
-use crate::agent::{Agent, Outcome};
+use super::{Agent, Outcome};
+use crate::tools::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub const NAME: &str = "task";
-
-/// The tools a subagent gets: no `task` (no recursion), no skills, no todos.
-pub const SUBAGENT_TOOLS: [&str; 5] = ["bash", "read_file", "write_file", "edit_file", "glob"];
 
 pub struct Task {
     /// The subagent every call starts from; each call clones it with its own scope.
@@ -31,16 +28,20 @@ impl Task {
 }
 
 impl Tool for Task {
+    fn claude_name(&self) -> Option<&'static str> {
+        Some("Task")
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: NAME.into(),
             description: format!(
                 "Start a subagent to do a self-contained piece of work (research, a search \
                  across many files, an independent change) in a fresh context. It has only \
-                 bash, read_file, write_file, edit_file and glob, runs up to {} turns, and \
-                 returns only its final report: give it a complete prompt, since it sees \
-                 nothing of this conversation. Several task calls in one turn run at the same \
-                 time.",
+                 {}, runs up to {} turns, and returns only its final report: give it a \
+                 complete prompt, since it sees nothing of this conversation. Several task \
+                 calls in one turn run at the same time.",
+                and_list(self.template.tools.names()),
                 self.template.max_turns
             ),
             parameters: json!({
@@ -117,5 +118,14 @@ impl Tool for Task {
                 Err(e) => ToolResult::error(format!("subagent failed: {e}")),
             }
         })
+    }
+}
+
+/// `a, b and c`.
+fn and_list(names: &[String]) -> String {
+    match names {
+        [] => "no tools".to_string(),
+        [one] => one.clone(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }

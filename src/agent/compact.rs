@@ -1,0 +1,328 @@
+//! The agent's side of keeping the conversation inside the context window (the logic is in
+//! [`crate::context`]). Every model request of the loop goes through [`Agent::request`], which
+//! compacts first when the request would pass the limit, and once more when the server refuses
+//! it as too long; `hx agent --compact` calls [`Agent::compact_now`].
+//!
+//! A compaction: the `PreCompact` hooks hear it (and may stop the run); then either the prune
+//! step (old tool outputs cleared, no model call) when that frees enough and brings the request
+//! under the limit, or the summary step (one request without tools, then the history rebuilt
+//! around its answer). The session records it and switches to the new history; the tools that
+//! remember the conversation (loaded skills, todos) restore themselves from it.
+//!
+//! The views hear it as events: [`Event::CompactionStarted`] before the hooks, then
+//! [`Event::Compacted`] or [`Event::CompactionFailed`] (also when the run is cut short during
+//! it), and the summary request's tokens as [`Event::SummaryUsage`].
+//!
+//! When the summary request fails (an error after the client's retries, or an empty answer):
+//! if the next request still fits the window, the run goes on without compacting, with a
+//! warning, and makes no further proactive summary until a request would pass the window
+//! itself; otherwise (the window is at stake, the server refused a request, or the user asked)
+//! the run ends with the error, the session saved as it was.
+
+use crate::context::{estimate, prune, summary, thousands, Budgets, Meter};
+use crate::events::Event;
+use crate::hooks::HookEvent;
+use crate::model::{AssistantTurn, ChatRequest, ModelError, ToolSpec};
+use crate::session::{Change, Compaction, Session};
+
+use super::Agent;
+
+/// Why a request was not made.
+#[derive(Debug)]
+pub enum Ended {
+    /// A model error, or a conversation that cannot be made to fit.
+    Error(ModelError),
+    /// A `PreCompact` hook stopped the run; the reason.
+    Stopped(String),
+}
+
+/// What started a compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trigger {
+    /// The next request would pass the limit.
+    Auto,
+    /// The server refused a request as too long.
+    Overflow,
+    /// `hx agent --compact`.
+    Manual,
+}
+
+impl Trigger {
+    /// The word in the session's `compaction` line.
+    fn name(self) -> &'static str {
+        match self {
+            Trigger::Auto => "auto",
+            Trigger::Overflow => "overflow",
+            Trigger::Manual => "manual",
+        }
+    }
+
+    /// The word a `PreCompact` matcher sees: Claude Code's `auto` or `manual`.
+    fn hook(self) -> &'static str {
+        match self {
+            Trigger::Manual => "manual",
+            _ => "auto",
+        }
+    }
+}
+
+/// How a compaction that did not end the run went.
+enum Done {
+    /// The history was replaced: the step (`prune`, `summary`), the estimated size after it,
+    /// and what it did.
+    Compacted(&'static str, u64, String),
+    /// The summary failed, and the run goes on without it (the warning says why).
+    Skipped(String),
+}
+
+/// Tells the views a compaction ended when its future is dropped before it did (Ctrl-C in
+/// `hx chat`, a signal), so no view waits for it any longer.
+struct Unfinished<'a> {
+    agent: &'a Agent,
+    armed: bool,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.agent.emit(&Event::CompactionFailed {
+                reason: "interrupted",
+            });
+        }
+    }
+}
+
+impl Agent {
+    /// The meter of one run of this agent with these tools.
+    pub fn meter(&self, tools: &[ToolSpec]) -> Meter {
+        Meter::new(self.context, estimate::overhead(&self.model_name, tools))
+    }
+
+    /// One model request of the loop, made to fit: compacted first when it would pass the
+    /// limit, compacted and sent again once when the server refuses it as too long. A second
+    /// refusal in a row is the error.
+    pub(super) async fn request(
+        &self,
+        session: &mut Session,
+        tools: &[ToolSpec],
+        meter: &mut Meter,
+    ) -> Result<AssistantTurn, Ended> {
+        let mut overflowed = false;
+        loop {
+            let size = meter.request(session.messages());
+            if meter.over_limit(size) {
+                self.compact(session, meter, Trigger::Auto, size).await?;
+            }
+            let req = ChatRequest {
+                model: &self.model_name,
+                messages: session.messages(),
+                tools,
+            };
+            self.emit(&Event::RequestStarted);
+            let mut sink = self.events.sink(&self.hook_cx.scope);
+            match self.model.complete(&req, &mut sink).await {
+                Ok(turn) => {
+                    if let Some(u) = &turn.usage {
+                        meter.observed(u.prompt_tokens, session.messages());
+                    }
+                    return Ok(turn);
+                }
+                Err(ModelError::ContextOverflow { window, .. }) if !overflowed => {
+                    overflowed = true;
+                    let size = meter.request(session.messages());
+                    if let Some(w) = meter.overflowed(window, size) {
+                        self.warn(&w);
+                    }
+                    self.compact(session, meter, Trigger::Overflow, size)
+                        .await?;
+                }
+                Err(e) => return Err(Ended::Error(e)),
+            }
+        }
+    }
+
+    /// `hx agent --compact`: the session's history summarised now, whatever its size.
+    pub async fn compact_now(&self, session: &mut Session) -> Result<(), Ended> {
+        let tools = self.tools.specs();
+        let mut meter = self.meter(&tools);
+        let size = meter.whole(session.messages());
+        self.compact(session, &mut meter, Trigger::Manual, size)
+            .await
+    }
+
+    /// One compaction of a request estimated at `before` tokens, told to the views.
+    async fn compact(
+        &self,
+        session: &mut Session,
+        meter: &mut Meter,
+        trigger: Trigger,
+        before: u64,
+    ) -> Result<(), Ended> {
+        self.emit(&Event::CompactionStarted {
+            trigger: trigger.name(),
+            tokens: before,
+        });
+        let mut unfinished = Unfinished {
+            agent: self,
+            armed: true,
+        };
+        let done = self.compact_steps(session, meter, trigger, before).await;
+        unfinished.armed = false;
+        let failed = |reason: &str| self.emit(&Event::CompactionFailed { reason });
+        match &done {
+            Ok(Done::Compacted(step, after, detail)) => self.emit(&Event::Compacted {
+                step,
+                before,
+                after: *after,
+                detail,
+            }),
+            Ok(Done::Skipped(why)) => failed(why),
+            Err(Ended::Stopped(reason)) => failed(&format!("stopped by a hook: {reason}")),
+            Err(Ended::Error(e)) => failed(&e.to_string()),
+        }
+        done.map(|_| ())
+    }
+
+    /// The steps of [`Agent::compact`]: the hooks, then prune or summary.
+    async fn compact_steps(
+        &self,
+        session: &mut Session,
+        meter: &mut Meter,
+        trigger: Trigger,
+        before: u64,
+    ) -> Result<Done, Ended> {
+        let cx = &self.hook_cx;
+        let event = HookEvent::PreCompact {
+            trigger: trigger.hook(),
+            tokens: before,
+        };
+        if let Some(reason) = self.hooks.notify(&event, cx).await.stop_run {
+            return Err(Ended::Stopped(reason));
+        }
+        let limit = meter.limit();
+        let budgets = Budgets::for_limit(limit);
+        if trigger != Trigger::Manual {
+            let plan = prune::plan(session.messages(), budgets.keep_tool_output);
+            let after = before.saturating_sub(plan.freed);
+            if plan.freed >= budgets.min_prune_gain && after <= limit {
+                let n = plan.cleared.len();
+                self.record(session, meter, trigger, "prune", (before, after), {
+                    Change::Cleared(plan.cleared)
+                })?;
+                return Ok(Done::Compacted(
+                    "prune",
+                    after,
+                    format!("cleared {n} old tool outputs"),
+                ));
+            }
+        }
+
+        // The summary request may use the window, less room for its answer (the summary and
+        // the reasoning before it); it is one request, not the limit's every turn.
+        let room = meter
+            .window()
+            .saturating_sub(budgets.summary.saturating_mul(2));
+        let input = summary::request(session.messages(), room)
+            .map_err(|size| Ended::Error(too_large(size, room, meter)))?;
+        let req = ChatRequest {
+            model: &self.model_name,
+            messages: &input,
+            tools: &[],
+        };
+        // Its text is not the answer: only its retries are shown.
+        self.emit(&Event::RequestStarted);
+        let mut sink = self.events.retry_sink(&cx.scope, "compaction: ");
+        let answer = match self.model.complete(&req, &mut sink).await {
+            Ok(turn) => {
+                if let Some(u) = &turn.usage {
+                    session.record_request_usage(u, "summary");
+                    self.emit(&Event::SummaryUsage(u));
+                }
+                match turn.content.trim() {
+                    "" => Err(ModelError::Transport(
+                        "the summary request gave an empty answer".into(),
+                    )),
+                    text => Ok(text.to_string()),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        let text = match answer {
+            Ok(t) => t,
+            Err(e) if trigger == Trigger::Auto && before <= meter.window() => {
+                meter.summary_failed();
+                self.warn(&format!(
+                    "compaction failed: {e}; the run goes on without it while its requests fit \
+                     the window"
+                ));
+                return Ok(Done::Skipped(e.to_string()));
+            }
+            Err(e) => {
+                self.warn("compaction failed: the summary request gave no summary");
+                return Err(Ended::Error(e));
+            }
+        };
+
+        let room = limit.saturating_sub(meter.overhead());
+        let rebuilt = summary::rebuild(
+            session.messages(),
+            &text,
+            &budgets,
+            self.reasoning_echo,
+            room,
+        )
+        .map_err(|size| Ended::Error(too_large(size + meter.overhead(), limit, meter)))?;
+        let after = meter.whole(&rebuilt.history);
+        let mut detail = format!("summarised; {} skills kept", rebuilt.skills.len());
+        if !rebuilt.forgotten.is_empty() {
+            detail.push_str(&format!(
+                ", {} left to load again",
+                rebuilt.forgotten.join(", ")
+            ));
+        }
+        self.record(session, meter, trigger, "summary", (before, after), {
+            Change::Replaced(rebuilt.history)
+        })?;
+        for r in &self.restore {
+            r.restore(session.messages());
+        }
+        Ok(Done::Compacted("summary", after, detail))
+    }
+
+    /// Records a compaction in the session and starts measuring its new history.
+    fn record(
+        &self,
+        session: &mut Session,
+        meter: &mut Meter,
+        trigger: Trigger,
+        step: &str,
+        (before, after): (u64, u64),
+        change: Change,
+    ) -> Result<(), Ended> {
+        session
+            .compact(Compaction {
+                trigger: trigger.name().to_string(),
+                step: step.to_string(),
+                tokens_before: before,
+                tokens_after: after,
+                change,
+            })
+            .map_err(|e| Ended::Error(ModelError::TooLarge(e)))?;
+        meter.history_changed();
+        Ok(())
+    }
+}
+
+/// The error for a conversation whose essentials alone (`size` tokens) pass the `room` they
+/// may have.
+fn too_large(size: u64, room: u64, meter: &Meter) -> ModelError {
+    ModelError::TooLarge(format!(
+        "the conversation cannot fit the context window: the system prompt, the tools and the \
+         task alone take about {} tokens, and compaction has {} (context_window {}, compact_at \
+         {}); shorten the task, or raise context_window if the model takes more",
+        thousands(size),
+        thousands(room),
+        thousands(meter.window()),
+        thousands(meter.limit())
+    ))
+}

@@ -1,0 +1,142 @@
+//! Approvals: in `hx chat`, a call the guard would refuse is put to the person at the
+//! terminal first. `y` runs it once, `a` runs this exact command for the rest of the session
+//! without asking again, `n` (and Enter, and anything else) refuses, and the model gets the
+//! guard's error as in one-shot mode. A user hook's block never gets here (see
+//! `Hooks::pre_tool_use`). Every answer is kept for the conversation to record in the session.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use futures_util::future::BoxFuture;
+use tokio::sync::oneshot;
+
+use super::editor::{LineEditor, Read};
+use crate::hooks::{Approval, Approver, HookContext};
+use crate::model::ToolCall;
+use crate::session::{store, ApprovalLine};
+use crate::term::Term;
+
+/// The question, after the command and the reason.
+pub const QUESTION: &str = "Run it? [y] once, [a] always in this session, [N] no: ";
+
+pub struct Approvals {
+    editor: LineEditor,
+    term: Arc<Term>,
+    state: Mutex<State>,
+    /// One question at a time: concurrent subagents wait their turn.
+    asking: tokio::sync::Mutex<()>,
+}
+
+#[derive(Default)]
+struct State {
+    /// Commands answered `a` in this session.
+    always: HashSet<String>,
+    /// Answers not yet recorded in the session.
+    answered: Vec<ApprovalLine>,
+    /// Cancels the running turn: Ctrl-C at the question stops the turn, as it would anywhere
+    /// else during it.
+    cancel: Option<oneshot::Sender<()>>,
+}
+
+impl Approvals {
+    pub fn new(editor: LineEditor, term: Arc<Term>) -> Arc<Approvals> {
+        Arc::new(Approvals {
+            editor,
+            term,
+            state: Mutex::new(State::default()),
+            asking: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A new session: nothing is allowed without asking any more.
+    pub fn reset(&self) {
+        let mut s = self.state();
+        s.always.clear();
+        s.answered.clear();
+    }
+
+    /// A turn starts: the receiver fires when the user presses Ctrl-C at a question.
+    pub fn begin_turn(&self) -> oneshot::Receiver<()> {
+        let (tx, rx) = oneshot::channel();
+        self.state().cancel = Some(tx);
+        rx
+    }
+
+    /// The answers given since the last call, oldest first, for the session.
+    pub fn take_answered(&self) -> Vec<ApprovalLine> {
+        std::mem::take(&mut self.state().answered)
+    }
+
+    async fn ask(
+        &self,
+        call: &ToolCall,
+        command: &str,
+        reason: &str,
+        cx: &HookContext,
+    ) -> Approval {
+        let _one = self.asking.lock().await;
+        let p = &cx.scope.prefix;
+        if self.state().always.contains(command) {
+            self.term.line(&format!(
+                "{p}hx: allowed for this session: {}",
+                command.replace('\n', "\n    ")
+            ));
+            self.record(call, command, reason, "allowed");
+            return Approval::Always;
+        }
+        let shown = command.replace('\n', "\n    ");
+        self.term.line(&format!(
+            "{p}hx: the guard would refuse this command: {reason}\n    {shown}"
+        ));
+        let answer = match self.editor.read(QUESTION).await {
+            Read::Line(l) => match l.trim().to_ascii_lowercase().as_str() {
+                "y" | "yes" => Approval::Once,
+                "a" | "always" => Approval::Always,
+                _ => Approval::Refused,
+            },
+            Read::Interrupted => {
+                if let Some(cancel) = self.state().cancel.take() {
+                    let _ = cancel.send(());
+                }
+                Approval::Refused
+            }
+            Read::Eof | Read::Failed(_) => Approval::Refused,
+        };
+        let word = match answer {
+            Approval::Once => "once",
+            Approval::Always => "always",
+            Approval::Refused => "refused",
+        };
+        if answer == Approval::Always {
+            self.state().always.insert(command.to_string());
+        }
+        self.record(call, command, reason, word);
+        answer
+    }
+
+    fn record(&self, call: &ToolCall, command: &str, reason: &str, answer: &str) {
+        self.state().answered.push(ApprovalLine {
+            call_id: call.id.clone(),
+            command: command.to_string(),
+            reason: reason.to_string(),
+            answer: answer.to_string(),
+            at: store::now_rfc3339(),
+        });
+    }
+}
+
+impl Approver for Approvals {
+    fn approve<'a>(
+        &'a self,
+        call: &'a ToolCall,
+        command: &'a str,
+        reason: &'a str,
+        cx: &'a HookContext,
+    ) -> BoxFuture<'a, Approval> {
+        Box::pin(self.ask(call, command, reason, cx))
+    }
+}

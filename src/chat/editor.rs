@@ -1,0 +1,384 @@
+//! The line editor of `hx chat`: rustyline on a thread of its own, asked for one line at a
+//! time by the async conversation loop.
+//!
+//! `readline()` blocks, and while it runs the terminal is in raw mode (Ctrl-C is a key, not
+//! SIGINT). On its own thread it leaves the runtime free to watch SIGTERM and SIGHUP while
+//! the prompt waits; between reads the terminal is back in its normal mode, so Ctrl-C during a
+//! turn is SIGINT, which cancels the turn.
+//!
+//! History lives in `$XDG_STATE_HOME/hx/history` (never in the project), mode 0600, written
+//! whole to a temporary file and renamed over the old one after each message.
+
+use std::borrow::Cow;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex, RwLock};
+
+use rustyline::completion::Completer;
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::{FileHistory, History};
+use rustyline::validate::{ValidationContext, ValidationResult, Validator};
+use rustyline::{
+    Behavior, Cmd, ConditionalEventHandler, Config, Context, Editor, Event, EventContext,
+    EventHandler, ExternalPrinter, Helper, KeyCode, KeyEvent, Modifiers, Movement, RepeatCount,
+};
+
+type Printer = Arc<Mutex<Box<dyn ExternalPrinter + Send>>>;
+use tokio::sync::oneshot;
+
+use super::commands;
+use crate::config::Env;
+
+/// Entries kept in the history.
+pub const HISTORY_ENTRIES: usize = 1000;
+/// A history file larger than this is not read (and is replaced by the next write).
+pub const HISTORY_FILE_BYTES: u64 = 4 * 1024 * 1024;
+/// A message longer than this is sent but not kept in the history.
+pub const HISTORY_ENTRY_CHARS: usize = 64 * 1024;
+
+/// What one read gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Read {
+    Line(String),
+    /// Ctrl-C on an empty line.
+    Interrupted,
+    /// Ctrl-D on an empty line.
+    Eof,
+    /// The terminal cannot be read (gone, or not a terminal).
+    Failed(String),
+}
+
+enum Request {
+    Read {
+        prompt: String,
+        reply: oneshot::Sender<Read>,
+    },
+    /// Adds a line to the history and writes the history file.
+    Remember(String),
+}
+
+/// The skill names Tab completes, shared with the conversation (which changes them when the
+/// agent is rebuilt).
+pub type SkillNames = Arc<RwLock<Vec<String>>>;
+
+/// The handle the conversation keeps; the editor thread ends when it is dropped.
+#[derive(Clone)]
+pub struct LineEditor {
+    tx: mpsc::Sender<Request>,
+    /// Prints above the prompt while it waits, and redraws it (None: not a full terminal).
+    printer: Option<Printer>,
+}
+
+/// `$XDG_STATE_HOME/hx/history`, else `~/.local/state/hx/history`: beside the sessions.
+pub fn history_path(env: &Env) -> Option<PathBuf> {
+    crate::session::store::sessions_root(env)?
+        .parent()
+        .map(|hx| hx.join("history"))
+}
+
+impl LineEditor {
+    /// Starts the editor thread. Problems with the history file are warnings (the chat works
+    /// without it), returned for the caller to print.
+    pub fn start(
+        history: Option<PathBuf>,
+        skills: SkillNames,
+    ) -> std::io::Result<(LineEditor, Vec<String>)> {
+        let (tx, rx) = mpsc::channel::<Request>();
+        type Ready = Result<(Vec<String>, Option<Printer>), String>;
+        let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
+        std::thread::Builder::new()
+            .name("hx-line-editor".into())
+            .spawn(move || {
+                let (mut editor, warnings) = match new_editor(history.as_deref(), skills) {
+                    Ok(e) => e,
+                    Err(e) => {
+                        let _ = ready_tx.send(Err(e));
+                        return;
+                    }
+                };
+                let printer = editor.create_external_printer().ok().map(|p| {
+                    let p: Box<dyn ExternalPrinter + Send> = Box::new(p);
+                    Arc::new(Mutex::new(p))
+                });
+                let _ = ready_tx.send(Ok((warnings, printer)));
+                serve(&mut editor, history.as_deref(), rx);
+            })?;
+        match ready_rx.recv() {
+            Ok(Ok((warnings, printer))) => Ok((LineEditor { tx, printer }, warnings)),
+            Ok(Err(e)) => Err(std::io::Error::other(e)),
+            Err(_) => Err(std::io::Error::other("the line editor did not start")),
+        }
+    }
+
+    /// Shows `prompt` and waits for a line.
+    pub async fn read(&self, prompt: &str) -> Read {
+        let (reply, answer) = oneshot::channel();
+        let request = Request::Read {
+            prompt: prompt.to_string(),
+            reply,
+        };
+        if self.tx.send(request).is_err() {
+            return Read::Failed("the line editor stopped".into());
+        }
+        answer
+            .await
+            .unwrap_or_else(|_| Read::Failed("the line editor stopped".into()))
+    }
+
+    /// Lines on the terminal, control characters made visible. While the prompt waits they
+    /// go above it, and it is drawn again below them.
+    pub fn print(&self, text: &str) {
+        let text = format!("{}\n", crate::term::escape_controls(text));
+        let printed = self.printer.as_ref().is_some_and(|p| {
+            p.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .print(text.clone())
+                .is_ok()
+        });
+        if !printed {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+        }
+    }
+
+    /// Keeps `line` in the history (and its file).
+    pub fn remember(&self, line: &str) {
+        if line.chars().count() <= HISTORY_ENTRY_CHARS {
+            let _ = self.tx.send(Request::Remember(line.to_string()));
+        }
+    }
+}
+
+type ChatEditor = Editor<ChatHelper, FileHistory>;
+
+fn new_editor(
+    history: Option<&Path>,
+    skills: SkillNames,
+) -> Result<(ChatEditor, Vec<String>), String> {
+    let config = Config::builder()
+        .max_history_size(HISTORY_ENTRIES)
+        .map_err(|e| e.to_string())?
+        .history_ignore_dups(true)
+        .map_err(|e| e.to_string())?
+        .history_ignore_space(true)
+        .auto_add_history(false)
+        .bracketed_paste(true)
+        // The terminal, also when stdout is piped: the prompt is not part of the answer.
+        .behavior(Behavior::PreferTerm)
+        .build();
+    let history_entries = FileHistory::with_config(&config);
+    let mut editor: ChatEditor = Editor::with_history(config, history_entries)
+        .map_err(|e| format!("cannot open the terminal: {e}"))?;
+    editor.set_helper(Some(ChatHelper { skills }));
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Enter, Modifiers::ALT),
+        EventHandler::Simple(Cmd::Newline),
+    );
+    editor.bind_sequence(
+        KeyEvent::ctrl('C'),
+        EventHandler::Conditional(Box::new(CtrlC)),
+    );
+    let mut warnings = Vec::new();
+    if let Some(path) = history {
+        if let Some(w) = load_history(&mut editor, path) {
+            warnings.push(w);
+        }
+    }
+    Ok((editor, warnings))
+}
+
+#[cfg(test)]
+fn config_for_history() -> Config {
+    Config::builder()
+        .max_history_size(HISTORY_ENTRIES)
+        .and_then(|b| b.history_ignore_dups(true))
+        .map(|b| b.history_ignore_space(true).build())
+        .unwrap_or_default()
+}
+
+fn load_history(editor: &mut ChatEditor, path: &Path) -> Option<String> {
+    match std::fs::metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => Some(format!("cannot read the history {}: {e}", path.display())),
+        Ok(m) if !m.is_file() => Some(format!(
+            "the history {} is not a file; it is not used",
+            path.display()
+        )),
+        Ok(m) if m.len() > HISTORY_FILE_BYTES => Some(format!(
+            "the history {} is larger than {} MiB; it is not read and the next message \
+             replaces it",
+            path.display(),
+            HISTORY_FILE_BYTES >> 20
+        )),
+        Ok(_) => editor
+            .load_history(path)
+            .err()
+            .map(|e| format!("cannot read the history {}: {e}", path.display())),
+    }
+}
+
+fn serve(editor: &mut ChatEditor, history: Option<&Path>, rx: mpsc::Receiver<Request>) {
+    let mut warned = false;
+    for request in rx {
+        match request {
+            Request::Read { prompt, reply } => {
+                let read = match editor.readline(&prompt) {
+                    Ok(line) => Read::Line(line),
+                    Err(ReadlineError::Interrupted) => Read::Interrupted,
+                    Err(ReadlineError::Eof) => Read::Eof,
+                    Err(e) => Read::Failed(e.to_string()),
+                };
+                let _ = reply.send(read);
+            }
+            Request::Remember(line) => {
+                let _ = editor.add_history_entry(line);
+                if let Some(path) = history {
+                    if let Err(e) = save_history(editor.history_mut(), path) {
+                        // Once: a read-only state folder must not repeat it on every message.
+                        if !warned {
+                            warned = true;
+                            let _ = std::io::Write::write_all(
+                                &mut std::io::stderr(),
+                                format!(
+                                    "hx: warning: cannot write the history {}: {e}\n",
+                                    crate::term::escape_controls(&path.display().to_string())
+                                )
+                                .as_bytes(),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Writes the whole history to a temporary file beside `path` (0600), then renames it over
+/// `path`: a crash leaves the old file or the new one, never half of one.
+fn save_history(history: &mut FileHistory, path: &Path) -> Result<(), String> {
+    let dir = path.parent().ok_or("no folder")?;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|e| e.to_string())?;
+    let tmp = tempfile::Builder::new()
+        .prefix(".history.")
+        .tempfile_in(dir)
+        .map_err(|e| e.to_string())?;
+    // `save` writes only when there is something new; the caller just added an entry.
+    history.save(tmp.path()).map_err(|e| e.to_string())?;
+    tmp.persist(path).map_err(|e| e.error.to_string())?;
+    Ok(())
+}
+
+/// Ctrl-C on a line with text clears it; on an empty line it is the "how do I leave" key.
+struct CtrlC;
+
+impl ConditionalEventHandler for CtrlC {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if ctx.line().is_empty() {
+            Some(Cmd::Interrupt)
+        } else {
+            Some(Cmd::Kill(Movement::WholeBuffer))
+        }
+    }
+}
+
+/// Completion of commands and skill names, and the trailing-`\` rule for a new line.
+struct ChatHelper {
+    skills: SkillNames,
+}
+
+impl Completer for ChatHelper {
+    type Candidate = String;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        let word = line.get(..pos).unwrap_or("");
+        if !word.starts_with('/') || word.contains(char::is_whitespace) {
+            return Ok((0, Vec::new()));
+        }
+        let names = self.skills.read().unwrap_or_else(|p| p.into_inner());
+        let found = commands::complete(word, names.iter().map(String::as_str));
+        // A unique command gets a space after it, ready for its argument or the message.
+        let found = match found.as_slice() {
+            [one] => vec![format!("{one} ")],
+            _ => found,
+        };
+        Ok((0, found))
+    }
+}
+
+impl Hinter for ChatHelper {
+    type Hint = String;
+}
+
+impl Highlighter for ChatHelper {
+    fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
+        &'s self,
+        prompt: &'p str,
+        _default: bool,
+    ) -> Cow<'b, str> {
+        Cow::Borrowed(prompt)
+    }
+}
+
+impl Validator for ChatHelper {
+    fn validate(&self, ctx: &mut ValidationContext) -> rustyline::Result<ValidationResult> {
+        Ok(if ctx.input().ends_with('\\') {
+            ValidationResult::Incomplete
+        } else {
+            ValidationResult::Valid(None)
+        })
+    }
+}
+
+impl Helper for ChatHelper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn history_sits_beside_the_sessions() {
+        let mut env = Env::new();
+        env.insert("HOME".into(), "/home/u".into());
+        assert_eq!(
+            history_path(&env),
+            Some(PathBuf::from("/home/u/.local/state/hx/history"))
+        );
+        env.insert("XDG_STATE_HOME".into(), "/state".into());
+        assert_eq!(history_path(&env), Some(PathBuf::from("/state/hx/history")));
+    }
+
+    #[test]
+    fn the_history_file_is_replaced_whole_and_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("state/hx/history");
+        let mut h = FileHistory::with_config(&config_for_history());
+        h.add("first line\nsecond line").expect("add");
+        save_history(&mut h, &path).expect("save");
+        h.add("another").expect("add");
+        save_history(&mut h, &path).expect("save again");
+        let mode = std::fs::metadata(&path).expect("stat").permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600);
+        let mut back = FileHistory::with_config(&config_for_history());
+        back.load(&path).expect("load");
+        assert_eq!(back.len(), 2);
+        let entries: Vec<&String> = back.iter().collect();
+        assert_eq!(entries[0], "first line\nsecond line");
+        // Nothing but the history itself is left in the folder.
+        let names: Vec<_> = std::fs::read_dir(path.parent().expect("dir"))
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("history")]);
+    }
+}

@@ -1,0 +1,213 @@
+//! The interactive mode's parts: the line editor (`editor`), what a typed line asks for
+//! (`commands`), the approval questions (`approve`), and what the slash commands show. The
+//! conversation loop itself, which owns the session and the agent, is `hx chat` in
+//! `cli::chat`.
+//!
+//! A conversation is one [`Session`]: each message is `Agent::run_message` on it, so the
+//! request of every message extends the previous one exactly. A turn cancelled with Ctrl-C
+//! drops the run's future; [`answer_open_calls`] then answers what it left open before the
+//! next request.
+
+use std::fmt::Write as _;
+
+use crate::model::Message;
+use crate::session::{Figures, Session};
+use crate::skills::SkillRegistry;
+use crate::tools::todo::{self, Todo};
+use crate::tools::ToolSpec;
+
+pub mod approve;
+pub mod commands;
+pub mod editor;
+
+/// The answer to each call a cancelled turn left without one.
+pub const INTERRUPTED: &str = "Error: interrupted by the user";
+
+/// Answers the calls of the last assistant turn that have no result yet (a turn cancelled
+/// during its tools), recording the answers, so the next request is valid. Returns how many.
+pub fn answer_open_calls(session: &mut Session) -> usize {
+    let messages = session.messages();
+    let Some(last) = messages
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant { .. }))
+    else {
+        return 0;
+    };
+    let Message::Assistant { tool_calls, .. } = &messages[last] else {
+        return 0;
+    };
+    let after = &messages[last + 1..];
+    // Only tool results may follow the calls: anything else means the turn was complete.
+    if !after.iter().all(|m| matches!(m, Message::Tool { .. })) {
+        return 0;
+    }
+    let missing: Vec<String> = tool_calls
+        .iter()
+        .filter(|c| {
+            !after
+                .iter()
+                .any(|m| matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == c.id))
+        })
+        .map(|c| c.id.clone())
+        .collect();
+    for id in &missing {
+        session.push(Message::Tool {
+            tool_call_id: id.clone(),
+            content: INTERRUPTED.to_string(),
+        });
+    }
+    if !missing.is_empty() {
+        session.turn_done();
+    }
+    missing.len()
+}
+
+/// The model's latest todo list: the arguments of the last `todo_write` call that succeeded.
+pub fn latest_todos(messages: &[Message]) -> Option<Vec<Todo>> {
+    let ok = |id: &str| {
+        messages.iter().any(|m| {
+            matches!(m, Message::Tool { tool_call_id, content }
+                if tool_call_id == id && !content.starts_with("Error:"))
+        })
+    };
+    messages.iter().rev().find_map(|m| {
+        let Message::Assistant { tool_calls, .. } = m else {
+            return None;
+        };
+        tool_calls.iter().rev().find_map(|c| {
+            if c.name != todo::NAME || !ok(&c.id) {
+                return None;
+            }
+            let args = serde_json::from_str(&c.arguments).ok()?;
+            todo::parse_todos(&args).ok()
+        })
+    })
+}
+
+/// `/todos`.
+pub fn todos_text(messages: &[Message]) -> String {
+    match latest_todos(messages) {
+        Some(items) if !items.is_empty() => todo::render(&items, true),
+        _ => "no todos in this session".to_string(),
+    }
+}
+
+/// `/usage`: the session's figures so far, every run of it included.
+pub fn usage_text(f: &Figures) -> String {
+    let hit = if f.prompt_tokens > 0 {
+        // Shown to one decimal; u64 to f64 loses nothing that matters at that precision.
+        format!(
+            " ({:.1}% of prompt tokens)",
+            f.cache_hit_tokens as f64 * 100.0 / f.prompt_tokens as f64
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "requests: {}, tool calls: {} ({} refused)\nprompt tokens: {}, cache hits: {}{hit}\ncompletion tokens: {}",
+        f.turns, f.tool_calls, f.blocked, f.prompt_tokens, f.cache_hit_tokens, f.completion_tokens
+    )
+}
+
+/// `/context`: what the next request carries besides the new message.
+pub fn context_text(
+    system_prompt: &str,
+    catalog: &str,
+    skills: usize,
+    budget: usize,
+    tools: &[ToolSpec],
+    messages: &[Message],
+) -> String {
+    let chars = |s: &str| s.chars().count();
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "system prompt: {} characters: the base rules, then the skill catalog",
+        chars(system_prompt)
+    );
+    let _ = writeln!(
+        s,
+        "skill catalog: {skills} skill(s), {} of at most {budget} characters (skills_catalog_budget)",
+        chars(catalog)
+    );
+    let spec_chars: usize = tools
+        .iter()
+        .map(|t| chars(&t.name) + chars(&t.description) + chars(&t.parameters.to_string()))
+        .sum();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    let _ = writeln!(
+        s,
+        "tools: {} ({spec_chars} characters of specs)",
+        names.join(", ")
+    );
+    let conversation: Vec<&Message> = messages
+        .iter()
+        .filter(|m| !matches!(m, Message::System(_)))
+        .collect();
+    let conv_chars: usize = conversation.iter().map(|m| message_chars(m)).sum();
+    let _ = write!(
+        s,
+        "conversation: {} message(s), {conv_chars} characters",
+        conversation.len()
+    );
+    s
+}
+
+fn message_chars(m: &Message) -> usize {
+    match m {
+        Message::System(t) | Message::User(t) => t.chars().count(),
+        Message::Tool { content, .. } => content.chars().count(),
+        Message::Assistant {
+            content,
+            reasoning,
+            tool_calls,
+        } => {
+            content.chars().count()
+                + reasoning.as_deref().map_or(0, |r| r.chars().count())
+                + tool_calls
+                    .iter()
+                    .map(|c| c.name.chars().count() + c.arguments.chars().count())
+                    .sum::<usize>()
+        }
+    }
+}
+
+/// `/skills`: one line per skill (name, where from, size of its SKILL.md, description), then
+/// the catalog's size against its budget.
+pub fn skills_text(registry: &SkillRegistry, catalog: &str, budget: usize) -> String {
+    if registry.is_empty() {
+        return "no skills: add .agents/skills/NAME/SKILL.md (see hx skills --help)".into();
+    }
+    let mut s = String::new();
+    for skill in registry.skills() {
+        let size = std::fs::metadata(&skill.path)
+            .map(|m| format_size(m.len()))
+            .unwrap_or_else(|_| "?".into());
+        let _ = writeln!(
+            s,
+            "{:<24} {:<7} {:>8}  {}",
+            skill.name,
+            skill.source.as_str(),
+            size,
+            crate::term::one_line(&skill.description, 70)
+        );
+    }
+    let _ = write!(
+        s,
+        "{} skill(s); the catalog in the system prompt is {} of at most {budget} characters",
+        registry.len(),
+        catalog.chars().count()
+    );
+    s
+}
+
+fn format_size(bytes: u64) -> String {
+    if bytes < 10 * 1024 {
+        format!("{bytes} B")
+    } else {
+        format!("{} KiB", bytes / 1024)
+    }
+}
+
+#[cfg(test)]
+mod tests;

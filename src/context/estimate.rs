@@ -1,0 +1,190 @@
+//! How large the next request is, without a tokenizer.
+//!
+//! The server counts exactly: each response reports the `prompt_tokens` of its request. The
+//! next request is that request plus what was appended since (the answer, tool results), so
+//! only the appended part is estimated. With no count yet (the first request, a continued
+//! session, right after a compaction) the whole request is estimated.
+//!
+//! The estimate is one token per 3 bytes of the JSON hx sends. Tokenizers of current models
+//! average about 4 bytes per token on English and code, and more on JSON escapes and on
+//! Chinese (3 bytes per character in UTF-8, under one token each), so the estimate errs high,
+//! which is the safe side: compaction comes a little early rather than a request too late.
+//! Text that tokenizes worse (random hex, base64) can beat it; the server's overflow error is
+//! the backstop for that (see `agent::compact`). A tokenizer would be exact only for the
+//! model it was made for, and hx talks to many.
+
+use serde::Serialize;
+
+use super::Settings;
+use crate::model::{ChatRequest, Message, ToolSpec};
+
+/// Bytes counted as one token.
+pub const BYTES_PER_TOKEN: u64 = 3;
+/// Tokens a chat template may add to a request beyond its bytes (role markers and the like).
+const TEMPLATE_TOKENS: u64 = 1024;
+
+/// The tokens `bytes` bytes of request are taken to be.
+pub fn tokens(bytes: usize) -> u64 {
+    (bytes as u64).div_ceil(BYTES_PER_TOKEN)
+}
+
+/// One message as it is sent.
+pub fn message(m: &Message) -> u64 {
+    tokens(json_len(m))
+}
+
+pub fn messages(ms: &[Message]) -> u64 {
+    ms.iter().map(message).sum()
+}
+
+/// The part of every request that is not messages: the tool schemas and the fixed keys.
+pub fn overhead(model: &str, tools: &[ToolSpec]) -> u64 {
+    tokens(overhead_bytes(model, tools))
+}
+
+/// [`overhead`] in bytes.
+pub fn overhead_bytes(model: &str, tools: &[ToolSpec]) -> usize {
+    json_len(&ChatRequest {
+        model,
+        messages: &[],
+        tools,
+    })
+}
+
+/// Bytes of `v` as JSON, counted without building the text.
+fn json_len<T: Serialize + ?Sized>(v: &T) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut c = Count(0);
+    let _ = serde_json::to_writer(&mut c, v);
+    c.0
+}
+
+/// The size of a run's requests against its limit. One per run of the loop: the last count the
+/// server gave, and what the run learned about the window.
+#[derive(Debug, Clone)]
+pub struct Meter {
+    settings: Settings,
+    /// Tokens of every request besides its messages.
+    overhead: u64,
+    /// The server's `prompt_tokens` for the last request and how many messages it sent.
+    anchor: Option<(u64, usize)>,
+    /// The estimate of the first messages of the history: (how many, tokens). The history
+    /// only grows between compactions, so each message is measured once.
+    measured: (usize, u64),
+    /// Set after an overflow: the limit the server's answer showed to be real.
+    learned_limit: Option<u64>,
+    /// A summary failed this run: proactive compaction waits until the window itself is at
+    /// stake, rather than paying for a failing request on every turn.
+    summary_failed: bool,
+}
+
+impl Meter {
+    pub fn new(settings: Settings, overhead: u64) -> Meter {
+        Meter {
+            settings,
+            overhead,
+            anchor: None,
+            measured: (0, 0),
+            learned_limit: None,
+            summary_failed: false,
+        }
+    }
+
+    /// The window in force (the server's, when it named a smaller one).
+    pub fn window(&self) -> u64 {
+        self.settings.window
+    }
+
+    /// The most tokens a request may have before compaction.
+    pub fn limit(&self) -> u64 {
+        let limit = self.settings.limit();
+        self.learned_limit.map_or(limit, |l| l.min(limit))
+    }
+
+    pub fn overhead(&self) -> u64 {
+        self.overhead
+    }
+
+    /// The estimated size of a request sending `history`.
+    pub fn request(&mut self, history: &[Message]) -> u64 {
+        match self.anchor {
+            Some((prompt, sent)) if sent <= history.len() => {
+                prompt.saturating_add(messages(&history[sent..]))
+            }
+            _ => self.whole(history),
+        }
+    }
+
+    /// The estimate of a request sending `history`, ignoring the server's count.
+    pub fn whole(&mut self, history: &[Message]) -> u64 {
+        let (n, tokens) = self.measured;
+        let tokens = match history.get(n..) {
+            Some(rest) => tokens.saturating_add(messages(rest)),
+            None => messages(history),
+        };
+        self.measured = (history.len(), tokens);
+        tokens.saturating_add(self.overhead)
+    }
+
+    /// The server counted `prompt_tokens` for the request that sent `history`. A count of 0
+    /// is no count (some servers send zeros), and so is one larger than the request's bytes
+    /// (no tokenizer makes more tokens than bytes, beyond a chat template's few): the server
+    /// is outside hx, and a count it made up must not trigger compactions.
+    pub fn observed(&mut self, prompt_tokens: u64, history: &[Message]) {
+        let bytes = self.whole(history).saturating_mul(BYTES_PER_TOKEN);
+        if prompt_tokens > 0 && prompt_tokens <= bytes.saturating_add(TEMPLATE_TOKENS) {
+            self.anchor = Some((prompt_tokens, history.len()));
+        }
+    }
+
+    /// The history was replaced or changed in place: the last count and the measures say
+    /// nothing about it.
+    pub fn history_changed(&mut self) {
+        self.anchor = None;
+        self.measured = (0, 0);
+    }
+
+    /// Whether a request of `size` tokens calls for compaction now.
+    pub fn over_limit(&self, size: u64) -> bool {
+        size > self.limit() && !(self.summary_failed && size <= self.window())
+    }
+
+    pub fn summary_failed(&mut self) {
+        self.summary_failed = true;
+    }
+
+    /// The server refused a request of (by estimate) `size` tokens as too long, naming its
+    /// window when it did. From now on the limit is the configured share of that window, or,
+    /// when the server's window is not smaller than the configured one (so the estimate was
+    /// wrong, not the window), half the refused size. Returns a warning for the user when the
+    /// configured window was wrong.
+    pub fn overflowed(&mut self, server_window: Option<u64>, size: u64) -> Option<String> {
+        match server_window {
+            Some(w) if w < self.settings.window => {
+                let configured = self.settings.window;
+                self.settings.window = w;
+                self.learned_limit = None;
+                Some(format!(
+                    "the server's context window is {} tokens, not {} (context_window); this run \
+                     uses the server's",
+                    super::thousands(w),
+                    super::thousands(configured)
+                ))
+            }
+            _ => {
+                let half = size / 2;
+                self.learned_limit = Some(self.learned_limit.map_or(half, |l| l.min(half)));
+                None
+            }
+        }
+    }
+}

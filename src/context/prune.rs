@@ -1,0 +1,87 @@
+//! The first step of compaction, without a model call: the content of older tool results is
+//! replaced by one line saying what it was, keeping the newest tool output whole.
+//!
+//! Old command output and file contents are most of a long run's history and the part the
+//! model needs least: it can run the command or read the file again. Skill bodies
+//! (`load_skill` results) are instructions, not output, and are never cleared.
+
+use std::collections::HashMap;
+
+use super::estimate;
+use crate::model::Message;
+use crate::skills::load::LOAD_SKILL;
+use crate::tools::output::quote;
+
+/// How a cleared result begins; a result that begins so is not cleared again.
+pub const CLEARED_PREFIX: &str = "[output cleared to save context: ";
+
+/// What replaces a result of `chars` characters from the tool `tool`.
+pub fn placeholder(chars: usize, tool: &str) -> String {
+    format!(
+        "{CLEARED_PREFIX}{} chars of {}; run it again if needed]",
+        super::thousands(chars as u64),
+        quote(tool)
+    )
+}
+
+/// The results to clear: their index in the history and the line that replaces each.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    pub cleared: Vec<(usize, String)>,
+    /// Estimated tokens the request loses.
+    pub freed: u64,
+}
+
+/// The tool results of `history` to clear so that only the newest `keep` tokens of tool output
+/// stay whole. The result that crosses `keep` and every older one are cleared, unless
+/// clearing would not make it shorter.
+pub fn plan(history: &[Message], keep: u64) -> Plan {
+    let mut names: HashMap<&str, &str> = HashMap::new();
+    for m in history {
+        if let Message::Assistant { tool_calls, .. } = m {
+            for c in tool_calls {
+                names.insert(&c.id, &c.name);
+            }
+        }
+    }
+    let mut plan = Plan::default();
+    let mut kept = 0u64;
+    for (i, m) in history.iter().enumerate().rev() {
+        let Message::Tool {
+            tool_call_id,
+            content,
+        } = m
+        else {
+            continue;
+        };
+        let tool = names.get(tool_call_id.as_str()).copied().unwrap_or("?");
+        if tool == LOAD_SKILL || content.starts_with(CLEARED_PREFIX) {
+            continue;
+        }
+        let size = estimate::message(m);
+        kept = kept.saturating_add(size);
+        if kept <= keep {
+            continue;
+        }
+        let line = placeholder(content.chars().count(), tool);
+        let replaced = estimate::message(&Message::Tool {
+            tool_call_id: tool_call_id.clone(),
+            content: line.clone(),
+        });
+        if replaced < size {
+            plan.freed += size - replaced;
+            plan.cleared.push((i, line));
+        }
+    }
+    plan.cleared.reverse();
+    plan
+}
+
+/// `history` with the plan's results replaced.
+pub fn apply(history: &mut [Message], cleared: &[(usize, String)]) {
+    for (i, line) in cleared {
+        if let Some(Message::Tool { content, .. }) = history.get_mut(*i) {
+            *content = line.clone();
+        }
+    }
+}

@@ -1,0 +1,410 @@
+use super::*;
+use crate::model::{Message, ReasoningEcho, ToolCall};
+
+fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
+    ToolCall {
+        id: id.into(),
+        name: name.into(),
+        arguments: arguments.into(),
+    }
+}
+
+fn turn(calls: Vec<ToolCall>) -> Message {
+    Message::Assistant {
+        content: String::new(),
+        reasoning: Some(String::new()),
+        tool_calls: calls,
+    }
+}
+
+fn tool(id: &str, content: &str) -> Message {
+    Message::Tool {
+        tool_call_id: id.into(),
+        content: content.into(),
+    }
+}
+
+fn user(t: &str) -> Message {
+    Message::User(t.into())
+}
+
+#[test]
+fn the_limit_is_a_share_or_a_count_never_past_the_window() {
+    let s = Settings {
+        window: 100_000,
+        compact_at: CompactAt::Fraction(0.8),
+    };
+    assert_eq!(s.limit(), 80_000);
+    let s = Settings {
+        compact_at: CompactAt::Tokens(30_000),
+        ..s
+    };
+    assert_eq!(s.limit(), 30_000);
+    let s = Settings {
+        compact_at: CompactAt::Tokens(300_000),
+        ..s
+    };
+    assert_eq!(s.limit(), 100_000);
+    assert_eq!(builtin_window("deepseek-v4-flash"), Some(1_048_576));
+    assert_eq!(builtin_window("DeepSeek-V4-Pro"), Some(1_048_576));
+    assert_eq!(builtin_window("qwen3-coder"), None);
+    assert_eq!(thousands(812_344), "812,344");
+    assert_eq!(thousands(1_048_576), "1,048,576");
+    assert_eq!(thousands(999), "999");
+}
+
+#[test]
+fn budgets_are_the_issue_s_figures_for_large_windows_and_scale_down_for_small_ones() {
+    let b = Budgets::for_limit(102_400);
+    assert_eq!(
+        (
+            b.keep_tool_output,
+            b.min_prune_gain,
+            b.skill_each,
+            b.skills_total,
+            b.user_messages
+        ),
+        (40_000, 20_000, 5_000, 25_000, 20_000)
+    );
+    let b = Budgets::for_limit(3_200);
+    assert_eq!((b.keep_tool_output, b.min_prune_gain), (1_600, 640));
+}
+
+#[test]
+fn the_next_request_is_the_server_s_count_plus_an_estimate_of_what_was_appended() {
+    let history = vec![Message::System("s".repeat(3000)), user("task")];
+    let mut m = Meter::new(Settings::default(), 100);
+    // No count yet: the whole request, tools included, at 3 bytes a token.
+    let whole = m.request(&history);
+    assert!(whole > 1_000 + 100, "{whole}");
+    m.observed(50, &history);
+    assert_eq!(m.request(&history), 50);
+    let mut longer = history.clone();
+    longer.push(tool("x", &"y".repeat(300)));
+    let appended = estimate::message(&longer[2]);
+    assert!((100..=130).contains(&appended), "{appended}");
+    assert_eq!(m.request(&longer), 50 + appended);
+    // Zero is no count, nor is more tokens than the request has bytes; a changed history
+    // drops the count.
+    m.observed(0, &longer);
+    assert_eq!(m.request(&longer), 50 + appended);
+    m.observed(u64::MAX / 2, &longer);
+    assert_eq!(m.request(&longer), 50 + appended);
+    m.history_changed();
+    assert_eq!(m.request(&longer), m.whole(&longer));
+}
+
+#[test]
+fn an_overflow_teaches_the_meter_the_real_window_or_a_smaller_limit() {
+    let mut m = Meter::new(
+        Settings {
+            window: 128_000,
+            compact_at: CompactAt::Fraction(0.8),
+        },
+        0,
+    );
+    let warning = m.overflowed(Some(32_768), 40_000).expect("a warning");
+    assert!(
+        warning.contains("32,768") && warning.contains("128,000"),
+        "{warning}"
+    );
+    assert_eq!((m.window(), m.limit()), (32_768, 26_214));
+    // The window named is not smaller: the estimate was off, so the limit halves the size.
+    assert_eq!(m.overflowed(Some(32_768), 20_000), None);
+    assert_eq!(m.limit(), 10_000);
+    assert_eq!(m.overflowed(None, 30_000), None);
+    assert_eq!(m.limit(), 10_000);
+}
+
+#[test]
+fn a_failed_summary_stops_proactive_compaction_until_the_window_is_at_stake() {
+    let mut m = Meter::new(
+        Settings {
+            window: 10_000,
+            compact_at: CompactAt::Fraction(0.5),
+        },
+        0,
+    );
+    assert!(m.over_limit(6_000));
+    m.summary_failed();
+    assert!(!m.over_limit(6_000));
+    assert!(m.over_limit(10_001));
+}
+
+/// A history with `n` bash turns of `size`-byte outputs, after a loaded skill.
+fn long_history(n: usize, size: usize) -> Vec<Message> {
+    let mut h = vec![
+        Message::System("system".into()),
+        user("the task"),
+        turn(vec![call("s", "load_skill", r#"{"name":"deploy"}"#)]),
+        tool(
+            "s",
+            &format!("<skill name=\"deploy\">\n{}\n</skill>", "d".repeat(size)),
+        ),
+    ];
+    for i in 0..n {
+        h.push(turn(vec![call(
+            &format!("c{i}"),
+            "bash",
+            r#"{"command":"ls"}"#,
+        )]));
+        h.push(tool(&format!("c{i}"), &"o".repeat(size)));
+    }
+    h
+}
+
+#[test]
+fn prune_clears_older_outputs_keeps_the_newest_and_never_touches_skills() {
+    let h = long_history(6, 3_000);
+    // Each output is about 1,000 tokens: keeping 2,500 keeps the two newest.
+    let plan = prune::plan(&h, 2_500);
+    let cleared: Vec<usize> = plan.cleared.iter().map(|(i, _)| *i).collect();
+    assert_eq!(cleared, [5, 7, 9, 11]);
+    assert!(plan.freed > 3_800 && plan.freed < 4_100, "{}", plan.freed);
+    assert_eq!(
+        plan.cleared[0].1,
+        "[output cleared to save context: 3,000 chars of bash; run it again if needed]"
+    );
+    let mut pruned = h.clone();
+    prune::apply(&mut pruned, &plan.cleared);
+    assert_eq!(pruned[3], h[3], "the skill body stays");
+    assert_eq!(pruned[13], h[13]);
+    // Cleared outputs are not cleared again.
+    assert_eq!(prune::plan(&pruned, 2_500).cleared, []);
+}
+
+#[test]
+fn the_summary_request_is_the_history_and_the_prompt_shrunk_to_its_room() {
+    let h = long_history(6, 3_000);
+    let whole = summary::request(&h, 100_000).expect("fits");
+    assert_eq!(whole.len(), h.len() + 1);
+    assert_eq!(whole.last(), Some(&user(summary::PROMPT)));
+    // Outputs are cleared first, oldest first.
+    let shrunk = summary::request(&h, 4_000).expect("fits");
+    assert_eq!(shrunk.len(), h.len() + 1);
+    assert!(estimate::messages(&shrunk) <= 4_000);
+    let Message::Tool { content, .. } = &shrunk[3] else {
+        panic!("{shrunk:?}")
+    };
+    assert!(content.starts_with(prune::CLEARED_PREFIX), "{content}");
+    // Then whole turns after the task, with a note where they were.
+    let tiny = summary::request(&h, 800).expect("fits");
+    assert_eq!(&tiny[..2], &h[..2]);
+    let Message::User(note) = &tiny[2] else {
+        panic!("{tiny:?}")
+    };
+    assert!(note.contains("earlier messages are left out"), "{note}");
+    assert!(estimate::messages(&tiny) <= 800);
+    // The task and the prompt alone do not fit: an error, with their size.
+    let huge = vec![Message::System("s".into()), user(&"t".repeat(30_000))];
+    let size = summary::request(&huge, 800).expect_err("too large");
+    assert!(size > 10_000, "{size}");
+}
+
+#[test]
+fn the_rebuilt_history_keeps_the_system_prompt_the_task_newest_messages_skills_and_todos() {
+    let todos = r#"{"todos":[{"content":"Ship it","status":"in_progress"}]}"#;
+    let mut h = long_history(3, 300);
+    h.push(user(crate::tools::todo::REMINDER));
+    h.push(turn(vec![call("t", "todo_write", todos)]));
+    h.push(tool("t", "[>] Ship it\n(0/1 completed)"));
+    h.push(Message::Assistant {
+        content: "done".into(),
+        reasoning: None,
+        tool_calls: vec![],
+    });
+    h.push(user("now also update the docs"));
+    let budgets = Budgets::for_limit(100_000);
+    let r = summary::rebuild(
+        &h,
+        "  The summary.  ",
+        &budgets,
+        ReasoningEcho::Always,
+        100_000,
+    )
+    .expect("fits");
+    let n = &r.history;
+    assert_eq!(n[0], h[0]);
+    assert_eq!(n[1], user("the task"));
+    assert_eq!(
+        n[2],
+        user("now also update the docs"),
+        "the reminder is not carried"
+    );
+    assert_eq!(n[3], user(&format!("{}The summary.", summary::HEADER)));
+    assert!(summary::is_summary(&n[3]));
+    let Message::Assistant {
+        tool_calls,
+        reasoning,
+        ..
+    } = &n[4]
+    else {
+        panic!("{n:?}")
+    };
+    assert_eq!(reasoning.as_deref(), Some(""));
+    let names: Vec<&str> = tool_calls.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["load_skill", "todo_write"]);
+    assert_eq!(tool_calls[1].arguments, todos);
+    assert_eq!(
+        n[5],
+        tool(
+            "hx_carried_0",
+            &format!("<skill name=\"deploy\">\n{}\n</skill>", "d".repeat(300))
+        )
+    );
+    assert_eq!(n[6], tool("hx_carried_1", "[>] Ship it\n(0/1 completed)"));
+    assert_eq!(n.len(), 7);
+    assert_eq!(r.skills, ["deploy"]);
+    assert!(r.forgotten.is_empty());
+
+    // Under `auto` the carried calls echo reasoning as the server's own last message did.
+    let reasoning_of = |h: &[Message]| {
+        let r = summary::rebuild(h, "S", &budgets, ReasoningEcho::Auto, 100_000).expect("fits");
+        r.history
+            .iter()
+            .find_map(|m| match m {
+                Message::Assistant { reasoning, .. } => Some(reasoning.clone()),
+                _ => None,
+            })
+            .expect("the carried calls")
+    };
+    assert_eq!(reasoning_of(&long_history(1, 300)), Some(String::new()));
+    assert_eq!(reasoning_of(&h), None);
+
+    // Compacting the compacted history finds the same skills and todos, and summarises the
+    // old summary instead of carrying it.
+    let again =
+        summary::rebuild(n, "Second.", &budgets, ReasoningEcho::Never, 100_000).expect("fits");
+    assert_eq!(again.history.len(), 7);
+    assert_eq!(
+        again.history[3],
+        user(&format!("{}Second.", summary::HEADER))
+    );
+    assert_eq!(again.history[5], n[5]);
+    assert_eq!(again.history[6], n[6]);
+}
+
+#[test]
+fn a_skill_over_its_budget_is_forgotten_and_what_does_not_fit_the_room_is_shed() {
+    let h = long_history(1, 30_000);
+    let budgets = Budgets::for_limit(100_000);
+    let r = summary::rebuild(&h, "S", &budgets, ReasoningEcho::Never, 100_000).expect("fits");
+    assert_eq!(r.skills, Vec::<String>::new());
+    assert_eq!(r.forgotten, ["deploy"]);
+    assert_eq!(r.history.len(), 3, "{:?}", r.history);
+
+    // A small room: the skill is within its budget but the room takes only the essentials.
+    let h = long_history(1, 600);
+    let budgets = Budgets::for_limit(100_000);
+    let room = estimate::messages(&h[..2]) + 60;
+    let r = summary::rebuild(&h, "S", &budgets, ReasoningEcho::Never, room).expect("fits");
+    assert_eq!(r.forgotten, ["deploy"]);
+    assert!(estimate::messages(&r.history) <= room);
+    // Not even the essentials: the error is their size.
+    let size = summary::rebuild(&h, "S", &budgets, ReasoningEcho::Never, 5).expect_err("no");
+    assert!(size > 5);
+}
+
+mod instructions_discovery {
+    use super::super::instructions::{discover, project_root};
+    use std::path::Path;
+
+    fn write(path: &Path, text: &str) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn files_from_the_user_then_the_root_down_to_the_working_directory() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap().join("repo");
+        let user = d.path().canonicalize().unwrap().join("config");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        write(&user.join("AGENTS.md"), "user rules");
+        write(&root.join("AGENTS.md"), "root rules");
+        write(&root.join("CLAUDE.md"), "not read: AGENTS.md is there");
+        write(&root.join("a/CLAUDE.md"), "a rules");
+        write(&root.join("a/b/c/AGENTS.md"), "c rules");
+        // Above the project root: not read.
+        write(&d.path().join("AGENTS.md"), "outside");
+        let cwd = root.join("a/b/c");
+        assert_eq!(project_root(&cwd), root);
+        let got = discover(&cwd, Some(&user), 32 * 1024);
+        let labels: Vec<&str> = got.docs.iter().map(|d| d.label.as_str()).collect();
+        assert_eq!(labels.len(), 4, "{labels:?}");
+        assert!(
+            labels[0].ends_with("config/AGENTS.md (the user's own)"),
+            "{labels:?}"
+        );
+        assert_eq!(
+            &labels[1..],
+            ["AGENTS.md", "a/CLAUDE.md", "a/b/c/AGENTS.md"]
+        );
+        let texts: Vec<&str> = got.docs.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["user rules", "root rules", "a rules", "c rules"]);
+        assert!(got.warnings.is_empty(), "{:?}", got.warnings);
+        let section = got.section();
+        let at = |s: &str| {
+            section
+                .find(s)
+                .unwrap_or_else(|| panic!("{s} in {section}"))
+        };
+        assert!(at("# Project instructions") < at("user rules"));
+        assert!(at("## AGENTS.md\n\nroot rules") < at("## a/CLAUDE.md\n\na rules"));
+        assert!(at("a rules") < at("## a/b/c/AGENTS.md\n\nc rules"));
+    }
+
+    #[test]
+    fn over_the_cap_the_furthest_files_are_cut_first_and_it_is_said() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join(".git")).unwrap();
+        write(&root.join("AGENTS.md"), &"r".repeat(600));
+        write(&root.join("sub/AGENTS.md"), &"s".repeat(300));
+        let got = discover(&root.join("sub"), None, 500);
+        assert_eq!(got.docs[1].text, "s".repeat(300));
+        assert_eq!(got.docs[0].text, "r".repeat(200));
+        assert_eq!(got.docs[0].cut, 400);
+        assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+        assert!(
+            got.warnings[0].contains("project_doc_max_bytes (500 bytes)")
+                && got.warnings[0].contains("400 bytes of AGENTS.md"),
+            "{}",
+            got.warnings[0]
+        );
+        assert!(got
+            .section()
+            .contains("[hx: the last 400 bytes of this file are cut"));
+        // Smaller still: the root's file is left out whole, and the nearest one cut.
+        let got = discover(&root.join("sub"), None, 100);
+        assert_eq!((got.docs[0].text.as_str(), got.docs[0].cut), ("", 600));
+        assert_eq!(got.docs[1].cut, 200);
+        assert!(got
+            .section()
+            .contains("[hx: this file (600 bytes) is left out"));
+    }
+
+    #[test]
+    fn a_link_out_of_the_project_is_skipped_with_a_warning() {
+        let d = tempfile::tempdir().unwrap();
+        let base = d.path().canonicalize().unwrap();
+        let root = base.join("repo");
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        write(&base.join("secret.txt"), "a secret");
+        std::os::unix::fs::symlink(base.join("secret.txt"), root.join("AGENTS.md")).unwrap();
+        // A link inside the project is fine (CLAUDE.md -> AGENTS.md is common).
+        write(&root.join("sub/AGENTS.md"), "sub rules");
+        std::fs::create_dir_all(root.join("sub/x")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub/AGENTS.md"), root.join("sub/x/CLAUDE.md"))
+            .unwrap();
+        let got = discover(&root.join("sub/x"), None, 32 * 1024);
+        let texts: Vec<&str> = got.docs.iter().map(|d| d.text.as_str()).collect();
+        assert_eq!(texts, ["sub rules", "sub rules"]);
+        assert_eq!(got.warnings.len(), 1, "{:?}", got.warnings);
+        assert!(
+            got.warnings[0].contains("outside the project"),
+            "{}",
+            got.warnings[0]
+        );
+    }
+}

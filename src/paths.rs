@@ -1,0 +1,120 @@
+//! Paths hx works out: the environment map it reads them from, the user's folders it names,
+//! and the real path of a path with every link resolved. A leaf module: it imports nothing of
+//! hx, so the lowest layers (the sandbox, the session store, trust) can use it.
+
+use std::collections::{BTreeMap, VecDeque};
+use std::io;
+use std::path::{Component, Path, PathBuf};
+
+/// Symlink hops followed while resolving one path before giving up (the Linux limit).
+const MAX_SYMLINK_HOPS: usize = 40;
+
+/// The environment as hx reads it; a map so tests need not touch the process environment.
+pub type Env = BTreeMap<String, String>;
+
+pub fn process_env() -> Env {
+    std::env::vars_os()
+        .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+        .collect()
+}
+
+/// The user's config file: `$XDG_CONFIG_HOME/hx/config.toml`, else `~/.config/hx/...`.
+pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
+    let xdg = env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty());
+    match xdg {
+        Some(x) => Some(PathBuf::from(x).join("hx")),
+        None => env
+            .get("HOME")
+            .filter(|v| !v.is_empty())
+            .map(|h| PathBuf::from(h).join(".config").join("hx")),
+    }
+}
+
+/// The real absolute path `path` (absolute) names, resolving it one component at a time as the
+/// kernel would: every component that exists is checked for a symlink and the link followed
+/// (also a dangling one, whose target a write would create), `..` applies to what is resolved
+/// so far, and components that do not exist are taken as written. Resolving the deepest
+/// existing ancestor alone is not enough: in `nope/../link/x` the `..` leads back to `link`,
+/// which may point anywhere.
+pub fn real_path(path: &Path) -> io::Result<PathBuf> {
+    let mut pending: VecDeque<PathBuf> = parts(path).collect();
+    let mut base = PathBuf::from("/");
+    let mut hops = 0;
+    while let Some(part) = pending.pop_front() {
+        if part.as_os_str() == ".." {
+            base.pop();
+            continue;
+        }
+        let next = base.join(&part);
+        match std::fs::symlink_metadata(&next) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                hops += 1;
+                if hops > MAX_SYMLINK_HOPS {
+                    return Err(io::Error::other("too many levels of symbolic links"));
+                }
+                let target = std::fs::read_link(&next)?;
+                if target.is_absolute() {
+                    base = PathBuf::from("/");
+                }
+                for (i, t) in parts(&target).enumerate() {
+                    pending.insert(i, t);
+                }
+            }
+            // An existing entry, or one that does not exist (yet): nothing to follow.
+            _ => base = next,
+        }
+    }
+    Ok(base)
+}
+
+/// The `..` and name components of a path (`.` and the root dropped).
+fn parts(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
+    path.components().filter_map(|c| match c {
+        Component::ParentDir => Some(PathBuf::from("..")),
+        Component::Normal(n) => Some(PathBuf::from(n)),
+        _ => None,
+    })
+}
+
+/// Opens `path` for reading if it is a regular file, without ever blocking: a FIFO (or a
+/// device) put where a file is expected would otherwise hang the open or the read, and a
+/// check before the open could be raced. The check is made on the opened file itself.
+pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    if file.metadata()?.is_file() {
+        Ok(file)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn open_regular_refuses_a_fifo_without_blocking() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let fifo = dir.path().join("SKILL.md");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+        // SAFETY: mkfifo with a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = open_regular(&fifo).expect_err("a FIFO");
+        assert_eq!(e.kind(), io::ErrorKind::InvalidInput);
+        std::fs::write(dir.path().join("f"), "x").expect("write");
+        assert!(open_regular(&dir.path().join("f")).is_ok());
+        assert_eq!(
+            open_regular(&dir.path().join("nope"))
+                .expect_err("missing")
+                .kind(),
+            io::ErrorKind::NotFound
+        );
+    }
+}

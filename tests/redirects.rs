@@ -1,0 +1,26 @@
+//! A server that redirects gets no second request: the request carries the API key, and hx
+//! never follows a redirect with it.
+
+mod support;
+
+use support::{FakeServer, Hx, Reply};
+
+#[test]
+fn a_redirect_is_an_error_naming_where_it_points_and_is_not_followed() {
+    let elsewhere = FakeServer::start(vec![Reply::text("stolen")]);
+    let target = format!("{}/chat/completions", elsewhere.url());
+    let server = FakeServer::start(vec![Reply::status(307, "").with_header("location", &target)]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "hello"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert!(elsewhere.requests().is_empty(), "the redirect was followed");
+    assert_eq!(server.requests().len(), 1, "a redirect is not retried");
+    assert!(
+        run.stderr.contains(&format!(
+            "API error 307: the server redirects to {target}; hx does not follow redirects"
+        )),
+        "{}",
+        run.stderr
+    );
+}
