@@ -47,6 +47,8 @@ struct ScreenState {
     waits: Vec<Wait>,
     next_wait: u64,
     ticker_started: bool,
+    /// Something else has the bottom line (a question being asked): no spinner meanwhile.
+    held: u32,
 }
 
 impl Default for ScreenState {
@@ -57,6 +59,7 @@ impl Default for ScreenState {
             waits: Vec::new(),
             next_wait: 0,
             ticker_started: false,
+            held: 0,
         }
     }
 }
@@ -176,6 +179,19 @@ impl Term {
         self.out_raw(&format!("{text}\n"));
     }
 
+    /// Keeps the spinner off the screen until the guard is dropped: for a question asked on
+    /// the terminal by something that does not write through here (the line editor), whose
+    /// prompt a spinner frame would overwrite.
+    pub fn hold_spinner(&self) -> SpinnerHold {
+        let mut st = self.lock();
+        st.held += 1;
+        erase_spinner(&mut st, &mut std::io::stderr().lock());
+        let _ = std::io::stderr().flush();
+        SpinnerHold {
+            screen: self.screen.clone(),
+        }
+    }
+
     /// The spinner of this terminal (see [`Spinner`]).
     pub fn spinner(&self) -> Spinner {
         Spinner {
@@ -280,6 +296,19 @@ impl Drop for WaitGuard {
     }
 }
 
+/// See [`Term::hold_spinner`].
+#[derive(Debug)]
+pub struct SpinnerHold {
+    screen: Arc<Screen>,
+}
+
+impl Drop for SpinnerHold {
+    fn drop(&mut self) {
+        let mut st = lock(&self.screen);
+        st.held = st.held.saturating_sub(1);
+    }
+}
+
 /// A label on one short line, whatever the model named its tool.
 fn spinner_label(label: &str) -> String {
     one_line(&escape_line(label), 40)
@@ -295,7 +324,7 @@ fn tick(screen: &Screen) {
         if let Some(w) = st.waits.first() {
             let waited = w.since.elapsed();
             // Never over text that is still being written on the current line.
-            if waited >= SPINNER_DELAY && (st.at_line_start || st.drawn) {
+            if waited >= SPINNER_DELAY && st.held == 0 && (st.at_line_start || st.drawn) {
                 let frame = SPINNER_FRAMES[(waited.as_millis() / SPINNER_TICK.as_millis())
                     as usize
                     % SPINNER_FRAMES.len()];

@@ -79,6 +79,8 @@ impl Approvals {
         cx: &HookContext,
     ) -> Approval {
         let _one = self.asking.lock().await;
+        // The editor writes the question itself: the spinner of the waiting call keeps off it.
+        let _hold = self.term.hold_spinner();
         let p = &cx.scope.prefix;
         if self.state().always.contains(command) {
             self.term.line(&format!(
