@@ -512,16 +512,27 @@ impl OpenAiClient {
     }
 }
 
-/// A base URL as shown to the user: a user name or password in it is replaced by `***`.
+/// A base URL as shown to the user (the trace's first line, `thread.started`, connection
+/// errors): a user name or password in it is replaced by `***`, and so is a query, where a
+/// key is sometimes put (`?key=...`); a fragment is left out.
 pub fn shown_url(url: &str) -> String {
-    match reqwest::Url::parse(url) {
-        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
-            let _ = u.set_username("***");
-            let _ = u.set_password(None);
-            u.to_string()
-        }
-        _ => url.to_string(),
+    let Ok(mut u) = reqwest::Url::parse(url) else {
+        return url.to_string();
+    };
+    let credentials = !u.username().is_empty() || u.password().is_some();
+    if !credentials && u.query().is_none() && u.fragment().is_none() {
+        // As the user wrote it (parsing would add a trailing slash).
+        return url.to_string();
     }
+    if credentials {
+        let _ = u.set_username("***");
+        let _ = u.set_password(None);
+    }
+    if u.query().is_some() {
+        u.set_query(Some("***"));
+    }
+    u.set_fragment(None);
+    u.to_string()
 }
 
 /// The messages of an error's sources, outermost first.
@@ -584,6 +595,10 @@ mod tests {
             "http://localhost:11434/v1"
         );
         assert_eq!(shown_url("not a url"), "not a url");
+        assert_eq!(
+            shown_url("https://llm.example/v1?key=sk-1#x"),
+            "https://llm.example/v1?***"
+        );
     }
 
     #[test]
