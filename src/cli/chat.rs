@@ -81,14 +81,9 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
             }
         }
     }
-    let mut warnings = Vec::new();
-    let config = Config::load(&cwd, &env, &flags, &mut warnings);
-    for w in warnings {
-        eprintln!("{}", crate::term::escape_controls(&w));
-    }
-    let config = match config {
+    let config = match super::load_config(&cwd, &env, &flags) {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(code) => return code,
     };
     if let Err(e) = config.require_key() {
         return fail(exit::USAGE, e);
