@@ -306,11 +306,15 @@ impl Agent {
             Ok(outcome) => outcome,
             Err(_) => {
                 let name = quote(&call.name);
-                (
-                    ToolResult::error(format!("internal error in {name}")),
-                    false,
-                    None,
-                )
+                let result = ToolResult::error(format!("internal error in {name}"));
+                // The views heard it start: they hear it finish, so nothing waits for it.
+                let parsed = parse_args(&call.name, &call.arguments);
+                self.emit(&Event::ToolFinished {
+                    call,
+                    args: parsed.as_ref().ok(),
+                    result: &result,
+                });
+                (result, false, None)
             }
         }
     }
