@@ -273,7 +273,7 @@ pub struct ChatArgs {
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
-    /// Show the model's reasoning, dimmed
+    /// Show the model's reasoning: dimmed, or after `thinking:` without colour
     #[arg(long)]
     pub show_reasoning: bool,
     /// Turn off the built-in guard (then nothing is asked either)
