@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 
 use hx::mcp::config::{Planned, PlannedServer, ServerConfig, ServerFile};
 use hx::mcp::Mcp;
-use hx::term::Term;
 use hx::tools::{Tool, ToolContext, Workspace};
 use serde_json::json;
 
@@ -62,7 +61,7 @@ fn main() {
     let ws = Workspace::new(tmp.path()).expect("workspace");
     let root = ws.root().to_path_buf();
     let cx = ToolContext::new(ws);
-    let term = Term::detect();
+    let warn: hx::mcp::Warn = std::sync::Arc::new(|line: &str| eprintln!("{line}"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -72,7 +71,7 @@ fn main() {
     let mcp = Mcp::new(
         vec![planned("b", 0, &root)],
         Default::default(),
-        term.clone(),
+        warn.clone(),
     );
     let tools = rt.block_on(async {
         mcp.start().await;
@@ -127,7 +126,7 @@ fn main() {
 
     // Three servers at once against the slowest alone.
     let start = |servers: Vec<PlannedServer>| {
-        let mcp = Mcp::new(servers, Default::default(), term.clone());
+        let mcp = Mcp::new(servers, Default::default(), warn.clone());
         let began = Instant::now();
         rt.block_on(mcp.start());
         let took = began.elapsed();

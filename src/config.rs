@@ -310,39 +310,74 @@ pub struct Config {
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }
 
-/// The names [`preset`] knows.
-const PRESETS: [&str; 4] = ["deepseek", "ollama", "openai", "openrouter"];
+/// A provider hx knows without configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    pub name: &'static str,
+    pub base_url: &'static str,
+    /// The variable holding the API key; `None`: no Authorization header.
+    pub api_key_env: Option<&'static str>,
+    /// The variable that overrides the base URL (above config files, below `--base-url`).
+    pub base_url_env: Option<&'static str>,
+    pub model: Option<&'static str>,
+    pub echo: ReasoningEcho,
+    /// Said when its server on this machine refuses the connection.
+    pub refused_hint: Option<&'static str>,
+}
 
-/// The providers hx knows without configuration. A `[providers.NAME]` table overrides any of
-/// their fields or defines a new one.
+/// The providers hx knows without configuration, as `hx agent --help` and the README list
+/// them. A `[providers.NAME]` table overrides any of their fields or defines a new one.
+pub const PRESETS: [Preset; 4] = [
+    Preset {
+        name: "deepseek",
+        base_url: "https://api.deepseek.com",
+        api_key_env: Some("DEEPSEEK_API_KEY"),
+        base_url_env: Some("DEEPSEEK_BASE_URL"),
+        model: Some("deepseek-v4-flash"),
+        echo: ReasoningEcho::Always,
+        refused_hint: None,
+    },
+    Preset {
+        name: "ollama",
+        base_url: "http://localhost:11434/v1",
+        api_key_env: None,
+        base_url_env: None,
+        model: None,
+        echo: ReasoningEcho::Auto,
+        refused_hint: Some("is Ollama running? start it with `ollama serve`"),
+    },
+    Preset {
+        name: "openai",
+        base_url: "https://api.openai.com/v1",
+        api_key_env: Some("OPENAI_API_KEY"),
+        base_url_env: Some("OPENAI_BASE_URL"),
+        model: None,
+        echo: ReasoningEcho::Never,
+        refused_hint: None,
+    },
+    Preset {
+        name: "openrouter",
+        base_url: "https://openrouter.ai/api/v1",
+        api_key_env: Some("OPENROUTER_API_KEY"),
+        base_url_env: None,
+        model: None,
+        echo: ReasoningEcho::Auto,
+        refused_hint: None,
+    },
+];
+
+fn find_preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// A preset as a provider table.
 fn preset(name: &str) -> Option<ProviderFile> {
-    let (url, key, model, echo) = match name {
-        "deepseek" => (
-            "https://api.deepseek.com",
-            Some("DEEPSEEK_API_KEY"),
-            Some("deepseek-v4-flash"),
-            ReasoningEcho::Always,
-        ),
-        "openai" => (
-            "https://api.openai.com/v1",
-            Some("OPENAI_API_KEY"),
-            None,
-            ReasoningEcho::Never,
-        ),
-        "openrouter" => (
-            "https://openrouter.ai/api/v1",
-            Some("OPENROUTER_API_KEY"),
-            None,
-            ReasoningEcho::Auto,
-        ),
-        "ollama" => ("http://localhost:11434/v1", None, None, ReasoningEcho::Auto),
-        _ => return None,
-    };
+    let p = find_preset(name)?;
     Some(ProviderFile {
-        base_url: Some(url.into()),
-        api_key_env: key.map(Into::into),
-        model: model.map(Into::into),
-        send_reasoning: Some(echo),
+        base_url: Some(p.base_url.into()),
+        api_key_env: p.api_key_env.map(Into::into),
+        model: p.model.map(Into::into),
+        send_reasoning: Some(p.echo),
         context_window: None,
     })
 }
@@ -431,7 +466,7 @@ impl Config {
         if preset.is_none() && table.is_none() {
             let mut known: Vec<String> = PRESETS
                 .iter()
-                .map(|s| s.to_string())
+                .map(|p| p.name.to_string())
                 .chain(file.providers.keys().cloned())
                 .collect();
             known.sort();
@@ -451,9 +486,11 @@ impl Config {
             .or(preset.api_key_env.clone())
             .filter(|v| !v.is_empty());
 
-        let env_url = (provider == DEFAULT_PROVIDER)
-            .then(|| nonempty("DEEPSEEK_BASE_URL"))
-            .flatten();
+        // A preset's own variable (DEEPSEEK_BASE_URL, OPENAI_BASE_URL), as their own tools
+        // read it.
+        let env_url = find_preset(&provider)
+            .and_then(|p| p.base_url_env)
+            .and_then(nonempty);
         let base_url = flags
             .base_url
             .clone()
@@ -485,6 +522,9 @@ impl Config {
 
         let mut client = ClientOptions {
             base_url: base_url.clone(),
+            refused_hint: find_preset(&provider)
+                .and_then(|p| p.refused_hint)
+                .map(Into::into),
             ..ClientOptions::default()
         };
         let n = &file.network;
@@ -536,7 +576,7 @@ impl Config {
         // business with any of them.
         let key_vars: BTreeSet<String> = PRESETS
             .iter()
-            .filter_map(|p| self::preset(p).and_then(|f| f.api_key_env))
+            .filter_map(|p| p.api_key_env.map(String::from))
             .chain(
                 file.providers
                     .values()

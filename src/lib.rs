@@ -8,6 +8,7 @@ pub mod chat;
 pub mod cli;
 pub mod config;
 pub mod context;
+pub mod events;
 pub mod hooks;
 pub mod mcp;
 pub mod model;

@@ -6,13 +6,16 @@
 //! a line says. Everything written to stderr, and to stdout when it is a terminal, goes through
 //! [`escape_controls`] first; a piped stdout keeps the answer's exact bytes for the program
 //! reading it.
+//!
+//! While the user waits (for the model, for a slow tool) a [`Spinner`] line with the elapsed
+//! seconds may stand at the bottom of a terminal; every write here erases it first, so it never
+//! mixes with real output.
 
 use std::borrow::Cow;
 use std::io::{IsTerminal, Write};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 
-use crate::model::EventSink;
 // The text helpers live in the leaf `text` module, so layers below the terminal can use them;
 // they are re-exported here where callers expect them.
 pub use crate::text::{collapse_whitespace, escape_controls, escape_line, one_line};
@@ -23,8 +26,59 @@ pub use crate::text::{collapse_whitespace, escape_controls, escape_line, one_lin
 pub struct Term {
     stderr_color: bool,
     stdout_tty: bool,
-    lock: Mutex<()>,
+    screen: Arc<Screen>,
 }
+
+/// What is on the terminal right now, behind the one lock every write takes.
+#[derive(Debug, Default)]
+struct Screen {
+    state: Mutex<ScreenState>,
+    /// Wakes the spinner's thread when something starts to wait.
+    wake: Condvar,
+}
+
+#[derive(Debug)]
+struct ScreenState {
+    /// Nothing was written since the last newline: a spinner line may go here.
+    at_line_start: bool,
+    /// A spinner line is on the screen (and must be erased before anything else is written).
+    drawn: bool,
+    /// What the user is waiting for, oldest first; the spinner shows the oldest.
+    waits: Vec<Wait>,
+    next_wait: u64,
+    ticker_started: bool,
+    /// Something else has the bottom line (a question being asked): no spinner meanwhile.
+    held: u32,
+}
+
+impl Default for ScreenState {
+    fn default() -> Self {
+        ScreenState {
+            at_line_start: true,
+            drawn: false,
+            waits: Vec::new(),
+            next_wait: 0,
+            ticker_started: false,
+            held: 0,
+        }
+    }
+}
+
+#[derive(Debug)]
+struct Wait {
+    id: u64,
+    label: String,
+    since: Instant,
+}
+
+/// A wait shorter than this shows no spinner: most tool calls and many first tokens take less,
+/// and a spinner that flashes for a moment is noise.
+pub const SPINNER_DELAY: Duration = Duration::from_secs(1);
+/// How often the spinner redraws.
+const SPINNER_TICK: Duration = Duration::from_millis(100);
+const SPINNER_FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
+/// Erases the current line and returns to its start.
+const ERASE_LINE: &str = "\r\x1b[2K";
 
 impl Term {
     /// Detects terminals, `NO_COLOR` (any non-empty value disables colour) and `TERM=dumb` (a
@@ -35,7 +89,7 @@ impl Term {
         Arc::new(Term {
             stderr_color: !no_color && !dumb && std::io::stderr().is_terminal(),
             stdout_tty: std::io::stdout().is_terminal(),
-            lock: Mutex::new(()),
+            screen: Arc::default(),
         })
     }
 
@@ -44,7 +98,7 @@ impl Term {
         Arc::new(Term {
             stderr_color: false,
             stdout_tty: false,
-            lock: Mutex::new(()),
+            screen: Arc::default(),
         })
     }
 
@@ -52,9 +106,14 @@ impl Term {
         self.stdout_tty
     }
 
-    fn guard(&self) -> std::sync::MutexGuard<'_, ()> {
-        // A panic elsewhere while printing must not silence all later output.
-        self.lock.lock().unwrap_or_else(|p| p.into_inner())
+    /// Whether stderr is a terminal that takes hx's colour and cursor codes (not under
+    /// `NO_COLOR` or `TERM=dumb`): where dimmed text and a spinner may appear.
+    pub fn stderr_is_rich(&self) -> bool {
+        self.stderr_color
+    }
+
+    fn lock(&self) -> MutexGuard<'_, ScreenState> {
+        lock(&self.screen)
     }
 
     /// One or more lines on stderr, control characters made visible. Write errors (a closed
@@ -71,9 +130,13 @@ impl Term {
     /// Text on stderr (streamed reasoning or interim text), control characters made visible,
     /// dimmed if asked.
     pub fn err_raw(&self, text: &str, dim: bool) {
+        if text.is_empty() {
+            return;
+        }
         let text = escape_controls(text);
-        let _g = self.guard();
+        let mut st = self.lock();
         let mut e = std::io::stderr().lock();
+        erase_spinner(&mut st, &mut e);
         let _ = if dim && self.stderr_color {
             // The reset goes before a final newline, so the dim never leaks to the next line.
             match text.strip_suffix('\n') {
@@ -84,120 +147,203 @@ impl Term {
             write!(e, "{text}")
         };
         let _ = e.flush();
+        st.at_line_start = text.ends_with('\n');
     }
 
     /// Text on stdout, flushed (the streamed answer, a listing): exact when stdout is piped,
     /// control characters made visible on a terminal.
     pub fn out_raw(&self, text: &str) {
+        if text.is_empty() {
+            return;
+        }
         let text = if self.stdout_tty {
             escape_controls(text)
         } else {
             Cow::Borrowed(text)
         };
-        let _g = self.guard();
+        let mut st = self.lock();
+        if self.stdout_tty {
+            // stdout shares the screen with the spinner's stderr.
+            erase_spinner(&mut st, &mut std::io::stderr().lock());
+        }
         let mut o = std::io::stdout().lock();
         let _ = write!(o, "{text}");
         let _ = o.flush();
+        if self.stdout_tty {
+            st.at_line_start = text.ends_with('\n');
+        }
     }
 
     /// A line on stdout, as [`Term::out_raw`].
     pub fn out_line(&self, text: &str) {
         self.out_raw(&format!("{text}\n"));
     }
+
+    /// Keeps the spinner off the screen until the guard is dropped: for a question asked on
+    /// the terminal by something that does not write through here (the line editor), whose
+    /// prompt a spinner frame would overwrite.
+    pub fn hold_spinner(&self) -> SpinnerHold {
+        let mut st = self.lock();
+        st.held += 1;
+        erase_spinner(&mut st, &mut std::io::stderr().lock());
+        let _ = std::io::stderr().flush();
+        SpinnerHold {
+            screen: self.screen.clone(),
+        }
+    }
+
+    /// The spinner of this terminal (see [`Spinner`]).
+    pub fn spinner(&self) -> Spinner {
+        Spinner {
+            screen: self.stderr_color.then(|| self.screen.clone()),
+        }
+    }
 }
 
-/// Renders the parent agent's streamed responses.
+fn lock(screen: &Screen) -> MutexGuard<'_, ScreenState> {
+    // A panic elsewhere while printing must not silence all later output.
+    screen.state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn erase_spinner(st: &mut ScreenState, e: &mut impl Write) {
+    if st.drawn {
+        let _ = write!(e, "{ERASE_LINE}");
+        st.drawn = false;
+    }
+}
+
+/// Shows the user that hx is waiting, and for how long: one line at the bottom of the terminal,
+/// `⠹ waiting for the model 3s`, from [`SPINNER_DELAY`] after a wait began until it ends, then
+/// erased without a trace.
 ///
-/// On a terminal the text streams to stdout as it arrives. When stdout is piped only the final
-/// answer is printed (by the caller, once); text of turns that also call tools is interim and
-/// goes to stderr at the end of its turn.
-pub struct Renderer {
-    term: Arc<Term>,
-    show_reasoning: bool,
-    /// This turn's text, held back when stdout is not a terminal.
-    pending: String,
-    streamed_any: bool,
-    in_reasoning: bool,
-    line_open: bool,
+/// Only on a terminal that takes escape codes: never through a pipe (a log would fill with
+/// frames) nor under `NO_COLOR` or `TERM=dumb`; there [`Spinner::wait`] does nothing. Several
+/// waits may overlap (subagents, concurrent calls): the oldest is shown. A small thread draws
+/// the frames; it sleeps while nothing waits.
+#[derive(Debug, Clone)]
+pub struct Spinner {
+    /// `None`: the spinner is off for this terminal.
+    screen: Option<Arc<Screen>>,
 }
 
-impl Renderer {
-    pub fn new(term: Arc<Term>, show_reasoning: bool) -> Self {
-        Renderer {
-            term,
-            show_reasoning,
-            pending: String::new(),
-            streamed_any: false,
-            in_reasoning: false,
-            line_open: false,
-        }
+impl Spinner {
+    /// A spinner that never shows (tests, a pipe).
+    pub fn off() -> Spinner {
+        Spinner { screen: None }
     }
 
-    /// Whether the final answer already reached stdout while streaming.
-    pub fn streamed_answer(&self) -> bool {
-        self.term.stdout_is_tty() && self.streamed_any
-    }
-
-    fn end_reasoning(&mut self) {
-        if self.in_reasoning {
-            self.term.err_raw("\n", false);
-            self.in_reasoning = false;
-        }
-    }
-}
-
-impl EventSink for Renderer {
-    /// The turn is over. `has_tool_calls`: its text was interim, not the answer.
-    fn turn_finished(&mut self, has_tool_calls: bool) {
-        self.end_reasoning();
-        if self.term.stdout_is_tty() {
-            // Close the line now, before the hooks' lines (Stop) reach the same screen.
-            if self.line_open {
-                self.term.out_raw("\n");
-            }
-            if has_tool_calls {
-                self.streamed_any = false;
-            }
-        } else if has_tool_calls && !self.pending.trim().is_empty() {
-            self.term.line(self.pending.trim_end());
-        }
-        self.line_open = false;
-        self.pending.clear();
-    }
-    fn text(&mut self, delta: &str) {
-        self.end_reasoning();
-        if self.term.stdout_is_tty() {
-            self.term.out_raw(delta);
-            self.streamed_any = true;
-            self.line_open = !delta.ends_with('\n');
-        } else {
-            self.pending.push_str(delta);
-        }
-    }
-
-    fn reasoning(&mut self, delta: &str) {
-        if self.show_reasoning {
-            self.in_reasoning = true;
-            self.term.err_raw(delta, true);
-        }
-    }
-
-    fn retrying(&mut self, attempt: u32, max: u32, delay: Duration, why: &str) {
-        self.end_reasoning();
-        if self.line_open {
-            self.term.out_raw("\n");
-        }
-        let discarded = if self.streamed_any || self.line_open {
-            "; the partial output above is discarded"
-        } else {
-            ""
+    /// Starts a wait labelled `label` (`waiting for the model`, `running bash`); it lasts until
+    /// the returned guard is dropped.
+    pub fn wait(&self, label: &str) -> WaitGuard {
+        let Some(screen) = &self.screen else {
+            return WaitGuard {
+                screen: None,
+                id: 0,
+            };
         };
-        self.term.line(&format!(
-            "hx: {why}; retry {attempt}/{max} in {:.1} s{discarded}",
-            delay.as_secs_f64()
-        ));
-        self.pending.clear();
-        self.streamed_any = false;
-        self.line_open = false;
+        let mut st = lock(screen);
+        let id = st.next_wait;
+        st.next_wait += 1;
+        st.waits.push(Wait {
+            id,
+            label: spinner_label(label),
+            since: Instant::now(),
+        });
+        if !st.ticker_started {
+            let s = screen.clone();
+            // Without its thread the spinner simply never shows: nothing else depends on it.
+            st.ticker_started = std::thread::Builder::new()
+                .name("hx-spinner".into())
+                .spawn(move || tick(&s))
+                .is_ok();
+        }
+        screen.wake.notify_all();
+        WaitGuard {
+            screen: Some(screen.clone()),
+            id,
+        }
+    }
+}
+
+/// One wait of a [`Spinner`]; dropping it ends the wait (and erases the spinner line if it was
+/// this wait's).
+#[derive(Debug)]
+pub struct WaitGuard {
+    screen: Option<Arc<Screen>>,
+    id: u64,
+}
+
+impl WaitGuard {
+    /// Changes what the wait says (`retry 1/4`), keeping its clock.
+    pub fn relabel(&self, label: &str) {
+        if let Some(screen) = &self.screen {
+            let mut st = lock(screen);
+            if let Some(w) = st.waits.iter_mut().find(|w| w.id == self.id) {
+                w.label = spinner_label(label);
+            }
+        }
+    }
+}
+
+impl Drop for WaitGuard {
+    fn drop(&mut self) {
+        if let Some(screen) = &self.screen {
+            let mut st = lock(screen);
+            st.waits.retain(|w| w.id != self.id);
+            erase_spinner(&mut st, &mut std::io::stderr().lock());
+            let _ = std::io::stderr().flush();
+        }
+    }
+}
+
+/// See [`Term::hold_spinner`].
+#[derive(Debug)]
+pub struct SpinnerHold {
+    screen: Arc<Screen>,
+}
+
+impl Drop for SpinnerHold {
+    fn drop(&mut self) {
+        let mut st = lock(&self.screen);
+        st.held = st.held.saturating_sub(1);
+    }
+}
+
+/// A label on one short line, whatever the model named its tool.
+fn spinner_label(label: &str) -> String {
+    one_line(&escape_line(label), 40)
+}
+
+/// The spinner's thread: redraws the oldest wait every tick while anything waits.
+fn tick(screen: &Screen) {
+    let mut st = lock(screen);
+    loop {
+        while st.waits.is_empty() {
+            st = screen.wake.wait(st).unwrap_or_else(|p| p.into_inner());
+        }
+        if let Some(w) = st.waits.first() {
+            let waited = w.since.elapsed();
+            // Never over text that is still being written on the current line.
+            if waited >= SPINNER_DELAY && st.held == 0 && (st.at_line_start || st.drawn) {
+                let frame = SPINNER_FRAMES[(waited.as_millis() / SPINNER_TICK.as_millis())
+                    as usize
+                    % SPINNER_FRAMES.len()];
+                let text = format!("{frame} {} {}s", w.label, waited.as_secs());
+                let width = terminal_size::terminal_size_of(std::io::stderr())
+                    .map_or(80, |(w, _)| usize::from(w.0));
+                // One character short of the width, so the line never wraps (and the erase
+                // reaches all of it).
+                let text = one_line(&text, width.saturating_sub(1).max(1));
+                let mut e = std::io::stderr().lock();
+                let _ = write!(e, "{ERASE_LINE}\x1b[2m{text}\x1b[0m");
+                let _ = e.flush();
+                st.drawn = true;
+            }
+        }
+        st = screen
+            .wake
+            .wait_timeout(st, SPINNER_TICK)
+            .map(|(g, _)| g)
+            .unwrap_or_else(|p| p.into_inner().0);
     }
 }

@@ -135,7 +135,7 @@ fn multi_turn_session_request_by_request() {
         "[HOOK] PostToolUse read_file output_chars=6\n",
         "> bash command=echo hi\n",
         "[HOOK] PreToolUse bash({\"command\":\"echo hi\"})\n",
-        "[HOOK] Stop: turns=3, tool_calls=3, blocked=0, prompt_tokens=4400, cache_hit_tokens=3948, completion_tokens=320\n",
+        "[HOOK] Stop: turns=3, tool_calls=3, blocked=0, prompt_tokens=4400, cache_hit_tokens=3948, completion_tokens=320, duration=",
     ] {
         assert!(run.stderr.contains(line), "missing {line:?} in\n{}", run.stderr);
     }
@@ -598,7 +598,7 @@ fn a_silent_server_times_out_and_keep_alives_alone_do_not_hold_a_request() {
     );
     assert!(
         run.stderr
-            .contains("hx: no data for 2 s (only keep-alives)\n"),
+            .contains("hx: no data for 2 s (only keep-alives) (after 2 attempts)\n"),
         "{}",
         run.stderr
     );

@@ -53,6 +53,24 @@ fn two_messages_continue_one_conversation() {
 }
 
 #[test]
+fn a_turn_shows_the_spinner_while_hx_waits_for_the_model() {
+    let server = FakeServer::start(vec![
+        Reply::text("Slow answer.").delay(Duration::from_millis(1500))
+    ]);
+    let mut hx = chat_hx(&server);
+    // Colour allowed, as on a person's terminal: the spinner is on.
+    hx.env_remove("NO_COLOR");
+    let mut chat = Chat::start(&hx);
+    chat.type_line("take your time");
+    chat.expect("waiting for the model");
+    let rest = chat.expect(PROMPT);
+    assert!(rest.contains("Slow answer."), "{rest}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn ctrl_c_during_a_long_command_cancels_the_turn_not_the_program() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new(

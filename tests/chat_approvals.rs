@@ -8,6 +8,8 @@
 mod chat_util;
 mod support;
 
+use std::time::Duration;
+
 use chat_util::{session_files, session_lines, Chat};
 use serde_json::Value;
 use support::{messages, Call, FakeServer, Hx, Reply};
@@ -160,4 +162,31 @@ fn a_hooks_block_is_never_put_to_the_user() {
     );
     assert_eq!(ran(&hx), "");
     assert!(approvals(&hx).is_empty());
+}
+
+#[test]
+fn the_spinner_keeps_off_the_question() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("c1")]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = workspace(&server);
+    // Colour allowed: the spinner of the call waiting for the answer is on.
+    hx.env_remove("NO_COLOR");
+    let mut chat = Chat::start(&hx);
+    chat.type_line("do it");
+    chat.expect(QUESTION);
+    // Longer than the spinner's delay: by then it would have drawn over the question.
+    let meanwhile = chat.read_for(Duration::from_millis(1600));
+    assert!(
+        !meanwhile.contains("running bash"),
+        "the spinner overwrote the question: {meanwhile:?}"
+    );
+    assert!(chat.say("n").contains("Done."));
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_eq!(
+        tool_result(&server, 1, "c1"),
+        "Error: blocked by guard: privilege escalation (sudo)"
+    );
 }

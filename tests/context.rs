@@ -140,7 +140,8 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
         run.stderr
     );
     assert!(
-        run.stderr.contains("tool_calls=4, blocked=0") && run.stderr.contains(", compactions=1\n"),
+        run.stderr.contains("tool_calls=4, blocked=0")
+            && run.stderr.contains(", compactions=1, duration="),
         "{}",
         run.stderr
     );
@@ -283,7 +284,11 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains(", compactions=1\n"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains(", compactions=1, duration="),
+        "{}",
+        run.stderr
+    );
     let lines = session_lines(&hx);
     let c = of_type(&lines, "compaction");
     assert_eq!(c.len(), 1);
@@ -551,7 +556,11 @@ fn a_subagent_compacts_within_its_own_window() {
         "{}",
         run.stderr
     );
-    assert!(run.stderr.contains("compactions=1\n"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("compactions=1, duration="),
+        "{}",
+        run.stderr
+    );
     // The parent's own history never passed its limit.
     assert_eq!(answer(&reqs[5].body, "t1"), "found it");
 }
@@ -608,4 +617,117 @@ fn a_failed_summary_lets_the_run_go_on_while_its_requests_fit_the_window() {
         run.stderr
     );
     assert!(!run.stderr.contains("compactions="), "{}", run.stderr);
+}
+
+/// The events of a `--json` run, one per stdout line (every line must parse).
+fn json_events(stdout: &str) -> Vec<Value> {
+    stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect()
+}
+
+/// The `item` of each event of type `kind` whose item is a compaction.
+fn compaction_items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == kind && e["item"]["type"] == "compaction")
+        .map(|e| &e["item"])
+        .collect()
+}
+
+#[test]
+fn in_json_a_compaction_is_an_item_that_starts_and_completes() {
+    let server = FakeServer::start(vec![
+        calls(vec![bash("c1", 6_000)]),
+        calls(vec![bash("c2", 6_000)]),
+        calls(vec![bash("c3", 9_000)]),
+        text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", SMALL);
+    hx.args(["agent", "--json", "make output"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stderr, "", "only fatal errors on stderr");
+    // The prune happened: the request after it has the old outputs cleared.
+    let reqs = server.requests();
+    assert!(answer(&reqs[3].body, "c1").starts_with("[output cleared to save context"));
+
+    let events = json_events(&run.stdout);
+    let started = compaction_items(&events, "item.started");
+    let completed = compaction_items(&events, "item.completed");
+    assert_eq!((started.len(), completed.len()), (1, 1), "{}", run.stdout);
+    let (s, c) = (started[0], completed[0]);
+    assert_eq!(s["id"], c["id"]);
+    assert_eq!(s["trigger"], "auto");
+    assert_eq!(s["status"], "in_progress");
+    assert_eq!(c["status"], "completed");
+    assert_eq!(c["step"], "prune");
+    assert_eq!(c["detail"], "cleared 2 old tool outputs");
+    let (before, after) = (c["tokens_before"].as_u64(), c["tokens_after"].as_u64());
+    assert!(before.is_some() && after < before, "{c}");
+    // In the order it happened: after the third command, before the answer.
+    let at = |pred: &dyn Fn(&Value) -> bool| events.iter().position(pred).expect("event");
+    let third = at(&|e| e["type"] == "item.completed" && e["item"]["call_id"] == "c3");
+    let start = at(&|e| e["type"] == "item.started" && e["item"]["type"] == "compaction");
+    let answer_at = at(&|e| e["item"]["type"] == "agent_message");
+    assert!(third < start && start < answer_at, "{}", run.stdout);
+    assert_eq!(events.last().expect("events")["type"], "turn.completed");
+}
+
+/// A run whose history only a summary can shrink (its assistant texts are long, its tool
+/// outputs short); the summary request reports tokens, the others none.
+fn summarised_run() -> FakeServer {
+    FakeServer::start(vec![
+        calls(vec![Call::new("b1", "bash", r#"{"command":"echo one"}"#)])
+            .with_content(&"x".repeat(9_000))
+            .unpaced(),
+        calls(vec![Call::new("b2", "bash", r#"{"command":"echo two"}"#)])
+            .with_content(&"y".repeat(9_000))
+            .unpaced(),
+        Reply::text("SUMMARY: two commands ran.")
+            .with_usage(5_000, 1_000, 400)
+            .unpaced(),
+        text("done"),
+    ])
+}
+
+#[test]
+fn the_summary_request_s_tokens_count_in_the_totals() {
+    let server = summarised_run();
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", SMALL);
+    hx.args(["agent", "go"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{}", run.stderr);
+    assert!(is_summary_request(&reqs[2]));
+    assert!(
+        run.stderr.contains(
+            "[HOOK] Stop: turns=3, tool_calls=2, blocked=0, prompt_tokens=5000, \
+             cache_hit_tokens=1000, completion_tokens=400, compactions=1, duration="
+        ),
+        "{}",
+        run.stderr
+    );
+
+    let server = summarised_run();
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", SMALL);
+    hx.args(["agent", "--json", "go"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(is_summary_request(&server.requests()[2]));
+    let events = json_events(&run.stdout);
+    let completed = compaction_items(&events, "item.completed");
+    assert_eq!(completed.len(), 1, "{}", run.stdout);
+    assert_eq!(completed[0]["step"], "summary");
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "turn.completed");
+    assert_eq!(
+        last["usage"],
+        json!({"input_tokens": 5000, "cached_input_tokens": 1000, "output_tokens": 400})
+    );
 }

@@ -196,9 +196,12 @@ fn signal_while_waiting(sig: i32, code: i32, message: &str) {
     let lines: Vec<&str> = run.stderr.lines().collect();
     let n = lines.len();
     assert!(n >= 3, "{}", run.dump());
-    assert_eq!(
-        lines[n - 3],
-        "[HOOK] Stop: turns=2, tool_calls=1, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150"
+    assert!(
+        lines[n - 3].starts_with(
+            "[HOOK] Stop: turns=2, tool_calls=1, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150, duration="
+        ),
+        "{}",
+        run.dump()
     );
     assert_eq!(lines[n - 2], message);
     // The session is named last, with how to continue it.

@@ -13,6 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["process"],
     &["tools"],
     &["skills", "session", "trust"],
+    &["events"],
     &["hooks", "context", "mcp"],
     &["config"],
     &["agent", "chat"],

@@ -6,12 +6,13 @@
 
 mod support;
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
 use hx::agent::{Agent, Outcome};
+use hx::events::{Event, Events, Observer, Scope};
 use hx::hooks::{HookContext, Hooks};
-use hx::model::{ClientOptions, NullSink, OpenAiClient, ReasoningEcho};
+use hx::model::{ClientOptions, OpenAiClient, ReasoningEcho};
 use hx::session::Recorder;
 use hx::tools::{Registry, Tool, ToolContext, ToolResult, ToolSet, ToolSpec, Workspace};
 use serde_json::{json, Value};
@@ -60,7 +61,23 @@ impl Tool for Boom {
     }
 }
 
-fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
+/// What the views are told of the tool calls: `+ID` when one starts, `-ID: RESULT` when it
+/// finishes.
+#[derive(Default)]
+struct Calls(Mutex<Vec<String>>);
+
+impl Observer for Calls {
+    fn event(&self, _scope: &Scope, event: &Event<'_>) {
+        let line = match event {
+            Event::ToolStarted { call, .. } => format!("+{}", call.id),
+            Event::ToolFinished { call, result, .. } => format!("-{}: {}", call.id, result.content),
+            _ => return,
+        };
+        self.0.lock().expect("lock").push(line);
+    }
+}
+
+fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Agent {
     let mut registry = Registry::standard();
     for (name, how) in [
         ("boom", How::InFuture),
@@ -84,10 +101,11 @@ fn agent(server: &FakeServer, workspace: &std::path::Path) -> Agent {
         hooks: Hooks::new(),
         hook_cx: HookContext {
             cwd: workspace.to_path_buf(),
-            prefix: String::new(),
+            scope: Default::default(),
             session_id: "test".into(),
             ..HookContext::default()
         },
+        events,
         system_prompt: "You are a test.".into(),
         max_turns: 5,
         reasoning_echo: ReasoningEcho::Always,
@@ -117,8 +135,9 @@ async fn a_panicking_tool_call_is_an_error_result_and_the_run_goes_on() {
         Reply::text("done"),
     ]);
     let (mut session, _) = Recorder::default().start(None);
-    let outcome = agent(&server, dir.path())
-        .run(&mut session, "go", &mut NullSink)
+    let seen = Arc::new(Calls::default());
+    let outcome = agent(&server, dir.path(), Events::new(seen.clone()))
+        .run(&mut session, "go")
         .await
         .expect("the run ends normally");
     assert_eq!(outcome, Outcome::Answered("done".into()));
@@ -145,4 +164,20 @@ async fn a_panicking_tool_call_is_an_error_result_and_the_run_goes_on() {
     ]
     .map(|(a, b)| (a.to_string(), b.to_string()));
     assert_eq!(answers, expected);
+
+    // The views hear every call that started finish, with the result the model got, so no
+    // spinner or `--json` item waits for a call that panicked.
+    let seen = seen.0.lock().expect("lock").clone();
+    for (id, content) in &expected {
+        assert!(
+            seen.contains(&format!("+{id}")),
+            "{id} not started: {seen:#?}"
+        );
+        let finished = format!("-{id}: {content}");
+        assert_eq!(
+            seen.iter().filter(|l| **l == finished).count(),
+            1,
+            "{id} not finished once: {seen:#?}"
+        );
+    }
 }

@@ -184,7 +184,12 @@ fn on_a_terminal_the_streamed_answer_is_escaped_and_only_hx_colours() {
         screen.contains("\x1b[2m"),
         "hx dims the preview: {screen:?}"
     );
-    let outside = screen.replace("\x1b[2m", "").replace("\x1b[0m", "");
+    // hx's own codes: dim, reset, and the spinner's erase (on a slow machine a request can
+    // take long enough for it to show).
+    let outside = screen
+        .replace("\x1b[2m", "")
+        .replace("\x1b[0m", "")
+        .replace("\r\x1b[2K", "");
     assert_eq!(controls(&outside), Vec::<char>::new(), "{screen:?}");
     assert!(
         screen.contains("answer ^[]0;title^G\\u{202e}done\n"),
@@ -198,4 +203,93 @@ fn term_dumb_gets_no_escape_codes_at_all() {
     let (_, screen) = on_a_terminal("dumb");
     assert_eq!(controls(&screen), Vec::<char>::new(), "{screen:?}");
     assert!(screen.contains("answer ^[]0;title^G"), "{screen:?}");
+}
+
+/// What a terminal shows once `screen` (as `script` captured it, newlines as `\n`) is played:
+/// each line after its carriage returns and line erases are applied, colour codes dropped.
+fn played(screen: &str) -> Vec<String> {
+    screen
+        .split('\n')
+        .map(|line| {
+            let line = line.replace("\x1b[2m", "").replace("\x1b[0m", "");
+            // A carriage return (with or without an erase after it) starts the line over;
+            // hx only ever writes whole replacements after one.
+            let last = line.rsplit('\r').next().unwrap_or_default();
+            last.replace("\x1b[2K", "")
+        })
+        .collect()
+}
+
+/// A run where hx waits on the model and on a command, each for longer than the spinner's
+/// delay.
+fn slow_run() -> Vec<Reply> {
+    let args = json!({ "command": "sleep 2; echo slept" }).to_string();
+    vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)])
+            .delay(std::time::Duration::from_secs(2)),
+        Reply::text("done"),
+    ]
+}
+
+#[test]
+fn on_a_terminal_a_spinner_shows_while_hx_waits_and_is_erased() {
+    let server = FakeServer::start(slow_run());
+    let mut hx = Hx::new(&server);
+    let cmd = format!("{} agent wait", env!("CARGO_BIN_EXE_hx"));
+    hx.env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color")
+        .program(script_program())
+        .args(["-qec", &cmd, "/dev/null"]);
+    let run = hx.run();
+    run.assert_success();
+    let screen = run.stdout.replace("\r\n", "\n");
+    for label in ["waiting for the model", "running bash"] {
+        assert!(
+            screen.contains(label),
+            "no spinner for {label:?}: {screen:?}"
+        );
+    }
+    assert!(screen.contains("\r\x1b[2K"), "never erased: {screen:?}");
+    // Nothing of it is left on the screen, and the real lines are whole.
+    let lines = played(&screen);
+    for l in &lines {
+        assert!(
+            !l.contains("waiting for") && !l.contains("running bash"),
+            "left on screen: {l:?}\n{lines:#?}"
+        );
+    }
+    assert!(lines.iter().any(|l| l == "slept"), "{lines:#?}");
+    assert!(lines.iter().any(|l| l == "done"), "{lines:#?}");
+}
+
+#[test]
+fn no_spinner_byte_goes_through_a_pipe_or_under_no_color() {
+    let server = FakeServer::start(slow_run());
+    let mut hx = Hx::new(&server);
+    hx.env_remove("NO_COLOR")
+        .env("TERM", "xterm-256color")
+        .args(["agent", "wait"]);
+    let run = hx.run();
+    run.assert_success();
+    for stream in [&run.stdout, &run.stderr] {
+        assert!(
+            !stream.contains('\r') && !stream.contains('\x1b') && !stream.contains("waiting for"),
+            "{}",
+            run.dump()
+        );
+    }
+
+    let server = FakeServer::start(slow_run());
+    let mut hx = Hx::new(&server);
+    let cmd = format!("{} agent wait", env!("CARGO_BIN_EXE_hx"));
+    hx.env("TERM", "xterm-256color")
+        .program(script_program())
+        .args(["-qec", &cmd, "/dev/null"]);
+    let run = hx.run();
+    run.assert_success();
+    let screen = run.stdout.replace("\r\n", "\n");
+    assert!(
+        !screen.contains("waiting for") && !screen.contains('\r'),
+        "NO_COLOR is set: {screen:?}"
+    );
 }

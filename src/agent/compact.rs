@@ -9,6 +9,10 @@
 //! around its answer). The session records it and switches to the new history; the tools that
 //! remember the conversation (loaded skills, todos) restore themselves from it.
 //!
+//! The views hear it as events: [`Event::CompactionStarted`] before the hooks, then
+//! [`Event::Compacted`] or [`Event::CompactionFailed`] (also when the run is cut short during
+//! it), and the summary request's tokens as [`Event::SummaryUsage`].
+//!
 //! When the summary request fails (an error after the client's retries, or an empty answer):
 //! if the next request still fits the window, the run goes on without compacting, with a
 //! warning, and makes no further proactive summary until a request would pass the window
@@ -16,8 +20,9 @@
 //! the run ends with the error, the session saved as it was.
 
 use crate::context::{estimate, prune, summary, thousands, Budgets, Meter};
+use crate::events::Event;
 use crate::hooks::HookEvent;
-use crate::model::{AssistantTurn, ChatRequest, EventSink, ModelError, ToolSpec};
+use crate::model::{AssistantTurn, ChatRequest, ModelError, ToolSpec};
 use crate::session::{Change, Compaction, Session};
 
 use super::Agent;
@@ -61,13 +66,29 @@ impl Trigger {
     }
 }
 
-/// Forwards only the retry notes of the summary request: its text is not the answer.
-struct RetryNotes<'a>(&'a mut dyn EventSink);
+/// How a compaction that did not end the run went.
+enum Done {
+    /// The history was replaced: the step (`prune`, `summary`), the estimated size after it,
+    /// and what it did.
+    Compacted(&'static str, u64, String),
+    /// The summary failed, and the run goes on without it (the warning says why).
+    Skipped(String),
+}
 
-impl EventSink for RetryNotes<'_> {
-    fn retrying(&mut self, attempt: u32, max: u32, delay: std::time::Duration, why: &str) {
-        self.0
-            .retrying(attempt, max, delay, &format!("compaction: {why}"));
+/// Tells the views a compaction ended when its future is dropped before it did (Ctrl-C in
+/// `hx chat`, a signal), so no view waits for it any longer.
+struct Unfinished<'a> {
+    agent: &'a Agent,
+    armed: bool,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        if self.armed {
+            self.agent.emit(&Event::CompactionFailed {
+                reason: "interrupted",
+            });
+        }
     }
 }
 
@@ -85,21 +106,21 @@ impl Agent {
         session: &mut Session,
         tools: &[ToolSpec],
         meter: &mut Meter,
-        sink: &mut dyn EventSink,
     ) -> Result<AssistantTurn, Ended> {
         let mut overflowed = false;
         loop {
             let size = meter.request(session.messages());
             if meter.over_limit(size) {
-                self.compact(session, meter, Trigger::Auto, size, sink)
-                    .await?;
+                self.compact(session, meter, Trigger::Auto, size).await?;
             }
             let req = ChatRequest {
                 model: &self.model_name,
                 messages: session.messages(),
                 tools,
             };
-            match self.model.complete(&req, sink).await {
+            self.emit(&Event::RequestStarted);
+            let mut sink = self.events.sink(&self.hook_cx.scope);
+            match self.model.complete(&req, &mut sink).await {
                 Ok(turn) => {
                     if let Some(u) = &turn.usage {
                         meter.observed(u.prompt_tokens, session.messages());
@@ -112,7 +133,7 @@ impl Agent {
                     if let Some(w) = meter.overflowed(window, size) {
                         self.warn(&w);
                     }
-                    self.compact(session, meter, Trigger::Overflow, size, sink)
+                    self.compact(session, meter, Trigger::Overflow, size)
                         .await?;
                 }
                 Err(e) => return Err(Ended::Error(e)),
@@ -121,27 +142,55 @@ impl Agent {
     }
 
     /// `hx agent --compact`: the session's history summarised now, whatever its size.
-    pub async fn compact_now(
-        &self,
-        session: &mut Session,
-        sink: &mut dyn EventSink,
-    ) -> Result<(), Ended> {
+    pub async fn compact_now(&self, session: &mut Session) -> Result<(), Ended> {
         let tools = self.tools.specs();
         let mut meter = self.meter(&tools);
         let size = meter.whole(session.messages());
-        self.compact(session, &mut meter, Trigger::Manual, size, sink)
+        self.compact(session, &mut meter, Trigger::Manual, size)
             .await
     }
 
-    /// One compaction of a request estimated at `before` tokens.
+    /// One compaction of a request estimated at `before` tokens, told to the views.
     async fn compact(
         &self,
         session: &mut Session,
         meter: &mut Meter,
         trigger: Trigger,
         before: u64,
-        sink: &mut dyn EventSink,
     ) -> Result<(), Ended> {
+        self.emit(&Event::CompactionStarted {
+            trigger: trigger.name(),
+            tokens: before,
+        });
+        let mut unfinished = Unfinished {
+            agent: self,
+            armed: true,
+        };
+        let done = self.compact_steps(session, meter, trigger, before).await;
+        unfinished.armed = false;
+        let failed = |reason: &str| self.emit(&Event::CompactionFailed { reason });
+        match &done {
+            Ok(Done::Compacted(step, after, detail)) => self.emit(&Event::Compacted {
+                step,
+                before,
+                after: *after,
+                detail,
+            }),
+            Ok(Done::Skipped(why)) => failed(why),
+            Err(Ended::Stopped(reason)) => failed(&format!("stopped by a hook: {reason}")),
+            Err(Ended::Error(e)) => failed(&e.to_string()),
+        }
+        done.map(|_| ())
+    }
+
+    /// The steps of [`Agent::compact`]: the hooks, then prune or summary.
+    async fn compact_steps(
+        &self,
+        session: &mut Session,
+        meter: &mut Meter,
+        trigger: Trigger,
+        before: u64,
+    ) -> Result<Done, Ended> {
         let cx = &self.hook_cx;
         let event = HookEvent::PreCompact {
             trigger: trigger.hook(),
@@ -160,8 +209,11 @@ impl Agent {
                 self.record(session, meter, trigger, "prune", (before, after), {
                     Change::Cleared(plan.cleared)
                 })?;
-                self.compacted(before, after, &format!("cleared {n} old tool outputs"));
-                return Ok(());
+                return Ok(Done::Compacted(
+                    "prune",
+                    after,
+                    format!("cleared {n} old tool outputs"),
+                ));
             }
         }
 
@@ -177,10 +229,14 @@ impl Agent {
             messages: &input,
             tools: &[],
         };
-        let answer = match self.model.complete(&req, &mut RetryNotes(sink)).await {
+        // Its text is not the answer: only its retries are shown.
+        self.emit(&Event::RequestStarted);
+        let mut sink = self.events.retry_sink(&cx.scope, "compaction: ");
+        let answer = match self.model.complete(&req, &mut sink).await {
             Ok(turn) => {
                 if let Some(u) = &turn.usage {
                     session.record_request_usage(u, "summary");
+                    self.emit(&Event::SummaryUsage(u));
                 }
                 match turn.content.trim() {
                     "" => Err(ModelError::Transport(
@@ -199,7 +255,7 @@ impl Agent {
                     "compaction failed: {e}; the run goes on without it while its requests fit \
                      the window"
                 ));
-                return Ok(());
+                return Ok(Done::Skipped(e.to_string()));
             }
             Err(e) => {
                 self.warn("compaction failed: the summary request gave no summary");
@@ -230,8 +286,7 @@ impl Agent {
         for r in &self.restore {
             r.restore(session.messages());
         }
-        self.compacted(before, after, &detail);
-        Ok(())
+        Ok(Done::Compacted("summary", after, detail))
     }
 
     /// Records a compaction in the session and starts measuring its new history.
@@ -255,18 +310,6 @@ impl Agent {
             .map_err(|e| Ended::Error(ModelError::TooLarge(e)))?;
         meter.history_changed();
         Ok(())
-    }
-
-    /// `compacted: 812,344 → 41,200 tokens (…)` in the trace.
-    fn compacted(&self, before: u64, after: u64, detail: &str) {
-        self.hooks.note(
-            &format!(
-                "compacted: {} → {} tokens ({detail})",
-                thousands(before),
-                thousands(after)
-            ),
-            &self.hook_cx,
-        );
     }
 }
 

@@ -3,12 +3,14 @@
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use futures_util::FutureExt;
 
-use crate::hooks::{append_context, HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{ChatModel, EventSink, Message, ModelError, ReasoningEcho, ToolCall};
+use crate::events::{Event, Events};
+use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
+use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, ToolCall};
 use crate::session::{Recorder, Session};
 use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, Reminder, Restore, ToolContext, ToolResult, ToolSet};
@@ -38,7 +40,10 @@ pub struct Agent {
     pub tools: ToolSet,
     pub tool_cx: ToolContext,
     pub hooks: Hooks,
+    /// Which agent this is (its scope) and the session, as hooks are told.
     pub hook_cx: HookContext,
+    /// Where everything that happens goes: the views (trace, `--json`). Subagents share it.
+    pub events: Events,
     pub system_prompt: String,
     pub max_turns: u32,
     /// Whether assistant messages carry `reasoning_content` back (per provider).
@@ -66,14 +71,12 @@ impl Agent {
     /// Runs `task` as the next user message of `session`, to an answer. The system prompt
     /// starts an empty session; a recorded one keeps its own. Every message goes through the
     /// session, so whatever happens (a model error after retries, the future dropped on
-    /// Ctrl-C) the session holds the conversation up to that point, and its figures.
-    pub async fn run(
-        &self,
-        session: &mut Session,
-        task: &str,
-        sink: &mut dyn EventSink,
-    ) -> Result<Outcome, ModelError> {
-        self.run_message(session, task, sink, true).await
+    /// Ctrl-C) the session holds the conversation up to that point, and its figures. What
+    /// happens is told to [`Agent::events`] as it happens; the main agent's run is a turn
+    /// ([`Event::TurnStarted`]), whose end the caller reports ([`Event::TurnEnded`]), since
+    /// only it knows how the turn ended when the run is cut short.
+    pub async fn run(&self, session: &mut Session, task: &str) -> Result<Outcome, ModelError> {
+        self.run_message(session, task, true).await
     }
 
     /// [`Agent::run`] for one message of a conversation (`hx chat`): `session_start` says
@@ -85,13 +88,14 @@ impl Agent {
         &self,
         session: &mut Session,
         task: &str,
-        sink: &mut dyn EventSink,
         session_start: bool,
     ) -> Result<Outcome, ModelError> {
+        let began = Instant::now();
         let cx = &self.hook_cx;
         let mut task = task.to_string();
         let turns_before = session.stats.turns;
         if !self.is_subagent {
+            self.emit(&Event::TurnStarted);
             let start = if session_start {
                 self.hooks.notify(&HookEvent::SessionStart, cx).await
             } else {
@@ -100,6 +104,7 @@ impl Agent {
             if let Some(reason) = start.stop_run {
                 return Ok(Outcome::Stopped(reason));
             }
+            self.emit(&Event::PromptSubmitted { cwd: &cx.cwd });
             let c = self
                 .hooks
                 .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
@@ -135,9 +140,7 @@ impl Agent {
             if session.stats.turns.saturating_sub(turns_before) >= self.max_turns {
                 // Hooks still hear that the run ended (the trace prints its figures), but
                 // cannot extend it past the limit.
-                self.hooks
-                    .notify(&self.stop_event(&session.stats, false), cx)
-                    .await;
+                self.stop(session, began, false).await;
                 break Outcome::MaxTurns(last_text);
             }
             if !std::mem::take(&mut first_turn) && toolset.refresh().await {
@@ -147,14 +150,12 @@ impl Agent {
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
-            let turn = match self.request(session, &tools, &mut meter, sink).await {
+            let turn = match self.request(session, &tools, &mut meter).await {
                 Ok(t) => t,
                 Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
                 Err(compact::Ended::Error(e)) => {
                     // The run is over: hooks hear it (the trace prints the figures so far).
-                    self.hooks
-                        .notify(&self.stop_event(&session.stats, false), cx)
-                        .await;
+                    self.stop(session, began, false).await;
                     return Err(e);
                 }
             };
@@ -164,12 +165,11 @@ impl Agent {
             // Whether to go on is decided by the calls collected, not by `finish_reason`:
             // servers disagree on it, and a call without an answer would break the next request.
             let has_calls = !turn.tool_calls.is_empty();
-            sink.turn_finished(has_calls);
+            self.emit(&Event::Response(&turn));
             session.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
                 session.turn_done();
-                let stop = self.stop_event(&session.stats, continuations > 0);
-                let c = self.hooks.notify(&stop, cx).await;
+                let c = self.stop(session, began, continuations > 0).await;
                 if let Some(reason) = c.stop_run {
                     break Outcome::Stopped(reason);
                 }
@@ -220,15 +220,32 @@ impl Agent {
         Ok(outcome)
     }
 
-    /// A warning on stderr, with the trace.
+    /// A warning for the user, beside the trace.
     pub fn warn(&self, text: &str) {
-        self.hooks.warn(text);
+        self.events
+            .warn(&self.hook_cx.scope, &format!("hx: warning: {text}"));
     }
 
-    /// The Stop (or SubagentStop) event of this agent, for tracing the end of a run that was
-    /// cut short.
-    pub fn stop_line_event<'a>(&self, stats: &'a RunStats) -> HookEvent<'a> {
-        self.stop_event(stats, false)
+    fn emit(&self, event: &Event<'_>) {
+        self.events.emit(&self.hook_cx.scope, event);
+    }
+
+    /// Tells the views this agent's run ended ([`Event::Stopped`]) without asking the hooks:
+    /// for a run cut short by a signal or Ctrl-C, where the user wants out, not more hook
+    /// work. `elapsed`: since the run (in `hx chat`, the message) began.
+    pub fn stopped(&self, session: &Session, elapsed: Duration) {
+        self.emit(&Event::Stopped {
+            stats: &session.stats,
+            elapsed,
+            subagent: self.is_subagent,
+        });
+    }
+
+    /// The run ended (for now: a Stop hook may keep it going): the views and the hooks hear it.
+    async fn stop(&self, session: &Session, began: Instant, stop_hook_active: bool) -> Combined {
+        self.stopped(session, began.elapsed());
+        let event = self.stop_event(&session.stats, stop_hook_active);
+        self.hooks.notify(&event, &self.hook_cx).await
     }
 
     /// The output cap: characters of one tool result, and of hook text added to a message.
@@ -310,11 +327,15 @@ impl Agent {
             Ok(outcome) => outcome,
             Err(_) => {
                 let name = quote(&call.name);
-                (
-                    ToolResult::error(format!("internal error in {name}")),
-                    false,
-                    None,
-                )
+                let result = ToolResult::error(format!("internal error in {name}"));
+                // The views heard it start: they hear it finish, so nothing waits for it.
+                let parsed = parse_args(&call.name, &call.arguments);
+                self.emit(&Event::ToolFinished {
+                    call,
+                    args: parsed.as_ref().ok(),
+                    result: &result,
+                });
+                (result, false, None)
             }
         }
     }
@@ -324,20 +345,46 @@ impl Agent {
     async fn run_call(&self, tools: &ToolSet, call: &ToolCall, session_id: &str) -> CallOutcome {
         let cx = &self.hook_cx;
         let parsed = parse_args(&call.name, &call.arguments);
+        self.emit(&Event::ToolStarted {
+            call,
+            args: parsed.as_ref().ok(),
+        });
         let decision = self
             .hooks
             .pre_tool_use(call, parsed.as_ref().ok(), cx)
             .await;
         let (args, result, blocked) = match (decision, parsed) {
-            (PreToolUse::StopRun(reason), _) => {
+            (PreToolUse::StopRun(reason), parsed) => {
                 let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
+                // Every started call is finished for the views, run or not.
+                self.emit(&Event::ToolFinished {
+                    call,
+                    args: parsed.as_ref().ok(),
+                    result: &r,
+                });
                 return (r, false, Some(reason));
             }
-            (PreToolUse::Blocked { by, reason }, parsed) => (
-                parsed.ok(),
-                ToolResult::error(format!("blocked by {by}: {reason}")),
-                true,
-            ),
+            (
+                PreToolUse::Blocked {
+                    by,
+                    reason,
+                    updated_input,
+                },
+                parsed,
+            ) => {
+                // What the hooks refused: a hook's replacement input, if one gave it.
+                self.emit(&Event::ToolBlocked {
+                    call,
+                    args: updated_input.as_ref().or(parsed.as_ref().ok()),
+                    by,
+                    reason: &reason,
+                });
+                (
+                    parsed.ok(),
+                    ToolResult::error(format!("blocked by {by}: {reason}")),
+                    true,
+                )
+            }
             (
                 PreToolUse::Run {
                     updated_input,
@@ -369,6 +416,11 @@ impl Agent {
             .hooks
             .post_tool_use(call, args.as_ref(), result, self.output_limit(), cx)
             .await;
+        self.emit(&Event::ToolFinished {
+            call,
+            args: args.as_ref(),
+            result: &result,
+        });
         (result, blocked, stop)
     }
 }

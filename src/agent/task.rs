@@ -8,13 +8,12 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::{Agent, Outcome};
-use crate::model::NullSink;
 use crate::tools::{args, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub const NAME: &str = "task";
 
 pub struct Task {
-    /// The subagent every call starts from; each call clones it with its own trace prefix.
+    /// The subagent every call starts from; each call clones it with its own scope.
     template: Agent,
     started: AtomicU32,
 }
@@ -75,7 +74,8 @@ impl Tool for Task {
             };
             let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
             let mut child = self.template.clone();
-            child.hook_cx.prefix = format!("{}  [task {n}] ", self.template.hook_cx.prefix);
+            // Its events name this call, so a view can tell whose work they are.
+            child.hook_cx.scope = self.template.hook_cx.scope.subagent(n, &cx.call_id);
             // The subagent's own session, linked to the parent's through this call.
             let (mut session, unrecorded) = child
                 .recorder
@@ -83,7 +83,7 @@ impl Tool for Task {
             if let Some(why) = unrecorded {
                 child.warn(&why);
             }
-            let result = child.run(&mut session, &prompt, &mut NullSink).await;
+            let result = child.run(&mut session, &prompt).await;
             let (outcome, detail) = match &result {
                 Ok(Outcome::Answered(_)) => ("answered", None),
                 Ok(Outcome::MaxTurns(_)) => ("max_turns", None),

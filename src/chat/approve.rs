@@ -79,7 +79,9 @@ impl Approvals {
         cx: &HookContext,
     ) -> Approval {
         let _one = self.asking.lock().await;
-        let p = &cx.prefix;
+        // The editor writes the question itself: the spinner of the waiting call keeps off it.
+        let _hold = self.term.hold_spinner();
+        let p = &cx.scope.prefix;
         if self.state().always.contains(command) {
             self.term.line(&format!(
                 "{p}hx: allowed for this session: {}",

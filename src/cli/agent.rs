@@ -12,15 +12,14 @@ use crate::agent::task::Task;
 use crate::agent::{prompt, Agent, Outcome};
 use crate::config::{process_env, Config, Env, Flags};
 use crate::context::instructions;
-use crate::hooks::{self, trace::TraceHook, user::CommandHooks, HookContext, Hooks};
+use crate::events::{Event, Events, HumanView, JsonView, Scope, Start, TurnEnd, Verbosity};
+use crate::hooks::{self, user::CommandHooks, HookContext, Hooks};
 use crate::mcp::{self, Mcp};
 use crate::model::{OpenAiClient, ReasoningEcho};
 use crate::process::{self, signal_name};
-
 use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
-use crate::term::{Renderer, Term};
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
@@ -59,20 +58,44 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
             }
         }
     }
-    let config = match super::load_config(&cwd, &env, &flags) {
+    // The config's warnings are shown by the views (in `--json`, as items), once they exist;
+    // a config that cannot be used is the error, its warnings printed before it.
+    let mut warnings = Vec::new();
+    let config = match Config::load(&cwd, &env, &flags, &mut warnings) {
         Ok(c) => c,
-        Err(code) => return code,
+        Err(e) => {
+            for w in warnings {
+                errln!("{w}");
+            }
+            return fail(exit::USAGE, e);
+        }
     };
     if let Err(e) = config.require_key() {
         return fail(exit::USAGE, e);
     }
+    // Checked before any request: a typo in the path must not cost a run.
+    if let Some(file) = &args.output_last_message {
+        if let Err(e) = check_output_file(file) {
+            return fail(exit::USAGE, e);
+        }
+    }
     // `--compact` has no task: it compacts the session and stops.
     let task = match args.compact {
         true => None,
-        false => match read_task(&args.task) {
+        false => match read_task(&args.task, !args.no_stdin) {
             Ok(t) => Some(t),
             Err(e) => return fail(exit::USAGE, e),
         },
+    };
+    let view = ViewOptions {
+        json: args.json,
+        verbosity: match (args.quiet, args.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        },
+        output_last_message: args.output_last_message.clone(),
+        warnings,
     };
     // The key is in `config` now: blank the secrets in hx's own environment, where a command
     // could read them back (/proc/$PPID/environ). Nothing else runs yet.
@@ -98,7 +121,15 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     // guard above, not in the runtime waiting on blocking work while unwinding; the panic hook
     // has printed its line.
     let run = std::panic::AssertUnwindSafe(|| {
-        runtime.block_on(run_agent(config, cwd, env, task, resume, args.ephemeral))
+        runtime.block_on(run_agent(
+            config,
+            cwd,
+            env,
+            task,
+            resume,
+            args.ephemeral,
+            view,
+        ))
     });
     let code = std::panic::catch_unwind(run).unwrap_or(exit::FAILED);
     // Do not wait for blocking work still in flight (a read stuck on a FIFO, a slow walk):
@@ -215,10 +246,66 @@ pub(super) fn find_session(
     }))
 }
 
-/// Builds the task from the words and stdin.
-fn read_task(words: &[String]) -> Result<String, String> {
+/// How the run is shown, from the flags.
+struct ViewOptions {
+    json: bool,
+    verbosity: Verbosity,
+    output_last_message: Option<PathBuf>,
+    /// The config's warnings, shown once the views exist.
+    warnings: Vec<String>,
+}
+
+/// `-o FILE` can be written: its folder exists. The file itself is written when the answer
+/// is known.
+fn check_output_file(file: &Path) -> Result<(), String> {
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    if file.is_dir() {
+        return Err(format!(
+            "--output-last-message {}: is a folder; give a file path",
+            file.display()
+        ));
+    }
+    if !dir.is_dir() {
+        return Err(format!(
+            "--output-last-message {}: the folder {} does not exist",
+            file.display(),
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
+/// Writes the final answer to `file` as stdout would hold it, atomically: a temporary file in
+/// the same folder, renamed over it, so a reader never sees half an answer.
+fn write_last_message(file: &Path, answer: &str) -> Result<(), String> {
+    use std::io::Write;
+    let dir = match file.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let text = if answer.is_empty() {
+        String::new()
+    } else {
+        format!("{}\n", answer.trim_end_matches('\n'))
+    };
+    let fail = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".hx-answer-")
+        .tempfile_in(dir)
+        .map_err(fail)?;
+    tmp.write_all(text.as_bytes()).map_err(fail)?;
+    tmp.as_file().sync_all().map_err(fail)?;
+    tmp.persist(file).map_err(|e| fail(e.error))?;
+    Ok(())
+}
+
+/// Builds the task from the words and, unless `read_stdin` is off, a piped stdin.
+fn read_task(words: &[String], read_stdin: bool) -> Result<String, String> {
     let words = words.join(" ");
-    let stdin_piped = !std::io::stdin().is_terminal();
+    let stdin_piped = read_stdin && !std::io::stdin().is_terminal();
     let stdin = if stdin_piped {
         let mut buf = Vec::new();
         // Bounded: a task is text for a model, not a data pipe.
@@ -243,6 +330,11 @@ fn read_task(words: &[String]) -> Result<String, String> {
             ),
             (false, true) => words.trim().to_string(),
             (true, false) => stdin.trim().to_string(),
+            (true, true) if !read_stdin => return Err(
+                "no task given: pass it as words (hx agent \"fix the failing test\"); --no-stdin \
+                 leaves stdin unread"
+                    .into(),
+            ),
             (true, true) => return Err(
                 "no task given: pass it as words (hx agent \"fix the failing test\") or on stdin"
                     .into(),
@@ -251,33 +343,24 @@ fn read_task(words: &[String]) -> Result<String, String> {
     Ok(task)
 }
 
-/// The main agent for `cwd`: every tool, the trace hook, the guard, the user's command hooks
-/// (hooks.json; load warnings go to `term`, and a file that is not valid is the error), the
-/// project instructions, the skill catalog. The subagent that `task` starts shares its model,
-/// hooks, workspace and project instructions.
+/// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
+/// file that is not valid is the error), the project instructions, the skill catalog; what
+/// happens goes to `events`. Warnings while building it are pushed to `warnings`, for the
+/// caller to show once it knows whether the run starts. The subagent that `task` starts
+/// shares its model, hooks, events, workspace and project instructions.
 pub fn build_agent(
     config: &Config,
     cwd: &Path,
     env: &Env,
-    term: Arc<Term>,
+    events: Events,
     recorder: Recorder,
     session_id: &str,
+    warnings: &mut Vec<String>,
 ) -> Result<Agent, String> {
-    let mut warnings = Vec::new();
-    let built = build_agent_with(
-        config,
-        cwd,
-        env,
-        term.clone(),
-        recorder,
-        session_id,
-        None,
-        &mut warnings,
-    );
-    for w in warnings {
-        term.line(&w);
-    }
-    built.map(|b| b.agent)
+    build_agent_with(
+        config, cwd, env, events, recorder, session_id, None, warnings,
+    )
+    .map(|b| b.agent)
 }
 
 /// The parts of the main agent's system prompt, in order, as (what, text): for `hx context`.
@@ -293,14 +376,13 @@ pub struct Built {
 }
 
 /// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
-/// too). Its warnings are added to `warnings` rather than printed: `hx chat` builds while its
-/// prompt is up.
+/// too), and what else the build found.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn build_agent_with(
     config: &Config,
     cwd: &Path,
     env: &Env,
-    term: Arc<Term>,
+    events: Events,
     recorder: Recorder,
     session_id: &str,
     approver: Option<Arc<dyn hooks::Approver>>,
@@ -324,13 +406,12 @@ pub(super) fn build_agent_with(
     let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
-        .with_trace(Arc::new(TraceHook::new(term.clone())))
         .with_guard(config.guard)
         .with_approver(approver);
     let (entries, hook_warnings) = hooks::config::load(&root, env)?;
     warnings.extend(hook_warnings);
     let user_hooks =
-        CommandHooks::new(entries, term.clone()).with_output_chars(config.limits.output_chars);
+        CommandHooks::new(entries, events.clone()).with_output_chars(config.limits.output_chars);
     if !user_hooks.is_empty() {
         hooks = hooks.with_user(Arc::new(user_hooks));
     }
@@ -353,7 +434,11 @@ pub(super) fn build_agent_with(
     // subagents get those of the servers that say `subagents = true`.
     let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
     let for_subagents = planned.iter().any(|p| p.config.subagents);
-    let mcp = (!planned.is_empty()).then(|| Mcp::new(planned, env.clone(), term.clone()));
+    let mcp = (!planned.is_empty()).then(|| {
+        let (events, scope) = (events.clone(), Scope::default());
+        let warn: mcp::Warn = Arc::new(move |line: &str| events.warn(&scope, line));
+        Mcp::new(planned, env.clone(), warn)
+    });
     let mut child_registry = registry.clone();
     if let Some(m) = mcp.as_ref().filter(|_| for_subagents) {
         child_registry.set_source(m.source(true));
@@ -374,10 +459,11 @@ pub(super) fn build_agent_with(
         hooks,
         hook_cx: HookContext {
             cwd: root.clone(),
-            prefix: String::new(),
+            scope: Scope::default(),
             session_id: session_id.to_string(),
             tool_aliases: Arc::new(registry.claude_names()),
         },
+        events,
         // The same project, so the same instructions; no skill catalog (no load_skill).
         system_prompt: prompt::assemble(
             prompt::subagent(&root),
@@ -397,10 +483,9 @@ pub(super) fn build_agent_with(
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
     // The main agent has every tool, in this order: the five above, then these.
+    // The list is shown by the views, from the call's arguments (see `crate::events`).
     let todos = TodoList::new();
-    let echo_term = term.clone();
-    let echo: crate::tools::Echo = Arc::new(move |text: &str| echo_term.line(text));
-    registry.register(Arc::new(TodoWrite::new(todos.clone(), echo)));
+    registry.register(Arc::new(TodoWrite::new(todos.clone())));
     registry.register(Arc::new(Task::new(child.clone())));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     registry.register(load_skill.clone());
@@ -466,14 +551,14 @@ fn recorded_url(url: &str) -> String {
 }
 
 /// The session this run works on: the resumed one (its calls left open answered) or a new
-/// one. `Err` is an exit code, the problem reported.
+/// one; warnings are pushed to `warnings`. `Err` is why the session cannot be continued.
 pub(super) fn open_session(
     recorder: &Recorder,
     id: String,
     resume: Option<Resumed>,
     echo: ReasoningEcho,
-    term: &Term,
-) -> Result<Session, i32> {
+    warnings: &mut Vec<String>,
+) -> Result<Session, String> {
     let Some(Resumed {
         path,
         loaded,
@@ -482,34 +567,26 @@ pub(super) fn open_session(
     else {
         let (session, unrecorded) = recorder.start_with_id(id, None);
         if let Some(why) = unrecorded {
-            term.line(&format!("hx: warning: {why}"));
+            warnings.push(format!("hx: warning: {why}"));
         }
         return Ok(session);
     };
     for w in &loaded.warnings {
-        term.line(&format!("hx: warning: {}: {w}", path.display()));
+        warnings.push(format!("hx: warning: {}: {w}", path.display()));
     }
+    let cannot =
+        |e: session::log::OpenError| format!("cannot continue session {}: {e}", loaded.header.id);
     let log = match (&recorder.store, locked) {
         (None, _) => None,
-        (Some(_), Some(file)) => Some(
-            SessionLog::append_locked(&path, file, loaded.valid_len).map_err(|e| {
-                fail(
-                    exit::FAILED,
-                    format!("cannot continue session {}: {e}", loaded.header.id),
-                )
-            })?,
-        ),
-        (Some(_), None) => Some(SessionLog::append(&path, loaded.valid_len).map_err(|e| {
-            fail(
-                exit::FAILED,
-                format!("cannot continue session {}: {e}", loaded.header.id),
-            )
-        })?),
+        (Some(_), Some(file)) => {
+            Some(SessionLog::append_locked(&path, file, loaded.valid_len).map_err(cannot)?)
+        }
+        (Some(_), None) => Some(SessionLog::append(&path, loaded.valid_len).map_err(cannot)?),
     };
     let switched = loaded.provider != recorder.provider;
     let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
     if repaired > 0 {
-        term.line(&format!(
+        warnings.push(format!(
             "hx: session {}: {repaired} tool call(s) had no result (the run ended during them); \
              they are answered as not run",
             session.id()
@@ -523,6 +600,22 @@ pub(super) fn open_session(
     Ok(session)
 }
 
+/// The views of this run, as one stream of events: the trace and answer for a person, or
+/// JSON Lines for a program.
+fn views(config: &Config, options: &ViewOptions) -> Events {
+    let term = super::shared_term();
+    if options.json {
+        Events::new(Arc::new(JsonView::stdout(term)))
+    } else {
+        Events::new(Arc::new(HumanView::new(
+            term,
+            config.show_reasoning,
+            options.verbosity,
+        )))
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
 async fn run_agent(
     config: Config,
     cwd: PathBuf,
@@ -530,8 +623,10 @@ async fn run_agent(
     task: Option<String>,
     resume: Option<Resumed>,
     ephemeral: bool,
+    options: ViewOptions,
 ) -> i32 {
-    let term = Term::detect();
+    let events = views(&config, &options);
+    let main = Scope::default();
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     let recorder = recorder(&config, &workspace, &env, ephemeral);
     // The agent first, so a run that cannot start (a broken hooks file) records nothing.
@@ -539,14 +634,47 @@ async fn run_agent(
         Some(r) => r.loaded.header.id.clone(),
         None => session::store::new_id(),
     };
-    let agent = match build_agent(&config, &cwd, &env, term.clone(), recorder.clone(), &id) {
+    // What building the run says is shown once it is known whether the run starts: after
+    // the line saying where it goes, or before the error that stops it.
+    let mut warnings = options.warnings.clone();
+    let fatal = |code: i32, message: &str, warnings: &[String]| {
+        for w in warnings {
+            events.warn(&main, w);
+        }
+        events.emit(&main, &Event::Error(message));
+        code
+    };
+    let agent = match build_agent(
+        &config,
+        &cwd,
+        &env,
+        events.clone(),
+        recorder.clone(),
+        &id,
+        &mut warnings,
+    ) {
         Ok(a) => a,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(e) => return fatal(exit::USAGE, &e, &warnings),
     };
-    let mut session = match open_session(&recorder, id, resume, config.reasoning_echo, &term) {
+    let resumed = resume.is_some();
+    let session = open_session(&recorder, id, resume, config.reasoning_echo, &mut warnings);
+    let mut session = match session {
         Ok(s) => s,
-        Err(code) => return code,
+        Err(e) => return fatal(exit::FAILED, &e, &warnings),
     };
+    events.emit(
+        &main,
+        &Event::Started(&Start {
+            session_id: session.id(),
+            model: &config.model,
+            provider: &config.provider,
+            base_url: &config.base_url,
+            resumed,
+        }),
+    );
+    for w in &warnings {
+        events.warn(&main, w);
+    }
     // What the tools remember (skills loaded, the todo list) follows the history they see.
     for r in &agent.restore {
         r.restore(session.messages());
@@ -555,20 +683,25 @@ async fn run_agent(
         Ok(s) => s,
         Err(e) => {
             session.end("error", Some(&e.to_string()));
-            close_session(&mut session, &term);
-            return fail(exit::FAILED, format!("cannot watch signals: {e}"));
+            let code = fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
+            close_session(&mut session, &events);
+            return code;
         }
     };
     let reaper = tokio::spawn(reap_orphans());
-    let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
+    let began = std::time::Instant::now();
     let work = async {
         match &task {
-            Some(task) => agent.run(&mut session, task, &mut renderer).await.map(Some),
-            None => match agent.compact_now(&mut session, &mut renderer).await {
-                Ok(()) => Ok(None),
-                Err(Ended::Stopped(reason)) => Ok(Some(Outcome::Stopped(reason))),
-                Err(Ended::Error(e)) => Err(e),
-            },
+            Some(task) => agent.run(&mut session, task).await.map(Some),
+            None => {
+                // A compaction on its own is the run's one turn.
+                events.emit(&main, &Event::TurnStarted);
+                match agent.compact_now(&mut session).await {
+                    Ok(()) => Ok(None),
+                    Err(Ended::Stopped(reason)) => Ok(Some(Outcome::Stopped(reason))),
+                    Err(Ended::Error(e)) => Err(e),
+                }
+            }
         }
     };
     let result = tokio::select! {
@@ -582,38 +715,39 @@ async fn run_agent(
     // take at most about 2 s.
     drop(signals);
     reaper.abort();
-    let (code, message, outcome, detail) = match result {
+    let (code, end, outcome, detail) = match result {
         Err(sig) => {
-            let stop = agent.stop_line_event(&session.stats);
-            agent.hooks.trace_only(&stop, &agent.hook_cx);
+            agent.stopped(&session, began.elapsed());
             let message = match sig {
                 libc::SIGINT => "interrupted".to_string(),
                 other => format!("terminated by {}", signal_name(other)),
             };
             (
                 exit::signalled(sig),
-                Some(message),
+                TurnEnd::Failed(message),
                 "interrupted",
                 Some(signal_name(sig).to_string()),
             )
         }
         Ok(Ok(Some(Outcome::Answered(text)))) => {
-            // A streamed answer is on the screen already, its line closed.
-            if !renderer.streamed_answer() && !text.is_empty() {
-                term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
-            }
-            (exit::ANSWERED, None, "answered", None)
+            (exit::ANSWERED, TurnEnd::Answered(text), "answered", None)
         }
-        Ok(Ok(None)) => (exit::ANSWERED, None, "compacted", None),
+        // The compaction's lines said what it did; there is no answer.
+        Ok(Ok(None)) => (
+            exit::ANSWERED,
+            TurnEnd::Answered(String::new()),
+            "compacted",
+            None,
+        ),
         Ok(Ok(Some(Outcome::Stopped(reason)))) => (
             exit::FAILED,
-            Some(format!("stopped by a hook: {reason}")),
+            TurnEnd::Failed(format!("stopped by a hook: {reason}")),
             "stopped",
             Some(reason),
         ),
         Ok(Ok(Some(Outcome::MaxTurns(_)))) => (
             exit::MAX_TURNS,
-            Some(format!(
+            TurnEnd::Failed(format!(
                 "stopped after {} turns (--max-turns) without a final answer",
                 config.max_turns
             )),
@@ -622,30 +756,34 @@ async fn run_agent(
         ),
         Ok(Err(e)) => (
             exit::FAILED,
-            Some(e.to_string()),
+            TurnEnd::Failed(e.to_string()),
             "error",
             Some(e.to_string()),
         ),
     };
     session.end(outcome, detail.as_deref());
-    if let Some(m) = message {
-        term.line(&format!("hx: {m}"));
+    events.emit(&main, &Event::TurnEnded(&end));
+    let mut code = code;
+    if let (Some(file), TurnEnd::Answered(text), Some(_)) =
+        (&options.output_last_message, &end, &task)
+    {
+        if let Err(e) = write_last_message(file, text) {
+            code = fatal(exit::FAILED, &e, &[]);
+        }
     }
-    close_session(&mut session, &term);
+    close_session(&mut session, &events);
     code
 }
 
 /// Writes the session out and names it, with how to go on from it.
-fn close_session(session: &mut Session, term: &Term) {
+fn close_session(session: &mut Session, events: &Events) {
+    let main = Scope::default();
     let recorded = session.path().is_some();
     if let Some(e) = session.close() {
-        term.line(&format!("hx: warning: {e}"));
+        events.warn(&main, &format!("hx: warning: {e}"));
     }
     if recorded {
-        term.line(&format!(
-            "hx: session {id} · continue with: hx agent -r {id} \"...\"",
-            id = session.id()
-        ));
+        events.emit(&main, &Event::SessionSaved { id: session.id() });
     }
 }
 

@@ -3,6 +3,10 @@
 //! session. The editor, the commands and the approvals are `crate::chat`; this is the loop
 //! that owns the session and the agent.
 //!
+//! What a turn does is shown by the same view as `hx agent`'s trace (`events::HumanView`, on
+//! the terminal this loop prints through), spinner included; the loop adds how each turn
+//! ended and its own lines.
+//!
 //! Signals: SIGINT is watched only while a turn runs (a fresh watcher per turn, so a stray
 //! one from before does not cancel the next); at the prompt the terminal is raw and Ctrl-C is
 //! a key the editor reads. SIGTERM and SIGHUP end the program at any point, with the cleanup
@@ -11,6 +15,7 @@
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
+use std::time::Instant;
 
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -24,12 +29,13 @@ use crate::chat::commands::{self, Input};
 use crate::chat::editor::{self, LineEditor, Read, SkillNames};
 use crate::chat::{self as parts, INTERRUPTED};
 use crate::config::{process_env, Config, Env, Flags};
+use crate::events::{self, Event, Events, HumanView, Scope, Verbosity};
 use crate::hooks;
 use crate::process;
 use crate::process::signal_name;
 use crate::session::{self, Recorder, Session};
 use crate::skills::SkillRegistry;
-use crate::term::{one_line, Renderer, Term};
+use crate::term::{one_line, Term};
 
 /// The prompt. The benchmark and the tests wait for it.
 pub const PROMPT: &str = "hx> ";
@@ -75,14 +81,9 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
             }
         }
     }
-    let mut warnings = Vec::new();
-    let config = Config::load(&cwd, &env, &flags, &mut warnings);
-    for w in warnings {
-        eprintln!("{}", crate::term::escape_controls(&w));
-    }
-    let config = match config {
+    let config = match super::load_config(&cwd, &env, &flags) {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(code) => return code,
     };
     if let Err(e) = config.require_key() {
         return fail(exit::USAGE, e);
@@ -149,6 +150,8 @@ struct Chat {
     cwd: PathBuf,
     env: Env,
     term: Arc<Term>,
+    /// The agent's events, shown by a [`HumanView`] on `term`.
+    events: Events,
     recorder: Recorder,
     editor: LineEditor,
     approvals: Arc<Approvals>,
@@ -176,7 +179,12 @@ async fn run(
     ephemeral: bool,
     terminal: &SavedTerminal,
 ) -> i32 {
-    let term = Term::detect();
+    let term = super::shared_term();
+    let events = Events::new(Arc::new(HumanView::new(
+        term.clone(),
+        config.show_reasoning,
+        Verbosity::Normal,
+    )));
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     let recorder = recorder(&config, &workspace, &env, ephemeral);
     let skill_names: SkillNames = Arc::new(RwLock::new(Vec::new()));
@@ -197,7 +205,7 @@ async fn run(
     // built on the blocking pool while the prompt is already up; a line waits for it.
     let building = {
         let (config, cwd, env) = (config.clone(), cwd.clone(), env.clone());
-        let (term, recorder, id) = (term.clone(), recorder.clone(), id.clone());
+        let (events, recorder, id) = (events.clone(), recorder.clone(), id.clone());
         let (approver, editor): (Arc<dyn hooks::Approver>, _) = (approvals.clone(), editor.clone());
         tokio::task::spawn_blocking(move || {
             let mut warnings = Vec::new();
@@ -205,7 +213,7 @@ async fn run(
                 &config,
                 &cwd,
                 &env,
-                term,
+                events,
                 recorder,
                 &id,
                 Some(approver),
@@ -222,6 +230,7 @@ async fn run(
         cwd,
         env,
         term,
+        events,
         recorder,
         editor,
         approvals,
@@ -455,6 +464,7 @@ impl Chat {
             agent: Some(agent),
             session: Some(session),
             term,
+            events,
             config,
             approvals,
             outcome,
@@ -463,6 +473,7 @@ impl Chat {
         else {
             return None;
         };
+        let main = Scope::default();
         // A fresh watcher: a SIGINT that arrived while the prompt waited is not this turn's.
         let mut sigint = match signal(SignalKind::interrupt()) {
             Ok(s) => s,
@@ -472,12 +483,12 @@ impl Chat {
             }
         };
         let cancel = approvals.begin_turn();
-        let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
-        // SPINNER (issue 12): the spinner is driven here, for as long as this turn runs
-        // (waiting for the model, or for a tool that takes over a second); the renderer and
-        // the trace stop it as their output arrives.
+        // The view shows the turn as it runs, the spinner too (waiting for the model, or for
+        // a tool that takes over a second); every way out below ends the turn for it, so no
+        // spinner outlives its turn.
+        let began = Instant::now();
         let end = tokio::select! {
-            r = agent.run_message(session, text, &mut renderer, session_start) => TurnEnd::Done(r),
+            r = agent.run_message(session, text, session_start) => TurnEnd::Done(r),
             _ = sigint.recv() => TurnEnd::Cancelled,
             Ok(()) = cancel => TurnEnd::Cancelled,
             sig = ends.recv() => TurnEnd::Ended(sig),
@@ -490,26 +501,28 @@ impl Chat {
         }
         let sig = match end {
             TurnEnd::Done(r) => {
-                *outcome = finish(r, &renderer, term, config.max_turns);
+                let (end, how) = finish(r, config.max_turns);
+                events.emit(&main, &Event::TurnEnded(&end));
+                *outcome = how;
                 session.turn_done();
                 return None;
             }
             TurnEnd::Cancelled => {
-                let stop = agent.stop_line_event(&session.stats);
-                agent.hooks.trace_only(&stop, &agent.hook_cx);
+                agent.stopped(session, began.elapsed());
                 let open = parts::answer_open_calls(session);
                 let note = if open > 0 {
                     format!("; {open} unfinished call(s) answered \"{INTERRUPTED}\"")
                 } else {
                     String::new()
                 };
-                term.line(&format!("hx: interrupted{note}"));
+                let end = events::TurnEnd::Failed(format!("interrupted{note}"));
+                events.emit(&main, &Event::TurnEnded(&end));
                 *outcome = ("interrupted", Some("SIGINT".into()));
                 return None;
             }
             TurnEnd::Ended(sig) => {
-                let stop = agent.stop_line_event(&session.stats);
-                agent.hooks.trace_only(&stop, &agent.hook_cx);
+                // The view's Stop line; the program's own line follows.
+                agent.stopped(session, began.elapsed());
                 sig
             }
         };
@@ -524,7 +537,6 @@ impl Chat {
             agent: Some(agent),
             session: Some(session),
             term,
-            config,
             ..
         } = &mut *self
         else {
@@ -538,9 +550,8 @@ impl Chat {
         let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
             return;
         };
-        let mut renderer = Renderer::new(term.clone(), config.show_reasoning);
         let done = tokio::select! {
-            r = agent.compact_now(session, &mut renderer) => Some(r),
+            r = agent.compact_now(session) => Some(r),
             _ = sigint.recv() => None,
         };
         match done {
@@ -594,7 +605,7 @@ impl Chat {
             &self.config,
             &self.cwd,
             &self.env,
-            self.term.clone(),
+            self.events.clone(),
             self.recorder.clone(),
             &id,
             Some(self.approvals.clone()),
@@ -619,13 +630,24 @@ impl Chat {
     /// Makes a recorded session the current one (its open calls answered).
     fn open(&mut self, resumed: Resumed) -> Result<(), i32> {
         let id = resumed.loaded.header.id.clone();
+        let mut warnings = Vec::new();
         let session = open_session(
             &self.recorder,
             id,
             Some(resumed),
             self.config.reasoning_echo,
-            &self.term,
-        )?;
+            &mut warnings,
+        );
+        for w in warnings {
+            self.say(&w);
+        }
+        let session = match session {
+            Ok(s) => s,
+            Err(e) => {
+                self.say(&format!("hx: {e}"));
+                return Err(exit::FAILED);
+            }
+        };
         let messages = session
             .messages()
             .iter()
@@ -788,34 +810,26 @@ impl Chat {
 /// Longest model name `/model` takes.
 const MAX_MODEL_CHARS: usize = 200;
 
-/// Prints how a finished turn ended; gives the outcome for the session's `end` line.
+/// How a finished turn ended, for the view (which prints the answer, or the reason), and the
+/// outcome for the session's `end` line.
 fn finish(
     r: Result<Outcome, crate::model::ModelError>,
-    renderer: &Renderer,
-    term: &Term,
     max_turns: u32,
-) -> (&'static str, Option<String>) {
+) -> (events::TurnEnd, (&'static str, Option<String>)) {
+    use events::TurnEnd::{Answered, Failed};
     match r {
-        Ok(Outcome::Answered(text)) => {
-            if !renderer.streamed_answer() && !text.is_empty() {
-                term.out_raw(&format!("{}\n", text.trim_end_matches('\n')));
-            }
-            ("answered", None)
-        }
-        Ok(Outcome::Stopped(reason)) => {
-            term.line(&format!("hx: stopped by a hook: {reason}"));
-            ("stopped", Some(reason))
-        }
-        Ok(Outcome::MaxTurns(_)) => {
-            term.line(&format!(
-                "hx: stopped after {max_turns} requests (--max-turns) without a final answer; \
-                 a message goes on from here"
-            ));
-            ("max_turns", None)
-        }
-        Err(e) => {
-            term.line(&format!("hx: {e}"));
-            ("error", Some(e.to_string()))
-        }
+        Ok(Outcome::Answered(text)) => (Answered(text), ("answered", None)),
+        Ok(Outcome::Stopped(reason)) => (
+            Failed(format!("stopped by a hook: {reason}")),
+            ("stopped", Some(reason)),
+        ),
+        Ok(Outcome::MaxTurns(_)) => (
+            Failed(format!(
+                "stopped after {max_turns} requests (--max-turns) without a final answer; a \
+                 message goes on from here"
+            )),
+            ("max_turns", None),
+        ),
+        Err(e) => (Failed(e.to_string()), ("error", Some(e.to_string()))),
     }
 }

@@ -5,9 +5,9 @@ use super::agent::build_agent_with;
 use super::{exit, fail, ContextArgs};
 use crate::config::{process_env, Config, Flags};
 use crate::context::{estimate, thousands};
+use crate::events::Events;
 use crate::sandbox::Mode;
 use crate::session::Recorder;
-use crate::term::Term;
 
 pub(super) fn context_command(args: ContextArgs) -> i32 {
     let cwd = match super::current_dir() {
@@ -33,13 +33,14 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         Ok(c) => c,
         Err(e) => return fail(exit::USAGE, e),
     };
-    let term = Term::detect();
+    let term = super::shared_term();
     let mut warnings = Vec::new();
+    // Nothing runs: no view of a run.
     let built = build_agent_with(
         &config,
         &cwd,
         &env,
-        term.clone(),
+        Events::default(),
         Recorder::default(),
         "hx-context",
         None,

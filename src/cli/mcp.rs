@@ -2,6 +2,7 @@
 //! one's state, how long it took to start, and its tools. No API key needed.
 
 use serde_json::{json, Value};
+use std::sync::Arc;
 
 use super::{exit, fail, McpArgs, McpCommand};
 use crate::config::{process_env, Config, Flags};
@@ -62,7 +63,8 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
     let statuses = runtime.block_on(async {
-        let mcp = Mcp::new(planned, env, term.clone());
+        let shown = term.clone();
+        let mcp = Mcp::new(planned, env, Arc::new(move |line: &str| shown.line(line)));
         mcp.start().await;
         mcp.status()
     });

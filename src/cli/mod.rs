@@ -52,6 +52,9 @@ pub mod exit {
                   Run 'hx agent --help' for the agent's options, configuration and exit codes."
 )]
 pub struct Cli {
+    /// Run as if hx had been started in DIR
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
 }
@@ -222,12 +225,16 @@ load_skill.";
 #[derive(Debug, Args)]
 #[command(after_long_help = AGENT_HELP)]
 pub struct AgentArgs {
-    /// The task, as words. Without words the task is read from stdin; with both, stdin is
-    /// appended to the task as a <stdin> block.
+    /// The task, as words. Without words the task is read from stdin. With both, a piped
+    /// stdin is read to its end and appended to the task as a <stdin> block (so in a `while
+    /// read` loop hx would eat the loop's input: pass --no-stdin there)
     #[arg(value_name = "TASK")]
     pub task: Vec<String>,
-    /// Model name [default: deepseek-v4-flash, or HX_MODEL]
-    #[arg(long, value_name = "NAME")]
+    /// Never read stdin: the task is the words alone
+    #[arg(long)]
+    pub no_stdin: bool,
+    /// Model name [default: the provider's, or HX_MODEL]
+    #[arg(short = 'm', long, value_name = "NAME")]
     pub model: Option<String>,
     /// Base URL of the API; requests go to {base}/chat/completions
     #[arg(long, value_name = "URL")]
@@ -238,9 +245,23 @@ pub struct AgentArgs {
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
-    /// Show the model's reasoning, dimmed, on stderr
+    /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
     #[arg(long)]
     pub show_reasoning: bool,
+    /// No trace on stderr: only warnings, errors and the answer
+    #[arg(short = 'q', long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Whole tool results in the trace instead of their first and last lines, and every
+    /// retry in full
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Events as JSON Lines on stdout, one per line (schema in the README); stderr gets only
+    /// fatal errors
+    #[arg(long, conflicts_with_all = ["quiet", "verbose"])]
+    pub json: bool,
+    /// Also write the final answer to FILE (replaced atomically; only when the model answers)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_last_message: Option<std::path::PathBuf>,
     /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
     /// mkfs, ...)
     #[arg(long)]
@@ -270,8 +291,8 @@ pub struct AgentArgs {
 #[derive(Debug, Args, Default)]
 #[command(after_long_help = CHAT_HELP)]
 pub struct ChatArgs {
-    /// Model name [default: deepseek-v4-flash, or HX_MODEL]
-    #[arg(long, value_name = "NAME")]
+    /// Model name [default: the provider's, or HX_MODEL]
+    #[arg(short = 'm', long, value_name = "NAME")]
     pub model: Option<String>,
     /// Base URL of the API; requests go to {base}/chat/completions
     #[arg(long, value_name = "URL")]
@@ -282,7 +303,7 @@ pub struct ChatArgs {
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
-    /// Show the model's reasoning, dimmed
+    /// Show the model's reasoning: dimmed, or after `thinking:` without colour
     #[arg(long)]
     pub show_reasoning: bool,
     /// Turn off the built-in guard (then nothing is asked either)
@@ -316,12 +337,19 @@ for the rest of the session, n (or Enter) refuses. A hook's block is never asked
 The conversation is a session like any other: hx agent -c \"...\" or hx chat -c goes on with it.";
 
 const AGENT_HELP: &str = "\
+Providers (--provider, HX_PROVIDER, or provider = \"...\" in a config file):
+  deepseek    https://api.deepseek.com      key DEEPSEEK_API_KEY, URL DEEPSEEK_BASE_URL
+              (the default; model deepseek-v4-flash)
+  openai      https://api.openai.com/v1     key OPENAI_API_KEY, URL OPENAI_BASE_URL
+  openrouter  https://openrouter.ai/api/v1  key OPENROUTER_API_KEY
+  ollama      http://localhost:11434/v1     no key (start the server with 'ollama serve')
+  Other than deepseek, give a model (-m NAME, HX_MODEL, or model = \"...\"). Any other
+  OpenAI-compatible server: --base-url URL, or a [providers.NAME] table (below).
+
 Environment:
-  DEEPSEEK_API_KEY   API key for the default provider (required for it)
-  DEEPSEEK_BASE_URL  base URL of the deepseek provider [default: https://api.deepseek.com]
   HX_MODEL           model name for any provider
   HX_PROVIDER        provider to use when --provider is not given
-  NO_COLOR           disable colour on stderr
+  NO_COLOR           no colour and no spinner on stderr
   TERM=dumb          no escape codes at all
 
 Configuration files (TOML; later ones win, then environment, then flags):
@@ -352,7 +380,15 @@ Sessions:
   --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
 
 Output:
-  stdout carries the final answer only; traces, reasoning and warnings go to stderr.
+  stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and
+  on a terminal a spinner shows what hx waits for. -q: no trace; -v: whole tool results.
+  --json: stdout is JSON Lines events (thread.started, turn.started, item.started,
+  item.updated, item.completed, turn.completed, turn.failed, error; the README has the
+  schema), stderr only fatal errors. -o FILE also writes the answer to FILE.
+
+Stdin:
+  A piped stdin is read to its end and added to the task. Inside a 'while read' loop that
+  would eat the loop's input: pass --no-stdin (or < /dev/null).
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
@@ -364,6 +400,9 @@ pub fn main_with_args() -> i32 {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
+            if let Some(hint) = task_without_agent(&e) {
+                return fail(exit::USAGE, hint);
+            }
             // clap prints help and version to stdout with exit 0, errors to stderr with 2.
             let _ = e.print();
             return if e.use_stderr() {
@@ -373,6 +412,11 @@ pub fn main_with_args() -> i32 {
             };
         }
     };
+    if let Some(dir) = &cli.dir {
+        if let Err(e) = std::env::set_current_dir(dir) {
+            return fail(exit::USAGE, format!("-C {}: {e}", dir.display()));
+        }
+    }
     let Some(command) = cli.command else {
         return bare();
     };
@@ -385,6 +429,41 @@ pub fn main_with_args() -> i32 {
         Command::Sandbox(args) => sandbox::sandbox_command(args),
         Command::Context(args) => context::context_command(args),
         Command::Mcp(args) => mcp::mcp_command(args),
+    }
+}
+
+/// `hx fix the bug`: a task given without `agent`. clap would say "unrecognized subcommand";
+/// the line says what was probably meant. A word close to a command's name (`hx agnet`) is
+/// left to clap, which suggests that command.
+fn task_without_agent(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand || e.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return None;
+    }
+    let Some(ContextValue::String(word)) = e.get(ContextKind::InvalidSubcommand) else {
+        return None;
+    };
+    // Everything from the unknown word on is the task as the user typed it.
+    let args: Vec<String> = std::env::args_os()
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    let from = args.iter().position(|a| a == word)?;
+    let task = args[from..].join(" ");
+    Some(format!(
+        "'{}' is not a command (hx --help lists them); to give hx a task, run: hx agent {}",
+        crate::term::escape_line(word),
+        crate::term::escape_line(&shell_quote(&task))
+    ))
+}
+
+/// `text` as one shell word: in double quotes when that keeps it as it is, else in single
+/// quotes.
+fn shell_quote(text: &str) -> String {
+    if !text.contains(['"', '$', '`', '\\', '!']) {
+        format!("\"{text}\"")
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
     }
 }
 
@@ -431,14 +510,18 @@ fn home_dir() -> Option<std::path::PathBuf> {
         .map(std::path::PathBuf::from)
 }
 
-/// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
-/// their control characters are made visible. A stderr that cannot be written (a closed
-/// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
+/// The process's terminal: one, so that a spinner line (see `term::Spinner`) is erased before
+/// any other write, whoever makes it.
+static TERM: std::sync::OnceLock<std::sync::Arc<crate::term::Term>> = std::sync::OnceLock::new();
+
 /// The terminal the commands print through (see [`outln!`], [`errln!`]).
 fn term() -> &'static crate::term::Term {
-    static TERM: std::sync::OnceLock<std::sync::Arc<crate::term::Term>> =
-        std::sync::OnceLock::new();
     TERM.get_or_init(crate::term::Term::detect)
+}
+
+/// The same terminal, for the views of a run and for `hx chat`.
+fn shared_term() -> std::sync::Arc<crate::term::Term> {
+    TERM.get_or_init(crate::term::Term::detect).clone()
 }
 
 pub(crate) fn out_line(text: &str) {
@@ -469,9 +552,37 @@ fn load_config(
     config.map_err(|e| fail(exit::USAGE, e))
 }
 
+/// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
+/// their control characters are made visible. A stderr that cannot be written (a closed
+/// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     use std::io::Write;
     let msg = crate::term::escape_controls(&msg.to_string()).into_owned();
     let _ = writeln!(std::io::stderr(), "hx: {msg}");
     code
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_agent_help_lists_every_preset_with_its_variables() {
+        for p in crate::config::PRESETS {
+            let line = AGENT_HELP
+                .lines()
+                .find(|l| l.trim_start().starts_with(&format!("{} ", p.name)))
+                .unwrap_or_else(|| panic!("no line for {}", p.name));
+            assert!(line.contains(p.base_url), "{line}");
+            for var in [p.api_key_env, p.base_url_env].into_iter().flatten() {
+                assert!(line.contains(var), "{var} missing from {line}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_task_quoted_for_the_shell_stays_one_word() {
+        assert_eq!(shell_quote("fix the bug"), "\"fix the bug\"");
+        assert_eq!(shell_quote("it's $HOME"), r"'it'\''s $HOME'");
+    }
 }

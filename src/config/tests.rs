@@ -89,6 +89,48 @@ fn deepseek_base_url_env_only_for_deepseek() {
 }
 
 #[test]
+fn openai_base_url_env_is_honoured_for_openai_only() {
+    let e = env(&[
+        ("OPENAI_BASE_URL", "http://proxy.internal:8080/v1"),
+        ("OPENAI_API_KEY", "k"),
+        ("DEEPSEEK_API_KEY", "k"),
+    ]);
+    let openai = Flags {
+        provider: Some("openai".into()),
+        model: Some("gpt-5".into()),
+        ..Flags::default()
+    };
+    let c = Config::resolve(FileConfig::default(), &e, &openai).expect("c");
+    assert_eq!(c.base_url, "http://proxy.internal:8080/v1");
+    // The flag still wins over the environment.
+    let flag = Flags {
+        base_url: Some("http://flag:1".into()),
+        ..openai
+    };
+    let c = Config::resolve(FileConfig::default(), &e, &flag).expect("c");
+    assert_eq!(c.base_url, "http://flag:1");
+    let c = Config::resolve(FileConfig::default(), &e, &Flags::default()).expect("c");
+    assert_eq!(c.base_url, "https://api.deepseek.com");
+}
+
+#[test]
+fn only_the_ollama_preset_says_how_to_start_its_server() {
+    let flags = Flags {
+        provider: Some("ollama".into()),
+        model: Some("m".into()),
+        ..Flags::default()
+    };
+    let c = Config::resolve(FileConfig::default(), &env(&[]), &flags).expect("c");
+    assert_eq!(
+        c.client.refused_hint.as_deref(),
+        Some("is Ollama running? start it with `ollama serve`")
+    );
+    let e = env(&[("DEEPSEEK_API_KEY", "k")]);
+    let c = Config::resolve(FileConfig::default(), &e, &Flags::default()).expect("c");
+    assert_eq!(c.client.refused_hint, None);
+}
+
+#[test]
 fn unknown_provider_and_missing_model_are_errors() {
     let flags = Flags {
         provider: Some("nope".into()),
@@ -118,8 +160,8 @@ fn unknown_keys_and_bad_toml_are_errors_with_the_file() {
 
 #[test]
 fn every_listed_preset_exists() {
-    for name in PRESETS {
-        assert!(preset(name).is_some(), "{name}");
+    for p in PRESETS {
+        assert!(preset(p.name).is_some(), "{}", p.name);
     }
 }
 

@@ -18,6 +18,8 @@ pub mod prune;
 pub mod summary;
 
 pub use estimate::Meter;
+// A text helper, in the leaf `text` module so the views can use it too.
+pub use crate::text::thousands;
 
 /// The window of a model hx knows nothing about (most current models have at least this).
 pub const DEFAULT_WINDOW: u64 = 128_000;
@@ -106,19 +108,6 @@ impl Budgets {
             summary: (limit / 4).min(8_000),
         }
     }
-}
-
-/// `812344` as `812,344`, for the lines people read.
-pub fn thousands(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 #[cfg(test)]

@@ -180,7 +180,7 @@ fn exit_codes() {
 fn cx() -> HookContext {
     HookContext {
         cwd: PathBuf::from("/w"),
-        prefix: String::new(),
+        scope: Default::default(),
         session_id: "s1".into(),
         ..HookContext::default()
     }

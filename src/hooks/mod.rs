@@ -1,11 +1,11 @@
-//! Lifecycle hooks: the events of a run and the rules that combine what the trace, the user's
-//! hooks and the guard say about them. The loop calls one method per event and knows none of
+//! Lifecycle hooks: the events of a run and the rules that combine what the user's hooks and
+//! the guard say about them. The loop calls one method per event and knows none of
 //! them.
 //!
-//! Order per event: the trace first (it sees every step; PostToolUse is traced once the hooks
-//! have added to the result), then the user's hooks (matching ones run concurrently, see
-//! `user`), then the guard (PreToolUse only, skipped when a user hook allowed the call). In
-//! `hx chat` the guard's refusal, and only the guard's, is put to the user (an [`Approver`]).
+//! Order per event: the user's hooks (matching ones run concurrently, see `user`), then the
+//! guard (PreToolUse only, skipped when a user hook allowed the call). In `hx chat` the guard's
+//! refusal, and only the guard's, is put to the user (an [`Approver`]). What the views show of
+//! these steps comes from the agent's events (`crate::events`), not from a hook.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -14,6 +14,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+use crate::events::Scope;
 use crate::model::ToolCall;
 use crate::session::RunStats;
 use crate::tools::ToolResult;
@@ -22,7 +23,6 @@ pub mod command;
 pub mod config;
 pub mod guard;
 mod shell_words;
-pub mod trace;
 pub mod user;
 
 /// Something that happened in a run.
@@ -99,9 +99,9 @@ impl HookEvent<'_> {
 #[derive(Debug, Clone, Default)]
 pub struct HookContext {
     pub cwd: PathBuf,
-    /// Printed before each trace line: empty for the parent, e.g. `  [task 1] ` for a
-    /// subagent, so a reader can tell whose step a line is.
-    pub prefix: String,
+    /// The parent agent or which subagent: what its trace lines start with, and what its
+    /// events belong to.
+    pub scope: Scope,
     /// One id per `hx agent` run, shared by its subagents (given to command hooks).
     pub session_id: String,
     /// Claude Code's name of each tool that has one, by hx name, from the tools themselves:
@@ -161,6 +161,8 @@ pub enum PreToolUse {
         /// `guard` or `hook`.
         by: &'static str,
         reason: String,
+        /// A hook's replacement input, when one gave it: what was refused.
+        updated_input: Option<Value>,
     },
     /// A hook ended the run.
     StopRun(String),
@@ -198,11 +200,10 @@ pub trait Approver: Send + Sync {
     ) -> BoxFuture<'a, Approval>;
 }
 
-/// The hooks of a run: the trace, the user's hooks (one [`Hook`] that runs and merges all of
-/// them), whether the guard is on, and whom to ask when it refuses.
+/// The hooks of a run: the user's hooks (one [`Hook`] that runs and merges all of them),
+/// whether the guard is on, and whom to ask when it refuses.
 #[derive(Clone, Default)]
 pub struct Hooks {
-    trace: Option<Arc<trace::TraceHook>>,
     user: Option<Arc<dyn Hook>>,
     guard: bool,
     approver: Option<Arc<dyn Approver>>,
@@ -211,11 +212,6 @@ pub struct Hooks {
 impl Hooks {
     pub fn new() -> Self {
         Hooks::default()
-    }
-
-    pub fn with_trace(mut self, trace: Arc<trace::TraceHook>) -> Self {
-        self.trace = Some(trace);
-        self
     }
 
     pub fn with_guard(mut self, on: bool) -> Self {
@@ -234,21 +230,6 @@ impl Hooks {
         self
     }
 
-    /// A warning for the user, printed where the trace goes (nowhere without a trace).
-    pub fn warn(&self, text: &str) {
-        if let Some(t) = &self.trace {
-            t.note(&format!("hx: warning: {text}"));
-        }
-    }
-
-    /// A line of the trace that is no event (`compacted: A → B tokens`), with the agent's
-    /// prefix.
-    pub fn note(&self, text: &str, cx: &HookContext) {
-        if let Some(t) = &self.trace {
-            t.note(&format!("{}{text}", cx.prefix));
-        }
-    }
-
     async fn user_output(&self, event: &HookEvent<'_>, cx: &HookContext) -> HookOutput {
         match &self.user {
             Some(h) => h.handle(event, cx).await,
@@ -256,21 +237,8 @@ impl Hooks {
         }
     }
 
-    /// Traces an event without asking the user's hooks (the end of a run cut short by a
-    /// signal: the user wants out, not more hook work).
-    pub fn trace_only(&self, event: &HookEvent<'_>, cx: &HookContext) {
-        self.trace(event, cx);
-    }
-
-    fn trace(&self, event: &HookEvent<'_>, cx: &HookContext) {
-        if let Some(t) = &self.trace {
-            t.trace(event, cx);
-        }
-    }
-
-    /// Any other event: trace it, then ask the user's hooks.
+    /// Any other event: ask the user's hooks.
     pub async fn notify(&self, event: &HookEvent<'_>, cx: &HookContext) -> Combined {
-        self.trace(event, cx);
         let out = self.user_output(event, cx).await;
         Combined {
             block: match out.verdict {
@@ -283,9 +251,9 @@ impl Hooks {
     }
 
     /// After a call: the user's hooks see its result, their feedback and context are appended,
-    /// the whole is cut to `limit` characters (the output cap the loop applies to every tool
-    /// message), and only then is it traced, so `output_chars` counts what the model is sent.
-    /// Returns the final result and a hook's request to stop the run.
+    /// and the whole is cut to `limit` characters (the output cap the loop applies to every
+    /// tool message), so what the views show of it is what the model is sent. Returns the
+    /// final result and a hook's request to stop the run.
     pub async fn post_tool_use(
         &self,
         call: &ToolCall,
@@ -308,14 +276,7 @@ impl Hooks {
             &mut result,
             feedback.into_iter().chain(out.additional_context),
         );
-        let result = result.bounded(limit);
-        let event = HookEvent::PostToolUse {
-            call,
-            args,
-            result: &result,
-        };
-        self.trace(&event, cx);
-        (result, out.stop_run)
+        (result.bounded(limit), out.stop_run)
     }
 
     /// Decides whether a call runs, and with which arguments: the user's hooks first (a deny
@@ -327,7 +288,6 @@ impl Hooks {
         cx: &HookContext,
     ) -> PreToolUse {
         let event = HookEvent::PreToolUse { call, args };
-        self.trace(&event, cx);
         let out = self.user_output(&event, cx).await;
         if let Some(reason) = out.stop_run {
             return PreToolUse::StopRun(reason);
@@ -351,12 +311,11 @@ impl Hooks {
             (block, _, _) => block,
         };
         match block {
-            Some((by, reason)) => {
-                if let Some(t) = &self.trace {
-                    t.blocked(call, effective, &reason, cx);
-                }
-                PreToolUse::Blocked { by, reason }
-            }
+            Some((by, reason)) => PreToolUse::Blocked {
+                by,
+                reason,
+                updated_input: out.updated_input,
+            },
             None => PreToolUse::Run {
                 updated_input: out.updated_input,
                 context: out.additional_context,

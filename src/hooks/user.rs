@@ -2,29 +2,29 @@
 //! distinct command once and concurrently, and merges what they say.
 
 use std::collections::HashSet;
-use std::sync::Arc;
 
 use futures_util::future::{join_all, BoxFuture};
 
 use super::command::{input_json, interpret, run};
 use super::config::{Entry, EventKind};
 use super::{Hook, HookContext, HookEvent, HookOutput, Verdict};
-use crate::term::Term;
+use crate::events::Events;
 use crate::tools::output::bound;
 
 pub struct CommandHooks {
     entries: Vec<Entry>,
-    /// Where failure and timeout lines go, whole lines so concurrent agents do not interleave.
-    term: Arc<Term>,
+    /// Where failure and timeout lines go: the run's views, as warnings of the agent whose
+    /// event it was.
+    events: Events,
     /// Characters of each text the hooks give back (reason, context, stop reason).
     output_chars: usize,
 }
 
 impl CommandHooks {
-    pub fn new(entries: Vec<Entry>, term: Arc<Term>) -> Self {
+    pub fn new(entries: Vec<Entry>, events: Events) -> Self {
         CommandHooks {
             entries,
-            term,
+            events,
             output_chars: crate::tools::ToolLimits::default().output_chars,
         }
     }
@@ -73,7 +73,7 @@ impl Hook for CommandHooks {
                     let ran = run(&e.command, input, &e.dir, e.timeout).await;
                     let (out, lines) = interpret(kind, &ran, &e.command);
                     for l in lines {
-                        self.term.line(&format!("{}{l}", cx.prefix));
+                        self.events.warn(&cx.scope, &l);
                     }
                     out
                 }
@@ -167,7 +167,7 @@ mod tests {
                 entry("./check.sh", "/proj/sub"),
                 entry("other", "/proj"),
             ],
-            Term::plain(),
+            Events::default(),
         );
         let stats = crate::session::RunStats::default();
         let event = HookEvent::Stop {

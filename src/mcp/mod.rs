@@ -26,7 +26,6 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use crate::paths::Env;
-use crate::term::Term;
 use crate::tools::{DynamicTools, Tool, ToolSource, ToolSpec};
 
 pub mod client;
@@ -85,7 +84,7 @@ pub struct Server {
     tools_changed: Arc<AtomicBool>,
     stderr: Arc<Mutex<Tail>>,
     stop_reported: AtomicBool,
-    term: Arc<Term>,
+    warn: Warn,
 }
 
 impl Server {
@@ -116,7 +115,7 @@ impl Server {
             let tail = last
                 .map(|l| format!(": {}", cut(&l, 200)))
                 .unwrap_or_default();
-            self.term.line(&format!(
+            (self.warn)(&format!(
                 "hx: MCP server {name} stopped{tail}; its tools answer with errors for the rest of the run"
             ));
         }
@@ -130,12 +129,12 @@ impl Server {
         let limit = self.config.startup_timeout;
         match tokio::time::timeout(limit, list_tools(&peer)).await {
             Ok(Ok(tools)) => self.set_listed(tools),
-            Ok(Err(e)) => self.term.line(&format!(
+            Ok(Err(e)) => (self.warn)(&format!(
                 "hx: warning: MCP server {}: cannot list its changed tools: {}",
                 self.config.name,
-                crate::term::collapse_whitespace(&e.to_string())
+                crate::text::collapse_whitespace(&e.to_string())
             )),
-            Err(_) => self.term.line(&format!(
+            Err(_) => (self.warn)(&format!(
                 "hx: warning: MCP server {}: listing its changed tools took over {} s",
                 self.config.name,
                 seconds(limit)
@@ -147,7 +146,7 @@ impl Server {
     /// schema cannot be cleaned is left out with a warning.
     fn set_listed(&self, (tools, more): (Vec<rmcp::model::Tool>, bool)) {
         if more {
-            self.term.line(&format!(
+            (self.warn)(&format!(
                 "hx: warning: MCP server {} lists more than {MAX_LISTED_TOOLS} tools; the rest are left out",
                 self.config.name
             ));
@@ -167,7 +166,7 @@ impl Server {
                     tool,
                     schema,
                 }),
-                Err(why) => self.term.line(&format!(
+                Err(why) => (self.warn)(&format!(
                     "hx: warning: MCP server {}: tool {} left out: {why}",
                     self.config.name,
                     crate::tools::output::quote(&tool)
@@ -219,10 +218,14 @@ struct Lists {
 }
 
 /// The MCP servers of one run.
+/// Where a line for the user goes (a server that failed or stopped): the run's views, or the
+/// terminal for `hx mcp list`; MCP does not print by itself.
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+
 pub struct Mcp {
     servers: Vec<Arc<Server>>,
     env: Env,
-    term: Arc<Term>,
+    warn: Warn,
     started: tokio::sync::OnceCell<()>,
     relisting: tokio::sync::Mutex<()>,
     lists: Mutex<Lists>,
@@ -231,7 +234,7 @@ pub struct Mcp {
 
 impl Mcp {
     /// The run's servers, not started yet (the first [`ToolSource::current`] starts them).
-    pub fn new(planned: Vec<PlannedServer>, env: Env, term: Arc<Term>) -> Arc<Mcp> {
+    pub fn new(planned: Vec<PlannedServer>, env: Env, warn: Warn) -> Arc<Mcp> {
         let servers = planned
             .into_iter()
             .map(|p| {
@@ -242,14 +245,14 @@ impl Mcp {
                     tools_changed: Arc::new(AtomicBool::new(false)),
                     stderr: Arc::new(Mutex::new(Tail::default())),
                     stop_reported: AtomicBool::new(false),
-                    term: term.clone(),
+                    warn: warn.clone(),
                 })
             })
             .collect();
         Arc::new(Mcp {
             servers,
             env,
-            term,
+            warn,
             started: tokio::sync::OnceCell::new(),
             relisting: tokio::sync::Mutex::new(()),
             lists: Mutex::new(Lists {
@@ -304,7 +307,7 @@ impl Mcp {
             let tools = list_tools(conn.service.peer()).await.map_err(|e| {
                 format!(
                     "tools/list failed: {}",
-                    crate::term::collapse_whitespace(&e.to_string())
+                    crate::text::collapse_whitespace(&e.to_string())
                 )
             })?;
             Ok::<_, String>((conn, tools))
@@ -330,13 +333,12 @@ impl Mcp {
         if let Some(d) = drain {
             let _ = tokio::time::timeout(STDERR_GRACE, d).await;
         }
-        self.term.line(&format!(
+        (self.warn)(&format!(
             "hx: MCP server {} failed to start: {why}; the run goes on without it",
             cfg.name
         ));
         for l in lock(&server.stderr).last_lines(STDERR_LINES_SHOWN) {
-            self.term
-                .line(&format!("  {} stderr: {}", cfg.name, cut(&l, 200)));
+            (self.warn)(&format!("  {} stderr: {}", cfg.name, cut(&l, 200)));
         }
         *lock(&server.state) = State::Failed { why, took };
     }
@@ -377,7 +379,7 @@ impl Mcp {
             by_server.insert(server.config.name.clone(), shown);
         }
         if left_out > 0 {
-            self.term.line(&format!(
+            (self.warn)(&format!(
                 "hx: warning: at most {MAX_TOOLS} MCP tools per request; {left_out} left out"
             ));
         }

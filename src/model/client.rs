@@ -37,6 +37,9 @@ pub struct ClientOptions {
     pub max_event_bytes: usize,
     /// Bytes one response body may hold, streamed or not.
     pub max_response_bytes: usize,
+    /// Said when a port on this machine refuses the connection, for a provider whose server
+    /// the user starts themselves (`is Ollama running? ...`).
+    pub refused_hint: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -53,6 +56,7 @@ impl Default for ClientOptions {
             max_response_time: Duration::from_secs(1800),
             max_event_bytes: super::sse::DEFAULT_MAX_EVENT,
             max_response_bytes: 64 * 1024 * 1024,
+            refused_hint: None,
         }
     }
 }
@@ -142,7 +146,7 @@ impl OpenAiClient {
         let resp = tokio::time::timeout(self.opts.idle_timeout, rb.send())
             .await
             .map_err(|_| transport("timed out waiting for the response headers"))?
-            .map_err(|e| transport(describe_reqwest(&e)))?;
+            .map_err(|e| transport(self.describe_send_error(&e)))?;
         let status = resp.status().as_u16();
         if resp.status().is_redirection() {
             let to = resp
@@ -341,7 +345,12 @@ impl ChatModel for OpenAiClient {
                     Err(AttemptError::Fatal(e)) => return Err(e),
                     Err(AttemptError::Retry { error, after }) => {
                         if attempt >= self.opts.retries {
-                            return Err(error);
+                            return Err(match error {
+                                ModelError::Transport(m) if attempt > 0 => ModelError::Transport(
+                                    format!("{m} (after {} attempts)", attempt + 1),
+                                ),
+                                other => other,
+                            });
                         }
                         let delay = after.unwrap_or_else(|| {
                             backoff(
@@ -449,6 +458,107 @@ fn stream_error(err: &serde_json::Value) -> AttemptError {
     }
 }
 
+impl OpenAiClient {
+    /// Why a request could not be sent, saying what to check: the URL it went to, and for
+    /// the common causes the next step. A refused port on this machine means no server runs
+    /// there; a name that does not resolve is a wrong base URL or no network.
+    fn describe_send_error(&self, e: &reqwest::Error) -> String {
+        if !e.is_connect() {
+            return describe_reqwest(e);
+        }
+        let url = shown_url(&self.url);
+        let (host, port, loopback) = match reqwest::Url::parse(&self.url) {
+            Ok(u) => {
+                let host = u.host_str().unwrap_or_default().to_string();
+                let bare = host.trim_start_matches('[').trim_end_matches(']');
+                let loopback = bare.eq_ignore_ascii_case("localhost")
+                    || bare
+                        .parse::<std::net::IpAddr>()
+                        .is_ok_and(|ip| ip.is_loopback());
+                (host, u.port_or_known_default().unwrap_or(0), loopback)
+            }
+            Err(_) => (String::new(), 0, false),
+        };
+        let cause = source_chain(e);
+        let refused = io_kinds(e).contains(&std::io::ErrorKind::ConnectionRefused);
+        let dns = cause.iter().any(|c| {
+            c == "dns error"
+                || c.contains("failed to lookup address")
+                || c.contains("Name or service")
+        });
+        if refused && loopback {
+            let hint = self.opts.refused_hint.as_deref().unwrap_or(
+                "start it, or check the port in the base URL (--base-url, or the provider's \
+                 base_url)",
+            );
+            format!("cannot connect to {url}: connection refused: no server is running on {host}:{port}; {hint}")
+        } else if refused {
+            format!("cannot connect to {url}: {host}:{port} refused the connection; check the port in the base URL")
+        } else if dns {
+            let last = cause.last().map(String::as_str).unwrap_or("dns error");
+            format!("cannot connect to {url}: cannot resolve {host} ({last}); check the base URL and the network connection")
+        } else if e.is_timeout() || io_kinds(e).contains(&std::io::ErrorKind::TimedOut) {
+            format!(
+                "cannot connect to {url}: no answer from {host}:{port} within {} s ([network] \
+                 connect_timeout_secs); check the base URL and the network connection",
+                self.opts.connect_timeout.as_secs()
+            )
+        } else {
+            match cause.last() {
+                Some(last) => format!("cannot connect to {url}: {last}"),
+                None => format!("cannot connect to {url}"),
+            }
+        }
+    }
+}
+
+/// A base URL as shown to the user (the trace's first line, `thread.started`, connection
+/// errors): a user name or password in it is replaced by `***`, and so is a query, where a
+/// key is sometimes put (`?key=...`); a fragment is left out.
+pub fn shown_url(url: &str) -> String {
+    let Ok(mut u) = reqwest::Url::parse(url) else {
+        return url.to_string();
+    };
+    let credentials = !u.username().is_empty() || u.password().is_some();
+    if !credentials && u.query().is_none() && u.fragment().is_none() {
+        // As the user wrote it (parsing would add a trailing slash).
+        return url.to_string();
+    }
+    if credentials {
+        let _ = u.set_username("***");
+        let _ = u.set_password(None);
+    }
+    if u.query().is_some() {
+        u.set_query(Some("***"));
+    }
+    u.set_fragment(None);
+    u.to_string()
+}
+
+/// The messages of an error's sources, outermost first.
+fn source_chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut source = e.source();
+    while let Some(s) = source {
+        out.push(s.to_string());
+        source = s.source();
+    }
+    out
+}
+
+/// The kinds of the I/O errors among an error's sources.
+fn io_kinds(e: &(dyn std::error::Error + 'static)) -> Vec<std::io::ErrorKind> {
+    let mut out = Vec::new();
+    let mut source = e.source();
+    while let Some(s) = source {
+        if let Some(io) = s.downcast_ref::<std::io::Error>() {
+            out.push(io.kind());
+        }
+        source = s.source();
+    }
+    out
+}
+
 /// reqwest's errors hide the useful part (connection refused, DNS) in their source chain.
 fn describe_reqwest(e: &reqwest::Error) -> String {
     let mut msg = if e.is_connect() {
@@ -473,6 +583,23 @@ fn describe_reqwest(e: &reqwest::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_in_a_url_are_not_shown() {
+        assert_eq!(
+            shown_url("https://user:secret@llm.example/v1"),
+            "https://***@llm.example/v1"
+        );
+        assert_eq!(
+            shown_url("http://localhost:11434/v1"),
+            "http://localhost:11434/v1"
+        );
+        assert_eq!(shown_url("not a url"), "not a url");
+        assert_eq!(
+            shown_url("https://llm.example/v1?key=sk-1#x"),
+            "https://llm.example/v1?***"
+        );
+    }
 
     #[test]
     fn error_message_shapes() {

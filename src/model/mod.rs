@@ -12,7 +12,8 @@ pub mod types;
 pub use client::{ClientOptions, OpenAiClient};
 pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, ToolSpec, Usage};
 
-/// Receives a response while it streams in, for live output.
+/// Receives a response while it streams in; the agent turns each callback into an event
+/// (the `events` module) for the views.
 pub trait EventSink: Send {
     fn text(&mut self, _delta: &str) {}
     fn reasoning(&mut self, _delta: &str) {}
@@ -20,8 +21,6 @@ pub trait EventSink: Send {
     fn tool_call_started(&mut self) {}
     /// The attempt failed and will be retried after `delay`: what it streamed is void.
     fn retrying(&mut self, _attempt: u32, _max: u32, _delay: std::time::Duration, _why: &str) {}
-    /// The turn is over (told by the agent loop). `has_tool_calls`: its text was interim.
-    fn turn_finished(&mut self, _has_tool_calls: bool) {}
 }
 
 /// A sink that shows nothing.

@@ -191,9 +191,9 @@ async fn run(
                     .and_then(|s| s.denial_note(&body))
                     .map(|n| format!("{n}\n"))
                     .unwrap_or_default();
-                ToolResult::ok(format!("{body}{sep}{note}{line}"))
+                ToolResult::ok(format!("{body}{sep}{note}{line}")).with_exit_code(s.code())
             }
-            None => ToolResult::ok(body),
+            None => ToolResult::ok(body).with_exit_code(s.code()),
         },
         End::TimedOut => ToolResult::error(format!(
             "command timed out after {} s and was killed. Output so far:\n{body}",
@@ -253,16 +253,22 @@ mod tests {
             json!({"command": "ls; echo out1; echo err1 >&2; echo out2"}),
         )
         .await;
-        assert_eq!(r, ToolResult::ok("marker.txt\nout1\nerr1\nout2\n"));
+        assert_eq!(
+            r,
+            ToolResult::ok("marker.txt\nout1\nerr1\nout2\n").with_exit_code(Some(0))
+        );
     }
 
     #[tokio::test]
     async fn reports_exit_code_and_empty_output() {
         let d = tempfile::tempdir().unwrap();
         let r = bash(&cx(&d), json!({"command": "echo nope; exit 2"})).await;
-        assert_eq!(r, ToolResult::ok("nope\n[exit code: 2]"));
+        assert_eq!(
+            r,
+            ToolResult::ok("nope\n[exit code: 2]").with_exit_code(Some(2))
+        );
         let r = bash(&cx(&d), json!({"command": "true"})).await;
-        assert_eq!(r, ToolResult::ok("(no output)"));
+        assert_eq!(r, ToolResult::ok("(no output)").with_exit_code(Some(0)));
         let r = bash(&cx(&d), json!({"command": "kill -TERM $$"})).await;
         assert_eq!(
             r,
@@ -317,7 +323,7 @@ mod tests {
         let cmd = "sleep 30 & echo $! > pid; echo done";
         let r = bash(&cx(&d), json!({ "command": cmd })).await;
         assert!(start.elapsed() < Duration::from_secs(10));
-        assert_eq!(r, ToolResult::ok("done\n"));
+        assert_eq!(r, ToolResult::ok("done\n").with_exit_code(Some(0)));
         assert_dies(read_pid(&d)).await;
     }
 

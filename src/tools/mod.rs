@@ -34,6 +34,8 @@ pub use crate::model::ToolSpec;
 pub struct ToolResult {
     pub content: String,
     pub is_error: bool,
+    /// A command's exit status, for the views (`--json`); the model reads it in `content`.
+    pub exit_code: Option<i32>,
 }
 
 impl ToolResult {
@@ -41,6 +43,7 @@ impl ToolResult {
         ToolResult {
             content: content.into(),
             is_error: false,
+            exit_code: None,
         }
     }
 
@@ -49,7 +52,14 @@ impl ToolResult {
         ToolResult {
             content: format!("Error: {message}"),
             is_error: true,
+            exit_code: None,
         }
+    }
+
+    /// The result of a command that exited with `code`.
+    pub fn with_exit_code(mut self, code: Option<i32>) -> Self {
+        self.exit_code = code;
+        self
     }
 
     /// The result cut to `limit` characters like tool output (see [`output::bound`]).
@@ -114,10 +124,6 @@ impl ToolContext {
 pub trait Reminder: Send + Sync {
     fn after_tool_turn(&self, calls: &[crate::model::ToolCall]) -> Option<String>;
 }
-
-/// Where a tool shows something to the user besides its result (the todo list); the caller
-/// decides where that goes, so tools do not depend on the terminal.
-pub type Echo = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
 /// missing files, failing commands are all `ToolResult::error`.

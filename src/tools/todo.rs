@@ -1,5 +1,5 @@
-//! The `todo_write` tool: the model's plan, replaced whole on every call, shown to the user
-//! on stderr, and a reminder when the model stops keeping it up to date.
+//! The `todo_write` tool: the model's plan, replaced whole on every call (the views show it,
+//! see the `events` module), and a reminder when the model stops keeping it up to date.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
@@ -103,13 +103,11 @@ impl super::Reminder for TodoList {
 
 pub struct TodoWrite {
     list: Arc<TodoList>,
-    /// Shows the list to the user (on stderr, in the trace).
-    echo: super::Echo,
 }
 
 impl TodoWrite {
-    pub fn new(list: Arc<TodoList>, echo: super::Echo) -> Self {
-        TodoWrite { list, echo }
+    pub fn new(list: Arc<TodoList>) -> Self {
+        TodoWrite { list }
     }
 }
 
@@ -257,7 +255,6 @@ impl Tool for TodoWrite {
         Box::pin(async move {
             match parse_todos(&args) {
                 Ok(items) => {
-                    (self.echo)(&render(&items, true));
                     let text = render(&items, false);
                     self.list.replace(items);
                     ToolResult::ok(text)

@@ -57,6 +57,21 @@ impl Chat {
         }
     }
 
+    /// Everything the terminal shows during the next `window`: for what must not appear in
+    /// it.
+    pub fn read_for(&mut self, window: Duration) -> String {
+        let deadline = Instant::now() + window;
+        let mut shown = String::new();
+        while Instant::now() < deadline {
+            match self.p.try_read() {
+                Some(c) => shown.push(c),
+                None => std::thread::sleep(Duration::from_millis(10)),
+            }
+        }
+        self.seen.push_str(&shown);
+        shown
+    }
+
     /// Types `line` and presses Enter.
     pub fn type_line(&mut self, line: &str) {
         self.p.send(line).expect("type");

@@ -74,7 +74,7 @@ fn refusals_say_why() {
 #[test]
 fn refused_call_keeps_the_previous_list() {
     let list = TodoList::new();
-    let tool = TodoWrite::new(list.clone(), Arc::new(|_: &str| {}));
+    let tool = TodoWrite::new(list.clone());
     let cx = ToolContext::new(crate::tools::Workspace::new(std::env::temp_dir()).expect("ws"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .build()

@@ -1,0 +1,542 @@
+//! The view for a program (`hx agent --json`): JSON Lines on stdout, one event per line,
+//! flushed per line, nothing else on stdout.
+//!
+//! The event and item names are those of Codex's `exec --json` where the idea is the same, so
+//! parsers written for it read hx too: `thread.started`, `turn.started`, `item.started`,
+//! `item.updated`, `item.completed`, `turn.completed`, `turn.failed`, `error`; items
+//! `agent_message`, `reasoning`, `command_execution`, `file_change`, `todo_list`, `error`.
+//! hx's own items are `load_skill`, `task`, `tool_call` (any other tool) and `compaction`. The README has
+//! the schema; [`SCHEMA_VERSION`] changes when a field changes meaning or goes away.
+
+use std::collections::{HashMap, VecDeque};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use serde_json::{json, Map, Value};
+
+use super::{arg_str, Event, Observer, Scope, Start, ToolKind, TurnEnd};
+use crate::model::{AssistantTurn, ToolCall, Usage};
+use crate::term::Term;
+use crate::tools::todo::{self, Status};
+use crate::tools::ToolResult;
+
+/// Where a scope's compaction in progress is kept among the open items (no call id has a NUL).
+const COMPACTION_KEY: &str = "\u{0}compaction";
+
+/// The version of the event schema, in `thread.started`.
+pub const SCHEMA_VERSION: u32 = 1;
+
+pub struct JsonView {
+    out: Mutex<Box<dyn Write + Send>>,
+    /// Where fatal errors go (stderr), the only thing this mode writes there.
+    term: Arc<Term>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    next_id: u64,
+    /// Tool calls started and not yet completed, by scope key and call id. A queue, since a
+    /// careless server may give two calls one id.
+    open: HashMap<(String, String), VecDeque<OpenItem>>,
+    /// The todo list item of each scope that has one.
+    todos: HashMap<String, String>,
+    /// Tokens of every request of the turn, subagents' included.
+    usage: Usage,
+    /// Where the workspace is, to tell a new file from an existing one.
+    cwd: Option<PathBuf>,
+}
+
+/// A started item, kept until its completion.
+struct OpenItem {
+    /// The item as last sent (`id` and `type` included).
+    item: Map<String, Value>,
+    kind: ToolKind,
+    /// Todo calls become an item only once they succeed.
+    announced: bool,
+    blocked: Option<(String, String)>,
+}
+
+impl JsonView {
+    /// A view writing to stdout.
+    pub fn stdout(term: Arc<Term>) -> JsonView {
+        JsonView::new(Box::new(std::io::stdout()), term)
+    }
+
+    pub fn new(out: Box<dyn Write + Send>, term: Arc<Term>) -> JsonView {
+        JsonView {
+            out: Mutex::new(out),
+            term,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// One line, flushed. A reader that went away loses the rest; the run goes on.
+    fn send(&self, event: Value) {
+        let text = event.to_string();
+        let line = safe_json(&text);
+        let mut out = self.out.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+
+    fn item(&self, kind: &str, item: &Map<String, Value>) {
+        self.send(json!({"type": kind, "item": item}));
+    }
+
+    /// A new item id, `item_0`, `item_1`, ... unique in the run.
+    fn new_item(st: &mut State, scope: &Scope, kind: &str) -> Map<String, Value> {
+        let id = format!("item_{}", st.next_id);
+        st.next_id += 1;
+        let mut item = Map::new();
+        item.insert("id".into(), id.into());
+        item.insert("type".into(), kind.into());
+        if let Some(parent) = parent_item(st, scope) {
+            item.insert("parent_item_id".into(), parent.into());
+        }
+        item
+    }
+
+    fn started(&self, s: &Start<'_>) {
+        self.send(json!({
+            "type": "thread.started",
+            "thread_id": s.session_id,
+            "schema_version": SCHEMA_VERSION,
+            "hx_version": env!("CARGO_PKG_VERSION"),
+            "model": s.model,
+            "provider": s.provider,
+            "base_url": crate::model::client::shown_url(s.base_url),
+            "resumed": s.resumed,
+        }));
+    }
+
+    fn warning(&self, scope: &Scope, line: &str) {
+        let mut st = self.state();
+        let mut item = Self::new_item(&mut st, scope, "error");
+        let message = line.strip_prefix("hx: ").unwrap_or(line);
+        item.insert("message".into(), message.into());
+        drop(st);
+        self.item("item.completed", &item);
+    }
+
+    fn response(&self, scope: &Scope, turn: &AssistantTurn) {
+        let mut st = self.state();
+        if let Some(u) = &turn.usage {
+            st.usage.add(u);
+        }
+        let mut items = Vec::new();
+        if let Some(r) = turn.reasoning.as_deref().filter(|r| !r.trim().is_empty()) {
+            let mut item = Self::new_item(&mut st, scope, "reasoning");
+            item.insert("text".into(), r.into());
+            items.push(item);
+        }
+        if !turn.content.trim().is_empty() {
+            let mut item = Self::new_item(&mut st, scope, "agent_message");
+            item.insert("text".into(), turn.content.clone().into());
+            items.push(item);
+        }
+        drop(st);
+        for item in items {
+            self.item("item.completed", &item);
+        }
+    }
+
+    fn tool_started(&self, scope: &Scope, call: &ToolCall, args: Option<&Value>) {
+        let kind = ToolKind::of(&call.name);
+        let mut st = self.state();
+        let type_name = match kind {
+            ToolKind::Command => "command_execution",
+            ToolKind::FileWrite | ToolKind::FileEdit => "file_change",
+            ToolKind::Skill => "load_skill",
+            ToolKind::Subagent => "task",
+            ToolKind::Todos | ToolKind::Other => "tool_call",
+        };
+        let mut item = Self::new_item(&mut st, scope, type_name);
+        item.insert("call_id".into(), call.id.clone().into());
+        match kind {
+            ToolKind::Command => {
+                let command = arg_str(args, "command").unwrap_or(&call.arguments);
+                item.insert("command".into(), command.into());
+                item.insert("aggregated_output".into(), "".into());
+                item.insert("exit_code".into(), Value::Null);
+            }
+            ToolKind::FileWrite | ToolKind::FileEdit => {
+                let changes: Vec<Value> = arg_str(args, "path")
+                    .map(|path| {
+                        let created = kind == ToolKind::FileWrite
+                            && st.cwd.as_ref().is_some_and(|cwd| !cwd.join(path).exists());
+                        json!({"path": path, "kind": if created { "add" } else { "update" }})
+                    })
+                    .into_iter()
+                    .collect();
+                item.insert("changes".into(), changes.into());
+            }
+            ToolKind::Skill => {
+                let name = arg_str(args, "name").unwrap_or_default();
+                item.insert("name".into(), name.into());
+            }
+            ToolKind::Subagent => {
+                let description = arg_str(args, "description").unwrap_or_default();
+                let prompt = arg_str(args, "prompt").unwrap_or_default();
+                item.insert("description".into(), description.into());
+                item.insert("prompt".into(), prompt.into());
+            }
+            ToolKind::Todos | ToolKind::Other => {
+                item.insert("tool".into(), call.name.clone().into());
+                let arguments = args
+                    .cloned()
+                    .unwrap_or_else(|| Value::String(call.arguments.clone()));
+                item.insert("arguments".into(), arguments);
+            }
+        }
+        item.insert("status".into(), "in_progress".into());
+        // A todo call shows as the list it writes, once it is known to be valid.
+        let announced = kind != ToolKind::Todos;
+        st.open
+            .entry((scope.key.clone(), call.id.clone()))
+            .or_default()
+            .push_back(OpenItem {
+                item: item.clone(),
+                kind,
+                announced,
+                blocked: None,
+            });
+        drop(st);
+        if announced {
+            self.item("item.started", &item);
+        }
+    }
+
+    fn tool_blocked(&self, scope: &Scope, call: &ToolCall, by: &str, reason: &str) {
+        let mut st = self.state();
+        if let Some(open) = st
+            .open
+            .get_mut(&(scope.key.clone(), call.id.clone()))
+            .and_then(|q| q.front_mut())
+        {
+            open.blocked = Some((by.to_string(), reason.to_string()));
+        }
+    }
+
+    fn tool_finished(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        args: Option<&Value>,
+        result: &ToolResult,
+    ) {
+        let mut st = self.state();
+        let key = (scope.key.clone(), call.id.clone());
+        let Some(open) = st.open.get_mut(&key).and_then(VecDeque::pop_front) else {
+            return;
+        };
+        if st.open.get(&key).is_some_and(VecDeque::is_empty) {
+            st.open.remove(&key);
+        }
+        if open.kind == ToolKind::Todos && open.blocked.is_none() && !result.is_error {
+            if let Some(Ok(items)) = args.map(todo::parse_todos) {
+                self.todos(st, scope, &items);
+                return;
+            }
+        }
+        let mut item = open.item;
+        let status = match (&open.blocked, open.kind) {
+            (Some(_), _) => "declined",
+            (None, ToolKind::Command) if result.exit_code == Some(0) && !result.is_error => {
+                "completed"
+            }
+            (None, ToolKind::Command) => "failed",
+            (None, _) if result.is_error => "failed",
+            (None, _) => "completed",
+        };
+        let output_key = match open.kind {
+            ToolKind::Command => "aggregated_output",
+            _ => "output",
+        };
+        item.insert(output_key.into(), result.content.clone().into());
+        if open.kind == ToolKind::Command {
+            item.insert("exit_code".into(), result.exit_code.into());
+        }
+        item.insert("status".into(), status.into());
+        if let Some((by, reason)) = open.blocked {
+            item.insert("blocked_by".into(), by.into());
+            item.insert("reason".into(), reason.into());
+        }
+        drop(st);
+        if !open.announced {
+            let mut started = item.clone();
+            started.insert("status".into(), "in_progress".into());
+            started.remove(output_key);
+            self.item("item.started", &started);
+        }
+        self.item("item.completed", &item);
+    }
+
+    /// The scope's todo list: started with its first version, updated with each later one,
+    /// completed when the turn ends.
+    fn todos(&self, mut st: MutexGuard<'_, State>, scope: &Scope, items: &[todo::Todo]) {
+        let list: Vec<Value> = items
+            .iter()
+            .map(|t| {
+                let status = match t.status {
+                    Status::Pending => "pending",
+                    Status::InProgress => "in_progress",
+                    Status::Completed => "completed",
+                };
+                json!({
+                    "text": t.content,
+                    "completed": t.status == Status::Completed,
+                    "status": status,
+                })
+            })
+            .collect();
+        let (event, mut item) = match st.todos.get(&scope.key) {
+            Some(id) => {
+                let mut item = Map::new();
+                item.insert("id".into(), id.clone().into());
+                item.insert("type".into(), "todo_list".into());
+                if let Some(parent) = parent_item(&st, scope) {
+                    item.insert("parent_item_id".into(), parent.into());
+                }
+                ("item.updated", item)
+            }
+            None => {
+                let item = Self::new_item(&mut st, scope, "todo_list");
+                if let Some(id) = item.get("id").and_then(Value::as_str) {
+                    st.todos.insert(scope.key.clone(), id.to_string());
+                }
+                ("item.started", item)
+            }
+        };
+        item.insert("items".into(), list.into());
+        // The last version is what the list completes with.
+        st.open.insert(
+            (scope.key.clone(), String::from("\u{0}todo")),
+            VecDeque::from([OpenItem {
+                item: item.clone(),
+                kind: ToolKind::Todos,
+                announced: true,
+                blocked: None,
+            }]),
+        );
+        drop(st);
+        self.item(event, &item);
+    }
+
+    /// A compaction of `scope`'s conversation: started now, completed by
+    /// [`JsonView::compaction_ended`].
+    fn compaction_started(&self, scope: &Scope, trigger: &str, tokens: u64) {
+        let mut st = self.state();
+        let mut item = Self::new_item(&mut st, scope, "compaction");
+        item.insert("trigger".into(), trigger.into());
+        item.insert("tokens_before".into(), tokens.into());
+        item.insert("status".into(), "in_progress".into());
+        st.open.insert(
+            (scope.key.clone(), String::from(COMPACTION_KEY)),
+            VecDeque::from([OpenItem {
+                item: item.clone(),
+                kind: ToolKind::Other,
+                announced: true,
+                blocked: None,
+            }]),
+        );
+        drop(st);
+        self.item("item.started", &item);
+    }
+
+    fn compaction_ended(&self, scope: &Scope, status: &str, fields: Map<String, Value>) {
+        let mut st = self.state();
+        let Some(open) = st
+            .open
+            .remove(&(scope.key.clone(), String::from(COMPACTION_KEY)))
+            .and_then(|mut q| q.pop_front())
+        else {
+            return;
+        };
+        drop(st);
+        let mut item = open.item;
+        item.extend(fields);
+        item.insert("status".into(), status.into());
+        self.item("item.completed", &item);
+    }
+
+    /// Completes what is still open when the turn ends: the todo lists, and calls cut short
+    /// by a signal (failed, so every started item has its completion).
+    fn close_open(&self) {
+        let mut st = self.state();
+        let mut open: Vec<OpenItem> = st.open.drain().flat_map(|(_, q)| q).collect();
+        st.todos.clear();
+        drop(st);
+        open.sort_by_key(|o| {
+            o.item
+                .get("id")
+                .and_then(Value::as_str)
+                .and_then(|id| id.strip_prefix("item_"))
+                .and_then(|n| n.parse::<u64>().ok())
+                .unwrap_or(u64::MAX)
+        });
+        for o in open.into_iter().filter(|o| o.announced) {
+            let mut item = o.item;
+            if o.kind != ToolKind::Todos {
+                item.insert("status".into(), "failed".into());
+            }
+            self.item("item.completed", &item);
+        }
+    }
+
+    fn turn_ended(&self, end: &TurnEnd) {
+        self.close_open();
+        let usage = std::mem::take(&mut self.state().usage);
+        match end {
+            TurnEnd::Answered(_) => self.send(json!({
+                "type": "turn.completed",
+                "usage": {
+                    "input_tokens": usage.prompt_tokens,
+                    "cached_input_tokens": usage.prompt_cache_hit_tokens,
+                    "output_tokens": usage.completion_tokens,
+                },
+            })),
+            TurnEnd::Failed(message) => {
+                self.send(json!({
+                    "type": "turn.failed",
+                    "error": {"message": message},
+                    "usage": {
+                        "input_tokens": usage.prompt_tokens,
+                        "cached_input_tokens": usage.prompt_cache_hit_tokens,
+                        "output_tokens": usage.completion_tokens,
+                    },
+                }));
+                // The one thing this mode writes on stderr: why the run failed.
+                self.term.line(&format!("hx: {message}"));
+            }
+        }
+    }
+}
+
+/// The id of the `task` item whose subagent `scope` is.
+fn parent_item(st: &State, scope: &Scope) -> Option<String> {
+    let parent = scope.parent.as_ref()?;
+    let (parent_scope, call_id) = (&parent.0, &parent.1);
+    st.open
+        .get(&(parent_scope.key.clone(), call_id.clone()))?
+        .front()?
+        .item
+        .get("id")?
+        .as_str()
+        .map(str::to_string)
+}
+
+impl Observer for JsonView {
+    fn event(&self, scope: &Scope, event: &Event<'_>) {
+        match event {
+            Event::Started(s) => self.started(s),
+            Event::Warning(line) => self.warning(scope, line),
+            Event::Error(message) => {
+                self.send(json!({"type": "error", "message": message}));
+                self.term.line(&format!("hx: {message}"));
+            }
+            Event::TurnStarted => {
+                self.state().usage = Usage::default();
+                self.send(json!({"type": "turn.started"}));
+            }
+            Event::PromptSubmitted { cwd } => self.state().cwd = Some(cwd.to_path_buf()),
+            Event::Retrying {
+                attempt,
+                max,
+                delay,
+                why,
+            } => {
+                let mut e = json!({
+                    "type": "error",
+                    "message": format!(
+                        "{why}; retry {attempt}/{max} in {:.1} s",
+                        delay.as_secs_f64()
+                    ),
+                    "retry": {"attempt": attempt, "max": max, "delay_ms": delay.as_millis() as u64},
+                });
+                if let (Some(parent), Some(obj)) =
+                    (parent_item(&self.state(), scope), e.as_object_mut())
+                {
+                    obj.insert("parent_item_id".into(), parent.into());
+                }
+                self.send(e);
+            }
+            Event::Response(turn) => self.response(scope, turn),
+            Event::ToolStarted { call, args } => self.tool_started(scope, call, *args),
+            Event::ToolBlocked {
+                call, by, reason, ..
+            } => self.tool_blocked(scope, call, by, reason),
+            Event::ToolFinished { call, args, result } => {
+                self.tool_finished(scope, call, *args, result)
+            }
+            Event::CompactionStarted { trigger, tokens } => {
+                self.compaction_started(scope, trigger, *tokens)
+            }
+            Event::SummaryUsage(u) => self.state().usage.add(u),
+            Event::Compacted {
+                step,
+                after,
+                detail,
+                ..
+            } => {
+                let mut fields = Map::new();
+                fields.insert("step".into(), (*step).into());
+                fields.insert("tokens_after".into(), (*after).into());
+                fields.insert("detail".into(), (*detail).into());
+                self.compaction_ended(scope, "completed", fields);
+            }
+            Event::CompactionFailed { reason } => {
+                let mut fields = Map::new();
+                fields.insert("reason".into(), (*reason).into());
+                self.compaction_ended(scope, "failed", fields);
+            }
+            Event::TurnEnded(end) => self.turn_ended(end),
+            Event::RequestStarted
+            | Event::Reasoning(_)
+            | Event::Text(_)
+            | Event::Stopped { .. }
+            | Event::SessionSaved { .. } => {}
+        }
+    }
+}
+
+/// JSON text with the characters a terminal would act on escaped: serde_json escapes C0
+/// controls but passes DEL, C1 controls and bidirectional overrides through as they are.
+/// They can only stand inside strings, where `\uXXXX` means the same character, so the value
+/// is unchanged and a terminal showing the stream is safe.
+fn safe_json(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if unsafe_char(c) {
+            out.push_str(&format!("\\u{:04x}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_json_keeps_the_value_and_escapes_terminal_controls() {
+        let value = json!({"text": "a\u{7f}b\u{9b}c\u{202e}d\u{1b}e\\\u{85}"});
+        let text = safe_json(&value.to_string()).into_owned();
+        assert!(
+            !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
+            "{text:?}"
+        );
+        assert_eq!(serde_json::from_str::<Value>(&text).expect("json"), value);
+    }
+}

@@ -1,0 +1,330 @@
+//! The one stream of what happens in a run, and the views that show it.
+//!
+//! The agent loop, the model's streaming callbacks, the user's hooks and the command emit
+//! [`Event`]s; every view is an [`Observer`] of that same stream: the trace and answer for a
+//! person ([`human`], stderr and stdout) and JSON Lines for a program ([`json`], stdout). A
+//! view only formats what it is told, so two views of one run cannot disagree; another
+//! consumer (the interactive mode, a session log) is one more `Observer`.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::model::{AssistantTurn, EventSink, ToolCall, Usage};
+use crate::session::RunStats;
+use crate::tools::ToolResult;
+
+pub mod human;
+pub mod json;
+
+pub use human::{HumanView, Verbosity};
+pub use json::JsonView;
+
+/// Something that happened in a run, told to every view. Borrowed: a view that keeps anything
+/// copies what it keeps.
+#[derive(Debug)]
+pub enum Event<'a> {
+    /// Where the run's requests go and which session it is: once per command, before
+    /// anything else of a run that starts (a run that cannot start has only warnings and an
+    /// [`Event::Error`]).
+    Started(&'a Start<'a>),
+    /// A line for the user that is not a step of the run (a skipped file, a failed hook), as
+    /// a person reads it: `hx: warning: ...`.
+    Warning(&'a str),
+    /// The run cannot go on (a hooks file that is not valid, a session that cannot be
+    /// continued): one line for the user, after which the command exits.
+    Error(&'a str),
+    /// The main agent took a task: everything up to [`Event::TurnEnded`] is one turn.
+    TurnStarted,
+    /// The task passed the `UserPromptSubmit` hooks' turn (traced as that hook event).
+    PromptSubmitted { cwd: &'a Path },
+    /// A model request was sent.
+    RequestStarted,
+    /// Streamed reasoning of the response being received.
+    Reasoning(&'a str),
+    /// Streamed text of the response being received.
+    Text(&'a str),
+    /// The request failed and is sent again after `delay`: what it streamed is void.
+    Retrying {
+        attempt: u32,
+        max: u32,
+        delay: Duration,
+        why: &'a str,
+    },
+    /// A response is complete: its text, reasoning, calls and token figures.
+    Response(&'a AssistantTurn),
+    /// A tool call is about to go through the `PreToolUse` hooks and run.
+    ToolStarted {
+        call: &'a ToolCall,
+        args: Option<&'a Value>,
+    },
+    /// The hooks refused the call; `by` is `guard` or `hook`. [`Event::ToolFinished`] follows
+    /// with the error the model is sent.
+    ToolBlocked {
+        call: &'a ToolCall,
+        args: Option<&'a Value>,
+        by: &'a str,
+        reason: &'a str,
+    },
+    /// The call's result, as the model is sent it (hook additions included, cut to the cap).
+    ToolFinished {
+        call: &'a ToolCall,
+        args: Option<&'a Value>,
+        result: &'a ToolResult,
+    },
+    /// The conversation is about to be compacted (traced as the `PreCompact` hook event,
+    /// which follows): `trigger` is `auto` (the next request would pass the limit),
+    /// `overflow` (the server refused a request as too long) or `manual` (`--compact`,
+    /// `/compact`); `tokens` the estimated size of the request it shrinks. One of
+    /// [`Event::Compacted`] and [`Event::CompactionFailed`] follows.
+    CompactionStarted { trigger: &'a str, tokens: u64 },
+    /// A compaction's summary request was answered: its tokens count in the turn's totals
+    /// (it is a request of the run, though not a response of the loop).
+    SummaryUsage(&'a Usage),
+    /// The compaction is done: `step` is `prune` (old tool outputs cleared) or `summary`; the
+    /// request's estimated tokens before and after; what it did, as one phrase.
+    Compacted {
+        step: &'a str,
+        before: u64,
+        after: u64,
+        detail: &'a str,
+    },
+    /// The compaction did not happen: a hook stopped it, its summary request failed, or the
+    /// run was cut short during it. The history is as it was.
+    CompactionFailed { reason: &'a str },
+    /// An agent's run ended (the `Stop` or, for a subagent, `SubagentStop` hook event): its
+    /// own figures and how long it took.
+    Stopped {
+        stats: &'a RunStats,
+        elapsed: Duration,
+        subagent: bool,
+    },
+    /// How the turn ended, from the command that ran it.
+    TurnEnded(&'a TurnEnd),
+    /// The session is on disk under this id and can be continued.
+    SessionSaved { id: &'a str },
+}
+
+/// What [`Event::Started`] says.
+#[derive(Debug, Clone)]
+pub struct Start<'a> {
+    pub session_id: &'a str,
+    pub model: &'a str,
+    pub provider: &'a str,
+    pub base_url: &'a str,
+    /// The session existed before this run (`-c`, `-r`).
+    pub resumed: bool,
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnEnd {
+    /// The model answered with this text.
+    Answered(String),
+    /// No answer: the reason, as one line for the user (an API error, a hook's stop, the turn
+    /// limit, a signal).
+    Failed(String),
+}
+
+/// Whose event it is: the main agent or one of its subagents.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// What each of its trace lines starts with: empty for the main agent, `  [task 1] ` for
+    /// the first subagent.
+    pub prefix: String,
+    /// Unique among the scopes of a run: empty for the main agent, `task 1` for a subagent.
+    pub key: String,
+    /// For a subagent: the scope and call id of the `task` call that started it.
+    pub parent: Option<Arc<(Scope, String)>>,
+}
+
+impl Scope {
+    /// The scope of the `n`th subagent started by this agent's call `call_id`.
+    pub fn subagent(&self, n: u32, call_id: &str) -> Scope {
+        let key = if self.key.is_empty() {
+            format!("task {n}")
+        } else {
+            format!("{}/task {n}", self.key)
+        };
+        Scope {
+            prefix: format!("{}  [task {n}] ", self.prefix),
+            key,
+            parent: Some(Arc::new((self.clone(), call_id.to_string()))),
+        }
+    }
+
+    pub fn is_subagent(&self) -> bool {
+        self.parent.is_some()
+    }
+}
+
+/// A view of the run, or any other consumer of its events. Called from the agent's tasks, in
+/// the order things happen; concurrent subagents may call at the same time, so a view keeps
+/// its state behind a lock.
+pub trait Observer: Send + Sync {
+    fn event(&self, scope: &Scope, event: &Event<'_>);
+}
+
+/// Where an agent sends its events: one observer, or several through [`Tee`]. The default
+/// sends them nowhere (tests, benchmarks).
+#[derive(Clone, Default)]
+pub struct Events(Option<Arc<dyn Observer>>);
+
+impl std::fmt::Debug for Events {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Events(..)"
+        } else {
+            "Events(none)"
+        })
+    }
+}
+
+impl Events {
+    pub fn new(observer: Arc<dyn Observer>) -> Events {
+        Events(Some(observer))
+    }
+
+    pub fn emit(&self, scope: &Scope, event: &Event<'_>) {
+        if let Some(o) = &self.0 {
+            o.event(scope, event);
+        }
+    }
+
+    /// A line for the user beside the trace (see [`Event::Warning`]).
+    pub fn warn(&self, scope: &Scope, line: &str) {
+        self.emit(scope, &Event::Warning(line));
+    }
+
+    /// The model's streaming callbacks as events of `scope`.
+    pub fn sink<'a>(&'a self, scope: &'a Scope) -> ModelSink<'a> {
+        ModelSink {
+            events: self,
+            scope,
+        }
+    }
+}
+
+/// Several observers, each told every event in turn.
+pub struct Tee(pub Vec<Arc<dyn Observer>>);
+
+impl Observer for Tee {
+    fn event(&self, scope: &Scope, event: &Event<'_>) {
+        for o in &self.0 {
+            o.event(scope, event);
+        }
+    }
+}
+
+/// The model client's [`EventSink`] for one agent: each callback becomes an event.
+pub struct ModelSink<'a> {
+    events: &'a Events,
+    scope: &'a Scope,
+}
+
+impl EventSink for ModelSink<'_> {
+    fn text(&mut self, delta: &str) {
+        self.events.emit(self.scope, &Event::Text(delta));
+    }
+
+    fn reasoning(&mut self, delta: &str) {
+        self.events.emit(self.scope, &Event::Reasoning(delta));
+    }
+
+    fn retrying(&mut self, attempt: u32, max: u32, delay: Duration, why: &str) {
+        self.events.emit(
+            self.scope,
+            &Event::Retrying {
+                attempt,
+                max,
+                delay,
+                why,
+            },
+        );
+    }
+}
+
+/// The model client's [`EventSink`] for a request whose text is not shown (a compaction's
+/// summary): only its retries become events, their reason after `prefix`.
+pub struct RetrySink<'a> {
+    events: &'a Events,
+    scope: &'a Scope,
+    prefix: &'a str,
+}
+
+impl Events {
+    /// See [`RetrySink`].
+    pub fn retry_sink<'a>(&'a self, scope: &'a Scope, prefix: &'a str) -> RetrySink<'a> {
+        RetrySink {
+            events: self,
+            scope,
+            prefix,
+        }
+    }
+}
+
+impl EventSink for RetrySink<'_> {
+    fn retrying(&mut self, attempt: u32, max: u32, delay: Duration, why: &str) {
+        self.events.emit(
+            self.scope,
+            &Event::Retrying {
+                attempt,
+                max,
+                delay,
+                why: &format!("{}{why}", self.prefix),
+            },
+        );
+    }
+}
+
+/// What a view knows a tool by: the tools that have an item type of their own in `--json`
+/// and a rendering of their own in the trace. Every other tool is [`ToolKind::Other`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolKind {
+    Command,
+    FileWrite,
+    FileEdit,
+    Todos,
+    Skill,
+    Subagent,
+    Other,
+}
+
+impl ToolKind {
+    pub fn of(name: &str) -> ToolKind {
+        match name {
+            "bash" => ToolKind::Command,
+            "write_file" => ToolKind::FileWrite,
+            "edit_file" => ToolKind::FileEdit,
+            "todo_write" => ToolKind::Todos,
+            "load_skill" => ToolKind::Skill,
+            "task" => ToolKind::Subagent,
+            _ => ToolKind::Other,
+        }
+    }
+}
+
+/// A string argument of a call, if the arguments parsed and hold one.
+pub fn arg_str<'a>(args: Option<&'a Value>, key: &str) -> Option<&'a str> {
+    args?.get(key)?.as_str()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn subagent_scopes_nest_and_name_their_parent_call() {
+        let main = Scope::default();
+        let one = main.subagent(1, "call_a");
+        assert_eq!(one.prefix, "  [task 1] ");
+        assert_eq!(one.key, "task 1");
+        let parent = one.parent.as_ref().expect("parent");
+        assert_eq!((&parent.0, parent.1.as_str()), (&main, "call_a"));
+        let deeper = one.subagent(2, "call_b");
+        assert_eq!(deeper.key, "task 1/task 2");
+        assert_eq!(deeper.prefix, "  [task 1]   [task 2] ");
+    }
+}
