@@ -50,13 +50,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Err(code) => return code,
     };
     if let Some(r) = &resume {
-        // A continued session keeps its provider and model unless a flag says otherwise.
-        if flags.provider.is_none() {
-            flags.provider = Some(r.loaded.provider.clone());
-            if flags.model.is_none() {
-                flags.model = Some(r.loaded.model.clone());
-            }
-        }
+        r.keep_provider(&mut flags);
     }
     // The config's warnings are shown by the views (in `--json`, as items), once they exist;
     // a config that cannot be used is the error, its warnings printed before it.
@@ -159,6 +153,18 @@ pub struct Resumed {
     pub path: PathBuf,
     pub loaded: session::Loaded,
     pub locked: Option<std::fs::File>,
+}
+
+impl Resumed {
+    /// A continued session keeps its provider and model unless a flag says otherwise.
+    pub(super) fn keep_provider(&self, flags: &mut Flags) {
+        if flags.provider.is_none() {
+            flags.provider = Some(self.loaded.provider.clone());
+            if flags.model.is_none() {
+                flags.model = Some(self.loaded.model.clone());
+            }
+        }
+    }
 }
 
 /// The session `-c` or `-r ID` names, read; `None` for a new session. Problems are reported

@@ -73,13 +73,7 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
         Err(code) => return code,
     };
     if let Some(r) = &resume {
-        // As `hx agent -r`: the session keeps its provider and model unless a flag says.
-        if flags.provider.is_none() {
-            flags.provider = Some(r.loaded.provider.clone());
-            if flags.model.is_none() {
-                flags.model = Some(r.loaded.model.clone());
-            }
-        }
+        r.keep_provider(&mut flags);
     }
     let config = match super::load_config(&cwd, &env, &flags) {
         Ok(c) => c,
