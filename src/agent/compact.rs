@@ -145,6 +145,7 @@ impl Agent {
     pub async fn compact_now(&self, session: &mut Session) -> Result<(), Ended> {
         let tools = self.tools.specs();
         let mut meter = self.meter(&tools);
+        meter.seed(session.measured());
         let size = meter.whole(session.messages());
         self.compact(session, &mut meter, Trigger::Manual, size)
             .await

@@ -133,6 +133,7 @@ impl Agent {
         toolset.refresh().await;
         let mut tools = toolset.specs();
         let mut meter = self.meter(&tools);
+        meter.seed(session.measured());
         let mut first_turn = true;
         let mut last_text = String::new();
         let mut continuations = 0;
@@ -147,6 +148,7 @@ impl Agent {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
                 meter = self.meter(&tools);
+                meter.seed(session.measured());
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).

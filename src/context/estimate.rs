@@ -146,6 +146,14 @@ impl Meter {
         }
     }
 
+    /// The first `count` messages of the history take `bytes` bytes as sent, as measured
+    /// elsewhere (the session file they were read from): they are not measured again.
+    pub fn seed(&mut self, known: Option<(usize, u64)>) {
+        if let (Some((count, bytes)), (0, 0)) = (known, self.measured) {
+            self.measured = (count, tokens(usize::try_from(bytes).unwrap_or(usize::MAX)));
+        }
+    }
+
     /// The history was replaced or changed in place: the last count and the measures say
     /// nothing about it.
     pub fn history_changed(&mut self) {

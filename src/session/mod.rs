@@ -148,6 +148,9 @@ pub struct Session {
     log: Option<SessionLog>,
     started: Instant,
     ended: bool,
+    /// The JSON bytes of the first N messages as recorded: (N, bytes), from reading the file,
+    /// for the context meter (see [`Session::measured`]).
+    measured: Option<(usize, u64)>,
 }
 
 impl Session {
@@ -164,6 +167,7 @@ impl Session {
             log,
             started: Instant::now(),
             ended: false,
+            measured: None,
         }
     }
 
@@ -176,6 +180,12 @@ impl Session {
         let mut messages = loaded.messages;
         let before = messages.len();
         let (added, at_end) = record::repair(&mut messages, NOT_RUN_ANSWER);
+        // What the reader measured still describes the first `before` messages when any
+        // repair went after them.
+        let measured = loaded
+            .sent_bytes
+            .filter(|_| added == 0 || at_end)
+            .map(|bytes| (before, bytes));
         if let (Some(l), true) = (&log, at_end) {
             // Answers at the end are recorded, so the file holds what the next request sends;
             // anywhere else they are recomputed on each read.
@@ -191,14 +201,24 @@ impl Session {
             log,
             started: Instant::now(),
             ended: false,
+            measured,
         };
         (session, added)
+    }
+
+    /// How many of the first messages are known to take how many bytes as sent, when the file
+    /// they were read from said so (a resumed session): measuring them again would mean
+    /// serializing a history that may be tens of megabytes.
+    pub fn measured(&self) -> Option<(usize, u64)> {
+        self.measured
     }
 
     /// Adapts the recorded assistant messages to a provider's reasoning rule (a resumed
     /// session that switched provider). In memory only: the file keeps what was sent, and its
     /// `run` line says which provider came next.
     pub fn adapt_reasoning(&mut self, echo: ReasoningEcho) {
+        // Messages change: the recorded sizes no longer describe them.
+        self.measured = None;
         for m in &mut self.messages {
             if let Message::Assistant { reasoning, .. } = m {
                 match echo {
@@ -280,6 +300,7 @@ impl Session {
     /// back from here on starts from the compacted history.
     pub fn compact(&mut self, c: Compaction) -> Result<(), String> {
         c.apply(&mut self.messages)?;
+        self.measured = None;
         if let Some(l) = &self.log {
             l.write(&record::compaction_line(&c));
             l.sync();

@@ -23,6 +23,11 @@ use crate::model::{Message, ToolCall, Usage};
 /// The file format this hx writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
 
+/// How a message line starts, and the bytes of its frame around the message's JSON (the
+/// prefix and the closing brace).
+const MESSAGE_PREFIX: &[u8] = br#"{"type":"message","message":"#;
+const MESSAGE_FRAME: usize = MESSAGE_PREFIX.len() + 1;
+
 /// Longest line a reader accepts: a message holds at most a bounded tool result or model
 /// turn, so a longer line is damage, not data.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
@@ -381,6 +386,10 @@ pub struct Loaded {
     /// Compactions recorded; `messages` is the history as the last one left it, and what
     /// followed.
     pub compactions: u32,
+    /// The bytes of `messages` as sent (each message's JSON is its line minus a fixed frame),
+    /// counted while reading, so that a long resumed history is not serialized again just to
+    /// be measured. `None` once a compaction line changed them.
+    pub sent_bytes: Option<u64>,
     /// Problems that did not stop the read (a torn last line), as whole sentences.
     pub warnings: Vec<String>,
     /// Bytes of the file up to the end of its last complete line. Less than the file's size
@@ -486,7 +495,10 @@ pub fn read_file(file: &std::fs::File) -> Result<Loaded, ReadError> {
 }
 
 pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
-    let mut loaded = Loaded::default();
+    let mut loaded = Loaded {
+        sent_bytes: Some(0),
+        ..Loaded::default()
+    };
     let mut buf = Vec::new();
     let mut n = 0usize;
     let mut offset = 0u64;
@@ -539,6 +551,14 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     .into_message()
                     .map_err(|e| err(n, e))?;
                 loaded.messages.push(m);
+                // The line is `{"type":"message","message":` + the message as sent + `}`.
+                let json = buf.len().checked_sub(MESSAGE_FRAME + 1);
+                loaded.sent_bytes = match (loaded.sent_bytes, json) {
+                    (Some(t), Some(bytes)) if buf.starts_with(MESSAGE_PREFIX) => {
+                        Some(t.saturating_add(bytes as u64))
+                    }
+                    _ => None,
+                };
             }
             "usage" => {
                 if ev.request.is_none() {
@@ -576,6 +596,7 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 };
                 c.apply(&mut loaded.messages).map_err(|e| err(n, e))?;
                 loaded.compactions = loaded.compactions.saturating_add(1);
+                loaded.sent_bytes = None;
             }
             "run" => {
                 loaded.runs = loaded.runs.saturating_add(1);

@@ -103,6 +103,22 @@ fn messages_round_trip_exactly() {
 }
 
 #[test]
+fn the_reader_measures_the_messages_as_sent() {
+    let loaded = read_from(full_file().as_bytes()).expect("read");
+    let sent: usize = sample()
+        .iter()
+        .map(|m| serde_json::to_string(m).expect("json").len())
+        .sum();
+    assert_eq!(loaded.sent_bytes, Some(sent as u64));
+    // A compaction line changes the messages: the count no longer holds.
+    let mut text = full_file();
+    text.push_str(
+        "{\"type\":\"compaction\",\"trigger\":\"manual\",\"step\":\"summary\",\"messages\":[{\"role\":\"user\",\"content\":\"s\"}]}\n",
+    );
+    assert_eq!(read_from(text.as_bytes()).expect("read").sent_bytes, None);
+}
+
+#[test]
 fn a_torn_last_line_is_skipped_with_a_warning() {
     let text = full_file();
     let cut = &text[..text.len() - 10];
