@@ -103,7 +103,9 @@ impl SessionLog {
             path: path.to_path_buf(),
             file,
             tx: Some(tx),
-            last_asked: Mutex::new(None),
+            // As if asked at the start: the first second's turn ends are synced once, within it
+            // (a run of quick turns pays one sync, at its end, not two).
+            last_asked: Mutex::new(Some(Instant::now())),
             pending,
             thread: Some(thread),
             error,
