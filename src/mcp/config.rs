@@ -405,7 +405,12 @@ pub fn plan(
                 ));
                 continue;
             }
-            let (config, invalid) = from_json(&name, &s, &path, &project, env);
+            // An untrusted file is shown as written: expanding its `${VAR}`s would put the
+            // user's variables (a token) into `hx mcp list`'s output for a server that never
+            // starts.
+            let no_env = Env::new();
+            let vars = if trusted { env } else { &no_env };
+            let (config, invalid) = from_json(&name, &s, &path, &project, vars);
             let plan = match (trusted, invalid) {
                 (false, _) => Planned::Untrusted,
                 (true, Some(why)) => Planned::Invalid(why),
