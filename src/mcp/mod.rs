@@ -125,9 +125,26 @@ impl Server {
     /// Lists the server's tools again (after `tools/list_changed`); keeps the old list if
     /// that fails.
     async fn relist(&self) {
-        let Ok(peer) = self.peer() else { return };
+        /// Sets the server's "tools changed" flag again if the relist is dropped before it
+        /// ends (a turn cancelled with Ctrl-C), so the next turn lists again. A relist that
+        /// failed or timed out is not retried every turn: the server says so once.
+        struct Again<'a>(&'a AtomicBool, bool);
+        impl Drop for Again<'_> {
+            fn drop(&mut self) {
+                if !self.1 {
+                    self.0.store(true, Ordering::SeqCst);
+                }
+            }
+        }
+        let mut again = Again(&self.tools_changed, false);
+        let Ok(peer) = self.peer() else {
+            again.1 = true;
+            return;
+        };
         let limit = self.config.startup_timeout;
-        match tokio::time::timeout(limit, list_tools(&peer)).await {
+        let listed = tokio::time::timeout(limit, list_tools(&peer)).await;
+        again.1 = true;
+        match listed {
             Ok(Ok(tools)) => self.set_listed(tools),
             Ok(Err(e)) => (self.warn)(&format!(
                 "hx: warning: MCP server {}: cannot list its changed tools: {}",
@@ -263,10 +280,6 @@ impl Mcp {
             }),
             generations: AtomicU64::new(0),
         })
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.servers.is_empty()
     }
 
     /// The tools of the main agent (`subagent` false) or of subagents, for a registry.
