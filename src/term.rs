@@ -328,7 +328,20 @@ fn tick(screen: &Screen) {
                 let frame = SPINNER_FRAMES[(waited.as_millis() / SPINNER_TICK.as_millis())
                     as usize
                     % SPINNER_FRAMES.len()];
-                let text = format!("{frame} {} {}s", w.label, waited.as_secs());
+                // The label as ASCII: a wide character (a tool name the model made up) would
+                // take two columns, wrap the line, and leave frames the erase cannot reach.
+                let label: String = w
+                    .label
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_graphic() || c == ' ' {
+                            c
+                        } else {
+                            '?'
+                        }
+                    })
+                    .collect();
+                let text = format!("{frame} {label} {}s", waited.as_secs());
                 let width = terminal_size::terminal_size_of(std::io::stderr())
                     .map_or(80, |(w, _)| usize::from(w.0));
                 // One character short of the width, so the line never wraps (and the erase
