@@ -186,11 +186,25 @@ impl Session {
             .sent_bytes
             .filter(|_| added == 0 || at_end)
             .map(|bytes| (before, bytes));
-        if let (Some(l), true) = (&log, at_end) {
-            // Answers at the end are recorded, so the file holds what the next request sends;
-            // anywhere else they are recomputed on each read.
-            for m in &messages[before..] {
-                l.write(&record::message_line(m));
+        if let Some(l) = &log {
+            if at_end {
+                // Answers at the end are recorded, so the file holds what the next request
+                // sends.
+                for m in &messages[before..] {
+                    l.write(&record::message_line(m));
+                }
+            } else if added > 0 {
+                // Answers inside the history: the file gets the repaired history whole (as
+                // a compaction line does), so that later lines that name messages by their
+                // place (a prune) name the same messages on the next read.
+                let repaired = Compaction {
+                    trigger: "repair".into(),
+                    step: "repair".into(),
+                    tokens_before: 0,
+                    tokens_after: 0,
+                    change: Change::Replaced(messages.clone()),
+                };
+                l.write(&record::compaction_line(&repaired));
             }
         }
         let session = Session {
@@ -346,11 +360,6 @@ impl Session {
     /// the whole run, if any (the conversation itself is unaffected).
     pub fn close(&mut self) -> Option<String> {
         self.log.take().and_then(SessionLog::close)
-    }
-
-    /// Time since this run began.
-    pub fn elapsed(&self) -> std::time::Duration {
-        self.started.elapsed()
     }
 }
 

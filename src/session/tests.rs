@@ -233,3 +233,26 @@ fn a_model_switch_and_approvals_are_recorded_and_the_model_is_read_back() {
     assert_eq!(loaded.header.model, "m");
     assert_eq!(loaded.messages.len(), 1);
 }
+
+#[test]
+fn a_repair_inside_the_history_is_recorded_so_the_file_reads_as_memory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::new(dir.path(), Path::new("/w"));
+    let id = store::new_id();
+    let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
+    s.push(Message::System("sys".into()));
+    s.push(Message::User("task".into()));
+    // A call left without its answer, then more conversation (an older hx, an edited file).
+    s.push(call_turn());
+    s.push(Message::User("later".into()));
+    s.close();
+    let path = store.path_of(&id);
+    let loaded = record::read(&path).expect("read");
+    let log = SessionLog::append(&path, loaded.valid_len).expect("append");
+    let (mut s, repaired) = Session::resume(loaded, run_info(), Some(log));
+    assert_eq!(repaired, 1);
+    let in_memory = s.messages().to_vec();
+    s.close();
+    let again = record::read(&path).expect("read again");
+    assert_eq!(again.messages, in_memory);
+}
