@@ -53,8 +53,12 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         }
         return exit::ANSWERED;
     }
-    // Started exactly as a run starts them, then ended with everything they left behind.
+    // Started exactly as a run starts them, then ended with everything they left behind, on
+    // every path: the drop guard runs after an interrupted start too.
     process::cleanup::become_subreaper();
+    let _end = super::agent::EndAll {
+        keep_background: false,
+    };
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -65,11 +69,32 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
     let statuses = runtime.block_on(async {
         let shown = term.clone();
         let mcp = Mcp::new(planned, env, Arc::new(move |line: &str| shown.line(line)));
-        mcp.start().await;
-        mcp.status()
+        // A server can take its whole startup timeout (an npx download): Ctrl-C, SIGTERM or
+        // SIGHUP stops the wait, and dropping `mcp` kills what started.
+        let mut signals = super::agent::Signals::of(&super::agent::CANCELLING).ok();
+        let stopped = match signals.as_mut() {
+            Some(s) => tokio::select! {
+                () = mcp.start() => None,
+                sig = s.recv() => Some(sig),
+            },
+            None => {
+                mcp.start().await;
+                None
+            }
+        };
+        stopped.map_or_else(|| Ok(mcp.status()), Err)
     });
     runtime.shutdown_background();
-    process::cleanup::end_all();
+    let statuses = match statuses {
+        Ok(s) => s,
+        Err(sig) => {
+            term.line(&format!(
+                "hx: interrupted by {}; the servers were stopped",
+                process::signal_name(sig)
+            ));
+            return exit::signalled(sig);
+        }
+    };
     if json {
         match serde_json::to_string_pretty(&Value::Array(statuses.iter().map(to_json).collect())) {
             Ok(text) => term.out_line(&text),
