@@ -62,26 +62,10 @@ pub fn answer_open_calls(session: &mut Session) -> usize {
     missing.len()
 }
 
-/// The model's latest todo list: the arguments of the last `todo_write` call that succeeded.
+/// The model's latest todo list: the last `todo_write` call that succeeded (as the todo tool
+/// itself finds it when it takes up a history).
 pub fn latest_todos(messages: &[Message]) -> Option<Vec<Todo>> {
-    let ok = |id: &str| {
-        messages.iter().any(|m| {
-            matches!(m, Message::Tool { tool_call_id, content }
-                if tool_call_id == id && !content.starts_with("Error:"))
-        })
-    };
-    messages.iter().rev().find_map(|m| {
-        let Message::Assistant { tool_calls, .. } = m else {
-            return None;
-        };
-        tool_calls.iter().rev().find_map(|c| {
-            if c.name != todo::NAME || !ok(&c.id) {
-                return None;
-            }
-            let args = serde_json::from_str(&c.arguments).ok()?;
-            todo::parse_todos(&args).ok()
-        })
-    })
+    todo::latest_in(messages).map(|(_, items)| items)
 }
 
 /// `/todos`.

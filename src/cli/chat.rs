@@ -86,6 +86,8 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
     // SAFETY: single-threaded here; the editor thread and the runtime start below.
     unsafe { process::env::scrub_own_environ(&config.shell_env) };
     process::cleanup::become_subreaper();
+    // As in `hx agent`: a same-user process cannot read the key from hx's memory.
+    process::not_dumpable();
     let _end = EndAll {
         keep_background: config.keep_background,
     };
@@ -97,7 +99,15 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
         Ok(r) => r,
         Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
     };
-    let code = runtime.block_on(run(config, cwd, env, resume, args.ephemeral, &terminal));
+    // A panic (a bug) must not leave the terminal raw, nor skip the cleanup: caught here,
+    // the terminal put back, and the drop guard above still ends what hx started.
+    let run = std::panic::AssertUnwindSafe(|| {
+        runtime.block_on(run(config, cwd, env, resume, args.ephemeral, &terminal))
+    });
+    let code = std::panic::catch_unwind(run).unwrap_or_else(|_| {
+        terminal.restore();
+        exit::FAILED
+    });
     runtime.shutdown_background();
     code
 }
@@ -242,7 +252,7 @@ async fn run(
             return code;
         }
     }
-    let mut ends = match Signals::of(&[libc::SIGTERM, libc::SIGHUP]) {
+    let mut ends = match Signals::of(&[libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT]) {
         Ok(s) => s,
         Err(e) => return fail(exit::FAILED, format!("cannot watch signals: {e}")),
     };
@@ -290,7 +300,7 @@ impl Chat {
             };
             leaving = false;
             if !line.trim().is_empty() {
-                if let Err(code) = self.ready(terminal).await {
+                if let Err(code) = self.ready(ends, terminal).await {
                     return code;
                 }
             }
@@ -314,7 +324,12 @@ impl Chat {
                         return code;
                     }
                 }
-                Input::Compact => self.compact().await,
+                Input::Compact => {
+                    if let Some(sig) = self.compact(ends).await {
+                        terminal.restore();
+                        return self.end_by_signal(sig);
+                    }
+                }
                 Input::Model(name) => self.model(name),
                 Input::Skills => self.say(&parts::skills_text(
                     &self.skills,
@@ -382,10 +397,28 @@ impl Chat {
         }
     }
 
+    /// Lets the agent's tools that remember the conversation (`load_skill`'s "already
+    /// loaded", the todo list) take it up from the current session's history, as `hx agent`
+    /// does after opening a session: after every build and every switch of session.
+    fn restore_tools(&self) {
+        if let (Some(agent), Some(session)) = (&self.agent, &self.session) {
+            for r in &agent.restore {
+                r.restore(session.messages());
+            }
+        }
+    }
+
     /// Waits for the first build, if it is still running.
-    async fn ready(&mut self, terminal: &SavedTerminal) -> Result<(), i32> {
+    async fn ready(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> Result<(), i32> {
         if let Some(building) = self.building.take() {
-            self.install(building.await, terminal)?;
+            let built = tokio::select! {
+                b = building => b,
+                sig = ends.recv() => {
+                    terminal.restore();
+                    return Err(self.end_by_signal(sig));
+                }
+            };
+            self.install(built, terminal)?;
         }
         Ok(())
     }
@@ -403,6 +436,7 @@ impl Chat {
                 self.agent = Some(built.agent);
                 self.skills = built.skills;
                 self.set_skill_names();
+                self.restore_tools();
                 return Ok(());
             }
             Ok(Err(e)) => (exit::USAGE, e),
@@ -526,7 +560,8 @@ impl Chat {
 
     /// `/compact`: the conversation's history summarised now (as `hx agent --compact`), so
     /// it takes less of the context window. Ctrl-C stops it; the history is then unchanged.
-    async fn compact(&mut self) {
+    /// A signal that ends the program (SIGTERM, SIGHUP, SIGQUIT) is given back.
+    async fn compact(&mut self, ends: &mut Signals) -> Option<i32> {
         let Chat {
             agent: Some(agent),
             session: Some(session),
@@ -535,18 +570,19 @@ impl Chat {
         } = &mut *self
         else {
             self.say("hx: nothing to compact yet");
-            return;
+            return None;
         };
         if session.messages().len() < 3 {
             term.line("hx: nothing to compact yet");
-            return;
+            return None;
         }
         let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
-            return;
+            return None;
         };
         let done = tokio::select! {
             r = agent.compact_now(session) => Some(r),
             _ = sigint.recv() => None,
+            sig = ends.recv() => return Some(sig),
         };
         match done {
             Some(Ok(())) => session.turn_done(),
@@ -558,6 +594,7 @@ impl Chat {
             }
             None => term.line("hx: compaction interrupted; the history is as it was"),
         }
+        None
     }
 
     /// Ends the current session's run in its file and names it; the next message starts a
@@ -613,6 +650,7 @@ impl Chat {
         self.skills = skills;
         self.id = id;
         self.set_skill_names();
+        self.restore_tools();
         if fresh {
             self.started = false;
             self.outcome = ("answered", None);
@@ -661,6 +699,7 @@ impl Chat {
             session.id()
         ));
         self.session = Some(session);
+        self.restore_tools();
         Ok(())
     }
 
