@@ -295,6 +295,9 @@ pub struct Config {
     pub sessions: bool,
     /// The model's context window and when to compact.
     pub context: context::Settings,
+    /// Whether `context_window` came from a config file (else from the model's name, which
+    /// [`Config::set_model`] looks at again).
+    pub window_configured: bool,
     /// Whether the AGENTS.md files go into the system prompt, and how many bytes of them.
     pub project_doc: bool,
     pub project_doc_max_bytes: usize,
@@ -597,6 +600,7 @@ impl Config {
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
         let context = context_settings(&file, &table, &model)?;
+        let window_configured = table.context_window.or(file.context_window).is_some();
         for (name, server) in &file.mcp_servers {
             server
                 .check(name)
@@ -622,6 +626,7 @@ impl Config {
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
             sessions: file.sessions.unwrap_or(true),
             context,
+            window_configured,
             project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),
             project_doc_max_bytes: file
                 .project_doc_max_bytes
@@ -632,6 +637,16 @@ impl Config {
             keep_background: file.tools.keep_background.unwrap_or(false),
             mcp_servers: file.mcp_servers,
         })
+    }
+
+    /// Goes on with another model of the same provider (`/model` in `hx chat`). A window
+    /// that no config file set is the new model's: a chat that moves from a 1M-token model to
+    /// a local one must compact for the local one's window.
+    pub fn set_model(&mut self, model: &str) {
+        self.model = model.to_string();
+        if !self.window_configured {
+            self.context.window = context::builtin_window(model).unwrap_or(context::DEFAULT_WINDOW);
+        }
     }
 
     /// Fails, naming the variable, when the provider needs a key that is not set. Checked

@@ -823,13 +823,14 @@ impl Chat {
             self.say("hx: a model name is one word");
             return;
         }
-        let old = std::mem::replace(&mut self.config.model, name.clone());
+        let old = self.config.clone();
+        self.config.set_model(&name);
         self.recorder.model = name.clone();
         // The subagents' model is fixed when the agent is built: build it again, for the
         // same session.
         if let Err(e) = self.rebuild(self.id.clone(), false) {
-            self.config.model = old.clone();
-            self.recorder.model = old;
+            self.recorder.model = old.model.clone();
+            self.config = old;
             self.say(&format!("hx: {e}"));
             return;
         }

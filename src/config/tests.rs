@@ -282,3 +282,24 @@ fn bad_shell_env_is_a_config_error() {
         assert!(e.contains(want), "{text}: {e}");
     }
 }
+
+#[test]
+fn another_model_takes_its_own_window_unless_a_file_set_one() {
+    let mut c = Config::resolve(FileConfig::default(), &env(&[]), &Flags::default()).expect("c");
+    let v4 = context::builtin_window("deepseek-v4-flash").expect("a known window");
+    assert_eq!(c.context.window, v4);
+    c.set_model("qwen3-coder");
+    assert_eq!(c.model, "qwen3-coder");
+    assert_eq!(c.context.window, context::DEFAULT_WINDOW);
+    c.set_model("deepseek-v4-pro");
+    assert_eq!(c.context.window, v4);
+
+    let mut c = Config::resolve(
+        parse("context_window = 50000\n"),
+        &env(&[]),
+        &Flags::default(),
+    )
+    .expect("c");
+    c.set_model("qwen3-coder");
+    assert_eq!(c.context.window, 50_000);
+}
