@@ -448,3 +448,50 @@ fn compact_summarises_the_conversation_and_the_next_message_goes_on_from_it() {
         &json!({"role": "user", "content": "and now?"})
     );
 }
+
+/// A bash call printing `n` bytes.
+fn bash_bytes(id: &str, n: usize) -> Call {
+    let cmd = format!("head -c {n} /dev/zero | tr '\\0' a");
+    Call::new(id, "bash", &json!({ "command": cmd }).to_string())
+}
+
+#[test]
+fn a_window_the_server_named_holds_for_the_next_message() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash_bytes("c1", 6_000)]),
+        Reply::deepseek_overflow(9_000),
+        Reply::text("SUM"),
+        Reply::text("First done."),
+        Reply::tool_calls(vec![bash_bytes("c2", 40_000)]),
+        Reply::text("SUM2"),
+        Reply::text("Second done."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("look").contains("First done."));
+    // The window is the server's 9,000 tokens now, not the configured 1,048,576: the 40 KB
+    // output is compacted away before it is sent, not refused by the server a second time.
+    chat.say("look more");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let reqs = server.requests();
+    let after_c2 = reqs
+        .iter()
+        .position(|r| {
+            messages(&r.body)
+                .iter()
+                .any(|m| m["role"] == "tool" && m["tool_call_id"] == "c2")
+        })
+        .expect("a request after the c2 result");
+    let sent = reqs[after_c2].body.to_string().len();
+    assert!(sent < 9_000 * 3, "{sent} bytes sent after the 40 KB output");
+    let files = session_files(&hx);
+    let lines = session_lines(&files[0]);
+    let triggers: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "compaction")
+        .map(|l| &l["trigger"])
+        .collect();
+    assert_eq!(triggers, [&json!("overflow"), &json!("auto")], "{lines:?}");
+}

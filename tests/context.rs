@@ -323,28 +323,11 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
     assert!(answer(&reqs[8].body, "l5").contains("is already loaded"));
 }
 
-/// DeepSeek's answer to a request longer than its window.
-fn deepseek_overflow(window: u64) -> Reply {
-    let message = format!(
-        "This model's maximum context length is {window} tokens. However, you requested {} \
-         tokens ({} in the messages, 0 in the completion). Please reduce the length of the \
-         messages or completion.",
-        window + 3000,
-        window + 3000
-    );
-    Reply::status(
-        400,
-        &json!({"error": {"message": message, "type": "invalid_request_error", "param": null,
-                "code": "invalid_request_error"}})
-        .to_string(),
-    )
-}
-
 #[test]
 fn an_overflow_compacts_and_the_retry_succeeds() {
     let server = FakeServer::start(vec![
         calls(vec![bash("c1", 6_000)]),
-        deepseek_overflow(9_000),
+        Reply::deepseek_overflow(9_000),
         text("SUM"),
         text("done"),
     ]);
@@ -402,9 +385,9 @@ fn llama_cpp_s_overflow_is_pruned_without_a_model_call() {
 fn a_second_overflow_ends_the_run_with_the_server_s_message_and_the_session_saved() {
     let server = FakeServer::start(vec![
         calls(vec![bash("c1", 6_000)]),
-        deepseek_overflow(9_000),
+        Reply::deepseek_overflow(9_000),
         text("SUM"),
-        deepseek_overflow(9_000),
+        Reply::deepseek_overflow(9_000),
         text("never asked"),
     ]);
     let mut hx = Hx::new(&server);

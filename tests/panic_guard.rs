@@ -113,6 +113,7 @@ fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Ag
         is_subagent: false,
         recorder: Recorder::default(),
         context: Default::default(),
+        learned: Default::default(),
         restore: Vec::new(),
     }
 }

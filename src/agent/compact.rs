@@ -95,7 +95,8 @@ impl Drop for Unfinished<'_> {
 impl Agent {
     /// The meter of one run of this agent with these tools.
     pub fn meter(&self, tools: &[ToolSpec]) -> Meter {
-        Meter::new(self.context, estimate::overhead(&self.model_name, tools))
+        let learned = *self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        Meter::new(self.context, estimate::overhead(&self.model_name, tools)).with_learned(learned)
     }
 
     /// One model request of the loop, made to fit: compacted first when it would pass the
@@ -133,6 +134,8 @@ impl Agent {
                     if let Some(w) = meter.overflowed(window, size) {
                         self.warn(&w);
                     }
+                    *self.learned.lock().unwrap_or_else(|e| e.into_inner()) =
+                        meter.learned(&self.context);
                     self.compact(session, meter, Trigger::Overflow, size)
                         .await?;
                 }

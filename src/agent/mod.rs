@@ -56,6 +56,9 @@ pub struct Agent {
     pub recorder: Recorder,
     /// The model's context window and when to compact (see [`compact`]).
     pub context: crate::context::Settings,
+    /// What earlier runs of this agent learned of the server's window (see [`compact`]);
+    /// shared by its clones, which talk to the same server.
+    pub learned: Arc<std::sync::Mutex<crate::context::Learned>>,
     /// Told the history when compaction replaces it (the loaded skills, the todo list).
     pub restore: Vec<Arc<dyn Restore>>,
 }
@@ -147,8 +150,7 @@ impl Agent {
             if !std::mem::take(&mut first_turn) && toolset.refresh().await {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
-                meter = self.meter(&tools);
-                meter.seed(session.measured());
+                meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).

@@ -481,6 +481,7 @@ pub(super) fn build_agent_with(
         is_subagent: true,
         recorder,
         context: config.context,
+        learned: Default::default(),
         restore: Vec::new(),
     };
     for w in &discovery.warnings {

@@ -87,6 +87,16 @@ pub struct Meter {
     summary_failed: bool,
 }
 
+/// What runs learned of the server's window, kept by the agent for its next run (the next
+/// message of a chat), so a second message does not pay for the same refused request again.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Learned {
+    /// The window the server named, when smaller than the configured one.
+    window: Option<u64>,
+    /// The limit a refused request showed to be real.
+    limit: Option<u64>,
+}
+
 impl Meter {
     pub fn new(settings: Settings, overhead: u64) -> Meter {
         Meter {
@@ -97,6 +107,31 @@ impl Meter {
             learned_limit: None,
             summary_failed: false,
         }
+    }
+
+    /// A meter that starts from what earlier runs learned.
+    pub fn with_learned(mut self, learned: Learned) -> Meter {
+        if let Some(w) = learned.window.filter(|&w| w < self.settings.window) {
+            self.settings.window = w;
+        }
+        self.learned_limit = learned.limit;
+        self
+    }
+
+    /// What this run learned, for the next.
+    pub fn learned(&self, configured: &Settings) -> Learned {
+        Learned {
+            window: (self.settings.window < configured.window).then_some(self.settings.window),
+            limit: self.learned_limit,
+        }
+    }
+
+    /// The tool schemas changed (an MCP server's list): the overhead is another, and the
+    /// server's last count no longer describes a request. What the run learned of the window
+    /// and the measures of the messages still hold.
+    pub fn tools_changed(&mut self, overhead: u64) {
+        self.overhead = overhead;
+        self.anchor = None;
     }
 
     /// The window in force (the server's, when it named a smaller one).

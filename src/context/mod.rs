@@ -17,7 +17,7 @@ pub mod instructions;
 pub mod prune;
 pub mod summary;
 
-pub use estimate::Meter;
+pub use estimate::{Learned, Meter};
 // A text helper, in the leaf `text` module so the views can use it too.
 pub use crate::text::thousands;
 

@@ -117,6 +117,27 @@ fn an_overflow_teaches_the_meter_the_real_window_or_a_smaller_limit() {
 }
 
 #[test]
+fn what_a_run_learned_survives_new_tools_and_starts_the_next_run() {
+    let settings = Settings {
+        window: 128_000,
+        compact_at: CompactAt::Fraction(0.8),
+    };
+    let mut m = Meter::new(settings, 100);
+    assert_eq!(m.learned(&settings), Learned::default());
+    m.overflowed(Some(32_768), 40_000);
+    m.tools_changed(5_000);
+    assert_eq!(
+        (m.window(), m.limit(), m.overhead()),
+        (32_768, 26_214, 5_000)
+    );
+    let next = Meter::new(settings, 100).with_learned(m.learned(&settings));
+    assert_eq!((next.window(), next.limit()), (32_768, 26_214));
+    m.overflowed(None, 20_000);
+    let next = Meter::new(settings, 100).with_learned(m.learned(&settings));
+    assert_eq!((next.window(), next.limit()), (32_768, 10_000));
+}
+
+#[test]
 fn a_failed_summary_stops_proactive_compaction_until_the_window_is_at_stake() {
     let mut m = Meter::new(
         Settings {

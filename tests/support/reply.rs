@@ -110,6 +110,23 @@ impl Reply {
         })
     }
 
+    /// DeepSeek's answer (400) to a request longer than its window of `window` tokens.
+    pub fn deepseek_overflow(window: u64) -> Self {
+        let message = format!(
+            "This model's maximum context length is {window} tokens. However, you requested {} \
+             tokens ({} in the messages, 0 in the completion). Please reduce the length of the \
+             messages or completion.",
+            window + 3000,
+            window + 3000
+        );
+        Self::status(
+            400,
+            &serde_json::json!({"error": {"message": message, "type": "invalid_request_error",
+                "param": null, "code": "invalid_request_error"}})
+            .to_string(),
+        )
+    }
+
     /// A 200 stream whose second event is `data: {"error": <error>}`, then the stream ends.
     pub fn stream_error(error: Value) -> Self {
         Self::base(Kind::StreamError(error))
