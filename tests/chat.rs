@@ -495,3 +495,27 @@ fn a_window_the_server_named_holds_for_the_next_message() {
         .collect();
     assert_eq!(triggers, [&json!("overflow"), &json!("auto")], "{lines:?}");
 }
+
+#[test]
+fn no_project_doc_leaves_agents_md_out_of_the_chat_s_system_prompt() {
+    let system = |extra: &[&str]| {
+        let server = FakeServer::start(vec![Reply::text("Hi.")]);
+        let mut hx = chat_hx(&server);
+        hx.args(extra);
+        std::fs::write(
+            hx.workspace().join("AGENTS.md"),
+            "Always use tabs, marker-6471.\n",
+        )
+        .expect("write AGENTS.md");
+        let mut chat = Chat::start(&hx);
+        assert!(chat.say("hello").contains("Hi."));
+        chat.ctrl('d');
+        assert_eq!(chat.exit_code(), 0);
+        messages(&body(&server, 0))[0]["content"]
+            .as_str()
+            .expect("a system prompt")
+            .to_string()
+    };
+    assert!(system(&[]).contains("marker-6471"));
+    assert!(!system(&["--no-project-doc"]).contains("marker-6471"));
+}

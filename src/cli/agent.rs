@@ -28,16 +28,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let mut flags = Flags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        max_turns: args.max_turns,
-        show_reasoning: args.show_reasoning,
-        no_guard: args.no_guard,
-        sandbox: args.sandbox,
-        no_project_doc: args.no_project_doc,
-    };
+    let mut flags = args.run.flags();
     let env = process_env();
     if args.compact && !args.continue_ && args.resume.is_none() {
         return fail(

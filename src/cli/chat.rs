@@ -28,7 +28,7 @@ use crate::chat::approve::Approvals;
 use crate::chat::commands::{self, Input};
 use crate::chat::editor::{self, LineEditor, Read, SkillNames};
 use crate::chat::{self as parts, INTERRUPTED};
-use crate::config::{process_env, Config, Env, Flags};
+use crate::config::{process_env, Config, Env};
 use crate::events::{self, Event, Events, HumanView, Scope, Verbosity};
 use crate::hooks;
 use crate::process;
@@ -51,16 +51,7 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let mut flags = Flags {
-        provider: args.provider.clone(),
-        model: args.model.clone(),
-        base_url: args.base_url.clone(),
-        max_turns: args.max_turns,
-        show_reasoning: args.show_reasoning,
-        no_guard: args.no_guard,
-        sandbox: args.sandbox,
-        no_project_doc: false,
-    };
+    let mut flags = args.run.flags();
     let env = process_env();
     let resume = match find_session(
         args.continue_,

@@ -222,6 +222,53 @@ Each skill is a folder with a SKILL.md: YAML frontmatter with name and descripti
 instructions in Markdown. The agent sees only the names and descriptions until it calls
 load_skill.";
 
+/// The options `hx agent` and `hx chat` share: where requests go and what tools may do.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunArgs {
+    /// Model name [default: the provider's, or HX_MODEL]
+    #[arg(short = 'm', long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Base URL of the API; requests go to {base}/chat/completions
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Stop after this many model requests for one task or message (hx agent then exits
+    /// with code 3) [default: 200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
+    #[arg(long)]
+    pub show_reasoning: bool,
+    /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
+    /// mkfs, ...); hx chat then asks nothing either
+    #[arg(long)]
+    pub no_guard: bool,
+    /// What bash may write: workspace-write (the workspace, the temporary folder and
+    /// sandbox.writable_roots), read-only, or off [default: workspace-write]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
+    #[arg(long)]
+    pub no_project_doc: bool,
+}
+
+impl RunArgs {
+    pub fn flags(&self) -> crate::config::Flags {
+        crate::config::Flags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_turns: self.max_turns,
+            show_reasoning: self.show_reasoning,
+            no_guard: self.no_guard,
+            sandbox: self.sandbox,
+            no_project_doc: self.no_project_doc,
+        }
+    }
+}
+
 #[derive(Debug, Args)]
 #[command(after_long_help = AGENT_HELP)]
 pub struct AgentArgs {
@@ -233,21 +280,8 @@ pub struct AgentArgs {
     /// Never read stdin: the task is the words alone
     #[arg(long)]
     pub no_stdin: bool,
-    /// Model name [default: the provider's, or HX_MODEL]
-    #[arg(short = 'm', long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Base URL of the API; requests go to {base}/chat/completions
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Stop after this many model requests (exit code 3) [default: 200]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
-    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
-    #[arg(long)]
-    pub show_reasoning: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// No trace on stderr: only warnings, errors and the answer
     #[arg(short = 'q', long, conflicts_with = "verbose")]
     pub quiet: bool,
@@ -262,14 +296,6 @@ pub struct AgentArgs {
     /// Also write the final answer to FILE (replaced atomically; only when the model answers)
     #[arg(short = 'o', long, value_name = "FILE")]
     pub output_last_message: Option<std::path::PathBuf>,
-    /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
-    /// mkfs, ...)
-    #[arg(long)]
-    pub no_guard: bool,
-    /// What bash may write: workspace-write (the workspace, the temporary folder and
-    /// sandbox.writable_roots), read-only, or off [default: workspace-write]
-    #[arg(long, value_name = "MODE")]
-    pub sandbox: Option<crate::sandbox::Mode>,
     /// Continue the newest session of this workspace: TASK is its next user message
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_: bool,
@@ -279,9 +305,6 @@ pub struct AgentArgs {
     /// Record nothing: no session file for this run
     #[arg(long)]
     pub ephemeral: bool,
-    /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
-    #[arg(long)]
-    pub no_project_doc: bool,
     /// Compact the session given with -c or -r (summarise its history to free the context
     /// window) and stop, without a task
     #[arg(long, conflicts_with_all = ["task", "ephemeral"])]
@@ -291,27 +314,8 @@ pub struct AgentArgs {
 #[derive(Debug, Args, Default)]
 #[command(after_long_help = CHAT_HELP)]
 pub struct ChatArgs {
-    /// Model name [default: the provider's, or HX_MODEL]
-    #[arg(short = 'm', long, value_name = "NAME")]
-    pub model: Option<String>,
-    /// Base URL of the API; requests go to {base}/chat/completions
-    #[arg(long, value_name = "URL")]
-    pub base_url: Option<String>,
-    /// Model requests per message before the turn stops [default: 200]
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
-    pub max_turns: Option<u32>,
-    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
-    #[arg(long, value_name = "NAME")]
-    pub provider: Option<String>,
-    /// Show the model's reasoning: dimmed, or after `thinking:` without colour
-    #[arg(long)]
-    pub show_reasoning: bool,
-    /// Turn off the built-in guard (then nothing is asked either)
-    #[arg(long)]
-    pub no_guard: bool,
-    /// What bash may write: workspace-write, read-only, or off [default: workspace-write]
-    #[arg(long, value_name = "MODE")]
-    pub sandbox: Option<crate::sandbox::Mode>,
+    #[command(flatten)]
+    pub run: RunArgs,
     /// Continue the newest session of this workspace
     #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
     pub continue_: bool,
