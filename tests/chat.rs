@@ -8,7 +8,7 @@ mod support;
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use chat_util::{session_files, session_lines, Chat, PROMPT};
+use chat_util::{session_lines, Chat, PROMPT};
 use serde_json::{json, Value};
 use support::{ends_within, messages, Call, FakeServer, Hx, Reply};
 
@@ -49,7 +49,7 @@ fn two_messages_continue_one_conversation() {
         json!({"role": "user", "content": "and one more thing"})
     );
     // One session holds both.
-    assert_eq!(session_files(&hx).len(), 1);
+    assert_eq!(hx.session_files().len(), 1);
 }
 
 #[test]
@@ -125,7 +125,7 @@ fn ctrl_c_during_a_long_command_cancels_the_turn_not_the_program() {
     );
     assert_eq!(msgs[n - 1], json!({"role": "user", "content": "what now?"}));
     // The answer is on record too, so a resumed session sends the same.
-    let file = &session_files(&hx)[0];
+    let file = &hx.session_files()[0];
     assert!(session_lines(file)
         .iter()
         .any(|l| l["type"] == "message"
@@ -147,7 +147,7 @@ fn new_starts_a_fresh_history() {
     assert_eq!(msgs.len(), 2, "{msgs:?}");
     assert_eq!(msgs[0]["role"], "system");
     assert_eq!(msgs[1], json!({"role": "user", "content": "second"}));
-    assert_eq!(session_files(&hx).len(), 2);
+    assert_eq!(hx.session_files().len(), 2);
 }
 
 #[test]
@@ -202,7 +202,7 @@ fn model_switches_the_next_request_and_is_recorded() {
     assert_eq!(chat.exit_code(), 0);
     assert_ne!(body(&server, 0)["model"], "other-model");
     assert_eq!(body(&server, 1)["model"], "other-model");
-    let file = &session_files(&hx)[0];
+    let file = &hx.session_files()[0];
     assert!(session_lines(file)
         .iter()
         .any(|l| l["type"] == "model" && l["model"] == "other-model"));
@@ -216,7 +216,7 @@ fn ctrl_d_exits_0_with_the_session_line() {
     let mut chat = Chat::start(&hx);
     chat.say("hello");
     chat.ctrl('d');
-    let id = session_files(&hx)[0]
+    let id = hx.session_files()[0]
         .file_stem()
         .expect("stem")
         .to_string_lossy()
@@ -236,7 +236,7 @@ fn ctrl_c_at_the_prompt_says_how_to_leave_and_twice_leaves() {
     chat.ctrl('c');
     assert_eq!(chat.exit_code(), 0);
     // Nothing was said: no session is left for -c to find.
-    assert!(session_files(&hx).is_empty());
+    assert!(hx.session_files().is_empty());
 }
 
 #[test]
@@ -249,7 +249,7 @@ fn sigterm_at_the_prompt_ends_with_143_and_the_session_line() {
     chat.expect("hx: terminated by SIGTERM");
     chat.expect("hx: session ");
     assert_eq!(chat.exit_code(), 143);
-    let lines = session_lines(&session_files(&hx)[0]);
+    let lines = session_lines(&hx.session_files()[0]);
     let end = lines.last().expect("lines");
     assert_eq!(end["type"], "end");
     assert_eq!(end["outcome"], "interrupted");
@@ -303,7 +303,7 @@ fn hx_agent_c_continues_an_interactive_session() {
         second.last(),
         Some(&json!({"role": "user", "content": "and from a script"}))
     );
-    assert_eq!(session_files(&hx).len(), 1);
+    assert_eq!(hx.session_files().len(), 1);
 }
 
 #[test]
@@ -409,7 +409,7 @@ fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
         third.last(),
         Some(&json!({"role": "user", "content": "third"}))
     );
-    assert_eq!(session_files(&hx).len(), 2);
+    assert_eq!(hx.session_files().len(), 2);
 }
 
 #[test]
@@ -486,7 +486,7 @@ fn a_window_the_server_named_holds_for_the_next_message() {
         .expect("a request after the c2 result");
     let sent = reqs[after_c2].body.to_string().len();
     assert!(sent < 9_000 * 3, "{sent} bytes sent after the 40 KB output");
-    let files = session_files(&hx);
+    let files = hx.session_files();
     let lines = session_lines(&files[0]);
     let triggers: Vec<&Value> = lines
         .iter()

@@ -10,7 +10,7 @@ mod support;
 
 use std::time::Duration;
 
-use chat_util::{session_files, session_lines, Chat};
+use chat_util::{session_lines, Chat};
 use serde_json::Value;
 use support::{messages, Call, FakeServer, Hx, Reply};
 
@@ -47,7 +47,7 @@ fn tool_result(server: &FakeServer, i: usize, id: &str) -> String {
 }
 
 fn approvals(hx: &Hx) -> Vec<Value> {
-    session_lines(&session_files(hx)[0])
+    session_lines(&hx.session_files()[0])
         .into_iter()
         .filter(|l| l["type"] == "approval")
         .collect()

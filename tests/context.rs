@@ -7,7 +7,7 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::{json, Value};
 use support::{messages, system_prompt, Call, FakeServer, Hx, Recorded, Reply};
@@ -58,25 +58,10 @@ fn extends(a: &Recorded, b: &Recorded) {
     assert_eq!(a.body["tools"], b.body["tools"]);
 }
 
-fn session_files(hx: &Hx) -> Vec<PathBuf> {
-    let root = hx.home().join(".local/state/hx/sessions");
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for f in std::fs::read_dir(dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            files.push(f.path());
-        }
-    }
-    files.sort();
-    files
-}
-
 /// The parent session's lines, parsed.
 fn session_lines(hx: &Hx) -> Vec<Value> {
-    let file = session_files(hx)
+    let file = hx
+        .session_files()
         .into_iter()
         .find(|f| {
             let text = std::fs::read_to_string(f).unwrap_or_default();
@@ -490,7 +475,7 @@ fn compact_compacts_a_recorded_session_and_the_hook_and_the_transcript_say_so() 
         .ends_with("SUM-MANUAL"));
     assert_eq!(m[3], json!({"role": "user", "content": "next"}));
 
-    let id = session_files(&hx)[0]
+    let id = hx.session_files()[0]
         .file_stem()
         .expect("stem")
         .to_string_lossy()

@@ -39,17 +39,12 @@ fn hooks_get_the_event_on_stdin_and_the_project_dir() {
         .expect("session_id")
         .to_string();
     // The id of the session this run recorded.
-    let sessions = hx.home().join(".local/state/hx/sessions");
-    let folder = std::fs::read_dir(&sessions)
-        .expect("sessions folder")
-        .next()
-        .expect("a workspace folder")
-        .expect("entry")
-        .path();
+    let recorded = hx.session_files();
     assert!(
-        folder.join(format!("{session}.jsonl")).is_file(),
-        "no session file named {session} in {}",
-        folder.display()
+        recorded.iter().any(|f| f
+            .file_name()
+            .is_some_and(|n| *n == *format!("{session}.jsonl"))),
+        "no session file named {session}: {recorded:?}"
     );
     assert_eq!(start["cwd"], ws.as_str());
     assert_eq!(start["hook_event_name"], "SessionStart");

@@ -153,10 +153,12 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
         })
     );
     // The thread is the session recorded.
-    let store = hx.home().join(".local/state/hx/sessions");
+    let recorded = hx.session_files();
     assert!(
-        walk_contains(&store, &format!("{thread}.jsonl")),
-        "no session file named {thread}"
+        recorded.iter().any(|f| f
+            .file_name()
+            .is_some_and(|n| *n == *format!("{thread}.jsonl"))),
+        "no session file named {thread}: {recorded:?}"
     );
 
     // Ids are unique; every started item completes exactly once, after it started; items
@@ -270,21 +272,6 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
     );
     assert_eq!(todo_events[2]["item"]["items"][1]["completed"], true);
     assert!(!by_call.contains_key("c1") && !by_call.contains_key("c9"));
-}
-
-/// Whether a file called `name` lies anywhere under `dir`.
-fn walk_contains(dir: &std::path::Path, name: &str) -> bool {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return false;
-    };
-    entries.flatten().any(|e| {
-        let p = e.path();
-        if p.is_dir() {
-            walk_contains(&p, name)
-        } else {
-            p.file_name().is_some_and(|n| n == name)
-        }
-    })
 }
 
 #[test]

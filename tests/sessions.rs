@@ -12,25 +12,8 @@ use hx::session::record;
 use serde_json::{json, Value};
 use support::{messages, Call, FakeServer, Hx, Reply};
 
-/// The session files under the test's HOME, in name (creation) order.
-fn session_files(hx: &Hx) -> Vec<PathBuf> {
-    let root = hx.home().join(".local/state/hx/sessions");
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for f in std::fs::read_dir(dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            files.push(f.path());
-        }
-    }
-    files.sort();
-    files
-}
-
 fn only_session(hx: &Hx) -> PathBuf {
-    let files = session_files(hx);
+    let files = hx.session_files();
     assert_eq!(files.len(), 1, "{files:?}");
     files[0].clone()
 }
@@ -224,7 +207,7 @@ fn files_are_private_and_ephemeral_runs_write_nothing() {
     hx.args(["agent", "--ephemeral", "one"]);
     let run = hx.run();
     run.assert_code(0);
-    assert!(session_files(&hx).is_empty());
+    assert!(hx.session_files().is_empty());
     assert!(!run.stderr.contains("hx: session"), "{}", run.stderr);
 
     hx.clear_args().args(["agent", "two"]);
@@ -259,7 +242,7 @@ fn sessions_false_in_config_records_nothing() {
     std::fs::write(&cfg, "sessions = false\n").expect("config");
     hx.args(["agent", "one"]);
     hx.run().assert_code(0);
-    assert!(session_files(&hx).is_empty());
+    assert!(hx.session_files().is_empty());
 }
 
 #[test]
@@ -297,7 +280,7 @@ fn a_subagent_records_its_own_session_linked_to_the_parent() {
     hx.args(["agent", "delegate"]);
     let run = hx.run();
     run.assert_code(0);
-    let files = session_files(&hx);
+    let files = hx.session_files();
     assert_eq!(files.len(), 2, "{files:?}");
     let headers: Vec<record::Header> = files
         .iter()
@@ -363,7 +346,7 @@ fn two_runs_at_once_write_two_whole_sessions() {
     let second = hx.spawn();
     support::Run::wait(first, Duration::from_secs(30)).assert_code(0);
     support::Run::wait(second, Duration::from_secs(30)).assert_code(0);
-    let files = session_files(&hx);
+    let files = hx.session_files();
     assert_eq!(files.len(), 2);
     for f in files {
         let loaded = record::read(&f).expect("whole");
@@ -459,7 +442,7 @@ fn sessions_list_and_show() {
     hx.run().assert_code(0);
     hx.clear_args().args(["agent", "another task"]);
     hx.run().assert_code(0);
-    let files = session_files(&hx);
+    let files = hx.session_files();
     assert_eq!(files.len(), 2);
 
     hx.clear_args().args(["sessions", "list"]);

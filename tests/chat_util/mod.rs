@@ -2,7 +2,6 @@
 //! and the exit status. Every wait has a deadline (rexpect's timeout), never a fixed sleep.
 #![allow(dead_code)]
 
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use rexpect::process::WaitStatus;
@@ -109,23 +108,6 @@ impl Chat {
     pub fn signal(&mut self, sig: rexpect::process::Signal) {
         self.p.process_mut().signal(sig).expect("signal hx");
     }
-}
-
-/// The session files under the test's HOME, in name (creation) order.
-pub fn session_files(hx: &Hx) -> Vec<PathBuf> {
-    let root = hx.home().join(".local/state/hx/sessions");
-    let mut files = Vec::new();
-    for dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
-        for f in std::fs::read_dir(dir.path())
-            .into_iter()
-            .flatten()
-            .flatten()
-        {
-            files.push(f.path());
-        }
-    }
-    files.sort();
-    files
 }
 
 /// The lines of a session file as JSON.

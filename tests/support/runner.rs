@@ -107,6 +107,23 @@ impl Hx {
         &self.home
     }
 
+    /// The session files under the test's HOME, in name (creation) order.
+    pub fn session_files(&self) -> Vec<PathBuf> {
+        let root = self.home.join(".local/state/hx/sessions");
+        let mut files = Vec::new();
+        for dir in std::fs::read_dir(&root).into_iter().flatten().flatten() {
+            for f in std::fs::read_dir(dir.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                files.push(f.path());
+            }
+        }
+        files.sort();
+        files
+    }
+
     pub fn base_url(&self) -> &str {
         &self.base_url
     }
