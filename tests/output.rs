@@ -2,6 +2,7 @@
 //! preview of a tool result, the plan, the totals, quiet and verbose) and the `--json` event
 //! stream for a program on stdout, from the same run.
 
+mod hooks_util;
 mod support;
 
 use std::collections::{HashMap, HashSet};
@@ -609,4 +610,32 @@ fn json_mode_reports_a_failed_turn_on_stdout_and_the_reason_on_stderr() {
         "{}",
         run.dump()
     );
+}
+
+#[test]
+fn a_blocked_write_ends_failed_as_codex_file_changes_do_naming_who_blocked_it() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "new.txt", "content": "x"}),
+        )]),
+        Reply::text("Could not write."),
+    ]);
+    let mut hx = Hx::new(&server);
+    let deny = hooks_util::script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
+    hooks_util::user_hooks(
+        &hx,
+        json!({ "PreToolUse": hooks_util::groups("write_file", &[&deny], None) }),
+    );
+    hx.args(["agent", "--json", "write it"]);
+    let run = hx.run();
+    run.assert_success();
+    let events = events(&run);
+    let changes = completed_of_type(&events, "file_change");
+    assert_eq!(changes.len(), 1, "{}", run.dump());
+    assert_eq!(changes[0]["status"], "failed");
+    assert_eq!(changes[0]["blocked_by"], "hook");
+    assert_eq!(changes[0]["reason"], "no writes");
+    assert!(!hx.workspace().join("new.txt").exists());
 }

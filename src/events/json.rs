@@ -245,8 +245,12 @@ impl JsonView {
             }
         }
         let mut item = open.item;
+        // `declined` only where Codex has it (a command); its other items end `completed` or
+        // `failed`, and strict parsers of its schema refuse anything else. `blocked_by` says
+        // why either way.
         let status = match (&open.blocked, open.kind) {
-            (Some(_), _) => "declined",
+            (Some(_), ToolKind::Command) => "declined",
+            (Some(_), _) => "failed",
             (None, ToolKind::Command) if result.exit_code == Some(0) && !result.is_error => {
                 "completed"
             }
