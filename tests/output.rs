@@ -639,3 +639,78 @@ fn a_blocked_write_ends_failed_as_codex_file_changes_do_naming_who_blocked_it() 
     assert_eq!(changes[0]["reason"], "no writes");
     assert!(!hx.workspace().join("new.txt").exists());
 }
+
+#[test]
+fn the_last_message_keeps_the_file_s_mode_and_goes_through_a_link() {
+    use std::os::unix::fs::{symlink, PermissionsExt};
+    let server = FakeServer::start(vec![Reply::text("First."), Reply::text("Second.")]);
+    let mut hx = Hx::new(&server);
+    let ws = hx.workspace().to_path_buf();
+    std::fs::write(ws.join("answer.md"), "old\n").expect("write");
+    std::fs::set_permissions(ws.join("answer.md"), std::fs::Permissions::from_mode(0o640))
+        .expect("chmod");
+    symlink("answer.md", ws.join("latest.md")).expect("symlink");
+    hx.args(["agent", "-o", "latest.md", "q"]);
+    hx.run().assert_success();
+    assert!(std::fs::symlink_metadata(ws.join("latest.md"))
+        .expect("the link")
+        .file_type()
+        .is_symlink());
+    assert_eq!(hx.read_file("answer.md"), "First.\n");
+    let mode = std::fs::metadata(ws.join("answer.md"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o7777, 0o640);
+
+    // A new file is readable as the umask allows, not private like a temporary file.
+    let mut hx2 = Hx::new(&server);
+    hx2.args(["agent", "-o", "new.md", "q"]);
+    hx2.run().assert_success();
+    let mode = std::fs::metadata(hx2.workspace().join("new.md"))
+        .expect("stat")
+        .permissions()
+        .mode();
+    let status = std::fs::read_to_string("/proc/self/status").expect("proc status");
+    let umask = status
+        .lines()
+        .find_map(|l| l.strip_prefix("Umask:"))
+        .and_then(|u| u32::from_str_radix(u.trim(), 8).ok())
+        .expect("the umask");
+    assert_eq!(mode & 0o7777, 0o666 & !umask, "{mode:o}");
+}
+
+#[test]
+fn in_json_mode_a_run_that_cannot_start_is_an_error_event_too() {
+    let server = FakeServer::start(vec![]);
+    // No key; a session that does not exist; a folder for -o that does not exist.
+    let cases: [(&[&str], &str, &str); 3] = [
+        (
+            &["agent", "--json", "q"],
+            "DEEPSEEK_API_KEY",
+            "DEEPSEEK_API_KEY",
+        ),
+        (&["agent", "--json", "-r", "nosuchid", "q"], "", "nosuchid"),
+        (
+            &["agent", "--json", "-o", "no/dir/a.md", "q"],
+            "",
+            "does not exist",
+        ),
+    ];
+    for (args, unset, says) in cases {
+        let mut hx = Hx::new(&server);
+        if !unset.is_empty() {
+            hx.env_remove(unset);
+        }
+        hx.args(args);
+        let run = hx.run();
+        run.assert_code(2);
+        let events = events(&run);
+        assert_eq!(events.len(), 1, "{}", run.dump());
+        assert_eq!(events[0]["type"], "error");
+        let message = events[0]["message"].as_str().expect("a message");
+        assert!(message.contains(says), "{message}");
+        assert!(run.stderr.contains(message), "{}", run.dump());
+    }
+    assert!(server.requests().is_empty());
+}

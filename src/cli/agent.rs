@@ -24,6 +24,7 @@ use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
 pub(super) fn agent_command(args: AgentArgs) -> i32 {
+    super::JSON_ERRORS.store(args.json, std::sync::atomic::Ordering::Relaxed);
     let cwd = match super::current_dir() {
         Ok(d) => d,
         Err(code) => return code,
@@ -276,9 +277,21 @@ fn check_output_file(file: &Path) -> Result<(), String> {
 }
 
 /// Writes the final answer to `file` as stdout would hold it, atomically: a temporary file in
-/// the same folder, renamed over it, so a reader never sees half an answer.
+/// the same folder, renamed over it, so a reader never sees half an answer. The file is what
+/// `> FILE` would leave: a link is written through to its target, an existing file keeps its
+/// mode, and a new one gets the umask's (not the temporary file's private 0600).
 fn write_last_message(file: &Path, answer: &str) -> Result<(), String> {
     use std::io::Write;
+    use std::os::unix::fs::PermissionsExt;
+    let through = file
+        .symlink_metadata()
+        .is_ok_and(|m| m.file_type().is_symlink())
+        .then(|| std::fs::canonicalize(file).ok())
+        .flatten();
+    let file = through.as_deref().unwrap_or(file);
+    let kept = std::fs::metadata(file)
+        .ok()
+        .map(|m| m.permissions().mode() & 0o7777);
     let dir = match file.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -291,8 +304,14 @@ fn write_last_message(file: &Path, answer: &str) -> Result<(), String> {
     let fail = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
     let mut tmp = tempfile::Builder::new()
         .prefix(".hx-answer-")
+        .permissions(std::fs::Permissions::from_mode(0o666))
         .tempfile_in(dir)
         .map_err(fail)?;
+    if let Some(mode) = kept {
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(fail)?;
+    }
     tmp.write_all(text.as_bytes()).map_err(fail)?;
     tmp.as_file().sync_all().map_err(fail)?;
     tmp.persist(file).map_err(|e| fail(e.error))?;

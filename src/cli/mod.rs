@@ -559,9 +559,20 @@ fn load_config(
 /// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
 /// their control characters are made visible. A stderr that cannot be written (a closed
 /// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
+/// Set by `hx agent --json` before anything can fail: a run that cannot start (no key, a bad
+/// config, a session not found) is then also an `error` event on stdout, as it is once the
+/// view exists, so a program sees every failure the same way.
+static JSON_ERRORS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     use std::io::Write;
-    let msg = crate::term::escape_controls(&msg.to_string()).into_owned();
+    let msg = msg.to_string();
+    if JSON_ERRORS.load(std::sync::atomic::Ordering::Relaxed) {
+        let line = serde_json::json!({"type": "error", "message": msg});
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}").and_then(|()| out.flush());
+    }
+    let msg = crate::term::escape_controls(&msg).into_owned();
     let _ = writeln!(std::io::stderr(), "hx: {msg}");
     code
 }
