@@ -40,9 +40,19 @@ fn list_marks_the_skills_check_finds_invalid() {
     assert!(out.stdout.starts_with("NAME"), "{}", out.dump());
     assert!(row("deploy").contains("  ok  "), "{}", out.dump());
     assert!(row("Lint_Now").contains("  2 errors  "), "{}", out.dump());
+    // The file that does not parse is a row too, with check's error, and not also a warning.
+    let broken = row("broken");
+    assert!(broken.contains("  not loaded  "), "{}", out.dump());
     assert!(
-        out.stderr
-            .contains("hx: 1 of these skills fails the specification; hx skills check says why"),
+        broken.contains(".agents/skills/broken/SKILL.md"),
+        "{broken}"
+    );
+    assert!(!out.stderr.contains("skipping skill"), "{}", out.dump());
+    assert!(
+        out.stderr.contains(
+            "hx: 2 of these skills fail the specification (1 not loaded: the agent cannot use \
+             it); hx skills check says why"
+        ),
         "{}",
         out.dump()
     );
@@ -59,6 +69,25 @@ fn list_marks_the_skills_check_finds_invalid() {
     };
     assert_eq!(errors("deploy"), Some(0));
     assert_eq!(errors("Lint_Now"), Some(2));
+    assert_eq!(errors("broken"), Some(1));
+    let loaded = |name: &str| {
+        rows.as_array()
+            .and_then(|a| a.iter().find(|r| r["name"] == name))
+            .map(|r| r["loaded"].clone())
+    };
+    assert_eq!(loaded("broken"), Some(Value::Bool(false)));
+    assert_eq!(loaded("deploy"), Some(Value::Bool(true)));
+
+    // Check gives the broken file the same error the listing shows.
+    let check = hx.run_args(&["skills", "check", ".agents/skills/broken"]);
+    check.assert_code(1);
+    let listed = rows
+        .as_array()
+        .and_then(|a| a.iter().find(|r| r["name"] == "broken"))
+        .and_then(|r| r["errors"][0].as_str())
+        .expect("the broken row's error")
+        .to_string();
+    assert!(check.stdout.contains(&listed), "{listed}\n{}", check.dump());
 
     // The same two errors, from check.
     let check = hx.run_args(&["skills", "check", ".agents/skills/lint"]);

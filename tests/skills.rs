@@ -215,8 +215,10 @@ fn skills_list_show_and_check_work_without_a_key() {
         .iter()
         .map(|r| r["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(names, ["Bad_Name", "deploy", "inner", "review"]);
-    assert_eq!(rows[1]["source"], "project");
+    // The folder whose SKILL.md does not parse is listed, as not loaded.
+    assert_eq!(names, ["Bad_Name", "broken", "deploy", "inner", "review"]);
+    assert_eq!(rows[1]["loaded"], false);
+    assert_eq!(rows[2]["source"], "project");
 
     let out = hx.clear_args().args(["skills", "list"]).run();
     out.assert_code(0);

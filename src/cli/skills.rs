@@ -15,9 +15,16 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
     // Skill files come from repositories: everything printed goes through `Term`, which shows
     // their control characters instead of sending them to a terminal.
     let term = Term::detect();
-    let discover = || discover(&term, &cwd, home.as_deref());
     match args.command {
-        SkillsCommand::List { json } => list(&term, &discover(), &cwd, json),
+        SkillsCommand::List { json } => {
+            let d = skills::discover(&cwd, home.as_deref());
+            // A file that did not parse is a row of the listing, not a warning as well.
+            let rows: Vec<String> = d.broken.iter().map(skills::Broken::warning).collect();
+            for w in d.warnings.iter().filter(|w| !rows.contains(w)) {
+                term.line(&format!("hx: warning: {w}"));
+            }
+            list(&term, &d, &cwd, json)
+        }
         // Without the warnings about other skills: they are `list`'s and `check`'s business,
         // and the one about this skill is the error below.
         SkillsCommand::Show { name } => {
@@ -26,15 +33,6 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
         }
         SkillsCommand::Check { path } => check(&term, &cwd, home.as_deref(), path),
     }
-}
-
-/// Discovers skills, printing discovery warnings on stderr.
-fn discover(term: &Term, cwd: &Path, home: Option<&Path>) -> SkillRegistry {
-    let d = skills::discover(cwd, home);
-    for w in &d.warnings {
-        term.line(&format!("hx: warning: {w}"));
-    }
-    d.registry
 }
 
 /// A path as the user would type it from `cwd`.
@@ -46,41 +44,84 @@ fn shown(path: &Path, cwd: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
-/// What `hx skills check` finds wrong with a listed skill's SKILL.md: its errors.
-fn check_errors(skill: &skills::Skill) -> Vec<String> {
-    skills::check::check(&skill.path)
+/// What `hx skills check` finds wrong with a SKILL.md: its errors.
+fn check_errors(path: &Path) -> Vec<String> {
+    skills::check::check(path)
         .into_iter()
         .filter(|p| p.severity == Severity::Error)
         .map(|p| p.message)
         .collect()
 }
 
-fn list(term: &Term, registry: &SkillRegistry, cwd: &Path, json: bool) -> i32 {
+/// One row of `hx skills list`: a skill, or a skill folder whose SKILL.md did not parse.
+struct Row<'a> {
+    name: String,
+    source: skills::Source,
+    path: &'a Path,
+    description: Option<&'a str>,
+    /// `check`'s errors, in its words.
+    errors: Vec<String>,
+    loaded: bool,
+}
+
+fn rows<'a>(d: &'a skills::Discovery) -> Vec<Row<'a>> {
     // The same verdict `hx skills check` gives: a listing that calls a skill fine while the
     // check fails it would leave the user guessing which to believe.
-    let errors: Vec<Vec<String>> = registry.skills().iter().map(check_errors).collect();
+    let loaded = d.registry.skills().iter().map(|s| Row {
+        name: s.name.clone(),
+        source: s.source,
+        path: &s.path,
+        description: Some(&s.description),
+        errors: check_errors(&s.path),
+        loaded: true,
+    });
+    let broken = d.broken.iter().map(|b| {
+        let mut errors = check_errors(&b.path);
+        if errors.is_empty() {
+            errors.push(b.reason.clone());
+        }
+        Row {
+            // The folder's name: the file gave none that could be read.
+            name: b
+                .path
+                .parent()
+                .and_then(Path::file_name)
+                .map_or_else(|| "?".into(), |n| n.to_string_lossy().into_owned()),
+            source: b.source,
+            path: &b.path,
+            description: None,
+            errors,
+            loaded: false,
+        }
+    });
+    let mut rows: Vec<Row> = loaded.chain(broken).collect();
+    rows.sort_by(|a, b| a.name.cmp(&b.name).then_with(|| a.path.cmp(b.path)));
+    rows
+}
+
+fn list(term: &Term, d: &skills::Discovery, cwd: &Path, json: bool) -> i32 {
+    let rows = rows(d);
     if json {
-        // `Skill` serializes as {name, source, path, description}, in that order; `errors`
-        // follows, empty for a valid skill.
-        let rows: Result<Vec<serde_json::Value>, _> = registry
-            .skills()
+        let rows: Vec<serde_json::Value> = rows
             .iter()
-            .zip(&errors)
-            .map(|(s, e)| {
-                let mut row = serde_json::to_value(s)?;
-                if let Some(obj) = row.as_object_mut() {
-                    obj.insert("errors".into(), e.clone().into());
-                }
-                Ok::<_, serde_json::Error>(row)
+            .map(|r| {
+                serde_json::json!({
+                    "name": r.name,
+                    "source": r.source,
+                    "path": r.path,
+                    "description": r.description,
+                    "errors": r.errors,
+                    "loaded": r.loaded,
+                })
             })
             .collect();
-        match rows.and_then(|r| serde_json::to_string_pretty(&r)) {
+        match serde_json::to_string_pretty(&rows) {
             Ok(text) => term.out_line(&text),
             Err(e) => return fail(exit::FAILED, format!("cannot encode JSON: {e}")),
         }
         return exit::ANSWERED;
     }
-    if registry.is_empty() {
+    if rows.is_empty() {
         term.line(
             "hx: no skills found (looked in .agents/skills and .claude/skills of the nearest folder \
              at or above this one that has either, and in ~/.agents/skills and ~/.claude/skills)",
@@ -92,26 +133,35 @@ fn list(term: &Term, registry: &SkillRegistry, cwd: &Path, json: bool) -> i32 {
         std::borrow::Cow::Owned(escaped) if term.stdout_is_tty() => escaped,
         _ => text,
     };
-    let rows: Vec<[String; 5]> = registry
-        .skills()
+    let cells: Vec<[String; 5]> = rows
         .iter()
-        .zip(&errors)
-        .map(|(s, e)| {
-            let check = match e.len() {
-                0 => "ok".to_string(),
-                1 => "1 error".to_string(),
-                n => format!("{n} errors"),
+        .map(|r| {
+            let check = match (r.loaded, r.errors.len()) {
+                (false, _) => "not loaded".to_string(),
+                (true, 0) => "ok".to_string(),
+                (true, 1) => "1 error".to_string(),
+                (true, n) => format!("{n} errors"),
+            };
+            let desc = match r.description {
+                Some(d) => d.to_string(),
+                None => r.errors.first().cloned().unwrap_or_default(),
             };
             [
-                cell(s.name.clone()),
-                s.source.as_str().to_string(),
+                cell(r.name.clone()),
+                r.source.as_str().to_string(),
                 check,
-                cell(shown(&s.path, cwd)),
-                cell(s.description.clone()),
+                cell(shown(r.path, cwd)),
+                cell(desc),
             ]
         })
         .collect();
-    let w = |i: usize| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0);
+    let w = |i: usize| {
+        cells
+            .iter()
+            .map(|r| r[i].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
     let (w0, w1, w2, w3) = (w(0).max(4), w(1).max(6), w(2).max(5), w(3).max(4));
     // Cut descriptions to the terminal's width; a pipe gets them whole.
     let width = term
@@ -123,7 +173,7 @@ fn list(term: &Term, registry: &SkillRegistry, cwd: &Path, json: bool) -> i32 {
         "{:w0$}  {:w1$}  {:w2$}  {:w3$}  DESCRIPTION",
         "NAME", "SOURCE", "CHECK", "PATH"
     ));
-    for [name, source, check, path, desc] in rows {
+    for [name, source, check, path, desc] in cells {
         let desc = match room {
             Some(r) => one_line(&desc, r),
             None => desc,
@@ -132,10 +182,19 @@ fn list(term: &Term, registry: &SkillRegistry, cwd: &Path, json: bool) -> i32 {
             "{name:w0$}  {source:w1$}  {check:w2$}  {path:w3$}  {desc}"
         ));
     }
-    let invalid = errors.iter().filter(|e| !e.is_empty()).count();
+    let invalid = rows.iter().filter(|r| !r.errors.is_empty()).count();
+    let unloaded = rows.iter().filter(|r| !r.loaded).count();
     if invalid > 0 {
+        let not_loaded = match unloaded {
+            0 => String::new(),
+            n => format!(
+                " ({n} not loaded: the agent cannot use {})",
+                if n == 1 { "it" } else { "them" }
+            ),
+        };
         term.line(&format!(
-            "hx: {invalid} of these skills fail{} the specification; hx skills check says why",
+            "hx: {invalid} of these skills fail{} the specification{not_loaded}; hx skills check \
+             says why",
             if invalid == 1 { "s" } else { "" },
         ));
     }

@@ -31,6 +31,24 @@ pub const SKILL_FILE: &str = "SKILL.md";
 pub struct Discovery {
     pub registry: SkillRegistry,
     pub warnings: Vec<String>,
+    /// The SKILL.md files that did not parse (each also one of `warnings`), for listings that
+    /// show every skill folder, loaded or not.
+    pub broken: Vec<Broken>,
+}
+
+/// A SKILL.md discovery found but could not read as a skill.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Broken {
+    pub path: PathBuf,
+    pub source: Source,
+    pub reason: String,
+}
+
+impl Broken {
+    /// The warning discovery gives for it.
+    pub fn warning(&self) -> String {
+        format!("skipping skill {}: {}", self.path.display(), self.reason)
+    }
 }
 
 /// One folder skills are read from, in precedence order.
@@ -176,6 +194,7 @@ pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
 /// Discovers skills in the given roots, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     let mut warnings = Vec::new();
+    let mut broken = Vec::new();
     let mut found: Vec<(Found, &SkillRoot)> = Vec::new();
     for root in roots {
         let walked = find_skill_files(root);
@@ -195,7 +214,13 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
                 ..skill
             },
             Err(reason) => {
-                warnings.push(format!("skipping skill {}: {reason}", file.path.display()));
+                let b = Broken {
+                    path: file.path.clone(),
+                    source: root.source,
+                    reason,
+                };
+                warnings.push(b.warning());
+                broken.push(b);
                 continue;
             }
         };
@@ -214,6 +239,7 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     Discovery {
         registry: SkillRegistry::from_sorted(by_name.into_values().collect()),
         warnings,
+        broken,
     }
 }
 

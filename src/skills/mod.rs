@@ -24,7 +24,9 @@ pub mod walk;
 
 pub use catalog::{catalog, DEFAULT_CATALOG_BUDGET, MAX_DESCRIPTION_CHARS};
 pub use check::{check, check_path, check_roots, Problem, Severity};
-pub use discover::{discover, discover_roots, skill_roots, Discovery, Roots, SkillRoot, Skipped};
+pub use discover::{
+    discover, discover_roots, skill_roots, Broken, Discovery, Roots, SkillRoot, Skipped,
+};
 pub use load::LoadSkill;
 pub use render::{render, RenderError};
 
