@@ -81,6 +81,15 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// `1 turn`, `3 turns`: a count and its noun (one that takes an s), for the lines people read.
+pub fn count(n: u64, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
 /// `812344` as `812,344`, for the lines people read.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();
@@ -97,6 +106,13 @@ pub fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_count_of_one_is_singular() {
+        assert_eq!(count(1, "turn"), "1 turn");
+        assert_eq!(count(0, "error"), "0 errors");
+        assert_eq!(count(12, "turn"), "12 turns");
+    }
 
     #[test]
     fn collapse_whitespace_joins_runs() {

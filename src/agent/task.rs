@@ -105,8 +105,8 @@ impl Tool for Task {
                     }
                     Outcome::MaxTurns(last) => {
                         let mut msg = format!(
-                            "The subagent stopped after {} turns without a final answer.",
-                            child.max_turns
+                            "The subagent stopped after {} without a final answer.",
+                            crate::text::count(child.max_turns.into(), "turn")
                         );
                         if !last.trim().is_empty() {
                             msg.push_str("\nIts last message:\n");

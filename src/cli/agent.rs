@@ -765,8 +765,8 @@ async fn run_agent(
         Ok(Ok(Some(Outcome::MaxTurns(_)))) => (
             exit::MAX_TURNS,
             TurnEnd::Failed(format!(
-                "stopped after {} turns (--max-turns) without a final answer",
-                config.max_turns
+                "stopped after {} (--max-turns) without a final answer",
+                crate::text::count(config.max_turns.into(), "turn")
             )),
             "max_turns",
             None,

@@ -850,8 +850,9 @@ fn finish(
         ),
         Ok(Outcome::MaxTurns(_)) => (
             Failed(format!(
-                "stopped after {max_turns} requests (--max-turns) without a final answer; a \
-                 message goes on from here"
+                "stopped after {} (--max-turns) without a final answer; a message goes on from \
+                 here",
+                crate::text::count(max_turns.into(), "request")
             )),
             ("max_turns", None),
         ),

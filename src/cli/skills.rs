@@ -280,9 +280,9 @@ fn check(term: &Term, cwd: &Path, home: Option<&Path>, path: Option<PathBuf>) ->
     }
     let warnings = problems.len() - errors;
     term.line(&format!(
-        "hx: {errors} error{}, {warnings} warning{}",
-        if errors == 1 { "" } else { "s" },
-        if warnings == 1 { "" } else { "s" }
+        "hx: {}, {}",
+        crate::text::count(errors as u64, "error"),
+        crate::text::count(warnings as u64, "warning")
     ));
     if errors > 0 {
         exit::FAILED
