@@ -564,3 +564,52 @@ fn a_bad_server_table_is_a_configuration_error() {
         "hx: [mcp_servers.x] give either command or url, not both\n"
     );
 }
+
+#[test]
+fn in_json_mode_mcp_calls_are_codex_s_mcp_tool_call_items() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            call("c1", "mcp__t__echo", json!({"text": "hi"})),
+            call("c2", "mcp__t__fail", json!({})),
+        ]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", &server_table("t", &[], ""))
+        .args(["agent", "--json", "try them"]);
+    let run = hx.run();
+    run.assert_success();
+    let events: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let item = |kind: &str, call: &str| -> Value {
+        events
+            .iter()
+            .find(|e| e["type"] == kind && e["item"]["call_id"] == call)
+            .map(|e| e["item"].clone())
+            .unwrap_or_else(|| panic!("no {kind} of {call}\n{}", run.dump()))
+    };
+    let started = item("item.started", "c1");
+    assert_eq!(started["type"], "mcp_tool_call");
+    assert_eq!(
+        (&started["server"], &started["tool"], &started["status"]),
+        (&json!("t"), &json!("echo"), &json!("in_progress"))
+    );
+    assert_eq!(started["arguments"], json!({"text": "hi"}));
+    let echo = item("item.completed", "c1");
+    assert_eq!(echo["status"], "completed");
+    assert_eq!(
+        echo["result"],
+        json!({"content": [{"type": "text", "text": "echo: hi"}], "structured_content": null})
+    );
+    assert_eq!(echo["error"], Value::Null);
+    let fail = item("item.completed", "c2");
+    assert_eq!(fail["status"], "failed");
+    assert_eq!(fail["result"], Value::Null);
+    assert_eq!(
+        fail["error"]["message"],
+        "Error: the tool failed on purpose"
+    );
+}

@@ -215,9 +215,9 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
     assert_eq!(bash["command"], "seq 1 10; echo 'error: boom'; exit 3");
     assert_eq!(bash["exit_code"], 3);
     assert_eq!(bash["status"], "failed");
-    assert!(bash["aggregated_output"]
-        .as_str()
-        .is_some_and(|o| o.starts_with("1\n2\n") && o.ends_with("error: boom\n[exit code: 3]")));
+    // What the command printed, as in Codex: hx's `[exit code: 3]` line is `exit_code`.
+    let printed: String = (1..=10).map(|i| format!("{i}\n")).collect();
+    assert_eq!(bash["aggregated_output"], format!("{printed}error: boom\n"));
     assert_eq!(by_call["c2"]["type"], "load_skill");
     assert_eq!(by_call["c2"]["name"], "deploy");
     assert_eq!(by_call["c2"]["status"], "completed");
@@ -236,6 +236,7 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
     let blocked = by_call["c8"];
     assert_eq!(blocked["type"], "command_execution");
     assert_eq!(blocked["status"], "declined");
+    assert_eq!(blocked["aggregated_output"], "");
     assert_eq!(blocked["blocked_by"], "guard");
     assert!(blocked["reason"].as_str().is_some_and(|r| !r.is_empty()));
 

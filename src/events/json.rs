@@ -154,6 +154,7 @@ impl JsonView {
             ToolKind::FileWrite | ToolKind::FileEdit => "file_change",
             ToolKind::Skill => "load_skill",
             ToolKind::Subagent => "task",
+            ToolKind::Mcp => "mcp_tool_call",
             ToolKind::Todos | ToolKind::Other => "tool_call",
         };
         let mut item = Self::new_item(&mut st, scope, type_name);
@@ -185,6 +186,17 @@ impl JsonView {
                 let prompt = arg_str(args, "prompt").unwrap_or_default();
                 item.insert("description".into(), description.into());
                 item.insert("prompt".into(), prompt.into());
+            }
+            ToolKind::Mcp => {
+                let (server, tool) = super::mcp_parts(&call.name).unwrap_or(("", &call.name));
+                item.insert("server".into(), server.into());
+                item.insert("tool".into(), tool.into());
+                let arguments = args
+                    .cloned()
+                    .unwrap_or_else(|| Value::String(call.arguments.clone()));
+                item.insert("arguments".into(), arguments);
+                item.insert("result".into(), Value::Null);
+                item.insert("error".into(), Value::Null);
             }
             ToolKind::Todos | ToolKind::Other => {
                 item.insert("tool".into(), call.name.clone().into());
@@ -260,9 +272,24 @@ impl JsonView {
         };
         let output_key = match open.kind {
             ToolKind::Command => "aggregated_output",
+            ToolKind::Mcp if status == "completed" => "result",
+            ToolKind::Mcp => "error",
             _ => "output",
         };
-        item.insert(output_key.into(), result.content.clone().into());
+        let output: Value = match open.kind {
+            // What the command printed, as in Codex: the exit code is its own field, and a
+            // refused command printed nothing (`reason` says why).
+            ToolKind::Command if open.blocked.is_some() => "".into(),
+            ToolKind::Command => command_output(&result.content, result.exit_code).into(),
+            // Codex's shapes: MCP content blocks, or an error message.
+            ToolKind::Mcp if status == "completed" => json!({
+                "content": [{"type": "text", "text": result.content}],
+                "structured_content": null,
+            }),
+            ToolKind::Mcp => json!({"message": result.content}),
+            _ => result.content.clone().into(),
+        };
+        item.insert(output_key.into(), output);
         if open.kind == ToolKind::Command {
             item.insert("exit_code".into(), result.exit_code.into());
         }
@@ -509,6 +536,25 @@ impl Observer for JsonView {
     }
 }
 
+/// A command's own output: the bash tool's result without the line it appends for an exit
+/// that was not 0 (`[exit code: N]`, `[killed by signal N (NAME)]`), which `exit_code` gives.
+fn command_output(content: &str, exit_code: Option<i32>) -> &str {
+    let (rest, last) = match content.rsplit_once('\n') {
+        Some((rest, last)) => (rest, last),
+        None => ("", content),
+    };
+    let appended = match exit_code {
+        Some(code) => last == format!("[exit code: {code}]"),
+        None => last.starts_with("[killed by signal ") && last.ends_with(")]"),
+    };
+    match appended {
+        false => content,
+        true if rest.is_empty() => "",
+        // The output with the newline that ended it.
+        true => &content[..=rest.len()],
+    }
+}
+
 /// JSON text with the characters a terminal would act on escaped: serde_json escapes C0
 /// controls but passes DEL, C1 controls and bidirectional overrides through as they are.
 /// They can only stand inside strings, where `\uXXXX` means the same character, so the value
@@ -532,6 +578,24 @@ fn safe_json(text: &str) -> std::borrow::Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_command_s_output_is_what_it_printed_without_hx_s_exit_line() {
+        assert_eq!(command_output("out\n[exit code: 3]", Some(3)), "out\n");
+        assert_eq!(command_output("\n[exit code: 1]", Some(1)), "");
+        assert_eq!(command_output("[exit code: 1]", Some(1)), "");
+        assert_eq!(command_output("a\nb\n", Some(0)), "a\nb\n");
+        // Printed by the command itself, not hx's line for its exit.
+        assert_eq!(
+            command_output("x\n[exit code: 2]", Some(0)),
+            "x\n[exit code: 2]"
+        );
+        assert_eq!(
+            command_output("x\n[killed by signal 9 (SIGKILL)]", None),
+            "x\n"
+        );
+        assert_eq!(command_output("x\n[timed out]", None), "x\n[timed out]");
+    }
 
     #[test]
     fn safe_json_keeps_the_value_and_escapes_terminal_controls() {

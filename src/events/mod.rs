@@ -289,11 +289,20 @@ pub enum ToolKind {
     Todos,
     Skill,
     Subagent,
+    /// A tool of an MCP server: `mcp__SERVER__TOOL` (the names module of MCP, a layer above,
+    /// checks that its names are seen as this).
+    Mcp,
     Other,
 }
 
+/// The prefix of MCP tools' request names.
+const MCP_PREFIX: &str = "mcp__";
+
 impl ToolKind {
     pub fn of(name: &str) -> ToolKind {
+        if name.starts_with(MCP_PREFIX) {
+            return ToolKind::Mcp;
+        }
         match name {
             "bash" => ToolKind::Command,
             "write_file" => ToolKind::FileWrite,
@@ -304,6 +313,12 @@ impl ToolKind {
             _ => ToolKind::Other,
         }
     }
+}
+
+/// The server and tool parts of an MCP tool's request name `mcp__SERVER__TOOL`: the server
+/// up to the first `__`, the tool as the name holds it (cleaned to `[A-Za-z0-9_-]`).
+pub fn mcp_parts(name: &str) -> Option<(&str, &str)> {
+    name.strip_prefix(MCP_PREFIX)?.split_once("__")
 }
 
 /// A string argument of a call, if the arguments parsed and hold one.
