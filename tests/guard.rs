@@ -55,7 +55,7 @@ fn a_refused_command_is_not_run_and_the_model_is_told_why() {
     );
     assert!(
         run.stderr.lines().any(|l| l
-            == r#"[HOOK] PreToolUse blocked bash({"command":"sudo rm -rf /"}): privilege escalation (sudo)"#),
+            == r#"[HOOK] PreToolUse blocked bash({"command":"sudo rm -rf /"}) (guard): privilege escalation (sudo)"#),
         "{}",
         run.dump()
     );

@@ -168,7 +168,7 @@ fn subagent_turn_limit_failure_and_guard() {
     );
     assert!(run
         .stderr
-        .contains("  [task 1] [HOOK] PreToolUse blocked bash({\"command\":\"sudo id\"}): privilege escalation (sudo)\n"),
+        .contains("  [task 1] [HOOK] PreToolUse blocked bash({\"command\":\"sudo id\"}) (guard): privilege escalation (sudo)\n"),
         "{}", run.stderr);
     assert!(run
         .stderr

@@ -361,13 +361,19 @@ impl Observer for HumanView {
             Event::Response(turn) => self.response(scope, turn),
             Event::ToolStarted { call, args } => self.tool_started(scope, call, *args),
             Event::ToolBlocked {
-                call, args, reason, ..
+                call,
+                args,
+                by,
+                reason,
             } => {
                 if main {
                     self.state().waits.remove(&call.id);
                 }
+                // The guard stands in the PreToolUse step too, but it is not a hook the user
+                // wrote: the line says which refused.
+                let who = if *by == "guard" { " (guard)" } else { "" };
                 self.trace(&format!(
-                    "{}[HOOK] PreToolUse blocked {}({}): {reason}",
+                    "{}[HOOK] PreToolUse blocked {}({}){who}: {reason}",
                     scope.prefix,
                     call.name,
                     compact_args(call, *args)
