@@ -110,17 +110,45 @@ fn size(bytes: usize) -> String {
     }
 }
 
+/// Whether requests to `base_url` go over plain HTTP: its scheme is http, and none of the
+/// proxies reqwest may take for it (`proxies`: the values of the environment's variables) is
+/// reached over HTTPS.
+fn is_plain_http(base_url: &str, proxies: &[std::ffi::OsString]) -> bool {
+    let scheme = |url: &str, s: &str| {
+        url.get(..s.len())
+            .is_some_and(|u| u.eq_ignore_ascii_case(s))
+    };
+    let tls_proxy = proxies
+        .iter()
+        .any(|p| p.to_str().is_none_or(|p| scheme(p, "https://")));
+    scheme(base_url, "http://") && !tls_proxy
+}
+
+/// The proxy variables reqwest reads for an http URL.
+const HTTP_PROXY_VARS: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
+
 impl OpenAiClient {
     pub fn new(opts: ClientOptions) -> Result<Self, String> {
         // reqwest is built without a crypto provider (see Cargo.toml); ring is the process's
         // one. An error only means a provider is installed already, which is as good.
         let _ = rustls::crypto::ring::default_provider().install_default();
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(opts.connect_timeout)
             .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
             // Never follow a redirect: the request carries the API key, and an endpoint that
             // moved is a base URL to correct, not a hop to take silently.
-            .redirect(reqwest::redirect::Policy::none())
+            .redirect(reqwest::redirect::Policy::none());
+        // A plain-HTTP endpoint (a local Ollama, llama.cpp or vLLM) never makes a TLS
+        // connection, redirects being off: an empty root store spares every start reading the
+        // system's certificates (a hundred and more files, about 2 ms).
+        let proxies: Vec<_> = HTTP_PROXY_VARS
+            .iter()
+            .filter_map(std::env::var_os)
+            .collect();
+        if is_plain_http(&opts.base_url, &proxies) {
+            builder = builder.tls_certs_only(std::iter::empty());
+        }
+        let http = builder
             .build()
             .map_err(|e| format!("cannot build HTTP client: {e}"))?;
         let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
@@ -582,6 +610,22 @@ fn describe_reqwest(e: &reqwest::Error) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_plain_http_url_without_a_tls_proxy_skips_the_certificates() {
+        use super::is_plain_http;
+        assert!(is_plain_http("http://localhost:11434/v1", &[]));
+        assert!(is_plain_http(
+            "HTTP://127.0.0.1:8080",
+            &["http://proxy:3128".into()]
+        ));
+        assert!(!is_plain_http("https://api.deepseek.com", &[]));
+        assert!(!is_plain_http(
+            "http://localhost:8080",
+            &["https://proxy:443".into()]
+        ));
+        assert!(!is_plain_http("http", &[]));
+    }
+
     use super::*;
 
     #[test]
