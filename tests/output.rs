@@ -715,3 +715,39 @@ fn in_json_mode_a_run_that_cannot_start_is_an_error_event_too() {
     }
     assert!(server.requests().is_empty());
 }
+
+#[test]
+fn a_link_the_model_makes_at_the_output_path_is_replaced_not_followed() {
+    // The model points `answer.md` out of the workspace (its sandbox lets it make the link);
+    // hx, which writes the answer unsandboxed, must not follow it.
+    let link = json!({"command": "ln -sf \"$HOME/outside.txt\" answer.md && ls -l answer.md"});
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("c1", "bash", link)]),
+        Reply::text("The answer."),
+    ]);
+    let mut hx = Hx::new(&server);
+    let outside = hx.home().join("outside.txt");
+    std::fs::write(&outside, "keep me\n").expect("write");
+    hx.args(["agent", "-o", "answer.md", "go"]);
+    let run = hx.run();
+    run.assert_success();
+    assert!(
+        messages(&server.requests()[1].body)
+            .iter()
+            .any(|m| m["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("answer.md ->"))),
+        "the link was not made\n{}",
+        run.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "keep me\n"
+    );
+    let answer = hx.workspace().join("answer.md");
+    assert!(!std::fs::symlink_metadata(&answer)
+        .expect("answer.md")
+        .file_type()
+        .is_symlink());
+    assert_eq!(hx.read_file("answer.md"), "The answer.\n");
+}

@@ -59,12 +59,13 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     if let Err(e) = config.require_key() {
         return fail(exit::USAGE, e);
     }
-    // Checked before any request: a typo in the path must not cost a run.
-    if let Some(file) = &args.output_last_message {
-        if let Err(e) = check_output_file(file) {
-            return fail(exit::USAGE, e);
-        }
-    }
+    // Resolved before any request: a typo in the path must not cost a run, and nothing the
+    // model does can move it.
+    let output_file = match args.output_last_message.as_deref().map(open_output_file) {
+        None => None,
+        Some(Ok(f)) => Some(f),
+        Some(Err(e)) => return fail(exit::USAGE, e),
+    };
     // `--compact` has no task: it compacts the session and stops.
     let task = match args.compact {
         true => None,
@@ -80,7 +81,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
             (_, true) => Verbosity::Verbose,
             _ => Verbosity::Normal,
         },
-        output_last_message: args.output_last_message.clone(),
+        output_last_message: output_file,
         warnings,
     };
     // The key is in `config` now: blank the secrets in hx's own environment, where a command
@@ -248,74 +249,122 @@ pub(super) fn find_session(
 struct ViewOptions {
     json: bool,
     verbosity: Verbosity,
-    output_last_message: Option<PathBuf>,
+    output_last_message: Option<OutputFile>,
     /// The config's warnings, shown once the views exist.
     warnings: Vec<String>,
 }
 
-/// `-o FILE` can be written: its folder exists. The file itself is written when the answer
-/// is known.
-fn check_output_file(file: &Path) -> Result<(), String> {
-    let dir = match file.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    if file.is_dir() {
-        return Err(format!(
-            "--output-last-message {}: is a folder; give a file path",
-            file.display()
-        ));
-    }
-    if !dir.is_dir() {
-        return Err(format!(
-            "--output-last-message {}: the folder {} does not exist",
-            file.display(),
-            dir.display()
-        ));
-    }
-    Ok(())
+/// Where `-o FILE` goes, fixed before the model runs anything: the folder, held open, and the
+/// name in it. Resolved later, a link the model made in the workspace (which its sandbox lets
+/// it do) would send hx's own unsandboxed write wherever the model chose.
+struct OutputFile {
+    /// The path as given, for messages.
+    given: PathBuf,
+    dir: std::os::fd::OwnedFd,
+    name: std::ffi::OsString,
+    /// The existing file's mode, kept; `None`: a new file, which gets the umask's.
+    mode: Option<u32>,
 }
 
-/// Writes the final answer to `file` as stdout would hold it, atomically: a temporary file in
-/// the same folder, renamed over it, so a reader never sees half an answer. The file is what
-/// `> FILE` would leave: a link is written through to its target, an existing file keeps its
-/// mode, and a new one gets the umask's (not the temporary file's private 0600).
-fn write_last_message(file: &Path, answer: &str) -> Result<(), String> {
-    use std::io::Write;
+/// Resolves `-o FILE` as `> FILE` would now: a link to its target (which need not exist yet),
+/// a missing folder or a folder given as the file an error.
+fn open_output_file(file: &Path) -> Result<OutputFile, String> {
     use std::os::unix::fs::PermissionsExt;
-    let through = file
-        .symlink_metadata()
-        .is_ok_and(|m| m.file_type().is_symlink())
-        .then(|| std::fs::canonicalize(file).ok())
-        .flatten();
-    let file = through.as_deref().unwrap_or(file);
-    let kept = std::fs::metadata(file)
-        .ok()
-        .map(|m| m.permissions().mode() & 0o7777);
-    let dir = match file.parent() {
+    let what = |why: &str| format!("--output-last-message {}: {why}", file.display());
+    let target = match file.symlink_metadata() {
+        Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(file) {
+            Ok(t) => t,
+            // A link to a file not there yet: the file it names.
+            Err(_) => match std::fs::read_link(file) {
+                Ok(t) => file.parent().unwrap_or(Path::new("")).join(t),
+                Err(e) => return Err(what(&e.to_string())),
+            },
+        },
+        _ => file.to_path_buf(),
+    };
+    if target.is_dir() {
+        return Err(what("is a folder; give a file path"));
+    }
+    let (Some(name), dir) = (target.file_name(), target.parent()) else {
+        return Err(what("is not a file path"));
+    };
+    let dir = match dir {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    let fd = rustix::fs::open(
+        dir,
+        rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::RDONLY,
+        rustix::fs::Mode::empty(),
+    )
+    .map_err(|e| match e {
+        rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR => {
+            what(&format!("the folder {} does not exist", dir.display()))
+        }
+        e => what(&format!("cannot open the folder {}: {e}", dir.display())),
+    })?;
+    let mode = std::fs::metadata(&target)
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|m| m.permissions().mode() & 0o7777);
+    Ok(OutputFile {
+        given: file.to_path_buf(),
+        dir: fd,
+        name: name.to_os_string(),
+        mode,
+    })
+}
+
+/// Writes the final answer as stdout would hold it, atomically: a temporary file in the held
+/// folder, renamed over the name, so a reader never sees half an answer. Whatever the name
+/// holds by then (a link included) is replaced, never followed.
+fn write_last_message(out: &OutputFile, answer: &str) -> Result<(), String> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Write;
     let text = if answer.is_empty() {
         String::new()
     } else {
         format!("{}\n", answer.trim_end_matches('\n'))
     };
-    let fail = |e: std::io::Error| format!("cannot write {}: {e}", file.display());
-    let mut tmp = tempfile::Builder::new()
-        .prefix(".hx-answer-")
-        .permissions(std::fs::Permissions::from_mode(0o666))
-        .tempfile_in(dir)
-        .map_err(fail)?;
-    if let Some(mode) = kept {
-        tmp.as_file()
-            .set_permissions(std::fs::Permissions::from_mode(mode))
-            .map_err(fail)?;
+    let fail = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", out.given.display());
+    let mut tmp_name = std::ffi::OsString::new();
+    let mut created = None;
+    for attempt in 0..16u32 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        tmp_name = format!(".hx-answer-{}-{nanos}-{attempt}", std::process::id()).into();
+        match rustix::fs::openat(
+            &out.dir,
+            &tmp_name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            // Masked by the umask, as any new file.
+            Mode::from_raw_mode(0o666),
+        ) {
+            Ok(fd) => {
+                created = Some(fd);
+                break;
+            }
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(fail(&e)),
+        }
     }
-    tmp.write_all(text.as_bytes()).map_err(fail)?;
-    tmp.as_file().sync_all().map_err(fail)?;
-    tmp.persist(file).map_err(|e| fail(e.error))?;
-    Ok(())
+    let Some(fd) = created else {
+        return Err(fail(&"no free temporary name"));
+    };
+    let written = (|| -> Result<(), String> {
+        if let Some(mode) = out.mode {
+            rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| fail(&e))?;
+        }
+        let mut file = std::fs::File::from(fd);
+        file.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
+        file.sync_all().map_err(|e| fail(&e))?;
+        rustix::fs::renameat(&out.dir, &tmp_name, &out.dir, &out.name).map_err(|e| fail(&e))
+    })();
+    if written.is_err() {
+        let _ = rustix::fs::unlinkat(&out.dir, &tmp_name, rustix::fs::AtFlags::empty());
+    }
+    written
 }
 
 /// Builds the task from the words and, unless `read_stdin` is off, a piped stdin.
