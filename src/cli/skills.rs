@@ -108,7 +108,7 @@ fn list(term: &Term, d: &skills::Discovery, cwd: &Path, json: bool) -> i32 {
                 serde_json::json!({
                     "name": r.name,
                     "source": r.source,
-                    "path": r.path,
+                    "path": r.path.to_string_lossy(),
                     "description": r.description,
                     "errors": r.errors,
                     "loaded": r.loaded,
