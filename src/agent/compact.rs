@@ -134,8 +134,11 @@ impl Agent {
                     if let Some(w) = meter.overflowed(window, size) {
                         self.warn(&w);
                     }
-                    *self.learned.lock().unwrap_or_else(|e| e.into_inner()) =
-                        meter.learned(&self.context);
+                    // Merged, not replaced: a subagent sharing it may have learned more.
+                    self.learned
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .merge(meter.learned(&self.context));
                     self.compact(session, meter, Trigger::Overflow, size)
                         .await?;
                 }

@@ -97,6 +97,18 @@ pub struct Learned {
     limit: Option<u64>,
 }
 
+impl Learned {
+    /// Both lessons at once: the smaller window and the smaller limit.
+    pub fn merge(&mut self, other: Learned) {
+        let min = |a: Option<u64>, b: Option<u64>| match (a, b) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+        self.window = min(self.window, other.window);
+        self.limit = min(self.limit, other.limit);
+    }
+}
+
 impl Meter {
     pub fn new(settings: Settings, overhead: u64) -> Meter {
         Meter {

@@ -135,6 +135,14 @@ fn what_a_run_learned_survives_new_tools_and_starts_the_next_run() {
     m.overflowed(None, 20_000);
     let next = Meter::new(settings, 100).with_learned(m.learned(&settings));
     assert_eq!((next.window(), next.limit()), (32_768, 10_000));
+
+    // Another meter that learned only a limit does not erase the window.
+    let mut other = Meter::new(settings, 100);
+    other.overflowed(None, 60_000);
+    let mut kept = m.learned(&settings);
+    kept.merge(other.learned(&settings));
+    let next = Meter::new(settings, 100).with_learned(kept);
+    assert_eq!((next.window(), next.limit()), (32_768, 10_000));
 }
 
 #[test]
