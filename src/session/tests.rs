@@ -255,4 +255,6 @@ fn a_repair_inside_the_history_is_recorded_so_the_file_reads_as_memory() {
     s.close();
     let again = record::read(&path).expect("read again");
     assert_eq!(again.messages, in_memory);
+    // A repair is not a compaction the user would count.
+    assert_eq!(again.compactions, 0);
 }
