@@ -568,7 +568,9 @@ fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     use std::io::Write;
     let msg = msg.to_string();
     if JSON_ERRORS.load(std::sync::atomic::Ordering::Relaxed) {
-        let line = serde_json::json!({"type": "error", "message": msg});
+        let line = serde_json::json!({"type": "error", "message": msg}).to_string();
+        // Escaped as the view escapes its events: the message may quote a path or an id.
+        let line = crate::events::json::safe_json(&line);
         let mut out = std::io::stdout().lock();
         let _ = writeln!(out, "{line}").and_then(|()| out.flush());
     }

@@ -537,21 +537,28 @@ impl Observer for JsonView {
 }
 
 /// A command's own output: the bash tool's result without the line it appends for an exit
-/// that was not 0 (`[exit code: N]`, `[killed by signal N (NAME)]`), which `exit_code` gives.
+/// that was not 0 (`[exit code: N]`, `[killed by signal N (NAME)]`), which `exit_code` gives,
+/// and without its `(no output)` stand-in for nothing.
 fn command_output(content: &str, exit_code: Option<i32>) -> &str {
+    /// What the bash tool says for a command that printed nothing.
+    const NOTHING: &str = "(no output)";
     let (rest, last) = match content.rsplit_once('\n') {
         Some((rest, last)) => (rest, last),
         None => ("", content),
     };
     let appended = match exit_code {
-        Some(code) => last == format!("[exit code: {code}]"),
+        Some(code) => code != 0 && last == format!("[exit code: {code}]"),
         None => last.starts_with("[killed by signal ") && last.ends_with(")]"),
     };
-    match appended {
+    let own = match appended {
         false => content,
         true if rest.is_empty() => "",
         // The output with the newline that ended it.
         true => &content[..=rest.len()],
+    };
+    match own.strip_suffix('\n').unwrap_or(own) {
+        NOTHING => "",
+        _ => own,
     }
 }
 
@@ -559,7 +566,7 @@ fn command_output(content: &str, exit_code: Option<i32>) -> &str {
 /// controls but passes DEL, C1 controls and bidirectional overrides through as they are.
 /// They can only stand inside strings, where `\uXXXX` means the same character, so the value
 /// is unchanged and a terminal showing the stream is safe.
-fn safe_json(text: &str) -> std::borrow::Cow<'_, str> {
+pub fn safe_json(text: &str) -> std::borrow::Cow<'_, str> {
     let unsafe_char = |c: char| matches!(c, '\u{7f}'..='\u{9f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
     if !text.chars().any(unsafe_char) {
         return std::borrow::Cow::Borrowed(text);
@@ -595,6 +602,13 @@ mod tests {
             "x\n"
         );
         assert_eq!(command_output("x\n[timed out]", None), "x\n[timed out]");
+        assert_eq!(command_output("(no output)", Some(0)), "");
+        assert_eq!(command_output("(no output)\n[exit code: 4]", Some(4)), "");
+        // A command's own last line that looks like hx's, on a clean exit, is its own.
+        assert_eq!(
+            command_output("x\n[exit code: 0]", Some(0)),
+            "x\n[exit code: 0]"
+        );
     }
 
     #[test]
