@@ -53,7 +53,8 @@ impl ServerFile {
     pub fn check(&self, name: &str) -> Result<(), String> {
         if !names::valid_server_name(name) {
             return Err(format!(
-                "the server name {name:?} must be 1 to 32 characters of letters, digits, '_' and '-'"
+                "the server name {name:?} must be 1 to 32 characters of letters, digits, '_' \
+                 and '-', without '__' and not ending in '_'"
             ));
         }
         match (&self.command, &self.url) {
@@ -237,7 +238,9 @@ fn parse_mcp_json(text: &str) -> Result<Vec<(String, JsonServer)>, Vec<String>> 
     for (name, s) in &file.servers {
         let why = match (s.kind.as_deref(), &s.command, &s.url) {
             _ if !names::valid_server_name(name) => Some(
-                "the name must be 1 to 32 characters of letters, digits, '_' and '-'".to_string(),
+                "the name must be 1 to 32 characters of letters, digits, '_' and '-', without \
+                 '__' and not ending in '_'"
+                    .to_string(),
             ),
             (None | Some("stdio"), Some(c), None) if !c.trim().is_empty() => None,
             (Some("http"), None, Some(u)) => check_url(u).err(),

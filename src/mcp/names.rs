@@ -15,9 +15,14 @@ pub const MAX_NAME_CHARS: usize = 64;
 pub const PREFIX: &str = "mcp__";
 
 /// Whether `name` is a valid server name: what is allowed in a function name, at most 32
-/// characters (so a tool name keeps room), not empty.
+/// characters (so a tool name keeps room), not empty, and without `__` or a final `_`, so
+/// that `mcp__SERVER__TOOL` splits one way only (the `--json` view names the server).
 pub fn valid_server_name(name: &str) -> bool {
-    !name.is_empty() && name.len() <= 32 && name.chars().all(allowed)
+    !name.is_empty()
+        && name.len() <= 32
+        && name.chars().all(allowed)
+        && !name.contains("__")
+        && !name.ends_with('_')
 }
 
 fn allowed(c: char) -> bool {
@@ -106,5 +111,7 @@ mod tests {
         assert!(!valid_server_name("a.b"));
         assert!(!valid_server_name("a b"));
         assert!(!valid_server_name(&"a".repeat(33)));
+        assert!(!valid_server_name("a__b"));
+        assert!(!valid_server_name("a_"));
     }
 }
