@@ -149,7 +149,9 @@ impl Agent {
 
     /// `hx agent --compact`: the session's history summarised now, whatever its size.
     pub async fn compact_now(&self, session: &mut Session) -> Result<(), Ended> {
-        let tools = self.tools.specs();
+        // The MCP tools as listed: the next request offers them too (a `--compact` run that
+        // started no server has none to count).
+        let tools = self.tools.as_listed().specs();
         let mut meter = self.meter(&tools);
         meter.seed(session.measured());
         let size = meter.whole(session.messages());

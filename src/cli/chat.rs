@@ -339,7 +339,7 @@ impl Chat {
                             &self.skills.catalog(self.config.skills_catalog_budget),
                             self.skills.len(),
                             self.config.skills_catalog_budget,
-                            &agent.tools.specs(),
+                            &agent.tools.as_listed().specs(),
                             self.messages(),
                         ))
                     }

@@ -425,6 +425,11 @@ impl Mcp {
                 self.rebuild();
             }
         }
+        self.listed(subagent)
+    }
+
+    /// The lists as they stand, nothing started or asked.
+    fn listed(&self, subagent: bool) -> (u64, DynamicTools) {
         let lists = lock(&self.lists);
         let tools = if subagent {
             &lists.subagent
@@ -506,5 +511,9 @@ struct McpTools {
 impl ToolSource for McpTools {
     fn current(&self) -> BoxFuture<'_, (u64, DynamicTools)> {
         Box::pin(self.mcp.current(self.subagent))
+    }
+
+    fn listed(&self) -> (u64, DynamicTools) {
+        self.mcp.listed(self.subagent)
     }
 }

@@ -156,6 +156,10 @@ pub trait ToolSource: Send + Sync {
     /// The tools as of now: their generation (a new number whenever the list changed) and the
     /// list. Brings the list up to date first when a server said its tools changed.
     fn current(&self) -> BoxFuture<'_, (u64, DynamicTools)>;
+
+    /// The tools as last listed, without starting or asking anything (none before the first
+    /// [`ToolSource::current`]): for views and estimates outside the loop.
+    fn listed(&self) -> (u64, DynamicTools);
 }
 
 /// Changing tools with their names, in the order their specs are sent.
@@ -283,6 +287,16 @@ impl ToolSet {
         }
         self.dynamic = (generation, tools);
         true
+    }
+
+    /// This set with the changing tools as last listed (see [`ToolSource::listed`]): what the
+    /// next request would offer, for a view or an estimate that must not start servers.
+    pub fn as_listed(&self) -> ToolSet {
+        let mut set = self.clone();
+        if let Some(source) = &self.registry.source {
+            set.dynamic = source.listed();
+        }
+        set
     }
 
     pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
