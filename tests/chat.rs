@@ -107,9 +107,17 @@ fn ctrl_c_during_a_long_command_cancels_the_turn_not_the_program() {
         ends_within(pid, Duration::from_secs(10)),
         "the command still runs"
     );
+    // Its other members (the `sleep`) are killed too; each is gone once hx has reaped it, so
+    // the group is watched for a while rather than asked once.
+    let deadline = Instant::now() + Duration::from_secs(10);
     // SAFETY: kill with signal 0 only asks whether the group exists.
-    let group_alive = unsafe { libc::kill(-pid, 0) } == 0;
-    assert!(!group_alive, "the command's process group is still there");
+    while unsafe { libc::kill(-pid, 0) } == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the command's process group is still there"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
 
     assert!(chat.say("what now?").contains("Fine, stopped."));
     chat.ctrl('d');
@@ -518,4 +526,22 @@ fn no_project_doc_leaves_agents_md_out_of_the_chat_s_system_prompt() {
     };
     assert!(system(&[]).contains("marker-6471"));
     assert!(!system(&["--no-project-doc"]).contains("marker-6471"));
+}
+
+#[test]
+fn context_counts_the_mcp_tools_the_next_message_offers() {
+    let server = FakeServer::start(vec![Reply::text("Hi.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_user_config("config.toml", &support::mcp::server_table("t", &[], ""));
+    let mut chat = Chat::start(&hx);
+    // Before the first message no server has started: built-in tools only.
+    let before = chat.say("/context");
+    assert!(before.contains("tools: bash,"), "{before}");
+    assert!(!before.contains("mcp__t__echo"), "{before}");
+    assert!(chat.say("hello").contains("Hi."));
+    let after = chat.say("/context");
+    assert!(after.contains("mcp__t__echo"), "{after}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert!(support::tool_names(&body(&server, 0)).contains(&"mcp__t__echo".to_string()));
 }
