@@ -21,6 +21,7 @@ use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::skills::{self, LoadSkill};
 use crate::tools::todo::{TodoList, TodoWrite};
+use crate::tools::workspace::Dir;
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
 pub(super) fn agent_command(args: AgentArgs) -> i32 {
@@ -260,16 +261,13 @@ struct ViewOptions {
 struct OutputFile {
     /// The path as given, for messages.
     given: PathBuf,
-    dir: std::os::fd::OwnedFd,
+    dir: Dir,
     name: std::ffi::OsString,
-    /// The existing file's mode, kept; `None`: a new file, which gets the umask's.
-    mode: Option<u32>,
 }
 
 /// Resolves `-o FILE` as `> FILE` would now: a link to its target (which need not exist yet),
 /// a missing folder or a folder given as the file an error.
 fn open_output_file(file: &Path) -> Result<OutputFile, String> {
-    use std::os::unix::fs::PermissionsExt;
     let what = |why: &str| format!("--output-last-message {}: {why}", file.display());
     let target = match file.symlink_metadata() {
         Ok(m) if m.file_type().is_symlink() => match std::fs::canonicalize(file) {
@@ -292,79 +290,32 @@ fn open_output_file(file: &Path) -> Result<OutputFile, String> {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let fd = rustix::fs::open(
-        dir,
-        rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC | rustix::fs::OFlags::RDONLY,
-        rustix::fs::Mode::empty(),
-    )
-    .map_err(|e| match e {
-        rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR => {
+    let opened = std::fs::canonicalize(dir).and_then(|real| Dir::open_real(&real));
+    let dir = opened.map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory => {
             what(&format!("the folder {} does not exist", dir.display()))
         }
-        e => what(&format!("cannot open the folder {}: {e}", dir.display())),
+        _ => what(&format!("cannot open the folder {}: {e}", dir.display())),
     })?;
-    let mode = std::fs::metadata(&target)
-        .ok()
-        .filter(std::fs::Metadata::is_file)
-        .map(|m| m.permissions().mode() & 0o7777);
     Ok(OutputFile {
         given: file.to_path_buf(),
-        dir: fd,
+        dir,
         name: name.to_os_string(),
-        mode,
     })
 }
 
-/// Writes the final answer as stdout would hold it, atomically: a temporary file in the held
-/// folder, renamed over the name, so a reader never sees half an answer. Whatever the name
-/// holds by then (a link included) is replaced, never followed.
+/// Writes the final answer as stdout would hold it, atomically, in the held folder (see
+/// [`Dir::write_atomic`]: an existing file keeps its mode, a new one gets the umask's, and
+/// whatever the name holds by then, a link included, is replaced, never followed).
 fn write_last_message(out: &OutputFile, answer: &str) -> Result<(), String> {
-    use rustix::fs::{Mode, OFlags};
-    use std::io::Write;
     let text = if answer.is_empty() {
         String::new()
     } else {
         format!("{}\n", answer.trim_end_matches('\n'))
     };
-    let fail = |e: &dyn std::fmt::Display| format!("cannot write {}: {e}", out.given.display());
-    let mut tmp_name = std::ffi::OsString::new();
-    let mut created = None;
-    for attempt in 0..16u32 {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        tmp_name = format!(".hx-answer-{}-{nanos}-{attempt}", std::process::id()).into();
-        match rustix::fs::openat(
-            &out.dir,
-            &tmp_name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            // Masked by the umask, as any new file.
-            Mode::from_raw_mode(0o666),
-        ) {
-            Ok(fd) => {
-                created = Some(fd);
-                break;
-            }
-            Err(rustix::io::Errno::EXIST) => continue,
-            Err(e) => return Err(fail(&e)),
-        }
-    }
-    let Some(fd) = created else {
-        return Err(fail(&"no free temporary name"));
-    };
-    let written = (|| -> Result<(), String> {
-        if let Some(mode) = out.mode {
-            rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode)).map_err(|e| fail(&e))?;
-        }
-        let mut file = std::fs::File::from(fd);
-        file.write_all(text.as_bytes()).map_err(|e| fail(&e))?;
-        file.sync_all().map_err(|e| fail(&e))?;
-        rustix::fs::renameat(&out.dir, &tmp_name, &out.dir, &out.name).map_err(|e| fail(&e))
-    })();
-    if written.is_err() {
-        let _ = rustix::fs::unlinkat(&out.dir, &tmp_name, rustix::fs::AtFlags::empty());
-    }
-    written
+    out.dir
+        .write_atomic(&out.name, text.as_bytes())
+        .map_err(|e| format!("cannot write {}: {e}", out.given.display()))
 }
 
 /// Builds the task from the words and, unless `read_stdin` is off, a piped stdin.

@@ -556,14 +556,14 @@ fn load_config(
     config.map_err(|e| fail(exit::USAGE, e))
 }
 
-/// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
-/// their control characters are made visible. A stderr that cannot be written (a closed
-/// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
 /// Set by `hx agent --json` before anything can fail: a run that cannot start (no key, a bad
 /// config, a session not found) is then also an `error` event on stdout, as it is once the
 /// view exists, so a program sees every failure the same way.
 static JSON_ERRORS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Prints `hx: MSG` on stderr and gives `code`. Messages quote servers, files and paths, so
+/// their control characters are made visible. A stderr that cannot be written (a closed
+/// terminal, a full disk) loses the line, never the exit code: `eprintln!` would panic.
 fn fail(code: i32, msg: impl std::fmt::Display) -> i32 {
     use std::io::Write;
     let msg = msg.to_string();
