@@ -317,8 +317,7 @@ impl Chat {
                 }
                 Input::Compact => {
                     if let Some(sig) = self.compact(ends).await {
-                        terminal.restore();
-                        return self.end_by_signal(sig);
+                        return self.end_by_signal(sig, terminal);
                     }
                 }
                 Input::Model(name) => self.model(name),
@@ -372,8 +371,7 @@ impl Chat {
             tokio::select! {
                 r = &mut read => return Ok(r),
                 sig = ends.recv() => {
-                    terminal.restore();
-                    return Err(self.end_by_signal(sig));
+                    return Err(self.end_by_signal(sig, terminal));
                 }
                 built = async {
                     match self.building.as_mut() {
@@ -405,8 +403,7 @@ impl Chat {
             let built = tokio::select! {
                 b = building => b,
                 sig = ends.recv() => {
-                    terminal.restore();
-                    return Err(self.end_by_signal(sig));
+                    return Err(self.end_by_signal(sig, terminal));
                 }
             };
             self.install(built, terminal)?;
@@ -442,7 +439,10 @@ impl Chat {
     }
 
     /// Ends the program on SIGTERM or SIGHUP: the session records it and is named.
-    fn end_by_signal(&mut self, sig: i32) -> i32 {
+    /// Ends the chat on a signal that ends the program: the terminal put back, the session
+    /// closed with the signal as its outcome.
+    fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
+        terminal.restore();
         // The handlers stay: a second signal must not cut the session's last lines short.
         self.say(&format!("\nhx: terminated by {}", signal_name(sig)));
         self.outcome = ("interrupted", Some(signal_name(sig).to_string()));
@@ -545,8 +545,7 @@ impl Chat {
                 sig
             }
         };
-        terminal.restore();
-        Some(self.end_by_signal(sig))
+        Some(self.end_by_signal(sig, terminal))
     }
 
     /// `/compact`: the conversation's history summarised now (as `hx agent --compact`), so

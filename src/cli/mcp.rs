@@ -133,10 +133,9 @@ fn to_text(s: &Status) -> Vec<String> {
         .unwrap_or_default();
     let head = match (s.state, &s.why) {
         ("started", _) => format!(
-            "{}: started{took}, {} tool{}",
+            "{}: started{took}, {}",
             s.name,
-            s.tools.len(),
-            if s.tools.len() == 1 { "" } else { "s" }
+            crate::text::count(s.tools.len() as u64, "tool")
         ),
         ("failed", Some(why)) => format!(
             "{}: failed{}: {why}",
