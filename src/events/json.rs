@@ -159,6 +159,11 @@ impl JsonView {
         };
         let mut item = Self::new_item(&mut st, scope, type_name);
         item.insert("call_id".into(), call.id.clone().into());
+        // The arguments as parsed, or as sent when they are not JSON.
+        let arguments = || {
+            args.cloned()
+                .unwrap_or_else(|| Value::String(call.arguments.clone()))
+        };
         match kind {
             ToolKind::Command => {
                 let command = arg_str(args, "command").unwrap_or(&call.arguments);
@@ -191,19 +196,13 @@ impl JsonView {
                 let (server, tool) = super::mcp_parts(&call.name).unwrap_or(("", &call.name));
                 item.insert("server".into(), server.into());
                 item.insert("tool".into(), tool.into());
-                let arguments = args
-                    .cloned()
-                    .unwrap_or_else(|| Value::String(call.arguments.clone()));
-                item.insert("arguments".into(), arguments);
+                item.insert("arguments".into(), arguments());
                 item.insert("result".into(), Value::Null);
                 item.insert("error".into(), Value::Null);
             }
             ToolKind::Todos | ToolKind::Other => {
                 item.insert("tool".into(), call.name.clone().into());
-                let arguments = args
-                    .cloned()
-                    .unwrap_or_else(|| Value::String(call.arguments.clone()));
-                item.insert("arguments".into(), arguments);
+                item.insert("arguments".into(), arguments());
             }
         }
         item.insert("status".into(), "in_progress".into());
@@ -270,24 +269,24 @@ impl JsonView {
             (None, _) if result.is_error => "failed",
             (None, _) => "completed",
         };
-        let output_key = match open.kind {
-            ToolKind::Command => "aggregated_output",
-            ToolKind::Mcp if status == "completed" => "result",
-            ToolKind::Mcp => "error",
-            _ => "output",
-        };
-        let output: Value = match open.kind {
+        let (output_key, output): (&str, Value) = match open.kind {
             // What the command printed, as in Codex: the exit code is its own field, and a
             // refused command printed nothing (`reason` says why).
-            ToolKind::Command if open.blocked.is_some() => "".into(),
-            ToolKind::Command => command_output(&result.content, result.exit_code).into(),
+            ToolKind::Command if open.blocked.is_some() => ("aggregated_output", "".into()),
+            ToolKind::Command => (
+                "aggregated_output",
+                command_output(&result.content, result.exit_code).into(),
+            ),
             // Codex's shapes: MCP content blocks, or an error message.
-            ToolKind::Mcp if status == "completed" => json!({
-                "content": [{"type": "text", "text": result.content}],
-                "structured_content": null,
-            }),
-            ToolKind::Mcp => json!({"message": result.content}),
-            _ => result.content.clone().into(),
+            ToolKind::Mcp if status == "completed" => (
+                "result",
+                json!({
+                    "content": [{"type": "text", "text": result.content}],
+                    "structured_content": null,
+                }),
+            ),
+            ToolKind::Mcp => ("error", json!({"message": result.content})),
+            _ => ("output", result.content.clone().into()),
         };
         item.insert(output_key.into(), output);
         if open.kind == ToolKind::Command {
