@@ -131,13 +131,13 @@ impl Agent {
         session.push(Message::User(task));
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
-        // refresh starts the MCP servers.
+        // refresh starts the MCP servers; each later one finds the same generation unless a
+        // server's list changed.
         let mut toolset = self.tools.clone();
         toolset.refresh().await;
         let mut tools = toolset.specs();
         let mut meter = self.meter(&tools);
         meter.seed(session.measured());
-        let mut first_turn = true;
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
@@ -147,7 +147,7 @@ impl Agent {
                 self.stop(session, began, false).await;
                 break Outcome::MaxTurns(last_text);
             }
-            if !std::mem::take(&mut first_turn) && toolset.refresh().await {
+            if toolset.refresh().await {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
                 meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
