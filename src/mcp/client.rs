@@ -154,11 +154,12 @@ pub async fn connect(
                 map.insert(name, value);
             }
             cfg = cfg.custom_headers(map);
-            // The same TLS provider as the model client; installing it twice is harmless.
-            let _ = rustls::crypto::ring::default_provider().install_default();
-            let client = reqwest::Client::builder()
-                .build()
-                .map_err(|e| format!("cannot build an HTTP client: {e}"))?;
+            // The model client's: no redirect followed, so the bearer token and the headers
+            // go to this URL alone.
+            let client = crate::model::client::http_client(
+                url,
+                crate::model::ClientOptions::default().connect_timeout,
+            )?;
             let transport = StreamableHttpClientTransport::with_client(client, cfg);
             let service = handler
                 .serve(transport)

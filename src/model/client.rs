@@ -127,30 +127,36 @@ fn is_plain_http(base_url: &str, proxies: &[std::ffi::OsString]) -> bool {
 /// The proxy variables reqwest reads for an http URL.
 const HTTP_PROXY_VARS: [&str; 4] = ["HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy"];
 
+/// The HTTP client of every request hx makes to a server (the model's, an MCP server's):
+/// rustls with ring, hx's user agent, and no redirect followed, since the requests carry keys
+/// and headers the user meant for `base_url` alone: an endpoint that moved is a URL to
+/// correct, not a hop to take silently.
+pub fn http_client(base_url: &str, connect_timeout: Duration) -> Result<reqwest::Client, String> {
+    // reqwest is built without a crypto provider (see Cargo.toml); ring is the process's
+    // one. An error only means a provider is installed already, which is as good.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(connect_timeout)
+        .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
+        .redirect(reqwest::redirect::Policy::none());
+    // A plain-HTTP endpoint (a local Ollama, llama.cpp or vLLM) never makes a TLS
+    // connection, redirects being off: an empty root store spares every start reading the
+    // system's certificates (a hundred and more files, about 2 ms).
+    let proxies: Vec<_> = HTTP_PROXY_VARS
+        .iter()
+        .filter_map(std::env::var_os)
+        .collect();
+    if is_plain_http(base_url, &proxies) {
+        builder = builder.tls_certs_only(std::iter::empty());
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot build HTTP client: {e}"))
+}
+
 impl OpenAiClient {
     pub fn new(opts: ClientOptions) -> Result<Self, String> {
-        // reqwest is built without a crypto provider (see Cargo.toml); ring is the process's
-        // one. An error only means a provider is installed already, which is as good.
-        let _ = rustls::crypto::ring::default_provider().install_default();
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(opts.connect_timeout)
-            .user_agent(concat!("hx/", env!("CARGO_PKG_VERSION")))
-            // Never follow a redirect: the request carries the API key, and an endpoint that
-            // moved is a base URL to correct, not a hop to take silently.
-            .redirect(reqwest::redirect::Policy::none());
-        // A plain-HTTP endpoint (a local Ollama, llama.cpp or vLLM) never makes a TLS
-        // connection, redirects being off: an empty root store spares every start reading the
-        // system's certificates (a hundred and more files, about 2 ms).
-        let proxies: Vec<_> = HTTP_PROXY_VARS
-            .iter()
-            .filter_map(std::env::var_os)
-            .collect();
-        if is_plain_http(&opts.base_url, &proxies) {
-            builder = builder.tls_certs_only(std::iter::empty());
-        }
-        let http = builder
-            .build()
-            .map_err(|e| format!("cannot build HTTP client: {e}"))?;
+        let http = http_client(&opts.base_url, opts.connect_timeout)?;
         let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
         Ok(OpenAiClient { http, url, opts })
     }
