@@ -81,6 +81,19 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` when it has at most `max` characters; otherwise its first `max - 1` characters
+/// (trailing blanks dropped) and `…`, so the result never exceeds `max`.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    if max == 0 {
+        return String::new();
+    }
+    let head: String = text.chars().take(max - 1).collect();
+    format!("{}…", head.trim_end())
+}
+
 /// `1 turn`, `3 turns`: a count and its noun (one that takes an s), for the lines people read.
 pub fn count(n: u64, noun: &str) -> String {
     if n == 1 {
@@ -106,6 +119,14 @@ pub fn thousands(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cut_counts_characters_not_bytes() {
+        assert_eq!(cut("ééééé", 5), "ééééé");
+        assert_eq!(cut("éééééé", 5), "éééé…");
+        assert_eq!(cut("ab  cd", 4), "ab…");
+        assert_eq!(cut("abc", 0), "");
+    }
 
     #[test]
     fn a_count_of_one_is_singular() {

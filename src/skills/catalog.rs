@@ -4,7 +4,7 @@
 //! alone do not fit.
 
 use super::SkillRegistry;
-use crate::text::collapse_whitespace;
+use crate::text::{collapse_whitespace, cut};
 
 /// Default size of the whole catalog, in characters.
 pub const DEFAULT_CATALOG_BUDGET: usize = 8_000;
@@ -114,19 +114,6 @@ fn render(entries: &[(&str, String)], cap: usize) -> String {
     out
 }
 
-/// `text` when it has at most `max` characters; otherwise its first `max - 1` characters
-/// (trailing blanks dropped) and `…`, so the result never exceeds `max`.
-pub fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    if max == 0 {
-        return String::new();
-    }
-    let head: String = text.chars().take(max - 1).collect();
-    format!("{}…", head.trim_end())
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -220,13 +207,5 @@ mod tests {
         assert_eq!(catalog(&reg, none.chars().count() - 1), "");
         assert_eq!(catalog(&reg, 0), "");
         assert_eq!(catalog(&SkillRegistry::default(), 10), "");
-    }
-
-    #[test]
-    fn cut_counts_characters_not_bytes() {
-        assert_eq!(cut("ééééé", 5), "ééééé");
-        assert_eq!(cut("éééééé", 5), "éééé…");
-        assert_eq!(cut("ab  cd", 4), "ab…");
-        assert_eq!(cut("abc", 0), "");
     }
 }

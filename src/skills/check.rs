@@ -5,12 +5,13 @@ use std::path::{Component, Path, PathBuf};
 
 use serde::Serialize;
 
-use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
+use super::catalog::MAX_DESCRIPTION_CHARS;
 use super::discover::{Roots, SkillRoot, Skipped, MAX_NAME_CHARS, SKILL_FILE};
 use super::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
 use super::render::read_skill_file;
 use super::walk::{walk, MAX_DIRS};
 use super::Source;
+use crate::text::cut;
 
 /// The frontmatter keys the specification defines.
 pub const KNOWN_KEYS: [&str; 6] = [

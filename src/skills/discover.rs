@@ -10,11 +10,12 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 
-use super::catalog::{cut, MAX_DESCRIPTION_CHARS};
+use super::catalog::MAX_DESCRIPTION_CHARS;
 use super::parse::{is_fence, parse_frontmatter, Frontmatter, Yaml};
 use super::walk::{walk, Found, Walked, MAX_DIRS};
 use super::{Skill, SkillRegistry, Source};
 use crate::text::collapse_whitespace;
+use crate::text::cut;
 
 /// Largest frontmatter read at start; a longer one is reported rather than read on.
 pub const MAX_FRONTMATTER_BYTES: u64 = 64 * 1024;
