@@ -175,21 +175,21 @@ pub async fn connect(
 
 /// Why the MCP handshake failed, in words: rmcp's messages name its own types.
 fn handshake(e: &ClientInitializeError, http: bool) -> String {
-    let short =
-        |t: String| crate::tools::output::quote(&crate::term::collapse_whitespace(&t)).into_owned();
     match e {
         ClientInitializeError::TransportError { error, .. } if http => {
-            format!("cannot reach it: {}", short(causes(error)))
+            format!("cannot reach it: {}", super::said(&causes(error)))
         }
         ClientInitializeError::ConnectionClosed(_)
         | ClientInitializeError::TransportError { .. } => {
             "it exited or closed the connection before the MCP handshake ended".into()
         }
-        ClientInitializeError::JsonRpcError(e) => format!(
-            "it refused the MCP handshake: {}",
-            crate::term::collapse_whitespace(&e.message)
+        ClientInitializeError::JsonRpcError(e) => {
+            format!("it refused the MCP handshake: {}", super::said(&e.message))
+        }
+        other => format!(
+            "the MCP handshake failed: {}",
+            super::said(&other.to_string())
         ),
-        other => format!("the MCP handshake failed: {}", short(other.to_string())),
     }
 }
 

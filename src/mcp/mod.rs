@@ -113,7 +113,7 @@ impl Server {
         if !self.stop_reported.swap(true, Ordering::SeqCst) {
             let last = lock(&self.stderr).last_lines(1).pop();
             let tail = last
-                .map(|l| format!(": {}", cut(&l, 200)))
+                .map(|l| format!(": {}", crate::text::one_line(&l, 200)))
                 .unwrap_or_default();
             (self.warn)(&format!(
                 "hx: MCP server {name} stopped{tail}; its tools answer with errors for the rest of the run"
@@ -149,7 +149,7 @@ impl Server {
             Ok(Err(e)) => (self.warn)(&format!(
                 "hx: warning: MCP server {}: cannot list its changed tools: {}",
                 self.config.name,
-                crate::text::collapse_whitespace(&e.to_string())
+                said(&e.to_string())
             )),
             Err(_) => (self.warn)(&format!(
                 "hx: warning: MCP server {}: listing its changed tools took over {} s",
@@ -176,7 +176,7 @@ impl Server {
             }
             match schema::clean(&t.input_schema) {
                 Ok(schema) => listed.push(Listed {
-                    description: cut(
+                    description: crate::text::cut(
                         t.description.as_deref().unwrap_or(""),
                         MAX_DESCRIPTION_CHARS,
                     ),
@@ -217,12 +217,10 @@ async fn list_tools(
     }
 }
 
-/// `text` cut to `max` characters.
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &text[..i]),
-        None => text.to_string(),
-    }
+/// What a server says (an error, a label) on one line of bounded length: it reaches stderr,
+/// `hx mcp list` and the model.
+pub(crate) fn said(text: &str) -> String {
+    crate::tools::output::quote(&crate::text::collapse_whitespace(text)).into_owned()
 }
 
 /// The tool lists as of the last change.
@@ -317,12 +315,9 @@ impl Mcp {
                 client::connect(cfg, &self.env, handler, server.stderr.clone(), &mut drain).await?;
             // What the server said before its first listing is covered by it.
             server.tools_changed.store(false, Ordering::SeqCst);
-            let tools = list_tools(conn.service.peer()).await.map_err(|e| {
-                format!(
-                    "tools/list failed: {}",
-                    crate::text::collapse_whitespace(&e.to_string())
-                )
-            })?;
+            let tools = list_tools(conn.service.peer())
+                .await
+                .map_err(|e| format!("tools/list failed: {}", said(&e.to_string())))?;
             Ok::<_, String>((conn, tools))
         };
         let outcome = tokio::time::timeout(cfg.startup_timeout, attempt).await;
@@ -351,7 +346,11 @@ impl Mcp {
             cfg.name
         ));
         for l in lock(&server.stderr).last_lines(STDERR_LINES_SHOWN) {
-            (self.warn)(&format!("  {} stderr: {}", cfg.name, cut(&l, 200)));
+            (self.warn)(&format!(
+                "  {} stderr: {}",
+                cfg.name,
+                crate::text::one_line(&l, 200)
+            ));
         }
         *lock(&server.state) = State::Failed { why, took };
     }

@@ -108,12 +108,12 @@ fn part(c: &ContentBlock) -> String {
         ContentBlock::Text(t) => t.text.clone(),
         ContentBlock::Image(i) => format!(
             "[image: {}, {} bytes]",
-            one_word(&i.mime_type),
+            super::said(&i.mime_type),
             decoded_len(&i.data)
         ),
         ContentBlock::Audio(a) => format!(
             "[audio: {}, {} bytes]",
-            one_word(&a.mime_type),
+            super::said(&a.mime_type),
             decoded_len(&a.data)
         ),
         ContentBlock::Resource(r) => match &r.resource {
@@ -124,8 +124,8 @@ fn part(c: &ContentBlock) -> String {
                 ..
             } => format!(
                 "[resource: {}, {}, {} bytes]",
-                one_word(uri),
-                one_word(mime_type.as_deref().unwrap_or("text")),
+                super::said(uri),
+                super::said(mime_type.as_deref().unwrap_or("text")),
                 text.len()
             ),
             ResourceContents::BlobResourceContents {
@@ -135,26 +135,20 @@ fn part(c: &ContentBlock) -> String {
                 ..
             } => format!(
                 "[resource: {}, {}, {} bytes]",
-                one_word(uri),
-                one_word(mime_type.as_deref().unwrap_or("binary")),
+                super::said(uri),
+                super::said(mime_type.as_deref().unwrap_or("binary")),
                 decoded_len(blob)
             ),
             _ => "[resource of a kind hx does not know]".into(),
         },
         ContentBlock::ResourceLink(l) => format!(
             "[resource link: {}, {}{}]",
-            one_word(&l.uri),
-            one_word(l.mime_type.as_deref().unwrap_or("unknown type")),
+            super::said(&l.uri),
+            super::said(l.mime_type.as_deref().unwrap_or("unknown type")),
             l.size.map(|s| format!(", {s} bytes")).unwrap_or_default()
         ),
         _ => "[content of a kind hx does not know]".into(),
     }
-}
-
-/// A server's label (a MIME type, a URI) on one short line.
-fn one_word(s: &str) -> String {
-    let s = crate::term::collapse_whitespace(s);
-    crate::tools::output::quote(&s).into_owned()
 }
 
 #[cfg(test)]
