@@ -53,8 +53,8 @@ impl ServerFile {
     pub fn check(&self, name: &str) -> Result<(), String> {
         if !names::valid_server_name(name) {
             return Err(format!(
-                "the server name {name:?} must be 1 to 32 characters of letters, digits, '_' \
-                 and '-', without '__' and not ending in '_'"
+                "the server name {name:?} must be {}",
+                names::SERVER_NAME_RULE
             ));
         }
         match (&self.command, &self.url) {
@@ -237,11 +237,9 @@ fn parse_mcp_json(text: &str) -> Result<Vec<(String, JsonServer)>, Vec<String>> 
     let mut problems = Vec::new();
     for (name, s) in &file.servers {
         let why = match (s.kind.as_deref(), &s.command, &s.url) {
-            _ if !names::valid_server_name(name) => Some(
-                "the name must be 1 to 32 characters of letters, digits, '_' and '-', without \
-                 '__' and not ending in '_'"
-                    .to_string(),
-            ),
+            _ if !names::valid_server_name(name) => {
+                Some(format!("the name must be {}", names::SERVER_NAME_RULE))
+            }
             (None | Some("stdio"), Some(c), None) if !c.trim().is_empty() => None,
             (Some("http"), None, Some(u)) => check_url(u).err(),
             (Some("sse"), ..) => Some(

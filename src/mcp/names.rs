@@ -14,6 +14,10 @@ pub const MAX_NAME_CHARS: usize = 64;
 /// The prefix every MCP tool's name starts with.
 pub const PREFIX: &str = "mcp__";
 
+/// What [`valid_server_name`] asks, for messages.
+pub const SERVER_NAME_RULE: &str =
+    "1 to 32 characters of letters, digits, '_' and '-', without '__' and not ending in '_'";
+
 /// Whether `name` is a valid server name: what is allowed in a function name, at most 32
 /// characters (so a tool name keeps room), not empty, and without `__` or a final `_`, so
 /// that `mcp__SERVER__TOOL` splits one way only (the `--json` view names the server).
