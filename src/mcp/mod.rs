@@ -15,7 +15,7 @@
 //! sweeps whatever it left.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -244,7 +244,6 @@ pub struct Mcp {
     started: tokio::sync::OnceCell<()>,
     relisting: tokio::sync::Mutex<()>,
     lists: Mutex<Lists>,
-    generations: AtomicU64,
 }
 
 impl Mcp {
@@ -276,7 +275,6 @@ impl Mcp {
                 subagent: Arc::from(Vec::new()),
                 by_server: BTreeMap::new(),
             }),
-            generations: AtomicU64::new(0),
         })
     }
 
@@ -395,9 +393,10 @@ impl Mcp {
                 "hx: warning: at most {MAX_TOOLS} MCP tools per request; {left_out} left out"
             ));
         }
-        let generation = self.generations.fetch_add(1, Ordering::SeqCst) + 1;
-        *lock(&self.lists) = Lists {
-            generation,
+        // Numbered under the lock that stores them: the lists stored last have the highest.
+        let mut lists = lock(&self.lists);
+        *lists = Lists {
+            generation: lists.generation + 1,
             all: Arc::from(all),
             subagent: Arc::from(subagent),
             by_server,
