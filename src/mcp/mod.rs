@@ -45,6 +45,9 @@ pub const MAX_TOOLS: usize = 100;
 pub const MAX_DESCRIPTION_CHARS: usize = 2048;
 /// Tools read from one server's listing, all pages together; the rest are left out.
 pub const MAX_LISTED_TOOLS: usize = 1000;
+/// Pages of one listing read: a server that sends empty pages with a cursor forever must not
+/// keep hx asking until the startup timeout.
+pub const MAX_LISTED_PAGES: usize = 100;
 /// Lines of a server's stderr shown when it fails.
 const STDERR_LINES_SHOWN: usize = 5;
 /// How long a failed server's stderr may take to reach its end before it is shown.
@@ -164,7 +167,8 @@ impl Server {
     fn set_listed(&self, (tools, more): (Vec<rmcp::model::Tool>, bool)) {
         if more {
             (self.warn)(&format!(
-                "hx: warning: MCP server {} lists more than {MAX_LISTED_TOOLS} tools; the rest are left out",
+                "hx: warning: MCP server {} lists more than {MAX_LISTED_TOOLS} tools or \
+                 {MAX_LISTED_PAGES} pages; the rest are left out",
                 self.config.name
             ));
         }
@@ -196,20 +200,23 @@ impl Server {
     }
 }
 
-/// A server's tools, page after page, at most [`MAX_LISTED_TOOLS`] (and whether it had
-/// more): a server that pages on and on cannot fill hx's memory.
+/// A server's tools, page after page, at most [`MAX_LISTED_TOOLS`] from at most
+/// [`MAX_LISTED_PAGES`] pages (and whether it had more): a server that pages on and on cannot
+/// fill hx's memory nor keep it asking.
 async fn list_tools(
     peer: &Peer<RoleClient>,
 ) -> Result<(Vec<rmcp::model::Tool>, bool), rmcp::ServiceError> {
     let mut tools = Vec::new();
     let mut params = None;
+    let mut pages = 0;
     loop {
+        pages += 1;
         let page = peer.list_tools(params).await?;
         tools.extend(page.tools);
         let Some(cursor) = page.next_cursor else {
             return Ok((tools, false));
         };
-        if tools.len() >= MAX_LISTED_TOOLS {
+        if tools.len() >= MAX_LISTED_TOOLS || pages >= MAX_LISTED_PAGES {
             tools.truncate(MAX_LISTED_TOOLS);
             return Ok((tools, true));
         }
