@@ -450,7 +450,7 @@ impl Config {
             Some(Gate::Trusted { path, text }) => {
                 merged = merged.overlay(FileConfig::parse(&path, &text)?);
             }
-            Some(Gate::Skipped(line)) => warnings.push(line),
+            Some(Gate::Skipped { line, .. }) => warnings.push(line),
             None => {}
         }
         Config::resolve(merged, env, flags)

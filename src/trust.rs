@@ -155,8 +155,14 @@ pub enum Gate {
     /// Apply it. `text` is the content whose hash the user approved: the bytes hashed are the
     /// bytes parsed, so the file cannot change between the two.
     Trusted { path: PathBuf, text: String },
-    /// Leave it out; the line (`hx: FILE: ...`) says why and what to do.
-    Skipped(String),
+    /// Leave it out; the line (`hx: FILE: ...`) says why and what to do. `bytes` is what was
+    /// read of the file, for a view that shows what waits for trust (`None` when it was not
+    /// read: a link out of the project).
+    Skipped {
+        line: String,
+        path: PathBuf,
+        bytes: Option<Vec<u8>>,
+    },
 }
 
 /// The project file of `kind` for a run started in `cwd`, and whether the run applies it;
@@ -165,30 +171,44 @@ pub fn gate(kind: &Kind, cwd: &Path, env: &Env) -> Result<Option<Gate>, String> 
     let Some(path) = kind.find(cwd) else {
         return Ok(None);
     };
-    let skipped = |why: &str| {
+    let skipped = |why: &str, bytes: Option<Vec<u8>>| {
         let line = format!("hx: {}: {} skipped: {why}", path.display(), kind.label);
-        Ok(Some(Gate::Skipped(line)))
+        Ok(Some(Gate::Skipped {
+            line,
+            path: path.clone(),
+            bytes,
+        }))
     };
     if let Some(problem) = kind.link_problem(&path) {
-        return skipped(&problem);
+        return skipped(&problem, None);
     }
     let Some(bytes) = read_file(&path)? else {
         return Ok(None);
     };
     let store = match TrustStore::path_for(env).map(|p| TrustStore::load(&p)) {
         Some(Ok(store)) => store,
-        Some(Err(e)) => return skipped(&format!("{e}; fix or delete it, then run `hx trust`")),
+        Some(Err(e)) => {
+            return skipped(
+                &format!("{e}; fix or delete it, then run `hx trust`"),
+                Some(bytes),
+            )
+        }
         None => {
-            return skipped("no user config dir (set HOME or XDG_CONFIG_HOME) to keep approvals in")
+            return skipped(
+                "no user config dir (set HOME or XDG_CONFIG_HOME) to keep approvals in",
+                Some(bytes),
+            )
         }
     };
     match store.state(&path, &bytes) {
-        TrustState::Untrusted => {
-            skipped("not trusted; review the file, then run `hx trust` to allow it")
-        }
-        TrustState::Changed => {
-            skipped("changed since trusted; review the file, then run `hx trust` again")
-        }
+        TrustState::Untrusted => skipped(
+            "not trusted; review the file, then run `hx trust` to allow it",
+            Some(bytes),
+        ),
+        TrustState::Changed => skipped(
+            "changed since trusted; review the file, then run `hx trust` again",
+            Some(bytes),
+        ),
         TrustState::Trusted => match String::from_utf8(bytes) {
             Ok(text) => Ok(Some(Gate::Trusted { path, text })),
             // `hx trust` approves text only; kept total for a store written by hand.
@@ -427,15 +447,19 @@ mod tests {
         assert_eq!(gate(&CONFIG, &project, &env), Ok(None));
         let file = project.join(".hx/config.toml");
         std::fs::write(&file, "guard = false\n").expect("write");
-        let skipped = |why: &str| {
-            Ok(Some(Gate::Skipped(format!(
-                "hx: {}: project config skipped: {why}",
-                file.display()
-            ))))
+        let skipped = |why: &str, bytes: &[u8]| {
+            Ok(Some(Gate::Skipped {
+                line: format!("hx: {}: project config skipped: {why}", file.display()),
+                path: file.clone(),
+                bytes: Some(bytes.to_vec()),
+            }))
         };
         assert_eq!(
             gate(&CONFIG, &project, &env),
-            skipped("not trusted; review the file, then run `hx trust` to allow it")
+            skipped(
+                "not trusted; review the file, then run `hx trust` to allow it",
+                b"guard = false\n"
+            )
         );
 
         let store_path = TrustStore::path_for(&env).expect("store path");
@@ -453,17 +477,20 @@ mod tests {
         std::fs::write(project.join(".hx/hooks.json"), "{}").expect("write");
         assert!(matches!(
             gate(&HOOKS, &project, &env),
-            Ok(Some(Gate::Skipped(_)))
+            Ok(Some(Gate::Skipped { .. }))
         ));
 
         std::fs::write(&file, "guard = false\nmax_turns = 1\n").expect("write");
         assert_eq!(
             gate(&CONFIG, &project, &env),
-            skipped("changed since trusted; review the file, then run `hx trust` again")
+            skipped(
+                "changed since trusted; review the file, then run `hx trust` again",
+                b"guard = false\nmax_turns = 1\n"
+            )
         );
 
         std::fs::write(&store_path, "{").expect("write");
-        let Ok(Some(Gate::Skipped(line))) = gate(&CONFIG, &project, &env) else {
+        let Ok(Some(Gate::Skipped { line, .. })) = gate(&CONFIG, &project, &env) else {
             panic!("a corrupt store trusts nothing");
         };
         assert!(line.contains("is not a valid trust store"), "{line}");

@@ -375,7 +375,7 @@ pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> 
             let dir = TRUST.project_dir(&path);
             entries.extend(parse_file(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
         }
-        Some(Gate::Skipped(line)) => warnings.push(line),
+        Some(Gate::Skipped { line, .. }) => warnings.push(line),
         None => {}
     }
     Ok((entries, warnings))

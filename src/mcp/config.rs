@@ -377,15 +377,12 @@ pub fn plan(
     let (path, text, trusted) = match gated {
         None => (None, None, false),
         Some(Gate::Trusted { path, text }) => (Some(path), Some(text), true),
-        Some(Gate::Skipped(line)) => {
+        Some(Gate::Skipped { line, path, bytes }) => {
             warnings.push(line);
-            // Still read, so `hx mcp list` can name what waits for trust; never started.
-            let path = TRUST.find(workspace);
-            let text = path
-                .as_deref()
-                .and_then(|p| trust::read_file(p).ok().flatten())
-                .and_then(|b| String::from_utf8(b).ok());
-            (path, text, false)
+            // What the gate read, so `hx mcp list` can name what waits for trust; never
+            // started.
+            let text = bytes.and_then(|b| String::from_utf8(b).ok());
+            (Some(path), text, false)
         }
     };
     if let (Some(path), Some(text)) = (path, text) {
