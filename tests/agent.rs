@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::{messages, tool_names, Call, FakeServer, Hx, Reply};
+use support::{messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 
 /// Fast retries so the retry tests take milliseconds, not seconds.
 const FAST_RETRIES: &str = "[network]\nretry_base_delay_ms = 5\n";
@@ -31,19 +31,7 @@ fn plain_answer_prints_only_the_answer_on_stdout() {
     assert_eq!(msgs.len(), 2);
     assert_eq!(msgs[0]["role"], "system");
     assert_eq!(msgs[1], json!({"role": "user", "content": "say hello"}));
-    assert_eq!(
-        tool_names(&r.body),
-        [
-            "bash",
-            "read_file",
-            "write_file",
-            "edit_file",
-            "glob",
-            "todo_write",
-            "task",
-            "load_skill"
-        ]
-    );
+    assert_eq!(tool_names(&r.body), BUILT_IN_TOOLS);
 
     let cwd = hx.workspace().canonicalize().expect("canonical workspace");
     assert!(

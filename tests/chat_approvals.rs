@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use chat_util::{session_lines, Chat};
 use serde_json::Value;
-use support::{messages, Call, FakeServer, Hx, Reply};
+use support::{tool_answer, Call, FakeServer, Hx, Reply};
 
 const COMMAND: &str = r#"PATH="$PWD/bin:$PATH" sudo noted"#;
 const QUESTION: &str = "Run it? [y] once, [a] always in this session, [N] no: ";
@@ -37,13 +37,7 @@ fn workspace(server: &FakeServer) -> Hx {
 
 /// The tool message answering `id` in the request `i`.
 fn tool_result(server: &FakeServer, i: usize, id: &str) -> String {
-    let body = server.requests()[i].body.clone();
-    messages(&body)
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no answer to {id} in request {i}"))
-        .to_string()
+    tool_answer(&server.requests()[i].body, id).to_string()
 }
 
 fn approvals(hx: &Hx) -> Vec<Value> {

@@ -10,7 +10,7 @@ mod support;
 use std::path::Path;
 
 use serde_json::{json, Value};
-use support::{messages, system_prompt, Call, FakeServer, Hx, Recorded, Reply};
+use support::{messages, system_prompt, tool_answer, Call, FakeServer, Hx, Recorded, Reply};
 
 /// `context_window` 10,000: compaction at 8,000 tokens (24,000 bytes).
 const SMALL: &str = "context_window = 10000\n";
@@ -38,15 +38,6 @@ fn text(t: &str) -> Reply {
 /// A summary request: the one request without tools.
 fn is_summary_request(r: &Recorded) -> bool {
     r.body.get("tools").is_none()
-}
-
-/// The content of the tool message answering `id` in a request.
-fn answer<'a>(body: &'a Value, id: &str) -> &'a str {
-    messages(body)
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no answer to {id} in {:#}", body["messages"]))
 }
 
 /// Asserts that request `b` sends request `a`'s messages first, unchanged (the prompt cache's
@@ -107,9 +98,9 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
     extends(&reqs[1], &reqs[2]);
     extends(&reqs[3], &reqs[4]);
     let cleared = "[output cleared to save context: 6,000 chars of bash; run it again if needed]";
-    assert_eq!(answer(&reqs[3].body, "c1"), cleared);
-    assert_eq!(answer(&reqs[3].body, "c2"), cleared);
-    assert_eq!(answer(&reqs[3].body, "c3"), "a".repeat(9_000));
+    assert_eq!(tool_answer(&reqs[3].body, "c1"), cleared);
+    assert_eq!(tool_answer(&reqs[3].body, "c2"), cleared);
+    assert_eq!(tool_answer(&reqs[3].body, "c3"), "a".repeat(9_000));
     assert_eq!(system_prompt(&reqs[3].body), system_prompt(&reqs[0].body));
     assert!(reqs[3].raw_body.len() / 3 < LIMIT_TOKENS);
 
@@ -260,8 +251,8 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
     );
     extends(&reqs[5], &reqs[6]);
     // The skill that did not fit loads again; the one carried is already loaded.
-    assert!(answer(&reqs[6].body, "l3").starts_with("<skill name=\"big\">"));
-    assert!(answer(&reqs[6].body, "l4").contains("is already loaded"));
+    assert!(tool_answer(&reqs[6].body, "l3").starts_with("<skill name=\"big\">"));
+    assert!(tool_answer(&reqs[6].body, "l4").contains("is already loaded"));
 
     assert!(
         run.stderr
@@ -305,7 +296,7 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
         resumed[before.len() + 1],
         json!({"role": "user", "content": "next"})
     );
-    assert!(answer(&reqs[8].body, "l5").contains("is already loaded"));
+    assert!(tool_answer(&reqs[8].body, "l5").contains("is already loaded"));
 }
 
 #[test]
@@ -362,8 +353,8 @@ fn llama_cpp_s_overflow_is_pruned_without_a_model_call() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5);
     assert!(!reqs.iter().any(is_summary_request));
-    assert!(answer(&reqs[4].body, "c1").starts_with("[output cleared to save context"));
-    assert_eq!(answer(&reqs[4].body, "c3"), "a".repeat(6_000));
+    assert!(tool_answer(&reqs[4].body, "c1").starts_with("[output cleared to save context"));
+    assert_eq!(tool_answer(&reqs[4].body, "c3"), "a".repeat(6_000));
 }
 
 #[test]
@@ -516,7 +507,7 @@ fn a_subagent_compacts_within_its_own_window() {
     run.assert_code(0);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 6);
-    assert!(answer(&reqs[4].body, "c1").starts_with("[output cleared to save context"));
+    assert!(tool_answer(&reqs[4].body, "c1").starts_with("[output cleared to save context"));
     assert!(
         run.stderr
             .contains("  [task 1] [HOOK] PreCompact auto tokens=")
@@ -530,7 +521,7 @@ fn a_subagent_compacts_within_its_own_window() {
         run.stderr
     );
     // The parent's own history never passed its limit.
-    assert_eq!(answer(&reqs[5].body, "t1"), "found it");
+    assert_eq!(tool_answer(&reqs[5].body, "t1"), "found it");
 }
 
 #[test]
@@ -620,7 +611,7 @@ fn in_json_a_compaction_is_an_item_that_starts_and_completes() {
     assert_eq!(run.stderr, "", "only fatal errors on stderr");
     // The prune happened: the request after it has the old outputs cleared.
     let reqs = server.requests();
-    assert!(answer(&reqs[3].body, "c1").starts_with("[output cleared to save context"));
+    assert!(tool_answer(&reqs[3].body, "c1").starts_with("[output cleared to save context"));
 
     let events = json_events(&run.stdout);
     let started = compaction_items(&events, "item.started");

@@ -10,30 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{json, Value};
-use support::mcp::{pids, server_table};
+use support::mcp::{lingering_table, pids, server_table};
 use support::procs::ends_within;
-use support::{messages, tool_names, Call, FakeServer, Hx, Reply};
-
-const BUILT_IN: [&str; 8] = [
-    "bash",
-    "read_file",
-    "write_file",
-    "edit_file",
-    "glob",
-    "todo_write",
-    "task",
-    "load_skill",
-];
-
-/// The content of the tool message answering `id` in a request body.
-fn tool_answer(body: &Value, id: &str) -> String {
-    messages(body)
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no answer to {id} in {body}"))
-        .to_string()
-}
+use support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 
 /// The `function` object of tool `name` in a request body.
 fn function<'a>(body: &'a Value, name: &str) -> &'a Value {
@@ -76,14 +55,7 @@ fn tools_are_offered_after_the_built_in_ones_called_and_answered() {
     let mut hx = Hx::new(&server);
     let pid_file = hx.home().join("t.pid");
     // A server that outlives its input, with a child: only ending its group ends them.
-    let table = server_table(
-        "t",
-        &[
-            ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
-            ("MCP_TEST_LINGER", "1"),
-        ],
-        "",
-    );
+    let table = lingering_table("t", &pid_file);
     hx.write_user_config("config.toml", &table)
         .args(["agent", "say hi"]);
     let run = hx.run();
@@ -92,8 +64,11 @@ fn tools_are_offered_after_the_built_in_ones_called_and_answered() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{}", run.dump());
     let names = tool_names(&reqs[0].body);
-    let mcp: Vec<&str> = names[BUILT_IN.len()..].iter().map(String::as_str).collect();
-    assert_eq!(&names[..BUILT_IN.len()], BUILT_IN);
+    let mcp: Vec<&str> = names[BUILT_IN_TOOLS.len()..]
+        .iter()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(&names[..BUILT_IN_TOOLS.len()], BUILT_IN_TOOLS);
     assert_eq!(
         mcp,
         [
@@ -439,14 +414,7 @@ fn servers_end_when_a_signal_or_an_error_ends_the_run() {
         let server = FakeServer::start(vec![reply]);
         let mut hx = Hx::new(&server);
         let pid_file = hx.home().join("t.pid");
-        let table = server_table(
-            "t",
-            &[
-                ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
-                ("MCP_TEST_LINGER", "1"),
-            ],
-            "",
-        );
+        let table = lingering_table("t", &pid_file);
         hx.write_user_config("config.toml", &format!("{extra}{table}"))
             .args(["agent", "hi"]);
         let child = hx.spawn();
@@ -466,14 +434,7 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
     let mut hx = Hx::new_offline();
     let pid_file = hx.home().join("t.pid");
     let config = [
-        server_table(
-            "t",
-            &[
-                ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
-                ("MCP_TEST_LINGER", "1"),
-            ],
-            "",
-        ),
+        lingering_table("t", &pid_file),
         server_table("bad", &[("MCP_TEST_FAIL_START", "1")], ""),
         "[mcp_servers.off]\nurl = \"http://127.0.0.1:9/mcp\"\nenabled = false\n".to_string(),
     ]

@@ -12,8 +12,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use serde_json::Value;
-use support::{messages, tool_names, Call, FakeServer, Hx, Reply};
+use support::mcp::toml_str;
+use support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply};
 
 /// The entry point of an installed reference server.
 fn npm_server(package: &str) -> PathBuf {
@@ -28,19 +28,6 @@ fn npm_server(package: &str) -> PathBuf {
         path.display()
     );
     path
-}
-
-fn toml_str(s: &str) -> String {
-    Value::String(s.to_string()).to_string()
-}
-
-fn tool_answer(body: &Value, id: &str) -> String {
-    messages(body)
-        .iter()
-        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
-        .and_then(|m| m["content"].as_str())
-        .unwrap_or_else(|| panic!("no answer to {id}"))
-        .to_string()
 }
 
 #[test]

@@ -3,6 +3,18 @@
 
 use serde_json::Value;
 
+/// The built-in tools, in the order every request offers them.
+pub const BUILT_IN_TOOLS: [&str; 8] = [
+    "bash",
+    "read_file",
+    "write_file",
+    "edit_file",
+    "glob",
+    "todo_write",
+    "task",
+    "load_skill",
+];
+
 /// The request's `messages` array.
 pub fn messages(body: &Value) -> &Vec<Value> {
     body["messages"].as_array().expect("messages array")
@@ -24,4 +36,13 @@ pub fn system_prompt(body: &Value) -> String {
         .as_str()
         .expect("system prompt")
         .to_string()
+}
+
+/// The content of the tool message answering call `id` in a request body.
+pub fn tool_answer<'a>(body: &'a Value, id: &str) -> &'a str {
+    messages(body)
+        .iter()
+        .find(|m| m["role"] == "tool" && m["tool_call_id"] == id)
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_else(|| panic!("no answer to {id} in {:#}", body["messages"]))
 }

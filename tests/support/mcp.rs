@@ -45,8 +45,22 @@ pub fn server_table(name: &str, env: &[(&str, &str)], extra: &str) -> String {
     )
 }
 
-fn toml_str(s: &str) -> String {
+/// `s` as a TOML string (JSON's quoting is TOML's for these).
+pub fn toml_str(s: &str) -> String {
     serde_json::Value::String(s.to_string()).to_string()
+}
+
+/// A table starting the test server as a careless server runs: with a `sleep` child, writing
+/// both pids to `pid_file`, and outliving its input (only ending its group ends it).
+pub fn lingering_table(name: &str, pid_file: &Path) -> String {
+    server_table(
+        name,
+        &[
+            ("MCP_TEST_PID_FILE", &pid_file.display().to_string()),
+            ("MCP_TEST_LINGER", "1"),
+        ],
+        "",
+    )
 }
 
 /// The pids a server wrote to its pid file (one line each), none while there is no file.
