@@ -18,6 +18,14 @@ pub fn process_env() -> Env {
         .collect()
 }
 
+/// The user's home folder (`$HOME` as the process has it, non-UTF-8 too), where the user's
+/// skills and MCP files live.
+pub fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .map(PathBuf::from)
+}
+
 /// The user's config file: `$XDG_CONFIG_HOME/hx/config.toml`, else `~/.config/hx/...`.
 pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
     let xdg = env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty());

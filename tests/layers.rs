@@ -16,7 +16,9 @@ const LAYERS: &[&[&str]] = &[
     &["events"],
     &["hooks", "context", "mcp"],
     &["config"],
-    &["agent", "chat"],
+    &["agent"],
+    &["app"],
+    &["chat"],
     &["cli"],
 ];
 

@@ -16,6 +16,7 @@ use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, Reminder, Restore, ToolContext, ToolResult, ToolSet};
 
 pub mod compact;
+pub mod outcome;
 pub mod prompt;
 pub mod task;
 

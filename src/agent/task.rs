@@ -84,12 +84,7 @@ impl Tool for Task {
                 child.warn(&why);
             }
             let result = child.run(&mut session, &prompt).await;
-            let (outcome, detail) = match &result {
-                Ok(Outcome::Answered(_)) => ("answered", None),
-                Ok(Outcome::MaxTurns(_)) => ("max_turns", None),
-                Ok(Outcome::Stopped(r)) => ("stopped", Some(r.clone())),
-                Err(e) => ("error", Some(e.to_string())),
-            };
+            let (outcome, detail) = super::outcome::session_end(&result);
             session.end(outcome, detail.as_deref());
             if let Some(e) = session.close() {
                 child.warn(&e);
@@ -105,8 +100,8 @@ impl Tool for Task {
                     }
                     Outcome::MaxTurns(last) => {
                         let mut msg = format!(
-                            "The subagent stopped after {} without a final answer.",
-                            crate::text::count(child.max_turns.into(), "turn")
+                            "The subagent {} without a final answer.",
+                            super::outcome::stopped_after(child.max_turns)
                         );
                         if !last.trim().is_empty() {
                             msg.push_str("\nIts last message:\n");

@@ -1,7 +1,7 @@
-//! The interactive mode's parts: the line editor (`editor`), what a typed line asks for
-//! (`commands`), the approval questions (`approve`), and what the slash commands show. The
-//! conversation loop itself, which owns the session and the agent, is `hx chat` in
-//! `cli::chat`.
+//! The interactive mode: the conversation loop, which owns the session and the agent
+//! (`conversation`), switching and resuming sessions (`switch`), the line editor
+//! (`editor`), what a typed line asks for (`commands`), the approval questions (`approve`),
+//! the terminal's saved settings (`terminal`), and what the slash commands show.
 //!
 //! A conversation is one [`Session`]: each message is `Agent::run_message` on it, so the
 //! request of every message extends the previous one exactly. A turn cancelled with Ctrl-C
@@ -18,10 +18,14 @@ use crate::tools::ToolSpec;
 
 pub mod approve;
 pub mod commands;
+mod conversation;
 pub mod editor;
+mod switch;
+mod terminal;
 
-/// The answer to each call a cancelled turn left without one.
-pub const INTERRUPTED: &str = "Error: interrupted by the user";
+pub use crate::app::outcome::INTERRUPTED;
+pub use conversation::{run, Setup, PROMPT};
+pub use terminal::SavedTerminal;
 
 /// Answers the calls of the last assistant turn that have no result yet (a turn cancelled
 /// during its tools), recording the answers, so the next request is valid. Returns how many.

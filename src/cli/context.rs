@@ -1,9 +1,9 @@
 //! `hx context`: the system prompt a run here would start with, and what takes its room, so a
 //! user can see what the model sees. No API key needed; nothing is sent.
 
-use super::agent::build_agent_with;
 use super::{exit, fail, ContextArgs};
-use crate::config::{process_env, Config, Flags};
+use crate::app::build_agent_with;
+use crate::config::{process_env, Flags};
 use crate::context::{estimate, thousands};
 use crate::events::Events;
 use crate::sandbox::Mode;
@@ -24,14 +24,9 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         sandbox: Some(Mode::Off),
         ..Flags::default()
     };
-    let mut warnings = Vec::new();
-    let config = Config::load(&cwd, &env, &flags, &mut warnings);
-    for w in warnings {
-        errln!("{w}");
-    }
-    let config = match config {
+    let config = match super::load_config(&cwd, &env, &flags) {
         Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e),
+        Err(code) => return code,
     };
     let term = super::shared_term();
     let mut warnings = Vec::new();

@@ -5,7 +5,8 @@ use serde_json::{json, Value};
 use std::sync::Arc;
 
 use super::{exit, fail, McpArgs, McpCommand};
-use crate::config::{process_env, Config, Flags};
+use crate::app::{self, runtime::Guard, signals::Signals};
+use crate::config::{process_env, Flags};
 use crate::mcp::{config::plan, Mcp, Status};
 use crate::process;
 use crate::term::{one_line, Term};
@@ -21,14 +22,15 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
     };
     let env = process_env();
     let term = Term::detect();
-    let mut warnings = Vec::new();
-    let config = Config::load(&cwd, &env, &Flags::default(), &mut warnings);
-    let config = match config {
-        Ok(c) => c,
-        Err(e) => return fail(exit::USAGE, e),
+    let app::config::Loaded {
+        config,
+        mut warnings,
+    } = match app::config::load(&cwd, &env, &Flags::default()) {
+        Ok(l) => l,
+        Err(f) => return super::show_failure(f),
     };
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
-    let home = super::home_dir();
+    let home = crate::paths::home_dir();
     let planned = match plan(
         &config.mcp_servers,
         &workspace,
@@ -53,38 +55,40 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         }
         return exit::ANSWERED;
     }
-    // Started exactly as a run starts them, then ended with everything they left behind, on
-    // every path: the drop guard runs after an interrupted start too.
-    process::cleanup::become_subreaper();
-    let _end = super::agent::EndAll {
+    // Started exactly as a run starts them, in the same guarded runtime, then ended with
+    // everything they left behind, on every path: an interrupted start too.
+    let guard = Guard {
+        shell_env: &config.shell_env,
         keep_background: false,
     };
-    let runtime = match tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-    {
-        Ok(r) => r,
-        Err(e) => return fail(exit::FAILED, format!("cannot start the async runtime: {e}")),
-    };
-    let statuses = runtime.block_on(async {
-        let shown = term.clone();
-        let mcp = Mcp::new(planned, env, Arc::new(move |line: &str| shown.line(line)));
-        // A server can take its whole startup timeout (an npx download): Ctrl-C, SIGTERM or
-        // SIGHUP stops the wait, and dropping `mcp` kills what started.
-        let mut signals = super::agent::Signals::of(&super::agent::CANCELLING).ok();
-        let stopped = match signals.as_mut() {
-            Some(s) => tokio::select! {
-                () = mcp.start() => None,
-                sig = s.recv() => Some(sig),
-            },
-            None => {
-                mcp.start().await;
-                None
-            }
-        };
-        stopped.map_or_else(|| Ok(mcp.status()), Err)
-    });
-    runtime.shutdown_background();
+    let mut statuses = Err(0);
+    let ran = guard.run(
+        || {},
+        || async {
+            let shown = term.clone();
+            let mcp = Mcp::new(planned, env, Arc::new(move |line: &str| shown.line(line)));
+            // A server can take its whole startup timeout (an npx download): Ctrl-C, SIGTERM
+            // or SIGHUP stops the wait, and dropping `mcp` kills what started.
+            let mut signals = Signals::cancelling().ok();
+            let stopped = match signals.as_mut() {
+                Some(s) => tokio::select! {
+                    () = mcp.start() => None,
+                    sig = s.recv() => Some(sig),
+                },
+                None => {
+                    mcp.start().await;
+                    None
+                }
+            };
+            statuses = stopped.map_or_else(|| Ok(mcp.status()), Err);
+            exit::ANSWERED
+        },
+    );
+    match ran {
+        Ok(exit::ANSWERED) => {}
+        Ok(code) => return code,
+        Err(f) => return super::show_failure(f),
+    }
     let statuses = match statuses {
         Ok(s) => s,
         Err(sig) => {

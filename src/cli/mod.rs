@@ -23,19 +23,7 @@ mod sessions;
 mod skills;
 mod trust;
 
-pub use agent::build_agent;
-
-/// Exit codes, as documented in the README.
-pub mod exit {
-    pub const ANSWERED: i32 = 0;
-    pub const FAILED: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const MAX_TURNS: i32 = 3;
-    /// 128 + the signal: SIGHUP 129, SIGINT 130, SIGTERM 143.
-    pub const fn signalled(sig: i32) -> i32 {
-        128 + sig
-    }
-}
+pub use crate::app::exit;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -507,13 +495,6 @@ fn current_dir() -> Result<std::path::PathBuf, i32> {
     })
 }
 
-/// The user's home folder, where user skills live.
-fn home_dir() -> Option<std::path::PathBuf> {
-    std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .map(std::path::PathBuf::from)
-}
-
 /// The process's terminal: one, so that a spinner line (see `term::Spinner`) is erased before
 /// any other write, whoever makes it.
 static TERM: std::sync::OnceLock<std::sync::Arc<crate::term::Term>> = std::sync::OnceLock::new();
@@ -548,12 +529,23 @@ fn load_config(
     env: &crate::config::Env,
     flags: &crate::config::Flags,
 ) -> Result<crate::config::Config, i32> {
-    let mut warnings = Vec::new();
-    let config = crate::config::Config::load(cwd, env, flags, &mut warnings);
-    for w in warnings {
+    match crate::app::config::load(cwd, env, flags) {
+        Ok(loaded) => {
+            for w in loaded.warnings {
+                errln!("{w}");
+            }
+            Ok(loaded.config)
+        }
+        Err(f) => Err(show_failure(f)),
+    }
+}
+
+/// Prints a [`Failure`](crate::app::Failure): its warnings, then its line; gives its code.
+fn show_failure(f: crate::app::Failure) -> i32 {
+    for w in &f.warnings {
         errln!("{w}");
     }
-    config.map_err(|e| fail(exit::USAGE, e))
+    fail(f.code, f.message)
 }
 
 /// Set by `hx agent --json` before anything can fail: a run that cannot start (no key, a bad

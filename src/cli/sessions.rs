@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{exit, SessionsArgs, SessionsCommand};
+use crate::app::session::store_for;
 use crate::config::process_env;
 use crate::context::{summary, thousands};
 use crate::session::store::{sessions_root, summarize, Store, Summary};
@@ -36,12 +37,6 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
         SessionsCommand::List { all, json } => list(&root, &store, all, json),
         SessionsCommand::Show { id, json } => show(&store, &id, json),
     }
-}
-
-/// The store of the workspace hx would use here.
-pub fn store_for(root: &Path, cwd: &Path) -> Store {
-    let ws = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    Store::new(root, &ws)
 }
 
 fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {

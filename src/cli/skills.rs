@@ -11,7 +11,7 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let home = super::home_dir();
+    let home = crate::paths::home_dir();
     // Skill files come from repositories: everything printed goes through `Term`, which shows
     // their control characters instead of sending them to a terminal.
     let term = Term::detect();

@@ -1,0 +1,23 @@
+//! How a run's ending is named: in the session's `end` line, and in words. The one mapping
+//! the main agent's commands (through `app::Ending`) and the `task` tool share.
+
+use super::Outcome;
+use crate::model::ModelError;
+
+/// The outcome and detail a session's `end` line gives a run that ended with `result`.
+pub fn session_end(result: &Result<Outcome, ModelError>) -> (&'static str, Option<String>) {
+    match result {
+        Ok(Outcome::Answered(_)) => ("answered", None),
+        Ok(Outcome::MaxTurns(_)) => ("max_turns", None),
+        Ok(Outcome::Stopped(reason)) => ("stopped", Some(reason.clone())),
+        Err(e) => ("error", Some(e.to_string())),
+    }
+}
+
+/// `stopped after N turns`: a run that reached its limit of `max_turns` model requests.
+pub fn stopped_after(max_turns: u32) -> String {
+    format!(
+        "stopped after {}",
+        crate::text::count(max_turns.into(), "turn")
+    )
+}

@@ -1,0 +1,246 @@
+//! Building the agent of a run from the config: tools, hooks, guard, sandbox, MCP servers,
+//! project instructions, the skill catalog, and the subagent `task` starts.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::agent::task::Task;
+use crate::agent::{prompt, Agent};
+use crate::config::{Config, Env};
+use crate::context::instructions;
+use crate::events::{Events, Scope};
+use crate::hooks::{self, user::CommandHooks, HookContext, Hooks};
+use crate::mcp::{self, Mcp};
+use crate::model::OpenAiClient;
+use crate::process;
+use crate::sandbox::{Kernel, Plan};
+use crate::session::{self, Recorder, Store};
+use crate::skills::{self, LoadSkill};
+use crate::tools::todo::{TodoList, TodoWrite};
+use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
+
+/// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
+/// file that is not valid is the error), the project instructions, the skill catalog; what
+/// happens goes to `events`. Warnings while building it are pushed to `warnings`, for the
+/// caller to show once it knows whether the run starts. The subagent that `task` starts
+/// shares its model, hooks, events, workspace and project instructions.
+pub fn build_agent(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    events: Events,
+    recorder: Recorder,
+    session_id: &str,
+    warnings: &mut Vec<String>,
+) -> Result<Agent, String> {
+    build_agent_with(
+        config, cwd, env, events, recorder, session_id, None, warnings,
+    )
+    .map(|b| b.agent)
+}
+
+/// The parts of the main agent's system prompt, in order, as (what, text): for `hx context`.
+pub type PromptParts = Vec<(String, String)>;
+
+/// The main agent, and what building it found besides.
+pub struct Built {
+    pub agent: Agent,
+    /// The skills (for completion and `/skills` in `hx chat`).
+    pub skills: Arc<skills::SkillRegistry>,
+    /// What the system prompt was assembled from (`hx context`).
+    pub parts: PromptParts,
+}
+
+/// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
+/// too), and what else the build found.
+#[allow(clippy::too_many_arguments)]
+pub fn build_agent_with(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    events: Events,
+    recorder: Recorder,
+    session_id: &str,
+    approver: Option<Arc<dyn hooks::Approver>>,
+    warnings: &mut Vec<String>,
+) -> Result<Built, String> {
+    let workspace = Workspace::new(cwd)
+        .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
+    let root: PathBuf = workspace.root().to_path_buf();
+    let home = crate::paths::home_dir();
+    let discovery = skills::discover(&root, home.as_deref());
+    // The folders of the catalog's skills outside the workspace (the user's, or a project's
+    // above a subfolder) stay readable, since load_skill lists their files for the model to
+    // read; nothing else of a skills root is.
+    let workspace = workspace.with_read_only(discovery.registry.folders_outside(&root));
+    // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
+    // before any request.
+    let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
+    for w in &plan.warnings {
+        warnings.push(format!("hx: warning: {w}"));
+    }
+    let sandbox = plan.sandbox()?;
+    let client = OpenAiClient::new(config.client_options())?;
+    let mut hooks = Hooks::new()
+        .with_guard(config.guard)
+        .with_approver(approver);
+    let (entries, hook_warnings) = hooks::config::load(&root, env)?;
+    warnings.extend(hook_warnings);
+    let user_hooks =
+        CommandHooks::new(entries, events.clone()).with_output_chars(config.limits.output_chars);
+    if !user_hooks.is_empty() {
+        hooks = hooks.with_user(Arc::new(user_hooks));
+    }
+    // Read once: the system prompt must stay the same for the whole run (prefix cache).
+    let instructions = if config.project_doc {
+        instructions::discover(
+            &root,
+            crate::paths::user_config_dir(env).as_deref(),
+            config.project_doc_max_bytes,
+        )
+    } else {
+        instructions::Instructions::default()
+    };
+    for w in &instructions.warnings {
+        warnings.push(format!("hx: warning: {w}"));
+    }
+    let project_doc = instructions.section();
+    let mut registry = Registry::standard();
+    // MCP servers start with the run (the first turn), their tools after the built-in ones;
+    // subagents get those of the servers that say `subagents = true`.
+    let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
+    let for_subagents = planned.iter().any(|p| p.config.subagents);
+    let mcp = (!planned.is_empty()).then(|| {
+        let (events, scope) = (events.clone(), Scope::default());
+        let warn: mcp::Warn = Arc::new(move |line: &str| events.warn(&scope, line));
+        Mcp::new(planned, env.clone(), warn)
+    });
+    let mut child_registry = registry.clone();
+    if let Some(m) = mcp.as_ref().filter(|_| for_subagents) {
+        child_registry.set_source(m.source(true));
+    }
+    if let Some(m) = &mcp {
+        registry.set_source(m.source(false));
+    }
+    let child = Agent {
+        model: Arc::new(client),
+        model_name: config.model.clone(),
+        tools: ToolSet::for_subagents(child_registry),
+        tool_cx: ToolContext {
+            limits: config.limits.clone(),
+            env: config.shell_env.apply(process::env::original_vars()),
+            sandbox,
+            ..ToolContext::new(workspace)
+        },
+        hooks,
+        hook_cx: HookContext {
+            cwd: root.clone(),
+            scope: Scope::default(),
+            session_id: session_id.to_string(),
+            tool_aliases: Arc::new(registry.claude_names()),
+        },
+        events,
+        // The same project, so the same instructions; no skill catalog (no load_skill).
+        system_prompt: prompt::assemble(
+            prompt::subagent(&root),
+            std::slice::from_ref(&project_doc),
+        ),
+        max_turns: config.subagent_max_turns,
+        reasoning_echo: config.reasoning_echo,
+        reminders: Vec::new(),
+        is_subagent: true,
+        recorder,
+        context: config.context,
+        learned: Default::default(),
+        restore: Vec::new(),
+    };
+    for w in &discovery.warnings {
+        warnings.push(format!("hx: warning: {w}"));
+    }
+    let skills = Arc::new(discovery.registry);
+    let catalog = skills.catalog(config.skills_catalog_budget);
+    // The main agent has every tool, in this order: the five above, then these.
+    // The list is shown by the views, from the call's arguments (see `crate::events`).
+    let todos = TodoList::new();
+    registry.register(Arc::new(TodoWrite::new(todos.clone())));
+    registry.register(Arc::new(Task::new(child.clone())));
+    let load_skill = Arc::new(LoadSkill::new(skills.clone()));
+    registry.register(load_skill.clone());
+    let hook_cx = HookContext {
+        tool_aliases: Arc::new(registry.claude_names()),
+        ..child.hook_cx.clone()
+    };
+    let base = prompt::base(&root);
+    let mut parts: PromptParts = vec![("hx's own instructions".into(), base.clone())];
+    if !instructions.is_empty() {
+        parts.push((
+            "project instructions heading".into(),
+            instructions::Instructions::heading().into(),
+        ));
+        parts.extend(instructions.parts());
+    }
+    parts.push(("skill catalog".into(), catalog.clone()));
+    let agent = Agent {
+        tools: ToolSet::all(registry),
+        hook_cx,
+        system_prompt: prompt::assemble(base, &[project_doc, catalog]),
+        max_turns: config.max_turns,
+        reminders: vec![todos.clone()],
+        is_subagent: false,
+        restore: vec![load_skill, todos],
+        ..child
+    };
+    Ok(Built {
+        agent,
+        skills,
+        parts,
+    })
+}
+
+/// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
+pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -> Recorder {
+    let store = (!ephemeral && config.sessions)
+        .then(|| session::store::sessions_root(env))
+        .flatten()
+        .map(|root| Store::new(&root, workspace));
+    Recorder {
+        store,
+        workspace: workspace.display().to_string(),
+        model: config.model.clone(),
+        provider: config.provider.clone(),
+        base_url: recorded_url(&config.base_url),
+    }
+}
+
+/// The base URL as a session file keeps it: without user, password, query or fragment, where
+/// a key is sometimes put (`?key=...`); session files never hold a key.
+fn recorded_url(url: &str) -> String {
+    match reqwest::Url::parse(url) {
+        Ok(mut u) => {
+            let _ = u.set_username("");
+            let _ = u.set_password(None);
+            u.set_query(None);
+            u.set_fragment(None);
+            u.to_string().trim_end_matches('/').to_string()
+        }
+        Err(_) => String::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::recorded_url;
+
+    #[test]
+    fn a_recorded_url_holds_no_credentials() {
+        assert_eq!(
+            recorded_url("https://user:pw@llm.example/v1?key=sk-1#x"),
+            "https://llm.example/v1"
+        );
+        assert_eq!(
+            recorded_url("https://api.deepseek.com"),
+            "https://api.deepseek.com"
+        );
+        assert_eq!(recorded_url("not a url"), "");
+    }
+}

@@ -1,0 +1,167 @@
+//! How one turn of the user's ended, mapped once to everything that reports it: the exit
+//! code, the end of the turn the views show, and the outcome of the session's `end` line.
+
+use super::exit;
+use crate::agent::{outcome, Outcome};
+use crate::events::TurnEnd;
+use crate::model::ModelError;
+use crate::process::signal_name;
+
+/// The answer to each call a cancelled turn left without one.
+pub const INTERRUPTED: &str = "Error: interrupted by the user";
+
+/// How a turn ended.
+#[derive(Debug)]
+pub enum Ending {
+    /// The run ended by itself: an answer, the turn limit, a hook, or a model error.
+    Run(Result<Outcome, ModelError>),
+    /// A compaction asked for on its own (`hx agent --compact`) is done; there is no answer.
+    Compacted,
+    /// A signal cut the run short (`hx agent`), or ended the program (`hx chat`).
+    Signalled(i32),
+    /// Ctrl-C cancelled a turn of `hx chat`; `open` calls it left were answered as
+    /// interrupted.
+    Cancelled { open: usize },
+}
+
+/// Who reads the turn's end: a one-shot run, or a conversation that goes on after it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Front {
+    Run,
+    Conversation,
+}
+
+/// An [`Ending`], as each reader wants it.
+#[derive(Debug)]
+pub struct Mapped {
+    pub code: i32,
+    pub turn: TurnEnd,
+    /// The session's `end` line: the outcome and its detail.
+    pub outcome: &'static str,
+    pub detail: Option<String>,
+}
+
+impl Ending {
+    /// The ending for each reader; `max_turns` is the limit the run had.
+    pub fn map(self, max_turns: u32, front: Front) -> Mapped {
+        let (outcome, detail) = match &self {
+            Ending::Run(result) => outcome::session_end(result),
+            Ending::Compacted => ("compacted", None),
+            Ending::Signalled(sig) => ("interrupted", Some(signal_name(*sig).to_string())),
+            Ending::Cancelled { .. } => ("interrupted", Some(signal_name(libc::SIGINT).into())),
+        };
+        let (code, turn) = match self {
+            Ending::Run(Ok(Outcome::Answered(text))) => (exit::ANSWERED, TurnEnd::Answered(text)),
+            Ending::Run(Ok(Outcome::Stopped(reason))) => (
+                exit::FAILED,
+                TurnEnd::Failed(format!("stopped by a hook: {reason}")),
+            ),
+            Ending::Run(Ok(Outcome::MaxTurns(_))) => {
+                let then = match front {
+                    Front::Run => "",
+                    Front::Conversation => "; a message goes on from here",
+                };
+                (
+                    exit::MAX_TURNS,
+                    TurnEnd::Failed(format!(
+                        "{} (--max-turns) without a final answer{then}",
+                        outcome::stopped_after(max_turns)
+                    )),
+                )
+            }
+            Ending::Run(Err(e)) => (exit::FAILED, TurnEnd::Failed(e.to_string())),
+            // The compaction's lines said what it did.
+            Ending::Compacted => (exit::ANSWERED, TurnEnd::Answered(String::new())),
+            Ending::Signalled(sig) => {
+                let message = match sig {
+                    libc::SIGINT => "interrupted".to_string(),
+                    other => format!("terminated by {}", signal_name(other)),
+                };
+                (exit::signalled(sig), TurnEnd::Failed(message))
+            }
+            Ending::Cancelled { open } => {
+                let note = match open {
+                    0 => String::new(),
+                    n => format!("; {n} unfinished call(s) answered \"{INTERRUPTED}\""),
+                };
+                (
+                    exit::signalled(libc::SIGINT),
+                    TurnEnd::Failed(format!("interrupted{note}")),
+                )
+            }
+        };
+        Mapped {
+            code,
+            turn,
+            outcome,
+            detail,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_turn_limit_reads_the_same_in_a_run_and_a_conversation() {
+        let run = Ending::Run(Ok(Outcome::MaxTurns(String::new()))).map(2, Front::Run);
+        let chat = Ending::Run(Ok(Outcome::MaxTurns(String::new()))).map(2, Front::Conversation);
+        assert_eq!(run.code, exit::MAX_TURNS);
+        assert_eq!(
+            run.turn,
+            TurnEnd::Failed("stopped after 2 turns (--max-turns) without a final answer".into())
+        );
+        assert_eq!(
+            chat.turn,
+            TurnEnd::Failed(
+                "stopped after 2 turns (--max-turns) without a final answer; a message goes on \
+                 from here"
+                    .into()
+            )
+        );
+        assert_eq!((run.outcome, chat.outcome), ("max_turns", "max_turns"));
+    }
+
+    #[test]
+    fn a_signal_names_itself_and_gives_128_plus_its_number() {
+        let m = Ending::Signalled(libc::SIGTERM).map(1, Front::Run);
+        assert_eq!(m.code, 143);
+        assert_eq!(m.turn, TurnEnd::Failed("terminated by SIGTERM".into()));
+        assert_eq!(
+            (m.outcome, m.detail.as_deref()),
+            ("interrupted", Some("SIGTERM"))
+        );
+        let m = Ending::Signalled(libc::SIGINT).map(1, Front::Run);
+        assert_eq!(
+            (m.code, m.turn),
+            (130, TurnEnd::Failed("interrupted".into()))
+        );
+    }
+
+    #[test]
+    fn a_cancelled_turn_counts_the_calls_it_left() {
+        let m = Ending::Cancelled { open: 2 }.map(1, Front::Conversation);
+        assert_eq!(
+            m.turn,
+            TurnEnd::Failed(
+                "interrupted; 2 unfinished call(s) answered \"Error: interrupted by the user\""
+                    .into()
+            )
+        );
+        assert_eq!(
+            (m.outcome, m.detail.as_deref()),
+            ("interrupted", Some("SIGINT"))
+        );
+        let m = Ending::Cancelled { open: 0 }.map(1, Front::Conversation);
+        assert_eq!(m.turn, TurnEnd::Failed("interrupted".into()));
+    }
+
+    #[test]
+    fn a_compaction_alone_answers_nothing_and_succeeds() {
+        let m = Ending::Compacted.map(1, Front::Run);
+        assert_eq!(m.code, exit::ANSWERED);
+        assert_eq!(m.turn, TurnEnd::Answered(String::new()));
+        assert_eq!(m.outcome, "compacted");
+    }
+}

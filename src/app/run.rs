@@ -1,0 +1,149 @@
+//! One task, run to its end: the agent built, the session opened (new or resumed), the run
+//! raced against the cancelling signals, its ending mapped and recorded, the session closed.
+//! `hx agent` is this with views and flags around it.
+
+use std::path::PathBuf;
+
+use super::outcome::{Ending, Front};
+use super::session::{self, Resumed};
+use super::signals::{self, Signals};
+use super::{build, exit};
+use crate::agent::compact::Ended;
+use crate::agent::Outcome;
+use crate::config::{Config, Env};
+use crate::events::{Event, Events, Scope, Start, TurnEnd};
+
+/// What one run is asked to do.
+pub struct Task {
+    pub config: Config,
+    pub cwd: PathBuf,
+    pub env: Env,
+    /// The user's message; `None` compacts the resumed session and stops.
+    pub message: Option<String>,
+    /// The session to continue; `None` starts one.
+    pub resume: Option<Resumed>,
+    /// Record nothing.
+    pub ephemeral: bool,
+    /// What was said before the views existed (the config's warnings): shown after the line
+    /// saying where the run goes, or before the error that stops it.
+    pub warnings: Vec<String>,
+}
+
+/// Runs `task` to its end and gives the exit code; everything it does goes to `events`.
+/// `answered` gets the answer, when there is one, before the session is closed; its error
+/// fails the run.
+pub async fn run(
+    task: Task,
+    events: Events,
+    answered: impl FnOnce(&str) -> Result<(), String>,
+) -> i32 {
+    let Task {
+        config,
+        cwd,
+        env,
+        message,
+        resume,
+        ephemeral,
+        mut warnings,
+    } = task;
+    let main = Scope::default();
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    let recorder = build::recorder(&config, &workspace, &env, ephemeral);
+    // The agent first, so a run that cannot start (a broken hooks file) records nothing.
+    let id = match &resume {
+        Some(r) => r.id().to_string(),
+        None => crate::session::store::new_id(),
+    };
+    let fatal = |code: i32, message: &str, warnings: &[String]| {
+        for w in warnings {
+            events.warn(&main, w);
+        }
+        events.emit(&main, &Event::Error(message));
+        code
+    };
+    let agent = match build::build_agent(
+        &config,
+        &cwd,
+        &env,
+        events.clone(),
+        recorder.clone(),
+        &id,
+        &mut warnings,
+    ) {
+        Ok(a) => a,
+        Err(e) => return fatal(exit::USAGE, &e, &warnings),
+    };
+    let resumed = resume.is_some();
+    let session = session::open(&recorder, id, resume, config.reasoning_echo, &mut warnings);
+    let mut session = match session {
+        Ok(s) => s,
+        Err(e) => return fatal(exit::FAILED, &e, &warnings),
+    };
+    events.emit(
+        &main,
+        &Event::Started(&Start {
+            session_id: session.id(),
+            model: &config.model,
+            provider: &config.provider,
+            base_url: &config.base_url,
+            resumed,
+        }),
+    );
+    for w in &warnings {
+        events.warn(&main, w);
+    }
+    // What the tools remember (skills loaded, the todo list) follows the history they see.
+    for r in &agent.restore {
+        r.restore(session.messages());
+    }
+    let mut signals = match Signals::cancelling() {
+        Ok(s) => s,
+        Err(e) => {
+            session.end("error", Some(&e.to_string()));
+            let code = fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
+            session::close(&mut session, &events);
+            return code;
+        }
+    };
+    let reaper = tokio::spawn(signals::reap_orphans());
+    let began = std::time::Instant::now();
+    let work = async {
+        match &message {
+            Some(text) => Ending::Run(agent.run(&mut session, text).await),
+            None => {
+                // A compaction on its own is the run's one turn.
+                events.emit(&main, &Event::TurnStarted);
+                match agent.compact_now(&mut session).await {
+                    Ok(()) => Ending::Compacted,
+                    Err(Ended::Stopped(reason)) => Ending::Run(Ok(Outcome::Stopped(reason))),
+                    Err(Ended::Error(e)) => Ending::Run(Err(e)),
+                }
+            }
+        }
+    };
+    let ending = tokio::select! {
+        r = work => r,
+        sig = signals.recv() => Ending::Signalled(sig),
+    };
+    // The run is over, or was just dropped: that killed the running commands' process groups
+    // and the subagents, and the session still holds everything it appended. The handlers
+    // stay installed, so a second signal (a closing terminal sends SIGHUP twice) cannot cut
+    // the cleanup short: the session's last lines and the end of everything hx started, which
+    // take at most about 2 s.
+    drop(signals);
+    reaper.abort();
+    if let Ending::Signalled(_) = ending {
+        agent.stopped(&session, began.elapsed());
+    }
+    let mapped = ending.map(config.max_turns, Front::Run);
+    session.end(mapped.outcome, mapped.detail.as_deref());
+    events.emit(&main, &Event::TurnEnded(&mapped.turn));
+    let mut code = mapped.code;
+    if let (TurnEnd::Answered(text), Some(_)) = (&mapped.turn, &message) {
+        if let Err(e) = answered(text) {
+            code = fatal(exit::FAILED, &e, &[]);
+        }
+    }
+    session::close(&mut session, &events);
+    code
+}

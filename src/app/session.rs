@@ -1,0 +1,190 @@
+//! Finding, opening and closing the session a run works on.
+
+use std::path::{Path, PathBuf};
+
+use super::Failure;
+use crate::config::{Env, Flags};
+use crate::events::{Event, Events, Scope};
+use crate::model::ReasoningEcho;
+use crate::session::{self, Recorder, Session, SessionLog, Store};
+
+/// A recorded session to continue: its file, as read, and (when this run records) the file
+/// still open under the lock it was read with, so that no other run can write to it before
+/// this one appends.
+pub struct Resumed {
+    pub path: PathBuf,
+    pub loaded: session::Loaded,
+    pub locked: Option<std::fs::File>,
+}
+
+impl Resumed {
+    /// A continued session keeps its provider and model unless a flag says otherwise.
+    pub fn keep_provider(&self, flags: &mut Flags) {
+        if flags.provider.is_none() {
+            flags.provider = Some(self.loaded.provider.clone());
+            if flags.model.is_none() {
+                flags.model = Some(self.loaded.model.clone());
+            }
+        }
+    }
+
+    pub fn id(&self) -> &str {
+        &self.loaded.header.id
+    }
+}
+
+/// Which recorded session a command names.
+#[derive(Debug, Clone, Copy)]
+pub enum Pick<'a> {
+    /// `-c`: the newest of the workspace.
+    Newest,
+    /// `-r ID`: an id or a unique prefix of one.
+    Id(&'a str),
+}
+
+impl<'a> Pick<'a> {
+    /// What `-c` and `-r ID` ask for; `None` for a new session.
+    pub fn from_flags(continue_: bool, resume: Option<&'a str>) -> Option<Pick<'a>> {
+        match (continue_, resume) {
+            (_, Some(id)) => Some(Pick::Id(id)),
+            (true, None) => Some(Pick::Newest),
+            (false, None) => None,
+        }
+    }
+}
+
+/// The store of the workspace hx would use in `cwd`.
+pub fn store_for(root: &Path, cwd: &Path) -> Store {
+    let ws = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    Store::new(root, &ws)
+}
+
+/// The session `pick` names, read; locked first when this run will `record` to it. An
+/// unknown or ambiguous id is a usage error (2), a damaged file a failure (1).
+pub fn find(pick: Pick<'_>, record: bool, cwd: &Path, env: &Env) -> Result<Resumed, Failure> {
+    let Some(root) = session::store::sessions_root(env) else {
+        return Err(Failure::usage(
+            "no place for sessions: set HOME or XDG_STATE_HOME",
+        ));
+    };
+    let store = store_for(&root, cwd);
+    let path =
+        match pick {
+            Pick::Id(id) => store.find(id).map_err(Failure::usage)?,
+            Pick::Newest => match store.newest() {
+                Ok(Some(p)) => p,
+                Ok(None) => return Err(Failure::usage(
+                    "no session to continue in this workspace; start one with hx agent \"TASK\"",
+                )),
+                Err(warnings) => {
+                    let warnings = warnings
+                        .iter()
+                        .map(|w| format!("hx: warning: {w}"))
+                        .collect();
+                    return Err(Failure::failed(
+                        "no readable session to continue in this workspace",
+                    )
+                    .after(warnings));
+                }
+            },
+        };
+    let cannot = |e: &dyn std::fmt::Display| {
+        Failure::failed(format!("cannot resume {}: {e}", path.display()))
+    };
+    // Locked before it is read: a run still writing it must finish first, and nothing may be
+    // added between this read and this run's first line.
+    let locked = if record {
+        Some(session::log::open_locked(&path).map_err(|e| cannot(&e))?)
+    } else {
+        None
+    };
+    let loaded = match &locked {
+        Some(f) => session::record::read_file(f),
+        None => session::record::read(&path),
+    }
+    .map_err(|e| cannot(&e))?;
+    if loaded.header.parent_id.is_some() {
+        return Err(Failure::usage(format!(
+            "session {} is a subagent's; continue the session that started it",
+            loaded.header.id
+        )));
+    }
+    Ok(Resumed {
+        path,
+        loaded,
+        locked,
+    })
+}
+
+/// [`find`] for what `-c` / `-r ID` ask, `None` when they ask for nothing.
+pub fn find_picked(
+    pick: Option<Pick<'_>>,
+    record: bool,
+    cwd: &Path,
+    env: &Env,
+) -> Result<Option<Resumed>, Failure> {
+    pick.map(|p| find(p, record, cwd, env)).transpose()
+}
+
+/// The session a run works on: the resumed one (its calls left open answered) or a new one
+/// with the id `id`; warnings are pushed to `warnings`. `Err` is why the session cannot be
+/// continued.
+pub fn open(
+    recorder: &Recorder,
+    id: String,
+    resume: Option<Resumed>,
+    echo: ReasoningEcho,
+    warnings: &mut Vec<String>,
+) -> Result<Session, String> {
+    let Some(Resumed {
+        path,
+        loaded,
+        locked,
+    }) = resume
+    else {
+        let (session, unrecorded) = recorder.start_with_id(id, None);
+        if let Some(why) = unrecorded {
+            warnings.push(format!("hx: warning: {why}"));
+        }
+        return Ok(session);
+    };
+    for w in &loaded.warnings {
+        warnings.push(format!("hx: warning: {}: {w}", path.display()));
+    }
+    let cannot =
+        |e: session::log::OpenError| format!("cannot continue session {}: {e}", loaded.header.id);
+    let log = match (&recorder.store, locked) {
+        (None, _) => None,
+        (Some(_), Some(file)) => {
+            Some(SessionLog::append_locked(&path, file, loaded.valid_len).map_err(cannot)?)
+        }
+        (Some(_), None) => Some(SessionLog::append(&path, loaded.valid_len).map_err(cannot)?),
+    };
+    let switched = loaded.provider != recorder.provider;
+    let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
+    if repaired > 0 {
+        warnings.push(format!(
+            "hx: session {}: {repaired} tool call(s) had no result (the run ended during them); \
+             they are answered as not run",
+            session.id()
+        ));
+    }
+    if switched {
+        // The history was written for another server: DeepSeek answers 400 to a tool-calling
+        // turn without `reasoning_content`, strict servers to one with it.
+        session.adapt_reasoning(echo);
+    }
+    Ok(session)
+}
+
+/// Writes the session out; a recorded one is named to the views, with how to go on from it.
+pub fn close(session: &mut Session, events: &Events) {
+    let main = Scope::default();
+    let recorded = session.path().is_some();
+    if let Some(e) = session.close() {
+        events.warn(&main, &format!("hx: warning: {e}"));
+    }
+    if recorded {
+        events.emit(&main, &Event::SessionSaved { id: session.id() });
+    }
+}

@@ -1,0 +1,554 @@
+//! The conversation of `hx chat`, and bare `hx` on a terminal. Each message is a user turn
+//! on one session; Ctrl-C cancels the running turn, not the program; slash commands manage
+//! the session. This loop owns the session and the agent; switching and resuming sessions
+//! is `switch`.
+//!
+//! What a turn does is shown by the same view as `hx agent`'s trace (`events::HumanView`, on
+//! the terminal this loop prints through), spinner included; the loop adds how each turn
+//! ended and its own lines.
+//!
+//! Signals: SIGINT is watched only while a turn runs (a fresh watcher per turn, so a stray
+//! one from before does not cancel the next); at the prompt the terminal is raw and Ctrl-C is
+//! a key the editor reads. SIGTERM and SIGHUP end the program at any point, with the cleanup
+//! of `hx agent` (exit 143 / 129, the session line).
+
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Instant;
+
+use tokio::signal::unix::{signal, SignalKind};
+
+use super::approve::Approvals;
+use super::commands::{self, Input};
+use super::editor::{self, LineEditor, Read, SkillNames};
+use super::terminal::SavedTerminal;
+use crate::agent::{Agent, Outcome};
+use crate::app::outcome::{Ending, Front};
+use crate::app::session::Resumed;
+use crate::app::signals::{self, Signals, ENDING};
+use crate::app::{build, exit};
+use crate::config::{Config, Env};
+use crate::events::{Event, Events, HumanView, Scope, Verbosity};
+use crate::hooks;
+use crate::process::signal_name;
+use crate::session::{self, Recorder, Session};
+use crate::skills::SkillRegistry;
+use crate::term::Term;
+
+/// The prompt. The benchmark and the tests wait for it.
+pub const PROMPT: &str = "hx> ";
+
+/// What a conversation starts from.
+pub struct Setup {
+    pub config: Config,
+    pub cwd: PathBuf,
+    pub env: Env,
+    /// The session `-c` or `-r` names, read.
+    pub resume: Option<Resumed>,
+    /// Record nothing.
+    pub ephemeral: bool,
+    /// The terminal everything is shown on.
+    pub term: Arc<Term>,
+}
+
+/// What a build of the agent gives.
+pub(super) type Built = Result<build::Built, String>;
+
+/// How a message's turn ended.
+enum TurnEnd {
+    Done(Result<Outcome, crate::model::ModelError>),
+    /// Ctrl-C (SIGINT, or at an approval question).
+    Cancelled,
+    /// SIGTERM or SIGHUP: the program ends.
+    Ended(i32),
+}
+
+pub(super) struct Chat {
+    pub(super) config: Config,
+    pub(super) cwd: PathBuf,
+    pub(super) env: Env,
+    pub(super) term: Arc<Term>,
+    /// The agent's events, shown by a [`HumanView`] on `term`.
+    pub(super) events: Events,
+    pub(super) recorder: Recorder,
+    pub(super) editor: LineEditor,
+    pub(super) approvals: Arc<Approvals>,
+    pub(super) skill_names: SkillNames,
+    /// `None` until the first build is done: it runs while the first prompt is up.
+    pub(super) agent: Option<Agent>,
+    pub(super) building: Option<tokio::task::JoinHandle<Built>>,
+    pub(super) skills: Arc<SkillRegistry>,
+    /// The current session's id: chosen before its file exists.
+    pub(super) id: String,
+    /// Created with the first message (an empty chat leaves no session for `-c` to find),
+    /// or opened by `-c`, `-r`, `/resume`.
+    pub(super) session: Option<Session>,
+    /// SessionStart hooks already ran for the current session.
+    pub(super) started: bool,
+    /// How the last message ended, for the session's `end` line.
+    pub(super) outcome: (&'static str, Option<String>),
+}
+
+/// Runs the conversation until the user leaves (0) or a signal ends it (128 + its number);
+/// `terminal` is put back on every way out.
+pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
+    let Setup {
+        config,
+        cwd,
+        env,
+        resume,
+        ephemeral,
+        term,
+    } = setup;
+    let events = Events::new(Arc::new(HumanView::new(
+        term.clone(),
+        config.show_reasoning,
+        Verbosity::Normal,
+    )));
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+    let recorder = build::recorder(&config, &workspace, &env, ephemeral);
+    let skill_names: SkillNames = Arc::new(RwLock::new(Vec::new()));
+    let (editor, warnings) =
+        match LineEditor::start(editor::history_path(&env), skill_names.clone()) {
+            Ok(e) => e,
+            Err(e) => {
+                term.line(&format!("hx: cannot start the line editor: {e}"));
+                return exit::FAILED;
+            }
+        };
+    for w in warnings {
+        term.line(&format!("hx: warning: {w}"));
+    }
+    let approvals = Approvals::new(editor.clone(), term.clone());
+    let id = match &resume {
+        Some(r) => r.id().to_string(),
+        None => session::store::new_id(),
+    };
+    // The agent, and with it the skill catalog (2,000 skills take tens of milliseconds), is
+    // built on the blocking pool while the prompt is already up; a line waits for it.
+    let building = {
+        let (config, cwd, env) = (config.clone(), cwd.clone(), env.clone());
+        let (events, recorder, id) = (events.clone(), recorder.clone(), id.clone());
+        let (approver, editor): (Arc<dyn hooks::Approver>, _) = (approvals.clone(), editor.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut warnings = Vec::new();
+            let built = build::build_agent_with(
+                &config,
+                &cwd,
+                &env,
+                events,
+                recorder,
+                &id,
+                Some(approver),
+                &mut warnings,
+            );
+            for w in warnings {
+                editor.print(&w);
+            }
+            built
+        })
+    };
+    let mut chat = Chat {
+        config,
+        cwd,
+        env,
+        term,
+        events,
+        recorder,
+        editor,
+        approvals,
+        skill_names,
+        agent: None,
+        building: Some(building),
+        skills: Arc::new(SkillRegistry::default()),
+        id,
+        session: None,
+        started: false,
+        outcome: ("answered", None),
+    };
+    if let Some(r) = resume {
+        if let Err(code) = chat.open(r) {
+            return code;
+        }
+    }
+    let mut ends = match Signals::of(&ENDING) {
+        Ok(s) => s,
+        Err(e) => {
+            chat.say(&format!("hx: cannot watch signals: {e}"));
+            return exit::FAILED;
+        }
+    };
+    let reaper = tokio::spawn(signals::reap_orphans());
+    let code = chat.converse(&mut ends, terminal).await;
+    reaper.abort();
+    code
+}
+
+impl Chat {
+    pub(super) fn say(&self, text: &str) {
+        self.term.line(text);
+    }
+
+    pub(super) fn set_skill_names(&self) {
+        let names = self.skills.names().map(str::to_string).collect();
+        *self.skill_names.write().unwrap_or_else(|p| p.into_inner()) = names;
+    }
+
+    /// The conversation, until the user leaves (0) or a signal ends it.
+    async fn converse(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> i32 {
+        self.say(&format!(
+            "hx chat · {} · /help lists commands · Ctrl-D leaves",
+            self.config.model
+        ));
+        let mut leaving = false;
+        loop {
+            let line = match self.read(PROMPT, ends, terminal).await {
+                Ok(r) => r,
+                Err(code) => return code,
+            };
+            let line = match line {
+                Read::Line(l) => l,
+                Read::Interrupted if leaving => break,
+                Read::Interrupted => {
+                    leaving = true;
+                    self.say("hx: press Ctrl-C again, Ctrl-D or type /exit to leave");
+                    continue;
+                }
+                Read::Eof => break,
+                Read::Failed(e) => {
+                    self.say(&format!("hx: cannot read the terminal: {e}"));
+                    break;
+                }
+            };
+            leaving = false;
+            if !line.trim().is_empty() {
+                if let Err(code) = self.ready(ends, terminal).await {
+                    return code;
+                }
+            }
+            let text = commands::join_continued(&line);
+            if !text.trim().is_empty() {
+                self.editor.remember(&text);
+            }
+            let input = commands::parse(&text, |n| self.skills.get(n).is_some());
+            match input {
+                Input::Empty => {}
+                Input::Message(m) => {
+                    if let Some(code) = self.send(&m, ends, terminal).await {
+                        return code;
+                    }
+                }
+                Input::Exit => break,
+                Input::Help => self.say(commands::help().trim_end()),
+                Input::New => self.new_session(),
+                Input::Resume(id) => {
+                    if let Err(code) = self.resume(id, ends, terminal).await {
+                        return code;
+                    }
+                }
+                Input::Compact => {
+                    if let Some(sig) = self.compact(ends).await {
+                        return self.end_by_signal(sig, terminal);
+                    }
+                }
+                Input::Model(name) => self.model(name),
+                Input::Skills => self.say(&super::skills_text(
+                    &self.skills,
+                    &self.skills.catalog(self.config.skills_catalog_budget),
+                    self.config.skills_catalog_budget,
+                )),
+                Input::Todos => self.say(&super::todos_text(self.messages())),
+                Input::Usage => {
+                    let totals = self.session.as_ref().map(Session::totals);
+                    self.say(&super::usage_text(&totals.unwrap_or_default()));
+                }
+                Input::Context => {
+                    if let Some(agent) = &self.agent {
+                        self.say(&super::context_text(
+                            &agent.system_prompt,
+                            &self.skills.catalog(self.config.skills_catalog_budget),
+                            self.skills.len(),
+                            self.config.skills_catalog_budget,
+                            &agent.tools.as_listed().specs(),
+                            self.messages(),
+                        ))
+                    }
+                }
+                Input::Unknown(word) => {
+                    self.say(&format!("hx: unknown command {word}; /help lists them"))
+                }
+            }
+        }
+        self.close_session();
+        exit::ANSWERED
+    }
+
+    fn messages(&self) -> &[crate::model::Message] {
+        self.session.as_ref().map_or(&[], |s| s.messages())
+    }
+
+    /// One line from the editor; SIGTERM or SIGHUP meanwhile ends the program, and so does
+    /// a first build that fails (`Err`: the exit code, everything closed).
+    pub(super) async fn read(
+        &mut self,
+        prompt: &str,
+        ends: &mut Signals,
+        terminal: &SavedTerminal,
+    ) -> Result<Read, i32> {
+        let editor = self.editor.clone();
+        let read = editor.read(prompt);
+        tokio::pin!(read);
+        loop {
+            tokio::select! {
+                r = &mut read => return Ok(r),
+                sig = ends.recv() => {
+                    return Err(self.end_by_signal(sig, terminal));
+                }
+                built = async {
+                    match self.building.as_mut() {
+                        Some(b) => b.await,
+                        None => std::future::pending().await,
+                    }
+                }, if self.building.is_some() => {
+                    self.building = None;
+                    self.install(built, terminal)?;
+                }
+            }
+        }
+    }
+
+    /// Lets the agent's tools that remember the conversation (`load_skill`'s "already
+    /// loaded", the todo list) take it up from the current session's history, as `hx agent`
+    /// does after opening a session: after every build and every switch of session.
+    pub(super) fn restore_tools(&self) {
+        if let (Some(agent), Some(session)) = (&self.agent, &self.session) {
+            for r in &agent.restore {
+                r.restore(session.messages());
+            }
+        }
+    }
+
+    /// Waits for the first build, if it is still running.
+    async fn ready(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> Result<(), i32> {
+        if let Some(building) = self.building.take() {
+            let built = tokio::select! {
+                b = building => b,
+                sig = ends.recv() => {
+                    return Err(self.end_by_signal(sig, terminal));
+                }
+            };
+            self.install(built, terminal)?;
+        }
+        Ok(())
+    }
+
+    /// Puts the first build's agent in place; a build that failed (a hooks file that is not
+    /// valid, a sandbox that is required but cannot be had) ends the program with exit 2,
+    /// before any request, as it does `hx agent`.
+    fn install(
+        &mut self,
+        built: Result<Built, tokio::task::JoinError>,
+        terminal: &SavedTerminal,
+    ) -> Result<(), i32> {
+        let failed = match built {
+            Ok(Ok(built)) => {
+                self.agent = Some(built.agent);
+                self.skills = built.skills;
+                self.set_skill_names();
+                self.restore_tools();
+                return Ok(());
+            }
+            Ok(Err(e)) => (exit::USAGE, e),
+            Err(e) => (exit::FAILED, format!("cannot build the agent: {e}")),
+        };
+        // Straight to the terminal, not above the prompt: hx ends before the editor would
+        // print it.
+        terminal.restore();
+        self.say(&format!("\nhx: {}", failed.1));
+        self.close_session();
+        Err(failed.0)
+    }
+
+    /// Ends the chat on a signal that ends the program: the terminal put back, the session
+    /// closed with the signal as its outcome.
+    fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
+        terminal.restore();
+        // The handlers stay: a second signal must not cut the session's last lines short.
+        self.say(&format!("\nhx: terminated by {}", signal_name(sig)));
+        let mapped = Ending::Signalled(sig).map(self.config.max_turns, Front::Conversation);
+        self.outcome = (mapped.outcome, mapped.detail);
+        self.close_session();
+        mapped.code
+    }
+
+    /// The current session, created (and its file) on first use.
+    fn session(&mut self) -> &mut Session {
+        let Chat {
+            session,
+            recorder,
+            id,
+            term,
+            ..
+        } = self;
+        session.get_or_insert_with(|| {
+            let (s, unrecorded) = recorder.start_with_id(id.clone(), None);
+            if let Some(why) = unrecorded {
+                term.line(&format!("hx: warning: {why}"));
+            }
+            s
+        })
+    }
+
+    /// Sends one message and runs its turn to the end, a cancel, or a signal (`Some`: the
+    /// program's exit code).
+    async fn send(
+        &mut self,
+        text: &str,
+        ends: &mut Signals,
+        terminal: &SavedTerminal,
+    ) -> Option<i32> {
+        let session_start = !self.started;
+        self.started = true;
+        self.session();
+        let Chat {
+            agent: Some(agent),
+            session: Some(session),
+            term,
+            events,
+            config,
+            approvals,
+            outcome,
+            ..
+        } = &mut *self
+        else {
+            return None;
+        };
+        let main = Scope::default();
+        // A fresh watcher: a SIGINT that arrived while the prompt waited is not this turn's.
+        let mut sigint = match signal(SignalKind::interrupt()) {
+            Ok(s) => s,
+            Err(e) => {
+                term.line(&format!("hx: cannot watch Ctrl-C: {e}"));
+                return None;
+            }
+        };
+        let cancel = approvals.begin_turn();
+        // The view shows the turn as it runs, the spinner too (waiting for the model, or for
+        // a tool that takes over a second); every way out below ends the turn for it, so no
+        // spinner outlives its turn.
+        let began = Instant::now();
+        let end = tokio::select! {
+            r = agent.run_message(session, text, session_start) => TurnEnd::Done(r),
+            _ = sigint.recv() => TurnEnd::Cancelled,
+            Ok(()) = cancel => TurnEnd::Cancelled,
+            sig = ends.recv() => TurnEnd::Ended(sig),
+        };
+        // The run's future is gone: the HTTP request is dropped, the running commands'
+        // process groups killed, the subagents stopped.
+        drop(sigint);
+        for a in approvals.take_answered() {
+            session.record_approval(&a);
+        }
+        let sig = match end {
+            TurnEnd::Done(r) => {
+                let mapped = Ending::Run(r).map(config.max_turns, Front::Conversation);
+                events.emit(&main, &Event::TurnEnded(&mapped.turn));
+                *outcome = (mapped.outcome, mapped.detail);
+                session.turn_done();
+                return None;
+            }
+            TurnEnd::Cancelled => {
+                agent.stopped(session, began.elapsed());
+                let open = super::answer_open_calls(session);
+                let mapped = Ending::Cancelled { open }.map(config.max_turns, Front::Conversation);
+                events.emit(&main, &Event::TurnEnded(&mapped.turn));
+                *outcome = (mapped.outcome, mapped.detail);
+                return None;
+            }
+            TurnEnd::Ended(sig) => {
+                // The view's Stop line; the program's own line follows.
+                agent.stopped(session, began.elapsed());
+                sig
+            }
+        };
+        Some(self.end_by_signal(sig, terminal))
+    }
+
+    /// `/compact`: the conversation's history summarised now (as `hx agent --compact`), so
+    /// it takes less of the context window. Ctrl-C stops it; the history is then unchanged.
+    /// A signal that ends the program (SIGTERM, SIGHUP, SIGQUIT) is given back.
+    async fn compact(&mut self, ends: &mut Signals) -> Option<i32> {
+        let Chat {
+            agent: Some(agent),
+            session: Some(session),
+            term,
+            ..
+        } = &mut *self
+        else {
+            self.say("hx: nothing to compact yet");
+            return None;
+        };
+        if session.messages().len() < 3 {
+            term.line("hx: nothing to compact yet");
+            return None;
+        }
+        let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
+            return None;
+        };
+        let done = tokio::select! {
+            r = agent.compact_now(session) => Some(r),
+            _ = sigint.recv() => None,
+            sig = ends.recv() => return Some(sig),
+        };
+        match done {
+            Some(Ok(())) => session.turn_done(),
+            Some(Err(crate::agent::compact::Ended::Error(e))) => {
+                term.line(&format!("hx: compaction failed: {e}"))
+            }
+            Some(Err(crate::agent::compact::Ended::Stopped(r))) => {
+                term.line(&format!("hx: a hook stopped the compaction: {r}"))
+            }
+            None => term.line("hx: compaction interrupted; the history is as it was"),
+        }
+        None
+    }
+
+    /// `/model [NAME]`: shows the model, or goes on with another (recorded in the session).
+    fn model(&mut self, name: Option<String>) {
+        let Some(name) = name else {
+            self.say(&format!(
+                "model: {} (provider {})",
+                self.config.model, self.config.provider
+            ));
+            return;
+        };
+        if name.chars().count() > MAX_MODEL_CHARS || name.chars().any(char::is_control) {
+            self.say(&format!(
+                "hx: a model name is one word of at most {MAX_MODEL_CHARS} characters"
+            ));
+            return;
+        }
+        if name.contains(char::is_whitespace) {
+            self.say("hx: a model name is one word");
+            return;
+        }
+        let old = self.config.clone();
+        self.config.set_model(&name);
+        self.recorder.model = name.clone();
+        // The subagents' model is fixed when the agent is built: build it again, for the
+        // same session.
+        if let Err(e) = self.rebuild(self.id.clone(), false) {
+            self.recorder.model = old.model.clone();
+            self.config = old;
+            self.say(&format!("hx: {e}"));
+            return;
+        }
+        if let Some(s) = &mut self.session {
+            s.record_model(&name);
+        }
+        self.say(&format!("model: {name}"));
+    }
+}
+
+/// Longest model name `/model` takes.
+const MAX_MODEL_CHARS: usize = 200;

@@ -1,0 +1,226 @@
+//! Switching sessions in a conversation: closing the current one, starting a new one
+//! (`/new`), and resuming a recorded one (`-c`, `-r`, `/resume`).
+
+use super::conversation::Chat;
+use super::editor::Read;
+use super::terminal::SavedTerminal;
+use crate::app::session::{self as sessions, Pick, Resumed};
+use crate::app::signals::Signals;
+use crate::app::{build, exit};
+use crate::session;
+use crate::term::one_line;
+
+impl Chat {
+    /// Ends the current session's run in its file and names it; the next message starts a
+    /// new one.
+    pub(super) fn close_session(&mut self) {
+        let Some(mut session) = self.session.take() else {
+            return;
+        };
+        let (outcome, detail) = &self.outcome;
+        session.end(outcome, detail.as_deref());
+        let recorded = session.path().is_some();
+        if let Some(e) = session.close() {
+            self.say(&format!("hx: warning: {e}"));
+        }
+        if recorded {
+            self.say(&format!(
+                "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\"",
+                id = session.id()
+            ));
+        }
+    }
+
+    /// `/new`: the current session is closed; the next message starts a fresh one, with an
+    /// agent built anew (fresh todos, skills read again).
+    pub(super) fn new_session(&mut self) {
+        self.close_session();
+        if let Err(e) = self.rebuild(session::store::new_id(), true) {
+            self.say(&format!("hx: {e}"));
+            return;
+        }
+        self.say("hx: new session");
+    }
+
+    /// Builds the agent for session `id` with the current config and puts it in place. A
+    /// `fresh` session starts over: no approvals, and SessionStart hooks run again.
+    pub(super) fn rebuild(&mut self, id: String, fresh: bool) -> Result<(), String> {
+        let mut warnings = Vec::new();
+        let built = build::build_agent_with(
+            &self.config,
+            &self.cwd,
+            &self.env,
+            self.events.clone(),
+            self.recorder.clone(),
+            &id,
+            Some(self.approvals.clone()),
+            &mut warnings,
+        );
+        for w in warnings {
+            self.say(&w);
+        }
+        let build::Built { agent, skills, .. } = built?;
+        self.agent = Some(agent);
+        self.skills = skills;
+        self.id = id;
+        self.set_skill_names();
+        self.restore_tools();
+        if fresh {
+            self.started = false;
+            self.outcome = ("answered", None);
+            self.approvals.reset();
+        }
+        Ok(())
+    }
+
+    /// Makes a recorded session the current one (its open calls answered).
+    pub(super) fn open(&mut self, resumed: Resumed) -> Result<(), i32> {
+        let id = resumed.loaded.header.id.clone();
+        let mut warnings = Vec::new();
+        let session = sessions::open(
+            &self.recorder,
+            id,
+            Some(resumed),
+            self.config.reasoning_echo,
+            &mut warnings,
+        );
+        for w in warnings {
+            self.say(&w);
+        }
+        let session = match session {
+            Ok(s) => s,
+            Err(e) => {
+                self.say(&format!("hx: {e}"));
+                return Err(exit::FAILED);
+            }
+        };
+        let messages = session
+            .messages()
+            .iter()
+            .filter(|m| !matches!(m, crate::model::Message::System(_)))
+            .count();
+        let last = session
+            .messages()
+            .iter()
+            .rev()
+            .find_map(|m| match m {
+                crate::model::Message::User(t) => Some(one_line(t, 100)),
+                _ => None,
+            })
+            .unwrap_or_default();
+        self.say(&format!(
+            "hx: resumed session {} ({messages} messages); last message: {last}",
+            session.id()
+        ));
+        self.session = Some(session);
+        self.restore_tools();
+        Ok(())
+    }
+
+    /// The session `pick` names, read (and locked when `record`); what is wrong is said.
+    fn find(&self, pick: Pick<'_>, record: bool) -> Option<Resumed> {
+        match sessions::find(pick, record, &self.cwd, &self.env) {
+            Ok(r) => Some(r),
+            Err(f) => {
+                for w in &f.warnings {
+                    self.say(w);
+                }
+                self.say(&format!("hx: {}", f.message));
+                None
+            }
+        }
+    }
+
+    /// `/resume [ID]`: without an id, lists this workspace's sessions and asks which.
+    pub(super) async fn resume(
+        &mut self,
+        id: Option<String>,
+        ends: &mut Signals,
+        terminal: &SavedTerminal,
+    ) -> Result<(), i32> {
+        let id = match id {
+            Some(id) => id,
+            None => match self.pick(ends, terminal).await? {
+                Some(id) => id,
+                None => return Ok(()),
+            },
+        };
+        // Looked up without the lock first: the current session holds its own.
+        // Said already when not found; the conversation goes on as it was.
+        let Some(found) = self.find(Pick::Id(&id), false) else {
+            return Ok(());
+        };
+        if found.loaded.header.id == self.id && self.session.is_some() {
+            self.say("hx: that is the current session");
+            return Ok(());
+        }
+        self.close_session();
+        // Then read again under the lock it will be appended with.
+        let record = self.recorder.store.is_some();
+        let Some(found) = self.find(Pick::Id(found.id()), record) else {
+            return Ok(());
+        };
+        if let Err(e) = self.rebuild(found.loaded.header.id.clone(), true) {
+            self.say(&format!("hx: {e}"));
+            return Ok(());
+        }
+        // A session another hx holds is refused here; the chat goes on, in a new session.
+        let _ = self.open(found);
+        Ok(())
+    }
+
+    /// Lists the newest sessions of this workspace, numbered, and reads a choice.
+    async fn pick(
+        &mut self,
+        ends: &mut Signals,
+        terminal: &SavedTerminal,
+    ) -> Result<Option<String>, i32> {
+        const SHOWN: usize = 20;
+        let Some(root) = session::store::sessions_root(&self.env) else {
+            self.say("hx: no place for sessions: set HOME or XDG_STATE_HOME");
+            return Ok(None);
+        };
+        let store = sessions::store_for(&root, &self.cwd);
+        let (list, _) = store.list(false);
+        if list.is_empty() {
+            self.say("hx: no sessions in this workspace yet");
+            return Ok(None);
+        }
+        let mut text = String::new();
+        for (i, s) in list.iter().take(SHOWN).enumerate() {
+            text.push_str(&format!(
+                "{:>3}  {}  {}  {:>3} turns  {}\n",
+                i + 1,
+                s.id,
+                s.started_at,
+                s.turns,
+                one_line(&s.task, 60)
+            ));
+        }
+        if list.len() > SHOWN {
+            text.push_str(&format!(
+                "     ... {} older: /resume ID, or hx sessions list\n",
+                list.len() - SHOWN
+            ));
+        }
+        self.say(text.trim_end());
+        let answer = match self
+            .read(
+                "Resume which? (number or id; Enter cancels) ",
+                ends,
+                terminal,
+            )
+            .await?
+        {
+            Read::Line(l) => l.trim().to_string(),
+            _ => String::new(),
+        };
+        if answer.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(match answer.parse::<usize>() {
+            Ok(n) if (1..=list.len().min(SHOWN)).contains(&n) => list[n - 1].id.clone(),
+            _ => answer,
+        }))
+    }
+}
