@@ -351,3 +351,7 @@ fn check_mcp_servers(servers: &BTreeMap<String, ServerFile>) -> Result<(), Confi
     }
     Ok(())
 }
+
+#[cfg(test)]
+#[path = "resolve_tests.rs"]
+mod tests;
