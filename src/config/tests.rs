@@ -1,3 +1,4 @@
+use super::presets::preset;
 use super::*;
 
 fn env(pairs: &[(&str, &str)]) -> Env {

@@ -1,0 +1,250 @@
+//! A config file as written: its tables, reading and parsing it, laying one file over
+//! another, and what `hx trust` shows of the project file.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde::Deserialize;
+
+use super::ConfigError;
+use crate::model::ReasoningEcho;
+use crate::process::Inherit;
+use crate::sandbox;
+use crate::trust;
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProviderFile {
+    pub base_url: Option<String>,
+    /// The environment variable holding the API key; none means no Authorization header.
+    pub api_key_env: Option<String>,
+    pub model: Option<String>,
+    /// Whether assistant messages carry `reasoning_content` back: `always` (DeepSeek, which
+    /// answers 400 without it), `auto` (when the server streams that key), `never` (servers
+    /// that reject unknown message fields).
+    pub send_reasoning: Option<ReasoningEcho>,
+    /// Tokens the provider's model accepts in one request.
+    pub context_window: Option<u64>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NetworkFile {
+    pub retries: Option<u32>,
+    pub retry_base_delay_ms: Option<u64>,
+    pub connect_timeout_secs: Option<u64>,
+    pub idle_timeout_secs: Option<u64>,
+    pub request_timeout_secs: Option<u64>,
+    /// One attempt, request sent to last byte, however the server paces it.
+    pub max_response_secs: Option<u64>,
+    /// Bytes of one server-sent event.
+    pub max_event_bytes: Option<usize>,
+    /// Bytes of one response body.
+    pub max_response_bytes: Option<usize>,
+}
+
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ToolsFile {
+    pub output_chars: Option<usize>,
+    pub bash_timeout_secs: Option<u64>,
+    /// Leave what commands started in the background running when hx exits (default off).
+    pub keep_background: Option<bool>,
+}
+
+/// `[shell_env]`: the environment of tool commands (see `process::env`). `exclude` and `set`
+/// of the user's and the project's file add up; the other keys of the project file win.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ShellEnvFile {
+    pub inherit: Option<Inherit>,
+    pub ignore_default_excludes: Option<bool>,
+    #[serde(default)]
+    pub exclude: Vec<String>,
+    pub include_only: Option<Vec<String>>,
+    #[serde(default)]
+    pub set: BTreeMap<String, String>,
+}
+
+/// One config file as written.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FileConfig {
+    pub provider: Option<String>,
+    /// Used by every provider whose table sets no model.
+    pub model: Option<String>,
+    pub max_turns: Option<u32>,
+    /// Turn limit of each subagent started by the `task` tool.
+    pub subagent_max_turns: Option<u32>,
+    pub show_reasoning: Option<bool>,
+    /// The built-in guard against destructive bash commands (default on).
+    pub guard: Option<bool>,
+    /// Characters the skill catalog may take in the system prompt (default 8,000).
+    pub skills_catalog_budget: Option<usize>,
+    /// Record every run as a session file (default on).
+    pub sessions: Option<bool>,
+    /// Tokens the model accepts in one request, for providers whose table sets none.
+    pub context_window: Option<u64>,
+    /// When to compact: a share of the window (`0.8`) or a number of tokens (`200000`).
+    pub compact_at: Option<CompactAtFile>,
+    /// Put the AGENTS.md files in the system prompt (default on).
+    pub project_doc: Option<bool>,
+    /// Bytes the AGENTS.md files may take in the system prompt, all together.
+    pub project_doc_max_bytes: Option<usize>,
+    #[serde(default)]
+    pub providers: BTreeMap<String, ProviderFile>,
+    #[serde(default)]
+    pub network: NetworkFile,
+    #[serde(default)]
+    pub tools: ToolsFile,
+    #[serde(default)]
+    pub shell_env: ShellEnvFile,
+    /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
+    #[serde(default)]
+    pub sandbox: sandbox::SandboxFile,
+    /// `[mcp_servers.NAME]`: MCP servers whose tools the agent gets (see `crate::mcp`).
+    #[serde(default)]
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
+}
+
+/// `compact_at` as written: TOML tells a float (a share of the window) from an integer (tokens).
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(untagged)]
+pub enum CompactAtFile {
+    Tokens(u64),
+    Fraction(f64),
+}
+
+macro_rules! overlay {
+    ($base:expr, $top:expr, $($f:ident),+) => {
+        $( if $top.$f.is_some() { $base.$f = $top.$f.clone(); } )+
+    };
+}
+
+impl FileConfig {
+    /// Reads one file; a missing file is an empty config.
+    pub fn load(path: &Path) -> Result<FileConfig, ConfigError> {
+        let Some(bytes) = trust::read_file(path).map_err(ConfigError)? else {
+            return Ok(FileConfig::default());
+        };
+        let text = std::str::from_utf8(&bytes).map_err(|_| {
+            ConfigError(format!(
+                "bad config file {}: not UTF-8 text",
+                path.display()
+            ))
+        })?;
+        FileConfig::parse(path, text)
+    }
+
+    /// Parses the text of the file `path`; the error names the file.
+    pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
+        parse_toml(text)
+            .map(|c| c.sandbox_read_from(path))
+            .map_err(|(line, msg)| {
+                let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
+                ConfigError(format!("bad config file {}{at}: {msg}", path.display()))
+            })
+    }
+
+    /// Remembers which file set the sandbox mode, for `hx sandbox`.
+    fn sandbox_read_from(mut self, path: &Path) -> FileConfig {
+        self.sandbox = self.sandbox.read_from(path);
+        self
+    }
+
+    /// `self` with `top`'s settings laid over it.
+    pub(super) fn overlay(mut self, top: FileConfig) -> FileConfig {
+        overlay!(
+            self,
+            top,
+            provider,
+            model,
+            max_turns,
+            subagent_max_turns,
+            show_reasoning,
+            guard,
+            skills_catalog_budget,
+            sessions,
+            context_window,
+            compact_at,
+            project_doc,
+            project_doc_max_bytes
+        );
+        overlay!(
+            self.network,
+            top.network,
+            retries,
+            retry_base_delay_ms,
+            connect_timeout_secs,
+            idle_timeout_secs,
+            request_timeout_secs,
+            max_response_secs,
+            max_event_bytes,
+            max_response_bytes
+        );
+        overlay!(
+            self.tools,
+            top.tools,
+            output_chars,
+            bash_timeout_secs,
+            keep_background
+        );
+        overlay!(
+            self.shell_env,
+            top.shell_env,
+            inherit,
+            ignore_default_excludes,
+            include_only
+        );
+        self.shell_env.exclude.extend(top.shell_env.exclude);
+        self.shell_env.set.extend(top.shell_env.set);
+        self.sandbox = self.sandbox.overlay(top.sandbox);
+        // A server is one table: the project file's replaces the user's of the same name.
+        self.mcp_servers.extend(top.mcp_servers);
+        for (name, p) in top.providers {
+            let e = self.providers.entry(name).or_default();
+            overlay!(
+                e,
+                p,
+                base_url,
+                api_key_env,
+                model,
+                send_reasoning,
+                context_window
+            );
+        }
+        self
+    }
+}
+
+/// Parses a config file's text; the error is the line (when known) and the message.
+fn parse_toml(text: &str) -> Result<FileConfig, (Option<usize>, String)> {
+    toml::from_str(text).map_err(|e| {
+        let line = e
+            .span()
+            // `get`, not indexing: a span inside a multi-byte character must not panic.
+            .map(|s| {
+                let before = text.get(..s.start.min(text.len())).unwrap_or(text);
+                before.matches('\n').count() + 1
+            });
+        (line, crate::text::collapse_whitespace(e.message()))
+    })
+}
+
+/// `hx trust` on a project config: the problem that keeps it from applying, or its lines as
+/// shown for approval (all of them: any line can change where requests go).
+pub fn review(_path: &Path, text: &str) -> trust::Review {
+    match parse_toml(text) {
+        Ok(_) => Ok(text.lines().map(trust::escaped).collect()),
+        Err((Some(line), msg)) => Err(vec![format!("line {line}: {msg}")]),
+        Err((None, msg)) => Err(vec![msg]),
+    }
+}
+
+/// `.hx/config.toml` needs `hx trust`: it can point a provider (and its API key) at any
+/// server, or turn the guard off.
+pub const TRUST: trust::Kind = trust::Kind {
+    path: ".hx/config.toml",
+    label: "project config",
+    review,
+};

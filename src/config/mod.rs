@@ -1,0 +1,146 @@
+//! Configuration: defaults < user file < project file < environment < flags.
+//!
+//! Files are TOML: `$XDG_CONFIG_HOME/hx/config.toml` (or `~/.config/hx/config.toml`) and the
+//! nearest `.hx/config.toml` found walking up from the working directory. Unknown keys are
+//! errors, so a typo never silently does nothing. The project file comes with the repository
+//! and can send the API key elsewhere or turn the guard off, so it applies only while trusted
+//! (`crate::trust`).
+
+mod file;
+mod presets;
+mod resolve;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+pub use file::{
+    review, CompactAtFile, FileConfig, NetworkFile, ProviderFile, ShellEnvFile, ToolsFile, TRUST,
+};
+pub use presets::{Preset, PRESETS};
+// The environment map and the user's folders are a leaf module every layer reads; re-exported
+// here, where callers have always found them.
+pub use crate::paths::{process_env, user_config_dir, Env};
+
+use crate::context;
+use crate::model::{ClientOptions, ReasoningEcho};
+use crate::process::EnvPolicy;
+use crate::sandbox;
+use crate::tools::ToolLimits;
+use crate::trust::{gate, Gate};
+
+pub const DEFAULT_PROVIDER: &str = "deepseek";
+pub const DEFAULT_MAX_TURNS: u32 = 200;
+pub const DEFAULT_SUBAGENT_MAX_TURNS: u32 = 30;
+
+/// A configuration problem: reported in one line, exit code 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ConfigError(pub String);
+
+/// What the command line says (all optional: absent flags leave lower layers in force).
+#[derive(Debug, Default, Clone)]
+pub struct Flags {
+    pub provider: Option<String>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub max_turns: Option<u32>,
+    pub show_reasoning: bool,
+    pub no_guard: bool,
+    /// `--sandbox MODE`.
+    pub sandbox: Option<sandbox::Mode>,
+    /// `--no-project-doc`.
+    pub no_project_doc: bool,
+}
+
+/// Everything a run needs to know, resolved.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub provider: String,
+    pub model: String,
+    pub base_url: String,
+    /// The variable the key came from, for error messages.
+    pub api_key_env: Option<String>,
+    pub api_key: Option<String>,
+    pub reasoning_echo: ReasoningEcho,
+    pub max_turns: u32,
+    pub subagent_max_turns: u32,
+    pub show_reasoning: bool,
+    pub guard: bool,
+    pub skills_catalog_budget: usize,
+    /// Whether runs are recorded as session files.
+    pub sessions: bool,
+    /// The model's context window and when to compact.
+    pub context: context::Settings,
+    /// Whether `context_window` came from a config file (else from the model's name, which
+    /// [`Config::set_model`] looks at again).
+    pub window_configured: bool,
+    /// Whether the AGENTS.md files go into the system prompt, and how many bytes of them.
+    pub project_doc: bool,
+    pub project_doc_max_bytes: usize,
+    pub client: ClientOptions,
+    pub limits: ToolLimits,
+    /// The environment policy of tool commands.
+    pub shell_env: EnvPolicy,
+    /// `[tools] keep_background`.
+    pub keep_background: bool,
+    /// What bash may write and reach (see `crate::sandbox`).
+    pub sandbox: sandbox::Settings,
+    /// `[mcp_servers]` of the config files, each checked.
+    pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
+}
+
+impl Config {
+    /// The configuration of a run started in `cwd`. The project file applies only while
+    /// trusted; otherwise the line saying so is pushed to `warnings`.
+    pub fn load(
+        cwd: &Path,
+        env: &Env,
+        flags: &Flags,
+        warnings: &mut Vec<String>,
+    ) -> Result<Config, ConfigError> {
+        let mut merged = FileConfig::default();
+        if let Some(dir) = user_config_dir(env) {
+            merged = merged.overlay(FileConfig::load(&dir.join("config.toml"))?);
+        }
+        match gate(&TRUST, cwd, env).map_err(ConfigError)? {
+            Some(Gate::Trusted { path, text }) => {
+                merged = merged.overlay(FileConfig::parse(&path, &text)?);
+            }
+            Some(Gate::Skipped { line, .. }) => warnings.push(line),
+            None => {}
+        }
+        Config::resolve(merged, env, flags)
+    }
+
+    /// Goes on with another model of the same provider (`/model` in `hx chat`). A window
+    /// that no config file set is the new model's: a chat that moves from a 1M-token model to
+    /// a local one must compact for the local one's window.
+    pub fn set_model(&mut self, model: &str) {
+        self.model = model.to_string();
+        if !self.window_configured {
+            self.context.window = context::builtin_window(model).unwrap_or(context::DEFAULT_WINDOW);
+        }
+    }
+
+    /// Fails, naming the variable, when the provider needs a key that is not set. Checked
+    /// before any request so a missing key never costs a round trip.
+    pub fn require_key(&self) -> Result<(), ConfigError> {
+        match (&self.api_key_env, &self.api_key) {
+            (Some(var), None) => Err(ConfigError(format!(
+                "{var} is not set: export {var}=<your API key> (provider '{}'), or choose another provider with --provider",
+                self.provider
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    pub fn client_options(&self) -> ClientOptions {
+        ClientOptions {
+            api_key: self.api_key.clone(),
+            ..self.client.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

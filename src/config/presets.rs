@@ -1,0 +1,76 @@
+//! The providers hx knows without configuration.
+
+use super::ProviderFile;
+use crate::model::ReasoningEcho;
+
+/// A provider hx knows without configuration.
+#[derive(Debug, Clone, Copy)]
+pub struct Preset {
+    pub name: &'static str,
+    pub base_url: &'static str,
+    /// The variable holding the API key; `None`: no Authorization header.
+    pub api_key_env: Option<&'static str>,
+    /// The variable that overrides the base URL (above config files, below `--base-url`).
+    pub base_url_env: Option<&'static str>,
+    pub model: Option<&'static str>,
+    pub echo: ReasoningEcho,
+    /// Said when its server on this machine refuses the connection.
+    pub refused_hint: Option<&'static str>,
+}
+
+/// The providers hx knows without configuration, as `hx agent --help` and the README list
+/// them. A `[providers.NAME]` table overrides any of their fields or defines a new one.
+pub const PRESETS: [Preset; 4] = [
+    Preset {
+        name: "deepseek",
+        base_url: "https://api.deepseek.com",
+        api_key_env: Some("DEEPSEEK_API_KEY"),
+        base_url_env: Some("DEEPSEEK_BASE_URL"),
+        model: Some("deepseek-v4-flash"),
+        echo: ReasoningEcho::Always,
+        refused_hint: None,
+    },
+    Preset {
+        name: "ollama",
+        base_url: "http://localhost:11434/v1",
+        api_key_env: None,
+        base_url_env: None,
+        model: None,
+        echo: ReasoningEcho::Auto,
+        refused_hint: Some("is Ollama running? start it with `ollama serve`"),
+    },
+    Preset {
+        name: "openai",
+        base_url: "https://api.openai.com/v1",
+        api_key_env: Some("OPENAI_API_KEY"),
+        base_url_env: Some("OPENAI_BASE_URL"),
+        model: None,
+        echo: ReasoningEcho::Never,
+        refused_hint: None,
+    },
+    Preset {
+        name: "openrouter",
+        base_url: "https://openrouter.ai/api/v1",
+        api_key_env: Some("OPENROUTER_API_KEY"),
+        base_url_env: None,
+        model: None,
+        echo: ReasoningEcho::Auto,
+        refused_hint: None,
+    },
+];
+
+pub(super) fn find_preset(name: &str) -> Option<&'static Preset> {
+    PRESETS.iter().find(|p| p.name == name)
+}
+
+/// A preset as a provider table.
+pub(super) fn preset(name: &str) -> Option<ProviderFile> {
+    let p = find_preset(name)?;
+    Some(ProviderFile {
+        base_url: Some(p.base_url.into()),
+        api_key_env: p.api_key_env.map(Into::into),
+        model: p.model.map(Into::into),
+        send_reasoning: Some(p.echo),
+        context_window: None,
+    })
+}

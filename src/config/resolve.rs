@@ -1,0 +1,357 @@
+//! From the merged files, the environment and the flags to the [`Config`] of a run, one
+//! section at a time.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::time::Duration;
+
+use super::presets::{find_preset, preset, PRESETS};
+use super::{
+    CompactAtFile, Config, ConfigError, FileConfig, Flags, NetworkFile, ProviderFile, ToolsFile,
+    DEFAULT_MAX_TURNS, DEFAULT_PROVIDER, DEFAULT_SUBAGENT_MAX_TURNS,
+};
+use crate::context::{self, CompactAt};
+use crate::mcp::config::ServerFile;
+use crate::model::{ClientOptions, ReasoningEcho};
+use crate::paths::Env;
+use crate::process::EnvPolicy;
+use crate::sandbox;
+use crate::tools::ToolLimits;
+
+impl Config {
+    pub(super) fn resolve(
+        file: FileConfig,
+        env: &Env,
+        flags: &Flags,
+    ) -> Result<Config, ConfigError> {
+        // The sections run in this order, and each stops at its first problem: with two
+        // mistakes in the files, the one reported is always the same.
+        let provider = provider(&file, env, flags)?;
+        let client = network(
+            &file.network,
+            &provider.base_url,
+            provider.refused_hint.clone(),
+        );
+        let limits = tool_limits(&file.tools);
+        let turns = turn_limits(&file, flags)?;
+        let shell_env = shell_env(&file)?;
+        let sandbox =
+            sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+        let (context, window_configured) =
+            context_settings(&file, provider.context_window, &provider.model)?;
+        check_mcp_servers(&file.mcp_servers)?;
+        Ok(Config {
+            sandbox,
+            api_key: provider.api_key,
+            reasoning_echo: provider.reasoning_echo,
+            api_key_env: provider.api_key_env,
+            provider: provider.name,
+            model: provider.model,
+            base_url: provider.base_url,
+            max_turns: turns.max_turns,
+            subagent_max_turns: turns.subagent_max_turns,
+            show_reasoning: flags.show_reasoning || file.show_reasoning.unwrap_or(false),
+            guard: !flags.no_guard && file.guard.unwrap_or(true),
+            skills_catalog_budget: file
+                .skills_catalog_budget
+                .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
+            sessions: file.sessions.unwrap_or(true),
+            context,
+            window_configured,
+            project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),
+            project_doc_max_bytes: file
+                .project_doc_max_bytes
+                .unwrap_or(context::DEFAULT_PROJECT_DOC_MAX_BYTES),
+            client,
+            limits,
+            shell_env,
+            keep_background: file.tools.keep_background.unwrap_or(false),
+            mcp_servers: file.mcp_servers,
+        })
+    }
+}
+
+/// A variable of the environment, unless it is unset or blank: an exported but empty
+/// `HX_MODEL` means "no choice", not "the model named ''".
+fn nonempty(env: &Env, key: &str) -> Option<String> {
+    env.get(key).filter(|v| !v.trim().is_empty()).cloned()
+}
+
+/// The provider of a run, with everything its preset, its table, the environment and the
+/// flags say of it.
+#[derive(Debug)]
+struct Provider {
+    name: String,
+    base_url: String,
+    model: String,
+    /// The variable the key comes from; `None`: no Authorization header.
+    api_key_env: Option<String>,
+    api_key: Option<String>,
+    reasoning_echo: ReasoningEcho,
+    refused_hint: Option<String>,
+    /// The table's `context_window`, which wins over the top-level one.
+    context_window: Option<u64>,
+}
+
+fn provider(file: &FileConfig, env: &Env, flags: &Flags) -> Result<Provider, ConfigError> {
+    let name = flags
+        .provider
+        .clone()
+        .or_else(|| nonempty(env, "HX_PROVIDER"))
+        .or(file.provider.clone())
+        .unwrap_or_else(|| DEFAULT_PROVIDER.into());
+    let (preset, table) = preset_and_table(&name, &file.providers)?;
+    // A table inherits what it does not set from the preset of the same name;
+    // `api_key_env = ""` makes a preset keyless.
+    let api_key_env = table
+        .api_key_env
+        .clone()
+        .or(preset.api_key_env.clone())
+        .filter(|v| !v.is_empty());
+    let base_url = base_url(&name, &preset, &table, env, flags)?;
+    let model = flags
+        .model
+        .clone()
+        .or_else(|| nonempty(env, "HX_MODEL"))
+        .or(table.model.clone())
+        .or(file.model.clone())
+        .or(preset.model.clone())
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "no model set for provider '{name}'; pass --model, set HX_MODEL, or set [providers.{name}] model in a config file"
+            ))
+        })?;
+    Ok(Provider {
+        api_key: api_key_env.as_deref().and_then(|k| nonempty(env, k)),
+        api_key_env,
+        reasoning_echo: table
+            .send_reasoning
+            .or(preset.send_reasoning)
+            .unwrap_or_default(),
+        refused_hint: find_preset(&name)
+            .and_then(|p| p.refused_hint)
+            .map(Into::into),
+        context_window: table.context_window,
+        base_url,
+        model,
+        name,
+    })
+}
+
+/// The preset of the provider `name` and its table, each empty where there is none; an error
+/// when there is neither, listing every provider there is.
+fn preset_and_table(
+    name: &str,
+    providers: &BTreeMap<String, ProviderFile>,
+) -> Result<(ProviderFile, ProviderFile), ConfigError> {
+    let preset = preset(name);
+    let table = providers.get(name);
+    if preset.is_none() && table.is_none() {
+        let mut known: Vec<String> = PRESETS
+            .iter()
+            .map(|p| p.name.to_string())
+            .chain(providers.keys().cloned())
+            .collect();
+        known.sort();
+        known.dedup();
+        return Err(ConfigError(format!(
+            "unknown provider '{name}' (known: {}); define it in a config file as [providers.{name}]",
+            known.join(", ")
+        )));
+    }
+    Ok((
+        preset.unwrap_or_default(),
+        table.cloned().unwrap_or_default(),
+    ))
+}
+
+/// `--base-url`, else the preset's own variable, else the table, else the preset.
+fn base_url(
+    name: &str,
+    preset: &ProviderFile,
+    table: &ProviderFile,
+    env: &Env,
+    flags: &Flags,
+) -> Result<String, ConfigError> {
+    // A preset's own variable (DEEPSEEK_BASE_URL, OPENAI_BASE_URL), as their own tools
+    // read it.
+    let env_url = find_preset(name)
+        .and_then(|p| p.base_url_env)
+        .and_then(|k| nonempty(env, k));
+    let base_url = flags
+        .base_url
+        .clone()
+        .or(env_url)
+        .or(table.base_url.clone())
+        .or(preset.base_url.clone())
+        .ok_or_else(|| {
+            ConfigError(format!(
+                "provider '{name}' has no base_url; set [providers.{name}] base_url in a config file or pass --base-url"
+            ))
+        })?;
+    if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+        return Err(ConfigError(format!(
+            "base URL must start with http:// or https://, got '{base_url}'"
+        )));
+    }
+    Ok(base_url)
+}
+
+/// The client's options: `[network]` over the defaults.
+fn network(n: &NetworkFile, base_url: &str, refused_hint: Option<String>) -> ClientOptions {
+    let mut client = ClientOptions {
+        base_url: base_url.into(),
+        refused_hint,
+        ..ClientOptions::default()
+    };
+    if let Some(r) = n.retries {
+        client.retries = r;
+    }
+    if let Some(ms) = n.retry_base_delay_ms {
+        client.retry_base_delay = Duration::from_millis(ms);
+    }
+    if let Some(s) = n.connect_timeout_secs {
+        client.connect_timeout = Duration::from_secs(s.max(1));
+    }
+    if let Some(s) = n.idle_timeout_secs {
+        client.idle_timeout = Duration::from_secs(s.max(1));
+    }
+    if let Some(s) = n.request_timeout_secs {
+        client.request_timeout = Duration::from_secs(s.max(1));
+    }
+    if let Some(s) = n.max_response_secs {
+        client.max_response_time = Duration::from_secs(s.max(1));
+    }
+    // A floor that any real event or response clears, so a typo cannot break every request.
+    if let Some(b) = n.max_event_bytes {
+        client.max_event_bytes = b.max(1024);
+    }
+    if let Some(b) = n.max_response_bytes {
+        client.max_response_bytes = b.max(1024);
+    }
+    client
+}
+
+/// `[tools]` over the defaults. A file's bash timeout is held to the bounds of one the model
+/// asks for in a call (`tools::bash`).
+fn tool_limits(t: &ToolsFile) -> ToolLimits {
+    let mut limits = ToolLimits::default();
+    if let Some(c) = t.output_chars {
+        limits.output_chars = c.max(1_000);
+    }
+    if let Some(s) = t.bash_timeout_secs {
+        limits.bash_timeout = Duration::from_secs(s.max(1)).min(limits.bash_max_timeout);
+    }
+    limits
+}
+
+/// The turn limits of the agent and of each subagent.
+#[derive(Debug, PartialEq)]
+struct Turns {
+    max_turns: u32,
+    subagent_max_turns: u32,
+}
+
+/// `--max-turns` over the files; each limit at least 1.
+fn turn_limits(file: &FileConfig, flags: &Flags) -> Result<Turns, ConfigError> {
+    let max_turns = flags
+        .max_turns
+        .or(file.max_turns)
+        .unwrap_or(DEFAULT_MAX_TURNS);
+    let subagent_max_turns = file
+        .subagent_max_turns
+        .unwrap_or(DEFAULT_SUBAGENT_MAX_TURNS);
+    if max_turns == 0 || subagent_max_turns == 0 {
+        return Err(ConfigError(
+            "max_turns and subagent_max_turns must be at least 1".into(),
+        ));
+    }
+    Ok(Turns {
+        max_turns,
+        subagent_max_turns,
+    })
+}
+
+/// The environment policy of tool commands, from `[shell_env]`.
+fn shell_env(file: &FileConfig) -> Result<EnvPolicy, ConfigError> {
+    let se = &file.shell_env;
+    EnvPolicy::new(
+        se.inherit.unwrap_or_default(),
+        se.ignore_default_excludes.unwrap_or(false),
+        &se.exclude,
+        se.include_only.as_deref().unwrap_or_default(),
+        se.set.clone(),
+        key_vars(&file.providers),
+    )
+    .map_err(|e| ConfigError(format!("[shell_env] {e}")))
+}
+
+/// Every key variable hx knows of, not only the chosen provider's: a command has no business
+/// with any of them.
+fn key_vars(providers: &BTreeMap<String, ProviderFile>) -> BTreeSet<String> {
+    PRESETS
+        .iter()
+        .filter_map(|p| p.api_key_env.map(String::from))
+        .chain(providers.values().filter_map(|p| p.api_key_env.clone()))
+        .filter(|k| !k.is_empty())
+        .collect()
+}
+
+/// The window and the compaction point of a run, and whether a config file set the window
+/// (else [`Config::set_model`] takes the next model's). The window is the provider's table's
+/// (`table_window`), else the top-level `context_window`, else what hx knows of the model,
+/// else [`context::DEFAULT_WINDOW`].
+fn context_settings(
+    file: &FileConfig,
+    table_window: Option<u64>,
+    model: &str,
+) -> Result<(context::Settings, bool), ConfigError> {
+    let configured = table_window.or(file.context_window);
+    let window = configured
+        .or_else(|| context::builtin_window(model))
+        .unwrap_or(context::DEFAULT_WINDOW);
+    if window < context::MIN_WINDOW {
+        return Err(ConfigError(format!(
+            "context_window = {window} is too small: set it to the model's window in tokens (at \
+             least {}; the system prompt and the tool schemas alone take a few thousand)",
+            context::MIN_WINDOW
+        )));
+    }
+    let compact_at = compact_at(file.compact_at)?;
+    Ok((
+        context::Settings { window, compact_at },
+        configured.is_some(),
+    ))
+}
+
+/// `compact_at` as written, checked: a share of the window in (0, 1], or at least
+/// [`context::MIN_WINDOW`] tokens.
+fn compact_at(written: Option<CompactAtFile>) -> Result<CompactAt, ConfigError> {
+    match written {
+        None => Ok(CompactAt::Fraction(context::DEFAULT_COMPACT_AT)),
+        Some(CompactAtFile::Fraction(f)) if f > 0.0 && f <= 1.0 => Ok(CompactAt::Fraction(f)),
+        Some(CompactAtFile::Fraction(f)) => Err(ConfigError(format!(
+            "compact_at = {f} is not a share of the window: write a number above 0 and at \
+             most 1.0 (0.8 is 80 %), or a number of tokens such as 200000"
+        ))),
+        Some(CompactAtFile::Tokens(t)) if t >= context::MIN_WINDOW => Ok(CompactAt::Tokens(t)),
+        Some(CompactAtFile::Tokens(t)) => Err(ConfigError(format!(
+            "compact_at = {t} is a number of tokens, and too small (at least {}); for a \
+             share of the window write a fraction such as 0.8",
+            context::MIN_WINDOW
+        ))),
+    }
+}
+
+/// Each `[mcp_servers.NAME]` table checked, in name order; the first problem names its table.
+fn check_mcp_servers(servers: &BTreeMap<String, ServerFile>) -> Result<(), ConfigError> {
+    for (name, server) in servers {
+        server
+            .check(name)
+            .map_err(|e| ConfigError(format!("[mcp_servers.{name}] {e}")))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+#[path = "resolve_tests.rs"]
+mod tests;

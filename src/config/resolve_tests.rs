@@ -1,0 +1,331 @@
+//! The sections of `Config::resolve`, each on its own.
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Env {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn parse(s: &str) -> FileConfig {
+    toml::from_str(s).expect("valid test TOML")
+}
+
+fn err<T: std::fmt::Debug>(r: Result<T, ConfigError>) -> String {
+    r.expect_err("a config error").0
+}
+
+#[test]
+fn blank_variables_choose_nothing() {
+    let e = env(&[
+        ("HX_PROVIDER", " "),
+        ("HX_MODEL", ""),
+        ("DEEPSEEK_API_KEY", "\t"),
+    ]);
+    let p = provider(
+        &parse("provider = \"openai\"\nmodel = \"m\"\n"),
+        &e,
+        &Flags::default(),
+    )
+    .expect("provider");
+    assert_eq!((p.name.as_str(), p.model.as_str()), ("openai", "m"));
+    let p = provider(&FileConfig::default(), &e, &Flags::default()).expect("provider");
+    assert_eq!(p.api_key_env.as_deref(), Some("DEEPSEEK_API_KEY"));
+    assert_eq!(p.api_key, None);
+}
+
+#[test]
+fn a_table_inherits_its_presets_fields_and_an_empty_key_variable_means_no_key() {
+    let e = env(&[("DEEPSEEK_API_KEY", "k")]);
+    let f = parse("[providers.deepseek]\nmodel = \"deepseek-v4-pro\"\n");
+    let p = provider(&f, &e, &Flags::default()).expect("provider");
+    assert_eq!(p.model, "deepseek-v4-pro");
+    assert_eq!(p.base_url, "https://api.deepseek.com");
+    assert_eq!(p.api_key.as_deref(), Some("k"));
+    assert_eq!(p.reasoning_echo, ReasoningEcho::Always);
+
+    let f = parse("[providers.deepseek]\napi_key_env = \"\"\n");
+    let p = provider(&f, &e, &Flags::default()).expect("provider");
+    assert_eq!((p.api_key_env, p.api_key), (None, None));
+}
+
+#[test]
+fn the_reasoning_echo_is_the_tables_else_the_presets_else_auto() {
+    let openai = Flags {
+        provider: Some("openai".into()),
+        model: Some("m".into()),
+        ..Flags::default()
+    };
+    let p = provider(&FileConfig::default(), &env(&[]), &openai).expect("provider");
+    assert_eq!(p.reasoning_echo, ReasoningEcho::Never);
+    let f = parse("[providers.openai]\nsend_reasoning = \"always\"\n");
+    let p = provider(&f, &env(&[]), &openai).expect("provider");
+    assert_eq!(p.reasoning_echo, ReasoningEcho::Always);
+    let f =
+        parse("provider = \"local\"\n[providers.local]\nbase_url = \"http://h\"\nmodel = \"m\"\n");
+    let p = provider(&f, &env(&[]), &Flags::default()).expect("provider");
+    assert_eq!(p.reasoning_echo, ReasoningEcho::Auto);
+    assert_eq!(p.refused_hint, None);
+}
+
+#[test]
+fn an_unknown_provider_lists_the_presets_and_the_tables_once_each() {
+    let f = parse("[providers.zeta]\nbase_url = \"http://h\"\n[providers.openai]\nmodel = \"m\"\n");
+    let flags = Flags {
+        provider: Some("nope".into()),
+        ..Flags::default()
+    };
+    assert_eq!(
+        err(provider(&f, &env(&[]), &flags)),
+        "unknown provider 'nope' (known: deepseek, ollama, openai, openrouter, zeta); define it \
+         in a config file as [providers.nope]"
+    );
+}
+
+#[test]
+fn the_base_url_is_checked_before_the_model() {
+    let flags = Flags {
+        provider: Some("local".into()),
+        ..Flags::default()
+    };
+    let f = parse("[providers.local]\napi_key_env = \"K\"\n");
+    assert_eq!(
+        err(provider(&f, &env(&[]), &flags)),
+        "provider 'local' has no base_url; set [providers.local] base_url in a config file or \
+         pass --base-url"
+    );
+    let f = parse("[providers.local]\nbase_url = \"ftp://h\"\n");
+    assert_eq!(
+        err(provider(&f, &env(&[]), &flags)),
+        "base URL must start with http:// or https://, got 'ftp://h'"
+    );
+    let f = parse("[providers.local]\nbase_url = \"http://h\"\n");
+    assert_eq!(
+        err(provider(&f, &env(&[]), &flags)),
+        "no model set for provider 'local'; pass --model, set HX_MODEL, or set \
+         [providers.local] model in a config file"
+    );
+}
+
+#[test]
+fn network_values_have_floors_and_unset_ones_keep_the_defaults() {
+    let c = network(&NetworkFile::default(), "http://h", None);
+    let want = ClientOptions {
+        base_url: "http://h".into(),
+        ..ClientOptions::default()
+    };
+    assert_eq!(format!("{c:?}"), format!("{want:?}"));
+
+    let zeros = NetworkFile {
+        retries: Some(0),
+        retry_base_delay_ms: Some(0),
+        connect_timeout_secs: Some(0),
+        idle_timeout_secs: Some(0),
+        request_timeout_secs: Some(0),
+        max_response_secs: Some(0),
+        max_event_bytes: Some(0),
+        max_response_bytes: Some(0),
+    };
+    let c = network(&zeros, "http://h", Some("hint".into()));
+    assert_eq!((c.retries, c.retry_base_delay), (0, Duration::ZERO));
+    let second = Duration::from_secs(1);
+    assert_eq!(
+        [
+            c.connect_timeout,
+            c.idle_timeout,
+            c.request_timeout,
+            c.max_response_time
+        ],
+        [second; 4]
+    );
+    assert_eq!((c.max_event_bytes, c.max_response_bytes), (1024, 1024));
+    assert_eq!(c.refused_hint.as_deref(), Some("hint"));
+}
+
+#[test]
+fn tool_limits_have_a_floor_and_the_bash_timeout_a_ceiling() {
+    let defaults = ToolLimits::default();
+    let l = tool_limits(&ToolsFile::default());
+    assert_eq!(
+        (l.output_chars, l.bash_timeout),
+        (defaults.output_chars, defaults.bash_timeout)
+    );
+    let low = ToolsFile {
+        output_chars: Some(5),
+        bash_timeout_secs: Some(0),
+        keep_background: None,
+    };
+    let l = tool_limits(&low);
+    assert_eq!(
+        (l.output_chars, l.bash_timeout),
+        (1_000, Duration::from_secs(1))
+    );
+    let high = ToolsFile {
+        bash_timeout_secs: Some(u64::MAX),
+        ..low
+    };
+    assert_eq!(tool_limits(&high).bash_timeout, defaults.bash_max_timeout);
+}
+
+#[test]
+fn the_flag_sets_the_turn_limit_and_neither_limit_may_be_zero() {
+    let none = Flags::default();
+    assert_eq!(
+        turn_limits(&FileConfig::default(), &none).expect("turns"),
+        Turns {
+            max_turns: DEFAULT_MAX_TURNS,
+            subagent_max_turns: DEFAULT_SUBAGENT_MAX_TURNS
+        }
+    );
+    let f = parse("max_turns = 5\nsubagent_max_turns = 3\n");
+    let nine = Flags {
+        max_turns: Some(9),
+        ..Flags::default()
+    };
+    assert_eq!(
+        turn_limits(&f, &nine).expect("turns"),
+        Turns {
+            max_turns: 9,
+            subagent_max_turns: 3
+        }
+    );
+    let zero = Flags {
+        max_turns: Some(0),
+        ..Flags::default()
+    };
+    let msg = "max_turns and subagent_max_turns must be at least 1";
+    assert_eq!(err(turn_limits(&f, &zero)), msg);
+    assert_eq!(
+        err(turn_limits(&parse("subagent_max_turns = 0\n"), &none)),
+        msg
+    );
+}
+
+#[test]
+fn every_key_variable_of_the_presets_and_the_tables_but_an_empty_one() {
+    let f = parse(
+        "[providers.work]\napi_key_env = \"WORK_CRED\"\n[providers.deepseek]\napi_key_env = \"\"\n",
+    );
+    let got: Vec<String> = key_vars(&f.providers).into_iter().collect();
+    assert_eq!(
+        got,
+        [
+            "DEEPSEEK_API_KEY",
+            "OPENAI_API_KEY",
+            "OPENROUTER_API_KEY",
+            "WORK_CRED"
+        ]
+    );
+}
+
+#[test]
+fn the_window_is_the_tables_then_the_files_then_the_models() {
+    let v4 = context::builtin_window("deepseek-v4-flash").expect("a known window");
+    let f = FileConfig::default();
+    let (s, configured) = context_settings(&f, None, "deepseek-v4-flash").expect("settings");
+    assert_eq!((s.window, configured), (v4, false));
+    let (s, _) = context_settings(&f, None, "qwen3-coder").expect("settings");
+    assert_eq!(s.window, context::DEFAULT_WINDOW);
+    assert_eq!(
+        s.compact_at,
+        CompactAt::Fraction(context::DEFAULT_COMPACT_AT)
+    );
+
+    let f = parse("context_window = 50000\n");
+    let (s, configured) = context_settings(&f, None, "deepseek-v4-flash").expect("settings");
+    assert_eq!((s.window, configured), (50_000, true));
+    let (s, configured) = context_settings(&f, Some(60_000), "m").expect("settings");
+    assert_eq!((s.window, configured), (60_000, true));
+}
+
+#[test]
+fn a_too_small_window_is_reported_before_a_bad_compact_at() {
+    let f = parse("context_window = 10\ncompact_at = 1.5\n");
+    let e = err(context_settings(&f, None, "m"));
+    assert!(e.starts_with("context_window = 10 is too small"), "{e}");
+    let e = err(context_settings(&f, Some(10_000), "m"));
+    assert!(e.starts_with("compact_at = 1.5 is not a share"), "{e}");
+}
+
+#[test]
+fn compact_at_is_a_share_up_to_one_or_at_least_the_smallest_window_of_tokens() {
+    let min = context::MIN_WINDOW;
+    for (written, want) in [
+        (CompactAtFile::Fraction(1.0), Some(CompactAt::Fraction(1.0))),
+        (
+            CompactAtFile::Fraction(0.01),
+            Some(CompactAt::Fraction(0.01)),
+        ),
+        (CompactAtFile::Fraction(0.0), None),
+        (CompactAtFile::Fraction(-0.5), None),
+        (CompactAtFile::Fraction(1.01), None),
+        (CompactAtFile::Fraction(f64::NAN), None),
+        (CompactAtFile::Tokens(min), Some(CompactAt::Tokens(min))),
+        (CompactAtFile::Tokens(min - 1), None),
+        (CompactAtFile::Tokens(0), None),
+    ] {
+        assert_eq!(compact_at(Some(written)).ok(), want, "{written:?}");
+    }
+    assert_eq!(
+        compact_at(None).ok(),
+        Some(CompactAt::Fraction(context::DEFAULT_COMPACT_AT))
+    );
+}
+
+#[test]
+fn the_first_bad_mcp_server_by_name_is_reported_with_its_table() {
+    let f = parse(
+        "[mcp_servers.b]\ncommand = \"x\"\nurl = \"http://h\"\n\
+         [mcp_servers.a]\ncommand = \" \"\n\
+         [mcp_servers.c]\ncommand = \"ok\"\n",
+    );
+    assert_eq!(
+        err(check_mcp_servers(&f.mcp_servers)),
+        "[mcp_servers.a] command is empty"
+    );
+    let f = parse("[mcp_servers.c]\ncommand = \"ok\"\n");
+    assert!(check_mcp_servers(&f.mcp_servers).is_ok());
+}
+
+/// With several mistakes, the section that comes first in `resolve` is the one reported;
+/// mending each in turn shows the next.
+#[test]
+fn the_sections_report_their_problems_in_order() {
+    // (a top-level line, a table) per mistake; TOML wants the top-level lines first.
+    let mistakes: [(&str, &str, &str); 6] = [
+        ("provider = \"nope\"\n", "", "unknown provider 'nope'"),
+        ("max_turns = 0\n", "", "max_turns and subagent_max_turns"),
+        (
+            "",
+            "[shell_env]\ninclude_only = [\"[x\"]\n",
+            "[shell_env] include_only: bad pattern",
+        ),
+        (
+            "",
+            "[sandbox]\nwritable_roots = [\"\"]\n",
+            "sandbox.writable_roots has an empty entry",
+        ),
+        (
+            "context_window = 10\n",
+            "",
+            "context_window = 10 is too small",
+        ),
+        (
+            "",
+            "[mcp_servers.x]\ncommand = \"a\"\nurl = \"http://h\"\n",
+            "[mcp_servers.x] give either command or url",
+        ),
+    ];
+    for first in 0..mistakes.len() {
+        let left = &mistakes[first..];
+        let text: String = left
+            .iter()
+            .map(|m| m.0)
+            .chain(left.iter().map(|m| m.1))
+            .collect();
+        let e = err(Config::resolve(parse(&text), &env(&[]), &Flags::default()));
+        assert!(e.contains(mistakes[first].2), "{text}\n{e}");
+    }
+}
