@@ -1,0 +1,365 @@
+//! The command line: clap's definitions of every command, its flags and its help.
+
+use clap::{Args, Parser, Subcommand};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "hx",
+    version,
+    about = "A coding agent for the terminal",
+    long_about = "hx runs an agent loop against an OpenAI-compatible chat-completions API \
+                  (DeepSeek by default): the model calls tools (bash, read_file, write_file, \
+                  edit_file, glob, todo_write, task, load_skill), hx runs them in the working \
+                  directory and sends the results back, until the model answers in plain text. \
+                  Project rules live in skills (.agents/skills/NAME/SKILL.md): the model sees \
+                  their names and descriptions and loads one when the task needs it.",
+    after_help = "Without a command, on a terminal, hx starts a conversation (hx chat).\n\
+                  Run 'hx agent --help' for the agent's options, configuration and exit codes."
+)]
+pub struct Cli {
+    /// Run as if hx had been started in DIR
+    #[arg(short = 'C', value_name = "DIR", global = true)]
+    pub dir: Option<std::path::PathBuf>,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the agent on a task until it answers
+    Agent(AgentArgs),
+    /// Talk with the agent in the terminal: each message a turn of one session (also: hx
+    /// with no arguments, on a terminal)
+    Chat(ChatArgs),
+    /// List, show and check the skills the agent can load (no API key needed)
+    Skills(SkillsArgs),
+    /// List and show the recorded sessions of this workspace (no API key needed)
+    Sessions(SessionsArgs),
+    /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json) and MCP servers
+    /// (.mcp.json), then allow them as they are now
+    Trust(TrustArgs),
+    /// Show what the bash sandbox would enforce on this machine (no API key needed)
+    Sandbox(SandboxArgs),
+    /// Print the system prompt a run here would start with, and the size of each part of it
+    /// (no API key needed)
+    Context(ContextArgs),
+    /// List the MCP servers a run here would start, their state and their tools (no API key
+    /// needed)
+    Mcp(McpArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ContextArgs {
+    /// Provider whose model and context window to show
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model whose context window to show
+    #[arg(long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Leave the AGENTS.md (CLAUDE.md) files out, as hx agent --no-project-doc does
+    #[arg(long)]
+    pub no_project_doc: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = MCP_HELP)]
+pub struct McpArgs {
+    #[command(subcommand)]
+    pub command: McpCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start every configured server as a run would, then list each one: its state (started,
+    /// failed and why, disabled, untrusted), its start time and its tools
+    List {
+        /// Machine-readable output: a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const MCP_HELP: &str = "\
+MCP servers come from [mcp_servers.NAME] tables of the config files (command, args, env, cwd,
+enabled, startup_timeout_sec, tool_timeout_sec, enabled_tools, disabled_tools, subagents; or
+url, bearer_token_env_var, http_headers) and from a project's .mcp.json (Claude Code's
+format), whose servers start only after 'hx trust'. Their tools reach the model as
+mcp__SERVER__TOOL.";
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// The mode to show instead of the configured one
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Machine-readable output: one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = TRUST_HELP)]
+pub struct TrustArgs {
+    /// Trust without asking (required when stdin is not a terminal)
+    #[arg(long, short = 'y', conflicts_with_all = ["list", "revoke"])]
+    pub yes: bool,
+    /// List the trusted files of every project
+    #[arg(long, conflicts_with = "revoke")]
+    pub list: bool,
+    /// Stop trusting this project's files
+    #[arg(long)]
+    pub revoke: bool,
+}
+
+const TRUST_HELP: &str = "\
+A project's .hx/config.toml (it can send your API key to another server or turn the guard off),
+.hx/hooks.json (it runs commands) and .mcp.json (its MCP servers are commands, or endpoints
+that get the model's tool calls) come with the repository, so hx ignores them, with one
+warning, until you approve their content here. hx trust shows each file's path, hash and
+content (or its commands), then asks. Any change to a file needs approving again; the user's
+own files (~/.config/hx) and the environment need no trust.";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = SESSIONS_HELP)]
+pub struct SessionsArgs {
+    #[command(subcommand)]
+    pub command: SessionsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The sessions of this workspace, newest first: id, start, turns, outcome, task
+    List {
+        /// Every workspace's sessions
+        #[arg(long)]
+        all: bool,
+        /// Machine-readable output: a JSON array
+        #[arg(long)]
+        json: bool,
+    },
+    /// A readable transcript of one session, its subagents nested
+    Show {
+        /// The session's id, or a unique prefix of it
+        id: String,
+        /// Print the session file's lines as they are
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+const SESSIONS_HELP: &str = "\
+Every run is recorded (unless --ephemeral or sessions = false) in
+$XDG_STATE_HOME/hx/sessions/<workspace>/<id>.jsonl (default ~/.local/state/hx/...).
+Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = SKILLS_HELP)]
+pub struct SkillsArgs {
+    #[command(subcommand)]
+    pub command: SkillsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SkillsCommand {
+    /// List the skills visible from here: name, source, path and description
+    List {
+        /// Machine-readable output: a JSON array of {name, source, path, description}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a skill exactly as load_skill gives it to the model
+    Show {
+        /// The skill's name
+        name: String,
+    },
+    /// Validate skills against the Agent Skills specification (exit 1 on any error)
+    Check {
+        /// A skills folder, a skill's folder or a SKILL.md [default: every skills root
+        /// visible from here]
+        path: Option<std::path::PathBuf>,
+    },
+}
+
+const SKILLS_HELP: &str = "\
+Skills are read from, highest precedence first:
+  .agents/skills and .claude/skills in the nearest folder at or above the working directory
+  that has either (the project), then ~/.agents/skills and ~/.claude/skills (the user).
+Each skill is a folder with a SKILL.md: YAML frontmatter with name and description, then the
+instructions in Markdown. The agent sees only the names and descriptions until it calls
+load_skill.";
+
+/// The options `hx agent` and `hx chat` share: where requests go and what tools may do.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunArgs {
+    /// Model name [default: the provider's, or HX_MODEL]
+    #[arg(short = 'm', long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Base URL of the API; requests go to {base}/chat/completions
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Stop after this many model requests for one task or message (hx agent then exits
+    /// with code 3) [default: 200]
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    pub max_turns: Option<u32>,
+    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
+    #[arg(long)]
+    pub show_reasoning: bool,
+    /// Turn off the built-in guard that refuses destructive bash commands (rm -rf /, sudo,
+    /// mkfs, ...); hx chat then asks nothing either
+    #[arg(long)]
+    pub no_guard: bool,
+    /// What bash may write: workspace-write (the workspace, the temporary folder and
+    /// sandbox.writable_roots), read-only, or off [default: workspace-write]
+    #[arg(long, value_name = "MODE")]
+    pub sandbox: Option<crate::sandbox::Mode>,
+    /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
+    #[arg(long)]
+    pub no_project_doc: bool,
+}
+
+impl RunArgs {
+    pub fn flags(&self) -> crate::config::Flags {
+        crate::config::Flags {
+            provider: self.provider.clone(),
+            model: self.model.clone(),
+            base_url: self.base_url.clone(),
+            max_turns: self.max_turns,
+            show_reasoning: self.show_reasoning,
+            no_guard: self.no_guard,
+            sandbox: self.sandbox,
+            no_project_doc: self.no_project_doc,
+        }
+    }
+}
+
+#[derive(Debug, Args)]
+#[command(after_long_help = AGENT_HELP)]
+pub struct AgentArgs {
+    /// The task, as words. Without words the task is read from stdin. With both, a piped
+    /// stdin is read to its end and appended to the task as a <stdin> block (so in a `while
+    /// read` loop hx would eat the loop's input: pass --no-stdin there)
+    #[arg(value_name = "TASK")]
+    pub task: Vec<String>,
+    /// Never read stdin: the task is the words alone
+    #[arg(long)]
+    pub no_stdin: bool,
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// No trace on stderr: only warnings, errors and the answer
+    #[arg(short = 'q', long, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Whole tool results in the trace instead of their first and last lines, and every
+    /// retry in full
+    #[arg(short = 'v', long)]
+    pub verbose: bool,
+    /// Events as JSON Lines on stdout, one per line (schema in the README); stderr gets only
+    /// fatal errors
+    #[arg(long, conflicts_with_all = ["quiet", "verbose"])]
+    pub json: bool,
+    /// Also write the final answer to FILE (replaced atomically; only when the model answers)
+    #[arg(short = 'o', long, value_name = "FILE")]
+    pub output_last_message: Option<std::path::PathBuf>,
+    /// Continue the newest session of this workspace: TASK is its next user message
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Continue the session with this id (a unique prefix is enough; 'hx sessions list')
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Record nothing: no session file for this run
+    #[arg(long)]
+    pub ephemeral: bool,
+    /// Compact the session given with -c or -r (summarise its history to free the context
+    /// window) and stop, without a task
+    #[arg(long, conflicts_with_all = ["task", "ephemeral"])]
+    pub compact: bool,
+}
+
+#[derive(Debug, Args, Default)]
+#[command(after_long_help = CHAT_HELP)]
+pub struct ChatArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Continue the newest session of this workspace
+    #[arg(short = 'c', long = "continue", conflicts_with = "resume")]
+    pub continue_: bool,
+    /// Continue the session with this id (a unique prefix is enough)
+    #[arg(short = 'r', long, value_name = "ID")]
+    pub resume: Option<String>,
+    /// Record nothing: no session file
+    #[arg(long)]
+    pub ephemeral: bool,
+}
+
+const CHAT_HELP: &str = "\
+Type a message and press Enter; the answer streams as it arrives. Alt-Enter or a trailing \\
+starts a new line, a pasted block is one message, Ctrl-R searches the history
+($XDG_STATE_HOME/hx/history), Tab completes commands and skill names.
+
+Ctrl-C stops the running turn (its commands and subagents too) and gives the prompt back;
+at an empty prompt, Ctrl-C twice, Ctrl-D or /exit leaves. /help lists the commands.
+
+When the guard would refuse a command, hx asks: y runs it once, a runs this exact command
+for the rest of the session, n (or Enter) refuses. A hook's block is never asked about.
+
+The conversation is a session like any other: hx agent -c \"...\" or hx chat -c goes on with it.";
+
+pub(super) const AGENT_HELP: &str = "\
+Providers (--provider, HX_PROVIDER, or provider = \"...\" in a config file):
+  deepseek    https://api.deepseek.com      key DEEPSEEK_API_KEY, URL DEEPSEEK_BASE_URL
+              (the default; model deepseek-v4-flash)
+  openai      https://api.openai.com/v1     key OPENAI_API_KEY, URL OPENAI_BASE_URL
+  openrouter  https://openrouter.ai/api/v1  key OPENROUTER_API_KEY
+  ollama      http://localhost:11434/v1     no key (start the server with 'ollama serve')
+  Other than deepseek, give a model (-m NAME, HX_MODEL, or model = \"...\"). Any other
+  OpenAI-compatible server: --base-url URL, or a [providers.NAME] table (below).
+
+Environment:
+  HX_MODEL           model name for any provider
+  HX_PROVIDER        provider to use when --provider is not given
+  NO_COLOR           no colour and no spinner on stderr
+  TERM=dumb          no escape codes at all
+
+Configuration files (TOML; later ones win, then environment, then flags):
+  $XDG_CONFIG_HOME/hx/config.toml (or ~/.config/hx/config.toml)
+  .hx/config.toml in the working directory or the nearest parent that has one
+
+  provider = \"ollama\"
+  [providers.ollama]
+  base_url = \"http://localhost:11434/v1\"
+  model = \"qwen3-coder\"        # no api_key_env: no Authorization header
+
+  The project file applies only after 'hx trust' (and again after each change to it).
+
+Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
+  bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
+  sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
+  anywhere (off). [sandbox] network = false refuses TCP connect and bind.
+
+Hooks (Claude Code's hooks.json format):
+  ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
+  'hx trust' (and again after each change to it). A hooks file that is not valid stops the
+  run before its first request.
+
+Sessions:
+  Every run is recorded in $XDG_STATE_HOME/hx/sessions (default ~/.local/state/hx/sessions)
+  unless --ephemeral or 'sessions = false'. -c continues the newest session of this
+  workspace, -r ID a given one; a continued session keeps its model and provider unless
+  --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
+
+Output:
+  stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and
+  on a terminal a spinner shows what hx waits for. -q: no trace; -v: whole tool results.
+  --json: stdout is JSON Lines events (thread.started, turn.started, item.started,
+  item.updated, item.completed, turn.completed, turn.failed, error; the README has the
+  schema), stderr only fatal errors. -o FILE also writes the answer to FILE.
+
+Stdin:
+  A piped stdin is read to its end and added to the task. Inside a 'while read' loop that
+  would eat the loop's input: pass --no-stdin (or < /dev/null).
+
+Exit codes:
+  0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
+  3 stopped at --max-turns   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
+  A signal kills the running commands, and hx ends everything it started before it exits.";
