@@ -8,7 +8,7 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::{Agent, Outcome};
-use crate::tools::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use crate::tools::{args, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub const NAME: &str = "task";
 
@@ -63,6 +63,10 @@ impl Tool for Task {
 
     fn concurrent(&self) -> bool {
         true
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::Subagent
     }
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
