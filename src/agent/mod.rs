@@ -353,9 +353,10 @@ impl Agent {
             call,
             args: parsed.as_ref().ok(),
         });
+        let tool = tools.get(&call.name).map(|t| t.as_ref());
         let decision = self
             .hooks
-            .pre_tool_use(call, parsed.as_ref().ok(), cx)
+            .pre_tool_use(call, tool, parsed.as_ref().ok(), cx)
             .await;
         let (args, result, blocked) = match (decision, parsed) {
             (PreToolUse::StopRun(reason), parsed) => {
