@@ -154,7 +154,7 @@ impl Agent {
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
-            let turn = match self.request(session, &tools, &mut meter).await {
+            let turn = match self.request(session, &toolset, &tools, &mut meter).await {
                 Ok(t) => t,
                 Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
                 Err(compact::Ended::Error(e)) => {

@@ -15,15 +15,15 @@ use crate::tools::history::{answered_calls, Carried, Carry, Restore};
 use crate::tools::{Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// The tool's name, as the catalog tells the model to call it.
-pub const LOAD_SKILL: &str = "load_skill";
+const LOAD_SKILL: &str = "load_skill";
 
 /// How every body `load_skill` gives begins (see [`render`]): what tells a loaded skill from an
 /// error or an "already loaded" note in a history.
-pub const BODY_START: &str = "<skill name=\"";
+const BODY_START: &str = "<skill name=\"";
 
 /// One skill body the model can see in a history.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Loaded {
+struct Loaded {
     pub name: String,
     /// The call's arguments as the model wrote them.
     pub arguments: String,
@@ -34,7 +34,7 @@ pub struct Loaded {
 }
 
 /// The skills whose bodies `history` holds, each once (its latest load), oldest first.
-pub fn loaded_in(history: &[Message]) -> Vec<Loaded> {
+fn loaded_in(history: &[Message]) -> Vec<Loaded> {
     let mut out: Vec<Loaded> = Vec::new();
     for a in answered_calls(history) {
         if a.call.name != LOAD_SKILL || !a.content.starts_with(BODY_START) {

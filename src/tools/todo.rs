@@ -11,7 +11,7 @@ use super::history::{answered_calls, Carried, Carry, Restore};
 use super::{Shown, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::model::{Message, ToolCall};
 
-pub const NAME: &str = "todo_write";
+const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
 /// Characters of one item's content or activeForm: a todo is a line of a checklist, printed to
 /// the user on every update and kept for the whole run.
