@@ -250,16 +250,14 @@ impl Hooks {
         }
     }
 
-    /// After a call: the user's hooks see its result, their feedback and context are appended,
-    /// and the whole is cut to `limit` characters (the output cap the loop applies to every
-    /// tool message), so what the views show of it is what the model is sent. Returns the
-    /// final result and a hook's request to stop the run.
+    /// After a call: the user's hooks see its result, and their feedback and context are
+    /// appended (the loop then cuts the whole to the output cap, as every tool message).
+    /// Returns the result and a hook's request to stop the run.
     pub async fn post_tool_use(
         &self,
         call: &ToolCall,
         args: Option<&Value>,
         mut result: ToolResult,
-        limit: usize,
         cx: &HookContext,
     ) -> (ToolResult, Option<String>) {
         let event = HookEvent::PostToolUse {
@@ -276,7 +274,7 @@ impl Hooks {
             &mut result,
             feedback.into_iter().chain(out.additional_context),
         );
-        (result.bounded(limit), out.stop_run)
+        (result, out.stop_run)
     }
 
     /// Decides whether a call of `tool` (`None`: a tool the agent does not have) runs, and
