@@ -14,7 +14,7 @@ use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreT
 use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, ToolCall};
 use crate::session::{Recorder, Session};
 use crate::tools::output::{bound, quote};
-use crate::tools::{parse_args, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet};
+use crate::tools::{parse_args, About, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet};
 
 pub mod compact;
 pub mod prompt;
@@ -332,8 +332,9 @@ impl Agent {
         session_id: &str,
     ) -> CallOutcome {
         let tool = tools.get(&call.name).map(|t| t.as_ref());
+        let about = tool.map_or_else(About::default, About::of);
         let parsed = parse_args(&call.name, &call.arguments);
-        let run = self.run_call(tools, tool, call, &parsed, session_id);
+        let run = self.run_call(tools, tool, &about, call, &parsed, session_id);
         // Unwind safety: what a call shares with the rest of the run (the todo list, the
         // loaded skills, the terminal) sits behind mutexes whose poisoning hx ignores, and
         // every such state is whole between two statements.
@@ -350,6 +351,7 @@ impl Agent {
         self.emit(&Event::ToolFinished {
             call,
             args: updated.as_ref().or(parsed.as_ref().ok()),
+            tool: &about,
             result: &result,
         });
         (result, blocked, stop)
@@ -362,13 +364,18 @@ impl Agent {
         &self,
         tools: &ToolSet,
         tool: Option<&dyn Tool>,
+        about: &About,
         call: &ToolCall,
         parsed: &Result<Value, ToolResult>,
         session_id: &str,
     ) -> Ran {
         let cx = &self.hook_cx;
         let args = parsed.as_ref().ok();
-        self.emit(&Event::ToolStarted { call, args });
+        self.emit(&Event::ToolStarted {
+            call,
+            args,
+            tool: about,
+        });
         let decision = self.hooks.pre_tool_use(call, tool, args, cx).await;
         let (updated, result, blocked) = match decision {
             PreToolUse::StopRun(reason) => {
@@ -385,6 +392,7 @@ impl Agent {
                 self.emit(&Event::ToolBlocked {
                     call,
                     args: updated_input.as_ref().or(args),
+                    tool: about,
                     by,
                     reason: &reason,
                 });

@@ -10,7 +10,7 @@ use serde_json::{json, Value};
 use super::{Agent, Outcome};
 use crate::tools::{args, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
-pub const NAME: &str = "task";
+const NAME: &str = "task";
 
 pub struct Task {
     /// The subagent every call starts from; each call clones it with its own scope.

@@ -79,15 +79,6 @@ mod tests {
     }
 
     #[test]
-    fn the_views_see_these_names_as_mcp_tools_of_their_server() {
-        use crate::events::{mcp_parts, ToolKind};
-        let name = qualified("git-2", "log all", |_| false);
-        assert_eq!(ToolKind::of(&name), ToolKind::Mcp);
-        assert_eq!(mcp_parts(&name), Some(("git-2", "log_all")));
-        assert_eq!(ToolKind::of("read_file"), ToolKind::Other);
-    }
-
-    #[test]
     fn plain_names_are_prefixed_and_kept() {
         assert_eq!(
             qualified("fs", "read_file", |_| false),
