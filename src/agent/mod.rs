@@ -12,15 +12,13 @@ use serde_json::Value;
 use crate::events::{Event, Events};
 use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, ToolCall};
-use crate::session::{Recorder, Session};
+use crate::session::{Recorder, RunStats, Session};
 use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, About, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet};
 
 pub mod compact;
 pub mod prompt;
 pub mod task;
-
-pub use crate::session::RunStats;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -136,10 +134,9 @@ impl Agent {
         session.push(Message::User(task));
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
-        // refresh starts the MCP servers; each later one finds the same generation unless a
-        // server's list changed.
+        // refresh (the loop's, before the first request) starts the MCP servers; each later
+        // one finds the same generation unless a server's list changed.
         let mut toolset = self.tools.clone();
-        toolset.refresh().await;
         let mut tools = toolset.specs();
         let mut meter = self.meter(&tools);
         meter.seed(session.measured());

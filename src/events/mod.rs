@@ -171,8 +171,8 @@ pub trait Observer: Send + Sync {
     fn event(&self, scope: &Scope, event: &Event<'_>);
 }
 
-/// Where an agent sends its events: one observer, or several through [`Tee`]. The default
-/// sends them nowhere (tests, benchmarks).
+/// Where an agent sends its events: one observer (which may pass them on to others). The
+/// default sends them nowhere (tests, benchmarks).
 #[derive(Clone, Default)]
 pub struct Events(Option<Arc<dyn Observer>>);
 
@@ -207,17 +207,6 @@ impl Events {
         ModelSink {
             events: self,
             scope,
-        }
-    }
-}
-
-/// Several observers, each told every event in turn.
-pub struct Tee(pub Vec<Arc<dyn Observer>>);
-
-impl Observer for Tee {
-    fn event(&self, scope: &Scope, event: &Event<'_>) {
-        for o in &self.0 {
-            o.event(scope, event);
         }
     }
 }

@@ -279,6 +279,7 @@ pub struct ToolSet {
 impl ToolSet {
     /// A set of the named tools, in the given order. A name the registry does not know is an
     /// error: a tool silently missing from an agent is a bug, not a choice.
+    #[cfg(test)]
     pub fn new(registry: Registry, names: &[&str]) -> Result<Self, String> {
         if let Some(unknown) = names.iter().find(|n| registry.get(n).is_none()) {
             return Err(format!("unknown tool {unknown:?} in a tool list"));
