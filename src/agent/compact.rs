@@ -24,6 +24,7 @@ use crate::events::Event;
 use crate::hooks::HookEvent;
 use crate::model::{AssistantTurn, ChatRequest, ModelError, ToolSpec};
 use crate::session::{Change, Compaction, Session};
+use crate::tools::ToolSet;
 
 use super::Agent;
 
@@ -99,12 +100,13 @@ impl Agent {
         Meter::new(self.context, estimate::overhead(&self.model_name, tools)).with_learned(learned)
     }
 
-    /// One model request of the loop, made to fit: compacted first when it would pass the
-    /// limit, compacted and sent again once when the server refuses it as too long. A second
-    /// refusal in a row is the error.
+    /// One model request of the loop, offering `toolset` (whose specs are `tools`), made to
+    /// fit: compacted first when it would pass the limit, compacted and sent again once when
+    /// the server refuses it as too long. A second refusal in a row is the error.
     pub(super) async fn request(
         &self,
         session: &mut Session,
+        toolset: &ToolSet,
         tools: &[ToolSpec],
         meter: &mut Meter,
     ) -> Result<AssistantTurn, Ended> {
@@ -112,7 +114,8 @@ impl Agent {
         loop {
             let size = meter.request(session.messages());
             if meter.over_limit(size) {
-                self.compact(session, meter, Trigger::Auto, size).await?;
+                self.compact(session, toolset, meter, Trigger::Auto, size)
+                    .await?;
             }
             let req = ChatRequest {
                 model: &self.model_name,
@@ -139,7 +142,7 @@ impl Agent {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .merge(meter.learned(&self.context));
-                    self.compact(session, meter, Trigger::Overflow, size)
+                    self.compact(session, toolset, meter, Trigger::Overflow, size)
                         .await?;
                 }
                 Err(e) => return Err(Ended::Error(e)),
@@ -151,18 +154,20 @@ impl Agent {
     pub async fn compact_now(&self, session: &mut Session) -> Result<(), Ended> {
         // The MCP tools as listed: the next request offers them too (a `--compact` run that
         // started no server has none to count).
-        let tools = self.tools.as_listed().specs();
-        let mut meter = self.meter(&tools);
+        let toolset = self.tools.as_listed();
+        let mut meter = self.meter(&toolset.specs());
         meter.seed(session.measured());
         let size = meter.whole(session.messages());
-        self.compact(session, &mut meter, Trigger::Manual, size)
+        self.compact(session, &toolset, &mut meter, Trigger::Manual, size)
             .await
     }
 
-    /// One compaction of a request estimated at `before` tokens, told to the views.
+    /// One compaction of a request estimated at `before` tokens, told to the views. The tools
+    /// of `toolset` say what of their calls it keeps.
     async fn compact(
         &self,
         session: &mut Session,
+        toolset: &ToolSet,
         meter: &mut Meter,
         trigger: Trigger,
         before: u64,
@@ -175,7 +180,9 @@ impl Agent {
             agent: self,
             armed: true,
         };
-        let done = self.compact_steps(session, meter, trigger, before).await;
+        let done = self
+            .compact_steps(session, toolset, meter, trigger, before)
+            .await;
         unfinished.armed = false;
         let failed = |reason: &str| self.emit(&Event::CompactionFailed { reason });
         match &done {
@@ -196,6 +203,7 @@ impl Agent {
     async fn compact_steps(
         &self,
         session: &mut Session,
+        toolset: &ToolSet,
         meter: &mut Meter,
         trigger: Trigger,
         before: u64,
@@ -211,7 +219,7 @@ impl Agent {
         let limit = meter.limit();
         let budgets = Budgets::for_limit(limit);
         if trigger != Trigger::Manual {
-            let plan = prune::plan(session.messages(), budgets.keep_tool_output);
+            let plan = prune::plan(session.messages(), budgets.keep_tool_output, toolset);
             let after = before.saturating_sub(plan.freed);
             if plan.freed >= budgets.min_prune_gain && after <= limit {
                 let n = plan.cleared.len();
@@ -273,12 +281,17 @@ impl Agent {
         };
 
         let room = limit.saturating_sub(meter.overhead());
+        let keep = summary::Keep {
+            tools: toolset,
+            reminders: &self.reminders,
+        };
         let rebuilt = summary::rebuild(
             session.messages(),
             &text,
             &budgets,
             self.reasoning_echo,
             room,
+            &keep,
         )
         .map_err(|size| Ended::Error(too_large(size + meter.overhead(), limit, meter)))?;
         let after = meter.whole(&rebuilt.history);

@@ -7,20 +7,19 @@ use std::time::{Duration, Instant};
 
 use futures_util::future::join_all;
 use futures_util::FutureExt;
+use serde_json::Value;
 
 use crate::events::{Event, Events};
 use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
 use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, ToolCall};
-use crate::session::{Recorder, Session};
+use crate::session::{Recorder, RunStats, Session};
 use crate::tools::output::{bound, quote};
-use crate::tools::{parse_args, Reminder, Restore, ToolContext, ToolResult, ToolSet};
+use crate::tools::{parse_args, About, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet};
 
 pub mod compact;
 pub mod outcome;
 pub mod prompt;
 pub mod task;
-
-pub use crate::session::RunStats;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,6 +65,10 @@ pub struct Agent {
 
 /// One call's result, whether a hook blocked it, and a hook's request to stop the run.
 type CallOutcome = (ToolResult, bool, Option<String>);
+
+/// [`CallOutcome`] before the output cap, with a hook's replacement input when the call ran
+/// with it.
+type Ran = (Option<Value>, ToolResult, bool, Option<String>);
 
 /// Stop hooks may keep a run going this many times in a row, so a hook that always says
 /// "not done" cannot loop forever.
@@ -132,10 +135,9 @@ impl Agent {
         session.push(Message::User(task));
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
-        // refresh starts the MCP servers; each later one finds the same generation unless a
-        // server's list changed.
+        // refresh (the loop's, before the first request) starts the MCP servers; each later
+        // one finds the same generation unless a server's list changed.
         let mut toolset = self.tools.clone();
-        toolset.refresh().await;
         let mut tools = toolset.specs();
         let mut meter = self.meter(&tools);
         meter.seed(session.measured());
@@ -155,7 +157,7 @@ impl Agent {
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
-            let turn = match self.request(session, &tools, &mut meter).await {
+            let turn = match self.request(session, &toolset, &tools, &mut meter).await {
                 Ok(t) => t,
                 Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
                 Err(compact::Ended::Error(e)) => {
@@ -203,11 +205,10 @@ impl Agent {
             for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
                 session.stats.blocked = session.stats.blocked.saturating_add(u32::from(blocked));
                 stopped = stopped.or(stop);
-                // The one place every tool message passes: whatever produced it (a tool, an
-                // error, a hook's additions, a panic), it is cut to the output cap here.
+                // Cut to the output cap already (see `guarded_call`).
                 session.push(Message::Tool {
                     tool_call_id: call.id.clone(),
-                    content: bound(result.content, self.output_limit()),
+                    content: result.content,
                 });
             }
             session.turn_done();
@@ -290,7 +291,10 @@ impl Agent {
             let mut stop: Option<String> = None;
             for (i, call) in ordered {
                 if stop.is_some() {
-                    let skipped = ToolResult::error("not run: a hook stopped the run");
+                    // Never started, so the views hear nothing of it; its answer is cut to
+                    // the cap like every call's (see `guarded_call`).
+                    let skipped = ToolResult::error("not run: a hook stopped the run")
+                        .bounded(self.output_limit());
                     out.push((i, (skipped, false, None)));
                     continue;
                 }
@@ -312,120 +316,119 @@ impl Agent {
         all.into_iter().map(|(_, outcome)| outcome).collect()
     }
 
-    /// [`Agent::run_call`], with a panic anywhere in it (a tool, a hook, a bug) turned into
-    /// that call's `Error: internal error in TOOL` result: the conversation stays valid and the
-    /// run goes on. The panic hook has printed its one line on stderr already (the binary's
-    /// names the bug and where it happened).
+    /// One call, answered once: [`Agent::run_call`], with a panic anywhere in it (a tool, a
+    /// hook, a bug) turned into that call's `Error: internal error in TOOL` result, so the
+    /// conversation stays valid and the run goes on (the panic hook has printed its one line
+    /// on stderr already: the binary's names the bug and where it happened). Here, and only
+    /// here, the answer is cut to the output cap and the views hear the call finish: whatever
+    /// produced the answer (the tool, an error, the hooks' additions, the panic), what they
+    /// are shown is what the model is sent.
     async fn guarded_call(
         &self,
         tools: &ToolSet,
         call: &ToolCall,
         session_id: &str,
     ) -> CallOutcome {
+        let tool = tools.get(&call.name).map(|t| t.as_ref());
+        let about = tool.map_or_else(About::default, About::of);
+        let parsed = parse_args(&call.name, &call.arguments);
+        let run = self.run_call(tools, tool, &about, call, &parsed, session_id);
         // Unwind safety: what a call shares with the rest of the run (the todo list, the
         // loaded skills, the terminal) sits behind mutexes whose poisoning hx ignores, and
         // every such state is whole between two statements.
-        match AssertUnwindSafe(self.run_call(tools, call, session_id))
-            .catch_unwind()
-            .await
-        {
-            Ok(outcome) => outcome,
+        let (updated, result, blocked, stop) = match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(ran) => ran,
             Err(_) => {
                 let name = quote(&call.name);
                 let result = ToolResult::error(format!("internal error in {name}"));
-                // The views heard it start: they hear it finish, so nothing waits for it.
-                let parsed = parse_args(&call.name, &call.arguments);
-                self.emit(&Event::ToolFinished {
-                    call,
-                    args: parsed.as_ref().ok(),
-                    result: &result,
-                });
-                (result, false, None)
+                (None, result, false, None)
             }
-        }
-    }
-
-    /// One call through PreToolUse, dispatch and PostToolUse. Always yields exactly one
-    /// result, whether a hook blocked it, and a hook's request to stop the run.
-    async fn run_call(&self, tools: &ToolSet, call: &ToolCall, session_id: &str) -> CallOutcome {
-        let cx = &self.hook_cx;
-        let parsed = parse_args(&call.name, &call.arguments);
-        self.emit(&Event::ToolStarted {
-            call,
-            args: parsed.as_ref().ok(),
-        });
-        let decision = self
-            .hooks
-            .pre_tool_use(call, parsed.as_ref().ok(), cx)
-            .await;
-        let (args, result, blocked) = match (decision, parsed) {
-            (PreToolUse::StopRun(reason), parsed) => {
-                let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
-                // Every started call is finished for the views, run or not.
-                self.emit(&Event::ToolFinished {
-                    call,
-                    args: parsed.as_ref().ok(),
-                    result: &r,
-                });
-                return (r, false, Some(reason));
-            }
-            (
-                PreToolUse::Blocked {
-                    by,
-                    reason,
-                    updated_input,
-                },
-                parsed,
-            ) => {
-                // What the hooks refused: a hook's replacement input, if one gave it.
-                self.emit(&Event::ToolBlocked {
-                    call,
-                    args: updated_input.as_ref().or(parsed.as_ref().ok()),
-                    by,
-                    reason: &reason,
-                });
-                (
-                    parsed.ok(),
-                    ToolResult::error(format!("blocked by {by}: {reason}")),
-                    true,
-                )
-            }
-            (
-                PreToolUse::Run {
-                    updated_input,
-                    context,
-                },
-                parsed,
-            ) => match (updated_input, parsed) {
-                // A hook's replacement input, else the model's own arguments.
-                (Some(args), _) | (None, Ok(args)) => {
-                    // The call's own context: tools that start sessions (subagents) link them
-                    // to this one through the call.
-                    let tool_cx = ToolContext {
-                        session_id: session_id.to_string(),
-                        call_id: call.id.clone(),
-                        ..self.tool_cx.clone()
-                    };
-                    let mut r = tools
-                        .dispatch_value(&call.name, args.clone(), &tool_cx)
-                        .await;
-                    append_context(&mut r, context);
-                    (Some(args), r, false)
-                }
-                // Unparsable arguments and no hook replaced them: the parse error is the
-                // answer.
-                (None, Err(e)) => (None, e, false),
-            },
         };
-        let (result, stop) = self
-            .hooks
-            .post_tool_use(call, args.as_ref(), result, self.output_limit(), cx)
-            .await;
+        let result = result.bounded(self.output_limit());
+        // Every started call is finished for the views, run or not, so nothing waits for it.
         self.emit(&Event::ToolFinished {
             call,
-            args: args.as_ref(),
+            args: updated.as_ref().or(parsed.as_ref().ok()),
+            tool: &about,
             result: &result,
         });
         (result, blocked, stop)
+    }
+
+    /// One call through PreToolUse, dispatch and PostToolUse: exactly one result, whether a
+    /// hook blocked it, a hook's request to stop the run, and the input a hook replaced the
+    /// arguments with when the call ran with it.
+    async fn run_call(
+        &self,
+        tools: &ToolSet,
+        tool: Option<&dyn Tool>,
+        about: &About,
+        call: &ToolCall,
+        parsed: &Result<Value, ToolResult>,
+        session_id: &str,
+    ) -> Ran {
+        let cx = &self.hook_cx;
+        let args = parsed.as_ref().ok();
+        self.emit(&Event::ToolStarted {
+            call,
+            args,
+            tool: about,
+        });
+        let decision = self.hooks.pre_tool_use(call, tool, args, cx).await;
+        let (updated, result, blocked) = match decision {
+            PreToolUse::StopRun(reason) => {
+                // Neither run nor told to PostToolUse hooks: the run is over.
+                let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
+                return (None, r, false, Some(reason));
+            }
+            PreToolUse::Blocked {
+                by,
+                reason,
+                updated_input,
+            } => {
+                // What the hooks refused: a hook's replacement input, if one gave it.
+                self.emit(&Event::ToolBlocked {
+                    call,
+                    args: updated_input.as_ref().or(args),
+                    tool: about,
+                    by,
+                    reason: &reason,
+                });
+                let r = ToolResult::error(format!("blocked by {by}: {reason}"));
+                (None, r, true)
+            }
+            PreToolUse::Run {
+                updated_input,
+                context,
+            } => {
+                // A hook's replacement input, else the model's own arguments.
+                let run_with = match (&updated_input, parsed) {
+                    (Some(v), _) | (None, Ok(v)) => Ok(v.clone()),
+                    (None, Err(e)) => Err(e.clone()),
+                };
+                match run_with {
+                    Ok(v) => {
+                        // The call's own context: tools that start sessions (subagents) link
+                        // them to this one through the call.
+                        let tool_cx = ToolContext {
+                            session_id: session_id.to_string(),
+                            call_id: call.id.clone(),
+                            ..self.tool_cx.clone()
+                        };
+                        let mut r = tools.dispatch_value(&call.name, v, &tool_cx).await;
+                        append_context(&mut r, context);
+                        (updated_input, r, false)
+                    }
+                    // Unparsable arguments and no hook replaced them: the parse error is the
+                    // answer.
+                    Err(e) => (None, e, false),
+                }
+            }
+        };
+        let (result, stop) = self
+            .hooks
+            .post_tool_use(call, updated.as_ref().or(args), result, cx)
+            .await;
+        (updated, result, blocked, stop)
     }
 }

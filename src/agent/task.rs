@@ -8,9 +8,9 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::{Agent, Outcome};
-use crate::tools::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use crate::tools::{args, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
-pub const NAME: &str = "task";
+const NAME: &str = "task";
 
 pub struct Task {
     /// The subagent every call starts from; each call clones it with its own scope.
@@ -63,6 +63,10 @@ impl Tool for Task {
 
     fn concurrent(&self) -> bool {
         true
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::Subagent
     }
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {

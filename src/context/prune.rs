@@ -2,15 +2,15 @@
 //! replaced by one line saying what it was, keeping the newest tool output whole.
 //!
 //! Old command output and file contents are most of a long run's history and the part the
-//! model needs least: it can run the command or read the file again. Skill bodies
-//! (`load_skill` results) are instructions, not output, and are never cleared.
+//! model needs least: it can run the command or read the file again. Results of tools that
+//! say they are not output (skill bodies: instructions) are never cleared.
 
 use std::collections::HashMap;
 
 use super::estimate;
 use crate::model::Message;
-use crate::skills::load::LOAD_SKILL;
 use crate::tools::output::quote;
+use crate::tools::ToolSet;
 
 /// How a cleared result begins; a result that begins so is not cleared again.
 pub const CLEARED_PREFIX: &str = "[output cleared to save context: ";
@@ -34,8 +34,8 @@ pub struct Plan {
 
 /// The tool results of `history` to clear so that only the newest `keep` tokens of tool output
 /// stay whole. The result that crosses `keep` and every older one are cleared, unless
-/// clearing would not make it shorter.
-pub fn plan(history: &[Message], keep: u64) -> Plan {
+/// clearing would not make it shorter or its tool in `tools` says it must stay.
+pub fn plan(history: &[Message], keep: u64, tools: &ToolSet) -> Plan {
     let mut names: HashMap<&str, &str> = HashMap::new();
     for m in history {
         if let Message::Assistant { tool_calls, .. } = m {
@@ -55,7 +55,7 @@ pub fn plan(history: &[Message], keep: u64) -> Plan {
             continue;
         };
         let tool = names.get(tool_call_id.as_str()).copied().unwrap_or("?");
-        if tool == LOAD_SKILL || content.starts_with(CLEARED_PREFIX) {
+        if !tools.prunable(tool) || content.starts_with(CLEARED_PREFIX) {
             continue;
         }
         let size = estimate::message(m);

@@ -6,8 +6,8 @@
 //! 2. the task, verbatim (the first user message);
 //! 3. the newest later user messages (follow-up tasks, hook feedback), oldest first;
 //! 4. the summary, as a user message;
-//! 5. the skills loaded so far and the todo list, as the `load_skill` and `todo_write` calls
-//!    that gave them, with their answers.
+//! 5. what the tools say must survive (see `tools::Tool::carry`): the skills loaded so far and
+//!    the todo list, as the calls that gave them, with their answers.
 //!
 //! The summary comes after the user messages, not before: the model reads the end of the
 //! history as the latest state, and an old "now also do X" read last would look like a new
@@ -15,12 +15,13 @@
 //! go back in as the tool calls the model knows, so it reads them as it did when it made them,
 //! and the next compaction (or `hx agent -c`) finds them the way it finds any other load.
 
+use std::sync::Arc;
+
 use super::estimate::{self, BYTES_PER_TOKEN};
 use super::Budgets;
 use crate::model::{Message, ReasoningEcho, ToolCall};
-use crate::skills::load::{loaded_in, LOAD_SKILL};
 use crate::tools::output::bound;
-use crate::tools::todo;
+use crate::tools::{Carry, Reminder, ToolSet};
 
 /// The last message of the summary request: what to write, in which sections.
 pub const PROMPT: &str = "\
@@ -140,10 +141,10 @@ struct Parts {
     /// Oldest first.
     users: Vec<Message>,
     summary: Message,
-    /// (call, answer), oldest first; the todo list last.
+    /// (call, answer): the loaded instructions oldest first, then the states (the todo list).
     carried: Vec<(ToolCall, String)>,
-    /// How many of `carried` are skills (the rest is the todo list).
-    skills: usize,
+    /// The names of the loaded instructions, the first of `carried`.
+    loaded: Vec<String>,
 }
 
 impl Parts {
@@ -172,9 +173,9 @@ impl Parts {
     fn shed(&mut self) -> bool {
         if !self.users.is_empty() {
             self.users.remove(0);
-        } else if self.skills > 0 {
+        } else if !self.loaded.is_empty() {
             self.carried.remove(0);
-            self.skills -= 1;
+            self.loaded.remove(0);
         } else if !self.carried.is_empty() {
             self.carried.clear();
         } else {
@@ -194,15 +195,32 @@ pub struct Rebuilt {
     pub forgotten: Vec<String>,
 }
 
+/// What the run's tools say a summary keeps: the calls each carries over, and which user
+/// messages are hx's reminders rather than the user's words.
+pub struct Keep<'a> {
+    pub tools: &'a ToolSet,
+    pub reminders: &'a [Arc<dyn Reminder>],
+}
+
+/// Instructions a tool loaded by name, which a summary carries while they fit.
+struct Loaded {
+    tool: String,
+    name: String,
+    at: usize,
+    arguments: String,
+    body: String,
+}
+
 /// The history that replaces `history`, at most `room` tokens (see the module's doc for what it
-/// holds). `Err` is the size of what cannot be left out (the system prompt, the task and the
-/// summary) when that alone passes `room`.
+/// holds; `keep` says what the tools carry over). `Err` is the size of what cannot be left out
+/// (the system prompt, the task and the summary) when that alone passes `room`.
 pub fn rebuild(
     history: &[Message],
     summary: &str,
     budgets: &Budgets,
     echo: ReasoningEcho,
     room: u64,
+    keep: &Keep<'_>,
 ) -> Result<Rebuilt, u64> {
     let system = match history.first() {
         Some(m @ Message::System(_)) => Some(m.clone()),
@@ -217,7 +235,7 @@ pub fn rebuild(
     let mut left = budgets.user_messages;
     for m in history[after_task..].iter().rev() {
         let Message::User(text) = m else { continue };
-        if is_summary(m) || text == todo::REMINDER {
+        if is_summary(m) || keep.reminders.iter().any(|r| r.wrote(text)) {
             continue;
         }
         let size = estimate::message(m);
@@ -240,12 +258,28 @@ pub fn rebuild(
         bound(summary.trim().to_string(), cap)
     ));
 
+    let mut loaded = Vec::new();
+    let mut states = Vec::new();
+    for (tool, c) in keep.tools.carry(history) {
+        match c.what {
+            Carry::Loaded { name, at } => loaded.push(Loaded {
+                tool,
+                name,
+                at,
+                arguments: c.arguments,
+                body: c.answer,
+            }),
+            Carry::State => states.push((tool, c.arguments, c.answer)),
+        }
+    }
+    loaded.sort_by_key(|l| l.at);
+    let loaded_names: Vec<String> = loaded.iter().map(|l| l.name.clone()).collect();
+
     // Skills, most recently loaded first, each and all within their budgets.
-    let loaded = loaded_in(history);
     let mut kept = Vec::new();
     let mut forgotten = Vec::new();
     let mut total = 0u64;
-    let mut newest_first = loaded.clone();
+    let mut newest_first = loaded;
     newest_first.sort_by_key(|l| std::cmp::Reverse(l.at));
     for l in newest_first {
         let size = estimate::tokens(l.body.len());
@@ -257,30 +291,16 @@ pub fn rebuild(
         }
     }
     kept.sort_by_key(|l| l.at);
+    let kept_names: Vec<String> = kept.iter().map(|l| l.name.clone()).collect();
     let mut carried: Vec<(ToolCall, String)> = kept
         .into_iter()
-        .map(|l| {
-            (
-                ToolCall {
-                    id: String::new(),
-                    name: LOAD_SKILL.to_string(),
-                    arguments: l.arguments,
-                },
-                l.body,
-            )
-        })
+        .map(|l| (call(l.tool, l.arguments), l.body))
+        .chain(
+            states
+                .into_iter()
+                .map(|(tool, arguments, answer)| (call(tool, arguments), answer)),
+        )
         .collect();
-    let skills = carried.len();
-    if let Some((arguments, items)) = todo::latest_in(history) {
-        if !items.is_empty() {
-            let call = ToolCall {
-                id: String::new(),
-                name: todo::NAME.to_string(),
-                arguments,
-            };
-            carried.push((call, todo::render(&items, false)));
-        }
-    }
     for (i, (call, _)) in carried.iter_mut().enumerate() {
         call.id = format!("{CARRIED_ID}{i}");
     }
@@ -305,19 +325,15 @@ pub fn rebuild(
         users,
         summary,
         carried,
-        skills,
+        loaded: kept_names,
     };
     loop {
         let history = parts.history();
         if estimate::messages(&history) <= room {
-            let names: Vec<String> = parts.carried[..parts.skills]
-                .iter()
-                .filter_map(|(c, _)| skill_name(&c.arguments))
-                .collect();
+            let names = parts.loaded;
             forgotten.extend(
-                loaded
-                    .iter()
-                    .map(|l| l.name.clone())
+                loaded_names
+                    .into_iter()
                     .filter(|n| !names.contains(n) && !forgotten.contains(n))
                     .collect::<Vec<_>>(),
             );
@@ -333,7 +349,11 @@ pub fn rebuild(
     }
 }
 
-fn skill_name(arguments: &str) -> Option<String> {
-    let v: serde_json::Value = serde_json::from_str(arguments).ok()?;
-    Some(v.get("name")?.as_str()?.trim().to_string())
+/// A carried call of `tool`; its id is given once all are known.
+fn call(tool: String, arguments: String) -> ToolCall {
+    ToolCall {
+        id: String::new(),
+        name: tool,
+        arguments,
+    }
 }

@@ -1,5 +1,35 @@
+use std::sync::Arc;
+
 use super::*;
 use crate::model::{Message, ReasoningEcho, ToolCall};
+use crate::skills::{LoadSkill, SkillRegistry};
+use crate::tools::todo::{TodoList, TodoWrite};
+use crate::tools::{Registry, Reminder, ToolSet};
+
+/// The main agent's tools, whose own words say what compaction keeps, and its reminder.
+fn main_tools() -> (ToolSet, Vec<Arc<dyn Reminder>>) {
+    let todos = TodoList::new();
+    let mut registry = Registry::standard();
+    registry.register(Arc::new(TodoWrite::new(todos.clone())));
+    registry.register(Arc::new(LoadSkill::new(Arc::new(SkillRegistry::default()))));
+    (ToolSet::all(registry), vec![todos])
+}
+
+/// [`summary::rebuild`] with the main agent's tools.
+fn rebuild(
+    history: &[Message],
+    text: &str,
+    budgets: &Budgets,
+    echo: ReasoningEcho,
+    room: u64,
+) -> Result<summary::Rebuilt, u64> {
+    let (tools, reminders) = main_tools();
+    let keep = summary::Keep {
+        tools: &tools,
+        reminders: &reminders,
+    };
+    summary::rebuild(history, text, budgets, echo, room, &keep)
+}
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
@@ -186,7 +216,8 @@ fn long_history(n: usize, size: usize) -> Vec<Message> {
 fn prune_clears_older_outputs_keeps_the_newest_and_never_touches_skills() {
     let h = long_history(6, 3_000);
     // Each output is about 1,000 tokens: keeping 2,500 keeps the two newest.
-    let plan = prune::plan(&h, 2_500);
+    let (tools, _) = main_tools();
+    let plan = prune::plan(&h, 2_500, &tools);
     let cleared: Vec<usize> = plan.cleared.iter().map(|(i, _)| *i).collect();
     assert_eq!(cleared, [5, 7, 9, 11]);
     assert!(plan.freed > 3_800 && plan.freed < 4_100, "{}", plan.freed);
@@ -199,7 +230,7 @@ fn prune_clears_older_outputs_keeps_the_newest_and_never_touches_skills() {
     assert_eq!(pruned[3], h[3], "the skill body stays");
     assert_eq!(pruned[13], h[13]);
     // Cleared outputs are not cleared again.
-    assert_eq!(prune::plan(&pruned, 2_500).cleared, []);
+    assert_eq!(prune::plan(&pruned, 2_500, &tools).cleared, []);
 }
 
 #[test]
@@ -244,7 +275,7 @@ fn the_rebuilt_history_keeps_the_system_prompt_the_task_newest_messages_skills_a
     });
     h.push(user("now also update the docs"));
     let budgets = Budgets::for_limit(100_000);
-    let r = summary::rebuild(
+    let r = rebuild(
         &h,
         "  The summary.  ",
         &budgets,
@@ -288,7 +319,7 @@ fn the_rebuilt_history_keeps_the_system_prompt_the_task_newest_messages_skills_a
 
     // Under `auto` the carried calls echo reasoning as the server's own last message did.
     let reasoning_of = |h: &[Message]| {
-        let r = summary::rebuild(h, "S", &budgets, ReasoningEcho::Auto, 100_000).expect("fits");
+        let r = rebuild(h, "S", &budgets, ReasoningEcho::Auto, 100_000).expect("fits");
         r.history
             .iter()
             .find_map(|m| match m {
@@ -302,8 +333,7 @@ fn the_rebuilt_history_keeps_the_system_prompt_the_task_newest_messages_skills_a
 
     // Compacting the compacted history finds the same skills and todos, and summarises the
     // old summary instead of carrying it.
-    let again =
-        summary::rebuild(n, "Second.", &budgets, ReasoningEcho::Never, 100_000).expect("fits");
+    let again = rebuild(n, "Second.", &budgets, ReasoningEcho::Never, 100_000).expect("fits");
     assert_eq!(again.history.len(), 7);
     assert_eq!(
         again.history[3],
@@ -317,7 +347,7 @@ fn the_rebuilt_history_keeps_the_system_prompt_the_task_newest_messages_skills_a
 fn a_skill_over_its_budget_is_forgotten_and_what_does_not_fit_the_room_is_shed() {
     let h = long_history(1, 30_000);
     let budgets = Budgets::for_limit(100_000);
-    let r = summary::rebuild(&h, "S", &budgets, ReasoningEcho::Never, 100_000).expect("fits");
+    let r = rebuild(&h, "S", &budgets, ReasoningEcho::Never, 100_000).expect("fits");
     assert_eq!(r.skills, Vec::<String>::new());
     assert_eq!(r.forgotten, ["deploy"]);
     assert_eq!(r.history.len(), 3, "{:?}", r.history);
@@ -326,11 +356,11 @@ fn a_skill_over_its_budget_is_forgotten_and_what_does_not_fit_the_room_is_shed()
     let h = long_history(1, 600);
     let budgets = Budgets::for_limit(100_000);
     let room = estimate::messages(&h[..2]) + 60;
-    let r = summary::rebuild(&h, "S", &budgets, ReasoningEcho::Never, room).expect("fits");
+    let r = rebuild(&h, "S", &budgets, ReasoningEcho::Never, room).expect("fits");
     assert_eq!(r.forgotten, ["deploy"]);
     assert!(estimate::messages(&r.history) <= room);
     // Not even the essentials: the error is their size.
-    let size = summary::rebuild(&h, "S", &budgets, ReasoningEcho::Never, 5).expect_err("no");
+    let size = rebuild(&h, "S", &budgets, ReasoningEcho::Never, 5).expect_err("no");
     assert!(size > 5);
 }
 

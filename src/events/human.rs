@@ -11,13 +11,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Event, Observer, Scope, Start, ToolKind, TurnEnd};
+use super::{Event, Observer, Scope, Start, TurnEnd};
 use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::session::RunStats;
 use crate::term::{one_line, Spinner, Term, WaitGuard};
 use crate::text::thousands;
 use crate::tools::todo;
-use crate::tools::ToolResult;
+use crate::tools::{About, Shown, ToolResult};
 
 /// Lines of a tool result shown under its PostToolUse line: the first ones...
 const PREVIEW_HEAD: usize = 3;
@@ -242,6 +242,7 @@ impl HumanView {
         scope: &Scope,
         call: &ToolCall,
         args: Option<&Value>,
+        tool: &About,
         result: &ToolResult,
     ) {
         if !scope.is_subagent() {
@@ -258,7 +259,7 @@ impl HumanView {
         }
         // The plan is what a person follows: shown whole, once, as they read it (the
         // in-progress item in its active form).
-        if ToolKind::of(&call.name) == ToolKind::Todos && !result.is_error {
+        if tool.shown == Shown::Plan && !result.is_error {
             if let Some(Ok(items)) = args.map(todo::parse_todos) {
                 let list = todo::render(&items, true);
                 self.term.line(&prefixed(&list, p));
@@ -359,12 +360,13 @@ impl Observer for HumanView {
                 why,
             } => self.retrying(scope, *attempt, *max, *delay, why),
             Event::Response(turn) => self.response(scope, turn),
-            Event::ToolStarted { call, args } => self.tool_started(scope, call, *args),
+            Event::ToolStarted { call, args, .. } => self.tool_started(scope, call, *args),
             Event::ToolBlocked {
                 call,
                 args,
                 by,
                 reason,
+                ..
             } => {
                 if main {
                     self.state().waits.remove(&call.id);
@@ -379,9 +381,12 @@ impl Observer for HumanView {
                     compact_args(call, *args)
                 ));
             }
-            Event::ToolFinished { call, args, result } => {
-                self.tool_finished(scope, call, *args, result)
-            }
+            Event::ToolFinished {
+                call,
+                args,
+                tool,
+                result,
+            } => self.tool_finished(scope, call, *args, tool, result),
             Event::Stopped {
                 stats,
                 elapsed,

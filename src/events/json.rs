@@ -15,11 +15,11 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Map, Value};
 
-use super::{arg_str, Event, Observer, Scope, Start, ToolKind, TurnEnd};
+use super::{arg_str, Event, Observer, Scope, Start, TurnEnd};
 use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::term::Term;
 use crate::tools::todo::{self, Status};
-use crate::tools::ToolResult;
+use crate::tools::{About, Shown, ToolResult};
 
 /// Where a scope's compaction in progress is kept among the open items (no call id has a NUL).
 const COMPACTION_KEY: &str = "\u{0}compaction";
@@ -52,7 +52,7 @@ struct State {
 struct OpenItem {
     /// The item as last sent (`id` and `type` included).
     item: Map<String, Value>,
-    kind: ToolKind,
+    shown: Shown,
     /// Todo calls become an item only once they succeed.
     announced: bool,
     blocked: Option<(String, String)>,
@@ -146,16 +146,17 @@ impl JsonView {
         }
     }
 
-    fn tool_started(&self, scope: &Scope, call: &ToolCall, args: Option<&Value>) {
-        let kind = ToolKind::of(&call.name);
+    fn tool_started(&self, scope: &Scope, call: &ToolCall, args: Option<&Value>, tool: &About) {
+        let shown = tool.shown.clone();
         let mut st = self.state();
-        let type_name = match kind {
-            ToolKind::Command => "command_execution",
-            ToolKind::FileWrite | ToolKind::FileEdit => "file_change",
-            ToolKind::Skill => "load_skill",
-            ToolKind::Subagent => "task",
-            ToolKind::Mcp => "mcp_tool_call",
-            ToolKind::Todos | ToolKind::Other => "tool_call",
+        // The item types of hx's schema (README): Codex's, and hx's own.
+        let type_name = match shown {
+            Shown::Command => "command_execution",
+            Shown::FileWrite | Shown::FileEdit => "file_change",
+            Shown::Skill => "load_skill",
+            Shown::Subagent => "task",
+            Shown::Mcp { .. } => "mcp_tool_call",
+            Shown::Plan | Shown::Other => "tool_call",
         };
         let mut item = Self::new_item(&mut st, scope, type_name);
         item.insert("call_id".into(), call.id.clone().into());
@@ -164,17 +165,17 @@ impl JsonView {
             args.cloned()
                 .unwrap_or_else(|| Value::String(call.arguments.clone()))
         };
-        match kind {
-            ToolKind::Command => {
+        match &shown {
+            Shown::Command => {
                 let command = arg_str(args, "command").unwrap_or(&call.arguments);
                 item.insert("command".into(), command.into());
                 item.insert("aggregated_output".into(), "".into());
                 item.insert("exit_code".into(), Value::Null);
             }
-            ToolKind::FileWrite | ToolKind::FileEdit => {
+            Shown::FileWrite | Shown::FileEdit => {
                 let changes: Vec<Value> = arg_str(args, "path")
                     .map(|path| {
-                        let created = kind == ToolKind::FileWrite
+                        let created = shown == Shown::FileWrite
                             && st.cwd.as_ref().is_some_and(|cwd| !cwd.join(path).exists());
                         json!({"path": path, "kind": if created { "add" } else { "update" }})
                     })
@@ -182,38 +183,37 @@ impl JsonView {
                     .collect();
                 item.insert("changes".into(), changes.into());
             }
-            ToolKind::Skill => {
+            Shown::Skill => {
                 let name = arg_str(args, "name").unwrap_or_default();
                 item.insert("name".into(), name.into());
             }
-            ToolKind::Subagent => {
+            Shown::Subagent => {
                 let description = arg_str(args, "description").unwrap_or_default();
                 let prompt = arg_str(args, "prompt").unwrap_or_default();
                 item.insert("description".into(), description.into());
                 item.insert("prompt".into(), prompt.into());
             }
-            ToolKind::Mcp => {
-                let (server, tool) = super::mcp_parts(&call.name).unwrap_or(("", &call.name));
-                item.insert("server".into(), server.into());
-                item.insert("tool".into(), tool.into());
+            Shown::Mcp { server, tool } => {
+                item.insert("server".into(), server.clone().into());
+                item.insert("tool".into(), tool.clone().into());
                 item.insert("arguments".into(), arguments());
                 item.insert("result".into(), Value::Null);
                 item.insert("error".into(), Value::Null);
             }
-            ToolKind::Todos | ToolKind::Other => {
+            Shown::Plan | Shown::Other => {
                 item.insert("tool".into(), call.name.clone().into());
                 item.insert("arguments".into(), arguments());
             }
         }
         item.insert("status".into(), "in_progress".into());
-        // A todo call shows as the list it writes, once it is known to be valid.
-        let announced = kind != ToolKind::Todos;
+        // A plan shows as the list it writes, once it is known to be valid.
+        let announced = shown != Shown::Plan;
         st.open
             .entry((scope.key.clone(), call.id.clone()))
             .or_default()
             .push_back(OpenItem {
                 item: item.clone(),
-                kind,
+                shown,
                 announced,
                 blocked: None,
             });
@@ -249,7 +249,7 @@ impl JsonView {
         if st.open.get(&key).is_some_and(VecDeque::is_empty) {
             st.open.remove(&key);
         }
-        if open.kind == ToolKind::Todos && open.blocked.is_none() && !result.is_error {
+        if open.shown == Shown::Plan && open.blocked.is_none() && !result.is_error {
             if let Some(Ok(items)) = args.map(todo::parse_todos) {
                 self.todos(st, scope, &items);
                 return;
@@ -259,37 +259,36 @@ impl JsonView {
         // `declined` only where Codex has it (a command); its other items end `completed` or
         // `failed`, and strict parsers of its schema refuse anything else. `blocked_by` says
         // why either way.
-        let status = match (&open.blocked, open.kind) {
-            (Some(_), ToolKind::Command) => "declined",
-            (Some(_), _) => "failed",
-            (None, ToolKind::Command) if result.exit_code == Some(0) && !result.is_error => {
-                "completed"
-            }
-            (None, ToolKind::Command) => "failed",
+        let command = open.shown == Shown::Command;
+        let status = match (&open.blocked, command) {
+            (Some(_), true) => "declined",
+            (Some(_), false) => "failed",
+            (None, true) if result.exit_code == Some(0) && !result.is_error => "completed",
+            (None, true) => "failed",
             (None, _) if result.is_error => "failed",
             (None, _) => "completed",
         };
-        let (output_key, output): (&str, Value) = match open.kind {
+        let (output_key, output): (&str, Value) = match open.shown {
             // What the command printed, as in Codex: the exit code is its own field, and a
             // refused command printed nothing (`reason` says why).
-            ToolKind::Command if open.blocked.is_some() => ("aggregated_output", "".into()),
-            ToolKind::Command => (
+            Shown::Command if open.blocked.is_some() => ("aggregated_output", "".into()),
+            Shown::Command => (
                 "aggregated_output",
                 command_output(&result.content, result.exit_code).into(),
             ),
             // Codex's shapes: MCP content blocks, or an error message.
-            ToolKind::Mcp if status == "completed" => (
+            Shown::Mcp { .. } if status == "completed" => (
                 "result",
                 json!({
                     "content": [{"type": "text", "text": result.content}],
                     "structured_content": null,
                 }),
             ),
-            ToolKind::Mcp => ("error", json!({"message": result.content})),
+            Shown::Mcp { .. } => ("error", json!({"message": result.content})),
             _ => ("output", result.content.clone().into()),
         };
         item.insert(output_key.into(), output);
-        if open.kind == ToolKind::Command {
+        if command {
             item.insert("exit_code".into(), result.exit_code.into());
         }
         item.insert("status".into(), status.into());
@@ -349,7 +348,7 @@ impl JsonView {
             (scope.key.clone(), String::from("\u{0}todo")),
             VecDeque::from([OpenItem {
                 item: item.clone(),
-                kind: ToolKind::Todos,
+                shown: Shown::Plan,
                 announced: true,
                 blocked: None,
             }]),
@@ -370,7 +369,7 @@ impl JsonView {
             (scope.key.clone(), String::from(COMPACTION_KEY)),
             VecDeque::from([OpenItem {
                 item: item.clone(),
-                kind: ToolKind::Other,
+                shown: Shown::Other,
                 announced: true,
                 blocked: None,
             }]),
@@ -412,7 +411,7 @@ impl JsonView {
         });
         for o in open.into_iter().filter(|o| o.announced) {
             let mut item = o.item;
-            if o.kind != ToolKind::Todos {
+            if o.shown != Shown::Plan {
                 item.insert("status".into(), "failed".into());
             }
             self.item("item.completed", &item);
@@ -497,13 +496,13 @@ impl Observer for JsonView {
                 self.send(e);
             }
             Event::Response(turn) => self.response(scope, turn),
-            Event::ToolStarted { call, args } => self.tool_started(scope, call, *args),
+            Event::ToolStarted { call, args, tool } => self.tool_started(scope, call, *args, tool),
             Event::ToolBlocked {
                 call, by, reason, ..
             } => self.tool_blocked(scope, call, by, reason),
-            Event::ToolFinished { call, args, result } => {
-                self.tool_finished(scope, call, *args, result)
-            }
+            Event::ToolFinished {
+                call, args, result, ..
+            } => self.tool_finished(scope, call, *args, result),
             Event::CompactionStarted { trigger, tokens } => {
                 self.compaction_started(scope, trigger, *tokens)
             }

@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use crate::model::{AssistantTurn, EventSink, ToolCall, Usage};
 use crate::session::RunStats;
-use crate::tools::ToolResult;
+use crate::tools::{About, ToolResult};
 
 pub mod human;
 pub mod json;
@@ -55,16 +55,19 @@ pub enum Event<'a> {
     },
     /// A response is complete: its text, reasoning, calls and token figures.
     Response(&'a AssistantTurn),
-    /// A tool call is about to go through the `PreToolUse` hooks and run.
+    /// A tool call is about to go through the `PreToolUse` hooks and run. `tool` is what the
+    /// called tool says about itself (the same in the call's other events): how to show it.
     ToolStarted {
         call: &'a ToolCall,
         args: Option<&'a Value>,
+        tool: &'a About,
     },
     /// The hooks refused the call; `by` is `guard` or `hook`. [`Event::ToolFinished`] follows
     /// with the error the model is sent.
     ToolBlocked {
         call: &'a ToolCall,
         args: Option<&'a Value>,
+        tool: &'a About,
         by: &'a str,
         reason: &'a str,
     },
@@ -72,6 +75,7 @@ pub enum Event<'a> {
     ToolFinished {
         call: &'a ToolCall,
         args: Option<&'a Value>,
+        tool: &'a About,
         result: &'a ToolResult,
     },
     /// The conversation is about to be compacted (traced as the `PreCompact` hook event,
@@ -167,8 +171,8 @@ pub trait Observer: Send + Sync {
     fn event(&self, scope: &Scope, event: &Event<'_>);
 }
 
-/// Where an agent sends its events: one observer, or several through [`Tee`]. The default
-/// sends them nowhere (tests, benchmarks).
+/// Where an agent sends its events: one observer (which may pass them on to others). The
+/// default sends them nowhere (tests, benchmarks).
 #[derive(Clone, Default)]
 pub struct Events(Option<Arc<dyn Observer>>);
 
@@ -203,17 +207,6 @@ impl Events {
         ModelSink {
             events: self,
             scope,
-        }
-    }
-}
-
-/// Several observers, each told every event in turn.
-pub struct Tee(pub Vec<Arc<dyn Observer>>);
-
-impl Observer for Tee {
-    fn event(&self, scope: &Scope, event: &Event<'_>) {
-        for o in &self.0 {
-            o.event(scope, event);
         }
     }
 }
@@ -277,48 +270,6 @@ impl EventSink for RetrySink<'_> {
             },
         );
     }
-}
-
-/// What a view knows a tool by: the tools that have an item type of their own in `--json`
-/// and a rendering of their own in the trace. Every other tool is [`ToolKind::Other`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ToolKind {
-    Command,
-    FileWrite,
-    FileEdit,
-    Todos,
-    Skill,
-    Subagent,
-    /// A tool of an MCP server: `mcp__SERVER__TOOL` (the names module of MCP, a layer above,
-    /// checks that its names are seen as this).
-    Mcp,
-    Other,
-}
-
-/// The prefix of MCP tools' request names.
-const MCP_PREFIX: &str = "mcp__";
-
-impl ToolKind {
-    pub fn of(name: &str) -> ToolKind {
-        if name.starts_with(MCP_PREFIX) {
-            return ToolKind::Mcp;
-        }
-        match name {
-            "bash" => ToolKind::Command,
-            "write_file" => ToolKind::FileWrite,
-            "edit_file" => ToolKind::FileEdit,
-            "todo_write" => ToolKind::Todos,
-            "load_skill" => ToolKind::Skill,
-            "task" => ToolKind::Subagent,
-            _ => ToolKind::Other,
-        }
-    }
-}
-
-/// The server and tool parts of an MCP tool's request name `mcp__SERVER__TOOL`: the server
-/// up to the first `__`, the tool as the name holds it (cleaned to `[A-Za-z0-9_-]`).
-pub fn mcp_parts(name: &str) -> Option<(&str, &str)> {
-    name.strip_prefix(MCP_PREFIX)?.split_once("__")
 }
 
 /// A string argument of a call, if the arguments parsed and hold one.

@@ -17,7 +17,7 @@ use serde_json::Value;
 use crate::events::Scope;
 use crate::model::ToolCall;
 use crate::session::RunStats;
-use crate::tools::ToolResult;
+use crate::tools::{Tool, ToolResult};
 
 pub mod command;
 pub mod config;
@@ -250,16 +250,14 @@ impl Hooks {
         }
     }
 
-    /// After a call: the user's hooks see its result, their feedback and context are appended,
-    /// and the whole is cut to `limit` characters (the output cap the loop applies to every
-    /// tool message), so what the views show of it is what the model is sent. Returns the
-    /// final result and a hook's request to stop the run.
+    /// After a call: the user's hooks see its result, and their feedback and context are
+    /// appended (the loop then cuts the whole to the output cap, as every tool message).
+    /// Returns the result and a hook's request to stop the run.
     pub async fn post_tool_use(
         &self,
         call: &ToolCall,
         args: Option<&Value>,
         mut result: ToolResult,
-        limit: usize,
         cx: &HookContext,
     ) -> (ToolResult, Option<String>) {
         let event = HookEvent::PostToolUse {
@@ -276,14 +274,16 @@ impl Hooks {
             &mut result,
             feedback.into_iter().chain(out.additional_context),
         );
-        (result.bounded(limit), out.stop_run)
+        (result, out.stop_run)
     }
 
-    /// Decides whether a call runs, and with which arguments: the user's hooks first (a deny
-    /// wins; an allow skips the guard), then the guard.
+    /// Decides whether a call of `tool` (`None`: a tool the agent does not have) runs, and
+    /// with which arguments: the user's hooks first (a deny wins; an allow skips the guard),
+    /// then the guard, which reads the command the tool says the call runs.
     pub async fn pre_tool_use(
         &self,
         call: &ToolCall,
+        tool: Option<&dyn Tool>,
         args: Option<&Value>,
         cx: &HookContext,
     ) -> PreToolUse {
@@ -293,15 +293,16 @@ impl Hooks {
             return PreToolUse::StopRun(reason);
         }
         let effective = out.updated_input.as_ref().or(args);
+        let command = tool.zip(effective).and_then(|(t, args)| t.command(args));
         let block = match out.verdict {
             Some(Verdict::Block(r)) => Some(("hook", r)),
             Some(Verdict::Allow) => None,
-            None if self.guard => guard_verdict(call, effective).map(|r| ("guard", r)),
+            None if self.guard => guard_verdict(command).map(|r| ("guard", r)),
             None => None,
         };
         // Only the guard's refusal is put to the user: a hook's block is the user's own rule,
         // and no prompt overrides it.
-        let block = match (block, &self.approver, guarded_command(call, effective)) {
+        let block = match (block, &self.approver, command) {
             (Some(("guard", reason)), Some(approver), Some(command)) => {
                 match approver.approve(call, command, &reason, cx).await {
                     Approval::Once | Approval::Always => None,
@@ -324,20 +325,13 @@ impl Hooks {
     }
 }
 
-/// The guard's reason to refuse a `bash` call, if any. The reason may quote the command:
-/// bounded, since it is shown on stderr as well.
-fn guard_verdict(call: &ToolCall, args: Option<&Value>) -> Option<String> {
-    guarded_command(call, args)
+/// The guard's reason to refuse a call that runs `command`, if any (a call that runs none it
+/// leaves alone). The reason may quote the command: bounded, since it is shown on stderr as
+/// well.
+fn guard_verdict(command: Option<&str>) -> Option<String> {
+    command
         .and_then(guard::check_command)
         .map(|r| crate::tools::output::quote(&r).into_owned())
-}
-
-/// The command line of a `bash` call, which the guard reads.
-fn guarded_command<'a>(call: &ToolCall, args: Option<&'a Value>) -> Option<&'a str> {
-    if call.name != "bash" {
-        return None;
-    }
-    args?.get("command").and_then(Value::as_str)
 }
 
 /// Hook-supplied text goes after the tool's own output, so the model reads both.

@@ -53,17 +53,29 @@ pub fn qualified(server: &str, tool: &str, taken: impl Fn(&str) -> bool) -> Stri
     format!("{name}_{suffix}")
 }
 
+/// The tool's part of `name`, the request name [`qualified`] gave a tool of `server`: what
+/// follows `mcp__SERVER__` (cleaned, and hashed when it had to be).
+pub fn tool_part<'a>(server: &str, name: &'a str) -> Option<&'a str> {
+    name.strip_prefix(PREFIX)?
+        .strip_prefix(server)?
+        .strip_prefix("__")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_views_see_these_names_as_mcp_tools_of_their_server() {
-        use crate::events::{mcp_parts, ToolKind};
+    fn a_name_gives_back_the_tool_s_part_of_it() {
         let name = qualified("git-2", "log all", |_| false);
-        assert_eq!(ToolKind::of(&name), ToolKind::Mcp);
-        assert_eq!(mcp_parts(&name), Some(("git-2", "log_all")));
-        assert_eq!(ToolKind::of("read_file"), ToolKind::Other);
+        assert_eq!(tool_part("git-2", &name), Some("log_all"));
+        assert_eq!(tool_part("git", &name), None);
+        assert_eq!(tool_part("git-2", "read_file"), None);
+        let long = qualified("s", &"x".repeat(100), |_| false);
+        assert!(
+            tool_part("s", &long).is_some_and(|t| t.starts_with("xxx")),
+            "{long}"
+        );
     }
 
     #[test]

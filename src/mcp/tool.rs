@@ -8,7 +8,7 @@ use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, ResourceC
 use serde_json::Value;
 
 use super::Server;
-use crate::tools::{Tool, ToolContext, ToolResult, ToolSpec};
+use crate::tools::{Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// One tool of one server, under its request name.
 pub struct McpTool {
@@ -25,6 +25,16 @@ impl Tool for McpTool {
 
     fn call<'a>(&'a self, args: Value, _cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(self.run(args))
+    }
+
+    /// Its server, and the tool as its request name holds it (what `--json` has always said).
+    fn shown(&self) -> Shown {
+        let server = &self.server.config.name;
+        let tool = super::names::tool_part(server, &self.spec.name).unwrap_or(&self.spec.name);
+        Shown::Mcp {
+            server: server.clone(),
+            tool: tool.to_string(),
+        }
     }
 }
 

@@ -11,19 +11,19 @@ use serde_json::{json, Value};
 use super::render::render;
 use super::SkillRegistry;
 use crate::model::Message;
-use crate::tools::history::{answered_calls, Restore};
-use crate::tools::{Tool, ToolContext, ToolResult, ToolSpec};
+use crate::tools::history::{answered_calls, Carried, Carry, Restore};
+use crate::tools::{Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// The tool's name, as the catalog tells the model to call it.
-pub const LOAD_SKILL: &str = "load_skill";
+const LOAD_SKILL: &str = "load_skill";
 
 /// How every body `load_skill` gives begins (see [`render`]): what tells a loaded skill from an
 /// error or an "already loaded" note in a history.
-pub const BODY_START: &str = "<skill name=\"";
+const BODY_START: &str = "<skill name=\"";
 
 /// One skill body the model can see in a history.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Loaded {
+struct Loaded {
     pub name: String,
     /// The call's arguments as the model wrote them.
     pub arguments: String,
@@ -34,7 +34,7 @@ pub struct Loaded {
 }
 
 /// The skills whose bodies `history` holds, each once (its latest load), oldest first.
-pub fn loaded_in(history: &[Message]) -> Vec<Loaded> {
+fn loaded_in(history: &[Message]) -> Vec<Loaded> {
     let mut out: Vec<Loaded> = Vec::new();
     for a in answered_calls(history) {
         if a.call.name != LOAD_SKILL || !a.content.starts_with(BODY_START) {
@@ -112,6 +112,35 @@ impl Restore for LoadSkill {
 impl Tool for LoadSkill {
     fn claude_name(&self) -> Option<&'static str> {
         Some("Skill")
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Read
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::Skill
+    }
+
+    /// A skill's body is instructions, not output: the model cannot make it again by running
+    /// something, so prune never clears it.
+    fn prunable(&self) -> bool {
+        false
+    }
+
+    /// Every skill whose body the history holds, each once (its latest load).
+    fn carry(&self, history: &[Message]) -> Vec<Carried> {
+        loaded_in(history)
+            .into_iter()
+            .map(|l| Carried {
+                arguments: l.arguments,
+                answer: l.body,
+                what: Carry::Loaded {
+                    name: l.name,
+                    at: l.at,
+                },
+            })
+            .collect()
     }
 
     fn spec(&self) -> ToolSpec {

@@ -23,12 +23,9 @@ pub mod render;
 pub mod walk;
 
 pub use catalog::{catalog, DEFAULT_CATALOG_BUDGET, MAX_DESCRIPTION_CHARS};
-pub use check::{check, check_path, check_roots, Problem, Severity};
-pub use discover::{
-    discover, discover_roots, skill_roots, Broken, Discovery, Roots, SkillRoot, Skipped,
-};
+pub use check::{check_path, check_roots, Severity};
+pub use discover::{discover, skill_roots, Broken, Discovery};
 pub use load::LoadSkill;
-pub use render::{render, RenderError};
 
 /// Where a skill was found; a project skill wins over a user skill of the same name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

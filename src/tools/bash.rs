@@ -13,7 +13,7 @@ use tokio::net::unix::pipe;
 use tokio::time::Instant;
 
 use super::output::{BoundedText, Utf8Decoder};
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::process::{signal_name, Launch, Role, ToolEnv};
 use crate::sandbox::Sandbox;
 
@@ -26,6 +26,18 @@ pub struct Bash;
 impl Tool for Bash {
     fn claude_name(&self) -> Option<&'static str> {
         Some("Bash")
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Execute
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::Command
+    }
+
+    fn command<'a>(&self, args: &'a Value) -> Option<&'a str> {
+        args.get("command").and_then(Value::as_str)
     }
 
     fn for_subagents(&self) -> bool {

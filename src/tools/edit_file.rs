@@ -8,13 +8,21 @@ use serde_json::{json, Value};
 
 use super::output::quote;
 use super::workspace::{Opened, Target};
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct EditFile;
 
 impl Tool for EditFile {
     fn claude_name(&self) -> Option<&'static str> {
         Some("Edit")
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Edit
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::FileEdit
     }
 
     fn for_subagents(&self) -> bool {

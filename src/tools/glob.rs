@@ -9,7 +9,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{json, Value};
 
 use super::workspace::escape_error;
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Kind, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// Most paths listed; the rest are only counted.
 const MAX_RESULTS: usize = 200;
@@ -22,6 +22,10 @@ pub struct Glob;
 impl Tool for Glob {
     fn claude_name(&self) -> Option<&'static str> {
         Some("Glob")
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Search
     }
 
     fn for_subagents(&self) -> bool {

@@ -1,6 +1,7 @@
-//! What tools read back from a conversation: each call with its answer, and the state a tool
+//! What tools read back from a conversation: each call with its answer, the state a tool
 //! keeps about the conversation (the skills loaded, the todo list), which must follow the
-//! history when a run continues a recorded session or compaction rebuilds it.
+//! history when a run continues a recorded session or compaction rebuilds it, and the calls a
+//! compaction's summary carries over so that this state survives it.
 
 use crate::model::{Message, ToolCall};
 
@@ -10,6 +11,30 @@ use crate::model::{Message, ToolCall};
 /// still see.
 pub trait Restore: Send + Sync {
     fn restore(&self, history: &[Message]);
+}
+
+/// One of a tool's calls that a summary carries over (see [`super::Tool::carry`]): made again
+/// in the rebuilt history as a call of that tool with these arguments, answered with `answer`,
+/// so the model reads it as it did when it made it, and the next compaction or a resumed run
+/// finds it like any other call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Carried {
+    /// The call's arguments, as the model wrote them.
+    pub arguments: String,
+    pub answer: String,
+    pub what: Carry,
+}
+
+/// How a summary weighs a carried call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Carry {
+    /// Instructions the model loaded by name (a skill's body): carried, oldest first, while
+    /// they fit their budgets, newest kept first; the compaction's line names the ones left out
+    /// as left to load again. `at` is where the answer is in the history.
+    Loaded { name: String, at: usize },
+    /// The state the model keeps up to date (the todo list): carried after the loaded ones,
+    /// and left out only when nothing else is left to leave out.
+    State,
 }
 
 /// One tool call of an assistant message and the tool message answering it.

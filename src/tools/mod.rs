@@ -1,9 +1,11 @@
 //! Tools the model can call: the `Tool` trait, the context a call runs in, and the registry
 //! that maps a tool name to its handler.
 //!
-//! The agent loop knows no tool by name. Adding a tool is one new file plus one line in
-//! [`Registry::standard`]; a [`ToolSet`] (which tools one agent may use) is a filter over the
-//! registry, not a copy of it.
+//! The agent loop knows no tool by name, nor does anything else outside the tool's own file:
+//! a tool says what it is ([`Tool::kind`]), how the views show it ([`Tool::shown`]), what the
+//! guard reads ([`Tool::command`]) and what compaction keeps of it ([`Tool::prunable`],
+//! [`Tool::carry`]). Adding a tool is one new file plus one `register` call; a [`ToolSet`]
+//! (which tools one agent may use) is a filter over the registry, not a copy of it.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,6 +14,7 @@ use std::time::Duration;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
+pub mod about;
 pub mod bash;
 pub mod edit_file;
 pub mod glob;
@@ -22,7 +25,8 @@ pub mod todo;
 pub mod workspace;
 pub mod write_file;
 
-pub use history::Restore;
+pub use about::{About, Kind, Shown};
+pub use history::{Carried, Carry, Restore};
 pub use workspace::Workspace;
 
 // The wire type of a tool's description lives with the other wire types; tools build it.
@@ -123,6 +127,10 @@ impl ToolContext {
 /// turn's tool messages, without knowing which tool asked.
 pub trait Reminder: Send + Sync {
     fn after_tool_turn(&self, calls: &[crate::model::ToolCall]) -> Option<String>;
+
+    /// Whether `text` is one of the messages this reminder appends: hx's, not the user's, so a
+    /// compaction's summary does not carry it over as something the user said.
+    fn wrote(&self, text: &str) -> bool;
 }
 
 /// One tool. `call` never fails as a Rust error for things the model did wrong: bad arguments,
@@ -146,6 +154,36 @@ pub trait Tool: Send + Sync {
     /// Whether subagents (`task`) get this tool as well as the main agent.
     fn for_subagents(&self) -> bool {
         false
+    }
+
+    /// What a call does, for an editor (see [`Kind`]).
+    fn kind(&self) -> Kind {
+        Kind::Other
+    }
+
+    /// How the views show a call (see [`Shown`]).
+    fn shown(&self) -> Shown {
+        Shown::Other
+    }
+
+    /// The shell command a call with these arguments runs, if the tool runs one: the guard
+    /// inspects it (and `hx chat` puts it to the user when the guard refuses it). A tool that
+    /// runs no command has none, and the guard leaves its calls alone.
+    fn command<'a>(&self, _args: &'a Value) -> Option<&'a str> {
+        None
+    }
+
+    /// Whether compaction's prune step may clear this tool's old results. Output (a command's,
+    /// a file's contents) can be made again; instructions the model loaded cannot, and stay.
+    fn prunable(&self) -> bool {
+        true
+    }
+
+    /// What a summary carries over of this tool's calls in `history` (which replaces all of
+    /// them), in the order they are to be made again: the state the model would otherwise
+    /// lose. Nothing by default: a summary says what the results were.
+    fn carry(&self, _history: &[crate::model::Message]) -> Vec<Carried> {
+        Vec::new()
     }
 }
 
@@ -241,6 +279,7 @@ pub struct ToolSet {
 impl ToolSet {
     /// A set of the named tools, in the given order. A name the registry does not know is an
     /// error: a tool silently missing from an agent is a bug, not a choice.
+    #[cfg(test)]
     pub fn new(registry: Registry, names: &[&str]) -> Result<Self, String> {
         if let Some(unknown) = names.iter().find(|n| registry.get(n).is_none()) {
             return Err(format!("unknown tool {unknown:?} in a tool list"));
@@ -272,6 +311,17 @@ impl ToolSet {
             .map(|t| t.spec().name)
             .collect();
         ToolSet::of(registry, allowed)
+    }
+
+    /// Adds a tool to this set (and to its registry): after the fixed tools it has, before the
+    /// changing ones, like a [`Registry::register`] after the set was made. One of the same
+    /// name is replaced where it stood.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        let name = tool.spec().name;
+        self.registry.register(tool);
+        if !self.allowed.contains(&name) {
+            self.allowed.push(name);
+        }
     }
 
     /// Brings the changing tools (MCP servers') up to date; whether the set changed, so that
@@ -311,6 +361,38 @@ impl ToolSet {
         }
     }
 
+    /// What the tool `name` says about itself to the views; a name the set does not have is
+    /// any other tool (see [`About::default`]).
+    pub fn about(&self, name: &str) -> About {
+        self.get(name)
+            .map_or_else(About::default, |t| About::of(t.as_ref()))
+    }
+
+    /// Whether compaction may clear results of the tool `name` (see [`Tool::prunable`]); a
+    /// tool the set does not have says nothing against it.
+    pub fn prunable(&self, name: &str) -> bool {
+        self.get(name).is_none_or(|t| t.prunable())
+    }
+
+    /// What a summary carries over of `history`: each tool's [`Tool::carry`], with the name
+    /// its calls are made under, in the order the specs are sent.
+    pub fn carry(&self, history: &[crate::model::Message]) -> Vec<(String, Carried)> {
+        self.tools()
+            .flat_map(|t| {
+                let name = t.spec().name;
+                t.carry(history).into_iter().map(move |c| (name.clone(), c))
+            })
+            .collect()
+    }
+
+    /// The tools, in the order their specs are sent.
+    fn tools(&self) -> impl Iterator<Item = &Arc<dyn Tool>> {
+        self.allowed
+            .iter()
+            .filter_map(|n| self.registry.get(n))
+            .chain(self.dynamic.1.iter().map(|(_, t)| t))
+    }
+
     /// The fixed tools' names (the changing ones come after them in [`ToolSet::specs`]).
     pub fn names(&self) -> &[String] {
         &self.allowed
@@ -318,12 +400,7 @@ impl ToolSet {
 
     /// The specs as sent: the fixed tools in their order, then the changing ones in theirs.
     pub fn specs(&self) -> Vec<ToolSpec> {
-        self.allowed
-            .iter()
-            .filter_map(|n| self.registry.get(n))
-            .chain(self.dynamic.1.iter().map(|(_, t)| t))
-            .map(|t| t.spec())
-            .collect()
+        self.tools().map(|t| t.spec()).collect()
     }
 
     /// Runs one call from its raw argument text (what the loop does in two steps, with the
@@ -484,6 +561,53 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn the_standard_tools_say_what_they_are() {
+        let set = ToolSet::all(Registry::standard());
+        let about = |kind, shown| About { kind, shown };
+        assert_eq!(set.about("bash"), about(Kind::Execute, Shown::Command));
+        assert_eq!(set.about("read_file"), about(Kind::Read, Shown::Other));
+        assert_eq!(set.about("write_file"), about(Kind::Edit, Shown::FileWrite));
+        assert_eq!(set.about("edit_file"), about(Kind::Edit, Shown::FileEdit));
+        assert_eq!(set.about("glob"), about(Kind::Search, Shown::Other));
+        assert_eq!(set.about("nope"), About::default());
+        assert_eq!(Kind::Execute.acp_name(), "execute");
+        // Only bash runs a command, so only its calls are the guard's.
+        let args = serde_json::json!({"command": "rm -rf /", "path": "a"});
+        let commands: Vec<Option<&str>> = set
+            .names()
+            .iter()
+            .map(|n| set.get(n).expect("listed").command(&args))
+            .collect();
+        assert_eq!(commands, [Some("rm -rf /"), None, None, None, None]);
+        // Their output can be made again: prune may clear it, and no summary carries it.
+        let history = [crate::model::Message::User("task".into())];
+        assert!(set.names().iter().all(|n| set.prunable(n)));
+        assert!(set.prunable("nope"));
+        assert_eq!(set.carry(&history), []);
+    }
+
+    #[test]
+    fn a_tool_registered_into_a_set_comes_after_its_fixed_tools_once() {
+        let mut set = ToolSet::for_subagents(Registry::standard());
+        set.register(Arc::new(bash::Bash));
+        set.register(Arc::new(todo::TodoWrite::new(todo::TodoList::new())));
+        set.register(Arc::new(todo::TodoWrite::new(todo::TodoList::new())));
+        assert_eq!(
+            set.names(),
+            [
+                "bash",
+                "read_file",
+                "write_file",
+                "edit_file",
+                "glob",
+                "todo_write"
+            ]
+        );
+        assert_eq!(set.specs().len(), 6);
+        assert_eq!(set.about("todo_write").shown, Shown::Plan);
     }
 
     #[tokio::test]

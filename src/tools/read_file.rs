@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 
 use super::output::{quote, BoundedText, Utf8Decoder};
 use super::workspace::{Opened, Target};
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Kind, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// How much of the start of a file is checked for NUL bytes, the usual sign of a binary file.
 const BINARY_PROBE: usize = 8 * 1024;
@@ -18,6 +18,10 @@ pub struct ReadFile;
 impl Tool for ReadFile {
     fn claude_name(&self) -> Option<&'static str> {
         Some("Read")
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Read
     }
 
     fn for_subagents(&self) -> bool {

@@ -7,11 +7,11 @@ use std::sync::{Arc, Mutex};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::history::{answered_calls, Restore};
-use super::{Tool, ToolContext, ToolResult, ToolSpec};
+use super::history::{answered_calls, Carried, Carry, Restore};
+use super::{Shown, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::model::{Message, ToolCall};
 
-pub const NAME: &str = "todo_write";
+const NAME: &str = "todo_write";
 const MAX_ITEMS: usize = 20;
 /// Characters of one item's content or activeForm: a todo is a line of a checklist, printed to
 /// the user on every update and kept for the whole run.
@@ -98,6 +98,10 @@ impl super::Reminder for TodoList {
         } else {
             None
         }
+    }
+
+    fn wrote(&self, text: &str) -> bool {
+        text == REMINDER
     }
 }
 
@@ -219,6 +223,24 @@ pub fn render(items: &[Todo], active: bool) -> String {
 impl Tool for TodoWrite {
     fn claude_name(&self) -> Option<&'static str> {
         Some("TodoWrite")
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::Plan
+    }
+
+    /// The list the model last wrote, as that call with the list as its answer (the answer in
+    /// the history may have been cleared); an empty list is no plan to keep.
+    fn carry(&self, history: &[Message]) -> Vec<Carried> {
+        latest_in(history)
+            .filter(|(_, items)| !items.is_empty())
+            .map(|(arguments, items)| Carried {
+                arguments,
+                answer: render(&items, false),
+                what: Carry::State,
+            })
+            .into_iter()
+            .collect()
     }
 
     fn spec(&self) -> ToolSpec {

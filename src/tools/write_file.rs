@@ -7,13 +7,21 @@ use serde_json::{json, Value};
 
 use super::output::quote;
 use super::workspace::Target;
-use super::{args, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 pub struct WriteFile;
 
 impl Tool for WriteFile {
     fn claude_name(&self) -> Option<&'static str> {
         Some("Write")
+    }
+
+    fn kind(&self) -> Kind {
+        Kind::Edit
+    }
+
+    fn shown(&self) -> Shown {
+        Shown::FileWrite
     }
 
     fn for_subagents(&self) -> bool {
