@@ -98,7 +98,7 @@ fn run_child(json_path: &str) {
         JsonView::new(Box::new(file), Term::plain()),
     )));
     let recorder = Recorder::default();
-    let mut agent = hx::cli::build_agent(
+    let mut agent = hx::app::build_agent(
         &config,
         &cwd,
         &env,
