@@ -25,12 +25,40 @@ fn get<'a>(env: &'a [(String, String)], key: &str) -> Option<&'a str> {
     env.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
 }
 
+/// Variables of the test process the runner must scrub (it removes every DEEPSEEK_, HX_ and
+/// OPENAI_ one).
+const LEAKS: [(&str, &str); 3] = [
+    ("DEEPSEEK_LEAK_CHECK", "leak"),
+    ("HX_LEAK_CHECK", "leak"),
+    ("OPENAI_LEAK_CHECK", "leak"),
+];
+
 #[test]
 fn run_is_isolated_and_points_at_the_server() {
-    // Only this test sets these; the runner must scrub every DEEPSEEK_/HX_/OPENAI_ variable.
-    std::env::set_var("DEEPSEEK_LEAK_CHECK", "leak");
-    std::env::set_var("HX_LEAK_CHECK", "leak");
-    std::env::set_var("OPENAI_LEAK_CHECK", "leak");
+    // The variables must be in the test process's own environment, but setting them here
+    // would change it under every test running beside this one in the binary: a `set_var`
+    // races the environment reads of their threads, and a child forked meanwhile (rexpect
+    // forks, then execs) can wait forever on the environment lock held at the fork. So the
+    // test runs again, alone, in a process of its own started with them.
+    if std::env::var_os(LEAKS[0].0).is_none() {
+        let name = concat!(module_path!(), "::run_is_isolated_and_points_at_the_server");
+        // The harness names tests without the crate.
+        let name = name.split_once("::").map_or(name, |(_, rest)| rest);
+        let out = Command::new(std::env::current_exe().expect("the test binary"))
+            .args(["--exact", name, "--test-threads=1"])
+            .envs(LEAKS)
+            .output()
+            .expect("run the test binary");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("test result: ok. 1 passed"),
+            "{}\n--- stdout ---\n{stdout}\n--- stderr ---\n{}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return;
+    }
+    assert!(LEAKS.iter().all(|(k, _)| std::env::var_os(k).is_some()));
     let server = FakeServer::start(vec![]);
     let mut hx = Hx::new(&server);
     let run = sh(&mut hx, "env; echo PWD_IS=$(pwd -P)");
