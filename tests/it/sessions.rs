@@ -2,15 +2,13 @@
 //! a crash, listed and shown; asserted on the requests the fake server records and on the
 //! session files themselves.
 
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use hx::session::record;
 use serde_json::{json, Value};
-use support::{messages, Call, FakeServer, Hx, Reply};
 
 fn only_session(hx: &Hx) -> PathBuf {
     let files = hx.session_files();
@@ -344,8 +342,8 @@ fn two_runs_at_once_write_two_whole_sessions() {
         .clear_args()
         .args(["agent", "task beta"]);
     let second = hx.spawn();
-    support::Run::wait(first, Duration::from_secs(30)).assert_code(0);
-    support::Run::wait(second, Duration::from_secs(30)).assert_code(0);
+    crate::support::Run::wait(first, Duration::from_secs(30)).assert_code(0);
+    crate::support::Run::wait(second, Duration::from_secs(30)).assert_code(0);
     let files = hx.session_files();
     assert_eq!(files.len(), 2);
     for f in files {

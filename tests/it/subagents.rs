@@ -1,11 +1,9 @@
 //! End-to-end tests of the `task` subagent and `todo_write`, request by request.
 
-mod support;
-
 use std::time::Duration;
 
+use crate::support::{messages, tool_names, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
-use support::{messages, tool_names, Call, FakeServer, Hx, Reply};
 
 fn task_call(id: &str, prompt: &str) -> Call {
     Call::new(
@@ -263,10 +261,10 @@ fn ctrl_c_stops_a_running_subagent_and_its_command() {
     };
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let run = support::Run::wait(child, Duration::from_secs(20));
+    let run = crate::support::Run::wait(child, Duration::from_secs(20));
     run.assert_code(130);
     assert!(
-        support::ends_within(shell, Duration::from_secs(10)),
+        crate::support::ends_within(shell, Duration::from_secs(10)),
         "the subagent's shell {shell} outlived hx"
     );
 }

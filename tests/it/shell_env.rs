@@ -1,12 +1,9 @@
 //! End-to-end tests of the environment tool commands run with (`[shell_env]`): what a `bash`
 //! call's `env` sends back to the model, for the agent and its subagents, and what hooks see.
 
-mod hooks_util;
-mod support;
-
-use hooks_util::{config_dir, groups, script, tool_message, user_hooks};
+use crate::hooks_util::{config_dir, groups, script, tool_message, user_hooks};
+use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::json;
-use support::{messages, Call, FakeServer, Hx, Reply};
 
 /// Values that must never reach the model; each is unique so a match cannot be chance.
 const SECRETS: [(&str, &str); 4] = [

@@ -2,15 +2,12 @@
 //! sends, Ctrl-C during a turn, the commands, leaving, the history file, and the session it
 //! leaves for `hx agent -c`.
 
-mod chat_util;
-mod support;
-
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use chat_util::{session_lines, Chat, PROMPT};
+use crate::chat_util::{session_lines, Chat, PROMPT};
+use crate::support::{ends_within, messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
-use support::{ends_within, messages, Call, FakeServer, Hx, Reply};
 
 fn chat_hx(server: &FakeServer) -> Hx {
     let mut hx = Hx::new(server);
@@ -532,7 +529,10 @@ fn no_project_doc_leaves_agents_md_out_of_the_chat_s_system_prompt() {
 fn context_counts_the_mcp_tools_the_next_message_offers() {
     let server = FakeServer::start(vec![Reply::text("Hi.")]);
     let mut hx = chat_hx(&server);
-    hx.write_user_config("config.toml", &support::mcp::server_table("t", &[], ""));
+    hx.write_user_config(
+        "config.toml",
+        &crate::support::mcp::server_table("t", &[], ""),
+    );
     let mut chat = Chat::start(&hx);
     // Before the first message no server has started: built-in tools only.
     let before = chat.say("/context");
@@ -543,5 +543,5 @@ fn context_counts_the_mcp_tools_the_next_message_offers() {
     assert!(after.contains("mcp__t__echo"), "{after}");
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
-    assert!(support::tool_names(&body(&server, 0)).contains(&"mcp__t__echo".to_string()));
+    assert!(crate::support::tool_names(&body(&server, 0)).contains(&"mcp__t__echo".to_string()));
 }

@@ -2,12 +2,9 @@
 //! reason reach the model cut like tool output (head and tail, with the same marker), and every
 //! tool message, hook additions included, is bounded by the output cap.
 
-mod hooks_util;
-mod support;
-
-use hooks_util::*;
+use crate::hooks_util::*;
+use crate::support::{messages, FakeServer, Hx, Reply};
 use serde_json::json;
-use support::{messages, FakeServer, Hx, Reply};
 
 /// The default `[tools] output_chars`.
 const CAP: usize = 50_000;
@@ -83,7 +80,7 @@ fn megabytes_from_session_start_prompt_and_pre_tool_use_hooks_are_cut() {
 #[test]
 fn post_tool_use_context_and_stop_reason_are_cut() {
     let server = FakeServer::start(vec![
-        Reply::tool_calls(vec![support::Call::new(
+        Reply::tool_calls(vec![crate::support::Call::new(
             "call_1",
             "bash",
             r#"{"command":"echo hi"}"#,

@@ -2,13 +2,11 @@
 //! skill folders, SKILL.md files and resources must not lead outside the project, while the
 //! user's own roots may be links. Each test asserts on what hx sends in the next request.
 
-mod support;
-
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use crate::support::{system_prompt, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
-use support::{system_prompt, Call, FakeServer, Hx, Reply, Run};
 
 const SECRET: &str = "TOP SECRET: do not leak\n";
 

@@ -5,12 +5,10 @@
 //! token); the sizes below are chosen with a wide margin around the limits, so that the system
 //! prompt and the tool schemas may grow by a thousand tokens without breaking a test.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::{messages, system_prompt, tool_answer, Call, FakeServer, Hx, Recorded, Reply};
 use serde_json::{json, Value};
-use support::{messages, system_prompt, tool_answer, Call, FakeServer, Hx, Recorded, Reply};
 
 /// `context_window` 10,000: compaction at 8,000 tokens (24,000 bytes).
 const SMALL: &str = "context_window = 10000\n";

@@ -3,8 +3,6 @@
 //! `npm ci --prefix tests/npm`, which the README's test command and `.ci/run` run first.
 //! Without them these tests fail, naming that step: they never pass by skipping.
 
-mod support;
-
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -12,8 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use support::mcp::toml_str;
-use support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply};
+use crate::support::mcp::toml_str;
+use crate::support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply};
 
 /// The entry point of an installed reference server.
 fn npm_server(package: &str) -> PathBuf {

@@ -3,15 +3,12 @@
 //! whether it answered or was stopped by SIGINT, SIGTERM or SIGHUP; each of those signals also
 //! kills the running command and prints the Stop line with the figures so far.
 
-mod hooks_util;
-mod support;
-
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::procs::{running, state};
+use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
-use support::procs::{running, state};
-use support::{Call, FakeServer, Hx, Reply, Run};
 
 /// Starts three background sleepers, each writing its pid first, in the three ways a command
 /// can leave something running: a plain `&` (same group), `nohup` (ignores SIGHUP) and
@@ -106,10 +103,10 @@ fn background_processes_end_on_the_other_exit_paths() {
             }
             "hook stop" => {
                 let stop = r#"{"continue": false, "stopReason": "enough"}"#;
-                let s = hooks_util::script(&hx, "stop.sh", &format!("echo '{stop}'"));
-                hooks_util::user_hooks(
+                let s = crate::hooks_util::script(&hx, "stop.sh", &format!("echo '{stop}'"));
+                crate::hooks_util::user_hooks(
                     &hx,
-                    json!({ "PostToolUse": hooks_util::groups("bash", &[&s], None) }),
+                    json!({ "PostToolUse": crate::hooks_util::groups("bash", &[&s], None) }),
                 );
             }
             _ => {}
@@ -125,13 +122,13 @@ fn background_processes_end_on_the_other_exit_paths() {
 fn what_hooks_start_in_the_background_ends_too() {
     let server = FakeServer::start(vec![Reply::text("done")]);
     let mut hx = Hx::new(&server);
-    let s = hooks_util::script(
+    let s = crate::hooks_util::script(
         &hx,
         "start.sh",
         "sh -c 'echo $$ > hook.pid; exec sleep 300' >/dev/null 2>&1 </dev/null &\n\
          while [ ! -s hook.pid ]; do sleep 0.01; done",
     );
-    hooks_util::user_hooks(
+    crate::hooks_util::user_hooks(
         &hx,
         json!({ "SessionStart": [{"hooks": [{"type": "command", "command": s}]}] }),
     );

@@ -1,10 +1,8 @@
 //! End-to-end tests of on-demand skills: the catalog in the first request's system prompt,
 //! `load_skill` results as tool messages, the trace lines, and `hx skills`.
 
-mod support;
-
+use crate::support::{system_prompt, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
-use support::{system_prompt, Call, FakeServer, Hx, Reply};
 
 const DEPLOY: &str = "---\nname: deploy\ndescription: >\n  Ship the service to production:\n  build, tag and roll out.\nlicense: MIT\nmetadata:\n  owner: ops\n---\n\n# Deploy\n\nRun scripts/run.sh, never by hand.\nA literal </skill> stays inside.\n";
 const REVIEW: &str = "\u{feff}---\r\nname: review\r\ndescription: \"Review a change: check \\\"tests\\\" first\"\r\n---\r\nReview body line.\r\n";

@@ -5,14 +5,11 @@
 //! The command is `sudo`, which the guard refuses, run through a harmless `sudo` of the
 //! test's own on PATH that only notes it ran.
 
-mod chat_util;
-mod support;
-
 use std::time::Duration;
 
-use chat_util::{session_lines, Chat};
+use crate::chat_util::{session_lines, Chat};
+use crate::support::{tool_answer, Call, FakeServer, Hx, Reply};
 use serde_json::Value;
-use support::{tool_answer, Call, FakeServer, Hx, Reply};
 
 const COMMAND: &str = r#"PATH="$PWD/bin:$PATH" sudo noted"#;
 const QUESTION: &str = "Run it? [y] once, [a] always in this session, [N] no: ";

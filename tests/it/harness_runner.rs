@@ -1,13 +1,12 @@
 //! Self-tests of the hx runner, using `/bin/sh` in place of hx so they can observe exactly what
 //! environment, directory and stdin a run gets, and that hung runs are killed.
-mod support;
 
+use crate::support::{FakeServer, Hx, Run};
 use std::net::TcpStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
-use support::{FakeServer, Hx, Run};
 
 fn sh(hx: &mut Hx, script: &str) -> Run {
     hx.program("/bin/sh").args(["-c", script]).run()

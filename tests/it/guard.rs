@@ -1,10 +1,8 @@
 //! End-to-end tests of the built-in guard: a refused call never runs, the model is told why,
 //! and `--no-guard` turns it off.
 
-mod support;
-
+use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
-use support::{Call, FakeServer, Hx, Reply, Run};
 
 fn run_call(command: &str, extra: &[&str]) -> (FakeServer, Run) {
     run_call_with_config(command, extra, None)

@@ -2,11 +2,10 @@
 //!
 //! They pin the exact bytes the fake sends, so a change to the harness that would silently weaken
 //! the hx integration tests (wrong shape, missing split, lost event) fails here first.
-mod support;
 
+use crate::support::raw_http::{chat, Resp};
+use crate::support::{Call, FakeServer, Reply};
 use serde_json::{json, Value};
-use support::raw_http::{chat, Resp};
-use support::{Call, FakeServer, Reply};
 
 /// The JSON of a `data: ` event.
 fn data(event: &str) -> Value {

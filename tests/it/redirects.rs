@@ -1,9 +1,7 @@
 //! A server that redirects gets no second request: the request carries the API key, and hx
 //! never follows a redirect with it.
 
-mod support;
-
-use support::{FakeServer, Hx, Reply};
+use crate::support::{FakeServer, Hx, Reply};
 
 #[test]
 fn a_redirect_is_an_error_naming_where_it_points_and_is_not_followed() {

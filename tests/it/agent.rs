@@ -2,10 +2,8 @@
 //! fake DeepSeek server, asserting on what hx sends in each request as much as on what it
 //! prints.
 
-mod support;
-
+use crate::support::{messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 use serde_json::{json, Value};
-use support::{messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 
 /// Fast retries so the retry tests take milliseconds, not seconds.
 const FAST_RETRIES: &str = "[network]\nretry_base_delay_ms = 5\n";
@@ -516,7 +514,7 @@ fn ctrl_c_exits_130_and_kills_the_running_command() {
         .expect("pid");
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-    let run = support::Run::wait(child, std::time::Duration::from_secs(20));
+    let run = crate::support::Run::wait(child, std::time::Duration::from_secs(20));
     run.assert_code(130);
     assert!(run.stderr.contains("hx: interrupted"), "{}", run.stderr);
     // The Stop line has the figures so far: the call was made, though it never finished.
@@ -528,7 +526,7 @@ fn ctrl_c_exits_130_and_kills_the_running_command() {
     );
     // The command's process group was killed with the run.
     assert!(
-        support::ends_within(shell, std::time::Duration::from_secs(10)),
+        crate::support::ends_within(shell, std::time::Duration::from_secs(10)),
         "the shell {shell} outlived hx"
     );
 }

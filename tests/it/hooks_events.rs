@@ -1,12 +1,9 @@
 //! End-to-end tests of user command hooks (hooks.json): what hooks receive, which run, how
 //! they run together, Stop hooks that keep the loop going, and broken files.
 
-mod hooks_util;
-mod support;
-
-use hooks_util::*;
+use crate::hooks_util::*;
+use crate::support::{FakeServer, Hx, Reply};
 use serde_json::{json, Value};
-use support::{FakeServer, Hx, Reply};
 
 #[test]
 fn hooks_get_the_event_on_stdin_and_the_project_dir() {

@@ -1,13 +1,12 @@
 //! Self-tests of the fake server's HTTP behaviour: status replies, routing, request recording,
 //! timing and shutdown, over raw HTTP/1.1 so nothing in between hides a mistake.
-mod support;
 
+use crate::support::raw_http::{chat, exchange, post, Resp};
+use crate::support::{FakeServer, Reply};
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
-use support::raw_http::{chat, exchange, post, Resp};
-use support::{FakeServer, Reply};
 
 fn text_of(r: &Resp) -> String {
     let events = r.events();

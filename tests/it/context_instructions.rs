@@ -1,9 +1,7 @@
 //! End-to-end tests of project instructions: which AGENTS.md / CLAUDE.md files reach the system
 //! prompt, in which order and where, the cut with its warning, subagents, and `hx context`.
 
-mod support;
-
-use support::{system_prompt, Call, FakeServer, Hx, Reply};
+use crate::support::{system_prompt, Call, FakeServer, Hx, Reply};
 
 const SKILL: &str = "---\nname: deploy\ndescription: How to deploy\n---\nRun it.\n";
 

@@ -2,15 +2,13 @@
 //! (Landlock). Each asserts on the tool result hx sends back in the next request and on what
 //! is, or is not, on disk.
 
-mod support;
-
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
-use support::{messages, Call, FakeServer, Hx, Reply, Run};
 
 const NOTE: &str = "[sandbox] hx's sandbox refused the write to ";
 
@@ -354,7 +352,10 @@ fn run_without_landlock(hx: &Hx) -> Run {
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     without_landlock(&mut cmd);
-    let run = Run::wait(cmd.spawn().expect("spawn hx"), support::DEFAULT_TIMEOUT);
+    let run = Run::wait(
+        cmd.spawn().expect("spawn hx"),
+        crate::support::DEFAULT_TIMEOUT,
+    );
     assert!(!run.timed_out, "{}", run.dump());
     run
 }

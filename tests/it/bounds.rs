@@ -3,9 +3,7 @@
 //! unbounded wait or a crash. Each test asserts on what hx sends in the next request (or on
 //! the error it ends with), through the real binary.
 
-mod support;
-
-use support::{messages, Call, FakeServer, Hx, Reply};
+use crate::support::{messages, Call, FakeServer, Hx, Reply};
 
 #[test]
 fn token_counts_that_would_overflow_saturate() {
@@ -214,8 +212,8 @@ fn a_huge_glob_pattern_is_an_error_not_a_crash() {
 }
 
 mod hostile_servers {
-    use super::support::hostile::{Endless, Hostile, JSON_HEAD, SSE_HEAD};
-    use super::support::{Hx, Run};
+    use crate::support::hostile::{Endless, Hostile, JSON_HEAD, SSE_HEAD};
+    use crate::support::{Hx, Run};
     use std::time::Duration;
 
     /// A content delta: each one is data, so it resets the idle and keep-alive timeouts.

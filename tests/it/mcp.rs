@@ -4,15 +4,13 @@
 //! timeout and crash texts, the servers that fail to start, the untrusted project's
 //! `.mcp.json`, and that no server process outlives hx.
 
-mod support;
-
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::mcp::{lingering_table, pids, server_table};
+use crate::support::procs::ends_within;
+use crate::support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 use serde_json::{json, Value};
-use support::mcp::{lingering_table, pids, server_table};
-use support::procs::ends_within;
-use support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 
 /// The `function` object of tool `name` in a request body.
 fn function<'a>(body: &'a Value, name: &str) -> &'a Value {
@@ -357,7 +355,7 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
     let mut hx = Hx::new(&server);
     let pid_file = hx.home().join("proj.pid");
     let mcp_json = json!({"mcpServers": {"proj": {
-        "command": support::mcp::server_path(),
+        "command": crate::support::mcp::server_path(),
         "env": {"MCP_TEST_PID_FILE": pid_file}
     }}});
     hx.write_file(".mcp.json", &mcp_json.to_string())
@@ -423,7 +421,7 @@ fn servers_end_when_a_signal_or_an_error_ends_the_run() {
             // SAFETY: sending a signal to our own child process.
             unsafe { libc::kill(child.id() as i32, sig) };
         }
-        let run = support::Run::wait(child, Duration::from_secs(30));
+        let run = crate::support::Run::wait(child, Duration::from_secs(30));
         run.assert_code(code);
         assert_gone(&pid_file);
     }

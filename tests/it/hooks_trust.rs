@@ -1,11 +1,9 @@
 //! End-to-end tests of project hooks and `hx trust`: untrusted project hooks do not run,
 //! trusted ones do, and a change after trusting needs trusting again.
 
-mod support;
-
+use crate::support::{Call, FakeServer, Hx, Reply, Run, DEFAULT_TIMEOUT};
 use serde_json::json;
 use std::process::Stdio;
-use support::{Call, FakeServer, Hx, Reply, Run, DEFAULT_TIMEOUT};
 
 /// Runs hx with `args` in `hx`'s workspace and HOME (the runner's own args are not used, so
 /// one setup serves several commands).

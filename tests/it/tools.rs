@@ -1,10 +1,8 @@
 //! End-to-end tests of the base tools through the loop: each call's tool message, exactly as
 //! hx sends it in the next request.
 
-mod support;
-
+use crate::support::{Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
-use support::{Call, FakeServer, Hx, Reply};
 
 /// Runs one turn with `calls`, then returns the contents of the tool messages hx sent back,
 /// in call order, with the finished run's stderr.

@@ -4,10 +4,9 @@
 //! Library level, through the real loop and HTTP client against the fake server: hx ships no
 //! tool that panics, and adding one to the binary for a test would ship it to users.
 
-mod support;
-
 use std::sync::{Arc, Mutex};
 
+use crate::support::{messages, Call, FakeServer, Reply};
 use futures_util::future::BoxFuture;
 use hx::agent::{Agent, Outcome};
 use hx::events::{Event, Events, Observer, Scope};
@@ -16,7 +15,6 @@ use hx::model::{ClientOptions, OpenAiClient, ReasoningEcho};
 use hx::session::Recorder;
 use hx::tools::{Registry, Tool, ToolContext, ToolResult, ToolSet, ToolSpec, Workspace};
 use serde_json::{json, Value};
-use support::{messages, Call, FakeServer, Reply};
 
 /// A tool whose call panics: in its future, before returning one, on a blocking thread, or
 /// (`concurrent`) beside the others.

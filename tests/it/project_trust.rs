@@ -2,11 +2,9 @@
 //! `hx trust` does with every kind of project file: a project file is code from whoever wrote
 //! the repository, so until `hx trust` approves its content hx ignores it.
 
-mod support;
-
+use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 use std::path::Path;
-use support::{messages, Call, FakeServer, Hx, Reply, Run};
 
 /// A command the guard refuses (privilege escalation) that is harmless when it runs: `su
 /// --help` only prints usage, which is discarded, then `ran` is printed.

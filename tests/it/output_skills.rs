@@ -1,10 +1,8 @@
 //! `hx skills list`, `show` and `check` tell one story about the same files: what check fails,
 //! list marks, and show says why a skill folder is not loaded.
 
-mod support;
-
+use crate::support::Hx;
 use serde_json::Value;
-use support::Hx;
 
 /// A valid skill, one whose name breaks the specification, and one that does not parse.
 fn fixture() -> Hx {

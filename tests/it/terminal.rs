@@ -2,12 +2,9 @@
 //! model text, hook output, server errors, file names) never carries a control sequence to
 //! stderr or to a terminal, while the model and a piped stdout get the exact bytes.
 
-mod hooks_util;
-mod support;
-
-use hooks_util::{groups, script, tool_message, user_hooks};
+use crate::hooks_util::{groups, script, tool_message, user_hooks};
+use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
-use support::{Call, FakeServer, Hx, Reply, Run};
 
 /// What a command prints: a title change, a screen clear, a C1 control (CSI, U+009B) and a
 /// right-to-left override.

@@ -2,13 +2,10 @@
 //! preview of a tool result, the plan, the totals, quiet and verbose) and the `--json` event
 //! stream for a program on stdout, from the same run.
 
-mod hooks_util;
-mod support;
-
 use std::collections::{HashMap, HashSet};
 
+use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
-use support::{messages, Call, FakeServer, Hx, Reply, Run};
 
 /// Usage of each of the main agent's responses, and of each of the subagent's.
 const MAIN_USAGE: (u64, u64, u64) = (1000, 500, 10);
@@ -624,10 +621,10 @@ fn a_blocked_write_ends_failed_as_codex_file_changes_do_naming_who_blocked_it() 
         Reply::text("Could not write."),
     ]);
     let mut hx = Hx::new(&server);
-    let deny = hooks_util::script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
-    hooks_util::user_hooks(
+    let deny = crate::hooks_util::script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
+    crate::hooks_util::user_hooks(
         &hx,
-        json!({ "PreToolUse": hooks_util::groups("write_file", &[&deny], None) }),
+        json!({ "PreToolUse": crate::hooks_util::groups("write_file", &[&deny], None) }),
     );
     hx.args(["agent", "--json", "write it"]);
     let run = hx.run();

@@ -1,12 +1,9 @@
 //! End-to-end tests of user command hooks (hooks.json): each exit path of a hook, as seen in
 //! what hx sends to the model next and in the trace.
 
-mod hooks_util;
-mod support;
-
-use hooks_util::*;
+use crate::hooks_util::*;
+use crate::support::{FakeServer, Hx, Reply};
 use serde_json::{json, Value};
-use support::{FakeServer, Hx, Reply};
 
 #[test]
 fn exit_2_blocks_with_stderr_as_the_reason() {
