@@ -5,7 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use crate::chat_util::{session_lines, Chat, PROMPT};
+use crate::support::pty::{session_lines, Chat, PROMPT};
 use crate::support::{ends_within, messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 

@@ -7,7 +7,7 @@
 
 use std::time::Duration;
 
-use crate::chat_util::{session_lines, Chat};
+use crate::support::pty::{session_lines, Chat};
 use crate::support::{tool_answer, Call, FakeServer, Hx, Reply};
 use serde_json::Value;
 

@@ -103,10 +103,10 @@ fn background_processes_end_on_the_other_exit_paths() {
             }
             "hook stop" => {
                 let stop = r#"{"continue": false, "stopReason": "enough"}"#;
-                let s = crate::hooks_util::script(&hx, "stop.sh", &format!("echo '{stop}'"));
-                crate::hooks_util::user_hooks(
+                let s = crate::support::hooks::script(&hx, "stop.sh", &format!("echo '{stop}'"));
+                crate::support::hooks::user_hooks(
                     &hx,
-                    json!({ "PostToolUse": crate::hooks_util::groups("bash", &[&s], None) }),
+                    json!({ "PostToolUse": crate::support::hooks::groups("bash", &[&s], None) }),
                 );
             }
             _ => {}
@@ -122,13 +122,13 @@ fn background_processes_end_on_the_other_exit_paths() {
 fn what_hooks_start_in_the_background_ends_too() {
     let server = FakeServer::start(vec![Reply::text("done")]);
     let mut hx = Hx::new(&server);
-    let s = crate::hooks_util::script(
+    let s = crate::support::hooks::script(
         &hx,
         "start.sh",
         "sh -c 'echo $$ > hook.pid; exec sleep 300' >/dev/null 2>&1 </dev/null &\n\
          while [ ! -s hook.pid ]; do sleep 0.01; done",
     );
-    crate::hooks_util::user_hooks(
+    crate::support::hooks::user_hooks(
         &hx,
         json!({ "SessionStart": [{"hooks": [{"type": "command", "command": s}]}] }),
     );

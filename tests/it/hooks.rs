@@ -1,7 +1,7 @@
 //! End-to-end tests of user command hooks (hooks.json): each exit path of a hook, as seen in
 //! what hx sends to the model next and in the trace.
 
-use crate::hooks_util::*;
+use crate::support::hooks::*;
 use crate::support::{FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 

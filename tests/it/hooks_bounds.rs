@@ -2,7 +2,7 @@
 //! reason reach the model cut like tool output (head and tail, with the same marker), and every
 //! tool message, hook additions included, is bounded by the output cap.
 
-use crate::hooks_util::*;
+use crate::support::hooks::*;
 use crate::support::{messages, FakeServer, Hx, Reply};
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! End-to-end tests of user command hooks (hooks.json): what hooks receive, which run, how
 //! they run together, Stop hooks that keep the loop going, and broken files.
 
-use crate::hooks_util::*;
+use crate::support::hooks::*;
 use crate::support::{FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 

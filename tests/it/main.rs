@@ -8,10 +8,6 @@
 //! One module's tests: `cargo test --test it mcp::`. A run of `it` alone does not build the
 //! suite's MCP server (`cargo test` does): `cargo build --example mcp_test_server` first.
 
-#[path = "../chat_util/mod.rs"]
-mod chat_util;
-#[path = "../hooks_util/mod.rs"]
-mod hooks_util;
 #[path = "../support/mod.rs"]
 mod support;
 

@@ -621,10 +621,10 @@ fn a_blocked_write_ends_failed_as_codex_file_changes_do_naming_who_blocked_it() 
         Reply::text("Could not write."),
     ]);
     let mut hx = Hx::new(&server);
-    let deny = crate::hooks_util::script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
-    crate::hooks_util::user_hooks(
+    let deny = crate::support::hooks::script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
+    crate::support::hooks::user_hooks(
         &hx,
-        json!({ "PreToolUse": crate::hooks_util::groups("write_file", &[&deny], None) }),
+        json!({ "PreToolUse": crate::support::hooks::groups("write_file", &[&deny], None) }),
     );
     hx.args(["agent", "--json", "write it"]);
     let run = hx.run();

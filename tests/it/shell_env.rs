@@ -1,7 +1,7 @@
 //! End-to-end tests of the environment tool commands run with (`[shell_env]`): what a `bash`
 //! call's `env` sends back to the model, for the agent and its subagents, and what hooks see.
 
-use crate::hooks_util::{config_dir, groups, script, tool_message, user_hooks};
+use crate::support::hooks::{config_dir, groups, script, tool_message, user_hooks};
 use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::json;
 

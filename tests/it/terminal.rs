@@ -2,7 +2,7 @@
 //! model text, hook output, server errors, file names) never carries a control sequence to
 //! stderr or to a terminal, while the model and a piped stdout get the exact bytes.
 
-use crate::hooks_util::{groups, script, tool_message, user_hooks};
+use crate::support::hooks::{groups, script, tool_message, user_hooks};
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 

@@ -1,13 +1,17 @@
-//! Shared test harness: a scripted fake chat-completions server and a runner for the hx binary.
+//! Shared test harness: a scripted fake chat-completions server, a runner for the hx binary,
+//! hx on a pseudo-terminal (`pty`), hook scripts (`hooks`), and readers of what hx sent.
 //!
-//! Include from an integration test with `mod support;`, or from a benchmark with
-//! `#[path = "../tests/support/mod.rs"] mod support;`.
+//! The integration tests (`tests/it/main.rs`) and the benchmarks include it by path:
+//! `#[path = "../support/mod.rs"] mod support;`, `#[path = "../tests/support/mod.rs"] mod
+//! support;`.
 #![allow(dead_code, unused_imports)]
 
 pub mod body;
+pub mod hooks;
 pub mod hostile;
 pub mod mcp;
 pub mod procs;
+pub mod pty;
 pub mod raw_http;
 pub mod reply;
 pub mod runner;

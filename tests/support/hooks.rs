@@ -2,7 +2,7 @@
 //! HOME's config dir, one-call fake servers, and readers of what hx sent back.
 #![allow(dead_code)]
 
-use crate::support::{Call, FakeServer, Hx, Reply, Run};
+use super::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;

@@ -8,7 +8,7 @@ use rexpect::process::WaitStatus;
 use rexpect::reader::Options;
 use rexpect::session::{spawn_with_options, PtySession};
 
-use crate::support::Hx;
+use super::Hx;
 
 /// The prompt hx chat shows.
 pub const PROMPT: &str = "hx> ";
