@@ -2,7 +2,9 @@
 //! fake DeepSeek server, asserting on what hx sends in each request as much as on what it
 //! prints.
 
-use crate::support::{messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
+use crate::support::{
+    messages, tool_messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS,
+};
 use serde_json::{json, Value};
 
 /// Fast retries so the retry tests take milliseconds, not seconds.
@@ -148,7 +150,7 @@ fn parallel_calls_bad_arguments_and_unknown_tools_each_get_one_answer_in_order()
     run.assert_code(0);
     let reqs = server.requests();
     let m = messages(&reqs[1].body);
-    let tools: Vec<&Value> = m.iter().filter(|x| x["role"] == "tool").collect();
+    let tools = tool_messages(&reqs[1].body);
     let ids: Vec<&str> = tools
         .iter()
         .map(|t| t["tool_call_id"].as_str().expect("id"))
@@ -339,9 +341,8 @@ fn keep_alives_and_server_variants_are_understood() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 6);
     let last = messages(&reqs[5].body);
-    let ids: Vec<&str> = last
+    let ids: Vec<&str> = tool_messages(&reqs[5].body)
         .iter()
-        .filter(|m| m["role"] == "tool")
         .map(|m| m["tool_call_id"].as_str().expect("id"))
         .collect();
     assert_eq!(ids, ["k1", "o1", "o2", "u1", "n1", "d1"]);

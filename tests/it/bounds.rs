@@ -3,7 +3,7 @@
 //! unbounded wait or a crash. Each test asserts on what hx sends in the next request (or on
 //! the error it ends with), through the real binary.
 
-use crate::support::{messages, Call, FakeServer, Hx, Reply};
+use crate::support::{messages, tool_results, Call, FakeServer, Hx, Reply};
 
 #[test]
 fn token_counts_that_would_overflow_saturate() {
@@ -28,7 +28,6 @@ fn token_counts_that_would_overflow_saturate() {
     assert_eq!(messages(&server.requests()[1].body).len(), 4);
 }
 
-/// The contents of the tool messages of the request at `index`, in order.
 /// The line before the last one: every recorded run ends with the line naming its session.
 fn before_session_line(stderr: &str) -> &str {
     let lines: Vec<&str> = stderr.lines().collect();
@@ -37,15 +36,6 @@ fn before_session_line(stderr: &str) -> &str {
         "no session line:\n{stderr}"
     );
     lines.len().checked_sub(2).map_or("", |i| lines[i])
-}
-
-fn tool_messages(server: &FakeServer, index: usize) -> Vec<String> {
-    let reqs = server.requests();
-    messages(&reqs[index].body)
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().expect("tool content").to_string())
-        .collect()
 }
 
 /// Ollama's shape sends each call whole in one chunk: a 5 MB argument stays one event instead
@@ -99,7 +89,7 @@ fn errors_quote_at_most_200_characters_of_an_argument() {
     let mut hx = Hx::new(&server);
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
-    let results = tool_messages(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(results.len(), 8);
     for (i, r) in results.iter().enumerate() {
         assert!(
@@ -171,7 +161,7 @@ fn a_path_longer_than_the_system_allows_is_refused_before_it_is_resolved() {
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
     assert_eq!(
-        tool_messages(&server, 1),
+        tool_results(&server.requests()[1].body),
         [
             ("read_file", 4_000_000),
             ("write_file", 4_000_000),
@@ -202,7 +192,7 @@ fn a_huge_glob_pattern_is_an_error_not_a_crash() {
     hx.write_file("a.txt", "").args(["agent", "x"]);
     hx.run().assert_code(0);
     assert_eq!(
-        tool_messages(&server, 1),
+        tool_results(&server.requests()[1].body),
         [
             "Error: glob.pattern has 1048576 characters; the limit is 1000",
             "Error: glob.pattern has 1001 characters; the limit is 1000",
@@ -358,7 +348,7 @@ fn deeply_nested_tool_arguments_are_an_error_not_a_stack_overflow() {
     .expect("hooks.json");
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
-    let results = tool_messages(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(results.len(), 1);
     assert!(
         results[0].starts_with("Error: invalid arguments for glob: recursion limit exceeded"),

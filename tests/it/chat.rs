@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use crate::support::pty::{session_lines, Chat, PROMPT};
-use crate::support::{ends_within, messages, Call, FakeServer, Hx, Reply};
+use crate::support::{ends_within, messages, tool_messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 
 fn chat_hx(server: &FakeServer) -> Hx {
@@ -487,9 +487,9 @@ fn a_window_the_server_named_holds_for_the_next_message() {
     let after_c2 = reqs
         .iter()
         .position(|r| {
-            messages(&r.body)
+            tool_messages(&r.body)
                 .iter()
-                .any(|m| m["role"] == "tool" && m["tool_call_id"] == "c2")
+                .any(|m| m["tool_call_id"] == "c2")
         })
         .expect("a request after the c2 result");
     let sent = reqs[after_c2].body.to_string().len();

@@ -6,7 +6,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use crate::support::{messages, Call, FakeServer, Reply};
+use crate::support::{tool_messages, Call, FakeServer, Reply};
 use futures_util::future::BoxFuture;
 use hx::agent::{Agent, Outcome};
 use hx::events::{Event, Events, Observer, Scope};
@@ -144,9 +144,8 @@ async fn a_panicking_tool_call_is_an_error_result_and_the_run_goes_on() {
 
     let reqs = server.requests();
     assert_eq!(reqs.len(), 3);
-    let answers: Vec<(String, String)> = messages(&reqs[2].body)
+    let answers: Vec<(String, String)> = tool_messages(&reqs[2].body)
         .iter()
-        .filter(|m| m["role"] == "tool")
         .map(|m| {
             let s = |k: &str| m[k].as_str().expect(k).to_string();
             (s("tool_call_id"), s("content"))

@@ -7,7 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
+use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
 const NOTE: &str = "[sandbox] hx's sandbox refused the write to ";
@@ -63,15 +63,7 @@ fn bash_turn(hx: &mut Hx, commands: &[&str]) -> (Vec<String>, Run) {
     run.assert_code(0);
     let reqs = server.requests();
     assert_eq!(reqs.len(), 2, "{}", run.dump());
-    (tool_messages(&reqs[1].body), run)
-}
-
-fn tool_messages(body: &Value) -> Vec<String> {
-    messages(body)
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().expect("content").to_string())
-        .collect()
+    (tool_results(&reqs[1].body), run)
 }
 
 fn assert_refused(result: &str, note: &str) {
@@ -164,7 +156,7 @@ fn read_only_refuses_writes_in_the_workspace_too() {
             "write",
         ]);
         hx.run().assert_code(0);
-        tool_messages(&server.requests()[1].body)
+        tool_results(&server.requests()[1].body)
     };
     for r in &out[..2] {
         assert_refused(r, "hx's sandbox is read-only for this run");
@@ -189,7 +181,7 @@ fn off_allows_everything_by_flag_or_config() {
     hx.env("DEEPSEEK_BASE_URL", server.url())
         .args(["agent", "--sandbox", "off", "write"]);
     hx.run().assert_code(0);
-    assert_eq!(tool_messages(&server.requests()[1].body), ["(no output)"]);
+    assert_eq!(tool_results(&server.requests()[1].body), ["(no output)"]);
     assert!(top.join("by_flag").exists() && hx.home().join("x").exists());
 
     std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
@@ -295,7 +287,7 @@ fn a_subagents_bash_is_confined_the_same_way() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 4, "{}", run.dump());
     // The subagent's second request carries its bash result.
-    let child = tool_messages(&reqs[2].body);
+    let child = tool_results(&reqs[2].body);
     assert_eq!(child.len(), 1);
     assert_refused(
         &child[0],
@@ -384,7 +376,7 @@ fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
     let run = run_without_landlock(&hx);
     run.assert_code(0);
     assert_eq!(
-        tool_messages(&server.requests()[1].body),
+        tool_results(&server.requests()[1].body),
         ["(no output)", "(no output)"]
     );
     assert!(top.join("one").exists() && top.join("two").exists());
@@ -562,6 +554,6 @@ fn a_command_cannot_reach_the_users_terminal() {
     hx.program(script).args(["-qec", &cmd, "/dev/null"]);
     hx.run().assert_code(0);
     let reqs = server.requests();
-    let out = &tool_messages(&reqs[1].body)[0];
+    let out = &tool_results(&reqs[1].body)[0];
     assert!(out.contains("refused") && !out.contains("opened"), "{out}");
 }

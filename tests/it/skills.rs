@@ -1,7 +1,7 @@
 //! End-to-end tests of on-demand skills: the catalog in the first request's system prompt,
 //! `load_skill` results as tool messages, the trace lines, and `hx skills`.
 
-use crate::support::{system_prompt, Call, FakeServer, Hx, Reply};
+use crate::support::{system_prompt, tool_messages, tool_results, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 
 const DEPLOY: &str = "---\nname: deploy\ndescription: >\n  Ship the service to production:\n  build, tag and roll out.\nlicense: MIT\nmetadata:\n  owner: ops\n---\n\n# Deploy\n\nRun scripts/run.sh, never by hand.\nA literal </skill> stays inside.\n";
@@ -85,16 +85,7 @@ fn catalog_in_the_prompt_and_bodies_only_on_demand() {
         assert_eq!(r.body["messages"][0]["content"], system.as_str());
     }
 
-    let tool_msgs = |i: usize| -> Vec<String> {
-        reqs[i].body["messages"]
-            .as_array()
-            .expect("messages")
-            .iter()
-            .filter(|m| m["role"] == "tool")
-            .map(|m| m["content"].as_str().expect("content").to_string())
-            .collect()
-    };
-    let first = tool_msgs(1);
+    let first = tool_results(&reqs[1].body);
     assert_eq!(
         first[0],
         "<skill name=\"deploy\">\n# Deploy\n\nRun scripts/run.sh, never by hand.\nA literal <\\/skill> stays inside.\n\n\
@@ -106,7 +97,7 @@ fn catalog_in_the_prompt_and_bodies_only_on_demand() {
         first[1],
         "<skill name=\"review\">\nReview body line.\n</skill>"
     );
-    let second = tool_msgs(2);
+    let second = tool_results(&reqs[2].body);
     assert_eq!(
         second[2],
         "Skill deploy is already loaded above in this conversation; follow those instructions."
@@ -273,14 +264,7 @@ fn user_skill_files_are_readable_but_not_writable() {
     hx.env("DEEPSEEK_BASE_URL", server.url())
         .args(["agent", "take notes"]);
     hx.run().assert_code(0);
-    let msgs = server.requests()[1].body["messages"].clone();
-    let tools: Vec<&str> = msgs
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().expect("content"))
-        .collect();
+    let tools = tool_results(&server.requests()[1].body);
     assert!(tools[0].contains(&format!("- {style}\n")), "{}", tools[0]);
     assert_eq!(tools[1], "Use short lines.\n");
     assert_eq!(tools[2], format!("Error: path escapes workspace: {style}"));
@@ -446,11 +430,8 @@ fn names_over_64_characters_are_refused_and_the_budget_holds() {
             format!("- wordy: {}…", "w".repeat(1023))
         ]
     );
-    let tool = reqs[1].body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .find(|m| m["role"] == "tool")
+    let tool = tool_messages(&reqs[1].body)
+        .first()
         .and_then(|m| m["content"].as_str())
         .expect("tool message")
         .to_string();
@@ -522,11 +503,8 @@ fn names_alone_over_the_budget_are_listed_as_far_as_they_fit() {
         )
     );
     // An unlisted skill still loads.
-    let tool = reqs[1].body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .find(|m| m["role"] == "tool")
+    let tool = tool_messages(&reqs[1].body)
+        .first()
         .and_then(|m| m["content"].as_str())
         .expect("tool message")
         .to_string();

@@ -5,7 +5,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
-use crate::support::{system_prompt, Call, FakeServer, Hx, Reply, Run};
+use crate::support::{system_prompt, tool_results, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
 const SECRET: &str = "TOP SECRET: do not leak\n";
@@ -37,17 +37,6 @@ fn read(id: &str, path: &Path) -> Call {
 
 fn load(id: &str, name: &str) -> Call {
     Call::new(id, "load_skill", &json!({ "name": name }).to_string())
-}
-
-/// The contents of the tool messages of request `i`, in order.
-fn tool_results(server: &FakeServer, i: usize) -> Vec<String> {
-    server.requests()[i].body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().expect("content").to_string())
-        .collect()
 }
 
 fn escape(path: &Path) -> String {
@@ -111,7 +100,7 @@ fn a_project_skills_root_linked_out_of_the_project_is_skipped() {
     let system = system_prompt(&server.requests()[0].body);
     assert!(system.contains("- ok: Fine skill"), "{system}");
     assert!(!system.contains("leak"), "{system}");
-    let results = tool_results(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0], escape(&out.join("skills/leak/secret.txt")));
     assert_eq!(results[1], escape(&out.join("skills/secret.txt")));
     assert_eq!(results[2], "Error: unknown skill leak. Available: ok");
@@ -154,7 +143,10 @@ fn a_project_skills_root_linked_to_the_home_folder_is_skipped() {
     );
     let system = system_prompt(&server.requests()[0].body);
     assert!(system.ends_with("No skills are available."), "{system}");
-    assert_eq!(tool_results(&server, 1), [escape(&home.join(".secret"))]);
+    assert_eq!(
+        tool_results(&server.requests()[1].body),
+        [escape(&home.join(".secret"))]
+    );
 }
 
 #[test]
@@ -193,7 +185,7 @@ fn a_skill_folder_linked_out_of_its_root_is_skipped() {
     let system = system_prompt(&server.requests()[0].body);
     assert!(system.contains("- ok: Fine skill"), "{system}");
     assert!(!system.contains("leak"), "{system}");
-    let results = tool_results(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0], escape(&out.join("leak/secret.txt")));
     assert_eq!(
         results[1],
@@ -239,7 +231,7 @@ fn a_skill_file_linked_out_of_its_root_is_skipped() {
     let system = system_prompt(&server.requests()[0].body);
     assert!(!system.contains("PRIVATE DIARY"), "{system}");
     assert!(!system.contains("leak"), "{system}");
-    let results = tool_results(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0], escape(&out.join("diary.md")));
     assert_eq!(results[1], "Error: unknown skill leak. Available: ok");
 }
@@ -325,7 +317,7 @@ fn linked_resources_out_of_a_skill_are_neither_listed_nor_readable() {
             read("r2", Path::new(".agents/skills/deploy/notes.txt")),
         ],
     );
-    let results = tool_results(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(
         results[0],
         "<skill name=\"deploy\">\nBody of deploy.\n\n\
@@ -364,7 +356,7 @@ fn above_the_workspace_only_the_skill_folders_are_readable() {
             read("r3", &ws.join("secret.txt")),
         ],
     );
-    let results = tool_results(&server, 1);
+    let results = tool_results(&server.requests()[1].body);
     assert_eq!(results[0], "# Guide\n");
     assert_eq!(results[1], escape(&ws.join(".agents/skills/stray.txt")));
     assert_eq!(results[2], escape(&ws.join("secret.txt")));
@@ -407,7 +399,7 @@ fn the_users_own_roots_may_be_links() {
         "{system}"
     );
     assert_eq!(
-        tool_results(&server, 1),
+        tool_results(&server.requests()[1].body),
         ["Short lines.\n", "Shared ref.\n"]
     );
 }

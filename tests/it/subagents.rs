@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use crate::support::{messages, tool_names, Call, FakeServer, Hx, Reply};
+use crate::support::{
+    messages, tool_messages, tool_names, tool_results, Call, FakeServer, Hx, Reply,
+};
 use serde_json::{json, Value};
 
 fn task_call(id: &str, prompt: &str) -> Call {
@@ -120,10 +122,7 @@ fn two_tasks_in_one_turn_run_concurrently_and_answer_in_call_order() {
             "report two"
         }
     };
-    let tools: Vec<&Value> = messages(&reqs[3].body)
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .collect();
+    let tools = tool_messages(&reqs[3].body);
     assert_eq!(tools[0]["tool_call_id"], "first");
     assert_eq!(tools[0]["content"], answer_for("Job A"));
     assert_eq!(tools[1]["tool_call_id"], "between");
@@ -313,11 +312,7 @@ fn todo_refusals_end_to_end() {
     hx.args(["agent", "plan"]);
     hx.run().assert_code(0);
     let reqs = server.requests();
-    let contents: Vec<&str> = messages(&reqs[1].body)
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| m["content"].as_str().expect("content"))
-        .collect();
+    let contents = tool_results(&reqs[1].body);
     assert_eq!(
         contents,
         [

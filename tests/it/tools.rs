@@ -1,7 +1,7 @@
 //! End-to-end tests of the base tools through the loop: each call's tool message, exactly as
 //! hx sends it in the next request.
 
-use crate::support::{Call, FakeServer, Hx, Reply};
+use crate::support::{tool_messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 
 /// Runs one turn with `calls`, then returns the contents of the tool messages hx sent back,
@@ -19,13 +19,8 @@ fn one_turn(hx: &mut Hx, calls: Vec<(&str, Value)>) -> (Vec<String>, String) {
     let run = hx.run();
     run.assert_code(0);
     let reqs = server.requests();
-    let msgs = reqs[1].body["messages"]
-        .as_array()
-        .expect("messages")
-        .clone();
-    let tools: Vec<String> = msgs
+    let tools: Vec<String> = tool_messages(&reqs[1].body)
         .iter()
-        .filter(|m| m["role"] == "tool")
         .enumerate()
         .map(|(i, m)| {
             assert_eq!(m["tool_call_id"], format!("c{i}"));

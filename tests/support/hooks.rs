@@ -2,7 +2,7 @@
 //! HOME's config dir, one-call fake servers, and readers of what hx sent back.
 #![allow(dead_code)]
 
-use super::{Call, FakeServer, Hx, Reply, Run};
+use super::{tool_messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -48,18 +48,11 @@ pub fn one_call(command: &str) -> FakeServer {
     ])
 }
 
-/// The content of the tool message in request `n` (0-based).
+/// The content of the (last) tool message in request `n` (0-based).
 pub fn tool_message(server: &FakeServer, n: usize) -> String {
     let reqs = server.requests();
-    let msgs = reqs[n].body["messages"]
-        .as_array()
-        .expect("messages")
-        .clone();
-    let tool = msgs
-        .iter()
-        .rev()
-        .find(|m| m["role"] == "tool")
-        .expect("a tool message");
+    let tools = tool_messages(&reqs[n].body);
+    let tool = tools.last().expect("a tool message");
     tool["content"].as_str().expect("content").to_string()
 }
 

@@ -17,7 +17,9 @@ pub mod reply;
 pub mod runner;
 pub mod server;
 
-pub use body::{messages, system_prompt, tool_answer, tool_names, BUILT_IN_TOOLS};
+pub use body::{
+    messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
+};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
