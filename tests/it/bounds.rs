@@ -339,13 +339,10 @@ fn deeply_nested_tool_arguments_are_an_error_not_a_stack_overflow() {
     ]);
     let mut hx = Hx::new(&server);
     // A hook gets the call too: its input holds the arguments as the raw text.
-    let hook_dir = hx.home().join(".config/hx");
-    std::fs::create_dir_all(&hook_dir).expect("mkdir");
-    std::fs::write(
-        hook_dir.join("hooks.json"),
+    hx.write_user_config(
+        "hooks.json",
         r#"{"hooks":{"PreToolUse":[{"hooks":[{"type":"command","command":"cat > seen.json"}]}]}}"#,
-    )
-    .expect("hooks.json");
+    );
     hx.args(["agent", "x"]);
     hx.run().assert_code(0);
     let results = tool_results(&server.requests()[1].body);

@@ -146,9 +146,7 @@ fn keep_background_leaves_them_running() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    let dir = hx.home().join(".config/hx");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("config.toml"), "[tools]\nkeep_background = true\n").expect("write");
+    hx.write_user_config("config.toml", "[tools]\nkeep_background = true\n");
     hx.args(["agent", "start a server"]);
     let run = hx.run();
     run.assert_success();

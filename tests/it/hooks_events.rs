@@ -160,9 +160,8 @@ fn stop_block_keeps_going_at_most_8_times() {
 fn a_broken_hooks_file_stops_the_run_before_the_first_request() {
     let server = one_call("echo hi");
     let mut hx = Hx::new(&server);
-    std::fs::create_dir_all(config_dir(&hx)).expect("mkdir");
-    let path = config_dir(&hx).join("hooks.json");
-    std::fs::write(&path, "{ not json").expect("write");
+    hx.write_user_config("hooks.json", "{ not json");
+    let path = hx.user_config_dir().join("hooks.json");
     let run = agent(&mut hx);
     run.assert_code(2);
     assert!(server.requests().is_empty());

@@ -112,9 +112,7 @@ fn project_hooks_run_only_while_trusted() {
 fn user_hooks_need_no_trust() {
     let s = server();
     let mut hx = Hx::new(&s);
-    let dir = hx.home().join(".config/hx");
-    std::fs::create_dir_all(&dir).expect("mkdir");
-    std::fs::write(dir.join("hooks.json"), project_hooks("echo user >> marks")).expect("write");
+    hx.write_user_config("hooks.json", &project_hooks("echo user >> marks"));
     let run = hx.args(["agent", "do it"]).run();
     run.assert_success();
     assert_eq!(hx.read_file("marks"), "user\n");
@@ -270,7 +268,7 @@ fn an_invalid_user_hooks_file_stops_the_run_before_the_first_request() {
         let run = hx.args(["agent", "do it"]).run();
         run.assert_code(2);
         assert!(s.requests().is_empty(), "{content}");
-        let file = hx.home().join(".config/hx/hooks.json");
+        let file = hx.user_config_dir().join("hooks.json");
         let start = format!("hx: {}: {error}", file.display());
         assert!(run.stderr.starts_with(&start), "{start}\n{}", run.dump());
         assert_eq!(run.stdout, "");

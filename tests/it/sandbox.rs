@@ -184,12 +184,7 @@ fn off_allows_everything_by_flag_or_config() {
     assert_eq!(tool_results(&server.requests()[1].body), ["(no output)"]);
     assert!(top.join("by_flag").exists() && hx.home().join("x").exists());
 
-    std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
-    std::fs::write(
-        hx.home().join(".config/hx/config.toml"),
-        "sandbox = \"off\"\n",
-    )
-    .expect("config");
+    hx.write_user_config("config.toml", "sandbox = \"off\"\n");
     hx.clear_args();
     let (out, _) = bash_turn(&mut hx, &["touch ../by_config"]);
     assert_eq!(out, ["(no output)"]);
@@ -211,12 +206,7 @@ fn network_false_refuses_tcp_connect_and_bind() {
     assert_eq!(out, ["connected\n", "bound\n"]);
 
     let mut hx = Hx::new_offline();
-    std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
-    std::fs::write(
-        hx.home().join(".config/hx/config.toml"),
-        "[sandbox]\nnetwork = false\n",
-    )
-    .expect("config");
+    hx.write_user_config("config.toml", "[sandbox]\nnetwork = false\n");
     let (out, _) = bash_turn(&mut hx, &[&connect, bind]);
     for r in &out {
         assert!(
@@ -233,12 +223,10 @@ fn writable_roots_from_config_and_a_missing_one_warns_once() {
     let top = hx.workspace().parent().expect("root").to_path_buf();
     std::fs::create_dir_all(hx.home().join("cache")).expect("mkdir");
     std::fs::create_dir_all(top.join("sibling")).expect("mkdir");
-    std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
-    std::fs::write(
-        hx.home().join(".config/hx/config.toml"),
+    hx.write_user_config(
+        "config.toml",
         "sandbox.writable_roots = [\"~/cache\", \"../sibling\", \"nope\"]\n",
-    )
-    .expect("config");
+    );
     let (out, run) = bash_turn(
         &mut hx,
         &[
@@ -410,12 +398,7 @@ fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
 #[test]
 fn required_without_landlock_refuses_before_any_request() {
     let mut hx = Hx::new_offline_in(&outside_tmp());
-    std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
-    std::fs::write(
-        hx.home().join(".config/hx/config.toml"),
-        "[sandbox]\nrequired = true\n",
-    )
-    .expect("config");
+    hx.write_user_config("config.toml", "[sandbox]\nrequired = true\n");
     let server = FakeServer::start(vec![Reply::text("never")]);
     hx.env("DEEPSEEK_BASE_URL", server.url())
         .args(["agent", "write"]);
@@ -438,13 +421,11 @@ fn hx_sandbox_shows_the_mode_its_source_and_the_roots() {
     let mut hx = Hx::new_offline();
     hx.env_remove("DEEPSEEK_API_KEY");
     std::fs::create_dir_all(hx.home().join("cache")).expect("mkdir");
-    std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
-    let config = hx.home().join(".config/hx/config.toml");
-    std::fs::write(
-        &config,
+    hx.write_user_config(
+        "config.toml",
         "[sandbox]\nmode = \"workspace-write\"\nwritable_roots = [\"~/cache\"]\nnetwork = false\nrequired = true\n",
-    )
-    .expect("config");
+    );
+    let config = hx.user_config_dir().join("config.toml");
     hx.args(["sandbox", "--json"]);
     let run = hx.run();
     run.assert_code(0);
@@ -492,8 +473,7 @@ fn bad_sandbox_settings_are_configuration_errors() {
         ("[sandbox]\nnetwrok = false\n", "netwrok"),
     ] {
         let mut hx = Hx::new_offline();
-        std::fs::create_dir_all(hx.home().join(".config/hx")).expect("mkdir");
-        std::fs::write(hx.home().join(".config/hx/config.toml"), text).expect("config");
+        hx.write_user_config("config.toml", text);
         hx.args(["agent", "hi"]);
         let run = hx.run();
         run.assert_code(2);

@@ -235,9 +235,7 @@ fn files_are_private_and_ephemeral_runs_write_nothing() {
 fn sessions_false_in_config_records_nothing() {
     let server = FakeServer::start(vec![Reply::text("a")]);
     let mut hx = Hx::new(&server);
-    let cfg = hx.home().join(".config/hx/config.toml");
-    std::fs::create_dir_all(cfg.parent().expect("dir")).expect("mkdir");
-    std::fs::write(&cfg, "sessions = false\n").expect("config");
+    hx.write_user_config("config.toml", "sessions = false\n");
     hx.args(["agent", "one"]);
     hx.run().assert_code(0);
     assert!(hx.session_files().is_empty());

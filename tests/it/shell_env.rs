@@ -1,7 +1,7 @@
 //! End-to-end tests of the environment tool commands run with (`[shell_env]`): what a `bash`
 //! call's `env` sends back to the model, for the agent and its subagents, and what hooks see.
 
-use crate::support::hooks::{config_dir, groups, script, tool_message, user_hooks};
+use crate::support::hooks::{groups, script, tool_message, user_hooks};
 use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::json;
 
@@ -37,11 +37,6 @@ fn assert_no_secret(text: &str) {
     }
 }
 
-fn write_config(hx: &Hx, text: &str) {
-    std::fs::create_dir_all(config_dir(hx)).expect("mkdir config");
-    std::fs::write(config_dir(hx).join("config.toml"), text).expect("write config");
-}
-
 #[test]
 fn bash_does_not_see_keys_tokens_or_passwords() {
     let server = FakeServer::start(vec![
@@ -68,8 +63,8 @@ fn a_configured_api_key_env_is_dropped_whatever_its_name() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    write_config(
-        &hx,
+    hx.write_user_config(
+        "config.toml",
         &format!(
             "provider = \"work\"\n[providers.work]\nbase_url = \"{}\"\napi_key_env = \"WORK_LLM_CRED\"\nmodel = \"m\"\n",
             server.url()
@@ -93,8 +88,8 @@ fn include_only_and_set_shape_the_environment() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    write_config(
-        &hx,
+    hx.write_user_config(
+        "config.toml",
         "[shell_env]\ninclude_only = [\"PATH\", \"hx_test_*\"]\nexclude = [\"*_DROPPED\"]\n\
          set = { HX_SET_VAR = \"from-config\", GITHUB_TOKEN = \"given-on-purpose\" }\n",
     );
@@ -130,8 +125,8 @@ fn inherit_none_and_a_bad_pattern() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    write_config(
-        &hx,
+    hx.write_user_config(
+        "config.toml",
         "[shell_env]\ninherit = \"none\"\nset = { CI = \"1\" }\n",
     );
     with_secrets(&mut hx).args(["agent", "show env"]);
@@ -139,7 +134,7 @@ fn inherit_none_and_a_bad_pattern() {
     assert_eq!(tool_message(&server, 1), "home= plain= ci=1\n");
 
     let mut hx = Hx::new_offline();
-    write_config(&hx, "[shell_env]\nexclude = [\"[oops\"]\n");
+    hx.write_user_config("config.toml", "[shell_env]\nexclude = [\"[oops\"]\n");
     let run = hx.args(["agent", "x"]).run();
     run.assert_code(2);
     assert!(
@@ -231,7 +226,10 @@ fn ignore_default_excludes_gives_commands_the_real_values() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    write_config(&hx, "[shell_env]\nignore_default_excludes = true\n");
+    hx.write_user_config(
+        "config.toml",
+        "[shell_env]\nignore_default_excludes = true\n",
+    );
     with_secrets(&mut hx).args(["agent", "show env"]);
     hx.run().assert_success();
     let out = tool_message(&server, 1);

@@ -5,17 +5,11 @@
 use super::{tool_messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
-
-/// The user's config dir the runner sets up (`XDG_CONFIG_HOME/hx`).
-pub fn config_dir(hx: &Hx) -> PathBuf {
-    hx.home().join(".config").join("hx")
-}
 
 /// Writes an executable `/bin/sh` script into the user config dir; returns its path.
 pub fn script(hx: &Hx, name: &str, body: &str) -> String {
-    let path = config_dir(hx).join(name);
-    std::fs::create_dir_all(config_dir(hx)).expect("mkdir config");
+    let path = hx.user_config_dir().join(name);
+    std::fs::create_dir_all(hx.user_config_dir()).expect("mkdir config");
     std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).expect("write script");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     path.display().to_string()
@@ -34,9 +28,9 @@ pub fn groups(matcher: &str, commands: &[&str], timeout: Option<u64>) -> Value {
 }
 
 pub fn user_hooks(hx: &Hx, events: Value) {
-    std::fs::create_dir_all(config_dir(hx)).expect("mkdir config");
+    std::fs::create_dir_all(hx.user_config_dir()).expect("mkdir config");
     let text = serde_json::to_string_pretty(&json!({ "hooks": events })).expect("json");
-    std::fs::write(config_dir(hx).join("hooks.json"), text).expect("write hooks.json");
+    std::fs::write(hx.user_config_dir().join("hooks.json"), text).expect("write hooks.json");
 }
 
 /// One bash call, then a final answer.

@@ -138,11 +138,16 @@ impl Hx {
         self
     }
 
-    /// Writes `content` to `name` in the user's config folder (`$XDG_CONFIG_HOME/hx`), whose
-    /// files hx applies without `hx trust`: for settings a test needs that are not about
-    /// project files.
+    /// The user's config folder (`$XDG_CONFIG_HOME/hx`), whose files hx applies without
+    /// `hx trust`.
+    pub fn user_config_dir(&self) -> PathBuf {
+        self.home.join(".config").join("hx")
+    }
+
+    /// Writes `content` to `name` in the user's config folder (`user_config_dir()`): for
+    /// settings a test needs that are not about project files.
     pub fn write_user_config(&mut self, name: &str, content: &str) -> &mut Self {
-        let dir = self.home.join(".config").join("hx");
+        let dir = self.user_config_dir();
         std::fs::create_dir_all(&dir).expect("create the user config dir");
         let path = dir.join(name);
         std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
