@@ -6,6 +6,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use crate::support::hooks::{groups, script, user_hooks};
 use crate::support::procs::{running, state};
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
@@ -103,11 +104,8 @@ fn background_processes_end_on_the_other_exit_paths() {
             }
             "hook stop" => {
                 let stop = r#"{"continue": false, "stopReason": "enough"}"#;
-                let s = crate::support::hooks::script(&hx, "stop.sh", &format!("echo '{stop}'"));
-                crate::support::hooks::user_hooks(
-                    &hx,
-                    json!({ "PostToolUse": crate::support::hooks::groups("bash", &[&s], None) }),
-                );
+                let s = script(&hx, "stop.sh", &format!("echo '{stop}'"));
+                user_hooks(&hx, json!({ "PostToolUse": groups("bash", &[&s], None) }));
             }
             _ => {}
         }
@@ -122,13 +120,13 @@ fn background_processes_end_on_the_other_exit_paths() {
 fn what_hooks_start_in_the_background_ends_too() {
     let server = FakeServer::start(vec![Reply::text("done")]);
     let mut hx = Hx::new(&server);
-    let s = crate::support::hooks::script(
+    let s = script(
         &hx,
         "start.sh",
         "sh -c 'echo $$ > hook.pid; exec sleep 300' >/dev/null 2>&1 </dev/null &\n\
          while [ ! -s hook.pid ]; do sleep 0.01; done",
     );
-    crate::support::hooks::user_hooks(
+    user_hooks(
         &hx,
         json!({ "SessionStart": [{"hooks": [{"type": "command", "command": s}]}] }),
     );

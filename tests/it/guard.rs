@@ -1,6 +1,7 @@
 //! End-to-end tests of the built-in guard: a refused call never runs, the model is told why,
 //! and `--no-guard` turns it off.
 
+use crate::support::hooks::stop_line;
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 
@@ -35,13 +36,6 @@ fn tool_message(server: &FakeServer) -> String {
     assert_eq!(last["role"], "tool");
     assert_eq!(last["tool_call_id"], "call_1");
     last["content"].as_str().expect("content").to_string()
-}
-
-fn stop_line(run: &Run) -> &str {
-    run.stderr
-        .lines()
-        .find(|l| l.starts_with("[HOOK] Stop: "))
-        .expect("a Stop line")
 }
 
 #[test]

@@ -1,23 +1,9 @@
 //! End-to-end tests of project hooks and `hx trust`: untrusted project hooks do not run,
 //! trusted ones do, and a change after trusting needs trusting again.
 
-use crate::support::{Call, FakeServer, Hx, Reply, Run, DEFAULT_TIMEOUT};
+use crate::support::trust::{project_hooks, sha256_hex, sha256_prefix};
+use crate::support::{Call, FakeServer, Hx, Reply};
 use serde_json::json;
-use std::process::Stdio;
-
-/// Runs hx with `args` in `hx`'s workspace and HOME (the runner's own args are not used, so
-/// one setup serves several commands).
-fn run_with(hx: &Hx, args: &[&str]) -> Run {
-    let mut cmd = hx.command();
-    cmd.args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let child = cmd.spawn().expect("spawn hx");
-    let run = Run::wait(child, DEFAULT_TIMEOUT);
-    assert!(!run.timed_out, "{}", run.dump());
-    run
-}
 
 fn server() -> FakeServer {
     FakeServer::start(vec![
@@ -30,12 +16,6 @@ fn server() -> FakeServer {
     ])
 }
 
-fn project_hooks(command: &str) -> String {
-    json!({"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
-        {"type": "command", "command": command}]}]}})
-    .to_string()
-}
-
 #[test]
 fn project_hooks_run_only_while_trusted() {
     let mut hx = Hx::new_offline();
@@ -45,7 +25,7 @@ fn project_hooks_run_only_while_trusted() {
 
     // Untrusted: skipped with one warning naming `hx trust`.
     let s = server();
-    let run = run_with(&hx, &["agent", "--base-url", &s.url(), "do it"]);
+    let run = hx.run_args(&["agent", "--base-url", &s.url(), "do it"]);
     run.assert_success();
     let untrusted = format!(
         "hx: {file}: project hooks skipped: not trusted; review the file, then run `hx trust` to allow it"
@@ -59,7 +39,7 @@ fn project_hooks_run_only_while_trusted() {
     assert!(!hx.workspace().join("marks").exists());
 
     // Trusted: runs.
-    let trust = run_with(&hx, &["trust", "--yes"]);
+    let trust = hx.run_args(&["trust", "--yes"]);
     trust.assert_success();
     let hash = {
         use std::io::Read;
@@ -75,10 +55,10 @@ fn project_hooks_run_only_while_trusted() {
             "project hooks {file} (sha256 {hash}):\n  PreToolUse, matcher \"bash\": \"echo project >> marks\"\ntrusted {file}\n"
         )
     );
-    let listed = run_with(&hx, &["trust", "--list"]);
+    let listed = hx.run_args(&["trust", "--list"]);
     assert_eq!(listed.stdout, format!("{hash}  {file}\n"));
     let s = server();
-    let run = run_with(&hx, &["agent", "--base-url", &s.url(), "do it"]);
+    let run = hx.run_args(&["agent", "--base-url", &s.url(), "do it"]);
     run.assert_success();
     assert!(
         !run.stderr.contains("project hooks skipped"),
@@ -90,7 +70,7 @@ fn project_hooks_run_only_while_trusted() {
     // Changed after trusting: skipped again, saying why.
     hx.write_file(".hx/hooks.json", &project_hooks("echo changed >> marks"));
     let s = server();
-    let run = run_with(&hx, &["agent", "--base-url", &s.url(), "do it"]);
+    let run = hx.run_args(&["agent", "--base-url", &s.url(), "do it"]);
     run.assert_success();
     let changed = format!(
         "hx: {file}: project hooks skipped: changed since trusted; review the file, then run `hx trust` again"
@@ -99,11 +79,11 @@ fn project_hooks_run_only_while_trusted() {
     assert_eq!(hx.read_file("marks"), "project\n");
 
     // Revoked: untrusted.
-    let revoke = run_with(&hx, &["trust", "--revoke"]);
+    let revoke = hx.run_args(&["trust", "--revoke"]);
     revoke.assert_success();
     assert_eq!(revoke.stdout, format!("revoked {file}\n"));
     assert_eq!(
-        run_with(&hx, &["trust", "--list"]).stdout,
+        hx.run_args(&["trust", "--list"]).stdout,
         "no trusted files\n"
     );
 }
@@ -134,7 +114,7 @@ fn trust_refuses_a_linked_hooks_file() {
         hx.workspace().join(".hx/hooks.json"),
     )
     .expect("ln");
-    let run = run_with(&hx, &["trust", "--yes"]);
+    let run = hx.run_args(&["trust", "--yes"]);
     run.assert_code(2);
     assert_eq!(run.stdout, "");
     let ws = std::fs::canonicalize(hx.workspace()).expect("canonical workspace");
@@ -147,7 +127,7 @@ fn trust_refuses_a_linked_hooks_file() {
         )
     );
     assert_eq!(
-        run_with(&hx, &["trust", "--list"]).stdout,
+        hx.run_args(&["trust", "--list"]).stdout,
         "no trusted files\n"
     );
 }
@@ -166,7 +146,7 @@ fn trust_shows_commands_escaped_with_event_and_matcher() {
         }})
         .to_string(),
     );
-    let run = run_with(&hx, &["trust", "--yes"]);
+    let run = hx.run_args(&["trust", "--yes"]);
     run.assert_success();
     let lines: Vec<&str> = run.stdout.lines().skip(1).take(2).collect();
     assert_eq!(
@@ -198,7 +178,7 @@ fn project_hooks_run_in_the_project_folder_from_a_subfolder() {
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     std::fs::create_dir_all(hx.workspace().join("sub")).expect("mkdir sub");
     hx.current_dir_rel("sub");
-    run_with(&hx, &["trust", "--yes"]).assert_success();
+    hx.run_args(&["trust", "--yes"]).assert_success();
 
     let run = hx.args(["agent", "do it"]).run();
     run.assert_success();
@@ -246,13 +226,13 @@ fn trust_refuses_an_invalid_hooks_file() {
         let mut hx = Hx::new_offline();
         hx.write_file(".hx/hooks.json", content);
         let file = std::fs::canonicalize(hx.workspace().join(".hx/hooks.json")).expect("canonical");
-        let run = run_with(&hx, &["trust", "--yes"]);
+        let run = hx.run_args(&["trust", "--yes"]);
         run.assert_code(2);
         assert_eq!(run.stdout, "", "{content}");
         let start = format!("hx: cannot trust {}: {error}", file.display());
         assert!(run.stderr.starts_with(&start), "{start}\n{}", run.dump());
         assert_eq!(
-            run_with(&hx, &["trust", "--list"]).stdout,
+            hx.run_args(&["trust", "--list"]).stdout,
             "no trusted files\n"
         );
     }
@@ -291,28 +271,4 @@ fn an_invalid_trusted_project_hooks_file_stops_the_run() {
     assert!(s.requests().is_empty());
     let start = format!("hx: {}: {error}", file.display());
     assert!(run.stderr.starts_with(&start), "{start}\n{}", run.dump());
-}
-
-/// The first 12 hex digits of the SHA-256, computed by the system's sha256sum so the test
-/// does not trust hx's own hashing.
-fn sha256_prefix(bytes: &[u8]) -> String {
-    sha256_hex(bytes)[..12].to_string()
-}
-
-/// The SHA-256 in hex, by the system's sha256sum.
-fn sha256_hex(bytes: &[u8]) -> String {
-    use std::io::Write;
-    let mut child = std::process::Command::new("sha256sum")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("sha256sum");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(bytes)
-        .expect("write");
-    let out = child.wait_with_output().expect("sha256sum output");
-    String::from_utf8_lossy(&out.stdout)[..64].to_string()
 }

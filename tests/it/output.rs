@@ -4,6 +4,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::support::hooks::{groups, script, stop_line, user_hooks};
 use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
@@ -326,11 +327,7 @@ fn the_trace_says_where_the_run_goes_shows_the_end_of_output_and_honest_totals()
         run.dump()
     );
     let (p, h, c) = MAIN_USAGE;
-    let stop = run
-        .stderr
-        .lines()
-        .find(|l| l.starts_with("[HOOK] Stop: "))
-        .expect("a Stop line");
+    let stop = stop_line(&run);
     let expected = format!(
         "[HOOK] Stop: turns=5, tool_calls=9, blocked=1, prompt_tokens={}, cache_hit_tokens={}, \
          completion_tokens={}, duration=",
@@ -621,10 +618,10 @@ fn a_blocked_write_ends_failed_as_codex_file_changes_do_naming_who_blocked_it() 
         Reply::text("Could not write."),
     ]);
     let mut hx = Hx::new(&server);
-    let deny = crate::support::hooks::script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
-    crate::support::hooks::user_hooks(
+    let deny = script(&hx, "deny.sh", "echo 'no writes' >&2\nexit 2");
+    user_hooks(
         &hx,
-        json!({ "PreToolUse": crate::support::hooks::groups("write_file", &[&deny], None) }),
+        json!({ "PreToolUse": groups("write_file", &[&deny], None) }),
     );
     hx.args(["agent", "--json", "write it"]);
     let run = hx.run();

@@ -2,6 +2,7 @@
 //! `hx trust` does with every kind of project file: a project file is code from whoever wrote
 //! the repository, so until `hx trust` approves its content hx ignores it.
 
+use crate::support::trust::{project_hooks, sha256_prefix};
 use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 use std::path::Path;
@@ -170,7 +171,7 @@ fn trust_shows_the_config_escaped_and_asks_for_yes_without_a_terminal() {
 fn trust_refuses_a_config_that_does_not_parse() {
     let mut hx = Hx::new_offline();
     hx.write_file(".hx/config.toml", "guard = false\nmodle = \"x\"\n")
-        .write_file(".hx/hooks.json", &hooks_json("echo hi"));
+        .write_file(".hx/hooks.json", &project_hooks("echo hi"));
     let run = hx.run_args(&["trust", "--yes"]);
     run.assert_code(2);
     assert_eq!(run.stdout, "");
@@ -205,12 +206,6 @@ fn trust_with_nothing_to_trust_is_a_usage_error() {
     );
 }
 
-fn hooks_json(command: &str) -> String {
-    json!({"hooks": {"PreToolUse": [{"matcher": "bash", "hooks": [
-        {"type": "command", "command": command}]}]}})
-    .to_string()
-}
-
 /// Each file has its own approval: editing the config leaves the hooks approved, and `hx trust`
 /// then shows (and asks about) only the file that changed.
 #[test]
@@ -219,7 +214,7 @@ fn approvals_are_per_file() {
     let server = FakeServer::start(replies().into_iter().chain(replies()).collect());
     let mut hx = Hx::new(&server);
     hx.write_file(".hx/config.toml", "guard = false\n")
-        .write_file(".hx/hooks.json", &hooks_json("echo hook >> marks"))
+        .write_file(".hx/hooks.json", &project_hooks("echo hook >> marks"))
         .args(["agent", "do it"]);
     let config = canonical(&hx.workspace().join(".hx/config.toml"));
     let hooks = canonical(&hx.workspace().join(".hx/hooks.json"));
@@ -281,7 +276,7 @@ fn tool_result_at(server: &FakeServer, request: usize) -> String {
 fn list_and_revoke_cover_every_kind() {
     let mut hx = Hx::new_offline();
     hx.write_file(".hx/config.toml", "max_turns = 9\n")
-        .write_file(".hx/hooks.json", &hooks_json("echo hi"));
+        .write_file(".hx/hooks.json", &project_hooks("echo hi"));
     let config = canonical(&hx.workspace().join(".hx/config.toml"));
     let hooks = canonical(&hx.workspace().join(".hx/hooks.json"));
     hx.run_args(&["trust", "--yes"]).assert_success();
@@ -388,24 +383,4 @@ fn on_a_terminal_trust_asks_first() {
         .run_args(&["trust", "--list"])
         .stdout
         .ends_with(&format!("  {file}\n")));
-}
-
-/// The first 12 hex digits of the SHA-256, computed by the system's sha256sum so the test
-/// does not trust hx's own hashing.
-fn sha256_prefix(bytes: &[u8]) -> String {
-    use std::io::Write;
-    use std::process::Stdio;
-    let mut child = std::process::Command::new("sha256sum")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("sha256sum");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(bytes)
-        .expect("write");
-    let out = child.wait_with_output().expect("sha256sum output");
-    String::from_utf8_lossy(&out.stdout)[..12].to_string()
 }

@@ -16,6 +16,7 @@ pub mod raw_http;
 pub mod reply;
 pub mod runner;
 pub mod server;
+pub mod trust;
 
 pub use body::{
     messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
