@@ -5,8 +5,11 @@
 use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
-use crate::support::pty::{session_lines, Chat, PROMPT};
-use crate::support::{ends_within, messages, tool_messages, Call, FakeServer, Hx, Reply};
+use crate::support::calls::bash_printing;
+use crate::support::pty::{Chat, PROMPT};
+use crate::support::{
+    ends_within, messages, session_lines, tool_messages, Call, FakeServer, Hx, Reply,
+};
 use serde_json::{json, Value};
 
 fn chat_hx(server: &FakeServer) -> Hx {
@@ -457,20 +460,14 @@ fn compact_summarises_the_conversation_and_the_next_message_goes_on_from_it() {
     );
 }
 
-/// A bash call printing `n` bytes.
-fn bash_bytes(id: &str, n: usize) -> Call {
-    let cmd = format!("head -c {n} /dev/zero | tr '\\0' a");
-    Call::new(id, "bash", &json!({ "command": cmd }).to_string())
-}
-
 #[test]
 fn a_window_the_server_named_holds_for_the_next_message() {
     let server = FakeServer::start(vec![
-        Reply::tool_calls(vec![bash_bytes("c1", 6_000)]),
+        Reply::tool_calls(vec![bash_printing("c1", 6_000)]),
         Reply::deepseek_overflow(9_000),
         Reply::text("SUM"),
         Reply::text("First done."),
-        Reply::tool_calls(vec![bash_bytes("c2", 40_000)]),
+        Reply::tool_calls(vec![bash_printing("c2", 40_000)]),
         Reply::text("SUM2"),
         Reply::text("Second done."),
     ]);

@@ -7,8 +7,8 @@
 
 use std::time::Duration;
 
-use crate::support::pty::{session_lines, Chat};
-use crate::support::{tool_answer, Call, FakeServer, Hx, Reply};
+use crate::support::pty::Chat;
+use crate::support::{session_lines, tool_answer, Call, FakeServer, Hx, Reply};
 use serde_json::Value;
 
 const COMMAND: &str = r#"PATH="$PWD/bin:$PATH" sudo noted"#;

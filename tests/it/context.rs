@@ -5,9 +5,11 @@
 //! token); the sizes below are chosen with a wide margin around the limits, so that the system
 //! prompt and the tool schemas may grow by a thousand tokens without breaking a test.
 
-use std::path::Path;
-
-use crate::support::{messages, system_prompt, tool_answer, Call, FakeServer, Hx, Recorded, Reply};
+use crate::support::calls::{bash_printing, load_skill};
+use crate::support::{
+    json_lines, messages, session_lines, system_prompt, tool_answer, Call, FakeServer, Hx,
+    Recorded, Reply,
+};
 use serde_json::{json, Value};
 
 /// `context_window` 10,000: compaction at 8,000 tokens (24,000 bytes).
@@ -17,12 +19,6 @@ const LIMIT_TOKENS: usize = 8_000;
 /// A reply without token counts, streamed without pauses (long texts come in many events).
 fn quiet(r: Reply) -> Reply {
     r.with_usage(0, 0, 0).unpaced()
-}
-
-/// A bash call printing `n` times `a`.
-fn bash(id: &str, n: usize) -> Call {
-    let cmd = format!("head -c {n} /dev/zero | tr '\\0' a");
-    Call::new(id, "bash", &json!({ "command": cmd }).to_string())
 }
 
 fn calls(cs: Vec<Call>) -> Reply {
@@ -48,7 +44,7 @@ fn extends(a: &Recorded, b: &Recorded) {
 }
 
 /// The parent session's lines, parsed.
-fn session_lines(hx: &Hx) -> Vec<Value> {
+fn parent_session_lines(hx: &Hx) -> Vec<Value> {
     let file = hx
         .session_files()
         .into_iter()
@@ -57,15 +53,7 @@ fn session_lines(hx: &Hx) -> Vec<Value> {
             !text.lines().next().unwrap_or("").contains("parent_id")
         })
         .expect("a session file");
-    lines_of(&file)
-}
-
-fn lines_of(file: &Path) -> Vec<Value> {
-    std::fs::read_to_string(file)
-        .expect("read the session")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
+    session_lines(&file)
 }
 
 fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
@@ -75,9 +63,9 @@ fn of_type<'a>(lines: &'a [Value], kind: &str) -> Vec<&'a Value> {
 #[test]
 fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_other() {
     let server = FakeServer::start(vec![
-        calls(vec![bash("c1", 6_000)]),
-        calls(vec![bash("c2", 6_000)]),
-        calls(vec![bash("c3", 9_000)]),
+        calls(vec![bash_printing("c1", 6_000)]),
+        calls(vec![bash_printing("c2", 6_000)]),
+        calls(vec![bash_printing("c3", 9_000)]),
         calls(vec![Call::new("c4", "bash", r#"{"command":"echo small"}"#)]),
         text("done"),
         text("again"),
@@ -121,7 +109,7 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
     );
 
     // The session keeps every line sent, and a compaction line after them.
-    let lines = session_lines(&hx);
+    let lines = parent_session_lines(&hx);
     let compactions = of_type(&lines, "compaction");
     assert_eq!(compactions.len(), 1);
     let c = compactions[0];
@@ -160,10 +148,6 @@ const TODOS: &str =
     r#"{"todos":[{"content":"Ship it","status":"in_progress","activeForm":"Shipping it"}]}"#;
 const TASK: &str = "Ship the service: build it, then deploy it";
 
-fn load(id: &str, name: &str) -> Call {
-    Call::new(id, "load_skill", &json!({ "name": name }).to_string())
-}
-
 /// A workspace with a small skill and one too large to carry over a summary.
 fn skills(hx: &mut Hx) {
     hx.write_file(".agents/skills/deploy/SKILL.md", DEPLOY);
@@ -177,7 +161,7 @@ fn skills(hx: &mut Hx) {
 #[test]
 fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resumes() {
     let server = FakeServer::start(vec![
-        calls(vec![load("l1", "deploy"), load("l2", "big")]),
+        calls(vec![load_skill("l1", "deploy"), load_skill("l2", "big")]),
         calls(vec![Call::new("t1", "todo_write", TODOS)]),
         calls(vec![Call::new("b1", "bash", r#"{"command":"echo one"}"#)])
             .with_content(&"x".repeat(9_000))
@@ -186,9 +170,9 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
             .with_content(&"y".repeat(9_000))
             .unpaced(),
         text("SUMMARY: the build passes; next step: deploy."),
-        calls(vec![load("l3", "big"), load("l4", "deploy")]),
+        calls(vec![load_skill("l3", "big"), load_skill("l4", "deploy")]),
         text("done"),
-        calls(vec![load("l5", "deploy")]),
+        calls(vec![load_skill("l5", "deploy")]),
         text("ok"),
     ]);
     let mut hx = Hx::new(&server);
@@ -263,7 +247,7 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
         "{}",
         run.stderr
     );
-    let lines = session_lines(&hx);
+    let lines = parent_session_lines(&hx);
     let c = of_type(&lines, "compaction");
     assert_eq!(c.len(), 1);
     assert_eq!(c[0]["step"], "summary");
@@ -300,7 +284,7 @@ fn the_summary_keeps_the_system_prompt_the_task_the_skill_and_the_todos_and_resu
 #[test]
 fn an_overflow_compacts_and_the_retry_succeeds() {
     let server = FakeServer::start(vec![
-        calls(vec![bash("c1", 6_000)]),
+        calls(vec![bash_printing("c1", 6_000)]),
         Reply::deepseek_overflow(9_000),
         text("SUM"),
         text("done"),
@@ -329,16 +313,16 @@ fn an_overflow_compacts_and_the_retry_succeeds() {
         "{}",
         run.stderr
     );
-    let lines = session_lines(&hx);
+    let lines = parent_session_lines(&hx);
     assert_eq!(of_type(&lines, "compaction")[0]["trigger"], "overflow");
 }
 
 #[test]
 fn llama_cpp_s_overflow_is_pruned_without_a_model_call() {
     let server = FakeServer::start(vec![
-        calls(vec![bash("c1", 6_000)]),
-        calls(vec![bash("c2", 6_000)]),
-        calls(vec![bash("c3", 6_000)]),
+        calls(vec![bash_printing("c1", 6_000)]),
+        calls(vec![bash_printing("c2", 6_000)]),
+        calls(vec![bash_printing("c3", 6_000)]),
         Reply::status(
             400,
             r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":9000,"n_ctx":8000}}"#,
@@ -358,7 +342,7 @@ fn llama_cpp_s_overflow_is_pruned_without_a_model_call() {
 #[test]
 fn a_second_overflow_ends_the_run_with_the_server_s_message_and_the_session_saved() {
     let server = FakeServer::start(vec![
-        calls(vec![bash("c1", 6_000)]),
+        calls(vec![bash_printing("c1", 6_000)]),
         Reply::deepseek_overflow(9_000),
         text("SUM"),
         Reply::deepseek_overflow(9_000),
@@ -376,7 +360,7 @@ fn a_second_overflow_ends_the_run_with_the_server_s_message_and_the_session_save
         "{}",
         run.stderr
     );
-    let lines = session_lines(&hx);
+    let lines = parent_session_lines(&hx);
     assert_eq!(of_type(&lines, "compaction").len(), 1);
     let end = of_type(&lines, "end");
     assert_eq!(end[0]["outcome"], "error");
@@ -401,7 +385,10 @@ fn a_task_that_cannot_fit_is_a_clear_error_not_a_loop() {
         "{}",
         run.stderr
     );
-    assert_eq!(of_type(&session_lines(&hx), "end")[0]["outcome"], "error");
+    assert_eq!(
+        of_type(&parent_session_lines(&hx), "end")[0]["outcome"],
+        "error"
+    );
 }
 
 #[test]
@@ -492,9 +479,9 @@ fn compact_compacts_a_recorded_session_and_the_hook_and_the_transcript_say_so() 
 fn a_subagent_compacts_within_its_own_window() {
     let server = FakeServer::start(vec![
         calls(vec![Call::new("t1", "task", r#"{"prompt":"dig"}"#)]),
-        calls(vec![bash("c1", 6_000)]),
-        calls(vec![bash("c2", 6_000)]),
-        calls(vec![bash("c3", 9_000)]),
+        calls(vec![bash_printing("c1", 6_000)]),
+        calls(vec![bash_printing("c2", 6_000)]),
+        calls(vec![bash_printing("c3", 9_000)]),
         text("found it"),
         text("done"),
     ]);
@@ -576,14 +563,6 @@ fn a_failed_summary_lets_the_run_go_on_while_its_requests_fit_the_window() {
     assert!(!run.stderr.contains("compactions="), "{}", run.stderr);
 }
 
-/// The events of a `--json` run, one per stdout line (every line must parse).
-fn json_events(stdout: &str) -> Vec<Value> {
-    stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
-        .collect()
-}
-
 /// The `item` of each event of type `kind` whose item is a compaction.
 fn compaction_items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
     events
@@ -596,9 +575,9 @@ fn compaction_items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 #[test]
 fn in_json_a_compaction_is_an_item_that_starts_and_completes() {
     let server = FakeServer::start(vec![
-        calls(vec![bash("c1", 6_000)]),
-        calls(vec![bash("c2", 6_000)]),
-        calls(vec![bash("c3", 9_000)]),
+        calls(vec![bash_printing("c1", 6_000)]),
+        calls(vec![bash_printing("c2", 6_000)]),
+        calls(vec![bash_printing("c3", 9_000)]),
         text("done"),
     ]);
     let mut hx = Hx::new(&server);
@@ -611,7 +590,7 @@ fn in_json_a_compaction_is_an_item_that_starts_and_completes() {
     let reqs = server.requests();
     assert!(tool_answer(&reqs[3].body, "c1").starts_with("[output cleared to save context"));
 
-    let events = json_events(&run.stdout);
+    let events = json_lines(&run.stdout);
     let started = compaction_items(&events, "item.started");
     let completed = compaction_items(&events, "item.completed");
     assert_eq!((started.len(), completed.len()), (1, 1), "{}", run.stdout);
@@ -677,7 +656,7 @@ fn the_summary_request_s_tokens_count_in_the_totals() {
     let run = hx.run();
     run.assert_code(0);
     assert!(is_summary_request(&server.requests()[2]));
-    let events = json_events(&run.stdout);
+    let events = json_lines(&run.stdout);
     let completed = compaction_items(&events, "item.completed");
     assert_eq!(completed.len(), 1, "{}", run.stdout);
     assert_eq!(completed[0]["step"], "summary");

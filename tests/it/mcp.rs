@@ -7,9 +7,10 @@
 use std::path::Path;
 use std::time::Duration;
 
+use crate::support::calls::call;
 use crate::support::mcp::{lingering_table, pids, server_table};
 use crate::support::procs::ends_within;
-use crate::support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
+use crate::support::{json_lines, tool_answer, tool_names, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 use serde_json::{json, Value};
 
 /// The `function` object of tool `name` in a request body.
@@ -19,10 +20,6 @@ fn function<'a>(body: &'a Value, name: &str) -> &'a Value {
         .and_then(|ts| ts.iter().find(|t| t["function"]["name"] == name))
         .map(|t| &t["function"])
         .unwrap_or_else(|| panic!("no tool {name} in {}", body["tools"]))
-}
-
-fn call(id: &str, name: &str, args: Value) -> Call {
-    Call::new(id, name, &args.to_string())
 }
 
 /// Every pid in `file` stops running soon after hx exited (polled, with a deadline). Kills
@@ -538,11 +535,7 @@ fn in_json_mode_mcp_calls_are_codex_s_mcp_tool_call_items() {
         .args(["agent", "--json", "try them"]);
     let run = hx.run();
     run.assert_success();
-    let events: Vec<Value> = run
-        .stdout
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect();
+    let events = json_lines(&run.stdout);
     let item = |kind: &str, call: &str| -> Value {
         events
             .iter()

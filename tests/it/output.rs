@@ -4,8 +4,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+use crate::support::calls::call;
 use crate::support::hooks::{groups, script, stop_line, user_hooks};
-use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
+use crate::support::{messages, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
 /// Usage of each of the main agent's responses, and of each of the subagent's.
@@ -14,10 +15,6 @@ const SUB_USAGE: (u64, u64, u64) = (100, 50, 1);
 
 const SKILL: &str = "---\nname: deploy\ndescription: Ship it\n---\nRun ./ship.\n";
 const FINAL: &str = "All done: the file is edited and the tests were run.";
-
-fn call(id: &str, name: &str, args: Value) -> Call {
-    Call::new(id, name, &args.to_string())
-}
 
 fn todos(states: [&str; 2]) -> Value {
     json!({"todos": [

@@ -5,6 +5,7 @@
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 
+use crate::support::calls::load_skill;
 use crate::support::{system_prompt, tool_results, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
@@ -33,10 +34,6 @@ fn skill_text(name: &str, description: &str) -> String {
 fn read(id: &str, path: &Path) -> Call {
     let path = path.to_str().expect("utf8 path");
     Call::new(id, "read_file", &json!({ "path": path }).to_string())
-}
-
-fn load(id: &str, name: &str) -> Call {
-    Call::new(id, "load_skill", &json!({ "name": name }).to_string())
 }
 
 fn escape(path: &Path) -> String {
@@ -85,7 +82,7 @@ fn a_project_skills_root_linked_out_of_the_project_is_skipped() {
         vec![
             read("r1", &out.join("skills/leak/secret.txt")),
             read("r2", &out.join("skills/secret.txt")),
-            load("l1", "leak"),
+            load_skill("l1", "leak"),
         ],
     );
     assert_warned(
@@ -170,7 +167,7 @@ fn a_skill_folder_linked_out_of_its_root_is_skipped() {
         vec![
             read("r1", &out.join("leak/secret.txt")),
             read("r2", Path::new(".agents/skills/leak/secret.txt")),
-            load("l1", "leak"),
+            load_skill("l1", "leak"),
         ],
     );
     assert_warned(
@@ -217,7 +214,7 @@ fn a_skill_file_linked_out_of_its_root_is_skipped() {
 
     let (server, run) = run_agent(
         &mut hx,
-        vec![read("r1", &out.join("diary.md")), load("l1", "leak")],
+        vec![read("r1", &out.join("diary.md")), load_skill("l1", "leak")],
     );
     assert_warned(
         &run,
@@ -312,7 +309,7 @@ fn linked_resources_out_of_a_skill_are_neither_listed_nor_readable() {
     let (server, _run) = run_agent(
         &mut hx,
         vec![
-            load("l1", "deploy"),
+            load_skill("l1", "deploy"),
             read("r1", Path::new(".agents/skills/deploy/refs/keys.txt")),
             read("r2", Path::new(".agents/skills/deploy/notes.txt")),
         ],

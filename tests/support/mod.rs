@@ -7,8 +7,10 @@
 #![allow(dead_code, unused_imports)]
 
 pub mod body;
+pub mod calls;
 pub mod hooks;
 pub mod hostile;
+pub mod jsonl;
 pub mod mcp;
 pub mod procs;
 pub mod pty;
@@ -21,6 +23,7 @@ pub mod trust;
 pub use body::{
     messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
 };
+pub use jsonl::{json_lines, session_lines};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};

@@ -109,12 +109,3 @@ impl Chat {
         self.p.process_mut().signal(sig).expect("signal hx");
     }
 }
-
-/// The lines of a session file as JSON.
-pub fn session_lines(path: &std::path::Path) -> Vec<serde_json::Value> {
-    std::fs::read_to_string(path)
-        .expect("read the session file")
-        .lines()
-        .map(|l| serde_json::from_str(l).expect("a JSON line"))
-        .collect()
-}
