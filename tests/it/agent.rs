@@ -500,19 +500,8 @@ fn ctrl_c_exits_130_and_kills_the_running_command() {
     hx.args(["agent", "wait"]);
     let child = hx.spawn();
     let pid_file = hx.workspace().join("shell.pid");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
-    while !pid_file.exists() || std::fs::read_to_string(&pid_file).map_or(true, |s| s.is_empty()) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    let shell: i32 = std::fs::read_to_string(&pid_file)
-        .expect("pid file")
-        .trim()
-        .parse()
-        .expect("pid");
+    let shell = crate::support::procs::pid_in(&pid_file, std::time::Duration::from_secs(20))
+        .expect("the command never started");
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let run = crate::support::Run::wait(child, std::time::Duration::from_secs(20));

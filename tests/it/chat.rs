@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::time::{Duration, Instant};
 
 use crate::support::calls::bash_printing;
+use crate::support::procs::pid_in;
 use crate::support::pty::{Chat, PROMPT};
 use crate::support::{
     ends_within, messages, session_lines, tool_messages, Call, FakeServer, Hx, Reply,
@@ -84,21 +85,8 @@ fn ctrl_c_during_a_long_command_cancels_the_turn_not_the_program() {
     let mut chat = Chat::start(&hx);
     chat.type_line("run the long thing");
     let pid_file = hx.workspace().join("pid.txt");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let pid: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|t| t.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the command never started\n{}",
-            chat.seen
-        );
-        std::thread::sleep(Duration::from_millis(10));
-    };
+    let pid = pid_in(&pid_file, Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("the command never started\n{}", chat.seen));
     chat.ctrl('c');
     chat.expect("hx: interrupted");
     chat.expect(PROMPT);

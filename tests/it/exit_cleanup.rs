@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::support::hooks::{groups, script, user_hooks};
-use crate::support::procs::{running, state};
+use crate::support::procs::{pid_in, running, state};
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 
@@ -229,17 +229,12 @@ fn signal_during_a_command(sig: i32, code: i32) {
     let mut hx = Hx::new(&server);
     hx.args(["agent", "wait"]);
     let mut child = hx.spawn();
-    let shell_pid = hx.workspace().join("shell.pid");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::fs::read_to_string(&shell_pid).map_or(true, |s| !s.ends_with('\n')) {
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("the command never started");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let Some(shell) = pid_in(&hx.workspace().join("shell.pid"), Duration::from_secs(20)) else {
+        let _ = child.kill();
+        panic!("the command never started");
+    };
     let mut pids = pids(hx.workspace());
-    pids.push(("shell.pid", read_pid(hx.workspace(), "shell.pid")));
+    pids.push(("shell.pid", shell));
     send(&child, sig);
     let run = Run::wait(child, Duration::from_secs(20));
     assert_all_end(&pids, &run.dump());

@@ -6,6 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use crate::support::procs::pid_in;
 use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use hx::session::record;
 use serde_json::{json, Value};
@@ -116,19 +117,10 @@ fn a_session_killed_during_a_command_is_repaired_on_resume() {
     hx.args(["agent", "long job"]);
     let mut child = hx.spawn();
     let pid_file = hx.workspace().join("shell.pid");
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::fs::read_to_string(&pid_file).map_or(true, |s| s.trim().is_empty()) {
-        assert!(Instant::now() < deadline, "the command never started");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let shell = pid_in(&pid_file, Duration::from_secs(20)).expect("the command never started");
     child.kill().expect("SIGKILL hx");
     let _ = child.wait();
     // SIGKILL leaves no chance to clean up: end the command's group here.
-    let shell: i32 = std::fs::read_to_string(&pid_file)
-        .expect("pid")
-        .trim()
-        .parse()
-        .expect("pid number");
     // SAFETY: signalling the process group of a command this test started.
     unsafe { libc::killpg(shell, libc::SIGKILL) };
 

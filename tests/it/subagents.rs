@@ -244,20 +244,8 @@ fn ctrl_c_stops_a_running_subagent_and_its_command() {
     hx.args(["agent", "delegate"]);
     let child = hx.spawn();
     let pid_file = hx.workspace().join("child.pid");
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    let shell: i32 = loop {
-        if let Some(pid) = std::fs::read_to_string(&pid_file)
-            .ok()
-            .and_then(|s| s.trim().parse().ok())
-        {
-            break pid;
-        }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the command never started"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let shell = crate::support::procs::pid_in(&pid_file, Duration::from_secs(20))
+        .expect("the command never started");
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let run = crate::support::Run::wait(child, Duration::from_secs(20));
