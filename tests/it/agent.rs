@@ -2,6 +2,7 @@
 //! fake DeepSeek server, asserting on what hx sends in each request as much as on what it
 //! prints.
 
+use crate::support::pty::run_on_terminal;
 use crate::support::{
     messages, tool_messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS,
 };
@@ -529,10 +530,8 @@ fn on_a_terminal_the_answer_streams_once_and_interim_text_is_not_repeated() {
         Reply::text("The streamed final answer."),
     ]);
     let mut hx = Hx::new(&server);
-    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
-    hx.program(script_program())
-        .args(["-qec", &cmd, "/dev/null"]);
-    let run = hx.run();
+    hx.args(["agent", "look"]);
+    let run = run_on_terminal(&hx);
     run.assert_code(0);
     // stdout and stderr share the terminal here; each text must appear exactly once.
     let screen = run.stdout.replace("\r\n", "\n");
@@ -645,29 +644,16 @@ fn the_user_config_file_is_read_from_xdg_config_home() {
 fn colour_only_on_a_terminal_and_never_under_no_color() {
     let reply = || Reply::tool_calls(vec![Call::new("c1", "bash", r#"{"command":"echo hi"}"#)]);
     let server = FakeServer::start(vec![reply(), Reply::text("a"), reply(), Reply::text("b")]);
-    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
     let mut hx = Hx::new(&server);
     // TERM=dumb, as some CI runners set it, would rightly turn colour off.
     hx.env_remove("NO_COLOR")
         .env("TERM", "xterm-256color")
-        .program(script_program())
-        .args(["-qec", &cmd, "/dev/null"]);
-    let coloured = hx.run();
+        .args(["agent", "look"]);
+    let coloured = run_on_terminal(&hx);
     coloured.assert_code(0);
     assert!(coloured.stdout.contains("\x1b[2m"), "{:?}", coloured.stdout);
     hx.env("NO_COLOR", "1");
-    let plain = hx.run();
+    let plain = run_on_terminal(&hx);
     plain.assert_code(0);
     assert!(!plain.stdout.contains('\x1b'), "{:?}", plain.stdout);
-}
-
-/// util-linux `script`, which runs hx on a pseudo-terminal. Missing, the test fails saying so:
-/// a terminal test that passes without a terminal proves nothing.
-fn script_program() -> &'static str {
-    const SCRIPT: &str = "/usr/bin/script";
-    assert!(
-        std::path::Path::new(SCRIPT).exists(),
-        "{SCRIPT} (util-linux) is needed to give hx a terminal; install util-linux"
-    );
-    SCRIPT
 }

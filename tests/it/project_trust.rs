@@ -2,8 +2,9 @@
 //! `hx trust` does with every kind of project file: a project file is code from whoever wrote
 //! the repository, so until `hx trust` approves its content hx ignores it.
 
+use crate::support::pty::Chat;
 use crate::support::trust::{project_hooks, sha256_prefix};
-use crate::support::{messages, Call, FakeServer, Hx, Reply, Run};
+use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::json;
 use std::path::Path;
 
@@ -344,41 +345,27 @@ fn a_linked_project_config_is_never_trusted() {
 /// On a terminal `hx trust` asks, and only `y` trusts.
 #[test]
 fn on_a_terminal_trust_asks_first() {
-    if !Path::new("/usr/bin/script").exists() {
-        eprintln!("skipped: util-linux `script` is needed to give hx a terminal");
-        return;
-    }
     let mut hx = Hx::new_offline();
-    hx.write_file(".hx/config.toml", "max_turns = 9\n");
-    let cmd = format!("{} trust", env!("CARGO_BIN_EXE_hx"));
+    hx.write_file(".hx/config.toml", "max_turns = 9\n")
+        .arg("trust");
     let file = canonical(&hx.workspace().join(".hx/config.toml"));
-    let answer = |hx: &mut Hx, answer: &str| -> Run {
-        hx.program("/usr/bin/script")
-            .clear_args()
-            .args(["-qec", &cmd, "/dev/null"])
-            .stdin(answer);
-        let run = hx.run();
-        hx.program(env!("CARGO_BIN_EXE_hx"));
-        run
+    // Types `answer` once the question is up; everything the terminal showed, once hx ended.
+    let answer = |hx: &Hx, answer: &str| -> String {
+        let mut terminal = Chat::spawn(hx);
+        terminal.expect("Trust this file? [y/N] ");
+        terminal.type_line(answer);
+        terminal.wait();
+        terminal.seen
     };
-    let run = answer(&mut hx, "n\n");
-    assert!(
-        run.stdout.contains("Trust this file? [y/N] "),
-        "{}",
-        run.dump()
-    );
-    assert!(!run.stdout.contains("trusted "), "{}", run.dump());
+    let screen = answer(&hx, "n");
+    assert!(!screen.contains("trusted "), "{screen}");
     assert_eq!(
         hx.run_args(&["trust", "--list"]).stdout,
         "no trusted files\n"
     );
 
-    let run = answer(&mut hx, "y\n");
-    assert!(
-        run.stdout.contains(&format!("trusted {file}")),
-        "{}",
-        run.dump()
-    );
+    let screen = answer(&hx, "y");
+    assert!(screen.contains(&format!("trusted {file}")), "{screen}");
     assert!(hx
         .run_args(&["trust", "--list"])
         .stdout

@@ -7,6 +7,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
+use crate::support::pty::run_on_terminal;
 use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
@@ -515,11 +516,6 @@ fn a_workspace_swapped_for_a_link_does_not_move_the_sandbox() {
 /// shell (TIOCSTI) or write escape sequences to it.
 #[test]
 fn a_command_cannot_reach_the_users_terminal() {
-    let script = Path::new("/usr/bin/script");
-    assert!(
-        script.exists(),
-        "/usr/bin/script (util-linux) is needed to give hx a terminal; install util-linux"
-    );
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new(
             "c1",
@@ -530,9 +526,8 @@ fn a_command_cannot_reach_the_users_terminal() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
-    hx.program(script).args(["-qec", &cmd, "/dev/null"]);
-    hx.run().assert_code(0);
+    hx.args(["agent", "look"]);
+    run_on_terminal(&hx).assert_code(0);
     let reqs = server.requests();
     let out = &tool_results(&reqs[1].body)[0];
     assert!(out.contains("refused") && !out.contains("opened"), "{out}");

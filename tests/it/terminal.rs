@@ -3,6 +3,7 @@
 //! stderr or to a terminal, while the model and a piped stdout get the exact bytes.
 
 use crate::support::hooks::{groups, script, tool_message, user_hooks};
+use crate::support::pty::run_on_terminal;
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 
@@ -143,17 +144,6 @@ fn file_names_in_skill_warnings_are_shown_escaped() {
     assert_no_controls(&run.stderr, &run);
 }
 
-/// util-linux `script`, which runs hx on a pseudo-terminal. Missing, the test fails saying so:
-/// a test that passes without running proves nothing.
-fn script_program() -> &'static str {
-    const SCRIPT: &str = "/usr/bin/script";
-    assert!(
-        std::path::Path::new(SCRIPT).exists(),
-        "{SCRIPT} (util-linux) is needed to give hx a terminal; install util-linux"
-    );
-    SCRIPT
-}
-
 /// Runs `hx agent` on a terminal with `term` as TERM and colour allowed; returns what the
 /// terminal received (stdout and stderr share it), newlines as `\n`.
 fn on_a_terminal(term: &str) -> (FakeServer, String) {
@@ -164,12 +154,10 @@ fn on_a_terminal(term: &str) -> (FakeServer, String) {
         Reply::text("answer \x1b]0;title\x07\u{202e}done"),
     ]);
     let mut hx = Hx::new(&server);
-    let cmd = format!("{} agent look", env!("CARGO_BIN_EXE_hx"));
     hx.env_remove("NO_COLOR")
         .env("TERM", term)
-        .program(script_program())
-        .args(["-qec", &cmd, "/dev/null"]);
-    let run = hx.run();
+        .args(["agent", "look"]);
+    let run = run_on_terminal(&hx);
     run.assert_success();
     (server, run.stdout.replace("\r\n", "\n"))
 }
@@ -203,7 +191,7 @@ fn term_dumb_gets_no_escape_codes_at_all() {
     assert!(screen.contains("answer ^[]0;title^G"), "{screen:?}");
 }
 
-/// What a terminal shows once `screen` (as `script` captured it, newlines as `\n`) is played:
+/// What a terminal shows once `screen` (as the terminal received it, newlines as `\n`) is played:
 /// each line after its carriage returns and line erases are applied, colour codes dropped.
 fn played(screen: &str) -> Vec<String> {
     screen
@@ -233,12 +221,10 @@ fn slow_run() -> Vec<Reply> {
 fn on_a_terminal_a_spinner_shows_while_hx_waits_and_is_erased() {
     let server = FakeServer::start(slow_run());
     let mut hx = Hx::new(&server);
-    let cmd = format!("{} agent wait", env!("CARGO_BIN_EXE_hx"));
     hx.env_remove("NO_COLOR")
         .env("TERM", "xterm-256color")
-        .program(script_program())
-        .args(["-qec", &cmd, "/dev/null"]);
-    let run = hx.run();
+        .args(["agent", "wait"]);
+    let run = run_on_terminal(&hx);
     run.assert_success();
     let screen = run.stdout.replace("\r\n", "\n");
     for label in ["waiting for the model", "running bash"] {
@@ -279,11 +265,8 @@ fn no_spinner_byte_goes_through_a_pipe_or_under_no_color() {
 
     let server = FakeServer::start(slow_run());
     let mut hx = Hx::new(&server);
-    let cmd = format!("{} agent wait", env!("CARGO_BIN_EXE_hx"));
-    hx.env("TERM", "xterm-256color")
-        .program(script_program())
-        .args(["-qec", &cmd, "/dev/null"]);
-    let run = hx.run();
+    hx.env("TERM", "xterm-256color").args(["agent", "wait"]);
+    let run = run_on_terminal(&hx);
     run.assert_success();
     let screen = run.stdout.replace("\r\n", "\n");
     assert!(

@@ -206,6 +206,11 @@ impl Hx {
         self
     }
 
+    /// How long a run may take: `timeout()`'s, else `DEFAULT_TIMEOUT`.
+    pub fn time_limit(&self) -> Duration {
+        self.timeout
+    }
+
     /// The fully prepared command (stdio not configured).
     pub fn command(&self) -> Command {
         self.command_with(&self.args)
@@ -230,10 +235,13 @@ impl Hx {
 
     /// The prepared command for a pseudo-terminal: the same isolation, but no process group
     /// of its own, since the terminal's session makes the child a session leader (which
-    /// cannot change its group), and a Ctrl-C on that terminal must reach it.
+    /// cannot change its group), and a Ctrl-C on that terminal must reach it. `TERM` is
+    /// `xterm` unless the test set or removed it, like any default.
     pub fn terminal_command(&self) -> Command {
         let mut cmd = self.base_command(&self.args);
-        cmd.env("TERM", "xterm");
+        if !self.env.iter().any(|(key, _)| key == "TERM") {
+            cmd.env("TERM", "xterm");
+        }
         cmd
     }
 
