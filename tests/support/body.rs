@@ -46,3 +46,19 @@ pub fn tool_answer<'a>(body: &'a Value, id: &str) -> &'a str {
         .and_then(|m| m["content"].as_str())
         .unwrap_or_else(|| panic!("no answer to {id} in {:#}", body["messages"]))
 }
+
+/// The request's tool messages (the answers to calls), in order.
+pub fn tool_messages(body: &Value) -> Vec<&Value> {
+    messages(body)
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .collect()
+}
+
+/// The contents of the request's tool messages, in order.
+pub fn tool_results(body: &Value) -> Vec<String> {
+    tool_messages(body)
+        .iter()
+        .map(|m| m["content"].as_str().expect("tool content").to_string())
+        .collect()
+}

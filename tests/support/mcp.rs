@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 /// The test server's binary, which `cargo test` builds with the tests (examples are built
-/// with them). Before a run of one test target alone, build it: `cargo build --example
-/// mcp_test_server` (`cargo test --example` would build it as a test harness instead).
+/// with them). Before a run of the test binary alone (`cargo test --test it mcp::`), build
+/// it: `cargo build --example mcp_test_server` (`cargo test --example` would build it as a
+/// test harness instead).
 /// Building it from here with a nested cargo rebuilt the dependencies each time, with
 /// another feature set, for a minute or more.
 pub fn server_path() -> &'static Path {
@@ -24,7 +25,7 @@ pub fn server_path() -> &'static Path {
         assert!(
             path.is_file(),
             "the MCP test server is not built ({}): run `cargo test`, which builds it, or \
-             `cargo build --example mcp_test_server` before `cargo test --test NAME`",
+             `cargo build --example mcp_test_server` before `cargo test --test it`",
             path.display()
         );
         path

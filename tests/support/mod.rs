@@ -1,19 +1,29 @@
-//! Shared test harness: a scripted fake chat-completions server and a runner for the hx binary.
+//! Shared test harness: a scripted fake chat-completions server, a runner for the hx binary,
+//! hx on a pseudo-terminal (`pty`), hook scripts (`hooks`), and readers of what hx sent.
 //!
-//! Include from an integration test with `mod support;`, or from a benchmark with
-//! `#[path = "../tests/support/mod.rs"] mod support;`.
+//! The integration tests (`tests/it/main.rs`) and the benchmarks include it by path:
+//! `#[path = "../support/mod.rs"] mod support;`, `#[path = "../tests/support/mod.rs"] mod
+//! support;`.
 #![allow(dead_code, unused_imports)]
 
 pub mod body;
+pub mod calls;
+pub mod hooks;
 pub mod hostile;
+pub mod jsonl;
 pub mod mcp;
 pub mod procs;
+pub mod pty;
 pub mod raw_http;
 pub mod reply;
 pub mod runner;
 pub mod server;
+pub mod trust;
 
-pub use body::{messages, system_prompt, tool_answer, tool_names, BUILT_IN_TOOLS};
+pub use body::{
+    messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
+};
+pub use jsonl::{json_lines, session_lines};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{Hx, Run, DEFAULT_TIMEOUT};

@@ -1,6 +1,7 @@
 //! Watching processes hx started, through /proc: polled up to a deadline, never after a fixed
 //! sleep.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// The state letter of `/proc/PID/stat` (`R`, `S`, `Z`, ...), `None` once the pid is gone.
@@ -27,4 +28,20 @@ pub fn ends_within(pid: i32, timeout: Duration) -> bool {
         std::thread::sleep(Duration::from_millis(10));
     }
     true
+}
+
+/// The pid a command wrote to `path` (`echo $$ > path`), once its whole line is there; `None`
+/// if it is not there within `timeout`.
+pub fn pid_in(path: &Path, timeout: Duration) -> Option<i32> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if let Some(pid) = text.strip_suffix('\n').and_then(|t| t.trim().parse().ok()) {
+            return Some(pid);
+        }
+        if Instant::now() >= deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -138,11 +138,16 @@ impl Hx {
         self
     }
 
-    /// Writes `content` to `name` in the user's config folder (`$XDG_CONFIG_HOME/hx`), whose
-    /// files hx applies without `hx trust`: for settings a test needs that are not about
-    /// project files.
+    /// The user's config folder (`$XDG_CONFIG_HOME/hx`), whose files hx applies without
+    /// `hx trust`.
+    pub fn user_config_dir(&self) -> PathBuf {
+        self.home.join(".config").join("hx")
+    }
+
+    /// Writes `content` to `name` in the user's config folder (`user_config_dir()`): for
+    /// settings a test needs that are not about project files.
     pub fn write_user_config(&mut self, name: &str, content: &str) -> &mut Self {
-        let dir = self.home.join(".config").join("hx");
+        let dir = self.user_config_dir();
         std::fs::create_dir_all(&dir).expect("create the user config dir");
         let path = dir.join(name);
         std::fs::write(&path, content).unwrap_or_else(|e| panic!("write {}: {e}", path.display()));
@@ -201,6 +206,11 @@ impl Hx {
         self
     }
 
+    /// How long a run may take: `timeout()`'s, else `DEFAULT_TIMEOUT`.
+    pub fn time_limit(&self) -> Duration {
+        self.timeout
+    }
+
     /// The fully prepared command (stdio not configured).
     pub fn command(&self) -> Command {
         self.command_with(&self.args)
@@ -225,10 +235,13 @@ impl Hx {
 
     /// The prepared command for a pseudo-terminal: the same isolation, but no process group
     /// of its own, since the terminal's session makes the child a session leader (which
-    /// cannot change its group), and a Ctrl-C on that terminal must reach it.
+    /// cannot change its group), and a Ctrl-C on that terminal must reach it. `TERM` is
+    /// `xterm` unless the test set or removed it, like any default.
     pub fn terminal_command(&self) -> Command {
         let mut cmd = self.base_command(&self.args);
-        cmd.env("TERM", "xterm");
+        if !self.env.iter().any(|(key, _)| key == "TERM") {
+            cmd.env("TERM", "xterm");
+        }
         cmd
     }
 

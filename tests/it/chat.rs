@@ -1,0 +1,535 @@
+//! `hx chat` end to end, in a real pseudo-terminal against the fake server: what each message
+//! sends, Ctrl-C during a turn, the commands, leaving, the history file, and the session it
+//! leaves for `hx agent -c`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::time::{Duration, Instant};
+
+use crate::support::calls::bash_printing;
+use crate::support::procs::pid_in;
+use crate::support::pty::{Chat, PROMPT};
+use crate::support::{
+    ends_within, messages, session_lines, tool_messages, Call, FakeServer, Hx, Reply,
+};
+use serde_json::{json, Value};
+
+fn chat_hx(server: &FakeServer) -> Hx {
+    let mut hx = Hx::new(server);
+    hx.arg("chat");
+    hx
+}
+
+fn body(server: &FakeServer, i: usize) -> Value {
+    server.requests()[i].body.clone()
+}
+
+#[test]
+fn two_messages_continue_one_conversation() {
+    let server = FakeServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Second answer."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("hello there").contains("First answer."));
+    assert!(chat.say("and one more thing").contains("Second answer."));
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let first = messages(&requests[0].body).clone();
+    let second = messages(&requests[1].body).clone();
+    // The second request is the first one, exactly, then the answer and the new message.
+    assert_eq!(&second[..first.len()], &first[..]);
+    assert_eq!(second.len(), first.len() + 2);
+    assert_eq!(second[first.len()]["role"], "assistant");
+    assert_eq!(second[first.len()]["content"], "First answer.");
+    assert_eq!(
+        second[first.len() + 1],
+        json!({"role": "user", "content": "and one more thing"})
+    );
+    // One session holds both.
+    assert_eq!(hx.session_files().len(), 1);
+}
+
+#[test]
+fn a_turn_shows_the_spinner_while_hx_waits_for_the_model() {
+    let server = FakeServer::start(vec![
+        Reply::text("Slow answer.").delay(Duration::from_millis(1500))
+    ]);
+    let mut hx = chat_hx(&server);
+    // Colour allowed, as on a person's terminal: the spinner is on.
+    hx.env_remove("NO_COLOR");
+    let mut chat = Chat::start(&hx);
+    chat.type_line("take your time");
+    chat.expect("waiting for the model");
+    let rest = chat.expect(PROMPT);
+    assert!(rest.contains("Slow answer."), "{rest}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
+fn ctrl_c_during_a_long_command_cancels_the_turn_not_the_program() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            r#"{"command":"echo $$ > pid.txt; sleep 30"}"#,
+        )]),
+        Reply::text("Fine, stopped."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.type_line("run the long thing");
+    let pid_file = hx.workspace().join("pid.txt");
+    let pid = pid_in(&pid_file, Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("the command never started\n{}", chat.seen));
+    chat.ctrl('c');
+    chat.expect("hx: interrupted");
+    chat.expect(PROMPT);
+    // The command's shell (the leader of its process group) is gone, and its group with it.
+    assert!(
+        ends_within(pid, Duration::from_secs(10)),
+        "the command still runs"
+    );
+    // Its other members (the `sleep`) are killed too; each is gone once hx has reaped it, so
+    // the group is watched for a while rather than asked once.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    // SAFETY: kill with signal 0 only asks whether the group exists.
+    while unsafe { libc::kill(-pid, 0) } == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "the command's process group is still there"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+
+    assert!(chat.say("what now?").contains("Fine, stopped."));
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let next = body(&server, 1);
+    let msgs = messages(&next);
+    let n = msgs.len();
+    assert_eq!(msgs[n - 3]["tool_calls"][0]["id"], "c1");
+    assert_eq!(
+        msgs[n - 2],
+        json!({"role": "tool", "tool_call_id": "c1", "content": "Error: interrupted by the user"})
+    );
+    assert_eq!(msgs[n - 1], json!({"role": "user", "content": "what now?"}));
+    // The answer is on record too, so a resumed session sends the same.
+    let file = &hx.session_files()[0];
+    assert!(session_lines(file)
+        .iter()
+        .any(|l| l["type"] == "message"
+            && l["message"]["content"] == "Error: interrupted by the user"));
+}
+
+#[test]
+fn new_starts_a_fresh_history() {
+    let server = FakeServer::start(vec![Reply::text("One."), Reply::text("Two.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    assert!(chat.say("/new").contains("hx: new session"));
+    chat.say("second");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let msgs = messages(&body(&server, 1)).clone();
+    assert_eq!(msgs.len(), 2, "{msgs:?}");
+    assert_eq!(msgs[0]["role"], "system");
+    assert_eq!(msgs[1], json!({"role": "user", "content": "second"}));
+    assert_eq!(hx.session_files().len(), 2);
+}
+
+#[test]
+fn an_unknown_command_sends_nothing() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    let shown = chat.say("/frobnicate the thing");
+    assert!(
+        shown.contains("unknown command /frobnicate; /help lists them"),
+        "{shown}"
+    );
+    assert!(server.requests().is_empty());
+    chat.say("a real message");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert!(!requests[0].raw_body.contains("frobnicate"));
+}
+
+#[test]
+fn a_skill_name_is_sent_as_typed() {
+    let server = FakeServer::start(vec![Reply::text("Loading it.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_file(
+        ".agents/skills/sync-upstream/SKILL.md",
+        "---\nname: sync-upstream\ndescription: Use when asked to sync with upstream.\n---\nSteps.\n",
+    );
+    let mut chat = Chat::start(&hx);
+    chat.say("/sync-upstream now");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let msgs = messages(&body(&server, 0)).clone();
+    assert_eq!(
+        msgs.last(),
+        Some(&json!({"role": "user", "content": "/sync-upstream now"}))
+    );
+}
+
+#[test]
+fn model_switches_the_next_request_and_is_recorded() {
+    let server = FakeServer::start(vec![Reply::text("One."), Reply::text("Two.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    assert!(chat
+        .say("/model other-model")
+        .contains("model: other-model"));
+    chat.say("second");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_ne!(body(&server, 0)["model"], "other-model");
+    assert_eq!(body(&server, 1)["model"], "other-model");
+    let file = &hx.session_files()[0];
+    assert!(session_lines(file)
+        .iter()
+        .any(|l| l["type"] == "model" && l["model"] == "other-model"));
+}
+
+#[test]
+fn ctrl_d_exits_0_with_the_session_line() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    // Bare hx, on a terminal, is the same conversation.
+    let hx = Hx::new(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("hello");
+    chat.ctrl('d');
+    let id = hx.session_files()[0]
+        .file_stem()
+        .expect("stem")
+        .to_string_lossy()
+        .into_owned();
+    chat.expect(&format!("hx: session {id}"));
+    assert_eq!(chat.exit_code(), 0);
+}
+
+#[test]
+fn ctrl_c_at_the_prompt_says_how_to_leave_and_twice_leaves() {
+    let server = FakeServer::start(vec![]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.ctrl('c');
+    chat.expect("press Ctrl-C again, Ctrl-D or type /exit to leave");
+    chat.expect(PROMPT);
+    chat.ctrl('c');
+    assert_eq!(chat.exit_code(), 0);
+    // Nothing was said: no session is left for -c to find.
+    assert!(hx.session_files().is_empty());
+}
+
+#[test]
+fn sigterm_at_the_prompt_ends_with_143_and_the_session_line() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("hello");
+    chat.signal(rexpect::process::Signal::SIGTERM);
+    chat.expect("hx: terminated by SIGTERM");
+    chat.expect("hx: session ");
+    assert_eq!(chat.exit_code(), 143);
+    let lines = session_lines(&hx.session_files()[0]);
+    let end = lines.last().expect("lines");
+    assert_eq!(end["type"], "end");
+    assert_eq!(end["outcome"], "interrupted");
+}
+
+#[test]
+fn the_history_file_is_written_outside_the_project() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("remember this line");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let history = hx.home().join(".local/state/hx/history");
+    let text = std::fs::read_to_string(&history).expect("the history file");
+    assert!(text.contains("remember this line"), "{text}");
+    let mode = std::fs::metadata(&history)
+        .expect("stat")
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(mode, 0o600);
+    // The workspace holds nothing hx wrote.
+    let left: Vec<_> = std::fs::read_dir(hx.workspace())
+        .expect("list")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+#[test]
+fn hx_agent_c_continues_an_interactive_session() {
+    let server = FakeServer::start(vec![
+        Reply::text("Chat answer."),
+        Reply::text("One-shot answer."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("from the chat");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let run = hx.run_args(&["agent", "-c", "and from a script"]);
+    run.assert_success();
+    assert_eq!(run.stdout, "One-shot answer.\n");
+    let first = messages(&body(&server, 0)).clone();
+    let second = messages(&body(&server, 1)).clone();
+    assert_eq!(&second[..first.len()], &first[..]);
+    assert_eq!(second[first.len()]["content"], "Chat answer.");
+    assert_eq!(
+        second.last(),
+        Some(&json!({"role": "user", "content": "and from a script"}))
+    );
+    assert_eq!(hx.session_files().len(), 1);
+}
+
+#[test]
+fn bare_hx_without_a_terminal_prints_usage_and_exits_2() {
+    let run = Hx::new_offline().run();
+    run.assert_code(2);
+    assert!(run.stderr.contains("Usage: hx"), "{}", run.dump());
+    assert!(run.stdout.is_empty());
+}
+
+#[test]
+fn a_hooks_file_that_is_not_valid_ends_the_chat_before_any_request() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_user_config("hooks.json", r#"{"hooks": {"NoSuchEvent": []}}"#);
+    let mut chat = Chat::spawn(&hx);
+    // The agent is built while the prompt is up: the error may come before or after it.
+    chat.expect("NoSuchEvent");
+    assert_eq!(chat.exit_code(), 2);
+    assert!(server.requests().is_empty());
+}
+
+#[test]
+fn skills_found_while_the_prompt_is_up_complete_with_tab() {
+    let server = FakeServer::start(vec![Reply::text("Answer.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_file(
+        ".agents/skills/sync-upstream/SKILL.md",
+        "---\nname: sync-upstream\ndescription: Use when asked to sync with upstream.\n---\nSteps.\n",
+    );
+    let mut chat = Chat::start(&hx);
+    // /skills waits for the catalog, so Tab has the names after it.
+    chat.say("/skills");
+    chat.p.send("/sync\t").expect("type");
+    chat.p.send("now\r").expect("type");
+    chat.p.flush().expect("flush");
+    // The completion redraws the line, prompt and all, so the prompt to wait for is the one
+    // after the answer: a Ctrl-D typed while the turn still runs is lost, and hx stays.
+    chat.expect("Answer.");
+    chat.expect(PROMPT);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let msgs = messages(&body(&server, 0)).clone();
+    assert_eq!(
+        msgs.last(),
+        Some(&json!({"role": "user", "content": "/sync-upstream now"}))
+    );
+}
+
+#[test]
+fn a_pasted_block_and_continued_lines_are_one_message_each() {
+    let server = FakeServer::start(vec![Reply::text("One."), Reply::text("Two.")]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    // Bracketed paste, as a terminal sends it: the newlines inside do not send anything.
+    chat.p
+        .send("\x1b[200~first line\rsecond line\x1b[201~")
+        .expect("paste");
+    chat.type_line("");
+    chat.expect("One.");
+    chat.expect(PROMPT);
+    // A trailing backslash asks for another line, and is not part of the message.
+    chat.type_line("third \\");
+    chat.type_line("fourth");
+    chat.expect("Two.");
+    chat.expect(PROMPT);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2);
+    let last = |i: usize| messages(&requests[i].body).last().cloned();
+    assert_eq!(
+        last(0),
+        Some(json!({"role": "user", "content": "first line\nsecond line"}))
+    );
+    assert_eq!(
+        last(1),
+        Some(json!({"role": "user", "content": "third \nfourth"}))
+    );
+}
+
+#[test]
+fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
+    let server = FakeServer::start(vec![
+        Reply::text("One."),
+        Reply::text("Two."),
+        Reply::text("Three."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    chat.say("/new");
+    chat.say("second");
+    chat.type_line("/resume");
+    // Newest first: the second session is 1, the first 2.
+    chat.expect("Resume which?");
+    assert!(chat.say("2").contains("hx: resumed session"));
+    chat.say("third");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let first = messages(&body(&server, 0)).clone();
+    let third = messages(&body(&server, 2)).clone();
+    assert_eq!(&third[..first.len()], &first[..]);
+    assert_eq!(third[first.len()]["content"], "One.");
+    assert_eq!(
+        third.last(),
+        Some(&json!({"role": "user", "content": "third"}))
+    );
+    assert_eq!(hx.session_files().len(), 2);
+}
+
+#[test]
+fn compact_summarises_the_conversation_and_the_next_message_goes_on_from_it() {
+    let server = FakeServer::start(vec![
+        Reply::text("First answer."),
+        Reply::text("Goal: greet. Progress: greeted."),
+        Reply::text("Second answer."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("hello there").contains("First answer."));
+    let shown = chat.say("/compact");
+    assert!(shown.contains("compacted:"), "{shown}");
+    assert!(chat.say("and now?").contains("Second answer."));
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let requests = server.requests();
+    assert_eq!(requests.len(), 3);
+    // The summary request has no tools; the next request starts from its answer.
+    assert!(
+        requests[1].body.get("tools").is_none(),
+        "{}",
+        requests[1].body
+    );
+    let next = messages(&requests[2].body);
+    let text = serde_json::to_string(next).expect("json");
+    assert!(text.contains("Goal: greet. Progress: greeted."), "{text}");
+    assert!(
+        !text.contains("First answer."),
+        "the old history was replaced: {text}"
+    );
+    assert_eq!(
+        next.last().expect("a message"),
+        &json!({"role": "user", "content": "and now?"})
+    );
+}
+
+#[test]
+fn a_window_the_server_named_holds_for_the_next_message() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash_printing("c1", 6_000)]),
+        Reply::deepseek_overflow(9_000),
+        Reply::text("SUM"),
+        Reply::text("First done."),
+        Reply::tool_calls(vec![bash_printing("c2", 40_000)]),
+        Reply::text("SUM2"),
+        Reply::text("Second done."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("look").contains("First done."));
+    // The window is the server's 9,000 tokens now, not the configured 1,048,576: the 40 KB
+    // output is compacted away before it is sent, not refused by the server a second time.
+    chat.say("look more");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    let reqs = server.requests();
+    let after_c2 = reqs
+        .iter()
+        .position(|r| {
+            tool_messages(&r.body)
+                .iter()
+                .any(|m| m["tool_call_id"] == "c2")
+        })
+        .expect("a request after the c2 result");
+    let sent = reqs[after_c2].body.to_string().len();
+    assert!(sent < 9_000 * 3, "{sent} bytes sent after the 40 KB output");
+    let files = hx.session_files();
+    let lines = session_lines(&files[0]);
+    let triggers: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "compaction")
+        .map(|l| &l["trigger"])
+        .collect();
+    assert_eq!(triggers, [&json!("overflow"), &json!("auto")], "{lines:?}");
+}
+
+#[test]
+fn no_project_doc_leaves_agents_md_out_of_the_chat_s_system_prompt() {
+    let system = |extra: &[&str]| {
+        let server = FakeServer::start(vec![Reply::text("Hi.")]);
+        let mut hx = chat_hx(&server);
+        hx.args(extra);
+        std::fs::write(
+            hx.workspace().join("AGENTS.md"),
+            "Always use tabs, marker-6471.\n",
+        )
+        .expect("write AGENTS.md");
+        let mut chat = Chat::start(&hx);
+        assert!(chat.say("hello").contains("Hi."));
+        chat.ctrl('d');
+        assert_eq!(chat.exit_code(), 0);
+        messages(&body(&server, 0))[0]["content"]
+            .as_str()
+            .expect("a system prompt")
+            .to_string()
+    };
+    assert!(system(&[]).contains("marker-6471"));
+    assert!(!system(&["--no-project-doc"]).contains("marker-6471"));
+}
+
+#[test]
+fn context_counts_the_mcp_tools_the_next_message_offers() {
+    let server = FakeServer::start(vec![Reply::text("Hi.")]);
+    let mut hx = chat_hx(&server);
+    hx.write_user_config(
+        "config.toml",
+        &crate::support::mcp::server_table("t", &[], ""),
+    );
+    let mut chat = Chat::start(&hx);
+    // Before the first message no server has started: built-in tools only.
+    let before = chat.say("/context");
+    assert!(before.contains("tools: bash,"), "{before}");
+    assert!(!before.contains("mcp__t__echo"), "{before}");
+    assert!(chat.say("hello").contains("Hi."));
+    let after = chat.say("/context");
+    assert!(after.contains("mcp__t__echo"), "{after}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert!(crate::support::tool_names(&body(&server, 0)).contains(&"mcp__t__echo".to_string()));
+}

@@ -1,0 +1,47 @@
+//! The integration tests, as one test binary (ripgrep's layout): each file here is a module
+//! of it, so tokio, reqwest and rmcp are linked into one binary instead of one per file.
+//!
+//! The tests run as threads of this one process: none may change what the process shares
+//! (its environment, current folder, signal handling, umask), since that would change it
+//! under the tests of every other module too.
+//!
+//! One module's tests: `cargo test --test it mcp::`. A run of `it` alone does not build the
+//! suite's MCP server (`cargo test` does): `cargo build --example mcp_test_server` first.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod agent;
+mod bounds;
+mod chat;
+mod chat_approvals;
+mod context;
+mod context_instructions;
+mod exit_cleanup;
+mod fake_server;
+mod fake_server_http;
+mod fs_race;
+mod guard;
+mod harness_runner;
+mod hooks;
+mod hooks_bounds;
+mod hooks_events;
+mod hooks_trust;
+mod layers;
+mod mcp;
+mod mcp_npm;
+mod output;
+mod output_skills;
+mod panic_guard;
+mod project_trust;
+mod redirects;
+mod sandbox;
+mod sessions;
+mod shell_env;
+mod skills;
+mod skills_links;
+mod skills_props;
+mod subagents;
+mod terminal;
+mod tools;
+mod workspace_props;

@@ -1,0 +1,534 @@
+//! End-to-end tests of the bash sandbox: the real binary, the fake server, the real kernel
+//! (Landlock). Each asserts on the tool result hx sends back in the next request and on what
+//! is, or is not, on disk.
+
+use std::net::TcpListener;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use crate::support::pty::run_on_terminal;
+use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
+use serde_json::{json, Value};
+
+const NOTE: &str = "[sandbox] hx's sandbox refused the write to ";
+
+/// A folder for test workspaces outside `/tmp`: `/tmp` is writable in the sandbox, so a
+/// workspace there could not show a refused write beside it (`../outside`, `$HOME/x`). The
+/// target folder when it lies elsewhere, else `/var/tmp`, else the home folder's cache (a
+/// checkout under `/tmp` must run these tests too).
+fn outside_tmp() -> PathBuf {
+    let tmp = Path::new("/tmp").canonicalize().expect("/tmp");
+    let temp = std::env::temp_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        home_cache,
+    ];
+    for base in candidates.into_iter().flatten() {
+        let dir = base.join("hx-sandbox-tests");
+        if std::fs::create_dir_all(&dir).is_err() {
+            continue;
+        }
+        let Ok(dir) = dir.canonicalize() else {
+            continue;
+        };
+        if !dir.starts_with(&tmp) && !dir.starts_with(&temp) {
+            return dir;
+        }
+    }
+    panic!("the sandbox tests need a writable folder outside the temporary folder");
+}
+
+/// Runs one turn of bash calls and returns each call's tool message, in call order, with the
+/// finished run.
+fn bash_turn(hx: &mut Hx, commands: &[&str]) -> (Vec<String>, Run) {
+    let calls: Vec<Call> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            Call::new(
+                &format!("c{i}"),
+                "bash",
+                &json!({ "command": c }).to_string(),
+            )
+        })
+        .collect();
+    let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "run the commands"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", run.dump());
+    (tool_results(&reqs[1].body), run)
+}
+
+fn assert_refused(result: &str, note: &str) {
+    assert!(
+        result.contains("Permission denied") && result.ends_with("[exit code: 1]"),
+        "{result}"
+    );
+    assert_eq!(result.matches("[sandbox]").count(), 1, "{result}");
+    assert!(result.contains(note), "{result}");
+}
+
+#[test]
+fn the_default_mode_confines_writes_to_the_workspace_and_tmp() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let ws = hx.workspace().to_path_buf();
+    let top = ws.parent().expect("test root").to_path_buf();
+    let elsewhere = top.join("elsewhere");
+    std::fs::create_dir(&elsewhere).expect("mkdir");
+    std::os::unix::fs::symlink(&elsewhere, ws.join("link")).expect("symlink");
+    let (out, run) = bash_turn(
+        &mut hx,
+        &[
+            "touch ../outside",
+            "echo x > \"$HOME/x\"",
+            "echo in > inside.txt && cat inside.txt",
+            "f=$(mktemp /tmp/hx-sandbox-XXXXXX) && echo t > \"$f\" && cat \"$f\" && rm \"$f\"",
+            "python3 -c \"open('../py_outside', 'w')\"",
+            "echo x > link/through",
+            "echo x > /dev/null && echo out > /dev/stdout && echo err > /dev/stderr",
+        ],
+    );
+    let home = hx.home().to_path_buf();
+    assert_refused(
+        &out[0],
+        &format!("{NOTE}{}:", top.join("outside").display()),
+    );
+    assert_refused(&out[1], &format!("{NOTE}{}:", home.join("x").display()));
+    assert_eq!(out[2], "in\n");
+    assert_eq!(out[3], "t\n");
+    assert!(out[4].contains("PermissionError"), "{}", out[4]);
+    assert_refused(
+        &out[4],
+        &format!("{NOTE}{}:", top.join("py_outside").display()),
+    );
+    assert_refused(
+        &out[5],
+        &format!("{NOTE}{}:", elsewhere.join("through").display()),
+    );
+    assert_eq!(out[6], "out\nerr\n");
+    for p in [
+        top.join("outside"),
+        home.join("x"),
+        top.join("py_outside"),
+        elsewhere.join("through"),
+    ] {
+        assert!(!p.exists(), "{} was created\n{}", p.display(), run.dump());
+    }
+    assert_eq!(hx.read_file("inside.txt"), "in\n");
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[test]
+fn read_only_refuses_writes_in_the_workspace_too() {
+    let mut hx = Hx::new_offline();
+    let out = {
+        let server = FakeServer::start(vec![
+            Reply::tool_calls(vec![
+                Call::new(
+                    "c0",
+                    "bash",
+                    &json!({"command": "echo x > a.txt"}).to_string(),
+                ),
+                Call::new(
+                    "c1",
+                    "bash",
+                    &json!({"command": "touch /tmp/hx-read-only-$$"}).to_string(),
+                ),
+                Call::new(
+                    "c2",
+                    "bash",
+                    &json!({"command": "echo x > /dev/null && echo fine"}).to_string(),
+                ),
+            ]),
+            Reply::text("done"),
+        ]);
+        hx.env("DEEPSEEK_BASE_URL", server.url()).args([
+            "agent",
+            "--sandbox",
+            "read-only",
+            "write",
+        ]);
+        hx.run().assert_code(0);
+        tool_results(&server.requests()[1].body)
+    };
+    for r in &out[..2] {
+        assert_refused(r, "hx's sandbox is read-only for this run");
+        assert!(r.contains("--sandbox workspace-write"), "{r}");
+    }
+    assert_eq!(out[2], "fine\n");
+    assert!(!hx.workspace().join("a.txt").exists());
+}
+
+#[test]
+fn off_allows_everything_by_flag_or_config() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let top = hx.workspace().parent().expect("root").to_path_buf();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c0",
+            "bash",
+            &json!({"command": "touch ../by_flag && echo x > \"$HOME/x\""}).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "--sandbox", "off", "write"]);
+    hx.run().assert_code(0);
+    assert_eq!(tool_results(&server.requests()[1].body), ["(no output)"]);
+    assert!(top.join("by_flag").exists() && hx.home().join("x").exists());
+
+    hx.write_user_config("config.toml", "sandbox = \"off\"\n");
+    hx.clear_args();
+    let (out, _) = bash_turn(&mut hx, &["touch ../by_config"]);
+    assert_eq!(out, ["(no output)"]);
+    assert!(top.join("by_config").exists());
+}
+
+#[test]
+fn network_false_refuses_tcp_connect_and_bind() {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = listener.local_addr().expect("addr").port();
+    let connect = format!(
+        "python3 -c \"import socket; socket.create_connection(('127.0.0.1', {port}), 5); print('connected')\""
+    );
+    let bind =
+        "python3 -c \"import socket; socket.socket().bind(('127.0.0.1', 0)); print('bound')\"";
+
+    let mut hx = Hx::new_offline();
+    let (out, _) = bash_turn(&mut hx, &[&connect, bind]);
+    assert_eq!(out, ["connected\n", "bound\n"]);
+
+    let mut hx = Hx::new_offline();
+    hx.write_user_config("config.toml", "[sandbox]\nnetwork = false\n");
+    let (out, _) = bash_turn(&mut hx, &[&connect, bind]);
+    for r in &out {
+        assert!(
+            r.contains("PermissionError") && r.ends_with("[exit code: 1]"),
+            "{r}"
+        );
+        assert!(!r.contains("connected") && !r.contains("bound"), "{r}");
+    }
+}
+
+#[test]
+fn writable_roots_from_config_and_a_missing_one_warns_once() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let top = hx.workspace().parent().expect("root").to_path_buf();
+    std::fs::create_dir_all(hx.home().join("cache")).expect("mkdir");
+    std::fs::create_dir_all(top.join("sibling")).expect("mkdir");
+    hx.write_user_config(
+        "config.toml",
+        "sandbox.writable_roots = [\"~/cache\", \"../sibling\", \"nope\"]\n",
+    );
+    let (out, run) = bash_turn(
+        &mut hx,
+        &[
+            "echo a > \"$HOME/cache/a\" && echo b > ../sibling/b && echo ok",
+            "echo c > \"$HOME/c\"",
+        ],
+    );
+    assert_eq!(out[0], "ok\n");
+    assert_refused(&out[1], NOTE);
+    assert!(hx.home().join("cache/a").exists() && top.join("sibling/b").exists());
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hx: warning:"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(
+        warnings[0].starts_with("hx: warning: sandbox.writable_roots: \"nope\""),
+        "{}",
+        warnings[0]
+    );
+}
+
+#[test]
+fn a_subagents_bash_is_confined_the_same_way() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let top = hx.workspace().parent().expect("root").to_path_buf();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "t1",
+            "task",
+            &json!({"description": "write", "prompt": "write outside"}).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            &json!({"command": "touch ../from_child"}).to_string(),
+        )]),
+        Reply::text("the child could not write"),
+        Reply::text("done"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "delegate"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{}", run.dump());
+    // The subagent's second request carries its bash result.
+    let child = tool_results(&reqs[2].body);
+    assert_eq!(child.len(), 1);
+    assert_refused(
+        &child[0],
+        &format!("{NOTE}{}:", top.join("from_child").display()),
+    );
+    assert!(!top.join("from_child").exists());
+}
+
+/// Installs, in the child about to become hx, a seccomp filter that answers `ENOSYS` to the
+/// three Landlock syscalls: to hx, this kernel has no Landlock, as an old or unconfigured
+/// kernel would say. Nothing in hx knows about it: the shipped binary has no switch for this.
+fn without_landlock(cmd: &mut std::process::Command) {
+    // SAFETY: the closure makes two prctl calls with a filter on the child's stack: no
+    // allocation, nothing that is unsafe after fork.
+    unsafe {
+        cmd.pre_exec(|| {
+            const RET_ALLOW: u32 = 0x7fff_0000;
+            const RET_ERRNO: u32 = 0x0005_0000;
+            let ld_nr = 0x20; // BPF_LD | BPF_W | BPF_ABS, offset 0: the syscall number
+            let jeq = 0x15; // BPF_JMP | BPF_JEQ | BPF_K
+            let ret = 0x06; // BPF_RET | BPF_K
+            let f = |code: u16, jt: u8, jf: u8, k: u32| libc::sock_filter { code, jt, jf, k };
+            // landlock_create_ruleset, _add_rule and _restrict_self are 444-446 on every
+            // architecture that has them.
+            let filter = [
+                f(ld_nr, 0, 0, 0),
+                f(jeq, 2, 0, 444),
+                f(jeq, 1, 0, 445),
+                f(jeq, 0, 1, 446),
+                f(ret, 0, 0, RET_ERRNO | libc::ENOSYS as u32),
+                f(ret, 0, 0, RET_ALLOW),
+            ];
+            let prog = libc::sock_fprog {
+                len: filter.len() as u16,
+                filter: filter.as_ptr() as *mut libc::sock_filter,
+            };
+            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0
+                || libc::prctl(
+                    libc::PR_SET_SECCOMP,
+                    libc::SECCOMP_MODE_FILTER,
+                    &prog as *const libc::sock_fprog,
+                ) != 0
+            {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+}
+
+fn run_without_landlock(hx: &Hx) -> Run {
+    let mut cmd = hx.command();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    without_landlock(&mut cmd);
+    let run = Run::wait(
+        cmd.spawn().expect("spawn hx"),
+        crate::support::DEFAULT_TIMEOUT,
+    );
+    assert!(!run.timed_out, "{}", run.dump());
+    run
+}
+
+#[test]
+fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let top = hx.workspace().parent().expect("root").to_path_buf();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            Call::new(
+                "c0",
+                "bash",
+                &json!({"command": "touch ../one"}).to_string(),
+            ),
+            Call::new(
+                "c1",
+                "bash",
+                &json!({"command": "touch ../two"}).to_string(),
+            ),
+        ]),
+        Reply::text("done"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "write"]);
+    let run = run_without_landlock(&hx);
+    run.assert_code(0);
+    assert_eq!(
+        tool_results(&server.requests()[1].body),
+        ["(no output)", "(no output)"]
+    );
+    assert!(top.join("one").exists() && top.join("two").exists());
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hx: warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "hx: warning: the sandbox is off: this kernel has no Landlock (it needs Linux 5.13 or \
+          later built with CONFIG_SECURITY_LANDLOCK), so bash runs unconfined (set sandbox = \
+          \"off\" to silence this, or sandbox.required = true to refuse to run)"
+        ],
+        "{}",
+        run.stderr
+    );
+
+    // `hx sandbox` says the same without an API key.
+    hx.clear_args()
+        .args(["sandbox", "--json"])
+        .env_remove("DEEPSEEK_API_KEY");
+    let run = run_without_landlock(&hx);
+    run.assert_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    assert_eq!(v["landlock_abi"], Value::Null);
+    assert_eq!(v["enforcement"], "none");
+}
+
+#[test]
+fn required_without_landlock_refuses_before_any_request() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    hx.write_user_config("config.toml", "[sandbox]\nrequired = true\n");
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "write"]);
+    let run = run_without_landlock(&hx);
+    run.assert_code(2);
+    assert!(server.requests().is_empty());
+    assert!(
+        run.stderr
+            .starts_with("hx: sandbox.required is set, but this kernel has no Landlock"),
+        "{}",
+        run.stderr
+    );
+    // With a kernel that has it, the same configuration runs.
+    let (out, _) = bash_turn(hx.clear_args(), &["echo ok"]);
+    assert_eq!(out, ["ok\n"]);
+}
+
+#[test]
+fn hx_sandbox_shows_the_mode_its_source_and_the_roots() {
+    let mut hx = Hx::new_offline();
+    hx.env_remove("DEEPSEEK_API_KEY");
+    std::fs::create_dir_all(hx.home().join("cache")).expect("mkdir");
+    hx.write_user_config(
+        "config.toml",
+        "[sandbox]\nmode = \"workspace-write\"\nwritable_roots = [\"~/cache\"]\nnetwork = false\nrequired = true\n",
+    );
+    let config = hx.user_config_dir().join("config.toml");
+    hx.args(["sandbox", "--json"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    let ws = hx.workspace().canonicalize().expect("ws");
+    assert_eq!(v["mode"], "workspace-write");
+    assert_eq!(v["mode_source"], config.display().to_string());
+    assert!(v["landlock_abi"].as_i64().is_some_and(|a| a >= 4), "{v}");
+    assert_eq!(v["enforcement"], "full");
+    assert_eq!(v["writable_roots"][0]["path"], ws.display().to_string());
+    let roots: Vec<&str> = v["writable_roots"]
+        .as_array()
+        .expect("roots")
+        .iter()
+        .map(|r| r["path"].as_str().expect("path"))
+        .collect();
+    let cache = hx.home().join("cache").canonicalize().expect("cache");
+    assert!(roots.contains(&cache.to_str().expect("utf-8")), "{v}");
+    assert_eq!(
+        (v["network"].clone(), v["required"].clone()),
+        (json!(false), json!(true))
+    );
+
+    hx.clear_args().args(["sandbox", "--sandbox", "read-only"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(
+        run.stdout.contains("mode:     read-only (--sandbox)\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("writable: nothing but the devices below\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.starts_with("landlock: ABI "), "{}", run.stdout);
+}
+
+#[test]
+fn bad_sandbox_settings_are_configuration_errors() {
+    for (text, needle) in [
+        ("sandbox = \"workspace\"\n", "workspace-write"),
+        ("[sandbox]\nnetwrok = false\n", "netwrok"),
+    ] {
+        let mut hx = Hx::new_offline();
+        hx.write_user_config("config.toml", text);
+        hx.args(["agent", "hi"]);
+        let run = hx.run();
+        run.assert_code(2);
+        assert!(run.stderr.contains(needle), "{}", run.stderr);
+    }
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--sandbox", "nope", "hi"]);
+    hx.run().assert_code(2);
+}
+
+/// A workspace whose parent is writable (here the temporary folder) can be swapped for a link
+/// by one command; the next command must still not write where the link points: the ruleset
+/// binds the folders as they were when the run began.
+#[test]
+fn a_workspace_swapped_for_a_link_does_not_move_the_sandbox() {
+    let mut hx = Hx::new_offline();
+    let ws = hx.workspace().to_path_buf();
+    let outside = tempfile::Builder::new()
+        .prefix("hx-swap-")
+        .tempdir_in(outside_tmp())
+        .expect("outside folder");
+    let swap = format!(
+        "cd .. && mv workspace workspace.real && ln -s {} workspace && echo swapped",
+        outside.path().display()
+    );
+    let (out, _) = bash_turn(&mut hx, &[&swap, "echo pwned > x; ls -d \"$PWD\""]);
+    assert!(out[0].starts_with("swapped"), "{}", out[0]);
+    assert!(out[1].contains("Permission denied"), "{}", out[1]);
+    assert!(
+        !outside.path().join("x").exists(),
+        "the second command wrote beyond the link"
+    );
+    // Put it back, so the test's own clean-up finds the workspace.
+    let _ = std::fs::remove_file(&ws);
+    let _ = std::fs::rename(ws.with_file_name("workspace.real"), &ws);
+}
+
+/// A command has no controlling terminal: it cannot open `/dev/tty` to type into the user's
+/// shell (TIOCSTI) or write escape sequences to it.
+#[test]
+fn a_command_cannot_reach_the_users_terminal() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            &json!({"command": "if exec 3>/dev/tty; then echo opened; else echo refused; fi"})
+                .to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "look"]);
+    run_on_terminal(&hx).assert_code(0);
+    let reqs = server.requests();
+    let out = &tool_results(&reqs[1].body)[0];
+    assert!(out.contains("refused") && !out.contains("opened"), "{out}");
+}
