@@ -43,5 +43,6 @@ mod skills_links;
 mod skills_props;
 mod subagents;
 mod terminal;
+mod tool_registration;
 mod tools;
 mod workspace_props;

@@ -6,17 +6,15 @@
 //! executable, started again (isolated like every hx run, see `support::runner`) to run only
 //! this test in the child's role, against the fake server this process holds.
 
-mod support;
-
 use std::sync::Arc;
 
+use crate::support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 use futures_util::future::BoxFuture;
 use hx::events::{Event, Events, HumanView, JsonView, Observer, Scope, Verbosity};
 use hx::session::Recorder;
 use hx::term::Term;
 use hx::tools::{Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 use serde_json::{json, Value};
-use support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
 
 /// Set in the child: where its `--json` view writes.
 const CHILD: &str = "TOOL_REGISTRATION_JSON";
