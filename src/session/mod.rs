@@ -16,7 +16,7 @@ pub mod record;
 pub mod store;
 
 pub use log::SessionLog;
-pub use record::{ApprovalLine, Change, Compaction, End, Figures, Header, Loaded, RunInfo};
+pub use record::{ApprovalLine, Change, Compaction, End, Figures, Header, Line, Loaded, RunInfo};
 pub use store::Store;
 
 /// What a run did, for the Stop line and the session's `end` line.
@@ -157,7 +157,7 @@ impl Session {
     /// A new, empty session; recorded when `log` is given (its header is written first).
     pub fn new(header: Header, log: Option<SessionLog>) -> Session {
         if let Some(l) = &log {
-            l.write(&record::header_line(&header));
+            l.write(&Line::Header(&header).text());
         }
         Session {
             header,
@@ -175,7 +175,7 @@ impl Session {
     /// Calls that were left without an answer get one ([`NOT_RUN_ANSWER`]); returns how many.
     pub fn resume(loaded: Loaded, run: RunInfo, log: Option<SessionLog>) -> (Session, usize) {
         if let Some(l) = &log {
-            l.write(&record::run_line(&run));
+            l.write(&Line::Run(&run).text());
         }
         let mut messages = loaded.messages;
         let before = messages.len();
@@ -191,7 +191,7 @@ impl Session {
                 // Answers at the end are recorded, so the file holds what the next request
                 // sends.
                 for m in &messages[before..] {
-                    l.write(&record::message_line(m));
+                    l.write(&Line::message(m).text());
                 }
             } else if added > 0 {
                 // Answers inside the history: the file gets the repaired history whole (as
@@ -204,7 +204,7 @@ impl Session {
                     tokens_after: 0,
                     change: Change::Replaced(messages.clone()),
                 };
-                l.write(&record::compaction_line(&repaired));
+                l.write(&Line::compaction(&repaired).text());
             }
         }
         let session = Session {
@@ -270,7 +270,7 @@ impl Session {
     /// Appends a message to the conversation and to the log.
     pub fn push(&mut self, m: Message) {
         if let Some(l) = &self.log {
-            l.write(&record::message_line(&m));
+            l.write(&Line::message(&m).text());
         }
         self.messages.push(m);
     }
@@ -280,14 +280,14 @@ impl Session {
         self.stats.usage.add(u);
         self.stats.has_usage = true;
         if let Some(l) = &self.log {
-            l.write(&record::usage_line(u));
+            l.write(&Line::usage(u, None).text());
         }
     }
 
     /// Records the user's answer to an approval question (`hx chat`).
     pub fn record_approval(&mut self, a: &ApprovalLine) {
         if let Some(l) = &self.log {
-            l.write(&record::approval_line(a));
+            l.write(&Line::Approval(a).text());
         }
     }
 
@@ -295,7 +295,13 @@ impl Session {
     /// session continues with it.
     pub fn record_model(&mut self, model: &str) {
         if let Some(l) = &self.log {
-            l.write(&record::model_line(model, &store::now_rfc3339()));
+            l.write(
+                &Line::Model {
+                    model,
+                    at: &store::now_rfc3339(),
+                }
+                .text(),
+            );
         }
     }
 
@@ -305,7 +311,7 @@ impl Session {
         self.stats.usage.add(u);
         self.stats.has_usage = true;
         if let Some(l) = &self.log {
-            l.write(&record::request_usage_line(u, request));
+            l.write(&Line::usage(u, Some(request)).text());
         }
     }
 
@@ -316,7 +322,7 @@ impl Session {
         c.apply(&mut self.messages)?;
         self.measured = None;
         if let Some(l) = &self.log {
-            l.write(&record::compaction_line(&c));
+            l.write(&Line::compaction(&c).text());
             l.sync();
         }
         self.stats.compactions = self.stats.compactions.saturating_add(1);
@@ -352,7 +358,7 @@ impl Session {
                 run: self.stats.figures(),
                 session: self.totals(),
             };
-            l.write(&record::end_line(&end));
+            l.write(&Line::End(&end).text());
         }
     }
 

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::ToolCall;
+use crate::model::{ToolCall, Usage};
 
 fn header() -> Header {
     Header {
@@ -60,28 +60,37 @@ fn file_of(lines: &[String]) -> String {
 }
 
 fn full_file() -> String {
-    let mut lines = vec![header_line(&header())];
-    lines.extend(sample().iter().map(message_line));
-    lines.push(usage_line(&Usage {
-        prompt_tokens: 10,
-        prompt_cache_hit_tokens: 4,
-        completion_tokens: 2,
-    }));
-    lines.push(end_line(&End {
-        outcome: "answered".into(),
-        detail: None,
-        ended_at: "2026-12-01T00:00:01Z".into(),
-        duration_ms: 5,
-        run: Figures {
-            turns: 2,
-            ..Figures::default()
-        },
-        session: Figures {
-            turns: 2,
-            tool_calls: 2,
-            ..Figures::default()
-        },
-    }));
+    let mut lines = vec![Line::Header(&header()).text()];
+    lines.extend(sample().iter().map(|m| Line::message(m).text()));
+    lines.push(
+        Line::usage(
+            &Usage {
+                prompt_tokens: 10,
+                prompt_cache_hit_tokens: 4,
+                completion_tokens: 2,
+            },
+            None,
+        )
+        .text(),
+    );
+    lines.push(
+        Line::End(&End {
+            outcome: "answered".into(),
+            detail: None,
+            ended_at: "2026-12-01T00:00:01Z".into(),
+            duration_ms: 5,
+            run: Figures {
+                turns: 2,
+                ..Figures::default()
+            },
+            session: Figures {
+                turns: 2,
+                tool_calls: 2,
+                ..Figures::default()
+            },
+        })
+        .text(),
+    );
     file_of(&lines)
 }
 
@@ -93,7 +102,7 @@ fn messages_round_trip_exactly() {
     assert_eq!(loaded.messages, sample());
     // Exactly as sent: the JSON of each message read back is the JSON written.
     for (m, line) in loaded.messages.iter().zip(text.lines().skip(1)) {
-        assert_eq!(message_line(m), line);
+        assert_eq!(Line::message(m).text(), line);
     }
     assert_eq!(loaded.last_outcome.as_deref(), Some("answered"));
     assert_eq!(loaded.totals.turns, 2);
@@ -150,7 +159,7 @@ fn a_compaction_line_switches_the_history_and_keeps_what_came_before() {
         tokens_after: 300,
         change: Change::Cleared(vec![(3, "[output cleared]".into())]),
     };
-    text.push_str(&compaction_line(&cleared));
+    text.push_str(&Line::compaction(&cleared).text());
     text.push('\n');
     let loaded = read_from(text.as_bytes()).expect("read");
     let mut expected = sample();
@@ -170,11 +179,11 @@ fn a_compaction_line_switches_the_history_and_keeps_what_came_before() {
         tokens_after: 40,
         change: Change::Replaced(new.clone()),
     };
-    text.push_str(&compaction_line(&replaced));
+    text.push_str(&Line::compaction(&replaced).text());
     text.push('\n');
-    text.push_str(&message_line(&Message::User("next".into())));
+    text.push_str(&Line::message(&Message::User("next".into())).text());
     text.push('\n');
-    text.push_str(&request_usage_line(&Usage::default(), "summary"));
+    text.push_str(&Line::usage(&Usage::default(), Some("summary")).text());
     text.push('\n');
     let loaded = read_from(text.as_bytes()).expect("read");
     let mut expected = new;
@@ -195,7 +204,7 @@ fn a_compaction_that_clears_no_tool_result_is_damage() {
         tokens_after: 1,
         change: Change::Cleared(vec![(1, "x".into())]),
     };
-    text.push_str(&compaction_line(&bad));
+    text.push_str(&Line::compaction(&bad).text());
     text.push('\n');
     let e = read_from(text.as_bytes()).expect_err("damage");
     assert!(
@@ -233,8 +242,148 @@ fn damage_is_an_error_naming_the_line() {
 fn newer_versions_are_named() {
     let mut h = header();
     h.version = FORMAT_VERSION + 1;
-    let e = read_from(format!("{}\n", header_line(&h)).as_bytes()).expect_err("newer");
+    let e = read_from(format!("{}\n", Line::Header(&h).text()).as_bytes()).expect_err("newer");
     assert!(e.message.contains("newer hx"), "{e}");
+}
+
+/// The exact text of every kind of line: files are read by other versions of hx and by
+/// other programs, so a change here is a change of the file format.
+#[test]
+fn each_line_kind_has_its_exact_text() {
+    let mut child = header();
+    child.parent_id = Some("p".into());
+    child.parent_call_id = Some("pc".into());
+    let usage = Usage {
+        prompt_tokens: 10,
+        prompt_cache_hit_tokens: 4,
+        completion_tokens: 2,
+    };
+    let cleared = Compaction {
+        trigger: "auto".into(),
+        step: "prune".into(),
+        tokens_before: 900,
+        tokens_after: 300,
+        change: Change::Cleared(vec![(3, "[output cleared]".into())]),
+    };
+    let replaced = Compaction {
+        trigger: "manual".into(),
+        step: "summary".into(),
+        tokens_before: 300,
+        tokens_after: 40,
+        change: Change::Replaced(vec![Message::User("s".into())]),
+    };
+    let run = RunInfo {
+        started_at: "2026-12-01T00:00:02Z".into(),
+        model: "m2".into(),
+        provider: "deepseek".into(),
+        base_url: "http://x".into(),
+        hx_version: "0.1.0".into(),
+    };
+    let approval = ApprovalLine {
+        call_id: "c1".into(),
+        command: "sudo true".into(),
+        reason: "privilege escalation".into(),
+        answer: "always".into(),
+        at: "2026-12-01T00:00:03Z".into(),
+    };
+    let answered = End {
+        outcome: "answered".into(),
+        detail: None,
+        ended_at: "2026-12-01T00:00:01Z".into(),
+        duration_ms: 5,
+        run: Figures {
+            turns: 2,
+            ..Figures::default()
+        },
+        session: Figures {
+            turns: 2,
+            tool_calls: 2,
+            blocked: 1,
+            prompt_tokens: 10,
+            cache_hit_tokens: 4,
+            completion_tokens: 2,
+        },
+    };
+    let failed = End {
+        outcome: "error".into(),
+        detail: Some("bad \"x\"".into()),
+        ended_at: "t".into(),
+        duration_ms: 0,
+        run: Figures::default(),
+        session: Figures::default(),
+    };
+    let messages = sample();
+    let mut lines = vec![Line::Header(&header()).text(), Line::Header(&child).text()];
+    lines.extend(messages.iter().map(|m| Line::message(m).text()));
+    lines.extend([
+        Line::usage(&usage, None).text(),
+        Line::usage(&usage, Some("summary")).text(),
+        Line::compaction(&cleared).text(),
+        Line::compaction(&replaced).text(),
+        Line::Run(&run).text(),
+        Line::Approval(&approval).text(),
+        Line::Model {
+            model: "other",
+            at: "2026-12-01T00:00:04Z",
+        }
+        .text(),
+        Line::End(&answered).text(),
+        Line::End(&failed).text(),
+    ]);
+    let expected = [
+        r#"{"type":"header","version":1,"id":"0190aaaa-0000-7000-8000-000000000000","workspace":"/w","model":"m","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0","started_at":"2026-12-01T00:00:00Z"}"#,
+        r#"{"type":"header","version":1,"id":"0190aaaa-0000-7000-8000-000000000000","parent_id":"p","parent_call_id":"pc","workspace":"/w","model":"m","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0","started_at":"2026-12-01T00:00:00Z"}"#,
+        r#"{"type":"message","message":{"role":"system","content":"sys\nprompt"}}"#,
+        r#"{"type":"message","message":{"role":"user","content":"task ✓ \u001b[31m"}}"#,
+        r#"{"type":"message","message":{"role":"assistant","content":"","reasoning_content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{ \"command\" : \"ls\" }"}},{"id":"c2","type":"function","function":{"name":"glob","arguments":"{}"}}]}}"#,
+        r#"{"type":"message","message":{"role":"tool","tool_call_id":"c1","content":"a\nb"}}"#,
+        r#"{"type":"message","message":{"role":"tool","tool_call_id":"c2","content":""}}"#,
+        r#"{"type":"message","message":{"role":"assistant","content":"done"}}"#,
+        r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":2}"#,
+        r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":2,"request":"summary"}"#,
+        r#"{"type":"compaction","trigger":"auto","step":"prune","tokens_before":900,"tokens_after":300,"cleared":[[3,"[output cleared]"]]}"#,
+        r#"{"type":"compaction","trigger":"manual","step":"summary","tokens_before":300,"tokens_after":40,"messages":[{"role":"user","content":"s"}]}"#,
+        r#"{"type":"run","started_at":"2026-12-01T00:00:02Z","model":"m2","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0"}"#,
+        r#"{"type":"approval","call_id":"c1","command":"sudo true","reason":"privilege escalation","answer":"always","at":"2026-12-01T00:00:03Z"}"#,
+        r#"{"type":"model","model":"other","at":"2026-12-01T00:00:04Z"}"#,
+        r#"{"type":"end","outcome":"answered","ended_at":"2026-12-01T00:00:01Z","duration_ms":5,"run":{"turns":2,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":2,"tool_calls":2,"blocked":1,"prompt_tokens":10,"cache_hit_tokens":4,"completion_tokens":2}}"#,
+        r#"{"type":"end","outcome":"error","detail":"bad \"x\"","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
+    ];
+    assert_eq!(lines.len(), expected.len());
+    for (line, want) in lines.iter().zip(expected) {
+        assert_eq!(line, want);
+    }
+    // Whatever a header value says its kind is, the line is a header line.
+    let mut odd = header();
+    odd.kind = "other".into();
+    assert_eq!(Line::Header(&odd).text(), expected[0]);
+}
+
+/// Lines as hx wrote them before the tag moved to the front of `run`, `approval` and `end`
+/// lines read as they did.
+#[test]
+fn lines_with_the_tag_last_still_read() {
+    let mut text = full_file();
+    text.push_str(r#"{"started_at":"2026-12-01T00:00:02Z","model":"m2","provider":"p2","base_url":"http://y","hx_version":"0.1.0","type":"run"}"#);
+    text.push('\n');
+    text.push_str(r#"{"call_id":"c1","command":"sudo true","reason":"privilege escalation","answer":"always","at":"2026-12-01T00:00:03Z","type":"approval"}"#);
+    text.push('\n');
+    text.push_str(r#"{"outcome":"error","detail":"bad","ended_at":"t","duration_ms":0,"run":{"turns":1,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":3,"tool_calls":2,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"type":"end"}"#);
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.runs, 2);
+    assert_eq!(
+        (
+            loaded.model.as_str(),
+            loaded.provider.as_str(),
+            loaded.base_url.as_str()
+        ),
+        ("m2", "p2", "http://y")
+    );
+    assert_eq!(loaded.last_outcome.as_deref(), Some("error"));
+    assert_eq!(loaded.last_detail.as_deref(), Some("bad"));
+    assert_eq!(loaded.totals.turns, 3);
+    assert_eq!(loaded.messages, sample());
 }
 
 #[test]
