@@ -16,7 +16,9 @@ pub mod record;
 pub mod store;
 
 pub use log::SessionLog;
-pub use record::{ApprovalLine, Change, Compaction, End, Figures, Header, Line, Loaded, RunInfo};
+pub use record::{
+    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, Loaded, RunInfo,
+};
 pub use store::Store;
 
 /// What a run did, for the Stop line and the session's `end` line.
@@ -343,15 +345,21 @@ impl Session {
         t
     }
 
-    /// Records how this run ended (once; later calls do nothing).
+    /// [`Session::end_with`] for an outcome given by its name; a name that is none of
+    /// [`EndOutcome`]'s is recorded as it is.
     pub fn end(&mut self, outcome: &str, detail: Option<&str>) {
+        self.end_with(EndOutcome::from(outcome), detail);
+    }
+
+    /// Records how this run ended (once; later calls do nothing).
+    pub fn end_with(&mut self, outcome: EndOutcome, detail: Option<&str>) {
         if self.ended {
             return;
         }
         self.ended = true;
         if let Some(l) = &self.log {
             let end = End {
-                outcome: outcome.to_string(),
+                outcome,
                 detail: detail.map(str::to_string),
                 ended_at: store::now_rfc3339(),
                 duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),

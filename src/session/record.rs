@@ -23,7 +23,9 @@ use crate::model::{Message, ToolCall};
 
 mod lines;
 
-pub use lines::{ApprovalLine, Change, Compaction, End, Figures, Header, Line, RunInfo};
+pub use lines::{
+    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, RunInfo,
+};
 
 /// The file format this hx writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;

@@ -258,3 +258,29 @@ fn a_repair_inside_the_history_is_recorded_so_the_file_reads_as_memory() {
     // A repair is not a compaction the user would count.
     assert_eq!(again.compactions, 0);
 }
+
+#[test]
+fn an_outcome_by_name_is_recorded_as_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::new(dir.path(), Path::new("/w"));
+    for (name, expected) in [
+        ("max_turns", EndOutcome::MaxTurns),
+        ("compacted", EndOutcome::Compacted),
+        ("paused", EndOutcome::Other("paused".into())),
+    ] {
+        let id = store::new_id();
+        let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
+        s.push(Message::User("task".into()));
+        s.end(name, Some("why"));
+        // Only the first end counts.
+        s.end_with(EndOutcome::Error, None);
+        assert_eq!(s.close(), None);
+        let path = store.path_of(&id);
+        let loaded = record::read(&path).expect("read");
+        assert_eq!(loaded.last_outcome.as_deref(), Some(name));
+        assert_eq!(loaded.last_detail.as_deref(), Some("why"));
+        let text = std::fs::read_to_string(&path).expect("read");
+        let end: End = serde_json::from_str(text.lines().last().expect("a line")).expect("end");
+        assert_eq!(end.outcome, expected);
+    }
+}

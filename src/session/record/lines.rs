@@ -81,11 +81,65 @@ impl Figures {
     }
 }
 
+/// How a run ended, as its `end` line names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndOutcome {
+    /// The model gave its final answer.
+    Answered,
+    /// The run reached its turn limit.
+    MaxTurns,
+    /// A hook stopped the run.
+    Stopped,
+    /// The run failed (the model's server, a broken history); `detail` says how.
+    Error,
+    /// A signal (Ctrl-C, SIGTERM) ended the run.
+    Interrupted,
+    /// `hx agent --compact`: the run compacted the session and asked nothing.
+    Compacted,
+    /// An outcome this hx does not know (a newer one wrote it), kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl EndOutcome {
+    pub fn as_str(&self) -> &str {
+        match self {
+            EndOutcome::Answered => "answered",
+            EndOutcome::MaxTurns => "max_turns",
+            EndOutcome::Stopped => "stopped",
+            EndOutcome::Error => "error",
+            EndOutcome::Interrupted => "interrupted",
+            EndOutcome::Compacted => "compacted",
+            EndOutcome::Other(s) => s,
+        }
+    }
+}
+
+impl From<&str> for EndOutcome {
+    fn from(s: &str) -> EndOutcome {
+        match s {
+            "answered" => EndOutcome::Answered,
+            "max_turns" => EndOutcome::MaxTurns,
+            "stopped" => EndOutcome::Stopped,
+            "error" => EndOutcome::Error,
+            "interrupted" => EndOutcome::Interrupted,
+            "compacted" => EndOutcome::Compacted,
+            other => EndOutcome::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for EndOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct End {
-    /// `answered`, `max_turns`, `stopped`, `error`, `interrupted`.
-    pub outcome: String,
+    pub outcome: EndOutcome,
     /// The error or the reason, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,

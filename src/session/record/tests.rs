@@ -75,7 +75,7 @@ fn full_file() -> String {
     );
     lines.push(
         Line::End(&End {
-            outcome: "answered".into(),
+            outcome: EndOutcome::Answered,
             detail: None,
             ended_at: "2026-12-01T00:00:01Z".into(),
             duration_ms: 5,
@@ -287,7 +287,7 @@ fn each_line_kind_has_its_exact_text() {
         at: "2026-12-01T00:00:03Z".into(),
     };
     let answered = End {
-        outcome: "answered".into(),
+        outcome: EndOutcome::Answered,
         detail: None,
         ended_at: "2026-12-01T00:00:01Z".into(),
         duration_ms: 5,
@@ -305,7 +305,7 @@ fn each_line_kind_has_its_exact_text() {
         },
     };
     let failed = End {
-        outcome: "error".into(),
+        outcome: EndOutcome::Error,
         detail: Some("bad \"x\"".into()),
         ended_at: "t".into(),
         duration_ms: 0,
@@ -357,6 +357,36 @@ fn each_line_kind_has_its_exact_text() {
     let mut odd = header();
     odd.kind = "other".into();
     assert_eq!(Line::Header(&odd).text(), expected[0]);
+}
+
+#[test]
+fn outcomes_are_named_as_before_and_unknown_ones_are_kept() {
+    for name in [
+        "answered",
+        "max_turns",
+        "stopped",
+        "error",
+        "interrupted",
+        "compacted",
+    ] {
+        let outcome = EndOutcome::from(name);
+        assert!(!matches!(outcome, EndOutcome::Other(_)), "{name}");
+        assert_eq!(outcome.as_str(), name);
+        let json = serde_json::to_string(&outcome).expect("json");
+        assert_eq!(json, format!("\"{name}\""));
+        let back: EndOutcome = serde_json::from_str(&json).expect("reads");
+        assert_eq!(back, outcome);
+    }
+    // A newer hx's outcome reads, and is written again as it was.
+    let newer: EndOutcome = serde_json::from_str("\"paused\"").expect("reads");
+    assert_eq!(newer, EndOutcome::Other("paused".into()));
+    assert_eq!(EndOutcome::from("paused"), newer);
+    assert_eq!(serde_json::to_string(&newer).expect("json"), "\"paused\"");
+    let end: End = serde_json::from_str(
+        r#"{"type":"end","outcome":"paused","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
+    )
+    .expect("an end line of a newer hx");
+    assert_eq!(end.outcome.as_str(), "paused");
 }
 
 /// Lines as hx wrote them before the tag moved to the front of `run`, `approval` and `end`
