@@ -4,17 +4,19 @@
 //! agent loop appends every message through it, so each one is on disk (see [`log`]) by the
 //! time the next thing happens; a model error, Ctrl-C, a kill or a power cut loses at most
 //! what was in flight. `hx agent -c` / `-r ID` read a file back ([`record::read`]), answer
-//! the calls a crash left open ([`record::repair`]) and go on with a new user message.
+//! the calls a crash left open ([`history::repair`]) and go on with a new user message.
 
 use std::path::Path;
 use std::time::Instant;
 
 use crate::model::{Message, ReasoningEcho, Usage};
 
+pub mod history;
 pub mod log;
 pub mod record;
 pub mod store;
 
+pub use history::{open_calls, OpenCalls};
 pub use log::SessionLog;
 pub use record::{
     ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, Loaded, RunInfo,
@@ -181,7 +183,7 @@ impl Session {
         }
         let mut messages = loaded.messages;
         let before = messages.len();
-        let (added, at_end) = record::repair(&mut messages, NOT_RUN_ANSWER);
+        let (added, at_end) = history::repair(&mut messages, NOT_RUN_ANSWER);
         // What the reader measured still describes the first `before` messages when any
         // repair went after them.
         let measured = loaded
@@ -275,6 +277,24 @@ impl Session {
             l.write(&Line::message(&m).text());
         }
         self.messages.push(m);
+    }
+
+    /// Answers the calls of the last assistant turn that have no result yet, when only
+    /// results follow it (a turn cancelled during its tools), each with `answer` and recorded
+    /// like any message, so the next request is valid. Returns how many.
+    pub fn answer_open_calls(&mut self, answer: &str) -> usize {
+        let Some(open) = history::open_calls_at_end(&self.messages) else {
+            return 0;
+        };
+        let ids: Vec<String> = open.ids.into_iter().map(str::to_string).collect();
+        for id in &ids {
+            self.push(Message::Tool {
+                tool_call_id: id.clone(),
+                content: answer.to_string(),
+            });
+        }
+        self.turn_done();
+        ids.len()
     }
 
     /// Records the token figures the server reported for one request.

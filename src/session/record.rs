@@ -405,47 +405,8 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
     Ok(loaded)
 }
 
-/// Answers every tool call that has none, so the history is a valid request again (servers
-/// answer 400 to a call without its result). A run that crashed or was killed mid-tool leaves
-/// such calls; their answers go right after the turn's existing answers. Returns the number of
-/// answers added and whether all of them were at the very end (then the caller records them).
-pub fn repair(messages: &mut Vec<Message>, answer: &str) -> (usize, bool) {
-    let mut added = 0;
-    let mut all_at_end = true;
-    let mut i = 0;
-    while i < messages.len() {
-        let Message::Assistant { tool_calls, .. } = &messages[i] else {
-            i += 1;
-            continue;
-        };
-        let ids: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
-        let mut j = i + 1;
-        let mut answered = Vec::new();
-        while let Some(Message::Tool { tool_call_id, .. }) = messages.get(j) {
-            answered.push(tool_call_id.clone());
-            j += 1;
-        }
-        let missing: Vec<Message> = ids
-            .iter()
-            .filter(|id| !answered.contains(id))
-            .map(|id| Message::Tool {
-                tool_call_id: id.clone(),
-                content: answer.to_string(),
-            })
-            .collect();
-        if !missing.is_empty() {
-            if j < messages.len() {
-                all_at_end = false;
-            }
-            added += missing.len();
-            let count = missing.len();
-            messages.splice(j..j, missing);
-            j += count;
-        }
-        i = j;
-    }
-    (added, all_at_end)
-}
+/// Also here, where the tests of the crate's users find it.
+pub use super::history::repair;
 
 #[cfg(test)]
 mod tests;
