@@ -183,32 +183,30 @@ impl Session {
         }
         let mut messages = loaded.messages;
         let before = messages.len();
-        let (added, at_end) = history::repair(&mut messages, NOT_RUN_ANSWER);
+        let answers = history::answers(&messages, NOT_RUN_ANSWER);
+        let added = answers.len();
+        let at_end = answers.first().is_none_or(|(at, _)| *at == before);
+        // Answers inside the history are recorded as a repair line, which says where each
+        // goes, so that later lines that name messages by their place (a prune) name the same
+        // messages on the next read. Answers at the end are recorded as messages, so the file
+        // holds what the next request sends.
+        let repair_line = (!at_end).then(|| Line::Repair { answers: &answers }.text());
+        // The answers come from this very history, so they fit it.
+        let _ = history::insert(&mut messages, answers);
         // What the reader measured still describes the first `before` messages when any
         // repair went after them.
         let measured = loaded
             .sent_bytes
-            .filter(|_| added == 0 || at_end)
+            .filter(|_| at_end)
             .map(|bytes| (before, bytes));
         if let Some(l) = &log {
-            if at_end {
-                // Answers at the end are recorded, so the file holds what the next request
-                // sends.
-                for m in &messages[before..] {
-                    l.write(&Line::message(m).text());
+            match repair_line {
+                Some(line) => l.write(&line),
+                None => {
+                    for m in &messages[before..] {
+                        l.write(&Line::message(m).text());
+                    }
                 }
-            } else if added > 0 {
-                // Answers inside the history: the file gets the repaired history whole (as
-                // a compaction line does), so that later lines that name messages by their
-                // place (a prune) name the same messages on the next read.
-                let repaired = Compaction {
-                    trigger: "repair".into(),
-                    step: "repair".into(),
-                    tokens_before: 0,
-                    tokens_after: 0,
-                    change: Change::Replaced(messages.clone()),
-                };
-                l.write(&Line::compaction(&repaired).text());
             }
         }
         let session = Session {

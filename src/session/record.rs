@@ -5,7 +5,9 @@
 //! API), `usage` (one model request's token figures), `compaction` (the history was made to
 //! fit the context window: see [`Compaction`]), `end` (how a run ended, with its figures and
 //! the session's running totals), `model` (`hx chat`'s `/model` switched the model),
-//! `approval` (the user's answer when the guard would have refused a command, in `hx chat`).
+//! `approval` (the user's answer when the guard would have refused a command, in `hx chat`),
+//! `repair` (a resumed run answered calls left without a result inside the history: see
+//! [`Line::Repair`]).
 //! Readers skip types they do not know, so later versions can add lines without breaking
 //! older readers.
 //! Every line is written as a [`Line`], by [`Line::text`].
@@ -19,6 +21,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::history;
 use crate::model::{Message, ToolCall};
 
 mod lines;
@@ -137,6 +140,9 @@ struct EventLine {
     cleared: Option<Vec<(usize, String)>>,
     #[serde(default)]
     messages: Option<Vec<WireMessage>>,
+    // repair
+    #[serde(default)]
+    answers: Option<Vec<(usize, WireMessage)>>,
     // end
     #[serde(default)]
     outcome: Option<String>,
@@ -169,7 +175,7 @@ pub struct Loaded {
     pub compactions: u32,
     /// The bytes of `messages` as sent (each message's JSON is its line minus a fixed frame),
     /// counted while reading, so that a long resumed history is not serialized again just to
-    /// be measured. `None` once a compaction line changed them.
+    /// be measured. `None` once a compaction or repair line changed them.
     pub sent_bytes: Option<u64>,
     /// Problems that did not stop the read (a torn last line), as whole sentences.
     pub warnings: Vec<String>,
@@ -358,10 +364,26 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     change,
                 };
                 c.apply(&mut loaded.messages).map_err(|e| err(n, e))?;
-                // A repair at resume is written the same way, but nothing was compacted.
+                // Before repair lines, a repair at resume was written as a compaction line,
+                // but nothing was compacted.
                 if c.trigger != "repair" {
                     loaded.compactions = loaded.compactions.saturating_add(1);
                 }
+                loaded.sent_bytes = None;
+            }
+            "repair" => {
+                let answers = ev
+                    .answers
+                    .ok_or_else(|| err(n, "a repair line without answers"))?
+                    .into_iter()
+                    .map(|(at, m)| match m.into_message()? {
+                        m @ Message::Tool { .. } => Ok((at, m)),
+                        _ => Err("a repair line's answer is not a tool result".to_string()),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| err(n, e))?;
+                history::insert(&mut loaded.messages, answers)
+                    .map_err(|e| err(n, format!("the repair does not fit the history: {e}")))?;
                 loaded.sent_bytes = None;
             }
             "run" => {

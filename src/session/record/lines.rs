@@ -247,6 +247,12 @@ pub enum Line<'a> {
         #[serde(skip_serializing_if = "Option::is_none")]
         messages: Option<&'a [Message]>,
     },
+    /// Answers a resumed run gave to calls the history left without a result, where the
+    /// history reads them: each (its index once all are in, the tool message). Only answers
+    /// inside the history get this line; answers at its end are message lines.
+    Repair {
+        answers: &'a [(usize, Message)],
+    },
     /// The model the conversation goes on with, from here (`/model` in `hx chat`).
     Model {
         model: &'a str,

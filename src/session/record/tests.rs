@@ -327,6 +327,16 @@ fn each_line_kind_has_its_exact_text() {
             at: "2026-12-01T00:00:04Z",
         }
         .text(),
+        Line::Repair {
+            answers: &[(
+                3,
+                Message::Tool {
+                    tool_call_id: "c2".into(),
+                    content: "Error: not run".into(),
+                },
+            )],
+        }
+        .text(),
         Line::End(&answered).text(),
         Line::End(&failed).text(),
     ]);
@@ -346,6 +356,7 @@ fn each_line_kind_has_its_exact_text() {
         r#"{"type":"run","started_at":"2026-12-01T00:00:02Z","model":"m2","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0"}"#,
         r#"{"type":"approval","call_id":"c1","command":"sudo true","reason":"privilege escalation","answer":"always","at":"2026-12-01T00:00:03Z"}"#,
         r#"{"type":"model","model":"other","at":"2026-12-01T00:00:04Z"}"#,
+        r#"{"type":"repair","answers":[[3,{"role":"tool","tool_call_id":"c2","content":"Error: not run"}]]}"#,
         r#"{"type":"end","outcome":"answered","ended_at":"2026-12-01T00:00:01Z","duration_ms":5,"run":{"turns":2,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":2,"tool_calls":2,"blocked":1,"prompt_tokens":10,"cache_hit_tokens":4,"completion_tokens":2}}"#,
         r#"{"type":"end","outcome":"error","detail":"bad \"x\"","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
     ];
@@ -441,6 +452,88 @@ fn repair_answers_open_calls_after_the_existing_answers() {
     let mut whole = sample();
     assert_eq!(repair(&mut whole, "x"), (0, true));
     assert_eq!(whole, sample());
+}
+
+/// The history of [`sample`] with the result of `c2` taken out, and the file that records
+/// it.
+fn open_inside() -> (Vec<Message>, String) {
+    let mut open = sample();
+    open.remove(4);
+    let mut lines = vec![Line::Header(&header()).text()];
+    lines.extend(open.iter().map(|m| Line::message(m).text()));
+    (open, file_of(&lines))
+}
+
+#[test]
+fn a_repair_line_puts_its_answers_where_it_says() {
+    let (open, mut text) = open_inside();
+    assert_ne!(open, sample());
+    let answer = Message::Tool {
+        tool_call_id: "c2".into(),
+        content: String::new(),
+    };
+    text.push_str(
+        &Line::Repair {
+            answers: &[(4, answer)],
+        }
+        .text(),
+    );
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.messages, sample());
+    assert_eq!(loaded.compactions, 0);
+    assert_eq!(loaded.sent_bytes, None);
+}
+
+/// Before repair lines, a repair was a compaction line with the whole repaired history.
+#[test]
+fn an_old_repair_written_as_a_compaction_reads_as_before() {
+    let (_, mut text) = open_inside();
+    let old = Compaction {
+        trigger: "repair".into(),
+        step: "repair".into(),
+        tokens_before: 0,
+        tokens_after: 0,
+        change: Change::Replaced(sample()),
+    };
+    text.push_str(&Line::compaction(&old).text());
+    text.push('\n');
+    assert!(text.contains(r#"{"type":"compaction","trigger":"repair","step":"repair","tokens_before":0,"tokens_after":0,"messages":[{"role":"system""#));
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.messages, sample());
+    // Not a compaction the user would count.
+    assert_eq!(loaded.compactions, 0);
+    assert_eq!(loaded.sent_bytes, None);
+}
+
+#[test]
+fn a_repair_line_that_does_not_fit_is_damage_naming_the_line() {
+    let (open, text) = open_inside();
+    let line = open.len() + 2;
+    for (repair, says) in [
+        (r#"{"type":"repair"}"#, "without answers"),
+        (
+            r#"{"type":"repair","answers":[[4,{"role":"user","content":"x"}]]}"#,
+            "not a tool result",
+        ),
+        (
+            r#"{"type":"repair","answers":[[9,{"role":"tool","tool_call_id":"c2","content":""}]]}"#,
+            "past the end",
+        ),
+        (
+            r#"{"type":"repair","answers":[[4,{"role":"tool","tool_call_id":"c2","content":""}],[4,{"role":"tool","tool_call_id":"c3","content":""}]]}"#,
+            "comes after",
+        ),
+        (
+            r#"{"type":"repair","answers":[[-1,{"role":"tool"}]]}"#,
+            "not a valid session line",
+        ),
+    ] {
+        let bad = format!("{text}{repair}\n");
+        let e = read_from(bad.as_bytes()).expect_err(repair);
+        assert_eq!(e.line, line, "{repair}: {e}");
+        assert!(e.message.contains(says), "{repair}: {e}");
+    }
 }
 
 mod props {
