@@ -4,7 +4,7 @@
 //! agent loop appends every message through it, so each one is on disk (see [`log`]) by the
 //! time the next thing happens; a model error, Ctrl-C, a kill or a power cut loses at most
 //! what was in flight. `hx agent -c` / `-r ID` read a file back ([`record::read`]), answer
-//! the calls a crash left open ([`history::repair`]) and go on with a new user message.
+//! the calls a crash left open ([`history`]) and go on with a new user message.
 
 use std::path::Path;
 use std::time::Instant;
