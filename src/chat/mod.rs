@@ -30,40 +30,7 @@ pub use terminal::SavedTerminal;
 /// Answers the calls of the last assistant turn that have no result yet (a turn cancelled
 /// during its tools), recording the answers, so the next request is valid. Returns how many.
 pub fn answer_open_calls(session: &mut Session) -> usize {
-    let messages = session.messages();
-    let Some(last) = messages
-        .iter()
-        .rposition(|m| matches!(m, Message::Assistant { .. }))
-    else {
-        return 0;
-    };
-    let Message::Assistant { tool_calls, .. } = &messages[last] else {
-        return 0;
-    };
-    let after = &messages[last + 1..];
-    // Only tool results may follow the calls: anything else means the turn was complete.
-    if !after.iter().all(|m| matches!(m, Message::Tool { .. })) {
-        return 0;
-    }
-    let missing: Vec<String> = tool_calls
-        .iter()
-        .filter(|c| {
-            !after
-                .iter()
-                .any(|m| matches!(m, Message::Tool { tool_call_id, .. } if *tool_call_id == c.id))
-        })
-        .map(|c| c.id.clone())
-        .collect();
-    for id in &missing {
-        session.push(Message::Tool {
-            tool_call_id: id.clone(),
-            content: INTERRUPTED.to_string(),
-        });
-    }
-    if !missing.is_empty() {
-        session.turn_done();
-    }
-    missing.len()
+    session.answer_open_calls(INTERRUPTED)
 }
 
 /// The model's latest todo list: the last `todo_write` call that succeeded (as the todo tool

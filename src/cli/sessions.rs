@@ -199,6 +199,8 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
                 ),
             ),
             "compaction" => compaction(&mut out, indent, &v),
+            // Shown as it was when a repair was written as a compaction line.
+            "repair" => line(&mut out, "── compacted (repair, repair): 0 → 0 tokens"),
             "end" => {
                 let r = &v["run"];
                 let detail = v["detail"]
@@ -320,4 +322,82 @@ fn message(
         _ => {}
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Message, ToolCall};
+    use crate::session::{store, Header, RunInfo, Session, SessionLog};
+
+    /// A session whose resume answered a call inside the history reads in a transcript as it
+    /// did when the answer was recorded as a compaction line.
+    #[test]
+    fn a_repair_shows_as_it_did_when_it_was_a_compaction() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = Store::at(&dir.path().join("new"));
+        let id = store::new_id();
+        let header = Header {
+            id: id.clone(),
+            model: "m".into(),
+            provider: "p".into(),
+            started_at: "2026-12-01T00:00:00Z".into(),
+            ..Header::default()
+        };
+        let mut s = Session::new(header, Some(store.create(&id).expect("create")));
+        s.push(Message::User("task".into()));
+        s.push(Message::Assistant {
+            content: String::new(),
+            reasoning: None,
+            tool_calls: vec![ToolCall {
+                id: "c1".into(),
+                name: "bash".into(),
+                arguments: "{}".into(),
+            }],
+        });
+        s.push(Message::User("later".into()));
+        s.close();
+        let path = store.path_of(&id);
+        let loaded = crate::session::record::read(&path).expect("read");
+        let log = SessionLog::append(&path, loaded.valid_len).expect("append");
+        let run = RunInfo {
+            started_at: "2026-12-01T00:00:01Z".into(),
+            model: "m".into(),
+            provider: "p".into(),
+            base_url: String::new(),
+            hx_version: String::new(),
+        };
+        let (mut s, repaired) = Session::resume(loaded, run, Some(log));
+        assert_eq!(repaired, 1);
+        let repaired_history = s.messages().to_vec();
+        s.close();
+
+        let text = std::fs::read_to_string(&path).expect("read");
+        let repair = text
+            .lines()
+            .find(|l| l.starts_with(r#"{"type":"repair""#))
+            .expect("a repair line");
+        let old = crate::session::Line::compaction(&crate::session::Compaction {
+            trigger: "repair".into(),
+            step: "repair".into(),
+            tokens_before: 0,
+            tokens_after: 0,
+            change: crate::session::Change::Replaced(repaired_history),
+        })
+        .text();
+        let old_store = Store::at(&dir.path().join("old"));
+        std::fs::create_dir_all(old_store.dir()).expect("mkdir");
+        let old_path = old_store.path_of(&id);
+        std::fs::write(&old_path, text.replace(repair, &old)).expect("write");
+
+        let shown = transcript(&store, &path, "").expect("transcript");
+        assert!(
+            shown.contains("── compacted (repair, repair): 0 → 0 tokens\n"),
+            "{shown}"
+        );
+        assert_eq!(
+            shown,
+            transcript(&old_store, &old_path, "").expect("old transcript")
+        );
+    }
 }

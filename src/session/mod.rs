@@ -4,19 +4,23 @@
 //! agent loop appends every message through it, so each one is on disk (see [`log`]) by the
 //! time the next thing happens; a model error, Ctrl-C, a kill or a power cut loses at most
 //! what was in flight. `hx agent -c` / `-r ID` read a file back ([`record::read`]), answer
-//! the calls a crash left open ([`record::repair`]) and go on with a new user message.
+//! the calls a crash left open ([`history`]) and go on with a new user message.
 
 use std::path::Path;
 use std::time::Instant;
 
 use crate::model::{Message, ReasoningEcho, Usage};
 
+pub mod history;
 pub mod log;
 pub mod record;
 pub mod store;
 
+pub use history::{open_calls, OpenCalls};
 pub use log::SessionLog;
-pub use record::{ApprovalLine, Change, Compaction, End, Figures, Header, Loaded, RunInfo};
+pub use record::{
+    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, Loaded, RunInfo,
+};
 pub use store::Store;
 
 /// What a run did, for the Stop line and the session's `end` line.
@@ -157,7 +161,7 @@ impl Session {
     /// A new, empty session; recorded when `log` is given (its header is written first).
     pub fn new(header: Header, log: Option<SessionLog>) -> Session {
         if let Some(l) = &log {
-            l.write(&record::header_line(&header));
+            l.write(&Line::Header(&header).text());
         }
         Session {
             header,
@@ -175,36 +179,34 @@ impl Session {
     /// Calls that were left without an answer get one ([`NOT_RUN_ANSWER`]); returns how many.
     pub fn resume(loaded: Loaded, run: RunInfo, log: Option<SessionLog>) -> (Session, usize) {
         if let Some(l) = &log {
-            l.write(&record::run_line(&run));
+            l.write(&Line::Run(&run).text());
         }
         let mut messages = loaded.messages;
         let before = messages.len();
-        let (added, at_end) = record::repair(&mut messages, NOT_RUN_ANSWER);
+        let answers = history::answers(&messages, NOT_RUN_ANSWER);
+        let added = answers.len();
+        let at_end = answers.first().is_none_or(|(at, _)| *at == before);
+        // Answers inside the history are recorded as a repair line, which says where each
+        // goes, so that later lines that name messages by their place (a prune) name the same
+        // messages on the next read. Answers at the end are recorded as messages, so the file
+        // holds what the next request sends.
+        let repair_line = (!at_end).then(|| Line::Repair { answers: &answers }.text());
+        // The answers come from this very history, so they fit it.
+        let _ = history::insert(&mut messages, answers);
         // What the reader measured still describes the first `before` messages when any
         // repair went after them.
         let measured = loaded
             .sent_bytes
-            .filter(|_| added == 0 || at_end)
+            .filter(|_| at_end)
             .map(|bytes| (before, bytes));
         if let Some(l) = &log {
-            if at_end {
-                // Answers at the end are recorded, so the file holds what the next request
-                // sends.
-                for m in &messages[before..] {
-                    l.write(&record::message_line(m));
+            match repair_line {
+                Some(line) => l.write(&line),
+                None => {
+                    for m in &messages[before..] {
+                        l.write(&Line::message(m).text());
+                    }
                 }
-            } else if added > 0 {
-                // Answers inside the history: the file gets the repaired history whole (as
-                // a compaction line does), so that later lines that name messages by their
-                // place (a prune) name the same messages on the next read.
-                let repaired = Compaction {
-                    trigger: "repair".into(),
-                    step: "repair".into(),
-                    tokens_before: 0,
-                    tokens_after: 0,
-                    change: Change::Replaced(messages.clone()),
-                };
-                l.write(&record::compaction_line(&repaired));
             }
         }
         let session = Session {
@@ -270,9 +272,27 @@ impl Session {
     /// Appends a message to the conversation and to the log.
     pub fn push(&mut self, m: Message) {
         if let Some(l) = &self.log {
-            l.write(&record::message_line(&m));
+            l.write(&Line::message(&m).text());
         }
         self.messages.push(m);
+    }
+
+    /// Answers the calls of the last assistant turn that have no result yet, when only
+    /// results follow it (a turn cancelled during its tools), each with `answer` and recorded
+    /// like any message, so the next request is valid. Returns how many.
+    pub fn answer_open_calls(&mut self, answer: &str) -> usize {
+        let Some(open) = history::open_calls_at_end(&self.messages) else {
+            return 0;
+        };
+        let ids: Vec<String> = open.ids.into_iter().map(str::to_string).collect();
+        for id in &ids {
+            self.push(Message::Tool {
+                tool_call_id: id.clone(),
+                content: answer.to_string(),
+            });
+        }
+        self.turn_done();
+        ids.len()
     }
 
     /// Records the token figures the server reported for one request.
@@ -280,14 +300,14 @@ impl Session {
         self.stats.usage.add(u);
         self.stats.has_usage = true;
         if let Some(l) = &self.log {
-            l.write(&record::usage_line(u));
+            l.write(&Line::usage(u, None).text());
         }
     }
 
     /// Records the user's answer to an approval question (`hx chat`).
     pub fn record_approval(&mut self, a: &ApprovalLine) {
         if let Some(l) = &self.log {
-            l.write(&record::approval_line(a));
+            l.write(&Line::Approval(a).text());
         }
     }
 
@@ -295,7 +315,13 @@ impl Session {
     /// session continues with it.
     pub fn record_model(&mut self, model: &str) {
         if let Some(l) = &self.log {
-            l.write(&record::model_line(model, &store::now_rfc3339()));
+            l.write(
+                &Line::Model {
+                    model,
+                    at: &store::now_rfc3339(),
+                }
+                .text(),
+            );
         }
     }
 
@@ -305,7 +331,7 @@ impl Session {
         self.stats.usage.add(u);
         self.stats.has_usage = true;
         if let Some(l) = &self.log {
-            l.write(&record::request_usage_line(u, request));
+            l.write(&Line::usage(u, Some(request)).text());
         }
     }
 
@@ -316,7 +342,7 @@ impl Session {
         c.apply(&mut self.messages)?;
         self.measured = None;
         if let Some(l) = &self.log {
-            l.write(&record::compaction_line(&c));
+            l.write(&Line::compaction(&c).text());
             l.sync();
         }
         self.stats.compactions = self.stats.compactions.saturating_add(1);
@@ -337,22 +363,28 @@ impl Session {
         t
     }
 
-    /// Records how this run ended (once; later calls do nothing).
+    /// [`Session::end_with`] for an outcome given by its name; a name that is none of
+    /// [`EndOutcome`]'s is recorded as it is.
     pub fn end(&mut self, outcome: &str, detail: Option<&str>) {
+        self.end_with(EndOutcome::from(outcome), detail);
+    }
+
+    /// Records how this run ended (once; later calls do nothing).
+    pub fn end_with(&mut self, outcome: EndOutcome, detail: Option<&str>) {
         if self.ended {
             return;
         }
         self.ended = true;
         if let Some(l) = &self.log {
             let end = End {
-                outcome: outcome.to_string(),
+                outcome,
                 detail: detail.map(str::to_string),
                 ended_at: store::now_rfc3339(),
                 duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 run: self.stats.figures(),
                 session: self.totals(),
             };
-            l.write(&record::end_line(&end));
+            l.write(&Line::End(&end).text());
         }
     }
 

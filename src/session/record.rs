@@ -5,9 +5,12 @@
 //! API), `usage` (one model request's token figures), `compaction` (the history was made to
 //! fit the context window: see [`Compaction`]), `end` (how a run ended, with its figures and
 //! the session's running totals), `model` (`hx chat`'s `/model` switched the model),
-//! `approval` (the user's answer when the guard would have refused a command, in `hx chat`).
+//! `approval` (the user's answer when the guard would have refused a command, in `hx chat`),
+//! `repair` (a resumed run answered calls left without a result inside the history: see
+//! [`Line::Repair`]).
 //! Readers skip types they do not know, so later versions can add lines without breaking
 //! older readers.
+//! Every line is written as a [`Line`], by [`Line::text`].
 //!
 //! A compaction never rewrites the lines before it: the file keeps the whole conversation as
 //! it was sent, and the `compaction` line says what the history became from there on, so a
@@ -16,9 +19,16 @@
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
-use crate::model::{Message, ToolCall, Usage};
+use super::history;
+use crate::model::{Message, ToolCall};
+
+mod lines;
+
+pub use lines::{
+    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, RunInfo,
+};
 
 /// The file format this hx writes and the newest it reads.
 pub const FORMAT_VERSION: u32 = 1;
@@ -31,141 +41,6 @@ const MESSAGE_FRAME: usize = MESSAGE_PREFIX.len() + 1;
 /// Longest line a reader accepts: a message holds at most a bounded tool result or model
 /// turn, so a longer line is damage, not data.
 pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
-
-/// Line 1 of a session file.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Header {
-    /// Always `"header"`.
-    #[serde(rename = "type")]
-    pub kind: String,
-    pub version: u32,
-    pub id: String,
-    /// The session of the agent that started this one (subagents).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_id: Option<String>,
-    /// The `task` call of the parent that started this one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_call_id: Option<String>,
-    pub workspace: String,
-    pub model: String,
-    pub provider: String,
-    pub base_url: String,
-    pub hx_version: String,
-    /// RFC 3339, UTC.
-    pub started_at: String,
-}
-
-/// What one run of a session ran with (written when a later run continues the session, so a
-/// model or provider change is on record).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunInfo {
-    pub started_at: String,
-    pub model: String,
-    pub provider: String,
-    pub base_url: String,
-    pub hx_version: String,
-}
-
-/// Turn, call and token figures.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Figures {
-    pub turns: u32,
-    pub tool_calls: u32,
-    pub blocked: u32,
-    pub prompt_tokens: u64,
-    pub cache_hit_tokens: u64,
-    pub completion_tokens: u64,
-}
-
-impl Figures {
-    pub fn add(&mut self, other: &Figures) {
-        self.turns = self.turns.saturating_add(other.turns);
-        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
-        self.blocked = self.blocked.saturating_add(other.blocked);
-        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
-        self.cache_hit_tokens = self.cache_hit_tokens.saturating_add(other.cache_hit_tokens);
-        self.completion_tokens = self
-            .completion_tokens
-            .saturating_add(other.completion_tokens);
-    }
-}
-
-/// How a run ended.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct End {
-    /// `answered`, `max_turns`, `stopped`, `error`, `interrupted`.
-    pub outcome: String,
-    /// The error or the reason, when there is one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub detail: Option<String>,
-    pub ended_at: String,
-    pub duration_ms: u64,
-    /// This run's figures.
-    pub run: Figures,
-    /// The whole session's figures so far (every run), so a listing needs only the last line.
-    pub session: Figures,
-}
-
-/// The user's answer when the guard would have refused a command (`hx chat`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct ApprovalLine {
-    /// The call the question was about.
-    pub call_id: String,
-    pub command: String,
-    /// The guard's reason.
-    pub reason: String,
-    /// `once`, `always` (this exact command for the rest of the session), `refused`, or
-    /// `allowed` (run without asking, after an earlier `always`).
-    pub answer: String,
-    /// RFC 3339, UTC.
-    pub at: String,
-}
-
-/// What a compaction did to the history, as its session line records it.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Change {
-    /// Tool results replaced in place, each by a line: (index in the history, new content).
-    Cleared(Vec<(usize, String)>),
-    /// The whole history replaced by this one.
-    Replaced(Vec<Message>),
-}
-
-/// One compaction: why, which step, the estimated request size before and after, and the
-/// change.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Compaction {
-    /// `auto` (the next request would pass the limit), `overflow` (the server refused one as
-    /// too long) or `manual` (`hx agent --compact`).
-    pub trigger: String,
-    /// `prune` or `summary`.
-    pub step: String,
-    pub tokens_before: u64,
-    pub tokens_after: u64,
-    pub change: Change,
-}
-
-impl Compaction {
-    /// `history` as the compaction leaves it. A change that does not fit it (a cleared index
-    /// that is no tool result) is an error naming the index.
-    pub fn apply(&self, history: &mut Vec<Message>) -> Result<(), String> {
-        match &self.change {
-            Change::Replaced(new) => *history = new.clone(),
-            Change::Cleared(cleared) => {
-                for (i, text) in cleared {
-                    match history.get_mut(*i) {
-                        Some(Message::Tool { content, .. }) => *content = text.clone(),
-                        _ => {
-                            return Err(format!(
-                                "the compaction clears message {i}, which is not a tool result"
-                            ))
-                        }
-                    }
-                }
-            }
-        }
-        Ok(())
-    }
-}
 
 /// A message as the API sends and receives it; the reading side of [`Message::to_json`].
 #[derive(Debug, Deserialize)]
@@ -265,6 +140,9 @@ struct EventLine {
     cleared: Option<Vec<(usize, String)>>,
     #[serde(default)]
     messages: Option<Vec<WireMessage>>,
+    // repair
+    #[serde(default)]
+    answers: Option<Vec<(usize, WireMessage)>>,
     // end
     #[serde(default)]
     outcome: Option<String>,
@@ -272,97 +150,6 @@ struct EventLine {
     detail: Option<String>,
     #[serde(default)]
     session: Option<Figures>,
-}
-
-/// The JSON text of each kind of line, as written.
-pub fn header_line(h: &Header) -> String {
-    serde_json::to_string(h).unwrap_or_default()
-}
-
-pub fn message_line(m: &Message) -> String {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        message: &'a Message,
-    }
-    serde_json::to_string(&Line {
-        kind: "message",
-        message: m,
-    })
-    .unwrap_or_default()
-}
-
-pub fn usage_line(u: &Usage) -> String {
-    serde_json::json!({
-        "type": "usage",
-        "prompt_tokens": u.prompt_tokens,
-        "prompt_cache_hit_tokens": u.prompt_cache_hit_tokens,
-        "completion_tokens": u.completion_tokens,
-    })
-    .to_string()
-}
-
-/// The usage of a request that is not a turn of the conversation (`request`: `summary`): it
-/// counts in the tokens, not in the turns.
-pub fn request_usage_line(u: &Usage, request: &str) -> String {
-    let mut v: serde_json::Value =
-        serde_json::from_str(&usage_line(u)).unwrap_or(serde_json::Value::Null);
-    v["request"] = request.into();
-    v.to_string()
-}
-
-pub fn compaction_line(c: &Compaction) -> String {
-    #[derive(Serialize)]
-    struct Line<'a> {
-        #[serde(rename = "type")]
-        kind: &'static str,
-        trigger: &'a str,
-        step: &'a str,
-        tokens_before: u64,
-        tokens_after: u64,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        cleared: Option<&'a [(usize, String)]>,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        messages: Option<&'a [Message]>,
-    }
-    let (cleared, messages) = match &c.change {
-        Change::Cleared(v) => (Some(v.as_slice()), None),
-        Change::Replaced(v) => (None, Some(v.as_slice())),
-    };
-    serde_json::to_string(&Line {
-        kind: "compaction",
-        trigger: &c.trigger,
-        step: &c.step,
-        tokens_before: c.tokens_before,
-        tokens_after: c.tokens_after,
-        cleared,
-        messages,
-    })
-    .unwrap_or_default()
-}
-
-pub fn run_line(r: &RunInfo) -> String {
-    let mut v = serde_json::to_value(r).unwrap_or_default();
-    v["type"] = "run".into();
-    v.to_string()
-}
-
-pub fn approval_line(a: &ApprovalLine) -> String {
-    let mut v = serde_json::to_value(a).unwrap_or_default();
-    v["type"] = "approval".into();
-    v.to_string()
-}
-
-/// The model the conversation goes on with, from here.
-pub fn model_line(model: &str, at: &str) -> String {
-    serde_json::json!({"type": "model", "model": model, "at": at}).to_string()
-}
-
-pub fn end_line(e: &End) -> String {
-    let mut v = serde_json::to_value(e).unwrap_or_default();
-    v["type"] = "end".into();
-    v.to_string()
 }
 
 /// A session file as read back.
@@ -388,31 +175,13 @@ pub struct Loaded {
     pub compactions: u32,
     /// The bytes of `messages` as sent (each message's JSON is its line minus a fixed frame),
     /// counted while reading, so that a long resumed history is not serialized again just to
-    /// be measured. `None` once a compaction line changed them.
+    /// be measured. `None` once a compaction or repair line changed them.
     pub sent_bytes: Option<u64>,
     /// Problems that did not stop the read (a torn last line), as whole sentences.
     pub warnings: Vec<String>,
     /// Bytes of the file up to the end of its last complete line. Less than the file's size
     /// when its last line is torn: a writer appending to it must cut the tail first.
     pub valid_len: u64,
-}
-
-impl Default for Header {
-    fn default() -> Self {
-        Header {
-            kind: "header".into(),
-            version: FORMAT_VERSION,
-            id: String::new(),
-            parent_id: None,
-            parent_call_id: None,
-            workspace: String::new(),
-            model: String::new(),
-            provider: String::new(),
-            base_url: String::new(),
-            hx_version: String::new(),
-            started_at: String::new(),
-        }
-    }
 }
 
 /// Why a session file cannot be read; `line` is 1-based (0: the file as a whole).
@@ -595,10 +364,26 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     change,
                 };
                 c.apply(&mut loaded.messages).map_err(|e| err(n, e))?;
-                // A repair at resume is written the same way, but nothing was compacted.
+                // Before repair lines, a repair at resume was written as a compaction line,
+                // but nothing was compacted.
                 if c.trigger != "repair" {
                     loaded.compactions = loaded.compactions.saturating_add(1);
                 }
+                loaded.sent_bytes = None;
+            }
+            "repair" => {
+                let answers = ev
+                    .answers
+                    .ok_or_else(|| err(n, "a repair line without answers"))?
+                    .into_iter()
+                    .map(|(at, m)| match m.into_message()? {
+                        m @ Message::Tool { .. } => Ok((at, m)),
+                        _ => Err("a repair line's answer is not a tool result".to_string()),
+                    })
+                    .collect::<Result<Vec<_>, _>>()
+                    .map_err(|e| err(n, e))?;
+                history::insert(&mut loaded.messages, answers)
+                    .map_err(|e| err(n, format!("the repair does not fit the history: {e}")))?;
                 loaded.sent_bytes = None;
             }
             "run" => {
@@ -642,47 +427,8 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
     Ok(loaded)
 }
 
-/// Answers every tool call that has none, so the history is a valid request again (servers
-/// answer 400 to a call without its result). A run that crashed or was killed mid-tool leaves
-/// such calls; their answers go right after the turn's existing answers. Returns the number of
-/// answers added and whether all of them were at the very end (then the caller records them).
-pub fn repair(messages: &mut Vec<Message>, answer: &str) -> (usize, bool) {
-    let mut added = 0;
-    let mut all_at_end = true;
-    let mut i = 0;
-    while i < messages.len() {
-        let Message::Assistant { tool_calls, .. } = &messages[i] else {
-            i += 1;
-            continue;
-        };
-        let ids: Vec<String> = tool_calls.iter().map(|c| c.id.clone()).collect();
-        let mut j = i + 1;
-        let mut answered = Vec::new();
-        while let Some(Message::Tool { tool_call_id, .. }) = messages.get(j) {
-            answered.push(tool_call_id.clone());
-            j += 1;
-        }
-        let missing: Vec<Message> = ids
-            .iter()
-            .filter(|id| !answered.contains(id))
-            .map(|id| Message::Tool {
-                tool_call_id: id.clone(),
-                content: answer.to_string(),
-            })
-            .collect();
-        if !missing.is_empty() {
-            if j < messages.len() {
-                all_at_end = false;
-            }
-            added += missing.len();
-            let count = missing.len();
-            messages.splice(j..j, missing);
-            j += count;
-        }
-        i = j;
-    }
-    (added, all_at_end)
-}
+/// Also here, where the tests of the crate's users find it.
+pub use super::history::repair;
 
 #[cfg(test)]
 mod tests;

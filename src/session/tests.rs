@@ -258,3 +258,96 @@ fn a_repair_inside_the_history_is_recorded_so_the_file_reads_as_memory() {
     // A repair is not a compaction the user would count.
     assert_eq!(again.compactions, 0);
 }
+
+#[test]
+fn an_outcome_by_name_is_recorded_as_named() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::new(dir.path(), Path::new("/w"));
+    for (name, expected) in [
+        ("max_turns", EndOutcome::MaxTurns),
+        ("compacted", EndOutcome::Compacted),
+        ("paused", EndOutcome::Other("paused".into())),
+    ] {
+        let id = store::new_id();
+        let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
+        s.push(Message::User("task".into()));
+        s.end(name, Some("why"));
+        // Only the first end counts.
+        s.end_with(EndOutcome::Error, None);
+        assert_eq!(s.close(), None);
+        let path = store.path_of(&id);
+        let loaded = record::read(&path).expect("read");
+        assert_eq!(loaded.last_outcome.as_deref(), Some(name));
+        assert_eq!(loaded.last_detail.as_deref(), Some("why"));
+        let text = std::fs::read_to_string(&path).expect("read");
+        let end: End = serde_json::from_str(text.lines().last().expect("a line")).expect("end");
+        assert_eq!(end.outcome, expected);
+    }
+}
+
+#[test]
+fn a_repair_line_holds_just_the_answers_and_later_places_name_the_same_messages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::new(dir.path(), Path::new("/w"));
+    let id = store::new_id();
+    let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
+    s.push(Message::User("task".into()));
+    s.push(call_turn());
+    s.push(Message::User("later".into()));
+    s.close();
+    let path = store.path_of(&id);
+    let loaded = record::read(&path).expect("read");
+    let log = SessionLog::append(&path, loaded.valid_len).expect("append");
+    let (mut s, repaired) = Session::resume(loaded, run_info(), Some(log));
+    assert_eq!(repaired, 1);
+    // The answer is message 2; a prune after the repair names it by that place.
+    s.compact(Compaction {
+        trigger: "auto".into(),
+        step: "prune".into(),
+        tokens_before: 2,
+        tokens_after: 1,
+        change: Change::Cleared(vec![(2, "[cleared]".into())]),
+    })
+    .expect("message 2 is the answer");
+    let in_memory = s.messages().to_vec();
+    s.close();
+
+    let text = std::fs::read_to_string(&path).expect("read");
+    let kinds: Vec<String> = text
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("json");
+            v["type"].as_str().expect("a type").to_string()
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "header",
+            "message",
+            "message",
+            "message",
+            "run",
+            "repair",
+            "compaction"
+        ]
+    );
+    let repair = text.lines().nth(5).expect("the repair line");
+    assert_eq!(
+        repair,
+        format!(
+            r#"{{"type":"repair","answers":[[2,{{"role":"tool","tool_call_id":"c1","content":"{NOT_RUN_ANSWER}"}}]]}}"#
+        )
+    );
+    let again = record::read(&path).expect("read again");
+    assert_eq!(again.messages, in_memory);
+    assert_eq!(
+        again.messages[2],
+        Message::Tool {
+            tool_call_id: "c1".into(),
+            content: "[cleared]".into()
+        }
+    );
+    assert_eq!(again.compactions, 1);
+    assert_eq!(again.sent_bytes, None);
+}

@@ -1,5 +1,5 @@
 use super::*;
-use crate::model::ToolCall;
+use crate::model::{ToolCall, Usage};
 
 fn header() -> Header {
     Header {
@@ -60,28 +60,37 @@ fn file_of(lines: &[String]) -> String {
 }
 
 fn full_file() -> String {
-    let mut lines = vec![header_line(&header())];
-    lines.extend(sample().iter().map(message_line));
-    lines.push(usage_line(&Usage {
-        prompt_tokens: 10,
-        prompt_cache_hit_tokens: 4,
-        completion_tokens: 2,
-    }));
-    lines.push(end_line(&End {
-        outcome: "answered".into(),
-        detail: None,
-        ended_at: "2026-12-01T00:00:01Z".into(),
-        duration_ms: 5,
-        run: Figures {
-            turns: 2,
-            ..Figures::default()
-        },
-        session: Figures {
-            turns: 2,
-            tool_calls: 2,
-            ..Figures::default()
-        },
-    }));
+    let mut lines = vec![Line::Header(&header()).text()];
+    lines.extend(sample().iter().map(|m| Line::message(m).text()));
+    lines.push(
+        Line::usage(
+            &Usage {
+                prompt_tokens: 10,
+                prompt_cache_hit_tokens: 4,
+                completion_tokens: 2,
+            },
+            None,
+        )
+        .text(),
+    );
+    lines.push(
+        Line::End(&End {
+            outcome: EndOutcome::Answered,
+            detail: None,
+            ended_at: "2026-12-01T00:00:01Z".into(),
+            duration_ms: 5,
+            run: Figures {
+                turns: 2,
+                ..Figures::default()
+            },
+            session: Figures {
+                turns: 2,
+                tool_calls: 2,
+                ..Figures::default()
+            },
+        })
+        .text(),
+    );
     file_of(&lines)
 }
 
@@ -93,7 +102,7 @@ fn messages_round_trip_exactly() {
     assert_eq!(loaded.messages, sample());
     // Exactly as sent: the JSON of each message read back is the JSON written.
     for (m, line) in loaded.messages.iter().zip(text.lines().skip(1)) {
-        assert_eq!(message_line(m), line);
+        assert_eq!(Line::message(m).text(), line);
     }
     assert_eq!(loaded.last_outcome.as_deref(), Some("answered"));
     assert_eq!(loaded.totals.turns, 2);
@@ -150,7 +159,7 @@ fn a_compaction_line_switches_the_history_and_keeps_what_came_before() {
         tokens_after: 300,
         change: Change::Cleared(vec![(3, "[output cleared]".into())]),
     };
-    text.push_str(&compaction_line(&cleared));
+    text.push_str(&Line::compaction(&cleared).text());
     text.push('\n');
     let loaded = read_from(text.as_bytes()).expect("read");
     let mut expected = sample();
@@ -170,11 +179,11 @@ fn a_compaction_line_switches_the_history_and_keeps_what_came_before() {
         tokens_after: 40,
         change: Change::Replaced(new.clone()),
     };
-    text.push_str(&compaction_line(&replaced));
+    text.push_str(&Line::compaction(&replaced).text());
     text.push('\n');
-    text.push_str(&message_line(&Message::User("next".into())));
+    text.push_str(&Line::message(&Message::User("next".into())).text());
     text.push('\n');
-    text.push_str(&request_usage_line(&Usage::default(), "summary"));
+    text.push_str(&Line::usage(&Usage::default(), Some("summary")).text());
     text.push('\n');
     let loaded = read_from(text.as_bytes()).expect("read");
     let mut expected = new;
@@ -195,7 +204,7 @@ fn a_compaction_that_clears_no_tool_result_is_damage() {
         tokens_after: 1,
         change: Change::Cleared(vec![(1, "x".into())]),
     };
-    text.push_str(&compaction_line(&bad));
+    text.push_str(&Line::compaction(&bad).text());
     text.push('\n');
     let e = read_from(text.as_bytes()).expect_err("damage");
     assert!(
@@ -233,8 +242,189 @@ fn damage_is_an_error_naming_the_line() {
 fn newer_versions_are_named() {
     let mut h = header();
     h.version = FORMAT_VERSION + 1;
-    let e = read_from(format!("{}\n", header_line(&h)).as_bytes()).expect_err("newer");
+    let e = read_from(format!("{}\n", Line::Header(&h).text()).as_bytes()).expect_err("newer");
     assert!(e.message.contains("newer hx"), "{e}");
+}
+
+/// The exact text of every kind of line: files are read by other versions of hx and by
+/// other programs, so a change here is a change of the file format.
+#[test]
+fn each_line_kind_has_its_exact_text() {
+    let mut child = header();
+    child.parent_id = Some("p".into());
+    child.parent_call_id = Some("pc".into());
+    let usage = Usage {
+        prompt_tokens: 10,
+        prompt_cache_hit_tokens: 4,
+        completion_tokens: 2,
+    };
+    let cleared = Compaction {
+        trigger: "auto".into(),
+        step: "prune".into(),
+        tokens_before: 900,
+        tokens_after: 300,
+        change: Change::Cleared(vec![(3, "[output cleared]".into())]),
+    };
+    let replaced = Compaction {
+        trigger: "manual".into(),
+        step: "summary".into(),
+        tokens_before: 300,
+        tokens_after: 40,
+        change: Change::Replaced(vec![Message::User("s".into())]),
+    };
+    let run = RunInfo {
+        started_at: "2026-12-01T00:00:02Z".into(),
+        model: "m2".into(),
+        provider: "deepseek".into(),
+        base_url: "http://x".into(),
+        hx_version: "0.1.0".into(),
+    };
+    let approval = ApprovalLine {
+        call_id: "c1".into(),
+        command: "sudo true".into(),
+        reason: "privilege escalation".into(),
+        answer: "always".into(),
+        at: "2026-12-01T00:00:03Z".into(),
+    };
+    let answered = End {
+        outcome: EndOutcome::Answered,
+        detail: None,
+        ended_at: "2026-12-01T00:00:01Z".into(),
+        duration_ms: 5,
+        run: Figures {
+            turns: 2,
+            ..Figures::default()
+        },
+        session: Figures {
+            turns: 2,
+            tool_calls: 2,
+            blocked: 1,
+            prompt_tokens: 10,
+            cache_hit_tokens: 4,
+            completion_tokens: 2,
+        },
+    };
+    let failed = End {
+        outcome: EndOutcome::Error,
+        detail: Some("bad \"x\"".into()),
+        ended_at: "t".into(),
+        duration_ms: 0,
+        run: Figures::default(),
+        session: Figures::default(),
+    };
+    let messages = sample();
+    let mut lines = vec![Line::Header(&header()).text(), Line::Header(&child).text()];
+    lines.extend(messages.iter().map(|m| Line::message(m).text()));
+    lines.extend([
+        Line::usage(&usage, None).text(),
+        Line::usage(&usage, Some("summary")).text(),
+        Line::compaction(&cleared).text(),
+        Line::compaction(&replaced).text(),
+        Line::Run(&run).text(),
+        Line::Approval(&approval).text(),
+        Line::Model {
+            model: "other",
+            at: "2026-12-01T00:00:04Z",
+        }
+        .text(),
+        Line::Repair {
+            answers: &[(
+                3,
+                Message::Tool {
+                    tool_call_id: "c2".into(),
+                    content: "Error: not run".into(),
+                },
+            )],
+        }
+        .text(),
+        Line::End(&answered).text(),
+        Line::End(&failed).text(),
+    ]);
+    let expected = [
+        r#"{"type":"header","version":1,"id":"0190aaaa-0000-7000-8000-000000000000","workspace":"/w","model":"m","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0","started_at":"2026-12-01T00:00:00Z"}"#,
+        r#"{"type":"header","version":1,"id":"0190aaaa-0000-7000-8000-000000000000","parent_id":"p","parent_call_id":"pc","workspace":"/w","model":"m","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0","started_at":"2026-12-01T00:00:00Z"}"#,
+        r#"{"type":"message","message":{"role":"system","content":"sys\nprompt"}}"#,
+        r#"{"type":"message","message":{"role":"user","content":"task ✓ \u001b[31m"}}"#,
+        r#"{"type":"message","message":{"role":"assistant","content":"","reasoning_content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"bash","arguments":"{ \"command\" : \"ls\" }"}},{"id":"c2","type":"function","function":{"name":"glob","arguments":"{}"}}]}}"#,
+        r#"{"type":"message","message":{"role":"tool","tool_call_id":"c1","content":"a\nb"}}"#,
+        r#"{"type":"message","message":{"role":"tool","tool_call_id":"c2","content":""}}"#,
+        r#"{"type":"message","message":{"role":"assistant","content":"done"}}"#,
+        r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":2}"#,
+        r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":2,"request":"summary"}"#,
+        r#"{"type":"compaction","trigger":"auto","step":"prune","tokens_before":900,"tokens_after":300,"cleared":[[3,"[output cleared]"]]}"#,
+        r#"{"type":"compaction","trigger":"manual","step":"summary","tokens_before":300,"tokens_after":40,"messages":[{"role":"user","content":"s"}]}"#,
+        r#"{"type":"run","started_at":"2026-12-01T00:00:02Z","model":"m2","provider":"deepseek","base_url":"http://x","hx_version":"0.1.0"}"#,
+        r#"{"type":"approval","call_id":"c1","command":"sudo true","reason":"privilege escalation","answer":"always","at":"2026-12-01T00:00:03Z"}"#,
+        r#"{"type":"model","model":"other","at":"2026-12-01T00:00:04Z"}"#,
+        r#"{"type":"repair","answers":[[3,{"role":"tool","tool_call_id":"c2","content":"Error: not run"}]]}"#,
+        r#"{"type":"end","outcome":"answered","ended_at":"2026-12-01T00:00:01Z","duration_ms":5,"run":{"turns":2,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":2,"tool_calls":2,"blocked":1,"prompt_tokens":10,"cache_hit_tokens":4,"completion_tokens":2}}"#,
+        r#"{"type":"end","outcome":"error","detail":"bad \"x\"","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
+    ];
+    assert_eq!(lines.len(), expected.len());
+    for (line, want) in lines.iter().zip(expected) {
+        assert_eq!(line, want);
+    }
+    // Whatever a header value says its kind is, the line is a header line.
+    let mut odd = header();
+    odd.kind = "other".into();
+    assert_eq!(Line::Header(&odd).text(), expected[0]);
+}
+
+#[test]
+fn outcomes_are_named_as_before_and_unknown_ones_are_kept() {
+    for name in [
+        "answered",
+        "max_turns",
+        "stopped",
+        "error",
+        "interrupted",
+        "compacted",
+    ] {
+        let outcome = EndOutcome::from(name);
+        assert!(!matches!(outcome, EndOutcome::Other(_)), "{name}");
+        assert_eq!(outcome.as_str(), name);
+        let json = serde_json::to_string(&outcome).expect("json");
+        assert_eq!(json, format!("\"{name}\""));
+        let back: EndOutcome = serde_json::from_str(&json).expect("reads");
+        assert_eq!(back, outcome);
+    }
+    // A newer hx's outcome reads, and is written again as it was.
+    let newer: EndOutcome = serde_json::from_str("\"paused\"").expect("reads");
+    assert_eq!(newer, EndOutcome::Other("paused".into()));
+    assert_eq!(EndOutcome::from("paused"), newer);
+    assert_eq!(serde_json::to_string(&newer).expect("json"), "\"paused\"");
+    let end: End = serde_json::from_str(
+        r#"{"type":"end","outcome":"paused","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
+    )
+    .expect("an end line of a newer hx");
+    assert_eq!(end.outcome.as_str(), "paused");
+}
+
+/// Lines as hx wrote them before the tag moved to the front of `run`, `approval` and `end`
+/// lines read as they did.
+#[test]
+fn lines_with_the_tag_last_still_read() {
+    let mut text = full_file();
+    text.push_str(r#"{"started_at":"2026-12-01T00:00:02Z","model":"m2","provider":"p2","base_url":"http://y","hx_version":"0.1.0","type":"run"}"#);
+    text.push('\n');
+    text.push_str(r#"{"call_id":"c1","command":"sudo true","reason":"privilege escalation","answer":"always","at":"2026-12-01T00:00:03Z","type":"approval"}"#);
+    text.push('\n');
+    text.push_str(r#"{"outcome":"error","detail":"bad","ended_at":"t","duration_ms":0,"run":{"turns":1,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":3,"tool_calls":2,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"type":"end"}"#);
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.runs, 2);
+    assert_eq!(
+        (
+            loaded.model.as_str(),
+            loaded.provider.as_str(),
+            loaded.base_url.as_str()
+        ),
+        ("m2", "p2", "http://y")
+    );
+    assert_eq!(loaded.last_outcome.as_deref(), Some("error"));
+    assert_eq!(loaded.last_detail.as_deref(), Some("bad"));
+    assert_eq!(loaded.totals.turns, 3);
+    assert_eq!(loaded.messages, sample());
 }
 
 #[test]
@@ -262,6 +452,88 @@ fn repair_answers_open_calls_after_the_existing_answers() {
     let mut whole = sample();
     assert_eq!(repair(&mut whole, "x"), (0, true));
     assert_eq!(whole, sample());
+}
+
+/// The history of [`sample`] with the result of `c2` taken out, and the file that records
+/// it.
+fn open_inside() -> (Vec<Message>, String) {
+    let mut open = sample();
+    open.remove(4);
+    let mut lines = vec![Line::Header(&header()).text()];
+    lines.extend(open.iter().map(|m| Line::message(m).text()));
+    (open, file_of(&lines))
+}
+
+#[test]
+fn a_repair_line_puts_its_answers_where_it_says() {
+    let (open, mut text) = open_inside();
+    assert_ne!(open, sample());
+    let answer = Message::Tool {
+        tool_call_id: "c2".into(),
+        content: String::new(),
+    };
+    text.push_str(
+        &Line::Repair {
+            answers: &[(4, answer)],
+        }
+        .text(),
+    );
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.messages, sample());
+    assert_eq!(loaded.compactions, 0);
+    assert_eq!(loaded.sent_bytes, None);
+}
+
+/// Before repair lines, a repair was a compaction line with the whole repaired history.
+#[test]
+fn an_old_repair_written_as_a_compaction_reads_as_before() {
+    let (_, mut text) = open_inside();
+    let old = Compaction {
+        trigger: "repair".into(),
+        step: "repair".into(),
+        tokens_before: 0,
+        tokens_after: 0,
+        change: Change::Replaced(sample()),
+    };
+    text.push_str(&Line::compaction(&old).text());
+    text.push('\n');
+    assert!(text.contains(r#"{"type":"compaction","trigger":"repair","step":"repair","tokens_before":0,"tokens_after":0,"messages":[{"role":"system""#));
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.messages, sample());
+    // Not a compaction the user would count.
+    assert_eq!(loaded.compactions, 0);
+    assert_eq!(loaded.sent_bytes, None);
+}
+
+#[test]
+fn a_repair_line_that_does_not_fit_is_damage_naming_the_line() {
+    let (open, text) = open_inside();
+    let line = open.len() + 2;
+    for (repair, says) in [
+        (r#"{"type":"repair"}"#, "without answers"),
+        (
+            r#"{"type":"repair","answers":[[4,{"role":"user","content":"x"}]]}"#,
+            "not a tool result",
+        ),
+        (
+            r#"{"type":"repair","answers":[[9,{"role":"tool","tool_call_id":"c2","content":""}]]}"#,
+            "past the end",
+        ),
+        (
+            r#"{"type":"repair","answers":[[4,{"role":"tool","tool_call_id":"c2","content":""}],[4,{"role":"tool","tool_call_id":"c3","content":""}]]}"#,
+            "comes after",
+        ),
+        (
+            r#"{"type":"repair","answers":[[-1,{"role":"tool"}]]}"#,
+            "not a valid session line",
+        ),
+    ] {
+        let bad = format!("{text}{repair}\n");
+        let e = read_from(bad.as_bytes()).expect_err(repair);
+        assert_eq!(e.line, line, "{repair}: {e}");
+        assert!(e.message.contains(says), "{repair}: {e}");
+    }
 }
 
 mod props {

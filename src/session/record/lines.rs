@@ -1,0 +1,300 @@
+//! What each line of a session file holds, and the one writer of their text.
+
+use serde::{Deserialize, Serialize};
+
+use super::FORMAT_VERSION;
+use crate::model::{Message, Usage};
+
+/// Line 1 of a session file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Always `"header"` when read. Not written from here: [`Line::Header`]'s tag is.
+    #[serde(rename = "type", skip_serializing)]
+    pub kind: String,
+    pub version: u32,
+    pub id: String,
+    /// The session of the agent that started this one (subagents).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
+    /// The `task` call of the parent that started this one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_call_id: Option<String>,
+    pub workspace: String,
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+    pub hx_version: String,
+    /// RFC 3339, UTC.
+    pub started_at: String,
+}
+
+impl Default for Header {
+    fn default() -> Self {
+        Header {
+            kind: "header".into(),
+            version: FORMAT_VERSION,
+            id: String::new(),
+            parent_id: None,
+            parent_call_id: None,
+            workspace: String::new(),
+            model: String::new(),
+            provider: String::new(),
+            base_url: String::new(),
+            hx_version: String::new(),
+            started_at: String::new(),
+        }
+    }
+}
+
+/// What one run of a session ran with (written when a later run continues the session, so a
+/// model or provider change is on record).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInfo {
+    pub started_at: String,
+    pub model: String,
+    pub provider: String,
+    pub base_url: String,
+    pub hx_version: String,
+}
+
+/// Turn, call and token figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Figures {
+    pub turns: u32,
+    pub tool_calls: u32,
+    pub blocked: u32,
+    pub prompt_tokens: u64,
+    pub cache_hit_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+impl Figures {
+    pub fn add(&mut self, other: &Figures) {
+        self.turns = self.turns.saturating_add(other.turns);
+        self.tool_calls = self.tool_calls.saturating_add(other.tool_calls);
+        self.blocked = self.blocked.saturating_add(other.blocked);
+        self.prompt_tokens = self.prompt_tokens.saturating_add(other.prompt_tokens);
+        self.cache_hit_tokens = self.cache_hit_tokens.saturating_add(other.cache_hit_tokens);
+        self.completion_tokens = self
+            .completion_tokens
+            .saturating_add(other.completion_tokens);
+    }
+}
+
+/// How a run ended, as its `end` line names it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndOutcome {
+    /// The model gave its final answer.
+    Answered,
+    /// The run reached its turn limit.
+    MaxTurns,
+    /// A hook stopped the run.
+    Stopped,
+    /// The run failed (the model's server, a broken history); `detail` says how.
+    Error,
+    /// A signal (Ctrl-C, SIGTERM) ended the run.
+    Interrupted,
+    /// `hx agent --compact`: the run compacted the session and asked nothing.
+    Compacted,
+    /// An outcome this hx does not know (a newer one wrote it), kept as written.
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl EndOutcome {
+    pub fn as_str(&self) -> &str {
+        match self {
+            EndOutcome::Answered => "answered",
+            EndOutcome::MaxTurns => "max_turns",
+            EndOutcome::Stopped => "stopped",
+            EndOutcome::Error => "error",
+            EndOutcome::Interrupted => "interrupted",
+            EndOutcome::Compacted => "compacted",
+            EndOutcome::Other(s) => s,
+        }
+    }
+}
+
+impl From<&str> for EndOutcome {
+    fn from(s: &str) -> EndOutcome {
+        match s {
+            "answered" => EndOutcome::Answered,
+            "max_turns" => EndOutcome::MaxTurns,
+            "stopped" => EndOutcome::Stopped,
+            "error" => EndOutcome::Error,
+            "interrupted" => EndOutcome::Interrupted,
+            "compacted" => EndOutcome::Compacted,
+            other => EndOutcome::Other(other.to_string()),
+        }
+    }
+}
+
+impl std::fmt::Display for EndOutcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct End {
+    pub outcome: EndOutcome,
+    /// The error or the reason, when there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    pub ended_at: String,
+    pub duration_ms: u64,
+    /// This run's figures.
+    pub run: Figures,
+    /// The whole session's figures so far (every run), so a listing needs only the last line.
+    pub session: Figures,
+}
+
+/// The user's answer when the guard would have refused a command (`hx chat`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ApprovalLine {
+    /// The call the question was about.
+    pub call_id: String,
+    pub command: String,
+    /// The guard's reason.
+    pub reason: String,
+    /// `once`, `always` (this exact command for the rest of the session), `refused`, or
+    /// `allowed` (run without asking, after an earlier `always`).
+    pub answer: String,
+    /// RFC 3339, UTC.
+    pub at: String,
+}
+
+/// What a compaction did to the history, as its session line records it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    /// Tool results replaced in place, each by a line: (index in the history, new content).
+    Cleared(Vec<(usize, String)>),
+    /// The whole history replaced by this one.
+    Replaced(Vec<Message>),
+}
+
+/// One compaction: why, which step, the estimated request size before and after, and the
+/// change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Compaction {
+    /// `auto` (the next request would pass the limit), `overflow` (the server refused one as
+    /// too long) or `manual` (`hx agent --compact`).
+    pub trigger: String,
+    /// `prune` or `summary`.
+    pub step: String,
+    pub tokens_before: u64,
+    pub tokens_after: u64,
+    pub change: Change,
+}
+
+impl Compaction {
+    /// `history` as the compaction leaves it. A change that does not fit it (a cleared index
+    /// that is no tool result) is an error naming the index.
+    pub fn apply(&self, history: &mut Vec<Message>) -> Result<(), String> {
+        match &self.change {
+            Change::Replaced(new) => *history = new.clone(),
+            Change::Cleared(cleared) => {
+                for (i, text) in cleared {
+                    match history.get_mut(*i) {
+                        Some(Message::Tool { content, .. }) => *content = text.clone(),
+                        _ => {
+                            return Err(format!(
+                                "the compaction clears message {i}, which is not a tool result"
+                            ))
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every kind of line, borrowing what it writes: a message line is written straight from the
+/// history, with no copy of a message that may be megabytes long.
+///
+/// The tag comes first in every line. Lines written before this enum existed had it last in
+/// `run`, `approval` and `end` lines; readers look it up by name, so both read the same.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Line<'a> {
+    Header(&'a Header),
+    Run(&'a RunInfo),
+    /// One message exactly as sent to the API. The reader measures a message as the line
+    /// minus its frame: `{"type":"message","message":` before it and `}` after.
+    Message {
+        message: &'a Message,
+    },
+    /// One model request's token figures; `request` names a request that was not a turn of
+    /// the conversation (`summary`): it counts in the tokens, not in the turns.
+    Usage {
+        prompt_tokens: u64,
+        prompt_cache_hit_tokens: u64,
+        completion_tokens: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        request: Option<&'a str>,
+    },
+    /// Exactly one of `cleared` and `messages` is set, after [`Change`].
+    Compaction {
+        trigger: &'a str,
+        step: &'a str,
+        tokens_before: u64,
+        tokens_after: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cleared: Option<&'a [(usize, String)]>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        messages: Option<&'a [Message]>,
+    },
+    /// Answers a resumed run gave to calls the history left without a result, where the
+    /// history reads them: each (its index once all are in, the tool message). Only answers
+    /// inside the history get this line; answers at its end are message lines.
+    Repair {
+        answers: &'a [(usize, Message)],
+    },
+    /// The model the conversation goes on with, from here (`/model` in `hx chat`).
+    Model {
+        model: &'a str,
+        at: &'a str,
+    },
+    Approval(&'a ApprovalLine),
+    End(&'a End),
+}
+
+impl<'a> Line<'a> {
+    pub fn message(message: &'a Message) -> Line<'a> {
+        Line::Message { message }
+    }
+
+    pub fn usage(u: &Usage, request: Option<&'a str>) -> Line<'a> {
+        Line::Usage {
+            prompt_tokens: u.prompt_tokens,
+            prompt_cache_hit_tokens: u.prompt_cache_hit_tokens,
+            completion_tokens: u.completion_tokens,
+            request,
+        }
+    }
+
+    pub fn compaction(c: &'a Compaction) -> Line<'a> {
+        let (cleared, messages) = match &c.change {
+            Change::Cleared(v) => (Some(v.as_slice()), None),
+            Change::Replaced(v) => (None, Some(v.as_slice())),
+        };
+        Line::Compaction {
+            trigger: &c.trigger,
+            step: &c.step,
+            tokens_before: c.tokens_before,
+            tokens_after: c.tokens_after,
+            cleared,
+            messages,
+        }
+    }
+
+    /// The line's JSON text, without its newline.
+    pub fn text(&self) -> String {
+        // Nothing here can fail to serialize (every map key is a string); should that change,
+        // an empty line is one that readers skip rather than a half-written one.
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
