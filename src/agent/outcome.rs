@@ -3,14 +3,15 @@
 
 use super::Outcome;
 use crate::model::ModelError;
+use crate::session::EndOutcome;
 
 /// The outcome and detail a session's `end` line gives a run that ended with `result`.
-pub fn session_end(result: &Result<Outcome, ModelError>) -> (&'static str, Option<String>) {
+pub fn session_end(result: &Result<Outcome, ModelError>) -> (EndOutcome, Option<String>) {
     match result {
-        Ok(Outcome::Answered(_)) => ("answered", None),
-        Ok(Outcome::MaxTurns(_)) => ("max_turns", None),
-        Ok(Outcome::Stopped(reason)) => ("stopped", Some(reason.clone())),
-        Err(e) => ("error", Some(e.to_string())),
+        Ok(Outcome::Answered(_)) => (EndOutcome::Answered, None),
+        Ok(Outcome::MaxTurns(_)) => (EndOutcome::MaxTurns, None),
+        Ok(Outcome::Stopped(reason)) => (EndOutcome::Stopped, Some(reason.clone())),
+        Err(e) => (EndOutcome::Error, Some(e.to_string())),
     }
 }
 

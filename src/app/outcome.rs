@@ -6,6 +6,7 @@ use crate::agent::{outcome, Outcome};
 use crate::events::TurnEnd;
 use crate::model::ModelError;
 use crate::process::signal_name;
+use crate::session::EndOutcome;
 
 /// The answer to each call a cancelled turn left without one.
 pub const INTERRUPTED: &str = "Error: interrupted by the user";
@@ -37,7 +38,7 @@ pub struct Mapped {
     pub code: i32,
     pub turn: TurnEnd,
     /// The session's `end` line: the outcome and its detail.
-    pub outcome: &'static str,
+    pub outcome: EndOutcome,
     pub detail: Option<String>,
 }
 
@@ -46,9 +47,14 @@ impl Ending {
     pub fn map(self, max_turns: u32, front: Front) -> Mapped {
         let (outcome, detail) = match &self {
             Ending::Run(result) => outcome::session_end(result),
-            Ending::Compacted => ("compacted", None),
-            Ending::Signalled(sig) => ("interrupted", Some(signal_name(*sig).to_string())),
-            Ending::Cancelled { .. } => ("interrupted", Some(signal_name(libc::SIGINT).into())),
+            Ending::Compacted => (EndOutcome::Compacted, None),
+            Ending::Signalled(sig) => {
+                (EndOutcome::Interrupted, Some(signal_name(*sig).to_string()))
+            }
+            Ending::Cancelled { .. } => (
+                EndOutcome::Interrupted,
+                Some(signal_name(libc::SIGINT).into()),
+            ),
         };
         let (code, turn) = match self {
             Ending::Run(Ok(Outcome::Answered(text))) => (exit::ANSWERED, TurnEnd::Answered(text)),
@@ -120,7 +126,10 @@ mod tests {
                     .into()
             )
         );
-        assert_eq!((run.outcome, chat.outcome), ("max_turns", "max_turns"));
+        assert_eq!(
+            (run.outcome, chat.outcome),
+            (EndOutcome::MaxTurns, EndOutcome::MaxTurns)
+        );
     }
 
     #[test]
@@ -130,7 +139,7 @@ mod tests {
         assert_eq!(m.turn, TurnEnd::Failed("terminated by SIGTERM".into()));
         assert_eq!(
             (m.outcome, m.detail.as_deref()),
-            ("interrupted", Some("SIGTERM"))
+            (EndOutcome::Interrupted, Some("SIGTERM"))
         );
         let m = Ending::Signalled(libc::SIGINT).map(1, Front::Run);
         assert_eq!(
@@ -151,7 +160,7 @@ mod tests {
         );
         assert_eq!(
             (m.outcome, m.detail.as_deref()),
-            ("interrupted", Some("SIGINT"))
+            (EndOutcome::Interrupted, Some("SIGINT"))
         );
         let m = Ending::Cancelled { open: 0 }.map(1, Front::Conversation);
         assert_eq!(m.turn, TurnEnd::Failed("interrupted".into()));
@@ -162,6 +171,6 @@ mod tests {
         let m = Ending::Compacted.map(1, Front::Run);
         assert_eq!(m.code, exit::ANSWERED);
         assert_eq!(m.turn, TurnEnd::Answered(String::new()));
-        assert_eq!(m.outcome, "compacted");
+        assert_eq!(m.outcome, EndOutcome::Compacted);
     }
 }

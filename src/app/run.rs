@@ -12,6 +12,7 @@ use crate::agent::compact::Ended;
 use crate::agent::Outcome;
 use crate::config::{Config, Env};
 use crate::events::{Event, Events, Scope, Start, TurnEnd};
+use crate::session::EndOutcome;
 
 /// What one run is asked to do.
 pub struct Task {
@@ -99,7 +100,7 @@ pub async fn run(
     let mut signals = match Signals::cancelling() {
         Ok(s) => s,
         Err(e) => {
-            session.end("error", Some(&e.to_string()));
+            session.end(EndOutcome::Error, Some(&e.to_string()));
             let code = fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
             session::close(&mut session, &events);
             return code;

@@ -31,7 +31,7 @@ use crate::config::{Config, Env};
 use crate::events::{Event, Events, HumanView, Scope, Verbosity};
 use crate::hooks;
 use crate::process::signal_name;
-use crate::session::{self, Recorder, Session};
+use crate::session::{self, EndOutcome, Recorder, Session};
 use crate::skills::SkillRegistry;
 use crate::term::Term;
 
@@ -86,7 +86,7 @@ pub(super) struct Chat {
     /// SessionStart hooks already ran for the current session.
     pub(super) started: bool,
     /// How the last message ended, for the session's `end` line.
-    pub(super) outcome: (&'static str, Option<String>),
+    pub(super) outcome: (EndOutcome, Option<String>),
 }
 
 /// Runs the conversation until the user leaves (0) or a signal ends it (128 + its number);
@@ -164,7 +164,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         id,
         session: None,
         started: false,
-        outcome: ("answered", None),
+        outcome: (EndOutcome::Answered, None),
     };
     if let Some(r) = resume {
         if let Err(code) = chat.open(r) {

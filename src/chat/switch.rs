@@ -7,7 +7,7 @@ use super::terminal::SavedTerminal;
 use crate::app::session::{self as sessions, Pick, Resumed};
 use crate::app::signals::Signals;
 use crate::app::{build, exit};
-use crate::session;
+use crate::session::{self, EndOutcome};
 use crate::term::one_line;
 
 impl Chat {
@@ -18,7 +18,7 @@ impl Chat {
             return;
         };
         let (outcome, detail) = &self.outcome;
-        session.end(outcome, detail.as_deref());
+        session.end(outcome.clone(), detail.as_deref());
         let recorded = session.path().is_some();
         if let Some(e) = session.close() {
             self.say(&format!("hx: warning: {e}"));
@@ -67,7 +67,7 @@ impl Chat {
         self.restore_tools();
         if fresh {
             self.started = false;
-            self.outcome = ("answered", None);
+            self.outcome = (EndOutcome::Answered, None);
             self.approvals.reset();
         }
         Ok(())

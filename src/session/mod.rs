@@ -363,14 +363,8 @@ impl Session {
         t
     }
 
-    /// [`Session::end_with`] for an outcome given by its name; a name that is none of
-    /// [`EndOutcome`]'s is recorded as it is.
-    pub fn end(&mut self, outcome: &str, detail: Option<&str>) {
-        self.end_with(EndOutcome::from(outcome), detail);
-    }
-
     /// Records how this run ended (once; later calls do nothing).
-    pub fn end_with(&mut self, outcome: EndOutcome, detail: Option<&str>) {
+    pub fn end(&mut self, outcome: EndOutcome, detail: Option<&str>) {
         if self.ended {
             return;
         }

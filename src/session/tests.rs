@@ -52,7 +52,7 @@ fn a_recorded_session_reads_back_and_continues() {
         ..Usage::default()
     });
     s.push(call_turn());
-    s.end("interrupted", None);
+    s.end(EndOutcome::Interrupted, None);
     assert_eq!(s.close(), None);
 
     let path = store.path_of(&id);
@@ -74,7 +74,7 @@ fn a_recorded_session_reads_back_and_continues() {
         })
     );
     s.push(Message::User("more".into()));
-    s.end("answered", None);
+    s.end(EndOutcome::Answered, None);
     s.close();
 
     let again = record::read(&path).expect("read again");
@@ -143,7 +143,7 @@ fn find_by_prefix_and_newest() {
     for id in ids {
         let mut s = Session::new(header(id), Some(store.create(id).expect("create")));
         s.push(Message::User(format!("task {id}")));
-        s.end("answered", None);
+        s.end(EndOutcome::Answered, None);
         s.close();
     }
     assert_eq!(
@@ -216,7 +216,7 @@ fn a_model_switch_and_approvals_are_recorded_and_the_model_is_read_back() {
         at: store::now_rfc3339(),
     });
     s.record_model("other-model");
-    s.end("answered", None);
+    s.end(EndOutcome::Answered, None);
     assert_eq!(s.close(), None);
 
     let path = store.path_of(&id);
@@ -260,7 +260,7 @@ fn a_repair_inside_the_history_is_recorded_so_the_file_reads_as_memory() {
 }
 
 #[test]
-fn an_outcome_by_name_is_recorded_as_named() {
+fn an_outcome_is_recorded_by_its_name_and_read_back_as_itself() {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::new(dir.path(), Path::new("/w"));
     for (name, expected) in [
@@ -271,9 +271,9 @@ fn an_outcome_by_name_is_recorded_as_named() {
         let id = store::new_id();
         let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
         s.push(Message::User("task".into()));
-        s.end(name, Some("why"));
+        s.end(expected.clone(), Some("why"));
         // Only the first end counts.
-        s.end_with(EndOutcome::Error, None);
+        s.end(EndOutcome::Error, None);
         assert_eq!(s.close(), None);
         let path = store.path_of(&id);
         let loaded = record::read(&path).expect("read");
