@@ -61,7 +61,7 @@ fn main() {
     let ws = Workspace::new(tmp.path()).expect("workspace");
     let root = ws.root().to_path_buf();
     let cx = ToolContext::new(ws);
-    let warn: hx::mcp::Warn = std::sync::Arc::new(|line: &str| eprintln!("{line}"));
+    let warn: hx::mcp::Warn = std::sync::Arc::new(|w: &hx::text::Warning| eprintln!("{w}"));
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

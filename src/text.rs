@@ -116,9 +116,78 @@ pub fn thousands(n: u64) -> String {
     out
 }
 
+/// A line for the user beside a run's work: something hx skipped, cut or could not do while it
+/// goes on. The one place the prefix of such a line is decided: a warning is shown as
+/// `hx: warning: TEXT`; a notice (a project file waiting for `hx trust`, a session whose open
+/// calls were answered, a hook that failed) as `hx: TEXT`; a detail of the line before it (a
+/// failed server's last stderr lines) as `  TEXT`. Every view shows it as [`fmt::Display`]
+/// gives it.
+///
+/// [`fmt::Display`]: std::fmt::Display
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    text: String,
+    level: Level,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Warning,
+    Notice,
+    Detail,
+}
+
+impl Warning {
+    /// `hx: warning: TEXT`.
+    pub fn new(text: impl Into<String>) -> Warning {
+        Warning::with(Level::Warning, text)
+    }
+
+    /// `hx: TEXT`.
+    pub fn notice(text: impl Into<String>) -> Warning {
+        Warning::with(Level::Notice, text)
+    }
+
+    /// `  TEXT`, under the line it belongs to.
+    pub fn detail(text: impl Into<String>) -> Warning {
+        Warning::with(Level::Detail, text)
+    }
+
+    fn with(level: Level, text: impl Into<String>) -> Warning {
+        Warning {
+            text: text.into(),
+            level,
+        }
+    }
+
+    /// The words, without the prefix.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+}
+
+impl std::fmt::Display for Warning {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let prefix = match self.level {
+            Level::Warning => "hx: warning: ",
+            Level::Notice => "hx: ",
+            Level::Detail => "  ",
+        };
+        write!(f, "{prefix}{}", self.text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_warning_decides_its_own_prefix() {
+        assert_eq!(Warning::new("a").to_string(), "hx: warning: a");
+        assert_eq!(Warning::notice("f: skipped").to_string(), "hx: f: skipped");
+        assert_eq!(Warning::detail("s stderr: x").to_string(), "  s stderr: x");
+        assert_eq!(Warning::new("a").text(), "a");
+    }
 
     #[test]
     fn cut_counts_characters_not_bytes() {

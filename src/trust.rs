@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use crate::paths::{user_config_dir, Env};
+use crate::text::Warning;
 
 /// The largest config or hooks file hx reads, the user's or a project's: such files are a few
 /// kilobytes, and a bigger one is a mistake or an attack, not a configuration.
@@ -155,11 +156,11 @@ pub enum Gate {
     /// Apply it. `text` is the content whose hash the user approved: the bytes hashed are the
     /// bytes parsed, so the file cannot change between the two.
     Trusted { path: PathBuf, text: String },
-    /// Leave it out; the line (`hx: FILE: ...`) says why and what to do. `bytes` is what was
-    /// read of the file, for a view that shows what waits for trust (`None` when it was not
-    /// read: a link out of the project).
+    /// Leave it out; the notice (`hx: FILE: ...`) says why and what to do. `bytes` is what
+    /// was read of the file, for a view that shows what waits for trust (`None` when it was
+    /// not read: a link out of the project).
     Skipped {
-        line: String,
+        notice: Warning,
         path: PathBuf,
         bytes: Option<Vec<u8>>,
     },
@@ -172,9 +173,9 @@ pub fn gate(kind: &Kind, cwd: &Path, env: &Env) -> Result<Option<Gate>, String> 
         return Ok(None);
     };
     let skipped = |why: &str, bytes: Option<Vec<u8>>| {
-        let line = format!("hx: {}: {} skipped: {why}", path.display(), kind.label);
+        let notice = Warning::notice(format!("{}: {} skipped: {why}", path.display(), kind.label));
         Ok(Some(Gate::Skipped {
-            line,
+            notice,
             path: path.clone(),
             bytes,
         }))
@@ -449,7 +450,10 @@ mod tests {
         std::fs::write(&file, "guard = false\n").expect("write");
         let skipped = |why: &str, bytes: &[u8]| {
             Ok(Some(Gate::Skipped {
-                line: format!("hx: {}: project config skipped: {why}", file.display()),
+                notice: Warning::notice(format!(
+                    "{}: project config skipped: {why}",
+                    file.display()
+                )),
                 path: file.clone(),
                 bytes: Some(bytes.to_vec()),
             }))
@@ -490,9 +494,10 @@ mod tests {
         );
 
         std::fs::write(&store_path, "{").expect("write");
-        let Ok(Some(Gate::Skipped { line, .. })) = gate(&CONFIG, &project, &env) else {
+        let Ok(Some(Gate::Skipped { notice, .. })) = gate(&CONFIG, &project, &env) else {
             panic!("a corrupt store trusts nothing");
         };
+        let line = notice.to_string();
         assert!(line.contains("is not a valid trust store"), "{line}");
     }
 

@@ -229,7 +229,7 @@ impl Agent {
     /// A warning for the user, beside the trace.
     pub fn warn(&self, text: &str) {
         self.events
-            .warn(&self.hook_cx.scope, &format!("hx: warning: {text}"));
+            .warn(&self.hook_cx.scope, &crate::text::Warning::new(text));
     }
 
     fn emit(&self, event: &Event<'_>) {

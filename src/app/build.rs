@@ -16,6 +16,7 @@ use crate::process;
 use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder, Store};
 use crate::skills::{self, LoadSkill};
+use crate::text::Warning;
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
 
@@ -31,7 +32,7 @@ pub fn build_agent(
     events: Events,
     recorder: Recorder,
     session_id: &str,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Agent, String> {
     build_agent_with(
         config, cwd, env, events, recorder, session_id, None, warnings,
@@ -62,7 +63,7 @@ pub fn build_agent_with(
     recorder: Recorder,
     session_id: &str,
     approver: Option<Arc<dyn hooks::Approver>>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Built, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
@@ -76,9 +77,7 @@ pub fn build_agent_with(
     // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
-    for w in &plan.warnings {
-        warnings.push(format!("hx: warning: {w}"));
-    }
+    warnings.extend(plan.warnings.iter().map(Warning::new));
     let sandbox = plan.sandbox()?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
@@ -101,9 +100,7 @@ pub fn build_agent_with(
     } else {
         instructions::Instructions::default()
     };
-    for w in &instructions.warnings {
-        warnings.push(format!("hx: warning: {w}"));
-    }
+    warnings.extend(instructions.warnings.iter().map(Warning::new));
     let project_doc = instructions.section();
     let mut registry = Registry::standard();
     // MCP servers start with the run (the first turn), their tools after the built-in ones;
@@ -112,7 +109,7 @@ pub fn build_agent_with(
     let for_subagents = planned.iter().any(|p| p.config.subagents);
     let mcp = (!planned.is_empty()).then(|| {
         let (events, scope) = (events.clone(), Scope::default());
-        let warn: mcp::Warn = Arc::new(move |line: &str| events.warn(&scope, line));
+        let warn: mcp::Warn = Arc::new(move |w: &Warning| events.warn(&scope, w));
         Mcp::new(planned, env.clone(), warn)
     });
     let mut child_registry = registry.clone();
@@ -154,9 +151,7 @@ pub fn build_agent_with(
         learned: Default::default(),
         restore: Vec::new(),
     };
-    for w in &discovery.warnings {
-        warnings.push(format!("hx: warning: {w}"));
-    }
+    warnings.extend(discovery.warnings.iter().map(Warning::new));
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
     // The main agent has every tool, in this order: the five above, then these.

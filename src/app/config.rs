@@ -4,13 +4,14 @@ use std::path::Path;
 
 use super::Failure;
 use crate::config::{Config, Env, Flags};
+use crate::text::Warning;
 
 /// A configuration and what loading it said (an untrusted project file is skipped with a
 /// warning). Each command shows the warnings where its output goes: a run's views, or
 /// stderr at once.
 pub struct Loaded {
     pub config: Config,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// The configuration of a command run in `cwd`. A configuration that cannot be used is a

@@ -21,13 +21,15 @@ pub mod signals;
 pub use build::{build_agent, build_agent_with, Built, PromptParts};
 pub use outcome::Ending;
 
+use crate::text::Warning;
+
 /// Why a command cannot go on: its exit code, the line that says why, and the warnings that
 /// came before it (shown first).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     pub code: i32,
     pub message: String,
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 impl Failure {
@@ -50,7 +52,7 @@ impl Failure {
     }
 
     /// The same failure, with `warnings` shown before it.
-    pub fn after(mut self, warnings: Vec<String>) -> Failure {
+    pub fn after(mut self, warnings: Vec<Warning>) -> Failure {
         self.warnings = warnings;
         self
     }

@@ -13,6 +13,7 @@ use crate::agent::Outcome;
 use crate::config::{Config, Env};
 use crate::events::{Event, Events, Scope, Start, TurnEnd};
 use crate::session::EndOutcome;
+use crate::text::Warning;
 
 /// What one run is asked to do.
 pub struct Task {
@@ -27,7 +28,7 @@ pub struct Task {
     pub ephemeral: bool,
     /// What was said before the views existed (the config's warnings): shown after the line
     /// saying where the run goes, or before the error that stops it.
-    pub warnings: Vec<String>,
+    pub warnings: Vec<Warning>,
 }
 
 /// Runs `task` to its end and gives the exit code; everything it does goes to `events`.
@@ -55,7 +56,7 @@ pub async fn run(
         Some(r) => r.id().to_string(),
         None => crate::session::store::new_id(),
     };
-    let fatal = |code: i32, message: &str, warnings: &[String]| {
+    let fatal = |code: i32, message: &str, warnings: &[Warning]| {
         for w in warnings {
             events.warn(&main, w);
         }

@@ -7,6 +7,7 @@ use crate::config::{Env, Flags};
 use crate::events::{Event, Events, Scope};
 use crate::model::ReasoningEcho;
 use crate::session::{self, Recorder, Session, SessionLog, Store};
+use crate::text::Warning;
 
 /// A recorded session to continue: its file, as read, and (when this run records) the file
 /// still open under the lock it was read with, so that no other run can write to it before
@@ -77,10 +78,7 @@ pub fn find(pick: Pick<'_>, record: bool, cwd: &Path, env: &Env) -> Result<Resum
                     "no session to continue in this workspace; start one with hx agent \"TASK\"",
                 )),
                 Err(warnings) => {
-                    let warnings = warnings
-                        .iter()
-                        .map(|w| format!("hx: warning: {w}"))
-                        .collect();
+                    let warnings = warnings.iter().map(Warning::new).collect();
                     return Err(Failure::failed(
                         "no readable session to continue in this workspace",
                     )
@@ -134,7 +132,7 @@ pub fn open(
     id: String,
     resume: Option<Resumed>,
     echo: ReasoningEcho,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Session, String> {
     let Some(Resumed {
         path,
@@ -144,12 +142,12 @@ pub fn open(
     else {
         let (session, unrecorded) = recorder.start_with_id(id, None);
         if let Some(why) = unrecorded {
-            warnings.push(format!("hx: warning: {why}"));
+            warnings.push(Warning::new(why));
         }
         return Ok(session);
     };
     for w in &loaded.warnings {
-        warnings.push(format!("hx: warning: {}: {w}", path.display()));
+        warnings.push(Warning::new(format!("{}: {w}", path.display())));
     }
     let cannot =
         |e: session::log::OpenError| format!("cannot continue session {}: {e}", loaded.header.id);
@@ -163,11 +161,11 @@ pub fn open(
     let switched = loaded.provider != recorder.provider;
     let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
     if repaired > 0 {
-        warnings.push(format!(
-            "hx: session {}: {repaired} tool call(s) had no result (the run ended during them); \
+        warnings.push(Warning::notice(format!(
+            "session {}: {repaired} tool call(s) had no result (the run ended during them); \
              they are answered as not run",
             session.id()
-        ));
+        )));
     }
     if switched {
         // The history was written for another server: DeepSeek answers 400 to a tool-calling
@@ -182,7 +180,7 @@ pub fn close(session: &mut Session, events: &Events) {
     let main = Scope::default();
     let recorded = session.path().is_some();
     if let Some(e) = session.close() {
-        events.warn(&main, &format!("hx: warning: {e}"));
+        events.warn(&main, &Warning::new(e));
     }
     if recorded {
         events.emit(&main, &Event::SessionSaved { id: session.id() });

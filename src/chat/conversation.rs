@@ -34,6 +34,7 @@ use crate::process::signal_name;
 use crate::session::{self, EndOutcome, Recorder, Session};
 use crate::skills::SkillRegistry;
 use crate::term::Term;
+use crate::text::Warning;
 
 /// The prompt. The benchmark and the tests wait for it.
 pub const PROMPT: &str = "hx> ";
@@ -117,7 +118,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
             }
         };
     for w in warnings {
-        term.line(&format!("hx: warning: {w}"));
+        term.line(&Warning::new(w).to_string());
     }
     let approvals = Approvals::new(editor.clone(), term.clone());
     let id = match &resume {
@@ -143,7 +144,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
                 &mut warnings,
             );
             for w in warnings {
-                editor.print(&w);
+                editor.print(&w.to_string());
             }
             built
         })
@@ -393,7 +394,7 @@ impl Chat {
         session.get_or_insert_with(|| {
             let (s, unrecorded) = recorder.start_with_id(id.clone(), None);
             if let Some(why) = unrecorded {
-                term.line(&format!("hx: warning: {why}"));
+                term.line(&Warning::new(why).to_string());
             }
             s
         })

@@ -30,6 +30,7 @@ use tokio::sync::oneshot;
 
 use super::commands;
 use crate::config::Env;
+use crate::text::Warning;
 
 /// Entries kept in the history.
 pub const HISTORY_ENTRIES: usize = 1000;
@@ -241,8 +242,14 @@ fn serve(editor: &mut ChatEditor, history: Option<&Path>, rx: mpsc::Receiver<Req
                             let _ = std::io::Write::write_all(
                                 &mut std::io::stderr(),
                                 format!(
-                                    "hx: warning: cannot write the history {}: {e}\n",
-                                    crate::term::escape_controls(&path.display().to_string())
+                                    "{}\n",
+                                    crate::term::escape_controls(
+                                        &Warning::new(format!(
+                                            "cannot write the history {}: {e}",
+                                            path.display()
+                                        ))
+                                        .to_string()
+                                    )
                                 )
                                 .as_bytes(),
                             );

@@ -9,6 +9,7 @@ use crate::app::signals::Signals;
 use crate::app::{build, exit};
 use crate::session::{self, EndOutcome};
 use crate::term::one_line;
+use crate::text::Warning;
 
 impl Chat {
     /// Ends the current session's run in its file and names it; the next message starts a
@@ -21,7 +22,7 @@ impl Chat {
         session.end(outcome.clone(), detail.as_deref());
         let recorded = session.path().is_some();
         if let Some(e) = session.close() {
-            self.say(&format!("hx: warning: {e}"));
+            self.say(&Warning::new(e).to_string());
         }
         if recorded {
             self.say(&format!(
@@ -57,7 +58,7 @@ impl Chat {
             &mut warnings,
         );
         for w in warnings {
-            self.say(&w);
+            self.say(&w.to_string());
         }
         let build::Built { agent, skills, .. } = built?;
         self.agent = Some(agent);
@@ -85,7 +86,7 @@ impl Chat {
             &mut warnings,
         );
         for w in warnings {
-            self.say(&w);
+            self.say(&w.to_string());
         }
         let session = match session {
             Ok(s) => s,
@@ -123,7 +124,7 @@ impl Chat {
             Ok(r) => Some(r),
             Err(f) => {
                 for w in &f.warnings {
-                    self.say(w);
+                    self.say(&w.to_string());
                 }
                 self.say(&format!("hx: {}", f.message));
                 None

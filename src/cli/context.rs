@@ -42,7 +42,7 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         &mut warnings,
     );
     for w in warnings {
-        term.line(&w);
+        term.line(&w.to_string());
     }
     let (agent, parts) = match built {
         Ok(b) => (b.agent, b.parts),

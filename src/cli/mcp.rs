@@ -10,6 +10,7 @@ use crate::config::{process_env, Flags};
 use crate::mcp::{config::plan, Mcp, Status};
 use crate::process;
 use crate::term::{one_line, Term};
+use crate::text::Warning;
 
 /// Characters of a tool's description in the text listing.
 const DESCRIPTION_CHARS: usize = 100;
@@ -42,7 +43,7 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         Err(e) => return fail(exit::USAGE, e),
     };
     for w in warnings {
-        term.line(&w);
+        term.line(&w.to_string());
     }
     if planned.is_empty() {
         if json {
@@ -66,7 +67,11 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         || {},
         || async {
             let shown = term.clone();
-            let mcp = Mcp::new(planned, env, Arc::new(move |line: &str| shown.line(line)));
+            let mcp = Mcp::new(
+                planned,
+                env,
+                Arc::new(move |w: &Warning| shown.line(&w.to_string())),
+            );
             // A server can take its whole startup timeout (an npx download): Ctrl-C, SIGTERM
             // or SIGHUP stops the wait, and dropping `mcp` kills what started.
             let mut signals = Signals::cancelling().ok();

@@ -5,6 +5,7 @@ use serde_json::{json, Value};
 use super::{exit, fail, SandboxArgs};
 use crate::config::{process_env, Flags};
 use crate::sandbox::{Enforcement, Kernel, Plan};
+use crate::text::Warning;
 
 pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
     let cwd = match super::current_dir() {
@@ -32,7 +33,7 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
     } else {
         super::out_text(&to_text(&plan));
         for w in &plan.warnings {
-            errln!("hx: warning: {w}");
+            errln!("{}", Warning::new(w));
         }
     }
     exit::ANSWERED

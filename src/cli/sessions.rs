@@ -11,6 +11,7 @@ use crate::config::process_env;
 use crate::context::{summary, thousands};
 use crate::session::store::{sessions_root, summarize, Store, Summary};
 use crate::term::one_line;
+use crate::text::Warning;
 
 /// Characters of a task, answer or tool output line shown in a transcript.
 const SHOWN: usize = 160;
@@ -58,7 +59,7 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
     };
     sessions.sort_by(|a, b| b.id.cmp(&a.id));
     for w in &warnings {
-        errln!("hx: warning: {w}");
+        errln!("{}", Warning::new(w));
     }
     if json {
         let text = serde_json::to_string_pretty(&sessions_json(&sessions)).unwrap_or_default();

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::{exit, fail, SkillsArgs, SkillsCommand};
 use crate::skills::{self, Severity, SkillRegistry};
 use crate::term::{escape_controls, one_line, Term};
+use crate::text::Warning;
 
 pub(super) fn skills_command(args: SkillsArgs) -> i32 {
     let cwd = match super::current_dir() {
@@ -21,7 +22,7 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
             // A file that did not parse is a row of the listing, not a warning as well.
             let rows: Vec<String> = d.broken.iter().map(skills::Broken::warning).collect();
             for w in d.warnings.iter().filter(|w| !rows.contains(w)) {
-                term.line(&format!("hx: warning: {w}"));
+                term.line(&Warning::new(w).to_string());
             }
             list(&term, &d, &cwd, json)
         }

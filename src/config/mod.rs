@@ -25,6 +25,7 @@ use crate::context;
 use crate::model::{ClientOptions, ReasoningEcho};
 use crate::process::EnvPolicy;
 use crate::sandbox;
+use crate::text::Warning;
 use crate::tools::ToolLimits;
 use crate::trust::{gate, Gate};
 
@@ -96,7 +97,7 @@ impl Config {
         cwd: &Path,
         env: &Env,
         flags: &Flags,
-        warnings: &mut Vec<String>,
+        warnings: &mut Vec<Warning>,
     ) -> Result<Config, ConfigError> {
         let mut merged = FileConfig::default();
         if let Some(dir) = user_config_dir(env) {
@@ -106,7 +107,7 @@ impl Config {
             Some(Gate::Trusted { path, text }) => {
                 merged = merged.overlay(FileConfig::parse(&path, &text)?);
             }
-            Some(Gate::Skipped { line, .. }) => warnings.push(line),
+            Some(Gate::Skipped { notice, .. }) => warnings.push(notice),
             None => {}
         }
         Config::resolve(merged, env, flags)

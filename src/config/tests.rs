@@ -190,7 +190,8 @@ fn load_applies_the_project_file_only_while_trusted() {
     assert!(c.guard);
     assert_eq!(c.max_turns, 5);
     assert_eq!(warnings.len(), 1, "{warnings:?}");
-    assert!(warnings[0].contains("`hx trust`"), "{}", warnings[0]);
+    let line = warnings[0].to_string();
+    assert!(line.contains("`hx trust`"), "{line}");
 
     let store_path = crate::trust::TrustStore::path_for(&e).expect("store path");
     let mut store = crate::trust::TrustStore::load(&store_path).expect("store");

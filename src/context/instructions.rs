@@ -45,7 +45,7 @@ pub struct Doc {
 pub struct Instructions {
     /// Furthest first: the user's file, the project root's, ..., the working directory's.
     pub docs: Vec<Doc>,
-    /// Files skipped (a link out of the project, not a file, not UTF-8) and the cut, as
+    /// sentences for `text::Warning`s.
     /// sentences for `hx: warning: `.
     pub warnings: Vec<String>,
     /// The limit the files were cut to.

@@ -334,7 +334,7 @@ impl Observer for HumanView {
         let main = !scope.is_subagent();
         match event {
             Event::Started(s) => self.started(s),
-            Event::Warning(line) => self.term.line(&prefixed(line, &scope.prefix)),
+            Event::Warning(w) => self.term.line(&prefixed(&w.to_string(), &scope.prefix)),
             Event::Error(message) => self.term.line(&format!("hx: {message}")),
             Event::TurnStarted => {
                 let mut st = self.state();

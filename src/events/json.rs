@@ -464,7 +464,7 @@ impl Observer for JsonView {
     fn event(&self, scope: &Scope, event: &Event<'_>) {
         match event {
             Event::Started(s) => self.started(s),
-            Event::Warning(line) => self.warning(scope, line),
+            Event::Warning(w) => self.warning(scope, &w.to_string()),
             Event::Error(message) => {
                 self.send(json!({"type": "error", "message": message}));
                 self.term.line(&format!("hx: {message}"));

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::model::{AssistantTurn, EventSink, ToolCall, Usage};
 use crate::session::RunStats;
+use crate::text::Warning;
 use crate::tools::{About, ToolResult};
 
 pub mod human;
@@ -30,9 +31,8 @@ pub enum Event<'a> {
     /// anything else of a run that starts (a run that cannot start has only warnings and an
     /// [`Event::Error`]).
     Started(&'a Start<'a>),
-    /// A line for the user that is not a step of the run (a skipped file, a failed hook), as
-    /// a person reads it: `hx: warning: ...`.
-    Warning(&'a str),
+    /// A line for the user that is not a step of the run (a skipped file, a failed hook).
+    Warning(&'a Warning),
     /// The run cannot go on (a hooks file that is not valid, a session that cannot be
     /// continued): one line for the user, after which the command exits.
     Error(&'a str),
@@ -198,8 +198,8 @@ impl Events {
     }
 
     /// A line for the user beside the trace (see [`Event::Warning`]).
-    pub fn warn(&self, scope: &Scope, line: &str) {
-        self.emit(scope, &Event::Warning(line));
+    pub fn warn(&self, scope: &Scope, warning: &Warning) {
+        self.emit(scope, &Event::Warning(warning));
     }
 
     /// The model's streaming callbacks as events of `scope`.

@@ -11,7 +11,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use super::config::EventKind;
 use super::{HookContext, HookEvent, HookOutput, Verdict};
 use crate::process::{Launch, Role};
-use crate::text::one_line;
+use crate::text::{one_line, Warning};
 
 /// Bytes of stdout and of stderr kept from one hook; the rest is read and dropped so a chatty
 /// hook never blocks on a full pipe.
@@ -187,12 +187,14 @@ pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> 
 
 /// What a hook's run means for the event, plus the lines to show the user (failures and
 /// warnings), each naming the command.
-pub fn interpret(kind: EventKind, ran: &Ran, command: &str) -> (HookOutput, Vec<String>) {
+pub fn interpret(kind: EventKind, ran: &Ran, command: &str) -> (HookOutput, Vec<Warning>) {
     let cmd = one_line(command, SHOWN_COMMAND);
     let first_err = ran.stderr.lines().map(str::trim).find(|l| !l.is_empty());
-    let with_err = |head: String| match first_err {
-        Some(l) => format!("{head}: {cmd}: {}", one_line(l, 200)),
-        None => format!("{head}: {cmd}"),
+    let with_err = |head: String| {
+        Warning::notice(match first_err {
+            Some(l) => format!("{head}: {cmd}: {}", one_line(l, 200)),
+            None => format!("{head}: {cmd}"),
+        })
     };
     match &ran.exit {
         Exit::Code(0) => {
@@ -200,7 +202,7 @@ pub fn interpret(kind: EventKind, ran: &Ran, command: &str) -> (HookOutput, Vec<
             let out = parse_stdout(kind, &ran.stdout, &mut warnings);
             let lines = warnings
                 .into_iter()
-                .map(|w| format!("hx: hook {w}: {cmd}"))
+                .map(|w| Warning::notice(format!("hook {w}: {cmd}")))
                 .collect();
             (out, lines)
         }
@@ -213,22 +215,24 @@ pub fn interpret(kind: EventKind, ran: &Ran, command: &str) -> (HookOutput, Vec<
         }
         Exit::Code(n) => (
             HookOutput::default(),
-            vec![with_err(format!("hx: hook failed (exit {n})"))],
+            vec![with_err(format!("hook failed (exit {n})"))],
         ),
         Exit::Signal(s) => (
             HookOutput::default(),
-            vec![with_err(format!("hx: hook failed (signal {s})"))],
+            vec![with_err(format!("hook failed (signal {s})"))],
         ),
         Exit::TimedOut(t) => (
             HookOutput::default(),
-            vec![format!(
-                "hx: hook timed out after {} s and was killed: {cmd}",
+            vec![Warning::notice(format!(
+                "hook timed out after {} s and was killed: {cmd}",
                 t.as_secs_f64()
-            )],
+            ))],
         ),
         Exit::NotStarted(e) => (
             HookOutput::default(),
-            vec![format!("hx: hook failed (cannot start: {e}): {cmd}")],
+            vec![Warning::notice(format!(
+                "hook failed (cannot start: {e}): {cmd}"
+            ))],
         ),
     }
 }

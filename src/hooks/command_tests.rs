@@ -138,6 +138,14 @@ fn ran(exit: Exit, stdout: &str, stderr: &str) -> Ran {
 #[test]
 fn exit_codes() {
     let k = EventKind::PreToolUse;
+    // What the user is shown of each line.
+    let interpret = |k, r: &Ran, c| {
+        let (out, lines) = interpret(k, r, c);
+        (
+            out,
+            lines.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        )
+    };
     let (out, lines) = interpret(k, &ran(Exit::Code(2), "{}", "\n  not here \n"), "c");
     assert_eq!(out.verdict, Some(Verdict::Block("not here".into())));
     assert!(lines.is_empty());

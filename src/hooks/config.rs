@@ -16,6 +16,7 @@ use serde_json::{Map, Value};
 
 use super::HookEvent;
 use crate::paths::{user_config_dir, Env};
+use crate::text::Warning;
 use crate::trust::{self, escaped, gate, Gate};
 
 /// A command hook's timeout when its entry gives none (Claude Code's default).
@@ -360,7 +361,7 @@ fn parse_hook(hook: &Value) -> Result<(String, Duration), String> {
 /// project's (only when trusted), and the warning line when the project's was left out. An
 /// `Err` (one line per problem, the first without its `hx: `) stops the run: the user relies
 /// on the hooks of both files.
-pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> {
+pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<Warning>), String> {
     let mut warnings = Vec::new();
     let mut entries = Vec::new();
     if let Some(user) = user_config_dir(env).map(|d| d.join("hooks.json")) {
@@ -375,7 +376,7 @@ pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> 
             let dir = TRUST.project_dir(&path);
             entries.extend(parse_file(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
         }
-        Some(Gate::Skipped { line, .. }) => warnings.push(line),
+        Some(Gate::Skipped { notice, .. }) => warnings.push(notice),
         None => {}
     }
     Ok((entries, warnings))

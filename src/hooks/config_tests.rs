@@ -18,6 +18,12 @@ fn problems(text: &str) -> Vec<String> {
     }
 }
 
+/// [`super::load`], with its warnings as the lines the user reads.
+fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<String>), String> {
+    let (entries, warnings) = super::load(cwd, env)?;
+    Ok((entries, warnings.iter().map(ToString::to_string).collect()))
+}
+
 #[test]
 fn matcher_kinds() {
     assert!(matches!(Matcher::parse("").expect("empty"), Matcher::All));

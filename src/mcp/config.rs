@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use crate::paths::Env;
+use crate::text::Warning;
 use crate::trust::{self, escaped, Gate};
 
 use super::names;
@@ -361,7 +362,7 @@ pub fn plan(
     workspace: &Path,
     env: &Env,
     home: Option<&Path>,
-    warnings: &mut Vec<String>,
+    warnings: &mut Vec<Warning>,
 ) -> Result<Vec<PlannedServer>, String> {
     let mut out: BTreeMap<String, PlannedServer> = BTreeMap::new();
     for (name, f) in tables {
@@ -377,8 +378,12 @@ pub fn plan(
     let (path, text, trusted) = match gated {
         None => (None, None, false),
         Some(Gate::Trusted { path, text }) => (Some(path), Some(text), true),
-        Some(Gate::Skipped { line, path, bytes }) => {
-            warnings.push(line);
+        Some(Gate::Skipped {
+            notice,
+            path,
+            bytes,
+        }) => {
+            warnings.push(notice);
             // What the gate read, so `hx mcp list` can name what waits for trust; never
             // started.
             let text = bytes.and_then(|b| String::from_utf8(b).ok());
@@ -396,11 +401,11 @@ pub fn plan(
         let project = TRUST.project_dir(&path).to_path_buf();
         for (name, s) in servers {
             if out.contains_key(&name) {
-                warnings.push(format!(
-                    "hx: {}: MCP server {} is also in a config file, which wins",
+                warnings.push(Warning::notice(format!(
+                    "{}: MCP server {} is also in a config file, which wins",
                     path.display(),
                     escaped(&name)
-                ));
+                )));
                 continue;
             }
             // An untrusted file is shown as written: expanding its `${VAR}`s would put the
@@ -420,10 +425,10 @@ pub fn plan(
     let mut list: Vec<PlannedServer> = out.into_values().collect();
     if list.len() > MAX_SERVERS {
         let dropped: Vec<String> = list.drain(MAX_SERVERS..).map(|p| p.config.name).collect();
-        warnings.push(format!(
-            "hx: warning: at most {MAX_SERVERS} MCP servers; left out: {}",
+        warnings.push(Warning::new(format!(
+            "at most {MAX_SERVERS} MCP servers; left out: {}",
             dropped.join(", ")
-        ));
+        )));
     }
     Ok(list)
 }

@@ -26,6 +26,7 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use crate::paths::Env;
+use crate::text::Warning;
 use crate::tools::{DynamicTools, Tool, ToolSource, ToolSpec};
 
 pub mod client;
@@ -118,9 +119,9 @@ impl Server {
             let tail = last
                 .map(|l| format!(": {}", crate::text::one_line(&l, 200)))
                 .unwrap_or_default();
-            (self.warn)(&format!(
-                "hx: MCP server {name} stopped{tail}; its tools answer with errors for the rest of the run"
-            ));
+            (self.warn)(&Warning::notice(format!(
+                "MCP server {name} stopped{tail}; its tools answer with errors for the rest of the run"
+            )));
         }
         format!("MCP server {name} has stopped; its tools cannot be called in this run")
     }
@@ -149,16 +150,16 @@ impl Server {
         again.1 = true;
         match listed {
             Ok(Ok(tools)) => self.set_listed(tools),
-            Ok(Err(e)) => (self.warn)(&format!(
-                "hx: warning: MCP server {}: cannot list its changed tools: {}",
+            Ok(Err(e)) => (self.warn)(&Warning::new(format!(
+                "MCP server {}: cannot list its changed tools: {}",
                 self.config.name,
                 said(&e.to_string())
-            )),
-            Err(_) => (self.warn)(&format!(
-                "hx: warning: MCP server {}: listing its changed tools took over {} s",
+            ))),
+            Err(_) => (self.warn)(&Warning::new(format!(
+                "MCP server {}: listing its changed tools took over {} s",
                 self.config.name,
                 seconds(limit)
-            )),
+            ))),
         }
     }
 
@@ -166,11 +167,11 @@ impl Server {
     /// schema cannot be cleaned is left out with a warning.
     fn set_listed(&self, (tools, more): (Vec<rmcp::model::Tool>, bool)) {
         if more {
-            (self.warn)(&format!(
-                "hx: warning: MCP server {} lists more than {MAX_LISTED_TOOLS} tools or \
+            (self.warn)(&Warning::new(format!(
+                "MCP server {} lists more than {MAX_LISTED_TOOLS} tools or \
                  {MAX_LISTED_PAGES} pages; the rest are left out",
                 self.config.name
-            ));
+            )));
         }
         let mut listed = Vec::new();
         for t in tools {
@@ -187,11 +188,11 @@ impl Server {
                     tool,
                     schema,
                 }),
-                Err(why) => (self.warn)(&format!(
-                    "hx: warning: MCP server {}: tool {} left out: {why}",
+                Err(why) => (self.warn)(&Warning::new(format!(
+                    "MCP server {}: tool {} left out: {why}",
                     self.config.name,
                     crate::tools::output::quote(&tool)
-                )),
+                ))),
             }
         }
         listed.sort_by(|a, b| a.tool.cmp(&b.tool));
@@ -242,7 +243,7 @@ struct Lists {
 /// The MCP servers of one run.
 /// Where a line for the user goes (a server that failed or stopped): the run's views, or the
 /// terminal for `hx mcp list`; MCP does not print by itself.
-pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+pub type Warn = Arc<dyn Fn(&Warning) + Send + Sync>;
 
 pub struct Mcp {
     servers: Vec<Arc<Server>>,
@@ -346,16 +347,16 @@ impl Mcp {
         if let Some(d) = drain {
             let _ = tokio::time::timeout(STDERR_GRACE, d).await;
         }
-        (self.warn)(&format!(
-            "hx: MCP server {} failed to start: {why}; the run goes on without it",
+        (self.warn)(&Warning::notice(format!(
+            "MCP server {} failed to start: {why}; the run goes on without it",
             cfg.name
-        ));
+        )));
         for l in lock(&server.stderr).last_lines(STDERR_LINES_SHOWN) {
-            (self.warn)(&format!(
-                "  {} stderr: {}",
+            (self.warn)(&Warning::detail(format!(
+                "{} stderr: {}",
                 cfg.name,
                 crate::text::one_line(&l, 200)
-            ));
+            )));
         }
         *lock(&server.state) = State::Failed { why, took };
     }
@@ -396,9 +397,9 @@ impl Mcp {
             by_server.insert(server.config.name.clone(), shown);
         }
         if left_out > 0 {
-            (self.warn)(&format!(
-                "hx: warning: at most {MAX_TOOLS} MCP tools per request; {left_out} left out"
-            ));
+            (self.warn)(&Warning::new(format!(
+                "at most {MAX_TOOLS} MCP tools per request; {left_out} left out"
+            )));
         }
         // Numbered under the lock that stores them: the lists stored last have the highest.
         let mut lists = lock(&self.lists);

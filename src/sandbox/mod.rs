@@ -93,7 +93,7 @@ pub struct Plan {
     pub writable: Vec<Root>,
     /// The entries of [`DEVICES`] that exist here.
     pub devices: Vec<PathBuf>,
-    /// To print once per run, without the `hx: warning: ` prefix.
+    /// To print once per run, as `text::Warning`s.
     pub warnings: Vec<String>,
     /// Why a run must refuse to start (`sandbox.required` and not everything enforced).
     pub refusal: Option<String>,
