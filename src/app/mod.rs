@@ -18,8 +18,7 @@ pub mod runtime;
 pub mod session;
 pub mod signals;
 
-pub use build::{build_agent, build_agent_with, Built, PromptParts};
-pub use outcome::Ending;
+pub use build::{build_agent, build_agent_with};
 
 use crate::text::Warning;
 

@@ -13,13 +13,13 @@ mod resolve;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-pub use file::{
-    review, CompactAtFile, FileConfig, NetworkFile, ProviderFile, ShellEnvFile, ToolsFile, TRUST,
-};
-pub use presets::{Preset, PRESETS};
+pub use file::{review, CompactAtFile, FileConfig, NetworkFile, ProviderFile, ToolsFile, TRUST};
+pub use presets::PRESETS;
 // The environment map and the user's folders are a leaf module every layer reads; re-exported
 // here, where callers have always found them.
-pub use crate::paths::{process_env, user_config_dir, Env};
+pub use crate::paths::{process_env, Env};
+
+use crate::paths::user_config_dir;
 
 use crate::context;
 use crate::model::{ClientOptions, ReasoningEcho};

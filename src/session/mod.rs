@@ -16,7 +16,6 @@ pub mod log;
 pub mod record;
 pub mod store;
 
-pub use history::{open_calls, OpenCalls};
 pub use log::SessionLog;
 pub use record::{
     ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, Loaded, RunInfo,
