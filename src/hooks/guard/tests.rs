@@ -80,6 +80,9 @@ fn refuses_destructive_and_escalating_commands() {
             "find / -execdir sh -c 'rm -rf ~' \\;",
             "recursive delete of ~",
         ),
+        // Bash's ANSI-C quoting spells a word in escapes.
+        ("$'\\x72\\x6d' -rf /", "recursive delete of /"),
+        ("$'\\163udo' id", "privilege escalation (sudo)"),
     ];
     for (cmd, reason) in refused {
         assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
