@@ -14,11 +14,14 @@
 //! the model would run code that nobody, the guard included, has seen; the reason tells it to
 //! save the file and read it first.
 
+use std::collections::HashMap;
+use std::fmt;
+
 use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, SUBSTITUTION};
 
 /// Why `command` is refused, or `None` when it may run.
 pub fn check_command(command: &str) -> Option<String> {
-    check_script(command, 0)
+    check_script(command, 0, &Place::Workspace(0))
 }
 
 /// Scripts inside scripts (`bash -c "sh -c '…'"`) are followed this deep; deeper ones pass.
@@ -29,12 +32,68 @@ const MAX_PIPE_HOPS: usize = 16;
 /// one.
 const MAX_SCRIPT_CHARS: usize = 64 * 1024;
 
-fn check_script(script: &str, depth: usize) -> Option<String> {
+/// Checks `script`, which starts in `cwd`; a `cd` in it moves the commands after it.
+fn check_script(script: &str, depth: usize, cwd: &Place) -> Option<String> {
     if is_fork_bomb(script) {
         return Some("fork bomb".into());
     }
     let all = commands(script);
-    all.iter().find_map(|c| check_simple(c, &all, depth))
+    let scope = scopes(&all);
+    // Where a `cd` left each scope (the script, or one substitution: a subshell, so a `cd` in
+    // it moves only what follows in it); a scope no `cd` moved is where its parent is.
+    let mut moved: HashMap<Scope, Place> = HashMap::new();
+    for (i, c) in all.iter().enumerate() {
+        let here = cwd_of(scope[i], &moved, &scope, cwd);
+        if let Some(why) = check_simple(c, &all, depth, &here) {
+            return Some(why);
+        }
+        if let Some(to) = moves_to(c, &here) {
+            moved.insert(scope[i], to);
+        }
+    }
+    None
+}
+
+/// A substitution, as the index of the command holding it and its place among that command's
+/// substitutions; `None` is the script's own level.
+type Scope = Option<(usize, usize)>;
+
+/// The scope of each command: the innermost substitution it runs in.
+fn scopes(all: &[SimpleCommand]) -> Vec<Scope> {
+    let mut innermost: Vec<Option<((usize, usize), usize)>> = vec![None; all.len()];
+    for (host, c) in all.iter().enumerate() {
+        for (k, range) in c.substitutions.iter().enumerate() {
+            for i in range.clone() {
+                if let Some(slot) = innermost.get_mut(i) {
+                    if slot.is_none_or(|(_, len)| range.len() < len) {
+                        *slot = Some(((host, k), range.len()));
+                    }
+                }
+            }
+        }
+    }
+    innermost
+        .into_iter()
+        .map(|s| s.map(|(scope, _)| scope))
+        .collect()
+}
+
+/// Where the commands of `scope` run now: where a `cd` in it moved them, else where its parent
+/// (the scope of the command holding the substitution) is, up to the script's `start`.
+fn cwd_of(scope: Scope, moved: &HashMap<Scope, Place>, scopes: &[Scope], start: &Place) -> Place {
+    let mut s = scope;
+    // A holder comes after the commands of its substitutions, so each step goes up; the bound
+    // only keeps a broken list from looping.
+    for _ in 0..=scopes.len() {
+        if let Some(p) = moved.get(&s) {
+            return p.clone();
+        }
+        match s {
+            None => break,
+            Some((host, _)) => s = scopes.get(host).copied().flatten(),
+        }
+    }
+    moved.get(&None).unwrap_or(start).clone()
 }
 
 /// Words that run the rest of the line as a command.
@@ -118,7 +177,12 @@ fn program(words: &[String]) -> Option<(&str, Vec<&str>)> {
     None
 }
 
-fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Option<String> {
+fn check_simple(
+    cmd: &SimpleCommand,
+    all: &[SimpleCommand],
+    depth: usize,
+    cwd: &Place,
+) -> Option<String> {
     for target in &cmd.redirects {
         if is_disk_device(target) {
             return Some(format!("write to a disk device ({target})"));
@@ -155,16 +219,18 @@ fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Opt
             .last()
             .filter(|a| is_disk_device(a))
             .map(|t| format!("write to a disk device ({t})")),
-        "rm" => check_rm(&args),
-        "find" => find_exec(&args)
-            .iter()
-            .find_map(|c| check_simple(c, all, depth)),
+        "rm" => check_rm(&args, cwd),
+        "find" => find_exec(&args).iter().find_map(|(c, in_found_dir)| {
+            // `-execdir` runs in the folder of each file found.
+            let at = if *in_found_dir { &Place::Unknown } else { cwd };
+            check_simple(c, all, depth, at)
+        }),
         n if SHELLS.contains(&n) || matches!(n, "eval" | "source" | ".") => {
             if depth >= MAX_NESTING {
                 return None;
             }
             match script_of(name, &args, cmd, all) {
-                Script::Text(script) => check_script(&script, depth + 1),
+                Script::Text(script) => check_script(&script, depth + 1, cwd),
                 Script::Download(from) => Some(format!(
                     "runs a script downloaded from the network ({from} | {name}); save it to a \
                      file and read it first"
@@ -176,8 +242,9 @@ fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Opt
     }
 }
 
-/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`).
-fn find_exec(args: &[&str]) -> Vec<SimpleCommand> {
+/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`),
+/// each with whether it runs in the folder of the file found.
+fn find_exec(args: &[&str]) -> Vec<(SimpleCommand, bool)> {
     let mut found = Vec::new();
     let mut args = args.iter();
     while let Some(a) = args.next() {
@@ -187,10 +254,11 @@ fn find_exec(args: &[&str]) -> Vec<SimpleCommand> {
                 .take_while(|w| !matches!(**w, ";" | "+"))
                 .map(|w| w.to_string())
                 .collect();
-            found.push(SimpleCommand {
+            let command = SimpleCommand {
                 words,
                 ..SimpleCommand::default()
-            });
+            };
+            found.push((command, a.ends_with("dir")));
         }
     }
     found
@@ -434,8 +502,9 @@ fn is_assignment(w: &str) -> bool {
     }
 }
 
-/// `rm` that is recursive and aimed at `/` or the home folder, or that disarms the root check.
-fn check_rm(args: &[&str]) -> Option<String> {
+/// `rm` that is recursive and aimed at `/`, a home folder or a top-level system folder, or
+/// that disarms the root check.
+fn check_rm(args: &[&str], cwd: &Place) -> Option<String> {
     let mut recursive = false;
     let mut targets = Vec::new();
     let mut options_done = false;
@@ -458,53 +527,203 @@ fn check_rm(args: &[&str]) -> Option<String> {
     }
     targets
         .iter()
-        .find(|t| is_root_or_home(t))
-        .map(|t| format!("recursive delete of {t}"))
+        .find(|t| is_protected(&resolve(t, cwd)))
+        .map(|t| format!("recursive delete of {}", shown(t, cwd)))
 }
 
-/// `/`, the home folder, or a top-level system folder, also written `/*`, `//`, `~/`,
-/// `$HOME/*`. The workspace's own `.` or `*` are not the machine and are allowed.
-fn is_root_or_home(t: &str) -> bool {
-    let mut t = t.to_string();
-    loop {
-        let before = t.len();
-        for suffix in ["/*", "/."] {
-            if let Some(s) = t.strip_suffix(suffix) {
-                t = if s.is_empty() {
-                    "/".into()
-                } else {
-                    s.to_string()
-                };
+/// Where a path leads, as far as the words tell: `.` and `..` are resolved by name (as the
+/// shell's `cd` does), links are not followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place {
+    /// The folder the command line starts in (the workspace), or this many folders below it.
+    Workspace(usize),
+    /// An absolute path: its names below `/`.
+    Root(Vec<String>),
+    /// A home folder (`~`, `$HOME`; `~user` is `user`'s), `up` folders above it, then `names`.
+    Home {
+        user: Option<String>,
+        up: usize,
+        names: Vec<String>,
+    },
+    /// What the words do not tell: `$DIR`, `cd -`, above the workspace.
+    Unknown,
+}
+
+impl Place {
+    fn home(user: Option<&str>) -> Place {
+        Place::Home {
+            user: user.map(str::to_string),
+            up: 0,
+            names: Vec::new(),
+        }
+    }
+
+    /// The entry `name` of this folder; `..` is its parent.
+    fn join(self, name: &str) -> Place {
+        match (self, name) {
+            (p, "" | ".") => p,
+            (Place::Unknown, _) | (Place::Workspace(0), "..") => Place::Unknown,
+            (Place::Workspace(d), "..") => Place::Workspace(d - 1),
+            (Place::Workspace(d), _) => Place::Workspace(d + 1),
+            (Place::Root(mut names), "..") => {
+                names.pop();
+                Place::Root(names)
+            }
+            (Place::Root(mut names), n) => {
+                names.push(n.to_string());
+                Place::Root(names)
+            }
+            (Place::Home { user, up, names }, n) => {
+                let (mut up, mut names) = (up, names);
+                if n != ".." {
+                    names.push(n.to_string());
+                } else if names.pop().is_none() {
+                    up += 1;
+                }
+                Place::Home { user, up, names }
             }
         }
-        while t.len() > 1 && t.ends_with('/') {
-            t.pop();
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Root(names) => write!(f, "/{}", names.join("/")),
+            Place::Home { user, up, names } => {
+                write!(f, "~{}", user.as_deref().unwrap_or(""))?;
+                for _ in 0..*up {
+                    write!(f, "/..")?;
+                }
+                names.iter().try_for_each(|n| write!(f, "/{n}"))
+            }
+            Place::Workspace(_) => write!(f, "."),
+            Place::Unknown => write!(f, "?"),
         }
-        if t.len() == before {
+    }
+}
+
+/// Where the path `word` leads from `cwd`.
+fn resolve(word: &str, cwd: &Place) -> Place {
+    let home_var = ["$HOME", "${HOME}"].iter().find_map(|h| {
+        word.strip_prefix(h)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+    });
+    let (from, rest) = if let Some(rest) = word.strip_prefix('/') {
+        (Place::Root(Vec::new()), rest)
+    } else if let Some(rest) = home_var {
+        (Place::home(None), rest)
+    } else if let Some(after) = word.strip_prefix('~') {
+        let (user, rest) = after.split_once('/').unwrap_or((after, ""));
+        match user {
+            "" => (Place::home(None), rest),
+            // `~+` is the working folder, `~-` the one before.
+            "+" => (cwd.clone(), rest),
+            "-" => return Place::Unknown,
+            u => (Place::home(Some(u)), rest),
+        }
+    } else if word.starts_with('$') || word.starts_with(PROCESS_SUBSTITUTION) {
+        return Place::Unknown;
+    } else {
+        (cwd.clone(), word)
+    };
+    let names: Vec<&str> = rest.split('/').collect();
+    let mut place = from;
+    for (i, name) in names.iter().enumerate() {
+        // A last name that matches every entry (`*`, `.*`) reaches the folder's whole content:
+        // for a delete, the folder itself.
+        if i + 1 == names.len() && matches_every_entry(name) {
+            break;
+        }
+        place = place.join(name);
+    }
+    place
+}
+
+/// A glob that matches every name in a folder (`*`, `.*`, `?*`, `.[!.]*`): with the glob
+/// characters and bracket expressions taken out, at most dots are left.
+fn matches_every_entry(name: &str) -> bool {
+    let mut rest = String::new();
+    let mut in_bracket = false;
+    let mut any_glob = false;
+    for c in name.chars() {
+        match c {
+            '[' if !in_bracket => {
+                in_bracket = true;
+                any_glob = true;
+            }
+            ']' if in_bracket => in_bracket = false,
+            '*' | '?' if !in_bracket => any_glob = true,
+            _ if in_bracket => {}
+            c => rest.push(c),
+        }
+    }
+    any_glob && rest.chars().all(|c| c == '.')
+}
+
+/// Top-level folders of the system: deleting one, or all it holds, breaks the machine.
+const SYSTEM_FOLDERS: &[&str] = &[
+    "root", "home", "usr", "etc", "var", "bin", "boot", "lib", "lib64", "sbin", "opt", "srv",
+    "dev", "proc", "sys",
+];
+
+/// `/`, a home folder (the user's, another's, or `/home/NAME`), a folder above one, or a
+/// top-level system folder. A top-level name the words do not fix (`/u*`, `/$X`) may be any of
+/// them. The workspace's own `.` or `*` are not the machine.
+fn is_protected(p: &Place) -> bool {
+    match p {
+        Place::Root(names) => match names.as_slice() {
+            [] => true,
+            [top] => SYSTEM_FOLDERS.contains(&top.as_str()) || top.contains(['*', '?', '[', '$']),
+            [first, _] => first == "home",
+            _ => false,
+        },
+        Place::Home { up, names, .. } => names.len() <= *up,
+        Place::Workspace(_) | Place::Unknown => false,
+    }
+}
+
+/// `word` as a reason names it: with the folder a `cd` moved to, when it is relative to that.
+fn shown(word: &str, cwd: &Place) -> String {
+    let relative = !(word.starts_with('/') || word.starts_with('~') || word.starts_with('$'));
+    match cwd {
+        Place::Root(_) | Place::Home { .. } if relative => format!("{word} in {cwd}"),
+        _ => word.to_string(),
+    }
+}
+
+/// Where `cmd` moves the commands after it when it is a `cd` (or `pushd`, `popd`).
+fn moves_to(cmd: &SimpleCommand, cwd: &Place) -> Option<Place> {
+    let (name, args) = program(&cmd.words)?;
+    if name == "popd" {
+        return Some(Place::Unknown);
+    }
+    if name != "cd" && name != "pushd" {
+        return None;
+    }
+    let mut dir = None;
+    let mut options_done = false;
+    for a in &args {
+        if !options_done && *a == "--" {
+            options_done = true;
+        } else if !options_done
+            && a.len() > 1
+            && a.starts_with('-')
+            && !a[1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            // `-L`, `-P`, `-e`, `-@`, pushd's `-n`.
+        } else {
+            dir = Some(*a);
             break;
         }
     }
-    matches!(
-        t.as_str(),
-        "/" | "~"
-            | "$HOME"
-            | "${HOME}"
-            | "/root"
-            | "/home"
-            | "/usr"
-            | "/etc"
-            | "/var"
-            | "/bin"
-            | "/boot"
-            | "/lib"
-            | "/lib64"
-            | "/sbin"
-            | "/opt"
-            | "/srv"
-            | "/dev"
-            | "/proc"
-            | "/sys"
-    )
+    Some(match dir {
+        None if name == "cd" => Place::home(None),
+        // `pushd` alone swaps the top two folders of its stack, `cd -` goes back: unknown here.
+        None | Some("-") => Place::Unknown,
+        Some(d) if name == "pushd" && (d.starts_with('+') || d.starts_with('-')) => Place::Unknown,
+        Some(d) => resolve(d, cwd),
+    })
 }
 
 fn is_disk_device(t: &str) -> bool {

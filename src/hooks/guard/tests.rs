@@ -131,6 +131,72 @@ fn lets_look_alikes_through() {
 }
 
 #[test]
+fn paths_are_resolved_through_dot_dot_other_homes_and_cd() {
+    let refused = [
+        ("rm -rf /usr/..", "recursive delete of /usr/.."),
+        ("rm -rf /tmp/../etc", "recursive delete of /tmp/../etc"),
+        ("rm -rf /./usr/./", "recursive delete of /./usr/./"),
+        ("rm -rf ~user", "recursive delete of ~user"),
+        ("rm -rf ~root/", "recursive delete of ~root/"),
+        ("rm -rf ~/..", "recursive delete of ~/.."),
+        ("rm -rf $HOME/../bob", "recursive delete of $HOME/../bob"),
+        ("rm -rf /home/bob", "recursive delete of /home/bob"),
+        ("rm -rf /home/*", "recursive delete of /home/*"),
+        ("rm -rf ~/.*", "recursive delete of ~/.*"),
+        ("rm -rf /u*", "recursive delete of /u*"),
+        ("rm -rf /$DIR", "recursive delete of /$DIR"),
+        ("cd / && rm -rf *", "recursive delete of * in /"),
+        ("cd ~ && rm -rf .", "recursive delete of . in ~"),
+        ("cd && rm -rf ./*", "recursive delete of ./* in ~"),
+        ("cd /usr; rm -rf ..", "recursive delete of .. in /usr"),
+        ("cd / && rm -rf etc", "recursive delete of etc in /"),
+        (
+            "cd -P /tmp && cd .. && rm -rf -- *",
+            "recursive delete of * in /",
+        ),
+        (
+            "cd ~/project && rm -rf ../..",
+            "recursive delete of ../.. in ~/project",
+        ),
+        ("pushd / >/dev/null; rm -rf *", "recursive delete of * in /"),
+        // The shell a script is given to starts where the line is.
+        ("cd / && sh -c 'rm -rf *'", "recursive delete of * in /"),
+        ("bash -c 'cd ~ && rm -rf .'", "recursive delete of . in ~"),
+        // A substitution starts where its command is, and a `cd` inside moves what follows.
+        ("cd / && echo $(rm -rf *)", "recursive delete of * in /"),
+        ("echo $(cd /; rm -rf *)", "recursive delete of * in /"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "rm -rf ./target",
+        "rm -rf build/",
+        "rm -rf target/debug/..",
+        "rm -rf ~/project/build",
+        "rm -rf ~/.cache",
+        "rm -rf ~/*.log",
+        "rm -rf /tmp/*",
+        "rm -rf /home/bob/project/target",
+        "cd build && rm -rf *",
+        "cd /tmp/hx-build && rm -rf *",
+        "cd ~/project && rm -rf .",
+        "cd $(mktemp -d) && rm -rf *",
+        "cd \"$DIR\" && rm -rf *",
+        "cd - && rm -rf *",
+        "cd /tmp && popd && rm -rf *",
+        "cd .. && rm -rf build",
+        // A `cd` inside a substitution moves nothing outside it.
+        "root=$(cd / && pwd); rm -rf *",
+        "cd ~ && cd project && rm -rf *",
+        "rm -rf ~+/build",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
