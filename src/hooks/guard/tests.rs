@@ -197,6 +197,73 @@ fn paths_are_resolved_through_dot_dot_other_homes_and_cd() {
 }
 
 #[test]
+fn find_sweeping_a_protected_folder_is_a_recursive_delete() {
+    let refused = [
+        ("find / -delete", "recursive delete of / (find -delete)"),
+        (
+            "find ~ -type f -delete",
+            "recursive delete of ~ (find -delete)",
+        ),
+        (
+            "find -L /etc -mindepth 1 -delete",
+            "recursive delete of /etc (find -delete)",
+        ),
+        (
+            "cd / && find -delete",
+            "recursive delete of . in / (find -delete)",
+        ),
+        (
+            "find / -exec rm -rf {} +",
+            "recursive delete of / (find -exec rm)",
+        ),
+        (
+            "find / -exec rm {} \\;",
+            "recursive delete of / (find -exec rm)",
+        ),
+        (
+            "find ~ -execdir rm -f {} +",
+            "recursive delete of ~ (find -exec rm)",
+        ),
+        (
+            "find /usr -exec chmod 000 {} +",
+            "recursive chmod of /usr (find -exec chmod)",
+        ),
+        // A name that matches everything picks nothing out, and `!` or `-o` can undo a pick.
+        (
+            "find ~ -name '*' -delete",
+            "recursive delete of ~ (find -delete)",
+        ),
+        (
+            "find / ! -name '*.o' -delete",
+            "recursive delete of / (find -delete)",
+        ),
+        (
+            "find / -name x -o -delete",
+            "recursive delete of / (find -delete)",
+        ),
+        ("find . / -delete", "recursive delete of / (find -delete)"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "find . -name '*.o' -delete",
+        "find . -delete",
+        "find build -type f -delete",
+        "find ~ -name '*.pyc' -delete",
+        "find / -name '*.pyc' -exec rm {} +",
+        "find / -path '*/node_modules/.cache' -exec rm -rf {} +",
+        "find / -type f -exec grep -l TODO {} +",
+        "find ~ -maxdepth 1 -print",
+        "find / -name core",
+        "find ~/project -exec rm -rf {} +",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
