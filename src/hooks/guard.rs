@@ -538,13 +538,23 @@ fn printf_output(args: &[&str]) -> String {
                         }
                     }
                 }
-                '\\' => {
-                    let mut escape = String::from('\\');
-                    escape.extend(chars.next());
-                    if !unescape(&escape, &mut out) {
-                        return out;
+                '\\' => match chars.next() {
+                    // In the format, `\NNN` is octal without a leading 0.
+                    Some(d @ '0'..='7') => {
+                        let first = d.to_digit(8).unwrap_or(0);
+                        out.push(escaped_byte(&mut chars, 8, 2, first).unwrap_or(byte(first)));
                     }
-                }
+                    Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
+                        Some(b) => out.push(b),
+                        None => out.push_str("\\x"),
+                    },
+                    Some(c) => {
+                        if !unescape(&format!("\\{c}"), &mut out) {
+                            return out;
+                        }
+                    }
+                    None => out.push('\\'),
+                },
                 c => out.push(c),
             }
             if out.len() > MAX_SCRIPT_CHARS {
@@ -557,29 +567,75 @@ fn printf_output(args: &[&str]) -> String {
     }
 }
 
-/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, …) read; false after `\c`,
-/// which ends all output.
+/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, `\0NNN`, `\xHH`, …) read, as
+/// `echo -e` and `printf %b` read them; false after `\c`, which ends all output.
 fn unescape(text: &str, out: &mut String) -> bool {
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
             continue;
         }
         match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('\\') => out.push('\\'),
             Some('c') => return false,
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
+            Some('0') => out.push(escaped_byte(&mut chars, 8, 3, 0).unwrap_or('\0')),
+            Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
+                Some(b) => out.push(b),
+                None => out.push_str("\\x"),
+            },
+            Some(other) => match letter_escape(other) {
+                Some(e) => out.push(e),
+                None => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            },
             None => out.push('\\'),
         }
     }
     true
+}
+
+/// What a one-letter escape (`\n`, `\t`, …) stands for.
+fn letter_escape(c: char) -> Option<char> {
+    Some(match c {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        '\\' => '\\',
+        'a' => '\x07',
+        'b' => '\x08',
+        'e' | 'E' => '\x1b',
+        'f' => '\x0c',
+        'v' => '\x0b',
+        _ => return None,
+    })
+}
+
+/// The byte that up to `max` more digits of `radix` from `chars`, after `value`, stand for
+/// (`\0162`, `\x72`); `None` when no digit follows.
+fn escaped_byte(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+    mut value: u32,
+) -> Option<char> {
+    let mut n = 0;
+    while n < max {
+        let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
+            break;
+        };
+        value = value.saturating_mul(radix).saturating_add(d);
+        chars.next();
+        n += 1;
+    }
+    (n > 0).then(|| byte(value))
+}
+
+/// A byte the shell writes, as a character (a byte above 127 alone is no UTF-8; it cannot
+/// spell a command's name either way).
+fn byte(value: u32) -> char {
+    char::from((value & 0xff) as u8)
 }
 
 fn is_assignment(w: &str) -> bool {

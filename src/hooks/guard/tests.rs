@@ -277,6 +277,10 @@ fn scripts_fed_to_a_shell_on_stdin_are_checked() {
         ("echo \"rm -rf /\" | sh -", "recursive delete of /"),
         ("printf 'sudo id\\n' | sh", "privilege escalation (sudo)"),
         ("printf '%s\\n' 'rm -rf ~' | dash", "recursive delete of ~"),
+        ("printf '\\x72\\x6d -rf /' | sh", "recursive delete of /"),
+        ("printf '\\162\\155 -rf ~' | bash", "recursive delete of ~"),
+        ("printf '%b' '\\0163udo id' | sh", "privilege escalation (sudo)"),
+        ("echo -e '\\x73udo id' | bash", "privilege escalation (sudo)"),
         ("echo 'reboot' | cat | zsh", "stops the machine (reboot)"),
         ("echo 'reboot' | env FOO=1 /bin/bash", "stops the machine (reboot)"),
         ("echo 'reboot' | timeout 5 ksh -e", "stops the machine (reboot)"),
@@ -350,6 +354,12 @@ fn printf_and_echo_output_is_rebuilt_as_the_shell_prints_it() {
     assert_eq!(echo_output(&["-n", "-e", "a\\nb", "c"]), "a\nb c\n");
     assert_eq!(echo_output(&["-x", "y"]), "-x y\n");
     assert_eq!(echo_output(&["stop\\cthere"]), "stop");
+    // Bytes in octal and hex: `\NNN` in a format, `\0NNN` in `%b` and echo, `\xHH` in all.
+    assert_eq!(printf_output(&["\\x72\\x6d -rf \\57"]), "rm -rf /");
+    assert_eq!(printf_output(&["\\1623\\x"]), "r3\\x");
+    assert_eq!(printf_output(&["%b", "\\0162\\x6D\\e"]), "rm\x1b");
+    assert_eq!(echo_output(&["-e", "\\x73udo\\0"]), "sudo\0\n");
+    assert_eq!(printf_output(&["\\777\\"]), "\u{ff}\\");
     assert_eq!(printf_output(&["%b.", "stop\\cthere"]), "stop");
     // A short format reused for many arguments cannot build a huge script.
     let format = "x".repeat(4096) + "%s";
