@@ -135,44 +135,64 @@ fn leading_operands(wrapper: &str, saw_list_option: bool) -> usize {
     }
 }
 
-/// The program a simple command really runs (its base name) and its arguments, past `VAR=value`
-/// assignments, shell keywords and wrappers with their options and operands. `None` when it
+/// What a simple command really runs, past `VAR=value` assignments, shell keywords and
+/// wrappers with their options and operands.
+struct Program<'a> {
+    /// The program's word as written (`/bin/rm`, `$(…)`) and its index among the words.
+    word: &'a str,
+    at: usize,
+    /// Its base name (`rm`).
+    name: &'a str,
+    args: Vec<&'a str>,
+}
+
+/// The program a simple command really runs (its base name) and its arguments. `None` when it
 /// runs nothing, or only asks whether a program exists (`command -v sudo`).
 fn program(words: &[String]) -> Option<(&str, Vec<&str>)> {
-    let mut words = words.iter().map(String::as_str).peekable();
-    while let Some(w) = words.next() {
+    program_of(words).map(|p| (p.name, p.args))
+}
+
+fn program_of(words: &[String]) -> Option<Program<'_>> {
+    let word = |i: usize| words.get(i).map(String::as_str);
+    let mut i = 0;
+    while let Some(w) = word(i) {
+        i += 1;
         if is_assignment(w) {
             continue;
         }
         let base = w.rsplit('/').next().unwrap_or(w);
-        if base == "command" && words.peek().is_some_and(|o| *o == "-v" || *o == "-V") {
+        if base == "command" && word(i).is_some_and(|o| o == "-v" || o == "-V") {
             return None;
         }
         if WRAPPERS.contains(&base) {
             let mut list_option = false;
-            while let Some(opt) = words.peek().copied() {
+            while let Some(opt) = word(i) {
                 if opt.starts_with('-') && opt.len() > 1 {
-                    words.next();
+                    i += 1;
                     list_option |= opt == "-c" || opt == "--cpu-list" || opt == "-p";
                     if option_takes_value(base, opt) {
-                        words.next();
+                        i += 1;
                     }
                 } else if is_assignment(opt) {
-                    words.next();
+                    i += 1;
                 } else {
                     break;
                 }
             }
-            for _ in 0..leading_operands(base, list_option) {
-                words.next();
-            }
+            i += leading_operands(base, list_option);
             continue;
         }
         if base == "busybox" {
             // `busybox sh`: the applet is the program.
             continue;
         }
-        return Some((base, words.collect()));
+        let args = words.get(i..).unwrap_or_default();
+        return Some(Program {
+            word: w,
+            at: i - 1,
+            name: base,
+            args: args.iter().map(String::as_str).collect(),
+        });
     }
     None
 }
@@ -188,7 +208,12 @@ fn check_simple(
             return Some(format!("write to a disk device ({target})"));
         }
     }
-    let (name, args) = program(&cmd.words)?;
+    let prog = program_of(&cmd.words)?;
+    // `$dir/rm` is still `rm`; `$a`, `/bin/$a` and `$(…)` are made when the line runs.
+    if prog.name.contains('$') || prog.name.contains(PROCESS_SUBSTITUTION) {
+        return check_made_command(&prog, cmd, all, depth, cwd);
+    }
+    let (name, args) = (prog.name, prog.args);
     match name {
         "sudo" | "su" | "doas" | "pkexec" => Some(format!("privilege escalation ({name})")),
         "shutdown" | "reboot" | "halt" | "poweroff" => Some(format!("stops the machine ({name})")),
@@ -236,6 +261,53 @@ fn check_simple(
         }
         _ => None,
     }
+}
+
+/// A command whose program the shell makes when it runs the line: a variable (`$a -rf /`) or a
+/// substitution (`$(printf rm) -rf /`). A substitution whose output the line tells (a literal
+/// printed) is checked as the command it makes. Otherwise what runs cannot be told, and the
+/// command is refused when its arguments would be refused for `rm`: whatever the program is,
+/// they aim at the machine, and the sandbox, not the guard, covers the rest.
+fn check_made_command(
+    prog: &Program<'_>,
+    cmd: &SimpleCommand,
+    all: &[SimpleCommand],
+    depth: usize,
+    cwd: &Place,
+) -> Option<String> {
+    if prog.word == SUBSTITUTION {
+        // Its substitution is the one after those in the words before it.
+        let k: usize = cmd.words[..prog.at]
+            .iter()
+            .map(|w| w.matches(SUBSTITUTION).count() + w.matches(PROCESS_SUBSTITUTION).count())
+            .sum();
+        let printed = cmd.substitutions.get(k).and_then(|r| {
+            let last = all.get(r.clone())?.last()?;
+            match output_of(last, all, MAX_PIPE_HOPS) {
+                Script::Text(t) => Some(t),
+                _ => None,
+            }
+        });
+        if let Some(text) = printed {
+            let words = text
+                .split_whitespace()
+                .map(str::to_string)
+                .chain(prog.args.iter().map(|a| a.to_string()))
+                .collect();
+            let made = SimpleCommand {
+                words,
+                stdin: cmd.stdin.clone(),
+                ..SimpleCommand::default()
+            };
+            return check_simple(&made, all, depth, cwd);
+        }
+    }
+    check_rm(&prog.args, cwd).map(|why| {
+        format!(
+            "cannot tell what {} runs, and its arguments would be refused for rm ({why})",
+            prog.word
+        )
+    })
 }
 
 /// `find`: the commands it runs, and a sweep that deletes (or re-owns) everything below `/`, a

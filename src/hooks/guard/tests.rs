@@ -264,6 +264,87 @@ fn find_sweeping_a_protected_folder_is_a_recursive_delete() {
 }
 
 #[test]
+fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
+    let cannot_tell = |word: &str, why: &str| {
+        format!("cannot tell what {word} runs, and its arguments would be refused for rm ({why})")
+    };
+    let refused = [
+        // A substitution printing a literal is the command it prints.
+        (
+            "$(printf rm) -rf /".to_string(),
+            "recursive delete of /".to_string(),
+        ),
+        ("`echo rm` -rf /".into(), "recursive delete of /".into()),
+        (
+            "$(echo sudo) id".into(),
+            "privilege escalation (sudo)".into(),
+        ),
+        (
+            "X=$(date) $(printf 'rm -r') ~".into(),
+            "recursive delete of ~".into(),
+        ),
+        (
+            "\"$(echo rm)\" -fr ~user".into(),
+            "recursive delete of ~user".into(),
+        ),
+        // A variable, or a substitution the line does not tell, with arguments refused for rm.
+        (
+            "a=rm; $a -rf /".into(),
+            cannot_tell("$a", "recursive delete of /"),
+        ),
+        (
+            "${a} -rf ~".into(),
+            cannot_tell("${a}", "recursive delete of ~"),
+        ),
+        (
+            "\"$RM\" -r -- /etc".into(),
+            cannot_tell("$RM", "recursive delete of /etc"),
+        ),
+        (
+            "/usr/bin/$x -rf /".into(),
+            cannot_tell("/usr/bin/$x", "recursive delete of /"),
+        ),
+        (
+            "$(cat cmd.txt) -rf /".into(),
+            cannot_tell("$(…)", "recursive delete of /"),
+        ),
+        (
+            "env $tool --no-preserve-root x".into(),
+            cannot_tell("$tool", "rm --no-preserve-root"),
+        ),
+        (
+            "cd / && $a -rf *".into(),
+            cannot_tell("$a", "recursive delete of * in /"),
+        ),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(
+            check_command(&cmd).as_deref(),
+            Some(reason.as_str()),
+            "{cmd}"
+        );
+    }
+    let allowed = [
+        "$(printf ls) -rf /",
+        "$EDITOR notes.txt",
+        "$CC -r -o out.o a.o b.o",
+        "\"$PYTHON\" -m pytest -x tests",
+        "$a -rf ./build",
+        "$(which cargo) build --release",
+        "$HOME/.cargo/bin/cargo test",
+        "\"$dir\"/rm -f x",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+    // A program under a variable's folder is still that program.
+    assert_eq!(
+        check_command("$HOME/bin/sudo id").as_deref(),
+        Some("privilege escalation (sudo)")
+    );
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
