@@ -260,8 +260,12 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                 let producer = st.end_command(out);
                 st.piped = pipe.then(|| producer.map_or(Input::Unknown, Input::Pipe));
             }
-            ';' | '&' | '\n' | '(' | ')' | '{' | '}' if !st.in_word || c != '{' && c != '}' => {
-                // `{`/`}` only separate when they stand alone (group braces), not in `${HOME}`.
+            '{' | '}' if st.in_word || !group_brace(&st, chars.get(i + 1)) => {
+                // Part of a word: `${HOME}`, `{}`, `-I{}`, `{a,b}`.
+                st.in_word = true;
+                st.word.push(c);
+            }
+            ';' | '&' | '\n' | '(' | ')' | '{' | '}' => {
                 st.end_command(out);
                 if matches!(c, ';' | '&') {
                     st.piped = None;
@@ -350,6 +354,14 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
     }
     st.end_command(out);
     // Here-docs on the last line without a body: the shell reads nothing for them.
+}
+
+/// Whether a `{` or `}` not inside a word, followed by `next`, is a group's brace: bash reads
+/// one only as a command's first word, standing alone (`{ a; }`); elsewhere (`echo {}`, `find
+/// -exec rm {} +`) it is a word of its own.
+fn group_brace(st: &State, next: Option<&char>) -> bool {
+    let alone = next.is_none_or(|n| n.is_whitespace() || ";&|()<>".contains(*n));
+    alone && st.cmd.words.is_empty() && st.next == Next::Word
 }
 
 /// A descriptor number written right before a redirection operator (`2>`), taken out of the
@@ -584,6 +596,18 @@ mod tests {
     #[test]
     fn braces_in_words_and_groups() {
         assert_eq!(words("{ echo ${HOME}; }"), vec![vec!["echo", "${HOME}"]]);
+        assert_eq!(
+            words("find . -exec rm {} +; xargs -I{} mv {} x"),
+            vec![
+                vec!["find", ".", "-exec", "rm", "{}", "+"],
+                vec!["xargs", "-I{}", "mv", "{}", "x"]
+            ]
+        );
+        assert_eq!(
+            words("{ a; } | b; echo } {a,b}"),
+            vec![vec!["a"], vec!["b"], vec!["echo", "}", "{a,b}"]]
+        );
+        assert_eq!(words("f(){ g; }"), vec![vec!["f"], vec!["g"]]);
     }
 
     #[test]
