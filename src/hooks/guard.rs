@@ -14,6 +14,7 @@
 //! the model would run code that nobody, the guard included, has seen; the reason tells it to
 //! save the file and read it first.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -21,6 +22,7 @@ use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, S
 
 /// Why `command` is refused, or `None` when it may run.
 pub fn check_command(command: &str) -> Option<String> {
+    XARGS_COMMANDS.set(0);
     check_script(command, 0, &Place::Workspace(0))
 }
 
@@ -144,6 +146,34 @@ struct Program<'a> {
     /// Its base name (`rm`).
     name: &'a str,
     args: Vec<&'a str>,
+    /// `xargs` ran it: it gets the words of its input too.
+    xargs: Option<Xargs<'a>>,
+}
+
+/// How `xargs` hands its input to the program.
+#[derive(Debug, Clone, Copy, Default)]
+struct Xargs<'a> {
+    /// `-I R`: each input line replaces `R` in the arguments; else the words come after them.
+    replace: Option<&'a str>,
+    /// `-a FILE`: the input is a file's, not stdin's.
+    from_file: bool,
+}
+
+impl<'a> Xargs<'a> {
+    /// Reads one of `xargs`'s options; `value` is the word after it.
+    fn option(&mut self, opt: &'a str, value: Option<&'a str>) {
+        if opt == "-I" {
+            self.replace = value;
+        } else if opt == "-i" || opt == "--replace" {
+            self.replace = Some("{}");
+        } else if let Some(r) = opt.strip_prefix("--replace=") {
+            self.replace = Some(r);
+        } else if let Some(r) = opt.strip_prefix("-I").or_else(|| opt.strip_prefix("-i")) {
+            self.replace = Some(r);
+        } else if opt.starts_with("-a") || opt.starts_with("--arg-file") {
+            self.from_file = true;
+        }
+    }
 }
 
 /// The program a simple command really runs (its base name) and its arguments. `None` when it
@@ -155,6 +185,7 @@ fn program(words: &[String]) -> Option<(&str, Vec<&str>)> {
 fn program_of(words: &[String]) -> Option<Program<'_>> {
     let word = |i: usize| words.get(i).map(String::as_str);
     let mut i = 0;
+    let mut xargs = None;
     while let Some(w) = word(i) {
         i += 1;
         if is_assignment(w) {
@@ -166,10 +197,14 @@ fn program_of(words: &[String]) -> Option<Program<'_>> {
         }
         if WRAPPERS.contains(&base) {
             let mut list_option = false;
+            let mut input = (base == "xargs").then(Xargs::default);
             while let Some(opt) = word(i) {
                 if opt.starts_with('-') && opt.len() > 1 {
                     i += 1;
                     list_option |= opt == "-c" || opt == "--cpu-list" || opt == "-p";
+                    if let Some(x) = input.as_mut() {
+                        x.option(opt, word(i));
+                    }
                     if option_takes_value(base, opt) {
                         i += 1;
                     }
@@ -180,6 +215,7 @@ fn program_of(words: &[String]) -> Option<Program<'_>> {
                 }
             }
             i += leading_operands(base, list_option);
+            xargs = xargs.or(input);
             continue;
         }
         if base == "busybox" {
@@ -192,6 +228,7 @@ fn program_of(words: &[String]) -> Option<Program<'_>> {
             at: i - 1,
             name: base,
             args: args.iter().map(String::as_str).collect(),
+            xargs,
         });
     }
     None
@@ -209,6 +246,11 @@ fn check_simple(
         }
     }
     let prog = program_of(&cmd.words)?;
+    if let Some(x) = prog.xargs {
+        if let Some(why) = check_xargs(&cmd.words[prog.at..], x, cmd, all, depth, cwd) {
+            return Some(why);
+        }
+    }
     // `$dir/rm` is still `rm`; `$a`, `/bin/$a` and `$(…)` are made when the line runs.
     if prog.name.contains('$') || prog.name.contains(PROCESS_SUBSTITUTION) {
         return check_made_command(&prog, cmd, all, depth, cwd);
@@ -260,6 +302,79 @@ fn check_simple(
             }
         }
         _ => None,
+    }
+}
+
+/// Commands made from `xargs -I`'s input checked in one line at most: each input line makes one,
+/// and a shell among them may hold another `xargs -I`, whose commands would multiply these.
+const MAX_XARGS_COMMANDS: usize = 256;
+
+thread_local! {
+    /// Commands made from `xargs -I`'s input so far in the line being checked.
+    static XARGS_COMMANDS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The command `xargs` runs (`run`: its program and arguments), with the words of its input
+/// where the line tells them (`echo / | xargs rm -rf`).
+fn check_xargs(
+    run: &[String],
+    x: Xargs<'_>,
+    cmd: &SimpleCommand,
+    all: &[SimpleCommand],
+    depth: usize,
+    cwd: &Place,
+) -> Option<String> {
+    if x.from_file {
+        return None;
+    }
+    let input = input_words(cmd, all);
+    if input.is_empty() {
+        return None;
+    }
+    let check = |words: Vec<String>| {
+        let made = SimpleCommand {
+            words,
+            ..SimpleCommand::default()
+        };
+        check_simple(&made, all, depth, cwd)
+    };
+    match x.replace {
+        Some(r) if !r.is_empty() => input.iter().find_map(|item| {
+            let made = XARGS_COMMANDS.get();
+            if made >= MAX_XARGS_COMMANDS {
+                return None;
+            }
+            XARGS_COMMANDS.set(made + 1);
+            check(run.iter().map(|w| w.replace(r, item)).collect())
+        }),
+        _ => check(run.iter().cloned().chain(input).collect()),
+    }
+}
+
+/// The words a command reads on stdin, where the line tells them: the text of a literal piped
+/// in or a here-doc, or the start points of a `find` that picks nothing out (every path it
+/// prints is one or lies below one). Empty when the line does not tell.
+fn input_words(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Vec<String> {
+    if let Script::Text(text) = stdin_script(cmd, all) {
+        return text
+            .split(|c: char| c.is_whitespace() || c == '\0')
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    let Input::Pipe(i) = cmd.stdin else {
+        return Vec::new();
+    };
+    match all.get(i).and_then(|p| program(&p.words)) {
+        Some(("find", args)) => {
+            let (starts, expr) = find_parts(&args);
+            if picks_by_name(expr) {
+                Vec::new()
+            } else {
+                starts.into_iter().map(str::to_string).collect()
+            }
+        }
+        _ => Vec::new(),
     }
 }
 

@@ -345,6 +345,68 @@ fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
 }
 
 #[test]
+fn xargs_runs_its_command_with_the_words_of_its_input() {
+    let refused = [
+        ("echo / | xargs rm -rf", "recursive delete of /"),
+        ("printf '%s\\0' ~ | xargs -0 rm -r", "recursive delete of ~"),
+        ("xargs rm -rf <<< '/etc'", "recursive delete of /etc"),
+        ("echo / | xargs -I{} rm -rf {}", "recursive delete of /"),
+        (
+            "echo usr | xargs -I % rm -rf /%",
+            "recursive delete of /usr",
+        ),
+        ("echo x / | xargs -n1 rm -rf", "recursive delete of /"),
+        ("find / | xargs rm -rf", "recursive delete of /"),
+        ("find ~ -print0 | xargs -0 rm -rf", "recursive delete of ~"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "echo build | xargs rm -rf",
+        "find . -name node_modules -prune | xargs rm -rf",
+        "find / -name '*.pyc' | xargs rm -f",
+        "git ls-files -z | xargs -0 grep -l TODO",
+        "ls | xargs rm -rf",
+        "xargs -a list.txt rm -rf",
+        "echo / | xargs ls -la",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
+fn commands_made_from_xargs_input_are_bounded() {
+    // Each of 200 inputs makes a script holding 200 more, and so on: 200^4 commands unbounded.
+    // The bound ends the check (this test would hang without it).
+    let list = |w: &str| vec![w; 200].join(" ");
+    let line = format!(
+        "echo {} | xargs -I@ sh -c 'echo {} | xargs -I% sh -c \"echo {} | xargs -I^ sh -c \\\"echo {} | xargs -I~ echo @%^~\\\"\"'",
+        list("a"),
+        list("b"),
+        list("c"),
+        list("d")
+    );
+    assert_eq!(check_command(&line), None);
+    // Within the bound an input is checked, past it not: the bound is a limit, not a sandbox.
+    let late = |n: usize| {
+        let before = vec!["a"; n].join(" ");
+        format!("echo {before} / | xargs -I{{}} sh -c 'rm -rf {{}}'")
+    };
+    assert_eq!(
+        check_command(&late(255)).as_deref(),
+        Some("recursive delete of /")
+    );
+    assert_eq!(check_command(&late(256)), None);
+    // Each line checked starts with the whole bound.
+    assert_eq!(
+        check_command(&late(255)).as_deref(),
+        Some("recursive delete of /")
+    );
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
