@@ -407,6 +407,48 @@ fn commands_made_from_xargs_input_are_bounded() {
 }
 
 #[test]
+fn recursive_modes_and_owners_and_git_clean_of_protected_folders() {
+    let refused = [
+        ("chmod -R 000 ~", "recursive chmod of ~"),
+        ("chmod -R 777 /", "recursive chmod of /"),
+        ("chmod --recursive a-w /usr", "recursive chmod of /usr"),
+        ("chmod -Rv -x /etc/", "recursive chmod of /etc/"),
+        ("chown -R nobody: $HOME", "recursive chown of $HOME"),
+        ("chgrp -R users ~bob", "recursive chgrp of ~bob"),
+        ("chmod -R --reference=f ~", "recursive chmod of ~"),
+        ("cd / && chmod -R 755 .", "recursive chmod of . in /"),
+        ("git clean -xfd ~", "git clean of ~"),
+        ("git clean -fdx -- /", "git clean of /"),
+        ("git -C ~ clean -fdx", "git clean of ~"),
+        ("cd ~ && git clean -fd", "git clean of ~"),
+        ("git clean -e '*.log' -xfd ~", "git clean of ~"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "chmod +x ./script.sh",
+        "chmod -R u+w ./vendor",
+        "chmod -R go-w ~/project",
+        "chmod 600 ~/.ssh/config",
+        "chmod 700 ~",
+        "chmod -x /usr/local/bin/tool",
+        "chown -R $USER:$USER ./build",
+        "cd / && chown -R root /srv/app",
+        "git clean -xfd",
+        "git clean -fdx build/",
+        "git clean -nxfd ~",
+        "git clean --dry-run -d /",
+        "git -C ~/project clean -fdx",
+        "git status ~",
+        "git log -- /",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
