@@ -449,6 +449,68 @@ fn recursive_modes_and_owners_and_git_clean_of_protected_folders() {
 }
 
 #[test]
+fn signalling_every_process_is_refused_and_named_processes_are_not() {
+    let every = "signals every process (kill -1)";
+    let selected = "signals every process it selects (pkill without a pattern)";
+    let unnamed = "signals every process it selects (killall without a process name)";
+    let refused = [
+        ("kill -1", every),
+        ("kill -9 -1", every),
+        ("kill -s KILL -1", every),
+        ("kill -KILL -- -1", every),
+        ("kill -- -1", every),
+        ("kill -TERM 1234 -1", every),
+        ("/bin/kill -9 -1", every),
+        ("echo -1 | xargs kill -9", every),
+        ("pkill -u USER", selected),
+        ("pkill -9 -u $USER", selected),
+        ("pkill --signal KILL -U 1000", selected),
+        (
+            "pkill -v myserver",
+            "signals every process but the ones named (pkill -v)",
+        ),
+        (
+            "pkill -f '.*'",
+            "signals every process (pkill \".*\" matches every name)",
+        ),
+        ("killall -u USER", unnamed),
+        ("killall -9", unnamed),
+        ("killall -s KILL --user me", unnamed),
+        (
+            "killall -r '.*'",
+            "signals every process (killall -r \".*\" matches every name)",
+        ),
+        ("killall5 -9", "signals every process (killall5)"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "kill %1",
+        "kill $PID",
+        "kill -9 $PID",
+        "kill -1 1234",
+        "kill -HUP $(cat server.pid)",
+        "kill -- -4321",
+        "kill -l",
+        "kill 0",
+        "echo 1234 | xargs kill -9",
+        "pkill -f myserver",
+        "pkill -HUP nginx",
+        "pkill -u $USER -f 'node server.js'",
+        "pkill -F server.pid",
+        "killall node",
+        "killall -9 node",
+        "killall -u $USER node",
+        "killall -r 'node.*'",
+        "killall -l",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
