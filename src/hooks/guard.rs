@@ -4,15 +4,18 @@
 //! notes.txt` pass while `sudo ls` or `x; reboot` do not. A script handed to a shell is checked
 //! like the command line itself, whether it comes as `sh -c '…'`, `eval '…'`, a here-doc or
 //! here-string (`sh <<EOF`, `bash <<< '…'`) or the output of a literal piped in (`echo '…' |
-//! sh`, `printf … | bash`, `cat <<EOF | sh`).
+//! sh`, `printf … | bash`, `cat <<EOF | sh`). A path is resolved by name as far as the words
+//! tell (`/usr/..`, `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
 //!
 //! It is a seat belt against a model's mistakes, not a sandbox against an adversary: what a
 //! shell will run is only checked when the command line itself holds it. A script read from a
 //! file (`sh install.sh`, `sh < x`, `cat x | sh`) or built at run time (`eval "$x"`, `make |
-//! sh`) cannot be known here and is let through. One such case is refused: a shell running
-//! what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`), because
-//! the model would run code that nobody, the guard included, has seen; the reason tells it to
-//! save the file and read it first.
+//! sh`) cannot be known here and is let through. Two such cases are refused on a rule: a shell
+//! running what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`),
+//! because the model would run code that nobody, the guard included, has seen (the reason tells
+//! it to save the file and read it first); and a command word made at run time that the line
+//! does not tell (`$a -rf /`), when its arguments would be refused for `rm`. The rest is the
+//! sandbox's.
 
 use std::cell::Cell;
 use std::collections::HashMap;
