@@ -65,6 +65,16 @@ impl Kind {
             .find(|p| p.is_file())
     }
 
+    /// The store's key for this kind's file in folder `dir`, whether or not the file is
+    /// there: `dir`'s canonical path joined with the kind's path. Only a real file in real
+    /// folders is ever trusted (see [`Kind::link_problem`]), so this is the key [`key_of`]
+    /// gave it, also once the file (or its `.hx`) is gone and can no longer be resolved.
+    pub fn key_in(&self, dir: &Path) -> Option<String> {
+        std::fs::canonicalize(dir)
+            .ok()
+            .map(|d| d.join(self.path).display().to_string())
+    }
+
     /// The project folder of `file`, found by [`Kind::find`]: the folder its path is
     /// relative to.
     pub fn project_dir<'a>(&self, file: &'a Path) -> &'a Path {
@@ -292,7 +302,17 @@ impl TrustStore {
 
     /// Forgets `file`; whether it was there.
     pub fn revoke(&mut self, file: &Path) -> bool {
-        key_of(file).is_some_and(|k| self.entries.remove(&k).is_some())
+        key_of(file).is_some_and(|k| self.revoke_key(&k))
+    }
+
+    /// Whether an approval is kept under `key`, present or not.
+    pub fn holds(&self, key: &str) -> bool {
+        self.entries.contains_key(key)
+    }
+
+    /// Forgets the approval kept under `key` (the file may be gone); whether there was one.
+    pub fn revoke_key(&mut self, key: &str) -> bool {
+        self.entries.remove(key).is_some()
     }
 
     pub fn entries(&self) -> &BTreeMap<String, String> {
@@ -365,6 +385,30 @@ mod tests {
         assert!(store.revoke(&file));
         assert!(!store.revoke(&file));
         assert_eq!(store.state(&file, b"{}"), TrustState::Untrusted);
+    }
+
+    #[test]
+    fn an_approval_outlives_its_file_under_the_same_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let file = dir.path().join(".hx/config.toml");
+        std::fs::create_dir_all(dir.path().join(".hx")).expect("mkdir");
+        std::fs::write(&file, "").expect("write");
+        let mut store = TrustStore::load(&dir.path().join("trusted.json")).expect("store");
+        store.trust(&file, b"").expect("trust");
+        let key = CONFIG.key_in(dir.path()).expect("a key");
+        assert_eq!(Some(&key), key_of(&file).as_ref());
+        // Gone with its folder, the file has no canonical path, but its key is still known.
+        std::fs::remove_dir_all(dir.path().join(".hx")).expect("rm");
+        assert_eq!(key_of(&file), None);
+        assert_eq!(CONFIG.key_in(dir.path()), Some(key.clone()));
+        assert!(store.holds(&key));
+        assert!(
+            !store.revoke(&file),
+            "a path that cannot be resolved names no approval"
+        );
+        assert!(store.revoke_key(&key));
+        assert!(!store.holds(&key));
+        assert!(!store.revoke_key(&key));
     }
 
     fn env_for(home: &Path) -> Env {

@@ -42,6 +42,8 @@ struct Found {
     path: PathBuf,
     /// The canonical path: the store's key, and what the user is shown.
     key: String,
+    /// Only an approval is left (`--revoke` only).
+    gone: bool,
 }
 
 /// `hx trust`: prints results on stdout, problems on stderr; returns the exit code (2 for
@@ -72,7 +74,8 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
         TrustAction::Revoke => "revoke",
         _ => "trust",
     };
-    let found = match find_all(cwd, verb) {
+    let approvals = (action == TrustAction::Revoke).then_some(&store);
+    let found = match find_all(cwd, verb, approvals) {
         Ok(f) => f,
         Err(code) => return code,
     };
@@ -85,10 +88,30 @@ pub fn run(action: TrustAction, cwd: &Path, env: &Env) -> i32 {
 
 /// The nearest file of each kind, each checked for links; an `Err` is the exit code, the
 /// reason printed.
-fn find_all(cwd: &Path, verb: &str) -> Result<Vec<Found>, i32> {
+///
+/// With `approvals` (`--revoke`), also every file of each kind that is gone but still approved
+/// and would count here if it came back: in a folder at or above `cwd` nearer than the file
+/// found (anywhere above when none is), nearest first. Left in the store, such an approval
+/// would trust the same content again without asking, the day a branch or a pull restores it.
+fn find_all(cwd: &Path, verb: &str, approvals: Option<&TrustStore>) -> Result<Vec<Found>, i32> {
     let mut found = Vec::new();
     for kind in KINDS {
-        let Some(path) = kind.find(cwd) else {
+        let present = kind.find(cwd);
+        if let Some(store) = approvals {
+            let stop = present.as_deref().map(|p| kind.project_dir(p));
+            for dir in cwd.ancestors().take_while(|d| Some(*d) != stop) {
+                if let Some(key) = kind.key_in(dir).filter(|k| store.holds(k)) {
+                    let path = dir.join(kind.path);
+                    found.push(Found {
+                        kind,
+                        path,
+                        key,
+                        gone: true,
+                    });
+                }
+            }
+        }
+        let Some(path) = present else {
             continue;
         };
         // Refused for --revoke too: the key of a link is its target's, so revoking through it
@@ -101,7 +124,12 @@ fn find_all(cwd: &Path, verb: &str) -> Result<Vec<Found>, i32> {
             errln!("hx: cannot resolve the path of {}", path.display());
             return Err(exit::FAILED);
         };
-        found.push(Found { kind, path, key });
+        found.push(Found {
+            kind,
+            path,
+            key,
+            gone: false,
+        });
     }
     if found.is_empty() {
         let names: Vec<&str> = KINDS.iter().map(|k| k.path).collect();
@@ -118,7 +146,9 @@ fn find_all(cwd: &Path, verb: &str) -> Result<Vec<Found>, i32> {
 fn revoke(store: &mut TrustStore, found: &[Found]) -> i32 {
     let mut lines = Vec::new();
     for f in found {
-        lines.push(if store.revoke(&f.path) {
+        lines.push(if f.gone && store.revoke_key(&f.key) {
+            format!("revoked {} (the file is gone)", f.key)
+        } else if !f.gone && store.revoke(&f.path) {
             format!("revoked {}", f.key)
         } else {
             format!("{} was not trusted", f.key)

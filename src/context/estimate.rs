@@ -22,6 +22,8 @@ use crate::model::{ChatRequest, Message, ToolSpec};
 pub const BYTES_PER_TOKEN: u64 = 3;
 /// Tokens a chat template may add to a request beyond its bytes (role markers and the like).
 const TEMPLATE_TOKENS: u64 = 1024;
+/// A server's count is believed when it is at least the estimate divided by this.
+const MIN_COUNT_SHARE: u64 = 4;
 
 /// The tokens `bytes` bytes of request are taken to be.
 pub fn tokens(bytes: usize) -> u64 {
@@ -182,13 +184,20 @@ impl Meter {
         tokens.saturating_add(self.overhead)
     }
 
-    /// The server counted `prompt_tokens` for the request that sent `history`. A count of 0
-    /// is no count (some servers send zeros), and so is one larger than the request's bytes
-    /// (no tokenizer makes more tokens than bytes, beyond a chat template's few): the server
-    /// is outside hx, and a count it made up must not trigger compactions.
+    /// The server counted `prompt_tokens` for the request that sent `history`. The server is
+    /// outside hx, so a count it made up is no count, and the whole request is estimated
+    /// instead: one larger than the request's bytes (no tokenizer makes more tokens than bytes,
+    /// beyond a chat template's few), which would trigger compactions for nothing, and one
+    /// under a quarter of hx's estimate (tokenizers average about 4 bytes a token where the
+    /// estimate takes 3, so a real count comes near three quarters of it), which would let
+    /// the next requests grow past the window unseen. A count of 0 (some servers send zeros) is below
+    /// any estimate.
     pub fn observed(&mut self, prompt_tokens: u64, history: &[Message]) {
-        let bytes = self.whole(history).saturating_mul(BYTES_PER_TOKEN);
-        if prompt_tokens > 0 && prompt_tokens <= bytes.saturating_add(TEMPLATE_TOKENS) {
+        let estimate = self.whole(history);
+        let bytes = estimate.saturating_mul(BYTES_PER_TOKEN);
+        let too_high = prompt_tokens > bytes.saturating_add(TEMPLATE_TOKENS);
+        let too_low = prompt_tokens.saturating_mul(MIN_COUNT_SHARE) < estimate;
+        if !too_high && !too_low {
             self.anchor = Some((prompt_tokens, history.len()));
         }
     }

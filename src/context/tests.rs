@@ -107,21 +107,44 @@ fn the_next_request_is_the_server_s_count_plus_an_estimate_of_what_was_appended(
     // No count yet: the whole request, tools included, at 3 bytes a token.
     let whole = m.request(&history);
     assert!(whole > 1_000 + 100, "{whole}");
-    m.observed(50, &history);
-    assert_eq!(m.request(&history), 50);
+    // A real tokenizer counts fewer tokens than the estimate: 4 bytes a token, say.
+    let count = whole * 3 / 4;
+    m.observed(count, &history);
+    assert_eq!(m.request(&history), count);
     let mut longer = history.clone();
     longer.push(tool("x", &"y".repeat(300)));
     let appended = estimate::message(&longer[2]);
     assert!((100..=130).contains(&appended), "{appended}");
-    assert_eq!(m.request(&longer), 50 + appended);
+    assert_eq!(m.request(&longer), count + appended);
     // Zero is no count, nor is more tokens than the request has bytes; a changed history
     // drops the count.
     m.observed(0, &longer);
-    assert_eq!(m.request(&longer), 50 + appended);
+    assert_eq!(m.request(&longer), count + appended);
     m.observed(u64::MAX / 2, &longer);
-    assert_eq!(m.request(&longer), 50 + appended);
+    assert_eq!(m.request(&longer), count + appended);
     m.history_changed();
     assert_eq!(m.request(&longer), m.whole(&longer));
+}
+
+#[test]
+fn a_count_under_a_quarter_of_the_estimate_is_no_count() {
+    let history = vec![Message::System("s".repeat(3000)), user(&"x".repeat(30_000))];
+    let mut m = Meter::new(Settings::default(), 100);
+    let whole = m.whole(&history);
+    assert!(whole > 11_000, "{whole}");
+    // A server that says 1 for a large request would keep compaction off: the whole request
+    // is estimated instead.
+    m.observed(1, &history);
+    assert_eq!(m.request(&history), whole);
+    m.observed(whole.div_ceil(4) - 1, &history);
+    assert_eq!(m.request(&history), whole);
+    // A quarter is the lowest count believed, and a believed count stays when a later one
+    // is made up.
+    let quarter = whole.div_ceil(4);
+    m.observed(quarter, &history);
+    assert_eq!(m.request(&history), quarter);
+    m.observed(1, &history);
+    assert_eq!(m.request(&history), quarter);
 }
 
 #[test]

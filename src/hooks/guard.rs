@@ -4,21 +4,29 @@
 //! notes.txt` pass while `sudo ls` or `x; reboot` do not. A script handed to a shell is checked
 //! like the command line itself, whether it comes as `sh -c '…'`, `eval '…'`, a here-doc or
 //! here-string (`sh <<EOF`, `bash <<< '…'`) or the output of a literal piped in (`echo '…' |
-//! sh`, `printf … | bash`, `cat <<EOF | sh`).
+//! sh`, `printf … | bash`, `cat <<EOF | sh`). A path is resolved by name as far as the words
+//! tell (`/usr/..`, `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
 //!
 //! It is a seat belt against a model's mistakes, not a sandbox against an adversary: what a
 //! shell will run is only checked when the command line itself holds it. A script read from a
 //! file (`sh install.sh`, `sh < x`, `cat x | sh`) or built at run time (`eval "$x"`, `make |
-//! sh`) cannot be known here and is let through. One such case is refused: a shell running
-//! what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`), because
-//! the model would run code that nobody, the guard included, has seen; the reason tells it to
-//! save the file and read it first.
+//! sh`) cannot be known here and is let through. Two such cases are refused on a rule: a shell
+//! running what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`),
+//! because the model would run code that nobody, the guard included, has seen (the reason tells
+//! it to save the file and read it first); and a command word made at run time that the line
+//! does not tell (`$a -rf /`), when its arguments would be refused for `rm`. The rest is the
+//! sandbox's.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
 
 use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, SUBSTITUTION};
 
 /// Why `command` is refused, or `None` when it may run.
 pub fn check_command(command: &str) -> Option<String> {
-    check_script(command, 0)
+    XARGS_COMMANDS.set(0);
+    check_script(command, 0, &Place::Workspace(0))
 }
 
 /// Scripts inside scripts (`bash -c "sh -c '…'"`) are followed this deep; deeper ones pass.
@@ -29,12 +37,68 @@ const MAX_PIPE_HOPS: usize = 16;
 /// one.
 const MAX_SCRIPT_CHARS: usize = 64 * 1024;
 
-fn check_script(script: &str, depth: usize) -> Option<String> {
+/// Checks `script`, which starts in `cwd`; a `cd` in it moves the commands after it.
+fn check_script(script: &str, depth: usize, cwd: &Place) -> Option<String> {
     if is_fork_bomb(script) {
         return Some("fork bomb".into());
     }
     let all = commands(script);
-    all.iter().find_map(|c| check_simple(c, &all, depth))
+    let scope = scopes(&all);
+    // Where a `cd` left each scope (the script, or one substitution: a subshell, so a `cd` in
+    // it moves only what follows in it); a scope no `cd` moved is where its parent is.
+    let mut moved: HashMap<Scope, Place> = HashMap::new();
+    for (i, c) in all.iter().enumerate() {
+        let here = cwd_of(scope[i], &moved, &scope, cwd);
+        if let Some(why) = check_simple(c, &all, depth, &here) {
+            return Some(why);
+        }
+        if let Some(to) = moves_to(c, &here) {
+            moved.insert(scope[i], to);
+        }
+    }
+    None
+}
+
+/// A substitution, as the index of the command holding it and its place among that command's
+/// substitutions; `None` is the script's own level.
+type Scope = Option<(usize, usize)>;
+
+/// The scope of each command: the innermost substitution it runs in.
+fn scopes(all: &[SimpleCommand]) -> Vec<Scope> {
+    let mut innermost: Vec<Option<((usize, usize), usize)>> = vec![None; all.len()];
+    for (host, c) in all.iter().enumerate() {
+        for (k, range) in c.substitutions.iter().enumerate() {
+            for i in range.clone() {
+                if let Some(slot) = innermost.get_mut(i) {
+                    if slot.is_none_or(|(_, len)| range.len() < len) {
+                        *slot = Some(((host, k), range.len()));
+                    }
+                }
+            }
+        }
+    }
+    innermost
+        .into_iter()
+        .map(|s| s.map(|(scope, _)| scope))
+        .collect()
+}
+
+/// Where the commands of `scope` run now: where a `cd` in it moved them, else where its parent
+/// (the scope of the command holding the substitution) is, up to the script's `start`.
+fn cwd_of(scope: Scope, moved: &HashMap<Scope, Place>, scopes: &[Scope], start: &Place) -> Place {
+    let mut s = scope;
+    // A holder comes after the commands of its substitutions, so each step goes up; the bound
+    // only keeps a broken list from looping.
+    for _ in 0..=scopes.len() {
+        if let Some(p) = moved.get(&s) {
+            return p.clone();
+        }
+        match s {
+            None => break,
+            Some((host, _)) => s = scopes.get(host).copied().flatten(),
+        }
+    }
+    moved.get(&None).unwrap_or(start).clone()
 }
 
 /// Words that run the rest of the line as a command.
@@ -76,55 +140,125 @@ fn leading_operands(wrapper: &str, saw_list_option: bool) -> usize {
     }
 }
 
-/// The program a simple command really runs (its base name) and its arguments, past `VAR=value`
-/// assignments, shell keywords and wrappers with their options and operands. `None` when it
+/// What a simple command really runs, past `VAR=value` assignments, shell keywords and
+/// wrappers with their options and operands.
+struct Program<'a> {
+    /// The program's word as written (`/bin/rm`, `$(…)`) and its index among the words.
+    word: &'a str,
+    at: usize,
+    /// Its base name (`rm`).
+    name: &'a str,
+    args: Vec<&'a str>,
+    /// `xargs` ran it: it gets the words of its input too.
+    xargs: Option<Xargs<'a>>,
+}
+
+/// How `xargs` hands its input to the program.
+#[derive(Debug, Clone, Copy, Default)]
+struct Xargs<'a> {
+    /// `-I R`: each input line replaces `R` in the arguments; else the words come after them.
+    replace: Option<&'a str>,
+    /// `-a FILE`: the input is a file's, not stdin's.
+    from_file: bool,
+}
+
+impl<'a> Xargs<'a> {
+    /// Reads one of `xargs`'s options; `value` is the word after it.
+    fn option(&mut self, opt: &'a str, value: Option<&'a str>) {
+        if opt == "-I" {
+            self.replace = value;
+        } else if opt == "-i" || opt == "--replace" {
+            self.replace = Some("{}");
+        } else if let Some(r) = opt.strip_prefix("--replace=") {
+            self.replace = Some(r);
+        } else if let Some(r) = opt.strip_prefix("-I").or_else(|| opt.strip_prefix("-i")) {
+            self.replace = Some(r);
+        } else if opt.starts_with("-a") || opt.starts_with("--arg-file") {
+            self.from_file = true;
+        }
+    }
+}
+
+/// The program a simple command really runs (its base name) and its arguments. `None` when it
 /// runs nothing, or only asks whether a program exists (`command -v sudo`).
 fn program(words: &[String]) -> Option<(&str, Vec<&str>)> {
-    let mut words = words.iter().map(String::as_str).peekable();
-    while let Some(w) = words.next() {
+    program_of(words).map(|p| (p.name, p.args))
+}
+
+fn program_of(words: &[String]) -> Option<Program<'_>> {
+    let word = |i: usize| words.get(i).map(String::as_str);
+    let mut i = 0;
+    let mut xargs = None;
+    while let Some(w) = word(i) {
+        i += 1;
         if is_assignment(w) {
             continue;
         }
         let base = w.rsplit('/').next().unwrap_or(w);
-        if base == "command" && words.peek().is_some_and(|o| *o == "-v" || *o == "-V") {
+        if base == "command" && word(i).is_some_and(|o| o == "-v" || o == "-V") {
             return None;
         }
         if WRAPPERS.contains(&base) {
             let mut list_option = false;
-            while let Some(opt) = words.peek().copied() {
+            let mut input = (base == "xargs").then(Xargs::default);
+            while let Some(opt) = word(i) {
                 if opt.starts_with('-') && opt.len() > 1 {
-                    words.next();
+                    i += 1;
                     list_option |= opt == "-c" || opt == "--cpu-list" || opt == "-p";
+                    if let Some(x) = input.as_mut() {
+                        x.option(opt, word(i));
+                    }
                     if option_takes_value(base, opt) {
-                        words.next();
+                        i += 1;
                     }
                 } else if is_assignment(opt) {
-                    words.next();
+                    i += 1;
                 } else {
                     break;
                 }
             }
-            for _ in 0..leading_operands(base, list_option) {
-                words.next();
-            }
+            i += leading_operands(base, list_option);
+            xargs = xargs.or(input);
             continue;
         }
         if base == "busybox" {
             // `busybox sh`: the applet is the program.
             continue;
         }
-        return Some((base, words.collect()));
+        let args = words.get(i..).unwrap_or_default();
+        return Some(Program {
+            word: w,
+            at: i - 1,
+            name: base,
+            args: args.iter().map(String::as_str).collect(),
+            xargs,
+        });
     }
     None
 }
 
-fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Option<String> {
+fn check_simple(
+    cmd: &SimpleCommand,
+    all: &[SimpleCommand],
+    depth: usize,
+    cwd: &Place,
+) -> Option<String> {
     for target in &cmd.redirects {
         if is_disk_device(target) {
             return Some(format!("write to a disk device ({target})"));
         }
     }
-    let (name, args) = program(&cmd.words)?;
+    let prog = program_of(&cmd.words)?;
+    if let Some(x) = prog.xargs {
+        if let Some(why) = check_xargs(&cmd.words[prog.at..], x, cmd, all, depth, cwd) {
+            return Some(why);
+        }
+    }
+    // `$dir/rm` is still `rm`; `$a`, `/bin/$a` and `$(…)` are made when the line runs.
+    if prog.name.contains('$') || prog.name.contains(PROCESS_SUBSTITUTION) {
+        return check_made_command(&prog, cmd, all, depth, cwd);
+    }
+    let (name, args) = (prog.name, prog.args);
     match name {
         "sudo" | "su" | "doas" | "pkexec" => Some(format!("privilege escalation ({name})")),
         "shutdown" | "reboot" | "halt" | "poweroff" => Some(format!("stops the machine ({name})")),
@@ -155,16 +289,20 @@ fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Opt
             .last()
             .filter(|a| is_disk_device(a))
             .map(|t| format!("write to a disk device ({t})")),
-        "rm" => check_rm(&args),
-        "find" => find_exec(&args)
-            .iter()
-            .find_map(|c| check_simple(c, all, depth)),
+        "rm" => check_rm(&args, cwd),
+        "kill" => check_kill(&args),
+        "pkill" => check_pkill(&args),
+        "killall" => check_killall(&args),
+        "killall5" => Some("signals every process (killall5)".into()),
+        "chmod" | "chown" | "chgrp" => check_recursive_owner_or_mode(name, &args, cwd),
+        "git" => check_git_clean(&args, cwd),
+        "find" => check_find(&args, all, depth, cwd),
         n if SHELLS.contains(&n) || matches!(n, "eval" | "source" | ".") => {
             if depth >= MAX_NESTING {
                 return None;
             }
             match script_of(name, &args, cmd, all) {
-                Script::Text(script) => check_script(&script, depth + 1),
+                Script::Text(script) => check_script(&script, depth + 1, cwd),
                 Script::Download(from) => Some(format!(
                     "runs a script downloaded from the network ({from} | {name}); save it to a \
                      file and read it first"
@@ -176,8 +314,224 @@ fn check_simple(cmd: &SimpleCommand, all: &[SimpleCommand], depth: usize) -> Opt
     }
 }
 
-/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`).
-fn find_exec(args: &[&str]) -> Vec<SimpleCommand> {
+/// Commands made from `xargs -I`'s input checked in one line at most: each input line makes one,
+/// and a shell among them may hold another `xargs -I`, whose commands would multiply these.
+const MAX_XARGS_COMMANDS: usize = 256;
+
+thread_local! {
+    /// Commands made from `xargs -I`'s input so far in the line being checked.
+    static XARGS_COMMANDS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The command `xargs` runs (`run`: its program and arguments), with the words of its input
+/// where the line tells them (`echo / | xargs rm -rf`).
+fn check_xargs(
+    run: &[String],
+    x: Xargs<'_>,
+    cmd: &SimpleCommand,
+    all: &[SimpleCommand],
+    depth: usize,
+    cwd: &Place,
+) -> Option<String> {
+    if x.from_file {
+        return None;
+    }
+    let input = input_words(cmd, all);
+    if input.is_empty() {
+        return None;
+    }
+    let check = |words: Vec<String>| {
+        let made = SimpleCommand {
+            words,
+            ..SimpleCommand::default()
+        };
+        check_simple(&made, all, depth, cwd)
+    };
+    match x.replace {
+        Some(r) if !r.is_empty() => input.iter().find_map(|item| {
+            let made = XARGS_COMMANDS.get();
+            if made >= MAX_XARGS_COMMANDS {
+                return None;
+            }
+            XARGS_COMMANDS.set(made + 1);
+            check(run.iter().map(|w| w.replace(r, item)).collect())
+        }),
+        _ => check(run.iter().cloned().chain(input).collect()),
+    }
+}
+
+/// The words a command reads on stdin, where the line tells them: the text of a literal piped
+/// in or a here-doc, or the start points of a `find` that picks nothing out (every path it
+/// prints is one or lies below one). Empty when the line does not tell.
+fn input_words(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Vec<String> {
+    if let Script::Text(text) = stdin_script(cmd, all) {
+        return text
+            .split(|c: char| c.is_whitespace() || c == '\0')
+            .filter(|w| !w.is_empty())
+            .map(str::to_string)
+            .collect();
+    }
+    let Input::Pipe(i) = cmd.stdin else {
+        return Vec::new();
+    };
+    match all.get(i).and_then(|p| program(&p.words)) {
+        Some(("find", args)) => {
+            let (starts, expr) = find_parts(&args);
+            if picks_by_name(expr) {
+                Vec::new()
+            } else {
+                starts.into_iter().map(str::to_string).collect()
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A command whose program the shell makes when it runs the line: a variable (`$a -rf /`) or a
+/// substitution (`$(printf rm) -rf /`). A substitution whose output the line tells (a literal
+/// printed) is checked as the command it makes. Otherwise what runs cannot be told, and the
+/// command is refused when its arguments would be refused for `rm`: whatever the program is,
+/// they aim at the machine, and the sandbox, not the guard, covers the rest.
+fn check_made_command(
+    prog: &Program<'_>,
+    cmd: &SimpleCommand,
+    all: &[SimpleCommand],
+    depth: usize,
+    cwd: &Place,
+) -> Option<String> {
+    if prog.word == SUBSTITUTION {
+        // Its substitution is the one after those in the words before it.
+        let k: usize = cmd.words[..prog.at]
+            .iter()
+            .map(|w| w.matches(SUBSTITUTION).count() + w.matches(PROCESS_SUBSTITUTION).count())
+            .sum();
+        let printed = cmd.substitutions.get(k).and_then(|r| {
+            let last = all.get(r.clone())?.last()?;
+            match output_of(last, all, MAX_PIPE_HOPS) {
+                Script::Text(t) => Some(t),
+                _ => None,
+            }
+        });
+        if let Some(text) = printed {
+            let words = text
+                .split_whitespace()
+                .map(str::to_string)
+                .chain(prog.args.iter().map(|a| a.to_string()))
+                .collect();
+            let made = SimpleCommand {
+                words,
+                stdin: cmd.stdin.clone(),
+                ..SimpleCommand::default()
+            };
+            return check_simple(&made, all, depth, cwd);
+        }
+    }
+    check_rm(&prog.args, cwd).map(|why| {
+        format!(
+            "cannot tell what {} runs, and its arguments would be refused for rm ({why})",
+            prog.word
+        )
+    })
+}
+
+/// `find`: the commands it runs, and a sweep that deletes (or re-owns) everything below `/`, a
+/// home folder or a system folder (`find / -delete`, `find ~ -exec rm -rf {} +`).
+fn check_find(args: &[&str], all: &[SimpleCommand], depth: usize, cwd: &Place) -> Option<String> {
+    let (starts, expr) = find_parts(args);
+    let runs = find_exec(expr);
+    for (c, in_found_dir) in &runs {
+        // `-execdir` runs in the folder of each file found.
+        let at = if *in_found_dir { &Place::Unknown } else { cwd };
+        if let Some(why) = check_simple(c, all, depth, at) {
+            return Some(why);
+        }
+    }
+    if picks_by_name(expr) {
+        return None;
+    }
+    let start = starts.iter().find(|s| is_protected(&resolve(s, cwd)))?;
+    let start = shown(start, cwd);
+    if expr.contains(&"-delete") {
+        return Some(format!("recursive delete of {start} (find -delete)"));
+    }
+    runs.iter().find_map(|(c, _)| {
+        let (name, _) = program(&c.words)?;
+        match name {
+            "rm" | "unlink" | "shred" => {
+                Some(format!("recursive delete of {start} (find -exec {name})"))
+            }
+            "chmod" | "chown" | "chgrp" => {
+                Some(format!("recursive {name} of {start} (find -exec {name})"))
+            }
+            _ => None,
+        }
+    })
+}
+
+/// `find`'s start points (`.` when it names none) and its expression.
+fn find_parts<'a, 'b>(args: &'b [&'a str]) -> (Vec<&'a str>, &'b [&'a str]) {
+    let mut i = 0;
+    // Options before the start points: `-H`, `-L`, `-P`, `-D DEBUGOPTS`, `-O3`.
+    while let Some(a) = args.get(i) {
+        match *a {
+            "-H" | "-L" | "-P" => i += 1,
+            "-D" => i += 2,
+            a if a.starts_with("-O") => i += 1,
+            _ => break,
+        }
+    }
+    let first = i.min(args.len());
+    let end = args[first..]
+        .iter()
+        .position(|a| a.len() > 1 && a.starts_with('-') || matches!(*a, "(" | "!" | ","))
+        .map_or(args.len(), |p| first + p);
+    let mut starts = args[first..end].to_vec();
+    if starts.is_empty() {
+        starts.push(".");
+    }
+    (starts, &args[end..])
+}
+
+/// `find`'s tests of a file's name or path.
+const NAME_TESTS: &[&str] = &[
+    "-name",
+    "-iname",
+    "-path",
+    "-ipath",
+    "-wholename",
+    "-iwholename",
+    "-regex",
+    "-iregex",
+    "-lname",
+    "-ilname",
+    "-samefile",
+    "-inum",
+];
+
+/// Whether a `find` expression picks files by name or path (`-name '*.o'`), so that it does
+/// not reach everything below its start points. A pattern that matches every name picks
+/// nothing out, and `-o`, `!` or `,` could undo any pick.
+fn picks_by_name(expr: &[&str]) -> bool {
+    if expr
+        .iter()
+        .any(|a| matches!(*a, "-o" | "-or" | "!" | "-not" | ","))
+    {
+        return false;
+    }
+    expr.windows(2)
+        .any(|w| NAME_TESTS.contains(&w[0]) && !matches_every_name(w[1]))
+}
+
+/// A glob or regular expression that matches every name.
+fn matches_every_name(pattern: &str) -> bool {
+    pattern.is_empty()
+        || matches_every_entry(pattern)
+        || matches!(pattern, ".*" | ".+" | "^.*" | "^.*$" | ".*$")
+}
+
+/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`),
+/// each with whether it runs in the folder of the file found.
+fn find_exec(args: &[&str]) -> Vec<(SimpleCommand, bool)> {
     let mut found = Vec::new();
     let mut args = args.iter();
     while let Some(a) = args.next() {
@@ -187,10 +541,11 @@ fn find_exec(args: &[&str]) -> Vec<SimpleCommand> {
                 .take_while(|w| !matches!(**w, ";" | "+"))
                 .map(|w| w.to_string())
                 .collect();
-            found.push(SimpleCommand {
+            let command = SimpleCommand {
                 words,
                 ..SimpleCommand::default()
-            });
+            };
+            found.push((command, a.ends_with("dir")));
         }
     }
     found
@@ -379,13 +734,23 @@ fn printf_output(args: &[&str]) -> String {
                         }
                     }
                 }
-                '\\' => {
-                    let mut escape = String::from('\\');
-                    escape.extend(chars.next());
-                    if !unescape(&escape, &mut out) {
-                        return out;
+                '\\' => match chars.next() {
+                    // In the format, `\NNN` is octal without a leading 0.
+                    Some(d @ '0'..='7') => {
+                        let first = d.to_digit(8).unwrap_or(0);
+                        out.push(escaped_byte(&mut chars, 8, 2, first).unwrap_or(byte(first)));
                     }
-                }
+                    Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
+                        Some(b) => out.push(b),
+                        None => out.push_str("\\x"),
+                    },
+                    Some(c) => {
+                        if !unescape(&format!("\\{c}"), &mut out) {
+                            return out;
+                        }
+                    }
+                    None => out.push('\\'),
+                },
                 c => out.push(c),
             }
             if out.len() > MAX_SCRIPT_CHARS {
@@ -398,29 +763,75 @@ fn printf_output(args: &[&str]) -> String {
     }
 }
 
-/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, …) read; false after `\c`,
-/// which ends all output.
+/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, `\0NNN`, `\xHH`, …) read, as
+/// `echo -e` and `printf %b` read them; false after `\c`, which ends all output.
 fn unescape(text: &str, out: &mut String) -> bool {
-    let mut chars = text.chars();
+    let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c != '\\' {
             out.push(c);
             continue;
         }
         match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('\\') => out.push('\\'),
             Some('c') => return false,
-            Some(other) => {
-                out.push('\\');
-                out.push(other);
-            }
+            Some('0') => out.push(escaped_byte(&mut chars, 8, 3, 0).unwrap_or('\0')),
+            Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
+                Some(b) => out.push(b),
+                None => out.push_str("\\x"),
+            },
+            Some(other) => match letter_escape(other) {
+                Some(e) => out.push(e),
+                None => {
+                    out.push('\\');
+                    out.push(other);
+                }
+            },
             None => out.push('\\'),
         }
     }
     true
+}
+
+/// What a one-letter escape (`\n`, `\t`, …) stands for.
+fn letter_escape(c: char) -> Option<char> {
+    Some(match c {
+        'n' => '\n',
+        't' => '\t',
+        'r' => '\r',
+        '\\' => '\\',
+        'a' => '\x07',
+        'b' => '\x08',
+        'e' | 'E' => '\x1b',
+        'f' => '\x0c',
+        'v' => '\x0b',
+        _ => return None,
+    })
+}
+
+/// The byte that up to `max` more digits of `radix` from `chars`, after `value`, stand for
+/// (`\0162`, `\x72`); `None` when no digit follows.
+fn escaped_byte(
+    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
+    radix: u32,
+    max: usize,
+    mut value: u32,
+) -> Option<char> {
+    let mut n = 0;
+    while n < max {
+        let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
+            break;
+        };
+        value = value.saturating_mul(radix).saturating_add(d);
+        chars.next();
+        n += 1;
+    }
+    (n > 0).then(|| byte(value))
+}
+
+/// A byte the shell writes, as a character (a byte above 127 alone is no UTF-8; it cannot
+/// spell a command's name either way).
+fn byte(value: u32) -> char {
+    char::from((value & 0xff) as u8)
 }
 
 fn is_assignment(w: &str) -> bool {
@@ -434,8 +845,9 @@ fn is_assignment(w: &str) -> bool {
     }
 }
 
-/// `rm` that is recursive and aimed at `/` or the home folder, or that disarms the root check.
-fn check_rm(args: &[&str]) -> Option<String> {
+/// `rm` that is recursive and aimed at `/`, a home folder or a top-level system folder, or
+/// that disarms the root check.
+fn check_rm(args: &[&str], cwd: &Place) -> Option<String> {
     let mut recursive = false;
     let mut targets = Vec::new();
     let mut options_done = false;
@@ -458,53 +870,448 @@ fn check_rm(args: &[&str]) -> Option<String> {
     }
     targets
         .iter()
-        .find(|t| is_root_or_home(t))
-        .map(|t| format!("recursive delete of {t}"))
+        .find(|t| is_protected(&resolve(t, cwd)))
+        .map(|t| format!("recursive delete of {}", shown(t, cwd)))
 }
 
-/// `/`, the home folder, or a top-level system folder, also written `/*`, `//`, `~/`,
-/// `$HOME/*`. The workspace's own `.` or `*` are not the machine and are allowed.
-fn is_root_or_home(t: &str) -> bool {
-    let mut t = t.to_string();
+/// `chmod`, `chown` or `chgrp` recursive on `/`, a home folder or a top-level system folder:
+/// `chmod -R 000 ~` locks the user out of their files, `chmod -R 777 /` opens the system.
+fn check_recursive_owner_or_mode(name: &str, args: &[&str], cwd: &Place) -> Option<String> {
+    let mut recursive = false;
+    let mut reference = false;
+    let mut operands = Vec::new();
+    let mut options_done = false;
+    for a in args {
+        if !options_done && *a == "--" {
+            options_done = true;
+        } else if !options_done && a.starts_with("--") {
+            recursive |= *a == "--recursive";
+            reference |= a.starts_with("--reference");
+        } else if !options_done
+            && a.len() > 1
+            && a.starts_with('-')
+            && a[1..].chars().all(|c| "RHLPcfvh".contains(c))
+        {
+            // `-R`, `-Rv`; a mode such as `-w` or `-rwx` is an operand.
+            recursive |= a.contains('R');
+        } else {
+            operands.push(*a);
+        }
+    }
+    if !recursive {
+        return None;
+    }
+    // The first operand is the mode, owner or group, unless `--reference` gives it.
+    let paths = if reference {
+        &operands[..]
+    } else {
+        operands.get(1..).unwrap_or_default()
+    };
+    paths
+        .iter()
+        .find(|t| is_protected(&resolve(t, cwd)))
+        .map(|t| format!("recursive {name} of {}", shown(t, cwd)))
+}
+
+/// `git clean` (not a dry run) of `/`, a home folder or a top-level system folder: it deletes
+/// every file there that git does not track (with `-x`, the ignored ones too), and a home
+/// folder may well be a repository of dotfiles.
+fn check_git_clean(args: &[&str], cwd: &Place) -> Option<String> {
+    let mut at = cwd.clone();
+    let mut it = args.iter();
     loop {
-        let before = t.len();
-        for suffix in ["/*", "/."] {
-            if let Some(s) = t.strip_suffix(suffix) {
-                t = if s.is_empty() {
-                    "/".into()
-                } else {
-                    s.to_string()
-                };
+        let a = *it.next()?;
+        match a {
+            "-C" | "--work-tree" => at = resolve(it.next()?, &at),
+            "-c" | "--git-dir" | "--namespace" | "--config-env" => {
+                it.next();
+            }
+            "clean" => break,
+            _ if a.starts_with("--work-tree=") => {
+                at = resolve(&a["--work-tree=".len()..], &at);
+            }
+            _ if a.starts_with('-') => {}
+            _ => return None,
+        }
+    }
+    let mut paths = Vec::new();
+    let mut options_done = false;
+    while let Some(&a) = it.next() {
+        if options_done || !a.starts_with('-') || a == "-" {
+            paths.push(a);
+        } else if a == "--" {
+            options_done = true;
+        } else if a == "--dry-run" {
+            return None;
+        } else if a == "--exclude" {
+            it.next();
+        } else if !a.starts_with("--") {
+            // A cluster of flags (`-xfd`); what follows `-e` is its pattern.
+            let (flags, pattern) = a[1..].split_once('e').unwrap_or((&a[1..], "-"));
+            if flags.contains('n') {
+                return None;
+            }
+            if pattern.is_empty() {
+                it.next();
             }
         }
-        while t.len() > 1 && t.ends_with('/') {
-            t.pop();
+    }
+    if paths.is_empty() {
+        return is_protected(&at).then(|| format!("git clean of {at}"));
+    }
+    paths
+        .iter()
+        .find(|p| is_protected(&resolve(p, &at)))
+        .map(|p| format!("git clean of {}", shown(p, &at)))
+}
+
+/// `kill` of pid -1: every process the user may signal, hx and the user's desktop included. A
+/// lone `kill -1` too, which some `kill`s read as that pid.
+fn check_kill(args: &[&str]) -> Option<String> {
+    let mut signal = None;
+    let mut i = 0;
+    while let Some(&a) = args.get(i) {
+        match a {
+            "-l" | "-L" | "--list" | "--table" => return None,
+            "--" => {
+                i += 1;
+                break;
+            }
+            "-s" | "-n" | "--signal" | "-q" | "--queue" => {
+                signal = args.get(i + 1).copied();
+                i += 2;
+            }
+            _ if a.starts_with("--") => i += 1,
+            // The first `-N` or `-NAME` is the signal; pids follow, negative ones too.
+            _ if signal.is_none() && a.len() > 1 && a.starts_with('-') => {
+                signal = Some(a);
+                i += 1;
+            }
+            _ => break,
         }
-        if t.len() == before {
+    }
+    let pids = args.get(i..).unwrap_or_default();
+    (pids.contains(&"-1") || pids.is_empty() && signal == Some("-1"))
+        .then(|| "signals every process (kill -1)".into())
+}
+
+/// `pkill`'s options that take the next word as their value.
+const PKILL_VALUES: &[&str] = &[
+    "-u",
+    "-U",
+    "-g",
+    "-G",
+    "-P",
+    "-s",
+    "-t",
+    "-r",
+    "-q",
+    "-O",
+    "--signal",
+    "--euid",
+    "--uid",
+    "--group",
+    "--pgroup",
+    "--parent",
+    "--session",
+    "--terminal",
+    "--runstates",
+    "--queue",
+    "--older",
+    "--ns",
+    "--nslist",
+    "--cgroup",
+    "--env",
+];
+
+/// `pkill` that picks no process by name: without a pattern (`pkill -u USER` signals all the
+/// user's processes), with one that matches every name, or with `-v`, which signals all the
+/// others.
+fn check_pkill(args: &[&str]) -> Option<String> {
+    let mut patterns = Vec::new();
+    let (mut pidfile, mut inverse) = (false, false);
+    let mut options_done = false;
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        if options_done || !a.starts_with('-') || a == "-" {
+            patterns.push(a);
+        } else if a == "--" {
+            options_done = true;
+        } else if a == "-F" || a == "--pidfile" {
+            pidfile = true;
+            it.next();
+        } else if a.starts_with("--pidfile=") {
+            pidfile = true;
+        } else if a == "--inverse" {
+            inverse = true;
+        } else if PKILL_VALUES.contains(&a) {
+            it.next();
+        } else if !a.starts_with("--") && a[1..].chars().all(|c| c.is_ascii_lowercase()) {
+            // A cluster of flags (`-fx`), whose last may take a value (`-fu root`); a signal
+            // (`-9`, `-HUP`) takes none.
+            inverse |= a.contains('v');
+            if a.ends_with(['u', 'g', 's', 't', 'r', 'q']) {
+                it.next();
+            }
+        }
+    }
+    if inverse {
+        return Some("signals every process but the ones named (pkill -v)".into());
+    }
+    match patterns.first() {
+        None if !pidfile => {
+            Some("signals every process it selects (pkill without a pattern)".into())
+        }
+        Some(p) if matches_every_name(p) => Some(format!(
+            "signals every process (pkill {p:?} matches every name)"
+        )),
+        _ => None,
+    }
+}
+
+/// `killall`'s options that take the next word as their value.
+const KILLALL_VALUES: &[&str] = &[
+    "-u",
+    "--user",
+    "-s",
+    "--signal",
+    "-o",
+    "--older-than",
+    "-y",
+    "--younger-than",
+    "-n",
+    "--ns",
+    "-Z",
+    "--context",
+];
+
+/// `killall` without a process name (`killall -u USER` signals all the user's processes), or
+/// with a regular expression that matches every name.
+fn check_killall(args: &[&str]) -> Option<String> {
+    let mut names = Vec::new();
+    let mut regex = false;
+    let mut options_done = false;
+    let mut it = args.iter();
+    while let Some(&a) = it.next() {
+        if options_done || !a.starts_with('-') || a == "-" {
+            names.push(a);
+        } else if matches!(a, "-l" | "--list" | "-V" | "--version" | "--help") {
+            return None;
+        } else if a == "--" {
+            options_done = true;
+        } else if a == "--regexp" {
+            regex = true;
+        } else if KILLALL_VALUES.contains(&a) {
+            it.next();
+        } else if !a.starts_with("--") && a[1..].chars().all(|c| c.is_ascii_lowercase()) {
+            regex |= a.contains('r');
+            if a.ends_with(['u', 's', 'o', 'y', 'n']) {
+                it.next();
+            }
+        }
+    }
+    if names.is_empty() {
+        return Some("signals every process it selects (killall without a process name)".into());
+    }
+    names
+        .iter()
+        .find(|n| regex && matches_every_name(n))
+        .map(|n| format!("signals every process (killall -r {n:?} matches every name)"))
+}
+
+/// Where a path leads, as far as the words tell: `.` and `..` are resolved by name (as the
+/// shell's `cd` does), links are not followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place {
+    /// The folder the command line starts in (the workspace), or this many folders below it.
+    Workspace(usize),
+    /// An absolute path: its names below `/`.
+    Root(Vec<String>),
+    /// A home folder (`~`, `$HOME`; `~user` is `user`'s), `up` folders above it, then `names`.
+    Home {
+        user: Option<String>,
+        up: usize,
+        names: Vec<String>,
+    },
+    /// What the words do not tell: `$DIR`, `cd -`, above the workspace.
+    Unknown,
+}
+
+impl Place {
+    fn home(user: Option<&str>) -> Place {
+        Place::Home {
+            user: user.map(str::to_string),
+            up: 0,
+            names: Vec::new(),
+        }
+    }
+
+    /// The entry `name` of this folder; `..` is its parent.
+    fn join(self, name: &str) -> Place {
+        match (self, name) {
+            (p, "" | ".") => p,
+            (Place::Unknown, _) | (Place::Workspace(0), "..") => Place::Unknown,
+            (Place::Workspace(d), "..") => Place::Workspace(d - 1),
+            (Place::Workspace(d), _) => Place::Workspace(d + 1),
+            (Place::Root(mut names), "..") => {
+                names.pop();
+                Place::Root(names)
+            }
+            (Place::Root(mut names), n) => {
+                names.push(n.to_string());
+                Place::Root(names)
+            }
+            (Place::Home { user, up, names }, n) => {
+                let (mut up, mut names) = (up, names);
+                if n != ".." {
+                    names.push(n.to_string());
+                } else if names.pop().is_none() {
+                    up += 1;
+                }
+                Place::Home { user, up, names }
+            }
+        }
+    }
+}
+
+impl fmt::Display for Place {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Place::Root(names) => write!(f, "/{}", names.join("/")),
+            Place::Home { user, up, names } => {
+                write!(f, "~{}", user.as_deref().unwrap_or(""))?;
+                for _ in 0..*up {
+                    write!(f, "/..")?;
+                }
+                names.iter().try_for_each(|n| write!(f, "/{n}"))
+            }
+            Place::Workspace(_) => write!(f, "."),
+            Place::Unknown => write!(f, "?"),
+        }
+    }
+}
+
+/// Where the path `word` leads from `cwd`.
+fn resolve(word: &str, cwd: &Place) -> Place {
+    let home_var = ["$HOME", "${HOME}"].iter().find_map(|h| {
+        word.strip_prefix(h)
+            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+    });
+    let (from, rest) = if let Some(rest) = word.strip_prefix('/') {
+        (Place::Root(Vec::new()), rest)
+    } else if let Some(rest) = home_var {
+        (Place::home(None), rest)
+    } else if let Some(after) = word.strip_prefix('~') {
+        let (user, rest) = after.split_once('/').unwrap_or((after, ""));
+        match user {
+            "" => (Place::home(None), rest),
+            // `~+` is the working folder, `~-` the one before.
+            "+" => (cwd.clone(), rest),
+            "-" => return Place::Unknown,
+            u => (Place::home(Some(u)), rest),
+        }
+    } else if word.starts_with('$') || word.starts_with(PROCESS_SUBSTITUTION) {
+        return Place::Unknown;
+    } else {
+        (cwd.clone(), word)
+    };
+    let names: Vec<&str> = rest.split('/').collect();
+    let mut place = from;
+    for (i, name) in names.iter().enumerate() {
+        // A last name that matches every entry (`*`, `.*`) reaches the folder's whole content:
+        // for a delete, the folder itself.
+        if i + 1 == names.len() && matches_every_entry(name) {
+            break;
+        }
+        place = place.join(name);
+    }
+    place
+}
+
+/// A glob that matches every name in a folder (`*`, `.*`, `?*`, `.[!.]*`): with the glob
+/// characters and bracket expressions taken out, at most dots are left.
+fn matches_every_entry(name: &str) -> bool {
+    let mut rest = String::new();
+    let mut in_bracket = false;
+    let mut any_glob = false;
+    for c in name.chars() {
+        match c {
+            '[' if !in_bracket => {
+                in_bracket = true;
+                any_glob = true;
+            }
+            ']' if in_bracket => in_bracket = false,
+            '*' | '?' if !in_bracket => any_glob = true,
+            _ if in_bracket => {}
+            c => rest.push(c),
+        }
+    }
+    any_glob && rest.chars().all(|c| c == '.')
+}
+
+/// Top-level folders of the system: deleting one, or all it holds, breaks the machine.
+const SYSTEM_FOLDERS: &[&str] = &[
+    "root", "home", "usr", "etc", "var", "bin", "boot", "lib", "lib64", "sbin", "opt", "srv",
+    "dev", "proc", "sys",
+];
+
+/// `/`, a home folder (the user's, another's, or `/home/NAME`), a folder above one, or a
+/// top-level system folder. A top-level name the words do not fix (`/u*`, `/$X`) may be any of
+/// them. The workspace's own `.` or `*` are not the machine.
+fn is_protected(p: &Place) -> bool {
+    match p {
+        Place::Root(names) => match names.as_slice() {
+            [] => true,
+            [top] => SYSTEM_FOLDERS.contains(&top.as_str()) || top.contains(['*', '?', '[', '$']),
+            [first, _] => first == "home",
+            _ => false,
+        },
+        Place::Home { up, names, .. } => names.len() <= *up,
+        Place::Workspace(_) | Place::Unknown => false,
+    }
+}
+
+/// `word` as a reason names it: with the folder a `cd` moved to, when it is relative to that.
+fn shown(word: &str, cwd: &Place) -> String {
+    let relative = !(word.starts_with('/') || word.starts_with('~') || word.starts_with('$'));
+    match cwd {
+        Place::Root(_) | Place::Home { .. } if relative => format!("{word} in {cwd}"),
+        _ => word.to_string(),
+    }
+}
+
+/// Where `cmd` moves the commands after it when it is a `cd` (or `pushd`, `popd`).
+fn moves_to(cmd: &SimpleCommand, cwd: &Place) -> Option<Place> {
+    let (name, args) = program(&cmd.words)?;
+    if name == "popd" {
+        return Some(Place::Unknown);
+    }
+    if name != "cd" && name != "pushd" {
+        return None;
+    }
+    let mut dir = None;
+    let mut options_done = false;
+    for a in &args {
+        if !options_done && *a == "--" {
+            options_done = true;
+        } else if !options_done
+            && a.len() > 1
+            && a.starts_with('-')
+            && !a[1..].starts_with(|c: char| c.is_ascii_digit())
+        {
+            // `-L`, `-P`, `-e`, `-@`, pushd's `-n`.
+        } else {
+            dir = Some(*a);
             break;
         }
     }
-    matches!(
-        t.as_str(),
-        "/" | "~"
-            | "$HOME"
-            | "${HOME}"
-            | "/root"
-            | "/home"
-            | "/usr"
-            | "/etc"
-            | "/var"
-            | "/bin"
-            | "/boot"
-            | "/lib"
-            | "/lib64"
-            | "/sbin"
-            | "/opt"
-            | "/srv"
-            | "/dev"
-            | "/proc"
-            | "/sys"
-    )
+    Some(match dir {
+        None if name == "cd" => Place::home(None),
+        // `pushd` alone swaps the top two folders of its stack, `cd -` goes back: unknown here.
+        None | Some("-") => Place::Unknown,
+        Some(d) if name == "pushd" && (d.starts_with('+') || d.starts_with('-')) => Place::Unknown,
+        Some(d) => resolve(d, cwd),
+    })
 }
 
 fn is_disk_device(t: &str) -> bool {

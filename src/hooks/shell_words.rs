@@ -215,6 +215,16 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                 st.substitution(&inner, SUBSTITUTION, out, depth);
                 i = end;
             }
+            '$' if chars.get(i + 1) == Some(&'\'') => {
+                // Bash's ANSI-C quoting: `$'\x72\x6d'` is the word `rm`.
+                st.in_word = true;
+                i = ansi_c_quoted(&chars, i + 2, &mut st.word);
+            }
+            '$' if chars.get(i + 1) == Some(&'"') => {
+                // `$"…"` (a translated string) is a double-quoted word.
+                i += 1;
+                continue;
+            }
             '`' => {
                 let (inner, end) = until(&chars, i + 1, '`');
                 st.substitution(&inner, SUBSTITUTION, out, depth);
@@ -250,8 +260,12 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
                 let producer = st.end_command(out);
                 st.piped = pipe.then(|| producer.map_or(Input::Unknown, Input::Pipe));
             }
-            ';' | '&' | '\n' | '(' | ')' | '{' | '}' if !st.in_word || c != '{' && c != '}' => {
-                // `{`/`}` only separate when they stand alone (group braces), not in `${HOME}`.
+            '{' | '}' if st.in_word || !group_brace(&st, chars.get(i + 1)) => {
+                // Part of a word: `${HOME}`, `{}`, `-I{}`, `{a,b}`.
+                st.in_word = true;
+                st.word.push(c);
+            }
+            ';' | '&' | '\n' | '(' | ')' | '{' | '}' => {
                 st.end_command(out);
                 if matches!(c, ';' | '&') {
                     st.piped = None;
@@ -340,6 +354,14 @@ fn parse(line: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
     }
     st.end_command(out);
     // Here-docs on the last line without a body: the shell reads nothing for them.
+}
+
+/// Whether a `{` or `}` not inside a word, followed by `next`, is a group's brace: bash reads
+/// one only as a command's first word, standing alone (`{ a; }`); elsewhere (`echo {}`, `find
+/// -exec rm {} +`) it is a word of its own.
+fn group_brace(st: &State, next: Option<&char>) -> bool {
+    let alone = next.is_none_or(|n| n.is_whitespace() || ";&|()<>".contains(*n));
+    alone && st.cmd.words.is_empty() && st.next == Next::Word
 }
 
 /// A descriptor number written right before a redirection operator (`2>`), taken out of the
@@ -435,6 +457,83 @@ fn body_substitutions(body: &str, out: &mut Vec<SimpleCommand>, depth: usize) {
     }
 }
 
+/// Reads an ANSI-C quoted string (`$'…'`) from `start`, just after its opening quote, into
+/// `word` with its escapes read as bash reads them; returns the index of the closing quote (or
+/// the end).
+fn ansi_c_quoted(chars: &[char], start: usize, word: &mut String) -> usize {
+    let mut i = start;
+    while let Some(&c) = chars.get(i) {
+        if c == '\'' {
+            return i;
+        }
+        if c != '\\' {
+            word.push(c);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let Some(&e) = chars.get(i) else {
+            word.push('\\');
+            return i;
+        };
+        // The digits after index `i` (at most `max`), added to `value`; moves `i` past them.
+        let mut number = |radix: u32, max: usize, mut value: u32| {
+            let mut n = 0;
+            while let Some(d) = chars.get(i + 1).and_then(|c| c.to_digit(radix)) {
+                if n == max {
+                    break;
+                }
+                value = value.saturating_mul(radix).saturating_add(d);
+                i += 1;
+                n += 1;
+            }
+            (n > 0).then_some(value)
+        };
+        // `\NNN` and `\xHH` stand for one byte each.
+        let byte = |v: u32| char::from((v & 0xff) as u8);
+        match e {
+            'n' => word.push('\n'),
+            't' => word.push('\t'),
+            'r' => word.push('\r'),
+            'a' => word.push('\x07'),
+            'b' => word.push('\x08'),
+            'e' | 'E' => word.push('\x1b'),
+            'f' => word.push('\x0c'),
+            'v' => word.push('\x0b'),
+            '0'..='7' => {
+                let first = e.to_digit(8).unwrap_or(0);
+                word.push(byte(number(8, 2, first).unwrap_or(first)));
+            }
+            'x' => match number(16, 2, 0) {
+                Some(v) => word.push(byte(v)),
+                None => word.push_str("\\x"),
+            },
+            'u' | 'U' => match number(16, if e == 'u' { 4 } else { 8 }, 0).and_then(char::from_u32)
+            {
+                Some(ch) => word.push(ch),
+                None => {
+                    word.push('\\');
+                    word.push(e);
+                }
+            },
+            // `\cX`: the control character of X.
+            'c' => {
+                if let Some(&x) = chars.get(i + 1) {
+                    i += 1;
+                    word.push(byte(x as u32 & 0x1f));
+                }
+            }
+            '\\' | '\'' | '"' | '?' => word.push(e),
+            other => {
+                word.push('\\');
+                word.push(other);
+            }
+        }
+        i += 1;
+    }
+    i
+}
+
 /// The text up to the `)` that closes an opening just before `start`; returns it and the
 /// index of that `)`.
 fn balanced(chars: &[char], start: usize) -> (String, usize) {
@@ -497,6 +596,18 @@ mod tests {
     #[test]
     fn braces_in_words_and_groups() {
         assert_eq!(words("{ echo ${HOME}; }"), vec![vec!["echo", "${HOME}"]]);
+        assert_eq!(
+            words("find . -exec rm {} +; xargs -I{} mv {} x"),
+            vec![
+                vec!["find", ".", "-exec", "rm", "{}", "+"],
+                vec!["xargs", "-I{}", "mv", "{}", "x"]
+            ]
+        );
+        assert_eq!(
+            words("{ a; } | b; echo } {a,b}"),
+            vec![vec!["a"], vec!["b"], vec!["echo", "}", "{a,b}"]]
+        );
+        assert_eq!(words("f(){ g; }"), vec![vec!["f"], vec!["g"]]);
     }
 
     #[test]
@@ -580,6 +691,29 @@ mod tests {
         assert_eq!(cmds[0].words, ["make"]);
         assert_eq!(cmds[0].redirects, ["/dev/sda"]);
         assert_eq!(cmds[1].words, ["ls"]);
+    }
+
+    #[test]
+    fn ansi_c_quotes_are_read_as_bash_reads_them() {
+        assert_eq!(
+            words(r"$'\x72\x6d' -rf $'\057'"),
+            vec![vec!["rm", "-rf", "/"]]
+        );
+        assert_eq!(
+            words(r"echo $'a\'b' x$'\tc'"),
+            vec![vec!["echo", "a'b", "x\tc"]]
+        );
+        assert_eq!(
+            words(r"echo $'\u00e9\cA\q'"),
+            vec![vec!["echo", "é\u{1}\\q"]]
+        );
+        assert_eq!(
+            words(r#"echo $"sudo id" "$'x'""#),
+            vec![vec!["echo", "sudo id", "$'x'"]]
+        );
+        // Cut short: what was read stays the word, and nothing panics.
+        assert_eq!(words(r"echo $'ab\"), vec![vec!["echo", "ab\\"]]);
+        assert_eq!(words(r"echo $'\x"), vec![vec!["echo", "\\x"]]);
     }
 
     #[test]

@@ -80,6 +80,9 @@ fn refuses_destructive_and_escalating_commands() {
             "find / -execdir sh -c 'rm -rf ~' \\;",
             "recursive delete of ~",
         ),
+        // Bash's ANSI-C quoting spells a word in escapes.
+        ("$'\\x72\\x6d' -rf /", "recursive delete of /"),
+        ("$'\\163udo' id", "privilege escalation (sudo)"),
     ];
     for (cmd, reason) in refused {
         assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
@@ -128,6 +131,386 @@ fn lets_look_alikes_through() {
 }
 
 #[test]
+fn paths_are_resolved_through_dot_dot_other_homes_and_cd() {
+    let refused = [
+        ("rm -rf /usr/..", "recursive delete of /usr/.."),
+        ("rm -rf /tmp/../etc", "recursive delete of /tmp/../etc"),
+        ("rm -rf /./usr/./", "recursive delete of /./usr/./"),
+        ("rm -rf ~user", "recursive delete of ~user"),
+        ("rm -rf ~root/", "recursive delete of ~root/"),
+        ("rm -rf ~/..", "recursive delete of ~/.."),
+        ("rm -rf $HOME/../bob", "recursive delete of $HOME/../bob"),
+        ("rm -rf /home/bob", "recursive delete of /home/bob"),
+        ("rm -rf /home/*", "recursive delete of /home/*"),
+        ("rm -rf ~/.*", "recursive delete of ~/.*"),
+        ("rm -rf /u*", "recursive delete of /u*"),
+        ("rm -rf /$DIR", "recursive delete of /$DIR"),
+        ("cd / && rm -rf *", "recursive delete of * in /"),
+        ("cd ~ && rm -rf .", "recursive delete of . in ~"),
+        ("cd && rm -rf ./*", "recursive delete of ./* in ~"),
+        ("cd /usr; rm -rf ..", "recursive delete of .. in /usr"),
+        ("cd / && rm -rf etc", "recursive delete of etc in /"),
+        (
+            "cd -P /tmp && cd .. && rm -rf -- *",
+            "recursive delete of * in /",
+        ),
+        (
+            "cd ~/project && rm -rf ../..",
+            "recursive delete of ../.. in ~/project",
+        ),
+        ("pushd / >/dev/null; rm -rf *", "recursive delete of * in /"),
+        // The shell a script is given to starts where the line is.
+        ("cd / && sh -c 'rm -rf *'", "recursive delete of * in /"),
+        ("bash -c 'cd ~ && rm -rf .'", "recursive delete of . in ~"),
+        // A substitution starts where its command is, and a `cd` inside moves what follows.
+        ("cd / && echo $(rm -rf *)", "recursive delete of * in /"),
+        ("echo $(cd /; rm -rf *)", "recursive delete of * in /"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "rm -rf ./target",
+        "rm -rf build/",
+        "rm -rf target/debug/..",
+        "rm -rf ~/project/build",
+        "rm -rf ~/.cache",
+        "rm -rf ~/*.log",
+        "rm -rf /tmp/*",
+        "rm -rf /home/bob/project/target",
+        "cd build && rm -rf *",
+        "cd /tmp/hx-build && rm -rf *",
+        "cd ~/project && rm -rf .",
+        "cd $(mktemp -d) && rm -rf *",
+        "cd \"$DIR\" && rm -rf *",
+        "cd - && rm -rf *",
+        "cd /tmp && popd && rm -rf *",
+        "cd .. && rm -rf build",
+        // A `cd` inside a substitution moves nothing outside it.
+        "root=$(cd / && pwd); rm -rf *",
+        "cd ~ && cd project && rm -rf *",
+        "rm -rf ~+/build",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
+fn find_sweeping_a_protected_folder_is_a_recursive_delete() {
+    let refused = [
+        ("find / -delete", "recursive delete of / (find -delete)"),
+        (
+            "find ~ -type f -delete",
+            "recursive delete of ~ (find -delete)",
+        ),
+        (
+            "find -L /etc -mindepth 1 -delete",
+            "recursive delete of /etc (find -delete)",
+        ),
+        (
+            "cd / && find -delete",
+            "recursive delete of . in / (find -delete)",
+        ),
+        (
+            "find / -exec rm -rf {} +",
+            "recursive delete of / (find -exec rm)",
+        ),
+        (
+            "find / -exec rm {} \\;",
+            "recursive delete of / (find -exec rm)",
+        ),
+        (
+            "find ~ -execdir rm -f {} +",
+            "recursive delete of ~ (find -exec rm)",
+        ),
+        (
+            "find /usr -exec chmod 000 {} +",
+            "recursive chmod of /usr (find -exec chmod)",
+        ),
+        // A name that matches everything picks nothing out, and `!` or `-o` can undo a pick.
+        (
+            "find ~ -name '*' -delete",
+            "recursive delete of ~ (find -delete)",
+        ),
+        (
+            "find / ! -name '*.o' -delete",
+            "recursive delete of / (find -delete)",
+        ),
+        (
+            "find / -name x -o -delete",
+            "recursive delete of / (find -delete)",
+        ),
+        ("find . / -delete", "recursive delete of / (find -delete)"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "find . -name '*.o' -delete",
+        "find . -delete",
+        "find build -type f -delete",
+        "find ~ -name '*.pyc' -delete",
+        "find / -name '*.pyc' -exec rm {} +",
+        "find / -path '*/node_modules/.cache' -exec rm -rf {} +",
+        "find / -type f -exec grep -l TODO {} +",
+        "find ~ -maxdepth 1 -print",
+        "find / -name core",
+        "find ~/project -exec rm -rf {} +",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
+fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
+    let cannot_tell = |word: &str, why: &str| {
+        format!("cannot tell what {word} runs, and its arguments would be refused for rm ({why})")
+    };
+    let refused = [
+        // A substitution printing a literal is the command it prints.
+        (
+            "$(printf rm) -rf /".to_string(),
+            "recursive delete of /".to_string(),
+        ),
+        ("`echo rm` -rf /".into(), "recursive delete of /".into()),
+        (
+            "$(echo sudo) id".into(),
+            "privilege escalation (sudo)".into(),
+        ),
+        (
+            "X=$(date) $(printf 'rm -r') ~".into(),
+            "recursive delete of ~".into(),
+        ),
+        (
+            "\"$(echo rm)\" -fr ~user".into(),
+            "recursive delete of ~user".into(),
+        ),
+        // A variable, or a substitution the line does not tell, with arguments refused for rm.
+        (
+            "a=rm; $a -rf /".into(),
+            cannot_tell("$a", "recursive delete of /"),
+        ),
+        (
+            "${a} -rf ~".into(),
+            cannot_tell("${a}", "recursive delete of ~"),
+        ),
+        (
+            "\"$RM\" -r -- /etc".into(),
+            cannot_tell("$RM", "recursive delete of /etc"),
+        ),
+        (
+            "/usr/bin/$x -rf /".into(),
+            cannot_tell("/usr/bin/$x", "recursive delete of /"),
+        ),
+        (
+            "$(cat cmd.txt) -rf /".into(),
+            cannot_tell("$(…)", "recursive delete of /"),
+        ),
+        (
+            "env $tool --no-preserve-root x".into(),
+            cannot_tell("$tool", "rm --no-preserve-root"),
+        ),
+        (
+            "cd / && $a -rf *".into(),
+            cannot_tell("$a", "recursive delete of * in /"),
+        ),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(
+            check_command(&cmd).as_deref(),
+            Some(reason.as_str()),
+            "{cmd}"
+        );
+    }
+    let allowed = [
+        "$(printf ls) -rf /",
+        "$EDITOR notes.txt",
+        "$CC -r -o out.o a.o b.o",
+        "\"$PYTHON\" -m pytest -x tests",
+        "$a -rf ./build",
+        "$(which cargo) build --release",
+        "$HOME/.cargo/bin/cargo test",
+        "\"$dir\"/rm -f x",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+    // A program under a variable's folder is still that program.
+    assert_eq!(
+        check_command("$HOME/bin/sudo id").as_deref(),
+        Some("privilege escalation (sudo)")
+    );
+}
+
+#[test]
+fn xargs_runs_its_command_with_the_words_of_its_input() {
+    let refused = [
+        ("echo / | xargs rm -rf", "recursive delete of /"),
+        ("printf '%s\\0' ~ | xargs -0 rm -r", "recursive delete of ~"),
+        ("xargs rm -rf <<< '/etc'", "recursive delete of /etc"),
+        ("echo / | xargs -I{} rm -rf {}", "recursive delete of /"),
+        (
+            "echo usr | xargs -I % rm -rf /%",
+            "recursive delete of /usr",
+        ),
+        ("echo x / | xargs -n1 rm -rf", "recursive delete of /"),
+        ("find / | xargs rm -rf", "recursive delete of /"),
+        ("find ~ -print0 | xargs -0 rm -rf", "recursive delete of ~"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "echo build | xargs rm -rf",
+        "find . -name node_modules -prune | xargs rm -rf",
+        "find / -name '*.pyc' | xargs rm -f",
+        "git ls-files -z | xargs -0 grep -l TODO",
+        "ls | xargs rm -rf",
+        "xargs -a list.txt rm -rf",
+        "echo / | xargs ls -la",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
+fn commands_made_from_xargs_input_are_bounded() {
+    // Each of 200 inputs makes a script holding 200 more, and so on: 200^4 commands unbounded.
+    // The bound ends the check (this test would hang without it).
+    let list = |w: &str| vec![w; 200].join(" ");
+    let line = format!(
+        "echo {} | xargs -I@ sh -c 'echo {} | xargs -I% sh -c \"echo {} | xargs -I^ sh -c \\\"echo {} | xargs -I~ echo @%^~\\\"\"'",
+        list("a"),
+        list("b"),
+        list("c"),
+        list("d")
+    );
+    assert_eq!(check_command(&line), None);
+    // Within the bound an input is checked, past it not: the bound is a limit, not a sandbox.
+    let late = |n: usize| {
+        let before = vec!["a"; n].join(" ");
+        format!("echo {before} / | xargs -I{{}} sh -c 'rm -rf {{}}'")
+    };
+    assert_eq!(
+        check_command(&late(255)).as_deref(),
+        Some("recursive delete of /")
+    );
+    assert_eq!(check_command(&late(256)), None);
+    // Each line checked starts with the whole bound.
+    assert_eq!(
+        check_command(&late(255)).as_deref(),
+        Some("recursive delete of /")
+    );
+}
+
+#[test]
+fn recursive_modes_and_owners_and_git_clean_of_protected_folders() {
+    let refused = [
+        ("chmod -R 000 ~", "recursive chmod of ~"),
+        ("chmod -R 777 /", "recursive chmod of /"),
+        ("chmod --recursive a-w /usr", "recursive chmod of /usr"),
+        ("chmod -Rv -x /etc/", "recursive chmod of /etc/"),
+        ("chown -R nobody: $HOME", "recursive chown of $HOME"),
+        ("chgrp -R users ~bob", "recursive chgrp of ~bob"),
+        ("chmod -R --reference=f ~", "recursive chmod of ~"),
+        ("cd / && chmod -R 755 .", "recursive chmod of . in /"),
+        ("git clean -xfd ~", "git clean of ~"),
+        ("git clean -fdx -- /", "git clean of /"),
+        ("git -C ~ clean -fdx", "git clean of ~"),
+        ("cd ~ && git clean -fd", "git clean of ~"),
+        ("git clean -e '*.log' -xfd ~", "git clean of ~"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "chmod +x ./script.sh",
+        "chmod -R u+w ./vendor",
+        "chmod -R go-w ~/project",
+        "chmod 600 ~/.ssh/config",
+        "chmod 700 ~",
+        "chmod -x /usr/local/bin/tool",
+        "chown -R $USER:$USER ./build",
+        "cd / && chown -R root /srv/app",
+        "git clean -xfd",
+        "git clean -fdx build/",
+        "git clean -nxfd ~",
+        "git clean --dry-run -d /",
+        "git -C ~/project clean -fdx",
+        "git status ~",
+        "git log -- /",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
+fn signalling_every_process_is_refused_and_named_processes_are_not() {
+    let every = "signals every process (kill -1)";
+    let selected = "signals every process it selects (pkill without a pattern)";
+    let unnamed = "signals every process it selects (killall without a process name)";
+    let refused = [
+        ("kill -1", every),
+        ("kill -9 -1", every),
+        ("kill -s KILL -1", every),
+        ("kill -KILL -- -1", every),
+        ("kill -- -1", every),
+        ("kill -TERM 1234 -1", every),
+        ("/bin/kill -9 -1", every),
+        ("echo -1 | xargs kill -9", every),
+        ("pkill -u USER", selected),
+        ("pkill -9 -u $USER", selected),
+        ("pkill --signal KILL -U 1000", selected),
+        (
+            "pkill -v myserver",
+            "signals every process but the ones named (pkill -v)",
+        ),
+        (
+            "pkill -f '.*'",
+            "signals every process (pkill \".*\" matches every name)",
+        ),
+        ("killall -u USER", unnamed),
+        ("killall -9", unnamed),
+        ("killall -s KILL --user me", unnamed),
+        (
+            "killall -r '.*'",
+            "signals every process (killall -r \".*\" matches every name)",
+        ),
+        ("killall5 -9", "signals every process (killall5)"),
+    ];
+    for (cmd, reason) in refused {
+        assert_eq!(check_command(cmd).as_deref(), Some(reason), "{cmd}");
+    }
+    let allowed = [
+        "kill %1",
+        "kill $PID",
+        "kill -9 $PID",
+        "kill -1 1234",
+        "kill -HUP $(cat server.pid)",
+        "kill -- -4321",
+        "kill -l",
+        "kill 0",
+        "echo 1234 | xargs kill -9",
+        "pkill -f myserver",
+        "pkill -HUP nginx",
+        "pkill -u $USER -f 'node server.js'",
+        "pkill -F server.pid",
+        "killall node",
+        "killall -9 node",
+        "killall -u $USER node",
+        "killall -r 'node.*'",
+        "killall -l",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd}");
+    }
+}
+
+#[test]
 fn scripts_fed_to_a_shell_on_stdin_are_checked() {
     let refused = [
         ("sh <<EOF\nrm -rf /\nEOF", "recursive delete of /"),
@@ -141,6 +524,10 @@ fn scripts_fed_to_a_shell_on_stdin_are_checked() {
         ("echo \"rm -rf /\" | sh -", "recursive delete of /"),
         ("printf 'sudo id\\n' | sh", "privilege escalation (sudo)"),
         ("printf '%s\\n' 'rm -rf ~' | dash", "recursive delete of ~"),
+        ("printf '\\x72\\x6d -rf /' | sh", "recursive delete of /"),
+        ("printf '\\162\\155 -rf ~' | bash", "recursive delete of ~"),
+        ("printf '%b' '\\0163udo id' | sh", "privilege escalation (sudo)"),
+        ("echo -e '\\x73udo id' | bash", "privilege escalation (sudo)"),
         ("echo 'reboot' | cat | zsh", "stops the machine (reboot)"),
         ("echo 'reboot' | env FOO=1 /bin/bash", "stops the machine (reboot)"),
         ("echo 'reboot' | timeout 5 ksh -e", "stops the machine (reboot)"),
@@ -214,6 +601,12 @@ fn printf_and_echo_output_is_rebuilt_as_the_shell_prints_it() {
     assert_eq!(echo_output(&["-n", "-e", "a\\nb", "c"]), "a\nb c\n");
     assert_eq!(echo_output(&["-x", "y"]), "-x y\n");
     assert_eq!(echo_output(&["stop\\cthere"]), "stop");
+    // Bytes in octal and hex: `\NNN` in a format, `\0NNN` in `%b` and echo, `\xHH` in all.
+    assert_eq!(printf_output(&["\\x72\\x6d -rf \\57"]), "rm -rf /");
+    assert_eq!(printf_output(&["\\1623\\x"]), "r3\\x");
+    assert_eq!(printf_output(&["%b", "\\0162\\x6D\\e"]), "rm\x1b");
+    assert_eq!(echo_output(&["-e", "\\x73udo\\0"]), "sudo\0\n");
+    assert_eq!(printf_output(&["\\777\\"]), "\u{ff}\\");
     assert_eq!(printf_output(&["%b.", "stop\\cthere"]), "stop");
     // A short format reused for many arguments cannot build a huge script.
     let format = "x".repeat(4096) + "%s";
