@@ -6,10 +6,8 @@
 //! token. Believed, that count would make each next request 1 token plus what was appended
 //! since, never near the limit.
 
-mod support;
-
+use crate::support::{tool_answer, Call, FakeServer, Hx, Reply};
 use serde_json::json;
-use support::{tool_answer, Call, FakeServer, Hx, Reply};
 
 /// A reply that says its request was 1 token, streamed without pauses.
 fn counting_one(r: Reply) -> Reply {

@@ -2,12 +2,10 @@
 //! files that are gone included. An approval left behind for a deleted `.mcp.json` would
 //! trust the same content again, without asking, the day a branch or a pull brings it back.
 
-mod support;
-
 use std::path::Path;
 
+use crate::support::Hx;
 use serde_json::json;
-use support::Hx;
 
 fn canonical(path: &Path) -> String {
     std::fs::canonicalize(path)
