@@ -18,7 +18,7 @@ use crate::session::{self, Recorder, Store};
 use crate::skills::{self, LoadSkill};
 use crate::text::Warning;
 use crate::tools::todo::{TodoList, TodoWrite};
-use crate::tools::{Registry, ToolContext, ToolSet, Workspace};
+use crate::tools::{FileWrites, Registry, ToolContext, ToolSet, Workspace};
 
 /// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
 /// file that is not valid is the error), the project instructions, the skill catalog; what
@@ -127,6 +127,9 @@ pub fn build_agent_with(
             limits: config.limits.clone(),
             env: config.shell_env.apply(process::env::original_vars()),
             sandbox,
+            // From the setting, not the plan: read-only holds even where the kernel cannot
+            // enforce it for bash.
+            file_writes: FileWrites::of(&config.sandbox),
             ..ToolContext::new(workspace)
         },
         hooks,

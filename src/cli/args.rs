@@ -211,7 +211,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub no_guard: bool,
     /// What bash may write: workspace-write (the workspace, the temporary folder and
-    /// sandbox.writable_roots), read-only, or off [default: workspace-write]
+    /// sandbox.writable_roots), read-only (nothing, and write_file and edit_file refuse),
+    /// or off [default: workspace-write]
     #[arg(long, value_name = "MODE")]
     pub sandbox: Option<crate::sandbox::Mode>,
     /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt

@@ -58,6 +58,10 @@ impl Tool for EditFile {
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
+            // Before the arguments: whatever they are, nothing is written in this run.
+            if let Some(refused) = cx.refuse_file_write("edit_file") {
+                return refused;
+            }
             let get = |key| args::string("edit_file", &args, key).map(str::to_string);
             let path = args::path("edit_file", &args, "path").map(str::to_string);
             let (user_path, old, new) = match (path, get("old_text"), get("new_text")) {
@@ -242,6 +246,20 @@ mod tests {
         let r = edit_file(&cx, "f.txt", "    old();", "    new();\n    more();").await;
         assert_eq!(r, "Edited f.txt (replaced 1 occurrence)");
         assert_eq!(read(&d), "fn main() {\n    new();\n    more();\n}\n");
+    }
+
+    #[tokio::test]
+    async fn a_read_only_run_refuses_and_leaves_the_file() {
+        let (d, mut cx) = setup("old\n");
+        cx.file_writes = crate::tools::FileWrites::ReadOnly(crate::sandbox::Source::Flag);
+        let r = edit_file(&cx, "f.txt", "old", "new").await;
+        assert!(
+            r.starts_with(
+                "Error: edit_file refused: the sandbox is read-only (--sandbox read-only)"
+            ),
+            "{r}"
+        );
+        assert_eq!(read(&d), "old\n");
     }
 
     #[tokio::test]

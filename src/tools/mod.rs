@@ -103,6 +103,9 @@ pub struct ToolContext {
     pub env: crate::process::ToolEnv,
     /// The kernel sandbox bash commands run in; `None` runs them unconfined.
     pub sandbox: Option<Arc<crate::sandbox::Sandbox>>,
+    /// Whether the tools that write files may: the sandbox's mode as set, which holds
+    /// whether or not the kernel can enforce it for bash.
+    pub file_writes: FileWrites,
     /// The session the call belongs to, and the call's id (empty outside a run).
     pub session_id: String,
     pub call_id: String,
@@ -116,8 +119,49 @@ impl ToolContext {
             limits: ToolLimits::default(),
             env: crate::process::ToolEnv::default(),
             sandbox: None,
+            file_writes: FileWrites::Allowed,
             session_id: String::new(),
             call_id: String::new(),
+        }
+    }
+
+    /// The answer of `tool`, a tool that changes files, when this run may change none; `None`
+    /// when it may go on.
+    pub fn refuse_file_write(&self, tool: &str) -> Option<ToolResult> {
+        let FileWrites::ReadOnly(source) = &self.file_writes else {
+            return None;
+        };
+        // Where the mode was set, so the user (and the model, telling them) knows what to
+        // change; the flag beats any file.
+        let set_by = match source {
+            crate::sandbox::Source::File(path) => format!("set in {}", path.display()),
+            crate::sandbox::Source::Flag | crate::sandbox::Source::Default => {
+                "--sandbox read-only".to_string()
+            }
+        };
+        Some(ToolResult::error(format!(
+            "{tool} refused: the sandbox is read-only ({set_by}); no file may be changed in \
+             this run. Retrying will not help; the user can allow writes with --sandbox \
+             workspace-write."
+        )))
+    }
+}
+
+/// Whether the file tools may change files in this run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum FileWrites {
+    #[default]
+    Allowed,
+    /// The sandbox is `read-only`, set where this says.
+    ReadOnly(crate::sandbox::Source),
+}
+
+impl FileWrites {
+    /// What the sandbox settings of a run allow.
+    pub fn of(settings: &crate::sandbox::Settings) -> FileWrites {
+        match settings.mode {
+            crate::sandbox::Mode::ReadOnly => FileWrites::ReadOnly(settings.source.clone()),
+            crate::sandbox::Mode::WorkspaceWrite | crate::sandbox::Mode::Off => FileWrites::Allowed,
         }
     }
 }

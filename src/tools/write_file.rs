@@ -51,6 +51,10 @@ impl Tool for WriteFile {
 
     fn call<'a>(&'a self, args: Value, cx: &'a ToolContext) -> BoxFuture<'a, ToolResult> {
         Box::pin(async move {
+            // Before the arguments: whatever they are, nothing is written in this run.
+            if let Some(refused) = cx.refuse_file_write("write_file") {
+                return refused;
+            }
             let (user_path, content) = match (
                 args::path("write_file", &args, "path"),
                 args::string("write_file", &args, "content"),
@@ -127,6 +131,28 @@ mod tests {
             .find_map(|l| l.strip_prefix("Umask:"))
             .and_then(|v| u32::from_str_radix(v.trim(), 8).ok())
             .unwrap_or(0o022)
+    }
+
+    #[tokio::test]
+    async fn a_read_only_run_refuses_and_writes_nothing() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("f"), "old").unwrap();
+        let config = std::path::PathBuf::from("/u/config.toml");
+        let cx = ToolContext {
+            file_writes: crate::tools::FileWrites::ReadOnly(crate::sandbox::Source::File(config)),
+            ..cx(&d)
+        };
+        for path in ["f", "new/g"] {
+            let r = write_file(&cx, json!({"path": path, "content": "new"})).await;
+            assert_eq!(
+                r,
+                "Error: write_file refused: the sandbox is read-only (set in /u/config.toml); \
+                 no file may be changed in this run. Retrying will not help; the user can \
+                 allow writes with --sandbox workspace-write."
+            );
+        }
+        assert_eq!(std::fs::read_to_string(d.path().join("f")).unwrap(), "old");
+        assert!(!d.path().join("new").exists());
     }
 
     #[tokio::test]

@@ -532,3 +532,98 @@ fn a_command_cannot_reach_the_users_terminal() {
     let out = &tool_results(&reqs[1].body)[0];
     assert!(out.contains("refused") && !out.contains("opened"), "{out}");
 }
+
+/// One turn of file tool calls that would change `a.txt` (whose content is `old`) and create
+/// `b.txt`, and a subagent asked to do the same; returns the main agent's and the subagent's
+/// tool messages. The files must be as they were.
+fn file_tool_turn(hx: &mut Hx, run: impl Fn(&Hx) -> Run) -> (Vec<String>, Vec<String>) {
+    let write = |id: &str, path: &str| {
+        Call::new(
+            id,
+            "write_file",
+            &json!({"path": path, "content": "new\n"}).to_string(),
+        )
+    };
+    let edit = Call::new(
+        "e1",
+        "edit_file",
+        &json!({"path": "a.txt", "old_text": "old", "new_text": "new"}).to_string(),
+    );
+    let task = Call::new(
+        "t1",
+        "task",
+        &json!({"description": "write", "prompt": "write a.txt"}).to_string(),
+    );
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![write("w1", "a.txt"), edit, write("w2", "b.txt"), task]),
+        Reply::tool_calls(vec![write("s1", "a.txt"), write("s2", "c.txt")]),
+        Reply::text("the child could not write"),
+        Reply::text("done"),
+    ]);
+    hx.write_file("a.txt", "old\n")
+        .env("DEEPSEEK_BASE_URL", server.url());
+    let done = run(&*hx);
+    done.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{}", done.dump());
+    assert_eq!(hx.read_file("a.txt"), "old\n");
+    for f in ["b.txt", "c.txt"] {
+        assert!(!hx.workspace().join(f).exists(), "{f} was created");
+    }
+    (tool_results(&reqs[3].body), tool_results(&reqs[2].body))
+}
+
+fn assert_read_only_refusals(results: &[String], tools: &[&str], set_by: &str) {
+    assert_eq!(results.len(), tools.len(), "{results:?}");
+    for (r, tool) in results.iter().zip(tools) {
+        let head =
+            format!("Error: {tool} refused: the sandbox is read-only ({set_by}); no file may be");
+        assert!(r.starts_with(&head), "{r}");
+        assert!(r.contains("--sandbox workspace-write"), "{r}");
+    }
+}
+
+/// `read-only` is a setting of the run, not only of bash's kernel sandbox: the file tools
+/// refuse too, the subagent's included, set by the flag or by a config file, and whether or
+/// not the kernel has Landlock.
+#[test]
+fn read_only_file_tools_refuse_and_leave_files_untouched() {
+    let main_tools = ["write_file", "edit_file", "write_file"];
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--sandbox", "read-only", "write"]);
+    let (main, child) = file_tool_turn(&mut hx, Hx::run);
+    assert_read_only_refusals(&main[..3], &main_tools, "--sandbox read-only");
+    assert_eq!(main[3], "the child could not write");
+    assert_read_only_refusals(&child, &["write_file"; 2], "--sandbox read-only");
+
+    let mut hx = Hx::new_offline();
+    hx.write_user_config("config.toml", "sandbox.mode = \"read-only\"\n")
+        .args(["agent", "write"]);
+    let config = hx.user_config_dir().join("config.toml");
+    let set_by = format!("set in {}", config.display());
+    let (main, child) = file_tool_turn(&mut hx, Hx::run);
+    assert_read_only_refusals(&main[..3], &main_tools, &set_by);
+    assert_read_only_refusals(&child, &["write_file"; 2], &set_by);
+
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--sandbox", "read-only", "write"]);
+    let (main, child) = file_tool_turn(&mut hx, run_without_landlock);
+    assert_read_only_refusals(&main[..3], &main_tools, "--sandbox read-only");
+    assert_read_only_refusals(&child, &["write_file"; 2], "--sandbox read-only");
+
+    // Writes are the file tools' own business in the other modes.
+    let mut hx = Hx::new_offline();
+    hx.write_file("a.txt", "old\n");
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "w1",
+            "write_file",
+            &json!({"path": "a.txt", "content": "new\n"}).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "--sandbox", "off", "write"]);
+    hx.run().assert_code(0);
+    assert_eq!(hx.read_file("a.txt"), "new\n");
+}
