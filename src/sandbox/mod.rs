@@ -212,6 +212,7 @@ fn writable_roots(
         }
     }
     let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
+    let on_path = path_folders(env.get("PATH").map_or("", String::as_str));
     for raw in &settings.writable_roots {
         let path = if raw == "~" || raw.starts_with("~/") {
             match &home {
@@ -227,7 +228,12 @@ fn writable_roots(
             workspace.join(raw)
         };
         match path.canonicalize() {
-            Ok(real) => add(real, "sandbox.writable_roots", &mut roots),
+            Ok(real) => {
+                if let Some(w) = programs_warning(raw, &real, &on_path) {
+                    warnings.push(w);
+                }
+                add(real, "sandbox.writable_roots", &mut roots)
+            }
             Err(e) => {
                 let why = match e.kind() {
                     std::io::ErrorKind::NotFound => "does not exist".to_string(),
@@ -241,6 +247,67 @@ fn writable_roots(
         }
     }
     roots
+}
+
+/// The absolute folders of a `PATH` value, resolved: each one's links resolved as far as it
+/// exists, the missing rest kept as written (a folder that does not exist yet, such as
+/// `~/.local/bin`, is searched as soon as a command makes it). Relative entries (and the empty
+/// one, the current folder) name no fixed folder and are left out.
+fn path_folders(path: &str) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for entry in std::env::split_paths(path) {
+        if !entry.is_absolute() {
+            continue;
+        }
+        if let Some(real) = resolve_existing(&entry) {
+            if !out.contains(&real) {
+                out.push(real);
+            }
+        }
+    }
+    out
+}
+
+/// `path` with its longest existing ancestor canonical and the rest appended; `None` when the
+/// missing rest has a `..` (what it means depends on folders that do not exist yet).
+fn resolve_existing(path: &Path) -> Option<PathBuf> {
+    let mut base = path;
+    let mut rest = Vec::new();
+    loop {
+        if let Ok(real) = base.canonicalize() {
+            return Some(rest.iter().rev().fold(real, |p, part| p.join(part)));
+        }
+        // No name for a path that ends in `..`.
+        rest.push(base.file_name()?);
+        base = base.parent()?;
+    }
+}
+
+/// The warning for the configured root `raw` (canonical `real`) when it is, or holds, one of
+/// the folders `on_path`: a command could put a program there that unsandboxed programs (the
+/// user's hooks and shell, which search the same PATH) then run.
+fn programs_warning(raw: &str, real: &Path, on_path: &[PathBuf]) -> Option<String> {
+    let held: Vec<&PathBuf> = on_path.iter().filter(|p| p.starts_with(real)).collect();
+    if held.is_empty() {
+        return None;
+    }
+    let what = if held.len() == 1 && held[0] == real {
+        "is a folder on PATH".to_string()
+    } else {
+        let names: Vec<String> = held.iter().map(|p| p.display().to_string()).collect();
+        let noun = if held.len() == 1 {
+            "a folder"
+        } else {
+            "folders"
+        };
+        format!("holds {}, {noun} on PATH", names.join(", "))
+    };
+    Some(format!(
+        "sandbox.writable_roots: {raw:?} ({}) {what}: a command could put a program there that \
+         your hooks and your shell then run outside the sandbox; allow a folder inside it that \
+         holds no programs instead (such as ~/.cargo/registry rather than ~/.cargo)",
+        real.display()
+    ))
 }
 
 /// The sandbox of a run, shared by every bash call (subagents' too).

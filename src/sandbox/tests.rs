@@ -260,3 +260,96 @@ fn the_note_names_the_path_and_how_to_allow_it() {
         .unwrap();
     assert!(note.contains("read-only") && note.contains("--sandbox workspace-write"));
 }
+
+#[test]
+fn a_writable_root_holding_a_folder_on_path_is_named() {
+    let home = tempfile::tempdir().unwrap();
+    let home_path = home.path().canonicalize().unwrap();
+    for sub in [".cargo/bin", ".cargo/registry", "bin", "tools"] {
+        std::fs::create_dir_all(home_path.join(sub)).unwrap();
+    }
+    std::os::unix::fs::symlink(home_path.join("tools"), home_path.join("tools-link")).unwrap();
+    let ws = tempfile::tempdir().unwrap();
+    let h = |rel: &str| home_path.join(rel).display().to_string();
+    // The PATH as written: a link to a root, a folder that does not exist yet, a relative
+    // entry and the empty one (both name no fixed folder), a `..` beyond what exists.
+    let path = [
+        h(".cargo/bin"),
+        h("tools-link/bin"),
+        h(".local/bin"),
+        "bin".to_string(),
+        String::new(),
+        h("gone/../bin2"),
+        "/usr/bin".to_string(),
+    ]
+    .join(":");
+    let folders = path_folders(&path);
+    assert_eq!(
+        folders,
+        [
+            home_path.join(".cargo/bin"),
+            home_path.join("tools/bin"),
+            home_path.join(".local/bin"),
+            Path::new("/usr/bin").canonicalize().unwrap(),
+        ]
+    );
+    let roots = [
+        "~/.cargo",
+        "~/.cargo/registry",
+        "~/bin",
+        "~/tools",
+        "~/.cargo/bin",
+    ];
+    let s = Settings {
+        writable_roots: roots.iter().map(|r| r.to_string()).collect(),
+        ..Settings::default()
+    };
+    let e = env(&[("HOME", &h("")), ("PATH", &path)]);
+    let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(4));
+    let tail = ": a command could put a program there that your hooks and your shell then run \
+                outside the sandbox; allow a folder inside it that holds no programs instead \
+                (such as ~/.cargo/registry rather than ~/.cargo)";
+    assert_eq!(
+        plan.warnings,
+        [
+            format!(
+                "sandbox.writable_roots: \"~/.cargo\" ({}) holds {}, a folder on PATH{tail}",
+                h(".cargo"),
+                h(".cargo/bin")
+            ),
+            format!(
+                "sandbox.writable_roots: \"~/tools\" ({}) holds {}, a folder on PATH{tail}",
+                h("tools"),
+                h("tools/bin")
+            ),
+            format!(
+                "sandbox.writable_roots: \"~/.cargo/bin\" ({}) is a folder on PATH{tail}",
+                h(".cargo/bin")
+            ),
+        ]
+    );
+    // Still writable: the warning names a risk the user chose, it does not undo the choice.
+    assert!(plan
+        .writable
+        .iter()
+        .any(|r| r.path == home_path.join(".cargo")));
+    // The home folder holds two of them; and no PATH at all, nothing to say.
+    let s = Settings {
+        writable_roots: vec!["~".into()],
+        ..Settings::default()
+    };
+    let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(4));
+    assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
+    assert!(
+        plan.warnings[0].contains(&format!(
+            "holds {}, {}, {}, folders on PATH",
+            h(".cargo/bin"),
+            h("tools/bin"),
+            h(".local/bin")
+        )),
+        "{}",
+        plan.warnings[0]
+    );
+    let plan = Plan::new(&s, ws.path(), &env(&[("HOME", &h(""))]), Kernel::Abi(4));
+    assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+}

@@ -627,3 +627,57 @@ fn read_only_file_tools_refuse_and_leave_files_untouched() {
     hx.run().assert_code(0);
     assert_eq!(hx.read_file("a.txt"), "new\n");
 }
+
+/// A writable root that holds a folder on PATH lets a command plant a program there, which
+/// the user's hooks and shell then run outside the sandbox: the run says so once at start,
+/// and `hx sandbox` says it too. A root beside the programs (`~/.cargo/registry`) is fine.
+#[test]
+fn a_writable_root_holding_a_folder_on_path_warns_once() {
+    let mut hx = Hx::new_offline();
+    let cargo = hx.home().join(".cargo");
+    for sub in ["bin", "registry"] {
+        std::fs::create_dir_all(cargo.join(sub)).expect("mkdir");
+    }
+    let cargo = cargo.canonicalize().expect("canonical");
+    let path = format!(
+        "{}:{}",
+        cargo.join("bin").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    hx.env("PATH", &path).write_user_config(
+        "config.toml",
+        "sandbox.writable_roots = [\"~/.cargo\", \"~/.cargo/registry\"]\n",
+    );
+    let expected = format!(
+        "hx: warning: sandbox.writable_roots: \"~/.cargo\" ({}) holds {}, a folder on PATH: a \
+         command could put a program there that your hooks and your shell then run outside \
+         the sandbox; allow a folder inside it that holds no programs instead (such as \
+         ~/.cargo/registry rather than ~/.cargo)",
+        cargo.display(),
+        cargo.join("bin").display()
+    );
+    let (out, run) = bash_turn(&mut hx, &["echo ok"]);
+    assert_eq!(out, ["ok\n"]);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hx: warning:"))
+        .collect();
+    assert_eq!(warnings, [expected.as_str()], "{}", run.stderr);
+
+    hx.clear_args()
+        .args(["sandbox"])
+        .env_remove("DEEPSEEK_API_KEY");
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stderr, format!("{expected}\n"));
+
+    // Only the registry: nothing to say.
+    hx.write_user_config(
+        "config.toml",
+        "sandbox.writable_roots = [\"~/.cargo/registry\"]\n",
+    );
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stderr, "");
+}
