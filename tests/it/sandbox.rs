@@ -4,44 +4,13 @@
 
 use std::net::TcpListener;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use crate::support::pty::run_on_terminal;
-use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
+use crate::support::{outside_tmp, tool_results, Call, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
 const NOTE: &str = "[sandbox] hx's sandbox refused the write to ";
-
-/// A folder for test workspaces outside `/tmp`: `/tmp` is writable in the sandbox, so a
-/// workspace there could not show a refused write beside it (`../outside`, `$HOME/x`). The
-/// target folder when it lies elsewhere, else `/var/tmp`, else the home folder's cache (a
-/// checkout under `/tmp` must run these tests too).
-fn outside_tmp() -> PathBuf {
-    let tmp = Path::new("/tmp").canonicalize().expect("/tmp");
-    let temp = std::env::temp_dir()
-        .canonicalize()
-        .unwrap_or_else(|_| std::env::temp_dir());
-    let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
-    let candidates = [
-        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
-        Some(PathBuf::from("/var/tmp")),
-        home_cache,
-    ];
-    for base in candidates.into_iter().flatten() {
-        let dir = base.join("hx-sandbox-tests");
-        if std::fs::create_dir_all(&dir).is_err() {
-            continue;
-        }
-        let Ok(dir) = dir.canonicalize() else {
-            continue;
-        };
-        if !dir.starts_with(&tmp) && !dir.starts_with(&temp) {
-            return dir;
-        }
-    }
-    panic!("the sandbox tests need a writable folder outside the temporary folder");
-}
 
 /// Runs one turn of bash calls and returns each call's tool message, in call order, with the
 /// finished run.

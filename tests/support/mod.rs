@@ -26,5 +26,5 @@ pub use body::{
 pub use jsonl::{json_lines, session_lines};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
-pub use runner::{Hx, Run, DEFAULT_TIMEOUT};
+pub use runner::{outside_tmp, Hx, Run, DEFAULT_TIMEOUT};
 pub use server::{FakeServer, Recorded};

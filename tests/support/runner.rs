@@ -434,3 +434,33 @@ impl Run {
         )
     }
 }
+
+/// A folder for test workspaces outside `/tmp`: `/tmp` is writable in the sandbox, so a
+/// workspace there could not show a refused write beside it (`../outside`, `$HOME/x`). The
+/// target folder when it lies elsewhere, else `/var/tmp`, else the home folder's cache (a
+/// checkout under `/tmp` must run these tests too).
+pub fn outside_tmp() -> PathBuf {
+    let tmp = Path::new("/tmp").canonicalize().expect("/tmp");
+    let temp = std::env::temp_dir()
+        .canonicalize()
+        .unwrap_or_else(|_| std::env::temp_dir());
+    let home_cache = std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache"));
+    let candidates = [
+        Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR"))),
+        Some(PathBuf::from("/var/tmp")),
+        home_cache,
+    ];
+    for base in candidates.into_iter().flatten() {
+        let dir = base.join("hx-sandbox-tests");
+        if std::fs::create_dir_all(&dir).is_err() {
+            continue;
+        }
+        let Ok(dir) = dir.canonicalize() else {
+            continue;
+        };
+        if !dir.starts_with(&tmp) && !dir.starts_with(&temp) {
+            return dir;
+        }
+    }
+    panic!("the sandbox tests need a writable folder outside the temporary folder");
+}
