@@ -71,6 +71,7 @@ fn main() {
     let mcp = Mcp::new(
         vec![planned("b", 0, &root)],
         Default::default(),
+        Default::default(),
         warn.clone(),
     );
     let tools = rt.block_on(async {
@@ -126,7 +127,12 @@ fn main() {
 
     // Three servers at once against the slowest alone.
     let start = |servers: Vec<PlannedServer>| {
-        let mcp = Mcp::new(servers, Default::default(), warn.clone());
+        let mcp = Mcp::new(
+            servers,
+            Default::default(),
+            Default::default(),
+            warn.clone(),
+        );
         let began = Instant::now();
         rt.block_on(mcp.start());
         let took = began.elapsed();

@@ -1,6 +1,6 @@
 //! Every process hx starts goes through here: which shell runs a command line, which
-//! environment it gets (the policy for tool commands, hx's own for the user's hooks and MCP
-//! servers), its own process group, and the registration that lets hx end whatever it started
+//! environment it gets (the policy for tool commands and MCP servers, hx's own for the user's
+//! hooks), its own process group, and the registration that lets hx end whatever it started
 //! when it exits.
 
 use std::io;
@@ -62,14 +62,15 @@ pub fn signal_name(sig: i32) -> &'static str {
 /// Whom a process runs for, which decides what it may see.
 #[derive(Debug, Clone, Copy)]
 pub enum Role<'a> {
-    /// A command the model asked for: it gets the environment policy's variables only, and
-    /// runs in the kernel sandbox when there is one.
+    /// A command the model asked for, or a local MCP server (which may run the code of the
+    /// repository it starts in): it gets the environment policy's variables only, and runs in
+    /// the kernel sandbox when there is one.
     Tool {
         env: &'a ToolEnv,
         sandbox: Option<&'a crate::sandbox::Sandbox>,
     },
-    /// One of the user's own commands (a hook, an MCP server; a project's only once trusted):
-    /// hx's whole environment, as Claude Code gives it.
+    /// One of the user's own commands (a hook; a project's only once trusted): hx's whole
+    /// environment, as Claude Code gives it.
     Hook,
 }
 

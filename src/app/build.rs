@@ -107,10 +107,16 @@ pub fn build_agent_with(
     // subagents get those of the servers that say `subagents = true`.
     let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
     let for_subagents = planned.iter().any(|p| p.config.subagents);
+    // Computed once: every command of the run, and every local MCP server, gets the same.
+    let tool_env = config.shell_env.apply(process::env::original_vars());
     let mcp = (!planned.is_empty()).then(|| {
         let (events, scope) = (events.clone(), Scope::default());
         let warn: mcp::Warn = Arc::new(move |w: &Warning| events.warn(&scope, w));
-        Mcp::new(planned, env.clone(), warn)
+        let local = mcp::Local {
+            env: tool_env.clone(),
+            sandbox: sandbox.clone(),
+        };
+        Mcp::new(planned, env.clone(), local, warn)
     });
     let mut child_registry = registry.clone();
     if let Some(m) = mcp.as_ref().filter(|_| for_subagents) {
@@ -125,7 +131,7 @@ pub fn build_agent_with(
         tools: ToolSet::for_subagents(child_registry),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
-            env: config.shell_env.apply(process::env::original_vars()),
+            env: tool_env,
             sandbox,
             // From the setting, not the plan: read-only holds even where the kernel cannot
             // enforce it for bash.

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use super::{exit, fail, McpArgs, McpCommand};
 use crate::app::{self, runtime::Guard, signals::Signals};
 use crate::config::{process_env, Flags};
-use crate::mcp::{config::plan, Mcp, Status};
+use crate::mcp::{config::plan, Local, Mcp, Status};
 use crate::process;
+use crate::sandbox::{Kernel, Plan};
 use crate::term::{one_line, Term};
 use crate::text::Warning;
 
@@ -56,6 +57,19 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         }
         return exit::ANSWERED;
     }
+    // The run's sandbox and commands' environment, which local servers get as in a run, with
+    // the run's warnings and its refusal when `sandbox.required` cannot be met.
+    let sandbox_plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
+    for w in &sandbox_plan.warnings {
+        term.line(&Warning::new(w).to_string());
+    }
+    let local = match sandbox_plan.sandbox() {
+        Ok(sandbox) => Local {
+            env: config.shell_env.apply(process::env::original_vars()),
+            sandbox,
+        },
+        Err(refusal) => return fail(exit::USAGE, refusal),
+    };
     // Started exactly as a run starts them, in the same guarded runtime, then ended with
     // everything they left behind, on every path: an interrupted start too.
     let guard = Guard {
@@ -70,6 +84,7 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
             let mcp = Mcp::new(
                 planned,
                 env,
+                local,
                 Arc::new(move |w: &Warning| shown.line(&w.to_string())),
             );
             // A server can take its whole startup timeout (an npx download): Ctrl-C, SIGTERM

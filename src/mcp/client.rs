@@ -82,10 +82,13 @@ pub struct Connection {
 }
 
 /// Connects to `config`'s server and completes the MCP handshake. The caller bounds the time.
-/// `drain` gets the task that reads a local server's stderr into `stderr`.
+/// A local server is started as a command is (`local`: the commands' environment and the
+/// run's sandbox); `env` is hx's own, for an HTTP server's token. `drain` gets the task that
+/// reads a local server's stderr into `stderr`.
 pub async fn connect(
     config: &ServerConfig,
     env: &Env,
+    local: &super::Local,
     handler: Handler,
     stderr: Arc<Mutex<Tail>>,
     drain: &mut Option<tokio::task::JoinHandle<()>>,
@@ -96,8 +99,16 @@ pub async fn connect(
             args,
             env: vars,
             cwd,
+            sandbox,
         } => {
-            let mut launch = Launch::program(command, args, cwd, Role::Hook);
+            // A command's role, not a hook's: the server may run code of the repository it
+            // starts in (a planted node_modules, a Python package), so it gets no secret but
+            // what its own `env` passes on purpose, and the sandbox.
+            let role = Role::Tool {
+                env: &local.env,
+                sandbox: local.sandbox_of(*sandbox),
+            };
+            let mut launch = Launch::program(command, args, cwd, role);
             for (k, v) in vars {
                 launch = launch.env(k, v);
             }

@@ -47,6 +47,20 @@ pub struct ServerFile {
     pub http_headers: BTreeMap<String, String>,
     /// Whether subagents (`task`) get this server's tools too (default: only the main agent).
     pub subagents: Option<bool>,
+    /// `"off"`: a local server runs outside the run's sandbox (default `"on"`).
+    pub sandbox: Option<ServerSandbox>,
+}
+
+/// Whether a local server's process runs in the run's sandbox, as commands do.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServerSandbox {
+    /// The run's sandbox (what bash may write, and `network`), the default.
+    #[default]
+    On,
+    /// Outside it: the server may write wherever the user may. Its environment is still
+    /// the commands' one, plus its `env`.
+    Off,
 }
 
 impl ServerFile {
@@ -73,9 +87,12 @@ impl ServerFile {
             return Err("bearer_token_env_var and http_headers need url".into());
         }
         if self.command.is_none()
-            && (!self.args.is_empty() || !self.env.is_empty() || self.cwd.is_some())
+            && (!self.args.is_empty()
+                || !self.env.is_empty()
+                || self.cwd.is_some()
+                || self.sandbox.is_some())
         {
-            return Err("args, env and cwd need command".into());
+            return Err("args, env, cwd and sandbox need command".into());
         }
         seconds(
             "startup_timeout_sec",
@@ -134,8 +151,10 @@ pub enum Transport {
     Stdio {
         command: String,
         args: Vec<String>,
+        /// Added to the environment of commands (the `[shell_env]` policy's).
         env: BTreeMap<String, String>,
         cwd: PathBuf,
+        sandbox: ServerSandbox,
     },
     /// A streamable-HTTP endpoint.
     Http {
@@ -173,6 +192,7 @@ impl ServerConfig {
                         _ => base.join(c),
                     }
                 }),
+                sandbox: f.sandbox.unwrap_or_default(),
             },
             (None, url) => Transport::Http {
                 url: url.clone().unwrap_or_default(),
@@ -222,6 +242,8 @@ struct JsonServer {
     url: Option<String>,
     #[serde(default)]
     headers: BTreeMap<String, String>,
+    /// hx's own key (Claude Code has none): `"off"` runs a local server outside the sandbox.
+    sandbox: Option<ServerSandbox>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -242,6 +264,9 @@ fn parse_mcp_json(text: &str) -> Result<Vec<(String, JsonServer)>, Vec<String>> 
                 Some(format!("the name must be {}", names::SERVER_NAME_RULE))
             }
             (None | Some("stdio"), Some(c), None) if !c.trim().is_empty() => None,
+            (Some("http"), None, Some(_)) if s.sandbox.is_some() => {
+                Some("sandbox is for a local server (a command), not an HTTP one".into())
+            }
             (Some("http"), None, Some(u)) => check_url(u).err(),
             (Some("sse"), ..) => Some(
                 "type \"sse\" (the deprecated HTTP+SSE transport) is not supported; use \"http\""
@@ -288,6 +313,9 @@ pub fn review(_path: &Path, text: &str) -> trust::Review {
                 lines.push(format!("server {name}: {}", words.join(" ")));
                 for (k, v) in &s.env {
                     lines.push(format!("  env {}={}", escaped(k), escaped(v)));
+                }
+                if s.sandbox == Some(ServerSandbox::Off) {
+                    lines.push("  sandbox off: it may write wherever you may".into());
                 }
             }
             (None, url) => {
@@ -455,6 +483,7 @@ fn from_json(
             args: s.args.iter().map(|a| x(a)).collect(),
             env: s.env.iter().map(|(k, v)| (k.clone(), x(v))).collect(),
             cwd: project.to_path_buf(),
+            sandbox: s.sandbox.unwrap_or_default(),
         },
         None => Transport::Http {
             url: x(s.url.as_deref().unwrap_or("")),
@@ -528,6 +557,53 @@ mod tests {
         let c = ServerConfig::from_file("s", &f, Path::new("/w"), Some(Path::new("/h")));
         assert!(matches!(&c.transport, Transport::Stdio { cwd, .. } if cwd == Path::new("/h/x")));
         assert!(c.allows("ls") && !c.allows("cat"));
+    }
+
+    #[test]
+    fn a_local_server_may_leave_the_sandbox_in_either_format() {
+        let stdio = |c: &ServerConfig| match &c.transport {
+            Transport::Stdio { sandbox, .. } => *sandbox,
+            Transport::Http { .. } => panic!("a local server"),
+        };
+        let base = Path::new("/w");
+        let on = ServerConfig::from_file("s", &table("command = \"srv\""), base, None);
+        assert_eq!(stdio(&on), ServerSandbox::On);
+        let f = table("command = \"srv\"\nsandbox = \"off\"");
+        assert_eq!(f.check("s"), Ok(()));
+        assert_eq!(
+            stdio(&ServerConfig::from_file("s", &f, base, None)),
+            ServerSandbox::Off
+        );
+        assert!(toml::from_str::<ServerFile>("command = \"a\"\nsandbox = \"no\"").is_err());
+        assert_eq!(
+            table("url = \"http://h\"\nsandbox = \"off\"").check("s"),
+            Err("args, env, cwd and sandbox need command".into())
+        );
+
+        let text =
+            r#"{"mcpServers": {"a": {"command": "x", "sandbox": "off"}, "b": {"command": "y"}}}"#;
+        assert_eq!(
+            review(Path::new(".mcp.json"), text).expect("valid"),
+            [
+                "server \"a\": \"x\"",
+                "  sandbox off: it may write wherever you may",
+                "server \"b\": \"y\"",
+            ]
+        );
+        let servers = parse_mcp_json(text).expect("valid");
+        let p = Path::new("/p/.mcp.json");
+        let configs: Vec<ServerSandbox> = servers
+            .iter()
+            .map(|(n, s)| stdio(&from_json(n, s, p, Path::new("/p"), &Env::new()).0))
+            .collect();
+        assert_eq!(configs, [ServerSandbox::Off, ServerSandbox::On]);
+        let http =
+            r#"{"mcpServers": {"w": {"type": "http", "url": "http://h", "sandbox": "off"}}}"#;
+        let problems = review(Path::new(".mcp.json"), http).unwrap_err();
+        assert_eq!(
+            problems,
+            ["server \"w\": sandbox is for a local server (a command), not an HTTP one"]
+        );
     }
 
     #[test]

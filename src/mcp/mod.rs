@@ -9,10 +9,12 @@
 //! notification marks it; the next turn lists its tools again ([`ToolSource::current`], called
 //! once before each request) and only then does the list change.
 //!
-//! Processes: a local server is started by `process::Launch` in its own process group, with
-//! the environment hx gives hooks (it is the user's command, or a trusted project's), and is
-//! killed with its group when the run's agent is dropped, on every exit path; `cleanup`
-//! sweeps whatever it left.
+//! Processes: a local server is started by `process::Launch` as a command is, in a session
+//! and process group of its own, with the commands' environment (the `[shell_env]` policy,
+//! secrets removed) plus its own `env`, and in the run's sandbox unless its table says
+//! `sandbox = "off"`: a user's server started in someone else's repository (`npx -y`, `python3
+//! -m`) may run that repository's code. It is killed with its group when the run's agent is
+//! dropped, on every exit path; `cleanup` sweeps whatever it left.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +28,8 @@ use rmcp::RoleClient;
 use serde_json::Value;
 
 use crate::paths::Env;
+use crate::process::ToolEnv;
+use crate::sandbox::Sandbox;
 use crate::text::Warning;
 use crate::tools::{DynamicTools, Tool, ToolSource, ToolSpec};
 
@@ -36,7 +40,7 @@ pub mod schema;
 pub mod tool;
 
 use client::{Connection, Handler, Tail};
-use config::{Planned, PlannedServer, ServerConfig};
+use config::{Planned, PlannedServer, ServerConfig, ServerSandbox};
 use tool::{seconds, McpTool};
 
 /// MCP tools offered in one request, all servers together: chat-completions servers accept
@@ -245,9 +249,29 @@ struct Lists {
 /// terminal for `hx mcp list`; MCP does not print by itself.
 pub type Warn = Arc<dyn Fn(&Warning) + Send + Sync>;
 
+/// What a local server's process gets: the run's environment of commands and its sandbox.
+#[derive(Debug, Clone, Default)]
+pub struct Local {
+    /// The `[shell_env]` policy applied, as for bash; a server's `env` is added to it.
+    pub env: ToolEnv,
+    /// The run's sandbox (`None`: the run has none, so servers run unconfined too).
+    pub sandbox: Option<Arc<Sandbox>>,
+}
+
+impl Local {
+    /// The sandbox `server` runs in (`None`: unconfined).
+    fn sandbox_of(&self, server: ServerSandbox) -> Option<&Sandbox> {
+        match server {
+            ServerSandbox::On => self.sandbox.as_deref(),
+            ServerSandbox::Off => None,
+        }
+    }
+}
+
 pub struct Mcp {
     servers: Vec<Arc<Server>>,
     env: Env,
+    local: Local,
     warn: Warn,
     started: tokio::sync::OnceCell<()>,
     relisting: tokio::sync::Mutex<()>,
@@ -256,7 +280,9 @@ pub struct Mcp {
 
 impl Mcp {
     /// The run's servers, not started yet (the first [`ToolSource::current`] starts them).
-    pub fn new(planned: Vec<PlannedServer>, env: Env, warn: Warn) -> Arc<Mcp> {
+    /// `env` is hx's environment (`.mcp.json` expansions, HTTP tokens); `local` what local
+    /// servers' processes get.
+    pub fn new(planned: Vec<PlannedServer>, env: Env, local: Local, warn: Warn) -> Arc<Mcp> {
         let servers = planned
             .into_iter()
             .map(|p| {
@@ -274,6 +300,7 @@ impl Mcp {
         Arc::new(Mcp {
             servers,
             env,
+            local,
             warn,
             started: tokio::sync::OnceCell::new(),
             relisting: tokio::sync::Mutex::new(()),
@@ -317,8 +344,15 @@ impl Mcp {
         };
         let mut drain = None;
         let attempt = async {
-            let conn =
-                client::connect(cfg, &self.env, handler, server.stderr.clone(), &mut drain).await?;
+            let conn = client::connect(
+                cfg,
+                &self.env,
+                &self.local,
+                handler,
+                server.stderr.clone(),
+                &mut drain,
+            )
+            .await?;
             // What the server said before its first listing is covered by it.
             server.tools_changed.store(false, Ordering::SeqCst);
             let tools = list_tools(conn.service.peer())

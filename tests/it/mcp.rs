@@ -8,9 +8,12 @@ use std::path::Path;
 use std::time::Duration;
 
 use crate::support::calls::call;
+use crate::support::mcp::toml_str;
 use crate::support::mcp::{lingering_table, pids, server_table};
 use crate::support::procs::ends_within;
-use crate::support::{json_lines, tool_answer, tool_names, FakeServer, Hx, Reply, BUILT_IN_TOOLS};
+use crate::support::{
+    json_lines, outside_tmp, tool_answer, tool_names, FakeServer, Hx, Reply, BUILT_IN_TOOLS,
+};
 use serde_json::{json, Value};
 
 /// The `function` object of tool `name` in a request body.
@@ -564,4 +567,130 @@ fn in_json_mode_mcp_calls_are_codex_s_mcp_tool_call_items() {
         fail["error"]["message"],
         "Error: the tool failed on purpose"
     );
+}
+
+/// A `[mcp_servers.NAME]` table whose command is a shell script that records its environment
+/// in `out`, then tries to write `escape` (and records whether it could), then becomes the
+/// test server: a stand-in for `npx -y` or `python3 -m` running a repository's code.
+fn recording_table(name: &str, out: &Path, escape: &Path, extra: &str) -> String {
+    let script = "env > \"$OUT\"; \
+        if (echo x > \"$ESCAPE\") 2>/dev/null; then echo 'escape: written'; \
+        else echo 'escape: refused'; fi >> \"$OUT\"; \
+        exec \"$SERVER\"";
+    let s = |p: &Path| toml_str(&p.display().to_string());
+    format!(
+        "[mcp_servers.{name}]\ncommand = \"sh\"\nargs = [\"-c\", {}]\n\
+         env = {{ OUT = {}, ESCAPE = {}, SERVER = {}, MY_SETTING = \"on purpose\", \
+         SERVER_TOKEN = \"given\" }}\n{extra}\n",
+        toml_str(script),
+        s(out),
+        s(escape),
+        s(crate::support::mcp::server_path()),
+    )
+}
+
+/// Runs one turn calling the recording server's echo, and returns what the server recorded.
+fn run_recording_server(hx: &mut Hx) -> Vec<String> {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("c1", "mcp__rec__echo", json!({"text": "hi"}))]),
+        Reply::text("done"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "say hi"]);
+    let run = hx.run();
+    run.assert_success();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", run.dump());
+    // The server works where it runs.
+    assert_eq!(tool_answer(&reqs[1].body, "c1"), "echo: hi");
+    std::fs::read_to_string(hx.workspace().join("server.env"))
+        .expect("the server recorded its environment")
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+/// A local server is started as a command is: the commands' environment (no API key, no
+/// secret of hx's) plus exactly what its `env` table names, and the run's sandbox, which
+/// `sandbox = "off"` leaves (the environment stays the commands').
+#[test]
+fn a_local_server_gets_the_commands_environment_and_sandbox() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let top = hx.workspace().parent().expect("test root").to_path_buf();
+    let out = hx.workspace().join("server.env");
+    let escape = top.join("escaped");
+    hx.env("OTHER_SECRET", "hidden")
+        .env("PLAIN_VAR", "kept")
+        .write_user_config("config.toml", &recording_table("rec", &out, &escape, ""));
+    let lines = run_recording_server(&mut hx);
+    let has = |prefix: &str| lines.iter().any(|l| l.starts_with(prefix));
+    for secret in ["DEEPSEEK_API_KEY=", "OTHER_SECRET="] {
+        assert!(!has(secret), "{secret} reached the server: {lines:?}");
+    }
+    for given in [
+        "MY_SETTING=on purpose",
+        "SERVER_TOKEN=given",
+        "PLAIN_VAR=kept",
+    ] {
+        assert!(lines.iter().any(|l| l == given), "{given} in {lines:?}");
+    }
+    assert_eq!(lines.last().map(String::as_str), Some("escape: refused"));
+    assert!(!escape.exists(), "the server wrote outside the workspace");
+
+    let config = recording_table("rec", &out, &escape, "sandbox = \"off\"");
+    hx.write_user_config("config.toml", &config).clear_args();
+    let lines = run_recording_server(&mut hx);
+    assert_eq!(lines.last().map(String::as_str), Some("escape: written"));
+    assert!(escape.exists());
+    assert!(
+        !lines.iter().any(|l| l.starts_with("DEEPSEEK_API_KEY=")),
+        "{lines:?}"
+    );
+    assert!(lines.iter().any(|l| l == "SERVER_TOKEN=given"), "{lines:?}");
+}
+
+/// A trusted project's `.mcp.json` may say `"sandbox": "off"` too: `hx trust` shows it, and
+/// the server then writes where the user may.
+#[test]
+fn a_trusted_mcp_json_server_may_leave_the_sandbox() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let top = hx.workspace().parent().expect("test root").to_path_buf();
+    let escape = top.join("escaped");
+    let script = "if (echo x > \"$ESCAPE\") 2>/dev/null; then :; fi; exec \"$SERVER\"";
+    let server_json = |sandbox: Option<&str>| {
+        let mut s = json!({
+            "command": "sh",
+            "args": ["-c", script],
+            "env": {"ESCAPE": escape, "SERVER": crate::support::mcp::server_path()}
+        });
+        if let Some(v) = sandbox {
+            s["sandbox"] = json!(v);
+        }
+        json!({"mcpServers": {"rec": s}}).to_string()
+    };
+    for (sandbox, escaped) in [(None, false), (Some("off"), true)] {
+        hx.write_file(".mcp.json", &server_json(sandbox));
+        let trust = hx.run_args(&["trust", "--yes"]);
+        trust.assert_success();
+        assert_eq!(
+            trust
+                .stdout
+                .contains("  sandbox off: it may write wherever you may"),
+            escaped,
+            "{}",
+            trust.dump()
+        );
+        let _ = std::fs::remove_file(&escape);
+        let server = FakeServer::start(vec![
+            Reply::tool_calls(vec![call("c1", "mcp__rec__echo", json!({"text": "p"}))]),
+            Reply::text("done"),
+        ]);
+        hx.env("DEEPSEEK_BASE_URL", server.url())
+            .clear_args()
+            .args(["agent", "hi"]);
+        let run = hx.run();
+        run.assert_success();
+        assert_eq!(tool_answer(&server.requests()[1].body, "c1"), "echo: p");
+        assert_eq!(escape.exists(), escaped, "{sandbox:?}\n{}", run.dump());
+    }
 }

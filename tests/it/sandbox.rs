@@ -650,3 +650,42 @@ fn a_writable_root_holding_a_folder_on_path_warns_once() {
     run.assert_code(0);
     assert_eq!(run.stderr, "");
 }
+
+/// `hx mcp list` starts local servers in the run's sandbox, so it shares the run's verdict:
+/// without Landlock it warns as a run does and the server runs unconfined; with
+/// `sandbox.required` it refuses before starting anything.
+#[test]
+fn mcp_list_without_landlock_warns_or_refuses_as_a_run_does() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let pid_file = hx.home().join("t.pid");
+    let table = crate::support::mcp::server_table(
+        "t",
+        &[("MCP_TEST_PID_FILE", &pid_file.display().to_string())],
+        "",
+    );
+    hx.write_user_config("config.toml", &table)
+        .env_remove("DEEPSEEK_API_KEY")
+        .args(["mcp", "list"]);
+    let run = run_without_landlock(&hx);
+    run.assert_code(0);
+    assert!(run.stdout.starts_with("t: started in "), "{}", run.dump());
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hx: warning: the sandbox is off: this kernel has no Landlock"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.dump());
+
+    std::fs::remove_file(&pid_file).expect("the server wrote its pid");
+    hx.write_user_config("config.toml", &format!("sandbox.required = true\n{table}"));
+    let run = run_without_landlock(&hx);
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .starts_with("hx: sandbox.required is set, but this kernel has no Landlock"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(run.stdout, "");
+    assert!(!pid_file.exists(), "a server started");
+}
