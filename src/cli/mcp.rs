@@ -7,7 +7,7 @@ use std::sync::Arc;
 use super::{exit, fail, McpArgs, McpCommand};
 use crate::app::{self, runtime::Guard, signals::Signals};
 use crate::config::{process_env, Flags};
-use crate::mcp::{config::plan, Local, Mcp, Status};
+use crate::mcp::{config::plan, Local, Mcp, Sandboxing, Status};
 use crate::process;
 use crate::sandbox::{Kernel, Plan};
 use crate::term::{one_line, Term};
@@ -142,6 +142,9 @@ fn to_json(s: &Status) -> Value {
         "state": s.state,
         "why": s.why,
         "start_ms": s.start_ms,
+        // A local server's: the mode it runs in, or "off" and why; null for an HTTP server.
+        "sandbox": s.sandbox.map(Sandboxing::name),
+        "sandbox_off": s.sandbox.and_then(Sandboxing::why_off),
         "tools": s.tools.iter().map(|(name, description)| json!({
             "name": name,
             "description": description,
@@ -149,7 +152,8 @@ fn to_json(s: &Status) -> Value {
     })
 }
 
-/// `NAME: STATE ...`, the source and target, then one line per tool.
+/// `NAME: STATE ...`, the source and target (and a local server's sandbox), then one line per
+/// tool.
 fn to_text(s: &Status) -> Vec<String> {
     let took = s
         .start_ms
@@ -169,9 +173,17 @@ fn to_text(s: &Status) -> Vec<String> {
         (state, Some(why)) => format!("{}: {state}: {why}", s.name),
         (state, None) => format!("{}: {state}", s.name),
     };
+    let sandbox = match s.sandbox {
+        None => String::new(),
+        Some(b) => match b.why_off() {
+            None => format!(" · sandbox: {}", b.name()),
+            Some(why) => format!(" · sandbox: off ({why})"),
+        },
+    };
+    // The sandbox goes before the target, which may be long enough to be cut.
     let mut lines = vec![
         one_line(&head, 300),
-        one_line(&format!("  {} · {}", s.source, s.target), 300),
+        one_line(&format!("  {}{sandbox} · {}", s.source, s.target), 300),
     ];
     for (name, description) in &s.tools {
         lines.push(format!(

@@ -504,9 +504,14 @@ impl Mcp {
                     ),
                     State::Waiting(Planned::Invalid(w)) => ("failed", Some(w.clone()), None),
                 };
+                let sandbox = match &c.transport {
+                    config::Transport::Stdio { sandbox, .. } => Some(self.sandboxing(*sandbox)),
+                    config::Transport::Http { .. } => None,
+                };
                 Status {
                     name: c.name.clone(),
                     source: c.source.label(),
+                    sandbox,
                     target: match &c.transport {
                         config::Transport::Stdio { command, args, .. } => std::iter::once(command)
                             .chain(args)
@@ -525,12 +530,60 @@ impl Mcp {
     }
 }
 
+/// Whether a local server's process runs in the sandbox, for `hx mcp list`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sandboxing {
+    /// In the run's sandbox, of this mode.
+    In(crate::sandbox::Mode),
+    /// Outside it: its configuration says `sandbox = "off"`.
+    OffByServer,
+    /// Outside it: the run has no sandbox (the mode is off, or no Landlock).
+    OffByRun,
+}
+
+impl Sandboxing {
+    /// The mode the server runs in, or `off`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sandboxing::In(mode) => mode.name(),
+            Sandboxing::OffByServer | Sandboxing::OffByRun => "off",
+        }
+    }
+
+    /// Why it runs outside the sandbox, if it does.
+    pub fn why_off(self) -> Option<&'static str> {
+        match self {
+            Sandboxing::In(_) => None,
+            Sandboxing::OffByServer => Some("its configuration says sandbox = \"off\""),
+            Sandboxing::OffByRun => Some("the run has no sandbox (see hx sandbox)"),
+        }
+    }
+}
+
+impl serde::Serialize for Sandboxing {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
+    }
+}
+
+impl Mcp {
+    fn sandboxing(&self, server: ServerSandbox) -> Sandboxing {
+        match (server, &self.local.sandbox) {
+            (ServerSandbox::Off, _) => Sandboxing::OffByServer,
+            (ServerSandbox::On, Some(s)) => Sandboxing::In(s.mode()),
+            (ServerSandbox::On, None) => Sandboxing::OffByRun,
+        }
+    }
+}
+
 /// One server as `hx mcp list` shows it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Status {
     pub name: String,
     /// `config`, or the `.mcp.json` it came from.
     pub source: String,
+    /// A local server's sandbox; `None` for an HTTP one (no process of hx's).
+    pub sandbox: Option<Sandboxing>,
     /// The command line, or the URL.
     pub target: String,
     /// started, failed, stopped, disabled, untrusted.

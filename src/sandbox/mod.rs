@@ -322,6 +322,11 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
+    /// The mode this sandbox enforces (`workspace-write` or `read-only`).
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
     /// The ruleset a command enters (see [`Confinement`]).
     pub fn confinement(&self) -> Option<&Confinement> {
         self.confinement.as_ref()

@@ -694,3 +694,63 @@ fn a_trusted_mcp_json_server_may_leave_the_sandbox() {
         assert_eq!(escape.exists(), escaped, "{sandbox:?}\n{}", run.dump());
     }
 }
+
+/// `hx mcp list` says where each local server runs: in the run's sandbox (its mode), or
+/// outside it and why; an HTTP server has no process, and no sandbox.
+#[test]
+fn mcp_list_shows_each_local_servers_sandbox() {
+    let mut hx = Hx::new_offline();
+    let config = [
+        server_table("on", &[], ""),
+        server_table("free", &[], "sandbox = \"off\""),
+        "[mcp_servers.web]\nurl = \"http://127.0.0.1:9/mcp\"\nenabled = false\n".to_string(),
+    ]
+    .concat();
+    hx.write_user_config("config.toml", &config)
+        .env_remove("DEEPSEEK_API_KEY");
+    let list = |hx: &Hx| -> Value {
+        let run = hx.run_args(&["mcp", "list", "--json"]);
+        run.assert_success();
+        serde_json::from_str(&run.stdout).expect("JSON")
+    };
+    let field = |list: &Value, name: &str, key: &str| -> Value {
+        list.as_array()
+            .and_then(|a| a.iter().find(|s| s["name"] == name))
+            .unwrap_or_else(|| panic!("no {name} in {list}"))[key]
+            .clone()
+    };
+    let v = list(&hx);
+    assert_eq!(field(&v, "on", "sandbox"), "workspace-write");
+    assert_eq!(field(&v, "on", "sandbox_off"), Value::Null);
+    assert_eq!(field(&v, "free", "sandbox"), "off");
+    assert_eq!(
+        field(&v, "free", "sandbox_off"),
+        "its configuration says sandbox = \"off\""
+    );
+    assert_eq!(field(&v, "web", "sandbox"), Value::Null);
+
+    let run = hx.run_args(&["mcp", "list"]);
+    run.assert_success();
+    let server = crate::support::mcp::server_path().display().to_string();
+    for line in [
+        format!("  config · sandbox: workspace-write · {server}"),
+        format!("  config · sandbox: off (its configuration says sandbox = \"off\") · {server}"),
+        "  config · http://127.0.0.1:9/mcp".to_string(),
+    ] {
+        assert!(
+            run.stdout.lines().any(|l| l == line),
+            "{line:?} in\n{}",
+            run.stdout
+        );
+    }
+
+    hx.write_user_config("config.toml", &format!("sandbox = \"read-only\"\n{config}"));
+    assert_eq!(field(&list(&hx), "on", "sandbox"), "read-only");
+    hx.write_user_config("config.toml", &format!("sandbox = \"off\"\n{config}"));
+    let v = list(&hx);
+    assert_eq!(field(&v, "on", "sandbox"), "off");
+    assert_eq!(
+        field(&v, "on", "sandbox_off"),
+        "the run has no sandbox (see hx sandbox)"
+    );
+}
