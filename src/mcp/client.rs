@@ -63,6 +63,20 @@ impl Tail {
         }
     }
 
+    /// Whether the text shows a write the system refused, as programs word it (`Permission
+    /// denied`, npm's `EACCES`, `Read-only file system`).
+    pub fn shows_refused_write(&self) -> bool {
+        let text = String::from_utf8_lossy(&self.bytes).to_ascii_lowercase();
+        [
+            "permission denied",
+            "eacces",
+            "read-only file system",
+            "erofs",
+        ]
+        .iter()
+        .any(|m| text.contains(m))
+    }
+
     /// The last `n` non-empty lines, as text.
     pub fn last_lines(&self, n: usize) -> Vec<String> {
         let text = String::from_utf8_lossy(&self.bytes);
@@ -237,5 +251,15 @@ mod tests {
         t.push(&vec![b'x'; STDERR_TAIL_BYTES]);
         assert_eq!(t.bytes.len(), STDERR_TAIL_BYTES);
         assert_eq!(t.last_lines(5).len(), 1);
+        assert!(!t.shows_refused_write());
+        for refused in [
+            "npm error code EACCES",
+            "sh: 1: cannot create /x: Permission denied",
+            "OSError: [Errno 30] Read-only file system: '/x'",
+        ] {
+            let mut t = Tail::default();
+            t.push(refused.as_bytes());
+            assert!(t.shows_refused_write(), "{refused}");
+        }
     }
 }

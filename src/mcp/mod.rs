@@ -392,7 +392,35 @@ impl Mcp {
                 crate::text::one_line(&l, 200)
             )));
         }
+        if let Some(hint) = self.refused_write_hint(server) {
+            (self.warn)(&Warning::detail(hint));
+        }
         *lock(&server.state) = State::Failed { why, took };
+    }
+
+    /// For a server that failed in the sandbox with a refused write in its stderr (`npx`
+    /// writing its cache in `~/.npm`, which npm words as a problem of file owners): what the
+    /// user can do about it, since the server's own words do not say.
+    fn refused_write_hint(&self, server: &Server) -> Option<String> {
+        let config::Transport::Stdio { sandbox, .. } = &server.config.transport else {
+            return None;
+        };
+        let mode = self.local.sandbox_of(*sandbox)?.mode();
+        if !lock(&server.stderr).shows_refused_write() {
+            return None;
+        }
+        let name = &server.config.name;
+        Some(match mode {
+            crate::sandbox::Mode::ReadOnly => format!(
+                "{name} runs in hx's sandbox, which is read-only: give its table sandbox = \"off\" \
+                 if it must write"
+            ),
+            _ => format!(
+                "{name} runs in hx's sandbox, which refuses writes outside the workspace, the \
+                 temporary folder and sandbox.writable_roots: add the folder it writes there \
+                 (npx's cache: ~/.npm), or give its table sandbox = \"off\""
+            ),
+        })
     }
 
     /// Makes the tool lists anew from every server's listing: servers in name order, each

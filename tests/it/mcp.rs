@@ -754,3 +754,40 @@ fn mcp_list_shows_each_local_servers_sandbox() {
         "the run has no sandbox (see hx sandbox)"
     );
 }
+
+/// A server that fails because the sandbox refused a write (npx's cache in `~/.npm`) gets a
+/// line saying what the user can do, after the end of its stderr.
+#[test]
+fn a_server_failing_on_a_refused_write_says_how_to_allow_it() {
+    let server = FakeServer::start(vec![Reply::text("done")]);
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let cache = hx.home().join(".npm");
+    let config = format!(
+        "[mcp_servers.npx]\ncommand = \"sh\"\nargs = [\"-c\", \"mkdir {} && exec true\"]\n",
+        cache.display()
+    );
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .write_user_config("config.toml", &config)
+        .args(["agent", "hi"]);
+    let run = hx.run();
+    run.assert_success();
+    assert!(!cache.exists());
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with("hx: MCP server npx failed to start: "))
+        .unwrap_or_else(|| panic!("{}", run.dump()));
+    assert!(
+        lines[at + 1].contains("Permission denied"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        lines[at + 2],
+        "  npx runs in hx's sandbox, which refuses writes outside the workspace, the temporary \
+         folder and sandbox.writable_roots: add the folder it writes there (npx's cache: \
+         ~/.npm), or give its table sandbox = \"off\"",
+        "{}",
+        run.dump()
+    );
+}
