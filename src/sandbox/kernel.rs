@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 use landlock::{
     AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, PathBeneath, Ruleset, RulesetAttr,
-    RulesetCreatedAttr, RulesetError, ABI,
+    RulesetCreatedAttr, RulesetError, Scope, ABI,
 };
 
 /// The Landlock support of the running kernel.
@@ -78,6 +78,14 @@ pub fn handled_net() -> BitFlags<AccessNet> {
     AccessNet::BindTcp | AccessNet::ConnectTcp
 }
 
+/// The scopes every command enters (ABI 6): it may signal only processes of its own domain
+/// (itself and what it starts, not hx, not the user's other programs, not another command),
+/// and connect only to abstract Unix sockets made in that domain. Pathname sockets are files,
+/// which Landlock scopes do not cover.
+pub fn handled_scopes() -> BitFlags<Scope> {
+    Scope::Signal | Scope::AbstractUnixSocket
+}
+
 /// A Landlock ruleset, ready for children to enter. Built once per run, in hx: that is where
 /// opening paths and allocating are allowed, and a ruleset binds the folders as they were
 /// then. Rebuilt per command from paths, a writable folder whose parent is writable too (a
@@ -89,16 +97,19 @@ pub struct Confinement {
 }
 
 impl Confinement {
-    /// A ruleset that allows writes beneath `writable` only, and refuses TCP unless `network`.
+    /// A ruleset that allows writes beneath `writable` only, refuses TCP unless `network`, and
+    /// scopes signals and abstract Unix sockets to the command.
     /// Each path must be canonical: it is opened without following a final link, so a path
     /// that became a link since it was resolved is left out rather than followed. `None`
     /// when the kernel has no Landlock at all (the caller decided earlier to run unconfined,
     /// and warned).
     pub fn build(writable: &[PathBuf], network: bool) -> Result<Option<Confinement>, RulesetError> {
         let fs = handled_fs();
+        // Best effort: a kernel older than a right leaves that right out (see `assess`).
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(fs)?;
+            .handle_access(fs)?
+            .scope(handled_scopes())?;
         if !network {
             ruleset = ruleset.handle_access(handled_net())?;
         }
@@ -122,7 +133,8 @@ impl Confinement {
 
     /// Makes the child of `cmd` enter this ruleset just before it executes the program. The
     /// ruleset file descriptor is close-on-exec, so the program never sees it; one ruleset
-    /// serves every command of the run.
+    /// serves every command of the run, yet each `landlock_restrict_self` makes a domain of
+    /// its own, so commands cannot signal each other's processes either.
     pub fn apply(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         let fd = self.fd.as_raw_fd();

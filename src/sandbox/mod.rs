@@ -17,7 +17,7 @@ mod settings;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-pub use kernel::{handled_fs, handled_net, Confinement, Kernel};
+pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
 pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
 
 use crate::paths::Env;

@@ -60,10 +60,11 @@ fn pids(dir: &Path) -> Vec<(&'static str, i32)> {
 fn background_processes_end_when_hx_answers() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![bash("c1", BACKGROUND)]),
-        // A later call still finds them running: they live as long as the run.
+        // A later call still finds them running: they live as long as the run. It looks in
+        // /proc: `kill -0` is a signal, which the sandbox refuses across commands.
         Reply::tool_calls(vec![bash(
             "c2",
-            "for f in setsid.pid nohup.pid plain.pid; do kill -0 $(cat $f) && echo alive; done",
+            "for f in setsid.pid nohup.pid plain.pid; do test -d /proc/$(cat $f) && echo alive; done",
         )]),
         Reply::text("done"),
     ]);

@@ -8,6 +8,7 @@
 
 pub mod body;
 pub mod calls;
+pub mod confine;
 pub mod hooks;
 pub mod hostile;
 pub mod jsonl;

@@ -1,0 +1,236 @@
+//! End-to-end tests of what a command may do to the rest of the machine beyond writing files
+//! (issue 19): signal other processes, reach abstract Unix sockets made outside. The real
+//! binary, the fake server, the real kernel; as root (CI) and, where the user matters, as
+//! `nobody`. A test that needs what this machine lacks (Landlock ABI 6, a PID namespace,
+//! `setpriv`) says why on stderr and passes.
+
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::net::{SocketAddr, UnixListener};
+use std::time::Duration;
+
+use crate::support::confine::{self, as_nobody, no_scopes, pid_namespace, skip};
+use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
+use serde_json::json;
+
+/// One turn of bash calls, run by `start` (hx itself, or hx through a wrapper), then an answer.
+/// Returns each call's result, in call order, and the run; asserts hx answered normally.
+fn turn(hx: &mut Hx, commands: &[&str], start: impl FnOnce(&Hx) -> Run) -> (Vec<String>, Run) {
+    let calls: Vec<Call> = commands
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            Call::new(
+                &format!("c{i}"),
+                "bash",
+                &json!({ "command": c }).to_string(),
+            )
+        })
+        .collect();
+    let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "run the commands"]);
+    let run = start(hx);
+    run.assert_code(0);
+    assert_eq!(run.stdout, "done\n", "{}", run.dump());
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", run.dump());
+    (tool_results(&reqs[1].body), run)
+}
+
+fn direct(hx: &Hx) -> Run {
+    hx.run()
+}
+
+/// hx run as `nobody` through `setpriv` (its folders handed over first).
+fn nobody_run(hx: &mut Hx, setpriv: &[String]) -> impl FnOnce(&Hx) -> Run {
+    confine::hand_to_nobody(hx);
+    let prefix = setpriv.to_vec();
+    move |hx: &Hx| confine::run(confine::wrapped(hx, &prefix), hx.time_limit())
+}
+
+const KILL_HX: &str = "kill -9 $PPID; echo \"kill: $?\"";
+
+fn assert_kill_refused(out: &str) {
+    assert!(
+        out.contains("Operation not permitted") && out.contains("kill: 1"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_command_cannot_kill_hx() {
+    if let Some(why) = no_scopes() {
+        return skip("a_command_cannot_kill_hx", &why);
+    }
+    let mut hx = Hx::new_offline();
+    let (out, _) = turn(
+        &mut hx,
+        &[KILL_HX, "kill -TERM $PPID; echo \"kill: $?\""],
+        direct,
+    );
+    assert_kill_refused(&out[0]);
+    assert_kill_refused(&out[1]);
+}
+
+/// The same as an unprivileged user, whom the kernel otherwise lets signal every process of
+/// their own, hx included.
+#[test]
+fn a_command_cannot_kill_hx_as_nobody() {
+    const NAME: &str = "a_command_cannot_kill_hx_as_nobody";
+    if let Some(why) = no_scopes() {
+        return skip(NAME, &why);
+    }
+    let setpriv = match as_nobody() {
+        Ok(p) => p,
+        Err(why) => return skip(NAME, &why),
+    };
+    let mut hx = Hx::new_offline();
+    let start = nobody_run(&mut hx, &setpriv);
+    let (out, _) = turn(&mut hx, &[KILL_HX, "id -u"], start);
+    assert_kill_refused(&out[0]);
+    assert_eq!(out[1], format!("{}\n", confine::NOBODY));
+}
+
+/// A helper that gives the command to run hx another way, or why it cannot be used here.
+type Wrapper = fn() -> Result<Vec<String>, String>;
+
+/// The script that runs hx as pid 2 or later of a fresh PID namespace, beside a `sleep` that
+/// is not hx's, and says on stderr whether that `sleep` outlived the run. `sh` is the
+/// namespace's init, so it survives any `kill -9 -1` from inside; when it exits the kernel
+/// ends everything left in the namespace.
+const BESIDE_A_VICTIM: &str = "sleep 300 & victim=$!; \"$@\"; rc=$?; \
+     if kill -0 \"$victim\" 2>/dev/null; then echo 'victim: alive' >&2; \
+     else echo 'victim: dead' >&2; fi; exit $rc";
+
+/// `kill -9 -1` from a command reaches no process outside it: not hx, not a process beside
+/// hx of the same user. Run only inside a PID namespace, so that a regression kills the
+/// namespace, never the test runner; `user` (`as_nobody`) runs hx and its neighbour as
+/// another user.
+fn kill_minus_one(name: &str, user: Option<Wrapper>) {
+    if let Some(why) = no_scopes() {
+        return skip(name, &why);
+    }
+    let mut prefix = match pid_namespace() {
+        Ok(ns) => ns,
+        Err(why) => return skip(name, &format!("no PID namespace to run it in: {why}")),
+    };
+    let mut hx = Hx::new_offline();
+    // The guard refuses `kill -1` in words; the kernel must refuse it without the guard.
+    hx.write_user_config("config.toml", "guard = false\n");
+    if let Some(user) = user {
+        match user() {
+            Ok(setpriv) => prefix.extend(setpriv),
+            Err(why) => return skip(name, &why),
+        }
+        confine::hand_to_nobody(&mut hx);
+    }
+    prefix.extend(["sh", "-c", BESIDE_A_VICTIM, "sh"].map(String::from));
+    let (out, run) = turn(
+        &mut hx,
+        &["kill -9 -1; echo \"kill: $?\"", "echo still here"],
+        |hx| confine::run(confine::wrapped(hx, &prefix), hx.time_limit()),
+    );
+    assert!(out[0].starts_with("kill: "), "{}", out[0]);
+    assert_eq!(out[1], "still here\n");
+    assert!(run.stderr.ends_with("victim: alive\n"), "{}", run.dump());
+}
+
+#[test]
+fn kill_minus_one_reaches_nothing_outside_the_command() {
+    kill_minus_one("kill_minus_one_reaches_nothing_outside_the_command", None);
+}
+
+#[test]
+fn kill_minus_one_reaches_nothing_outside_the_command_as_nobody() {
+    kill_minus_one(
+        "kill_minus_one_reaches_nothing_outside_the_command_as_nobody",
+        Some(as_nobody),
+    );
+}
+
+/// A command still controls what it starts: its background jobs, by pid or job number.
+#[test]
+fn a_command_still_signals_its_own_children() {
+    let mut hx = Hx::new_offline();
+    let (out, _) = turn(
+        &mut hx,
+        &["sleep 100 & kill %1 && echo job killed; wait; \
+           sleep 100 & p=$!; kill $p && echo pid killed; wait $p; echo \"status $?\"; \
+           sh -c 'kill -TERM $$' ; echo \"self $?\""],
+        direct,
+    );
+    assert_eq!(
+        out[0],
+        "job killed\npid killed\nstatus 143\nTerminated\nself 143\n"
+    );
+}
+
+/// Each command is a Landlock domain of its own (one `landlock_restrict_self` each): what one
+/// command left running cannot be signalled by the next, though both run at the same time.
+/// hx itself ends it when the run ends.
+#[test]
+fn a_command_cannot_signal_what_an_earlier_one_left_running() {
+    if let Some(why) = no_scopes() {
+        return skip(
+            "a_command_cannot_signal_what_an_earlier_one_left_running",
+            &why,
+        );
+    }
+    let mut hx = Hx::new_offline();
+    let (out, _) = turn(
+        &mut hx,
+        &[
+            "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo started",
+            "kill $(cat bg.pid); echo \"kill: $?\"",
+            "test -d /proc/$(cat bg.pid) && echo still running",
+        ],
+        direct,
+    );
+    assert_eq!(out[0], "started\n");
+    assert!(
+        out[1].contains("Operation not permitted") && out[1].contains("kill: 1"),
+        "{}",
+        out[1]
+    );
+    assert_eq!(out[2], "still running\n");
+    let pid: i32 = hx.read_file("bg.pid").trim().parse().expect("pid");
+    assert!(
+        crate::support::ends_within(pid, Duration::from_secs(10)),
+        "hx left the first command's sleep running"
+    );
+}
+
+fn python_connect(name: &str) -> String {
+    format!(
+        "python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); s.connect('\\0{name}'); print('connected')\""
+    )
+}
+
+/// An abstract Unix socket someone else listens on (a desktop's X server or D-Bus, a tool's
+/// control socket) cannot be connected to; one the command makes itself still works.
+#[test]
+fn an_abstract_socket_made_outside_cannot_be_reached() {
+    if let Some(why) = no_scopes() {
+        return skip("an_abstract_socket_made_outside_cannot_be_reached", &why);
+    }
+    let name = format!("hx-containment-{}", std::process::id());
+    let addr = SocketAddr::from_abstract_name(name.as_bytes()).expect("abstract name");
+    let _listener = UnixListener::bind_addr(&addr).expect("listen");
+    let own = format!(
+        "python3 -c \"import socket\na = socket.socket(socket.AF_UNIX); a.bind('\\0{name}-own'); a.listen()\n\
+         b = socket.socket(socket.AF_UNIX); b.connect('\\0{name}-own'); print('own: connected')\""
+    );
+    let mut hx = Hx::new_offline();
+    let (out, _) = turn(&mut hx, &[&python_connect(&name), &own], direct);
+    assert!(
+        out[0].contains("PermissionError") && !out[0].contains("\nconnected"),
+        "{}",
+        out[0]
+    );
+    assert_eq!(out[1], "own: connected\n");
+    // With the sandbox off nothing stands between them: the check above is the sandbox's.
+    let mut hx = Hx::new_offline();
+    hx.write_user_config("config.toml", "sandbox = \"off\"\n");
+    let (out, _) = turn(&mut hx, &[&python_connect(&name)], direct);
+    assert_eq!(out[0], "connected\n");
+}
