@@ -64,7 +64,7 @@ pub fn signal_name(sig: i32) -> &'static str {
 pub enum Role<'a> {
     /// A command the model asked for, or a local MCP server (which may run the code of the
     /// repository it starts in): it gets the environment policy's variables only, and runs in
-    /// the kernel sandbox when there is one.
+    /// the sandbox (Landlock when the kernel has it, no capabilities) unless it is off.
     Tool {
         env: &'a ToolEnv,
         sandbox: Option<&'a crate::sandbox::Sandbox>,
@@ -87,7 +87,7 @@ impl Launch {
     /// A tool command gets a session of its own (`setsid`, which also makes its process
     /// group): no controlling terminal, so it cannot open `/dev/tty`, push input into the
     /// user's shell (`TIOCSTI`), or block reading the terminal. Then it enters the sandbox.
-    /// A hook is the user's own command and keeps the terminal.
+    /// A hook is the user's own command and keeps the terminal and its capabilities.
     pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
         let mut cmd = tokio::process::Command::new(shell());
         cmd.arg("-c").arg(line);
@@ -119,8 +119,8 @@ impl Launch {
                         Ok(())
                     });
                 }
-                if let Some(c) = sandbox.and_then(crate::sandbox::Sandbox::confinement) {
-                    c.apply(cmd.as_std_mut());
+                if let Some(s) = sandbox {
+                    s.apply(cmd.as_std_mut());
                 }
             }
             Role::Hook => {

@@ -131,19 +131,10 @@ impl Confinement {
         Ok(fd.map(|fd| Confinement { fd }))
     }
 
-    /// Makes the child of `cmd` enter this ruleset just before it executes the program. The
-    /// ruleset file descriptor is close-on-exec, so the program never sees it; one ruleset
-    /// serves every command of the run, yet each `landlock_restrict_self` makes a domain of
-    /// its own, so commands cannot signal each other's processes either.
-    pub fn apply(&self, cmd: &mut std::process::Command) {
-        use std::os::unix::process::CommandExt;
-        let fd = self.fd.as_raw_fd();
-        // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
-        // allowed. `enter` makes two syscalls on a copied integer: no allocation, no lock, no
-        // output. The descriptor stays open in hx for the whole run (the `Sandbox` owns it).
-        unsafe {
-            cmd.pre_exec(move || enter(fd));
-        }
+    /// The ruleset's descriptor, for the child to enter (see `Sandbox::apply`). It is
+    /// close-on-exec, so the program never sees it, and stays open in hx for the whole run.
+    pub(super) fn raw_fd(&self) -> RawFd {
+        self.fd.as_raw_fd()
     }
 }
 
@@ -174,20 +165,4 @@ fn open_no_follow(path: &std::path::Path) -> io::Result<(OwnedFd, bool)> {
         return Err(io::Error::other("a link"));
     }
     Ok((fd, st.st_mode & libc::S_IFMT == libc::S_IFDIR))
-}
-
-/// Restricts the calling (single-threaded, just forked) process with the ruleset `fd`:
-/// `no_new_privs` first, which Landlock requires of an unprivileged process, then the
-/// ruleset. Either failing fails the spawn, so a command never runs unconfined by accident.
-fn enter(fd: RawFd) -> io::Result<()> {
-    // SAFETY: plain syscalls with integer arguments.
-    unsafe {
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
 }

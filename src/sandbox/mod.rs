@@ -6,17 +6,22 @@
 //! - [`Plan`]: what this kernel can enforce of them ([`assess`], a pure function of the
 //!   Landlock ABI), the folders that stay writable, the warnings to print once per run, and
 //!   whether the run must refuse to start (`sandbox.required`). Built once, in hx.
-//! - [`Sandbox`]: kept in the tools' context; for each command it builds a ruleset in hx
-//!   ([`Confinement`]) that the child enters just before exec, and it words the note added to
-//!   a failed command whose output shows a refused write.
+//! - [`Sandbox`]: kept in the tools' context; it holds the run's ruleset ([`Confinement`],
+//!   built once in hx) and what the child drops of its capabilities ([`CapDrop`]), which
+//!   each command enters just before exec ([`Sandbox::apply`]), and it words the note added
+//!   to a failed command whose output shows a refused write.
 
+mod caps;
 mod denial;
 mod kernel;
 mod settings;
 
+use std::io;
+use std::os::fd::RawFd;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
 pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
 
@@ -158,29 +163,33 @@ impl Plan {
         }
     }
 
-    /// The sandbox the bash tool applies: `None` when the mode is off or the kernel has no
-    /// Landlock; the refusal when the run must not start.
+    /// The sandbox the bash tool applies: `None` when the mode is off; the refusal when the
+    /// run must not start. Without Landlock it still drops the commands' capabilities.
     pub fn sandbox(&self) -> Result<Option<Arc<Sandbox>>, String> {
         if let Some(r) = &self.refusal {
             return Err(r.clone());
         }
-        match self.enforcement {
-            Enforcement::Off | Enforcement::Unavailable(_) => Ok(None),
+        if self.settings.mode == Mode::Off {
+            return Ok(None);
+        }
+        let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
+        let confinement = match self.enforcement {
+            Enforcement::Off | Enforcement::Unavailable(_) => None,
             Enforcement::Full | Enforcement::Partial(_) => {
-                let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
                 let mut rules = writable.clone();
                 rules.extend(self.devices.iter().cloned());
                 // Once for the run: every command enters the same ruleset (see Confinement).
-                let confinement = Confinement::build(&rules, self.settings.network)
-                    .map_err(|e| format!("cannot set up the sandbox: {e}"))?;
-                Ok(Some(Arc::new(Sandbox {
-                    mode: self.settings.mode,
-                    workspace: self.workspace.clone(),
-                    writable,
-                    confinement,
-                })))
+                Confinement::build(&rules, self.settings.network)
+                    .map_err(|e| format!("cannot set up the sandbox: {e}"))?
             }
-        }
+        };
+        Ok(Some(Arc::new(Sandbox {
+            mode: self.settings.mode,
+            workspace: self.workspace.clone(),
+            writable,
+            confinement,
+            caps: CapDrop::detect(),
+        })))
     }
 }
 
@@ -319,6 +328,8 @@ pub struct Sandbox {
     writable: Vec<PathBuf>,
     /// The ruleset every command enters; `None` when this kernel has none to offer.
     confinement: Option<Confinement>,
+    /// Read once per run, before any fork.
+    caps: CapDrop,
 }
 
 impl Sandbox {
@@ -327,14 +338,26 @@ impl Sandbox {
         self.mode
     }
 
-    /// The ruleset a command enters (see [`Confinement`]).
-    pub fn confinement(&self) -> Option<&Confinement> {
-        self.confinement.as_ref()
+    /// Makes the child of `cmd` enter the sandbox just before it executes the program (after
+    /// any `pre_exec` set before this one, such as `setsid`).
+    pub fn apply(&self, cmd: &mut std::process::Command) {
+        use std::os::unix::process::CommandExt;
+        let ruleset = self.confinement.as_ref().map(Confinement::raw_fd);
+        let caps = self.caps;
+        // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
+        // allowed: `enter` makes syscalls on copied integers and its own stack, with no
+        // allocation, no lock and no output. The ruleset's descriptor stays open in hx for
+        // the whole run (this `Sandbox` owns it).
+        unsafe {
+            cmd.pre_exec(move || enter(ruleset, caps));
+        }
     }
 
     /// The line to add to a failed command's output when it shows a write the sandbox
-    /// refused (see `denial::refused_write`); `None` otherwise.
+    /// refused (see `denial::refused_write`); `None` otherwise, and always without a ruleset
+    /// (no Landlock), since then nothing refused it.
     pub fn denial_note(&self, output: &str) -> Option<String> {
+        self.confinement.as_ref()?;
         let read_only = self.mode == Mode::ReadOnly;
         let hit = denial::refused_write(output, &self.workspace, &self.writable, read_only)?;
         Some(if read_only {
@@ -355,6 +378,26 @@ impl Sandbox {
             )
         })
     }
+}
+
+/// What the just-forked, single-threaded child does to enter the sandbox, in this order:
+/// `no_new_privs` (Landlock needs it of a process without `CAP_SYS_ADMIN`, and it keeps
+/// set-user-ID programs from giving back what is dropped next), the ruleset when there is one,
+/// then every capability dropped. Any step failing fails the spawn, so a command never runs
+/// less confined than planned.
+fn enter(ruleset: Option<RawFd>, caps: CapDrop) -> io::Result<()> {
+    // SAFETY: plain syscalls with integer arguments.
+    unsafe {
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if let Some(fd) = ruleset {
+            if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+    }
+    caps.apply()
 }
 
 #[cfg(test)]

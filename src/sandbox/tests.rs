@@ -52,7 +52,10 @@ fn without_landlock_a_run_warns_once_and_runs_unconfined() {
         assert!(w.starts_with("the sandbox is off: this kernel has"), "{w}");
         assert!(w.contains("bash runs unconfined"), "{w}");
         assert_eq!(plan.refusal, None);
-        assert!(plan.sandbox().unwrap().is_none());
+        // Only the capabilities are dropped: no ruleset, so no write is blamed on it.
+        let sb = plan.sandbox().unwrap().unwrap();
+        assert!(sb.confinement.is_none());
+        assert_eq!(sb.denial_note("bash: /etc/hx-x: Permission denied"), None);
     }
 }
 
@@ -221,7 +224,11 @@ fn a_confined_child_writes_only_beneath_its_roots() {
     let run = |script: &str| {
         let mut cmd = std::process::Command::new("sh");
         cmd.arg("-c").arg(script).current_dir(&ws);
-        c.apply(&mut cmd);
+        let (fd, caps) = (c.raw_fd(), CapDrop::detect());
+        // SAFETY: `enter` is async-signal-safe (see `Sandbox::apply`).
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || enter(Some(fd), caps));
+        }
         cmd.output().unwrap()
     };
     let out = run("echo in > inside; echo x > /dev/null; touch ../outside");
@@ -231,6 +238,47 @@ fn a_confined_child_writes_only_beneath_its_roots() {
     assert!(!top.join("outside").exists());
     // hx itself stays free.
     std::fs::write(top.join("parent"), "x").unwrap();
+}
+
+/// The capability sets a child shows in `/proc/self/status`, by name.
+fn child_caps(sb: &Sandbox) -> Vec<(String, u64)> {
+    let mut cmd = std::process::Command::new("grep");
+    cmd.args(["^Cap", "/proc/self/status"]);
+    sb.apply(&mut cmd);
+    let out = cmd.output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let (name, hex) = l.split_once(':').unwrap();
+            (
+                name.to_string(),
+                u64::from_str_radix(hex.trim(), 16).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// A command keeps no capability, with Landlock or without, whoever hx runs as; a root hx
+/// also empties the bounding set, so no program the command runs can get one back.
+#[test]
+fn a_sandboxed_child_has_no_capabilities() {
+    let ws = tempfile::tempdir().unwrap();
+    let ws = ws.path().canonicalize().unwrap();
+    // SAFETY: geteuid cannot fail.
+    let root = unsafe { libc::geteuid() } == 0;
+    for kernel in [Kernel::detect(), Kernel::Missing] {
+        let plan = Plan::new(&Settings::default(), &ws, &env(&[]), kernel);
+        let sb = plan.sandbox().unwrap().unwrap();
+        let caps = child_caps(&sb);
+        assert_eq!(caps.len(), 5, "{caps:?}");
+        for (name, set) in &caps {
+            if name != "CapBnd" || root {
+                assert_eq!(*set, 0, "{name} with {kernel:?}: {caps:?}");
+            }
+        }
+    }
 }
 
 #[test]

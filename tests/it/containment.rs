@@ -1,5 +1,6 @@
 //! End-to-end tests of what a command may do to the rest of the machine beyond writing files
-//! (issue 19): signal other processes, reach abstract Unix sockets made outside. The real
+//! (issue 19): signal other processes, reach abstract Unix sockets made outside, use the
+//! capabilities of a root hx (or any given to it). The real
 //! binary, the fake server, the real kernel; as root (CI) and, where the user matters, as
 //! `nobody`. A test that needs what this machine lacks (Landlock ABI 6, a PID namespace,
 //! `setpriv`) says why on stderr and passes.
@@ -8,7 +9,8 @@ use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener};
 use std::time::Duration;
 
-use crate::support::confine::{self, as_nobody, no_scopes, pid_namespace, skip};
+use crate::support::confine::{self, as_nobody, is_root, no_scopes, pid_namespace, skip};
+use crate::support::hooks::{groups, script, user_hooks};
 use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 
@@ -233,4 +235,105 @@ fn an_abstract_socket_made_outside_cannot_be_reached() {
     hx.write_user_config("config.toml", "sandbox = \"off\"\n");
     let (out, _) = turn(&mut hx, &[&python_connect(&name)], direct);
     assert_eq!(out[0], "connected\n");
+}
+
+const CAPS: &str = "grep -E '^Cap(Inh|Prm|Eff|Bnd|Amb):' /proc/self/status";
+const RAW: &str = "python3 -c \"import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW); print('raw socket')\"";
+
+fn caps(status: &str, name: &str) -> u64 {
+    let line = status
+        .lines()
+        .find(|l| l.starts_with(&format!("{name}:")))
+        .unwrap_or_else(|| panic!("no {name} in {status}"));
+    u64::from_str_radix(line[name.len() + 1..].trim(), 16).expect("hex")
+}
+
+fn assert_no_caps(status: &str) {
+    for set in ["CapInh", "CapPrm", "CapEff", "CapAmb"] {
+        assert_eq!(caps(status, set), 0, "{set} in\n{status}");
+    }
+}
+
+fn assert_raw_refused(out: &str) {
+    assert!(
+        out.contains("PermissionError") && !out.contains("raw socket\n"),
+        "{out}"
+    );
+}
+
+/// As root (CI), a command runs with no capability at all: no raw sockets past the network
+/// rules, no `chown` to another owner, no reading hx's memory (hx is not dumpable, so that
+/// takes `CAP_SYS_PTRACE`). Hooks are the user's own commands and keep theirs, and with the
+/// sandbox off commands keep them too.
+#[test]
+fn a_root_hx_runs_commands_without_capabilities() {
+    const NAME: &str = "a_root_hx_runs_commands_without_capabilities";
+    if !is_root() {
+        return skip(
+            NAME,
+            "hx does not run as root here, so it has no capabilities to keep",
+        );
+    }
+    let mut hx = Hx::new_offline();
+    let hook = script(
+        &hx,
+        "caps.sh",
+        &format!("cat >/dev/null; {CAPS} > \"$HOME/hook_caps\""),
+    );
+    user_hooks(&hx, json!({ "PreToolUse": groups("Bash", &[&hook], None) }));
+    let (out, _) = turn(
+        &mut hx,
+        &[
+            CAPS,
+            RAW,
+            "touch mine && chown 1:1 mine; echo \"chown: $?\"",
+            "head -c 1 /proc/$PPID/mem; echo \"mem: $?\"",
+            "tr '\\0' '\\n' < /proc/$PPID/environ; echo \"environ: $?\"",
+        ],
+        direct,
+    );
+    assert_no_caps(&out[0]);
+    assert_eq!(caps(&out[0], "CapBnd"), 0, "{}", out[0]);
+    assert_raw_refused(&out[1]);
+    assert!(
+        out[2].contains("Operation not permitted") && out[2].contains("chown: 1"),
+        "{}",
+        out[2]
+    );
+    assert!(
+        out[3].contains("Permission denied") && out[3].contains("mem: 1"),
+        "{}",
+        out[3]
+    );
+    assert!(
+        out[4].contains("Permission denied") && out[4].ends_with("environ: 1\n"),
+        "{}",
+        out[4]
+    );
+    let hook_caps = std::fs::read_to_string(hx.home().join("hook_caps")).expect("the hook ran");
+    assert_ne!(caps(&hook_caps, "CapEff"), 0, "{hook_caps}");
+
+    let mut hx = Hx::new_offline();
+    hx.write_user_config("config.toml", "sandbox = \"off\"\n");
+    let (out, _) = turn(&mut hx, &[CAPS], direct);
+    assert_ne!(caps(&out[0], "CapEff"), 0, "{}", out[0]);
+}
+
+/// An unprivileged hx that was given a capability (here `CAP_NET_RAW`, as an ambient one, the
+/// way a wrapper grants it) does not pass it on to commands.
+#[test]
+fn an_unprivileged_hx_passes_no_capability_on() {
+    const NAME: &str = "an_unprivileged_hx_passes_no_capability_on";
+    let setpriv = match as_nobody() {
+        Ok(p) => p,
+        Err(why) => return skip(NAME, &why),
+    };
+    let mut granted = setpriv.clone();
+    granted.extend(["--inh-caps=+net_raw", "--ambient-caps=+net_raw"].map(String::from));
+    let mut hx = Hx::new_offline();
+    let start = nobody_run(&mut hx, &granted);
+    let (out, _) = turn(&mut hx, &[CAPS, RAW, "id -u"], start);
+    assert_no_caps(&out[0]);
+    assert_raw_refused(&out[1]);
+    assert_eq!(out[2], format!("{}\n", confine::NOBODY));
 }

@@ -204,6 +204,10 @@ fn nor_can_bash_read_them_back_from_hx_s_own_environ() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
+    // hx is not dumpable, so reading its environ takes CAP_SYS_PTRACE, which only a root
+    // command outside the sandbox keeps (the sandbox drops every capability: see
+    // containment.rs). That is the case where the blanking is what protects the secrets.
+    hx.write_user_config("config.toml", "sandbox = \"off\"\n");
     with_secrets(&mut hx).args(["agent", "read the parent's environment"]);
     hx.run().assert_success();
     let out = tool_message(&server, 1);
