@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use super::{exit, fail, SandboxArgs};
 use crate::config::{process_env, Flags};
-use crate::sandbox::{Enforcement, Kernel, Plan};
+use crate::sandbox::{Check, Enforcement, Kernel, Plan, Protection, Status, Why};
 use crate::text::Warning;
 
 pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
@@ -45,7 +45,42 @@ fn enforced(plan: &Plan) -> String {
         (Enforcement::Off, _) => "no: the mode is off".into(),
         (Enforcement::Full, _) => "fully".into(),
         (Enforcement::Partial(missing), _) => format!("partly: not {}", missing.join("; not ")),
-        (Enforcement::Unavailable(_), _) => "no: bash would run unconfined".into(),
+    }
+}
+
+/// One protection's line: whether it holds, by what, or why not.
+fn status_text(check: &Check) -> String {
+    match &check.status {
+        Status::Enforced(by) => format!("enforced ({by})"),
+        Status::Partial { by, gap, why } => format!("partly ({by}): not {gap}: {why}"),
+        Status::Missing(why) => format!("missing: {why}"),
+        Status::Allowed => "allowed (sandbox.network = true)".into(),
+    }
+}
+
+fn status_json(check: &Check) -> Value {
+    let why = |why: &Why| {
+        let mut v = json!({ "why": why.to_string() });
+        if let Why::Abi { needs, .. } = why {
+            v["needs_abi"] = json!(needs);
+        }
+        v
+    };
+    match &check.status {
+        Status::Enforced(by) => json!({ "status": "enforced", "by": by }),
+        Status::Partial { by, gap, why: w } => {
+            let mut v = why(w);
+            v["status"] = json!("partial");
+            v["by"] = json!(by);
+            v["not"] = json!(gap);
+            v
+        }
+        Status::Missing(w) => {
+            let mut v = why(w);
+            v["status"] = json!("missing");
+            v
+        }
+        Status::Allowed => json!({ "status": "allowed" }),
     }
 }
 
@@ -84,25 +119,42 @@ fn to_text(plan: &Plan) -> String {
     out.push_str(&format!("devices:  {}\n", devices.join(" ")));
     let network = match (s.mode, s.network) {
         (crate::sandbox::Mode::Off, _) | (_, true) => "allowed".to_string(),
-        (_, false) => "TCP connect and bind refused (UDP and Unix sockets are not confined)".into(),
+        (_, false) => {
+            "TCP connect and bind refused (UDP and pathname Unix sockets are not confined)".into()
+        }
     };
     out.push_str(&format!("network:  {network}\n"));
     out.push_str(&format!(
         "required: {}\n",
         if s.required { "yes" } else { "no" }
     ));
+    out.push_str("protections:\n");
+    let width = Protection::ALL
+        .iter()
+        .map(|p| p.name().len())
+        .max()
+        .unwrap_or(0)
+        + 1;
+    for check in &plan.protections {
+        let label = format!("{}:", check.protection.name());
+        out.push_str(&format!("  {label:<width$} {}\n", status_text(check)));
+    }
     out.push_str(&format!("enforced: {}\n", enforced(plan)));
     out
 }
 
 fn to_json(plan: &Plan) -> Value {
     let s = &plan.settings;
-    let (status, missing): (&str, Vec<&str>) = match &plan.enforcement {
-        Enforcement::Off => ("off", vec![]),
-        Enforcement::Full => ("full", vec![]),
-        Enforcement::Partial(m) => ("partial", m.clone()),
-        Enforcement::Unavailable(_) => ("none", vec![]),
+    let (status, missing): (&str, &[String]) = match &plan.enforcement {
+        Enforcement::Off => ("off", &[]),
+        Enforcement::Full => ("full", &[]),
+        Enforcement::Partial(m) => ("partial", m),
     };
+    let protections: serde_json::Map<String, Value> = plan
+        .protections
+        .iter()
+        .map(|c| (c.protection.key().to_string(), status_json(c)))
+        .collect();
     json!({
         "landlock_abi": plan.kernel.why_missing().is_none().then(|| plan.kernel.abi()),
         "landlock_missing": plan.kernel.why_missing(),
@@ -115,6 +167,7 @@ fn to_json(plan: &Plan) -> Value {
         "devices": plan.devices.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
         "network": s.network,
         "required": s.required,
+        "protections": protections,
         "enforcement": status,
         "not_enforced": missing,
         "refusal": plan.refusal,

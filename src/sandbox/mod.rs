@@ -3,9 +3,11 @@
 //!
 //! The pieces, in the order a run uses them:
 //! - [`Settings`]: the mode, writable roots, network and `required`, from config and flags.
-//! - [`Plan`]: what this kernel can enforce of them ([`assess`], a pure function of the
-//!   Landlock ABI), the folders that stay writable, the warnings to print once per run, and
-//!   whether the run must refuse to start (`sandbox.required`). Built once, in hx.
+//! - [`Plan`]: what this kernel enforces of them, protection by protection ([`assess`], a
+//!   pure function of the Landlock ABI: writes, network, signals, abstract sockets,
+//!   capabilities), the folders that stay writable, the warning to print once per run naming
+//!   what is missing, and whether the run must refuse to start (`sandbox.required`). Built
+//!   once, in hx.
 //! - [`Sandbox`]: kept in the tools' context; it holds the run's ruleset ([`Confinement`],
 //!   built once in hx) and what the child drops of its capabilities ([`CapDrop`]), which
 //!   each command enters just before exec ([`Sandbox::apply`]), and it words the note added
@@ -14,6 +16,7 @@
 mod caps;
 mod denial;
 mod kernel;
+mod protection;
 mod settings;
 
 use std::io;
@@ -23,6 +26,7 @@ use std::sync::Arc;
 
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
+pub use protection::{assess, Check, Protection, Status, Why};
 pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
 
 use crate::paths::Env;
@@ -51,39 +55,27 @@ pub struct Root {
     pub why: &'static str,
 }
 
-/// How much of a mode the running kernel enforces.
+/// How much of a mode the running kernel enforces, in sum.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Enforcement {
     /// The mode is `off`.
     Off,
     Full,
-    /// Enforced, but without these protections (each names the ABI it needs).
-    Partial(Vec<&'static str>),
-    /// No Landlock at all: commands run unconfined.
-    Unavailable(&'static str),
+    /// Enforced, but without these protections (each names what it needs).
+    Partial(Vec<String>),
 }
 
-/// What `kernel` enforces of `mode` with `network`: a pure function, so every kernel can be
-/// tested on any kernel.
-pub fn assess(mode: Mode, network: bool, kernel: Kernel) -> Enforcement {
-    if mode == Mode::Off {
-        return Enforcement::Off;
-    }
-    if let Some(why) = kernel.why_missing() {
-        return Enforcement::Unavailable(why);
-    }
-    let abi = kernel.abi();
-    let mut missing = Vec::new();
-    if abi < 3 {
-        missing.push("refusing to truncate files outside the writable folders (needs ABI 3)");
-    }
-    if !network && abi < 4 {
-        missing.push("refusing TCP connect and bind (needs ABI 4)");
-    }
-    if missing.is_empty() {
-        Enforcement::Full
-    } else {
-        Enforcement::Partial(missing)
+impl Enforcement {
+    fn of(mode: Mode, checks: &[Check]) -> Enforcement {
+        if mode == Mode::Off {
+            return Enforcement::Off;
+        }
+        let gaps: Vec<String> = checks.iter().filter_map(Check::gap).collect();
+        if gaps.is_empty() {
+            Enforcement::Full
+        } else {
+            Enforcement::Partial(gaps)
+        }
     }
 }
 
@@ -92,6 +84,8 @@ pub fn assess(mode: Mode, network: bool, kernel: Kernel) -> Enforcement {
 pub struct Plan {
     pub settings: Settings,
     pub kernel: Kernel,
+    /// Each protection and whether it holds, in [`Protection::ALL`]'s order.
+    pub protections: Vec<Check>,
     pub enforcement: Enforcement,
     pub workspace: PathBuf,
     /// Folders writable in `workspace-write` mode (empty in the other modes).
@@ -100,7 +94,7 @@ pub struct Plan {
     pub devices: Vec<PathBuf>,
     /// To print once per run, as `text::Warning`s.
     pub warnings: Vec<String>,
-    /// Why a run must refuse to start (`sandbox.required` and not everything enforced).
+    /// Why a run must refuse to start (`sandbox.required` and a protection missing).
     pub refusal: Option<String>,
 }
 
@@ -108,7 +102,8 @@ impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
     pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
-        let enforcement = assess(settings.mode, settings.network, kernel);
+        let protections = assess(settings.mode, settings.network, kernel);
+        let enforcement = Enforcement::of(settings.mode, &protections);
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
         if settings.mode == Mode::WorkspaceWrite {
@@ -121,13 +116,15 @@ impl Plan {
             .collect();
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
-            Enforcement::Partial(missing) => Some(format!(
-                "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
-                kernel.abi(),
-                settings.mode.name(),
-                missing.join("; ")
-            )),
-            Enforcement::Unavailable(why) => Some(why.to_string()),
+            Enforcement::Partial(gaps) => Some(match kernel.why_missing() {
+                None => format!(
+                    "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
+                    kernel.abi(),
+                    settings.mode.name(),
+                    gaps.join("; ")
+                ),
+                Some(why) => why.to_string(),
+            }),
         };
         if settings.mode == Mode::Off && !settings.network {
             warnings.push(
@@ -141,9 +138,16 @@ impl Plan {
                 refusal = Some(format!(
                     "sandbox.required is set, but {problem}; refusing to run (use --sandbox off to run unconfined)"
                 ));
-            } else if let Enforcement::Unavailable(_) = enforcement {
+            } else if kernel.why_missing().is_some() {
+                let unconfined: Vec<&str> = protections
+                    .iter()
+                    .filter(|c| !c.status.holds())
+                    .map(|c| c.protection.name())
+                    .collect();
                 warnings.push(format!(
-                    "the sandbox is off: {problem}, so bash runs unconfined (set sandbox = \"off\" to silence this, or sandbox.required = true to refuse to run)"
+                    "the sandbox is partial: {problem}, so bash runs with only its capabilities dropped: its {} {} not confined (set sandbox = \"off\" to silence this, or sandbox.required = true to refuse to run)",
+                    protection::and_list(&unconfined),
+                    if unconfined.len() == 1 { "is" } else { "are" }
                 ));
             } else {
                 warnings.push(format!(
@@ -154,6 +158,7 @@ impl Plan {
         Plan {
             settings: settings.clone(),
             kernel,
+            protections,
             enforcement,
             workspace: workspace.to_path_buf(),
             writable,
@@ -173,15 +178,14 @@ impl Plan {
             return Ok(None);
         }
         let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
-        let confinement = match self.enforcement {
-            Enforcement::Off | Enforcement::Unavailable(_) => None,
-            Enforcement::Full | Enforcement::Partial(_) => {
-                let mut rules = writable.clone();
-                rules.extend(self.devices.iter().cloned());
-                // Once for the run: every command enters the same ruleset (see Confinement).
-                Confinement::build(&rules, self.settings.network)
-                    .map_err(|e| format!("cannot set up the sandbox: {e}"))?
-            }
+        let confinement = if self.kernel.why_missing().is_none() {
+            let mut rules = writable.clone();
+            rules.extend(self.devices.iter().cloned());
+            // Once for the run: every command enters the same ruleset (see Confinement).
+            Confinement::build(&rules, self.settings.network)
+                .map_err(|e| format!("cannot set up the sandbox: {e}"))?
+        } else {
+            None
         };
         Ok(Some(Arc::new(Sandbox {
             mode: self.settings.mode,

@@ -145,7 +145,8 @@ pub struct Settings {
     pub writable_roots: Vec<String>,
     /// Whether TCP connect and bind are allowed.
     pub network: bool,
-    /// Refuse to run when the kernel cannot enforce the whole mode.
+    /// Refuse to run when the kernel cannot enforce every protection of the mode (see
+    /// `Protection`): a Landlock older than ABI 6 (the scopes) is refused too.
     pub required: bool,
 }
 

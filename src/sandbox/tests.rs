@@ -18,58 +18,176 @@ fn env(pairs: &[(&str, &str)]) -> Env {
 
 const TRUNCATE: &str = "refusing to truncate files outside the writable folders (needs ABI 3)";
 const TCP: &str = "refusing TCP connect and bind (needs ABI 4)";
+const SIGNALS: &str = "refusing signals to processes outside the command (needs ABI 6)";
+const SOCKETS: &str =
+    "refusing connections to abstract Unix sockets made outside the command (needs ABI 6)";
+
+/// Each protection's status, in `Protection::ALL`'s order.
+fn statuses(mode: Mode, network: bool, kernel: Kernel) -> Vec<Status> {
+    let checks = assess(mode, network, kernel);
+    let order: Vec<Protection> = checks.iter().map(|c| c.protection).collect();
+    assert_eq!(order, Protection::ALL);
+    checks.into_iter().map(|c| c.status).collect()
+}
 
 #[test]
 fn what_each_kernel_enforces() {
-    use Enforcement::*;
+    use Status::*;
+    let abi = |needs, has| Missing(Why::Abi { needs, has });
+    let (files, tcp) = (
+        Enforced("Landlock file rights"),
+        Enforced("Landlock TCP rights"),
+    );
+    let signals = Enforced("Landlock signal scope");
+    let sockets = Enforced("Landlock abstract Unix socket scope");
+    let caps = Enforced("every capability dropped before the command starts");
     for mode in [Mode::WorkspaceWrite, Mode::ReadOnly] {
         for kernel in [Kernel::Missing, Kernel::NotEnabled] {
-            assert!(matches!(assess(mode, true, kernel), Unavailable(_)));
+            let none = Missing(Why::NoLandlock);
+            assert_eq!(
+                statuses(mode, false, kernel),
+                [none.clone(), none.clone(), none.clone(), none, caps.clone()]
+            );
         }
-        assert_eq!(assess(mode, true, Kernel::Abi(1)), Partial(vec![TRUNCATE]));
-        assert_eq!(
-            assess(mode, false, Kernel::Abi(2)),
-            Partial(vec![TRUNCATE, TCP])
-        );
-        assert_eq!(assess(mode, true, Kernel::Abi(3)), Full);
-        assert_eq!(assess(mode, false, Kernel::Abi(3)), Partial(vec![TCP]));
-        for abi in 4..=9 {
-            assert_eq!(assess(mode, false, Kernel::Abi(abi)), Full);
+        for has in [1, 2] {
+            let truncate = Partial {
+                by: "Landlock file rights",
+                gap: "refusing to truncate files outside the writable folders",
+                why: Why::Abi { needs: 3, has },
+            };
+            assert_eq!(
+                statuses(mode, false, Kernel::Abi(has)),
+                [
+                    truncate,
+                    abi(4, has),
+                    abi(6, has),
+                    abi(6, has),
+                    caps.clone()
+                ]
+            );
+        }
+        for has in [4, 5] {
+            assert_eq!(
+                statuses(mode, false, Kernel::Abi(has)),
+                [
+                    files.clone(),
+                    tcp.clone(),
+                    abi(6, has),
+                    abi(6, has),
+                    caps.clone()
+                ]
+            );
+        }
+        for has in 6..=9 {
+            for (network, net) in [(false, tcp.clone()), (true, Allowed)] {
+                let all = [
+                    files.clone(),
+                    net,
+                    signals.clone(),
+                    sockets.clone(),
+                    caps.clone(),
+                ];
+                assert_eq!(statuses(mode, network, Kernel::Abi(has)), all);
+            }
         }
     }
     for kernel in [Kernel::Missing, Kernel::Abi(1), Kernel::Abi(7)] {
-        assert_eq!(assess(Mode::Off, false, kernel), Off);
+        let off = statuses(Mode::Off, false, kernel);
+        assert!(off.iter().all(|s| *s == Missing(Why::Off)), "{off:?}");
     }
 }
 
 #[test]
-fn without_landlock_a_run_warns_once_and_runs_unconfined() {
+fn what_is_missing_in_sum() {
+    let sum = |mode, network, kernel| Enforcement::of(mode, &assess(mode, network, kernel));
+    assert_eq!(
+        sum(Mode::WorkspaceWrite, true, Kernel::Abi(1)),
+        Enforcement::Partial(vec![TRUNCATE.into(), SIGNALS.into(), SOCKETS.into()])
+    );
+    assert_eq!(
+        sum(Mode::ReadOnly, false, Kernel::Abi(5)),
+        Enforcement::Partial(vec![SIGNALS.into(), SOCKETS.into()])
+    );
+    assert_eq!(
+        sum(Mode::WorkspaceWrite, false, Kernel::Abi(6)),
+        Enforcement::Full
+    );
+    assert_eq!(sum(Mode::Off, false, Kernel::Missing), Enforcement::Off);
+    let Enforcement::Partial(gaps) = sum(Mode::WorkspaceWrite, true, Kernel::Missing) else {
+        panic!("no Landlock is partial: the capabilities are still dropped");
+    };
+    assert_eq!(
+        gaps[0],
+        "refusing writes outside the writable folders (needs Landlock)"
+    );
+    assert_eq!(gaps.len(), 3, "{gaps:?}");
+}
+
+#[test]
+fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
     let ws = tempfile::tempdir().unwrap();
     for kernel in [Kernel::Missing, Kernel::NotEnabled] {
         let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), kernel);
         assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
         let w = &plan.warnings[0];
-        assert!(w.starts_with("the sandbox is off: this kernel has"), "{w}");
-        assert!(w.contains("bash runs unconfined"), "{w}");
+        assert!(
+            w.starts_with("the sandbox is partial: this kernel has"),
+            "{w}"
+        );
+        assert!(
+            w.contains(
+                "so bash runs with only its capabilities dropped: its writes, signals and \
+                 abstract sockets are not confined"
+            ),
+            "{w}"
+        );
         assert_eq!(plan.refusal, None);
         // Only the capabilities are dropped: no ruleset, so no write is blamed on it.
         let sb = plan.sandbox().unwrap().unwrap();
         assert!(sb.confinement.is_none());
         assert_eq!(sb.denial_note("bash: /etc/hx-x: Permission denied"), None);
     }
+    // With network = false, the warning names the network too.
+    let plan = Plan::new(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        &env(&[]),
+        Kernel::Missing,
+    );
+    assert!(
+        plan.warnings[0].contains("its writes, network, signals and abstract sockets are not"),
+        "{:?}",
+        plan.warnings
+    );
 }
 
 #[test]
 fn required_turns_a_gap_into_a_refusal() {
     let ws = tempfile::tempdir().unwrap();
     let required = settings(Mode::WorkspaceWrite, false, true);
-    for kernel in [Kernel::Missing, Kernel::Abi(2), Kernel::Abi(3)] {
+    for kernel in [
+        Kernel::Missing,
+        Kernel::Abi(2),
+        Kernel::Abi(3),
+        Kernel::Abi(5),
+    ] {
         let plan = Plan::new(&required, ws.path(), &env(&[]), kernel);
         let r = plan.sandbox().expect_err("refused");
         assert!(r.starts_with("sandbox.required is set, but "), "{r}");
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
     }
-    let plan = Plan::new(&required, ws.path(), &env(&[]), Kernel::Abi(4));
+    // Without the scopes, even with the network allowed.
+    let allowed = settings(Mode::WorkspaceWrite, true, true);
+    let plan = Plan::new(&allowed, ws.path(), &env(&[]), Kernel::Abi(5));
+    assert_eq!(
+        plan.sandbox().expect_err("refused"),
+        format!(
+            "sandbox.required is set, but this kernel's Landlock (ABI 5) cannot enforce all of \
+             workspace-write: {SIGNALS}; {SOCKETS}; refusing to run (use --sandbox off to run \
+             unconfined)"
+        )
+    );
+    let plan = Plan::new(&required, ws.path(), &env(&[]), Kernel::Abi(6));
     assert!(plan.sandbox().unwrap().is_some());
     // `off` is an explicit choice that `required` does not overrule.
     let off = settings(Mode::Off, true, true);
@@ -106,10 +224,21 @@ fn a_partial_kernel_still_confines_and_says_what_is_missing() {
         plan.warnings,
         [format!(
             "the sandbox is partial: this kernel's Landlock (ABI 3) cannot enforce all of \
-             workspace-write: {TCP} (set sandbox.required = true to refuse to run instead)"
+             workspace-write: {TCP}; {SIGNALS}; {SOCKETS} (set sandbox.required = true to refuse \
+             to run instead)"
         )]
     );
     assert!(plan.sandbox().unwrap().is_some());
+    // ABI 5 has the network rights but not the scopes.
+    let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
+    assert_eq!(
+        plan.warnings,
+        [format!(
+            "the sandbox is partial: this kernel's Landlock (ABI 5) cannot enforce all of \
+             workspace-write: {SIGNALS}; {SOCKETS} (set sandbox.required = true to refuse to \
+             run instead)"
+        )]
+    );
 }
 
 #[test]
@@ -179,31 +308,60 @@ fn writable_roots_resolve_against_home_and_the_workspace() {
 }
 
 /// The decision hx makes from the ABI agrees with what the landlock crate itself reports when
-/// it enforces the same ruleset on this kernel. Run in a throwaway thread: Landlock confines
-/// only the calling thread (and what it starts later).
+/// it enforces on this kernel, protection by protection (each alone: the rights or the scope
+/// it needs), and for the whole ruleset a command enters. Each in a throwaway thread: Landlock
+/// confines only the calling thread (and what it starts later).
 #[test]
 fn the_assessment_matches_what_the_kernel_enforces() {
-    use landlock::{CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus};
-    for network in [true, false] {
-        let status = std::thread::spawn(move || {
-            let mut r = Ruleset::default()
-                .set_compatibility(CompatLevel::BestEffort)
-                .handle_access(handled_fs())
-                .unwrap();
-            if !network {
+    use landlock::{BitFlags, CompatLevel, Compatible, Ruleset, RulesetAttr, RulesetStatus, Scope};
+    fn enforce(fs: bool, net: bool, scopes: BitFlags<Scope>) -> RulesetStatus {
+        std::thread::spawn(move || {
+            let mut r = Ruleset::default().set_compatibility(CompatLevel::BestEffort);
+            if fs {
+                r = r.handle_access(handled_fs()).unwrap();
+            }
+            if net {
                 r = r.handle_access(handled_net()).unwrap();
+            }
+            if !scopes.is_empty() {
+                r = r.scope(scopes).unwrap();
             }
             r.create().unwrap().restrict_self().unwrap().ruleset
         })
         .join()
-        .unwrap();
-        let ours = assess(Mode::WorkspaceWrite, network, Kernel::detect());
-        let expected = match ours {
-            Enforcement::Full => RulesetStatus::FullyEnforced,
-            Enforcement::Partial(_) => RulesetStatus::PartiallyEnforced,
-            Enforcement::Unavailable(_) | Enforcement::Off => RulesetStatus::NotEnforced,
+        .unwrap()
+    }
+    let kernel = Kernel::detect();
+    let checks = assess(Mode::WorkspaceWrite, false, kernel);
+    let none = BitFlags::EMPTY;
+    for check in &checks {
+        let status = match check.protection {
+            Protection::Writes => enforce(true, false, none),
+            Protection::Network => enforce(false, true, none),
+            Protection::Signals => enforce(false, false, Scope::Signal.into()),
+            Protection::AbstractSockets => enforce(false, false, Scope::AbstractUnixSocket.into()),
+            // Not Landlock's: `a_sandboxed_child_has_no_capabilities` checks it.
+            Protection::Capabilities => continue,
         };
-        assert_eq!(status, expected, "network {network}: {ours:?}");
+        let expected = match check.status {
+            Status::Enforced(_) => RulesetStatus::FullyEnforced,
+            Status::Partial { .. } => RulesetStatus::PartiallyEnforced,
+            Status::Missing(_) | Status::Allowed => RulesetStatus::NotEnforced,
+        };
+        assert_eq!(status, expected, "{check:?}");
+    }
+    // What `Confinement::build` asks for, against the sum.
+    for network in [true, false] {
+        let whole = enforce(true, !network, handled_scopes());
+        let expected = match Enforcement::of(
+            Mode::WorkspaceWrite,
+            &assess(Mode::WorkspaceWrite, network, kernel),
+        ) {
+            _ if kernel.why_missing().is_some() => RulesetStatus::NotEnforced,
+            Enforcement::Full => RulesetStatus::FullyEnforced,
+            _ => RulesetStatus::PartiallyEnforced,
+        };
+        assert_eq!(whole, expected, "network {network}");
     }
 }
 
@@ -353,7 +511,7 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
         ..Settings::default()
     };
     let e = env(&[("HOME", &h("")), ("PATH", &path)]);
-    let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(4));
+    let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(6));
     let tail = ": a command could put a program there that your hooks and your shell then run \
                 outside the sandbox; allow a folder inside it that holds no programs instead \
                 (such as ~/.cargo/registry rather than ~/.cargo)";
@@ -386,7 +544,7 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
         writable_roots: vec!["~".into()],
         ..Settings::default()
     };
-    let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(4));
+    let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(6));
     assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
     assert!(
         plan.warnings[0].contains(&format!(
@@ -398,6 +556,6 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
         "{}",
         plan.warnings[0]
     );
-    let plan = Plan::new(&s, ws.path(), &env(&[("HOME", &h(""))]), Kernel::Abi(4));
+    let plan = Plan::new(&s, ws.path(), &env(&[("HOME", &h(""))]), Kernel::Abi(6));
     assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use crate::support::confine::{self, as_nobody, is_root, no_scopes, pid_namespace, skip};
 use crate::support::hooks::{groups, script, user_hooks};
 use crate::support::{tool_results, Call, FakeServer, Hx, Reply, Run};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// One turn of bash calls, run by `start` (hx itself, or hx through a wrapper), then an answer.
 /// Returns each call's result, in call order, and the run; asserts hx answered normally.
@@ -336,4 +336,45 @@ fn an_unprivileged_hx_passes_no_capability_on() {
     assert_no_caps(&out[0]);
     assert_raw_refused(&out[1]);
     assert_eq!(out[2], format!("{}\n", confine::NOBODY));
+}
+
+/// `hx sandbox` lists each protection with whether this kernel enforces it; on a kernel with
+/// Landlock ABI 6 or later, all of them are.
+#[test]
+fn hx_sandbox_lists_each_protection() {
+    if let Some(why) = no_scopes() {
+        return skip("hx_sandbox_lists_each_protection", &why);
+    }
+    let mut hx = Hx::new_offline();
+    hx.env_remove("DEEPSEEK_API_KEY")
+        .write_user_config("config.toml", "[sandbox]\nnetwork = false\n")
+        .args(["sandbox", "--json"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    for name in [
+        "writes",
+        "network",
+        "signals",
+        "abstract_sockets",
+        "capabilities",
+    ] {
+        assert_eq!(v["protections"][name]["status"], "enforced", "{name}: {v}");
+        assert!(v["protections"][name]["by"].is_string(), "{name}: {v}");
+    }
+    assert_eq!(v["enforcement"], "full");
+
+    hx.clear_args().args(["sandbox"]);
+    let run = hx.run();
+    run.assert_code(0);
+    for line in [
+        "  writes:           enforced (Landlock file rights)\n",
+        "  network:          enforced (Landlock TCP rights)\n",
+        "  signals:          enforced (Landlock signal scope)\n",
+        "  abstract sockets: enforced (Landlock abstract Unix socket scope)\n",
+        "  capabilities:     enforced (every capability dropped before the command starts)\n",
+    ] {
+        assert!(run.stdout.contains(line), "{line:?} in\n{}", run.stdout);
+    }
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
 }

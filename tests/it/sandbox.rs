@@ -310,8 +310,10 @@ fn run_without_landlock(hx: &Hx) -> Run {
     run
 }
 
+/// Without Landlock, writes are not confined and no note blames the sandbox, but the
+/// commands' capabilities are still dropped.
 #[test]
-fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
+fn without_landlock_a_run_warns_once_and_bash_runs_without_capabilities_only() {
     let mut hx = Hx::new_offline_in(&outside_tmp());
     let top = hx.workspace().parent().expect("root").to_path_buf();
     let server = FakeServer::start(vec![
@@ -326,6 +328,11 @@ fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
                 "bash",
                 &json!({"command": "touch ../two"}).to_string(),
             ),
+            Call::new(
+                "c2",
+                "bash",
+                &json!({"command": "grep CapEff /proc/self/status"}).to_string(),
+            ),
         ]),
         Reply::text("done"),
     ]);
@@ -335,7 +342,7 @@ fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
     run.assert_code(0);
     assert_eq!(
         tool_results(&server.requests()[1].body),
-        ["(no output)", "(no output)"]
+        ["(no output)", "(no output)", "CapEff:\t0000000000000000\n"]
     );
     assert!(top.join("one").exists() && top.join("two").exists());
     let warnings: Vec<&str> = run
@@ -346,9 +353,10 @@ fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
     assert_eq!(
         warnings,
         [
-            "hx: warning: the sandbox is off: this kernel has no Landlock (it needs Linux 5.13 or \
-          later built with CONFIG_SECURITY_LANDLOCK), so bash runs unconfined (set sandbox = \
-          \"off\" to silence this, or sandbox.required = true to refuse to run)"
+            "hx: warning: the sandbox is partial: this kernel has no Landlock (it needs Linux \
+          5.13 or later built with CONFIG_SECURITY_LANDLOCK), so bash runs with only its \
+          capabilities dropped: its writes, signals and abstract sockets are not confined (set \
+          sandbox = \"off\" to silence this, or sandbox.required = true to refuse to run)"
         ],
         "{}",
         run.stderr
@@ -362,7 +370,19 @@ fn without_landlock_a_run_warns_once_and_bash_runs_unconfined() {
     run.assert_code(0);
     let v: Value = serde_json::from_str(&run.stdout).expect("json");
     assert_eq!(v["landlock_abi"], Value::Null);
-    assert_eq!(v["enforcement"], "none");
+    assert_eq!(v["enforcement"], "partial");
+    for name in ["writes", "signals", "abstract_sockets"] {
+        assert_eq!(v["protections"][name]["status"], "missing", "{v}");
+        assert_eq!(
+            v["protections"][name]["why"], "this kernel has no Landlock",
+            "{v}"
+        );
+    }
+    assert_eq!(v["protections"]["network"]["status"], "allowed", "{v}");
+    assert_eq!(
+        v["protections"]["capabilities"]["status"], "enforced",
+        "{v}"
+    );
 }
 
 #[test]
@@ -652,8 +672,8 @@ fn a_writable_root_holding_a_folder_on_path_warns_once() {
 }
 
 /// `hx mcp list` starts local servers in the run's sandbox, so it shares the run's verdict:
-/// without Landlock it warns as a run does and the server runs unconfined; with
-/// `sandbox.required` it refuses before starting anything.
+/// without Landlock it warns as a run does and the server runs with only its capabilities
+/// dropped; with `sandbox.required` it refuses before starting anything.
 #[test]
 fn mcp_list_without_landlock_warns_or_refuses_as_a_run_does() {
     let mut hx = Hx::new_offline_in(&outside_tmp());
@@ -672,7 +692,9 @@ fn mcp_list_without_landlock_warns_or_refuses_as_a_run_does() {
     let warnings: Vec<&str> = run
         .stderr
         .lines()
-        .filter(|l| l.starts_with("hx: warning: the sandbox is off: this kernel has no Landlock"))
+        .filter(|l| {
+            l.starts_with("hx: warning: the sandbox is partial: this kernel has no Landlock")
+        })
         .collect();
     assert_eq!(warnings.len(), 1, "{}", run.dump());
 

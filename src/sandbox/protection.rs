@@ -1,0 +1,194 @@
+//! What the sandbox protects against, one protection at a time, and whether the running
+//! kernel enforces each: a pure function of the mode, `network` and the Landlock ABI, so that
+//! every kernel can be tested on any kernel.
+
+use super::{Kernel, Mode};
+
+/// One thing the sandbox keeps a command from doing to the rest of the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protection {
+    /// Writing outside the writable folders (Landlock file rights).
+    Writes,
+    /// TCP connect and bind, when `network = false` (Landlock TCP rights).
+    Network,
+    /// Signalling processes it did not start: hx, the user's other programs (Landlock scope).
+    Signals,
+    /// Connecting to abstract Unix sockets made outside it (Landlock scope).
+    AbstractSockets,
+    /// Using the capabilities of the user hx runs as (a root hx's, in CI).
+    Capabilities,
+}
+
+impl Protection {
+    pub const ALL: [Protection; 5] = [
+        Protection::Writes,
+        Protection::Network,
+        Protection::Signals,
+        Protection::AbstractSockets,
+        Protection::Capabilities,
+    ];
+
+    /// Its name in `hx sandbox` and in warnings.
+    pub fn name(self) -> &'static str {
+        match self {
+            Protection::Writes => "writes",
+            Protection::Network => "network",
+            Protection::Signals => "signals",
+            Protection::AbstractSockets => "abstract sockets",
+            Protection::Capabilities => "capabilities",
+        }
+    }
+
+    /// Its key in `hx sandbox --json`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Protection::AbstractSockets => "abstract_sockets",
+            p => p.name(),
+        }
+    }
+
+    /// What it refuses, in the words a list of gaps uses ("not refusing ...").
+    pub fn refusal(self) -> &'static str {
+        match self {
+            Protection::Writes => "refusing writes outside the writable folders",
+            Protection::Network => "refusing TCP connect and bind",
+            Protection::Signals => "refusing signals to processes outside the command",
+            Protection::AbstractSockets => {
+                "refusing connections to abstract Unix sockets made outside the command"
+            }
+            Protection::Capabilities => "dropping every capability",
+        }
+    }
+}
+
+/// Why a protection is not enforced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Why {
+    /// The mode is `off`.
+    Off,
+    /// The kernel has no Landlock at all.
+    NoLandlock,
+    /// The kernel's Landlock is older than the protection needs.
+    Abi { needs: i32, has: i32 },
+}
+
+impl std::fmt::Display for Why {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            Why::Off => f.write_str("the sandbox is off"),
+            Why::NoLandlock => f.write_str("this kernel has no Landlock"),
+            Why::Abi { needs, has } => {
+                write!(f, "needs Landlock ABI {needs}; this kernel has ABI {has}")
+            }
+        }
+    }
+}
+
+/// Whether a protection holds for every command of a run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// Enforced, by this.
+    Enforced(&'static str),
+    /// Enforced but for a part (`gap`), which needs a newer Landlock.
+    Partial {
+        by: &'static str,
+        gap: &'static str,
+        why: Why,
+    },
+    /// Not enforced.
+    Missing(Why),
+    /// Not asked for: `sandbox.network = true` allows TCP.
+    Allowed,
+}
+
+impl Status {
+    /// Enforced whole, or not asked for: nothing to warn about.
+    pub fn holds(&self) -> bool {
+        matches!(self, Status::Enforced(_) | Status::Allowed)
+    }
+}
+
+/// One protection and its status on this kernel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Check {
+    pub protection: Protection,
+    pub status: Status,
+}
+
+impl Check {
+    /// What is not enforced and what it needs, as a warning lists it; `None` when nothing is
+    /// missing.
+    pub fn gap(&self) -> Option<String> {
+        let needs = |why: &Why| match why {
+            Why::Abi { needs, .. } => format!(" (needs ABI {needs})"),
+            Why::NoLandlock => " (needs Landlock)".into(),
+            Why::Off => String::new(),
+        };
+        match &self.status {
+            Status::Enforced(_) | Status::Allowed => None,
+            Status::Partial { gap, why, .. } => Some(format!("{gap}{}", needs(why))),
+            Status::Missing(why) => Some(format!("{}{}", self.protection.refusal(), needs(why))),
+        }
+    }
+}
+
+/// The Landlock ABI that truncation needs (`LANDLOCK_ACCESS_FS_TRUNCATE`); writes are refused
+/// from ABI 1 on.
+const TRUNCATE_ABI: i32 = 3;
+/// TCP bind and connect rights.
+const NETWORK_ABI: i32 = 4;
+/// Signal and abstract Unix socket scopes.
+const SCOPES_ABI: i32 = 6;
+
+/// What `kernel` enforces of `mode` with `network`, protection by protection, in
+/// [`Protection::ALL`]'s order.
+pub fn assess(mode: Mode, network: bool, kernel: Kernel) -> Vec<Check> {
+    let abi = kernel.abi();
+    let landlock = |needs: i32, by: &'static str| {
+        if mode == Mode::Off {
+            Status::Missing(Why::Off)
+        } else if kernel.why_missing().is_some() {
+            Status::Missing(Why::NoLandlock)
+        } else if abi < needs {
+            Status::Missing(Why::Abi { needs, has: abi })
+        } else {
+            Status::Enforced(by)
+        }
+    };
+    Protection::ALL
+        .into_iter()
+        .map(|protection| {
+            let status = match protection {
+                Protection::Writes => match landlock(TRUNCATE_ABI, "Landlock file rights") {
+                    Status::Missing(Why::Abi { needs, has }) => Status::Partial {
+                        by: "Landlock file rights",
+                        gap: "refusing to truncate files outside the writable folders",
+                        why: Why::Abi { needs, has },
+                    },
+                    s => s,
+                },
+                Protection::Network if network => Status::Allowed,
+                Protection::Network => landlock(NETWORK_ABI, "Landlock TCP rights"),
+                Protection::Signals => landlock(SCOPES_ABI, "Landlock signal scope"),
+                Protection::AbstractSockets => {
+                    landlock(SCOPES_ABI, "Landlock abstract Unix socket scope")
+                }
+                // Plain prctl and capset calls, which every Linux has: only the mode decides.
+                Protection::Capabilities if mode == Mode::Off => Status::Missing(Why::Off),
+                Protection::Capabilities => {
+                    Status::Enforced("every capability dropped before the command starts")
+                }
+            };
+            Check { protection, status }
+        })
+        .collect()
+}
+
+/// `a`, `a and b`, `a, b and c`.
+pub(super) fn and_list(items: &[&str]) -> String {
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.to_string(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
+    }
+}
