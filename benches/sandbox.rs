@@ -2,9 +2,10 @@
 //!
 //! `cargo bench --bench sandbox` runs the bash tool (the library code hx runs, without the
 //! model loop) on `true`, alternating sandbox on and off in the same run so that both see the
-//! same machine load, and prints the medians and their difference; the issue's target is
-//! under 2 ms added. The ruleset is built once per run, so what a call adds is entering it
-//! (two syscalls in the child) and the kernel's checks.
+//! same machine load, and prints the medians and their difference; the target is under 3 ms
+//! added (issue 19; issue 13 asked for 2). The ruleset is built once per run, so what a call
+//! adds is entering it and dropping every capability (about 45 syscalls in the child: the
+//! bounding set goes one capability at a time) and the kernel's checks.
 
 use std::time::{Duration, Instant};
 
@@ -25,11 +26,17 @@ fn main() {
     let tmp = tempfile::tempdir().expect("tempdir");
     let ws = Workspace::new(tmp.path()).expect("workspace");
     let root = ws.root().to_path_buf();
-    let plan = Plan::new(&Settings::default(), &root, &Env::new(), Kernel::detect());
+    let kernel = Kernel::detect();
+    // What is measured depends on it: the scopes need ABI 6, the ruleset any Landlock.
+    match kernel.why_missing() {
+        None => println!("landlock: ABI {}", kernel.abi()),
+        Some(why) => println!("landlock: none ({why}); only the capabilities are dropped"),
+    }
+    let plan = Plan::new(&Settings::default(), &root, &Env::new(), kernel);
     let sandbox = plan
         .sandbox()
         .expect("no refusal")
-        .expect("this benchmark needs a kernel with Landlock");
+        .expect("the default mode has a sandbox");
     let off = ToolContext::new(ws);
     let on = ToolContext {
         sandbox: Some(sandbox.clone()),
@@ -66,7 +73,7 @@ fn main() {
         ms(m_on)
     );
     println!(
-        "added by the sandbox:         {:>8.3} ms (target: under 2 ms)",
+        "added by the sandbox:         {:>8.3} ms (target: under 3 ms)",
         ms(m_on) - ms(m_off)
     );
 }
