@@ -122,6 +122,7 @@ pub fn build_agent_with(
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
+        thinking: None,
         tools: ToolSet::for_subagents(child_registry),
         tool_cx: ToolContext {
             limits: config.limits.clone(),

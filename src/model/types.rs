@@ -11,6 +11,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
+use super::effort::Thinking;
+
 /// The JSON-schema description of a tool, as sent in the request's `tools` array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
@@ -142,6 +144,8 @@ pub struct ChatRequest<'a> {
     pub model: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
+    /// How hard the model thinks; `None` sends no key for it (the model's default).
+    pub thinking: Option<Thinking>,
 }
 
 impl ChatRequest<'_> {
@@ -174,6 +178,10 @@ impl Serialize for ChatRequest<'_> {
                 })
                 .collect();
             m.serialize_entry("tools", &tools)?;
+        }
+        // Last: the bytes before it are those of a request without a setting.
+        if let Some(t) = &self.thinking {
+            t.serialize_into(&mut m)?;
         }
         m.end()
     }
@@ -423,6 +431,98 @@ mod tests {
                 completion_tokens: u64::MAX,
             }
         );
+    }
+
+    /// The keys each effort adds to a request, in each provider's words, after everything a
+    /// request without a setting has.
+    #[test]
+    fn each_effort_is_sent_in_the_providers_words_after_the_rest() {
+        use super::super::effort::{Dialect, Effort};
+        let messages = [Message::User("hi".into())];
+        let tools = [ToolSpec {
+            name: "glob".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let req = |thinking| ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &tools,
+            thinking,
+        };
+        let plain = serde_json::to_string(&req(None)).expect("json");
+        assert!(
+            !plain.contains("thinking") && !plain.contains("reasoning"),
+            "{plain}"
+        );
+        let cases = [
+            (
+                Dialect::DeepSeek,
+                Effort::Off,
+                r#","thinking":{"type":"disabled"}}"#,
+            ),
+            (
+                Dialect::DeepSeek,
+                Effort::Low,
+                r#","thinking":{"type":"enabled"},"reasoning_effort":"low"}"#,
+            ),
+            (
+                Dialect::DeepSeek,
+                Effort::High,
+                r#","thinking":{"type":"enabled"},"reasoning_effort":"high"}"#,
+            ),
+            (
+                Dialect::DeepSeek,
+                Effort::Max,
+                r#","thinking":{"type":"enabled"},"reasoning_effort":"max"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::Off,
+                r#","reasoning_effort":"none"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::Low,
+                r#","reasoning_effort":"low"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::High,
+                r#","reasoning_effort":"high"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::Max,
+                r#","reasoning_effort":"xhigh"}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::Off,
+                r#","reasoning":{"effort":"none"}}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::Low,
+                r#","reasoning":{"effort":"low"}}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::High,
+                r#","reasoning":{"effort":"high"}}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::Max,
+                r#","reasoning":{"effort":"xhigh"}}"#,
+            ),
+        ];
+        let prefix = plain.strip_suffix('}').expect("an object");
+        for (dialect, effort, tail) in cases {
+            let body =
+                serde_json::to_string(&req(Some(Thinking { effort, dialect }))).expect("json");
+            assert_eq!(body, format!("{prefix}{tail}"), "{dialect:?} {effort:?}");
+        }
     }
 
     #[test]
