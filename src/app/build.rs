@@ -122,7 +122,8 @@ pub fn build_agent_with(
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
-        thinking: None,
+        // `subagent_effort`, else the main agent's: a cheaper subagent is a common choice.
+        thinking: config.subagent_thinking(),
         tools: ToolSet::for_subagents(child_registry),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
@@ -177,6 +178,7 @@ pub fn build_agent_with(
     }
     parts.push(("skill catalog".into(), catalog.clone()));
     let agent = Agent {
+        thinking: config.thinking(),
         tools: ToolSet::all(registry),
         hook_cx,
         system_prompt: prompt::assemble(base, &[project_doc, catalog]),

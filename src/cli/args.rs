@@ -203,6 +203,10 @@ pub struct RunArgs {
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
+    /// How hard the model thinks before it answers ('hx agent --help': Effort) [default: none
+    /// sent, so the model's own holds; DeepSeek V4: thinking on, at high]
+    #[arg(long, value_name = "EFFORT")]
+    pub effort: Option<crate::model::Effort>,
     /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
     #[arg(long)]
     pub show_reasoning: bool,
@@ -230,6 +234,8 @@ impl RunArgs {
             no_guard: self.no_guard,
             sandbox: self.sandbox,
             no_project_doc: self.no_project_doc,
+            effort: self.effort,
+            session_effort: None,
         }
     }
 }
@@ -331,6 +337,18 @@ Configuration files (TOML; later ones win, then environment, then flags):
   model = \"qwen3-coder\"        # no api_key_env: no Authorization header
 
   The project file applies only after 'hx trust' (and again after each change to it).
+
+Effort (--effort; effort = \"...\" in a config file or a [providers.NAME] table):
+  off, low, high or max: how long the model thinks before it answers. Thinking costs output
+  tokens and time; a quick edit needs little, a hard bug may need max. Without a setting hx
+  sends none and the model's default holds (DeepSeek V4: thinking on, at high).
+  deepseek    off: \"thinking\": {\"type\": \"disabled\"}; the others: \"thinking\":
+              {\"type\": \"enabled\"} and \"reasoning_effort\": low, high or max
+  openai      \"reasoning_effort\": none, low, high or xhigh
+  openrouter  \"reasoning\": {\"effort\": none, low, high or xhigh}
+  Other servers may refuse a key they do not know: they get an effort (as reasoning_effort)
+  only from --effort or their own table. subagent_effort = \"...\" sets the subagents'
+  (default: the main agent's).
 
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and

@@ -22,7 +22,7 @@ pub use crate::paths::{process_env, Env};
 use crate::paths::user_config_dir;
 
 use crate::context;
-use crate::model::{ClientOptions, ReasoningEcho};
+use crate::model::{ClientOptions, Dialect, Effort, ReasoningEcho, Thinking};
 use crate::process::EnvPolicy;
 use crate::sandbox;
 use crate::text::Warning;
@@ -51,6 +51,11 @@ pub struct Flags {
     pub sandbox: Option<sandbox::Mode>,
     /// `--no-project-doc`.
     pub no_project_doc: bool,
+    /// `--effort`.
+    pub effort: Option<Effort>,
+    /// The effort of the session this run continues (`Some(None)`: its requests said none),
+    /// which wins over the files' so that its requests stay the same.
+    pub session_effort: Option<Option<Effort>>,
 }
 
 /// Everything a run needs to know, resolved.
@@ -63,6 +68,13 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub reasoning_echo: ReasoningEcho,
+    /// The effort the user chose: `--effort`, the continued session's, the provider's table,
+    /// the top-level `effort` (only for a provider hx knows effort words for), `/effort`.
+    pub effort: Option<Effort>,
+    /// The subagents' effort, when it differs from the main agent's.
+    pub subagent_effort: Option<Effort>,
+    /// How the provider's API is told the effort.
+    pub dialect: Dialect,
     pub max_turns: u32,
     pub subagent_max_turns: u32,
     pub show_reasoning: bool,
@@ -121,6 +133,28 @@ impl Config {
         if !self.window_configured {
             self.context.window = context::builtin_window(model).unwrap_or(context::DEFAULT_WINDOW);
         }
+    }
+
+    /// Goes on at another effort (`/effort` in `hx chat`).
+    pub fn set_effort(&mut self, effort: Effort) {
+        self.effort = Some(effort);
+    }
+
+    /// What the main agent's requests say of thinking; `None`: nothing (the model's default).
+    pub fn thinking(&self) -> Option<Thinking> {
+        self.thinking_at(self.effort)
+    }
+
+    /// What the subagents' requests say of thinking: `subagent_effort`, else the main agent's.
+    pub fn subagent_thinking(&self) -> Option<Thinking> {
+        self.thinking_at(self.subagent_effort.or(self.effort))
+    }
+
+    fn thinking_at(&self, effort: Option<Effort>) -> Option<Thinking> {
+        effort.map(|effort| Thinking {
+            effort,
+            dialect: self.dialect,
+        })
     }
 
     /// Fails, naming the variable, when the provider needs a key that is not set. Checked

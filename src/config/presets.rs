@@ -1,7 +1,7 @@
 //! The providers hx knows without configuration.
 
 use super::ProviderFile;
-use crate::model::ReasoningEcho;
+use crate::model::{Dialect, ReasoningEcho};
 
 /// A provider hx knows without configuration.
 #[derive(Debug, Clone, Copy)]
@@ -14,6 +14,9 @@ pub struct Preset {
     pub base_url_env: Option<&'static str>,
     pub model: Option<&'static str>,
     pub echo: ReasoningEcho,
+    /// How its API is told the effort; `None`: hx does not know, so only an effort set for
+    /// this provider (its table, or `--effort`) is sent, in OpenAI's words.
+    pub dialect: Option<Dialect>,
     /// Said when its server on this machine refuses the connection.
     pub refused_hint: Option<&'static str>,
 }
@@ -28,6 +31,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: Some("DEEPSEEK_BASE_URL"),
         model: Some("deepseek-v4-flash"),
         echo: ReasoningEcho::Always,
+        dialect: Some(Dialect::DeepSeek),
         refused_hint: None,
     },
     Preset {
@@ -37,6 +41,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: None,
         model: None,
         echo: ReasoningEcho::Auto,
+        dialect: None,
         refused_hint: Some("is Ollama running? start it with `ollama serve`"),
     },
     Preset {
@@ -46,6 +51,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: Some("OPENAI_BASE_URL"),
         model: None,
         echo: ReasoningEcho::Never,
+        dialect: Some(Dialect::OpenAi),
         refused_hint: None,
     },
     Preset {
@@ -55,6 +61,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: None,
         model: None,
         echo: ReasoningEcho::Auto,
+        dialect: Some(Dialect::OpenRouter),
         refused_hint: None,
     },
 ];
@@ -72,5 +79,7 @@ pub(super) fn preset(name: &str) -> Option<ProviderFile> {
         model: p.model.map(Into::into),
         send_reasoning: Some(p.echo),
         context_window: None,
+        effort: None,
+        subagent_effort: None,
     })
 }

@@ -18,6 +18,7 @@ mod chat_approvals;
 mod context;
 mod context_instructions;
 mod context_meter;
+mod effort;
 mod exit_cleanup;
 mod fake_server;
 mod fake_server_http;

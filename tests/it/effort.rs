@@ -1,0 +1,252 @@
+//! End-to-end tests of how hard the model thinks (`--effort`, `effort` and `subagent_effort`
+//! in a config file): what each request says of thinking, for the main agent, a subagent and
+//! a compaction's summary, in each provider's words.
+
+use crate::support::{messages, Call, FakeServer, Hx, Recorded, Reply};
+use serde_json::{json, Map, Value};
+
+/// The keys of a request body that say how hard the model thinks, and nothing else.
+fn thinking(r: &Recorded) -> Value {
+    let keys = ["thinking", "reasoning_effort", "reasoning"];
+    let picked: Map<String, Value> = keys
+        .iter()
+        .filter_map(|k| Some((k.to_string(), r.body.get(*k)?.clone())))
+        .collect();
+    Value::Object(picked)
+}
+
+/// What DeepSeek is sent at each effort (`None`: no setting).
+fn deepseek(effort: Option<&str>) -> Value {
+    match effort {
+        None => json!({}),
+        Some("off") => json!({"thinking": {"type": "disabled"}}),
+        Some(e) => json!({"thinking": {"type": "enabled"}, "reasoning_effort": e}),
+    }
+}
+
+fn task_call(prompt: &str) -> Call {
+    Call::new(
+        "t1",
+        "task",
+        &json!({"description": "look", "prompt": prompt}).to_string(),
+    )
+}
+
+/// A run that starts one subagent: the main agent's first request, the subagent's, the main
+/// agent's second.
+fn with_a_subagent() -> FakeServer {
+    FakeServer::start(vec![
+        Reply::tool_calls(vec![task_call("Look around.")]),
+        Reply::text("Nothing here."),
+        Reply::text("Done."),
+    ])
+}
+
+#[test]
+fn each_effort_is_sent_by_the_main_agent_and_its_subagents_and_changes_nothing_else() {
+    let efforts = [None, Some("off"), Some("low"), Some("high"), Some("max")];
+    // One workspace for every run, so that the system prompts can be compared.
+    let replies = (0..efforts.len()).flat_map(|_| {
+        [
+            Reply::tool_calls(vec![task_call("Look around.")]),
+            Reply::text("Nothing here."),
+            Reply::text("Done."),
+        ]
+    });
+    let server = FakeServer::start(replies.collect());
+    let mut hx = Hx::new(&server);
+    for effort in efforts {
+        hx.clear_args().arg("agent");
+        if let Some(e) = effort {
+            hx.args(["--effort", e]);
+        }
+        hx.arg("go");
+        hx.run().assert_code(0);
+    }
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3 * efforts.len());
+    let runs: Vec<&[Recorded]> = reqs.chunks(3).collect();
+    for (effort, run) in efforts.iter().zip(&runs) {
+        // The main agent's two requests and the subagent's between them.
+        for r in run.iter() {
+            assert_eq!(thinking(r), deepseek(*effort), "{effort:?}");
+        }
+        // The effort is a setting of the request, never of the prompt: the tool schemas and
+        // the system prompts are those of the run without one, byte for byte.
+        for (plain, r) in runs[0].iter().zip(run.iter()) {
+            assert_eq!(plain.body["tools"], r.body["tools"], "{effort:?}");
+            assert_eq!(messages(&plain.body)[0], messages(&r.body)[0], "{effort:?}");
+        }
+    }
+}
+
+#[test]
+fn subagent_effort_sets_the_subagents_own() {
+    let server = with_a_subagent();
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", "subagent_effort = \"off\"\n")
+        .args(["agent", "--effort", "max", "go"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(thinking(&reqs[0]), deepseek(Some("max")));
+    assert_eq!(thinking(&reqs[1]), deepseek(Some("off")));
+    assert_eq!(thinking(&reqs[2]), deepseek(Some("max")));
+
+    // The file's effort for both; the provider's table wins over the top-level key.
+    let server = with_a_subagent();
+    let mut hx = Hx::new(&server);
+    hx.write_user_config(
+        "config.toml",
+        "effort = \"high\"\nsubagent_effort = \"max\"\n[providers.deepseek]\nsubagent_effort = \"low\"\n",
+    )
+    .args(["agent", "go"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(thinking(&reqs[0]), deepseek(Some("high")));
+    assert_eq!(thinking(&reqs[1]), deepseek(Some("low")));
+}
+
+/// A run whose history only a summary can shrink (a window of 10,000 tokens; replies without
+/// token counts, so hx estimates the requests whole): request 3 is the summary request.
+fn summarised_run() -> FakeServer {
+    let quiet = |r: Reply| r.with_usage(0, 0, 0).unpaced();
+    FakeServer::start(vec![
+        quiet(
+            Reply::tool_calls(vec![Call::new("b1", "bash", r#"{"command":"echo one"}"#)])
+                .with_content(&"x".repeat(9_000)),
+        ),
+        quiet(
+            Reply::tool_calls(vec![Call::new("b2", "bash", r#"{"command":"echo two"}"#)])
+                .with_content(&"y".repeat(9_000)),
+        ),
+        quiet(Reply::text("SUMMARY: two commands ran.")),
+        quiet(Reply::text("done")),
+    ])
+}
+
+#[test]
+fn the_summary_request_keeps_the_runs_effort() {
+    for effort in ["off", "low", "high", "max"] {
+        let server = summarised_run();
+        let mut hx = Hx::new(&server);
+        hx.write_user_config("config.toml", "context_window = 10000\n")
+            .args(["agent", "--effort", effort, "go"]);
+        let run = hx.run();
+        run.assert_code(0);
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 4, "{}", run.dump());
+        // The summary request is the one without tools.
+        assert!(reqs[2].body.get("tools").is_none(), "{}", run.dump());
+        for r in &reqs {
+            assert_eq!(thinking(r), deepseek(Some(effort)), "{effort}");
+        }
+    }
+}
+
+/// `hx agent --provider NAME --effort EFFORT` against the fake server: the thinking keys of
+/// its one request.
+fn provider_request(provider: &str, config: &str, effort: Option<&str>) -> Value {
+    let server = FakeServer::start(vec![Reply::text("ok")]);
+    let mut hx = Hx::new(&server);
+    let url = server.url();
+    hx.env("OPENAI_API_KEY", "k")
+        .env("OPENROUTER_API_KEY", "k")
+        .write_user_config("config.toml", config)
+        .args([
+            "agent",
+            "--provider",
+            provider,
+            "--model",
+            "m",
+            "--base-url",
+            &url,
+        ]);
+    if let Some(e) = effort {
+        hx.args(["--effort", e]);
+    }
+    hx.arg("go");
+    let run = hx.run();
+    run.assert_code(0);
+    thinking(&server.requests()[0])
+}
+
+#[test]
+fn openai_and_openrouter_are_told_the_effort_in_their_words() {
+    for (effort, word) in [
+        ("off", "none"),
+        ("low", "low"),
+        ("high", "high"),
+        ("max", "xhigh"),
+    ] {
+        assert_eq!(
+            provider_request("openai", "", Some(effort)),
+            json!({"reasoning_effort": word})
+        );
+        assert_eq!(
+            provider_request("openrouter", "", Some(effort)),
+            json!({"reasoning": {"effort": word}})
+        );
+    }
+    // The top-level key is theirs too; without any setting, nothing is sent.
+    assert_eq!(
+        provider_request("openai", "effort = \"low\"\n", None),
+        json!({"reasoning_effort": "low"})
+    );
+    assert_eq!(provider_request("openai", "", None), json!({}));
+    assert_eq!(provider_request("openrouter", "", None), json!({}));
+}
+
+#[test]
+fn a_server_hx_knows_no_effort_words_for_gets_only_an_effort_set_for_it() {
+    // Ollama, or a table of one's own, may reject a key it does not know: the top-level
+    // effort (meant for another provider) is not sent to it.
+    let top = "effort = \"low\"\nsubagent_effort = \"off\"\n";
+    assert_eq!(provider_request("ollama", top, None), json!({}));
+    let own = "[providers.work]\nbase_url = \"http://127.0.0.1:9\"\n";
+    assert_eq!(
+        provider_request("work", &format!("{top}{own}"), None),
+        json!({})
+    );
+    // Set for it: its table, or the flag of this run.
+    assert_eq!(
+        provider_request("ollama", "[providers.ollama]\neffort = \"high\"\n", None),
+        json!({"reasoning_effort": "high"})
+    );
+    assert_eq!(
+        provider_request("work", &format!("{own}effort = \"max\"\n"), None),
+        json!({"reasoning_effort": "xhigh"})
+    );
+    assert_eq!(
+        provider_request("ollama", top, Some("off")),
+        json!({"reasoning_effort": "none"})
+    );
+}
+
+#[test]
+fn an_unknown_effort_is_refused_before_any_request_naming_the_allowed_ones() {
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--effort", "huge", "go"]);
+    let run = hx.run();
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("invalid value 'huge' for '--effort <EFFORT>'")
+            && run
+                .stderr
+                .contains("[possible values: off, low, high, max]"),
+        "{}",
+        run.stderr
+    );
+    let mut hx = Hx::new_offline();
+    hx.write_user_config("config.toml", "effort = \"medium\"\n")
+        .args(["agent", "go"]);
+    let run = hx.run();
+    run.assert_code(2);
+    assert!(
+        run.stderr.contains(
+            "(line 1): unknown variant `medium`, expected one of `off`, `low`, `high`, `max`"
+        ),
+        "{}",
+        run.stderr
+    );
+}
