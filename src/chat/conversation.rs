@@ -534,7 +534,9 @@ impl Chat {
             return;
         }
         let old = self.config.clone();
-        self.config.set_model(&name);
+        // A retired DeepSeek name is the model that answers it now.
+        let retired = self.config.set_model(&name);
+        let name = self.config.model.clone();
         self.recorder.model = name.clone();
         // The subagents' model is fixed when the agent is built: build it again, for the
         // same session.
@@ -546,6 +548,9 @@ impl Chat {
         }
         if let Some(s) = &mut self.session {
             s.record_model(&name);
+        }
+        if let Some(r) = retired {
+            self.say(&r.to_string());
         }
         self.say(&format!("model: {name}"));
     }

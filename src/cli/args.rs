@@ -314,7 +314,9 @@ The conversation is a session like any other: hx agent -c \"...\" or hx chat -c 
 pub(super) const AGENT_HELP: &str = "\
 Providers (--provider, HX_PROVIDER, or provider = \"...\" in a config file):
   deepseek    https://api.deepseek.com      key DEEPSEEK_API_KEY, URL DEEPSEEK_BASE_URL
-              (the default; model deepseek-v4-flash)
+              (the default; model deepseek-flash, or deepseek-v4-pro; the old
+              deepseek-v4-flash still works; the retired deepseek-chat and
+              deepseek-reasoner are deepseek-flash thinking off and on)
   openai      https://api.openai.com/v1     key OPENAI_API_KEY, URL OPENAI_BASE_URL
   openrouter  https://openrouter.ai/api/v1  key OPENROUTER_API_KEY
   ollama      http://localhost:11434/v1     no key (start the server with 'ollama serve')

@@ -1,7 +1,7 @@
 //! The providers hx knows without configuration.
 
 use super::ProviderFile;
-use crate::model::{Dialect, ReasoningEcho};
+use crate::model::{Dialect, Effort, ReasoningEcho};
 
 /// A provider hx knows without configuration.
 #[derive(Debug, Clone, Copy)]
@@ -29,7 +29,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url: "https://api.deepseek.com",
         api_key_env: Some("DEEPSEEK_API_KEY"),
         base_url_env: Some("DEEPSEEK_BASE_URL"),
-        model: Some("deepseek-v4-flash"),
+        model: Some("deepseek-flash"),
         echo: ReasoningEcho::Always,
         dialect: Some(Dialect::DeepSeek),
         refused_hint: None,
@@ -65,6 +65,38 @@ pub const PRESETS: [Preset; 4] = [
         refused_hint: None,
     },
 ];
+
+/// A DeepSeek model name that was retired, and what answers it now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retired {
+    pub name: &'static str,
+    /// The model requests go to instead.
+    pub model: &'static str,
+    /// How hard it thinks, as the retired name did (unless the user set an effort).
+    pub effort: Effort,
+}
+
+/// DeepSeek retired `deepseek-chat` and `deepseek-reasoner` on 2026-07-24; an old config or
+/// muscle memory still types them. Each was V4 Flash with thinking off or on, so each goes to
+/// `deepseek-flash` thinking as it did. (`deepseek-v4-flash` needs nothing: DeepSeek still
+/// takes it, and V4.1 Flash answers.)
+pub const RETIRED: [Retired; 2] = [
+    Retired {
+        name: "deepseek-chat",
+        model: "deepseek-flash",
+        effort: Effort::Off,
+    },
+    Retired {
+        name: "deepseek-reasoner",
+        model: "deepseek-flash",
+        effort: Effort::High,
+    },
+];
+
+/// The retired DeepSeek name `model` is, if it is one.
+pub(super) fn retired(model: &str) -> Option<&'static Retired> {
+    RETIRED.iter().find(|r| r.name == model)
+}
 
 pub(super) fn find_preset(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::presets::{find_preset, preset, PRESETS};
+use super::presets::{find_preset, preset, retired, PRESETS};
 use super::{
     CompactAtFile, Config, ConfigError, FileConfig, Flags, NetworkFile, ProviderFile, ToolsFile,
     DEFAULT_MAX_TURNS, DEFAULT_PROVIDER, DEFAULT_SUBAGENT_MAX_TURNS,
@@ -36,8 +36,13 @@ impl Config {
         let shell_env = shell_env(&file)?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+        // A retired DeepSeek name is the model that answers it now, window included.
+        let retired = (provider.dialect == Some(Dialect::DeepSeek))
+            .then(|| retired(&provider.model))
+            .flatten();
+        let model = retired.map_or(provider.model, |r| r.model.to_string());
         let (context, window_configured) =
-            context_settings(&file, provider.context_window, &provider.model)?;
+            context_settings(&file, provider.context_window, &model)?;
         check_mcp_servers(&file.mcp_servers)?;
         let efforts = efforts(&file, provider.dialect.is_some(), &provider.table, flags);
         Ok(Config {
@@ -46,10 +51,11 @@ impl Config {
             reasoning_echo: provider.reasoning_echo,
             effort: efforts.main,
             subagent_effort: efforts.subagents,
+            retired,
             dialect: provider.dialect.unwrap_or_default(),
             api_key_env: provider.api_key_env,
             provider: provider.name,
-            model: provider.model,
+            model,
             base_url: provider.base_url,
             max_turns: turns.max_turns,
             subagent_max_turns: turns.subagent_max_turns,

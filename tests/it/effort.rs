@@ -250,3 +250,93 @@ fn an_unknown_effort_is_refused_before_any_request_naming_the_allowed_ones() {
         run.stderr
     );
 }
+
+/// A run with a subagent and then a compaction (a window of 10,000 tokens): the main agent's
+/// request, the subagent's, two more of the main agent's, the summary request (request 5, the
+/// one without tools) and the main agent's last.
+fn subagent_then_summary() -> FakeServer {
+    let quiet = |r: Reply| r.with_usage(0, 0, 0).unpaced();
+    FakeServer::start(vec![
+        quiet(Reply::tool_calls(vec![task_call("Look around.")])),
+        quiet(Reply::text("Nothing here.")),
+        quiet(
+            Reply::tool_calls(vec![Call::new("b1", "bash", r#"{"command":"echo one"}"#)])
+                .with_content(&"x".repeat(9_000)),
+        ),
+        quiet(
+            Reply::tool_calls(vec![Call::new("b2", "bash", r#"{"command":"echo two"}"#)])
+                .with_content(&"y".repeat(9_000)),
+        ),
+        quiet(Reply::text("SUMMARY: two commands ran.")),
+        quiet(Reply::text("done")),
+    ])
+}
+
+#[test]
+fn each_deepseek_model_name_is_sent_as_deepseek_takes_it_by_every_request() {
+    let retired = |old: &str, how: &str| {
+        format!("hx: {old} was retired on 2026-07-24: using deepseek-flash with thinking {how}, as it answered\n")
+    };
+    let cases = [
+        (None, "deepseek-flash", None, None),
+        (Some("deepseek-flash"), "deepseek-flash", None, None),
+        (Some("deepseek-v4-pro"), "deepseek-v4-pro", None, None),
+        // The old V4 Flash name: DeepSeek still takes it (V4.1 Flash answers).
+        (Some("deepseek-v4-flash"), "deepseek-v4-flash", None, None),
+        (
+            Some("deepseek-chat"),
+            "deepseek-flash",
+            Some("off"),
+            Some(retired("deepseek-chat", "off")),
+        ),
+        (
+            Some("deepseek-reasoner"),
+            "deepseek-flash",
+            Some("high"),
+            Some(retired("deepseek-reasoner", "on")),
+        ),
+    ];
+    for (given, sent, effort, line) in cases {
+        let server = subagent_then_summary();
+        let mut hx = Hx::new(&server);
+        hx.write_user_config("config.toml", "context_window = 10000\n")
+            .arg("agent");
+        if let Some(m) = given {
+            hx.args(["--model", m]);
+        }
+        hx.arg("go");
+        let run = hx.run();
+        run.assert_code(0);
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 6, "{given:?}: {}", run.dump());
+        assert!(reqs[4].body.get("tools").is_none(), "{}", run.dump());
+        for (i, r) in reqs.iter().enumerate() {
+            assert_eq!(r.body["model"], sent, "{given:?}, request {i}");
+            assert_eq!(thinking(r), deepseek(effort), "{given:?}, request {i}");
+        }
+        match line {
+            Some(l) => assert_eq!(run.stderr.matches(&l).count(), 1, "{}", run.stderr),
+            None => assert!(!run.stderr.contains("retired"), "{}", run.stderr),
+        }
+    }
+}
+
+#[test]
+fn an_effort_set_wins_over_a_retired_names_own() {
+    let server = with_a_subagent();
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--model", "deepseek-chat", "--effort", "max", "go"]);
+    let run = hx.run();
+    run.assert_code(0);
+    for r in server.requests() {
+        assert_eq!(r.body["model"], "deepseek-flash");
+        assert_eq!(thinking(&r), deepseek(Some("max")));
+    }
+    assert!(
+        run.stderr.contains(
+            "hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash, at effort max as set\n"
+        ),
+        "{}",
+        run.stderr
+    );
+}
