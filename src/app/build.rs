@@ -148,7 +148,11 @@ pub fn build_agent_with(
         reasoning_echo: config.reasoning_echo,
         reminders: Vec::new(),
         is_subagent: true,
-        recorder,
+        // The sessions of the subagents it starts say the subagents' effort.
+        recorder: Recorder {
+            effort: config.effort_of_subagents(),
+            ..recorder
+        },
         context: config.context,
         learned: Default::default(),
         restore: Vec::new(),
@@ -207,6 +211,7 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
         model: config.model.clone(),
         provider: config.provider.clone(),
         base_url: recorded_url(&config.base_url),
+        effort: config.main_effort(),
     }
 }
 

@@ -365,8 +365,9 @@ Hooks (Claude Code's hooks.json format):
 Sessions:
   Every run is recorded in $XDG_STATE_HOME/hx/sessions (default ~/.local/state/hx/sessions)
   unless --ephemeral or 'sessions = false'. -c continues the newest session of this
-  workspace, -r ID a given one; a continued session keeps its model and provider unless
-  --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
+  workspace, -r ID a given one; a continued session keeps its model, provider and effort
+  unless --model, --provider or --effort says otherwise. 'hx sessions list' and
+  'hx sessions show ID'.
 
 Output:
   stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and

@@ -367,6 +367,7 @@ mod tests {
             provider: "p".into(),
             base_url: String::new(),
             hx_version: String::new(),
+            effort: None,
         };
         let (mut s, repaired) = Session::resume(loaded, run, Some(log));
         assert_eq!(repaired, 1);

@@ -178,7 +178,12 @@ impl Config {
 
     /// What the subagents' requests say of thinking: `subagent_effort`, else the main agent's.
     pub fn subagent_thinking(&self) -> Option<Thinking> {
-        self.thinking_at(self.subagent_effort.or(self.main_effort()))
+        self.thinking_at(self.effort_of_subagents())
+    }
+
+    /// The subagents' effort: `subagent_effort`, else the main agent's.
+    pub fn effort_of_subagents(&self) -> Option<Effort> {
+        self.subagent_effort.or(self.main_effort())
     }
 
     fn thinking_at(&self, effort: Option<Effort>) -> Option<Thinking> {

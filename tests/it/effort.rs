@@ -340,3 +340,78 @@ fn an_effort_set_wins_over_a_retired_names_own() {
         run.stderr
     );
 }
+
+/// Asserts that request `b` is request `a` with messages added at the end of its list, byte
+/// for byte: the same model, the same messages first, the same tools and settings after them.
+fn extends_bytes(a: &Recorded, b: &Recorded) {
+    let end = r#"],"stream":true"#;
+    let (at_a, at_b) = (
+        a.raw_body.find(end).expect("a messages array"),
+        b.raw_body.find(end).expect("a messages array"),
+    );
+    assert!(at_a < at_b, "b adds messages");
+    assert_eq!(&b.raw_body[..at_a], &a.raw_body[..at_a], "the same prefix");
+    assert_eq!(&b.raw_body[at_b..], &a.raw_body[at_a..], "the same tail");
+}
+
+#[test]
+fn a_continued_session_keeps_its_effort_so_its_requests_go_on_byte_for_byte() {
+    let server = FakeServer::start((0..5).map(|_| Reply::text("ok")).collect());
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--effort", "low", "one"]);
+    hx.run().assert_code(0);
+    // The user's file says another effort now: the session's own holds.
+    hx.write_user_config("config.toml", "effort = \"max\"\n");
+    hx.clear_args().args(["agent", "-c", "two"]);
+    hx.run().assert_code(0);
+    // A flag says otherwise, and that run's effort is the session's from then on.
+    hx.clear_args()
+        .args(["agent", "-c", "--effort", "off", "three"]);
+    hx.run().assert_code(0);
+    hx.clear_args().args(["agent", "-c", "four"]);
+    hx.run().assert_code(0);
+    // Another provider named: the files decide again.
+    hx.clear_args()
+        .args(["agent", "-c", "--provider", "deepseek", "five"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5);
+    let sent: Vec<Value> = reqs.iter().map(thinking).collect();
+    let want: Vec<Value> = ["low", "low", "off", "off", "max"]
+        .iter()
+        .map(|e| deepseek(Some(e)))
+        .collect();
+    assert_eq!(sent, want);
+    extends_bytes(&reqs[0], &reqs[1]);
+    extends_bytes(&reqs[2], &reqs[3]);
+    // The session file says it: the header, then each run.
+    let files = hx.session_files();
+    assert_eq!(files.len(), 1);
+    let lines = crate::support::session_lines(&files[0]);
+    assert_eq!(lines[0]["effort"], "low");
+    let runs: Vec<&Value> = lines.iter().filter(|l| l["type"] == "run").collect();
+    let efforts: Vec<&Value> = runs.iter().map(|r| &r["effort"]).collect();
+    assert_eq!(
+        efforts,
+        [&json!("low"), &json!("off"), &json!("off"), &json!("max")]
+    );
+}
+
+#[test]
+fn a_session_whose_requests_said_no_effort_goes_on_saying_none() {
+    let server = FakeServer::start(vec![Reply::text("first"), Reply::text("second")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "one"]);
+    hx.run().assert_code(0);
+    hx.write_user_config("config.toml", "effort = \"max\"\n");
+    hx.clear_args().args(["agent", "-c", "two"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(
+        (thinking(&reqs[0]), thinking(&reqs[1])),
+        (json!({}), json!({}))
+    );
+    extends_bytes(&reqs[0], &reqs[1]);
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    assert!(lines.iter().all(|l| l.get("effort").is_none()), "{lines:?}");
+}

@@ -26,6 +26,10 @@ pub struct Header {
     pub hx_version: String,
     /// RFC 3339, UTC.
     pub started_at: String,
+    /// The effort its requests were sent with (`off`, `low`, `high`, `max`); none: no setting.
+    /// A string, not an effort: a newer hx's effort must not make the file unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 impl Default for Header {
@@ -42,6 +46,7 @@ impl Default for Header {
             base_url: String::new(),
             hx_version: String::new(),
             started_at: String::new(),
+            effort: None,
         }
     }
 }
@@ -55,6 +60,9 @@ pub struct RunInfo {
     pub provider: String,
     pub base_url: String,
     pub hx_version: String,
+    /// As the header's: the effort of this run's requests, if they said one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 /// Turn, call and token figures.
@@ -256,6 +264,12 @@ pub enum Line<'a> {
     /// The model the conversation goes on with, from here (`/model` in `hx chat`).
     Model {
         model: &'a str,
+        at: &'a str,
+    },
+    /// The effort the conversation goes on with, from here (`/effort` in `hx chat`, or a
+    /// `/model` that changed it); `null`: no setting.
+    Effort {
+        effort: Option<&'a str>,
         at: &'a str,
     },
     Approval(&'a ApprovalLine),

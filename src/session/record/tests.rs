@@ -278,6 +278,7 @@ fn each_line_kind_has_its_exact_text() {
         provider: "deepseek".into(),
         base_url: "http://x".into(),
         hx_version: "0.1.0".into(),
+        effort: None,
     };
     let approval = ApprovalLine {
         call_id: "c1".into(),
@@ -534,6 +535,61 @@ fn a_repair_line_that_does_not_fit_is_damage_naming_the_line() {
         assert_eq!(e.line, line, "{repair}: {e}");
         assert!(e.message.contains(says), "{repair}: {e}");
     }
+}
+
+/// The effort a session's requests went with: the header's, then each run's (a run line
+/// without one sent none), then each `effort` line's; an effort line's text is exact.
+#[test]
+fn the_effort_is_the_headers_then_each_runs_and_effort_lines() {
+    let mut h = header();
+    h.effort = Some("low".into());
+    let header_line = Line::Header(&h).text();
+    assert!(header_line.ends_with(r#","started_at":"2026-12-01T00:00:00Z","effort":"low"}"#));
+    let mut lines = vec![header_line];
+    let read = |lines: &[String]| read_from(file_of(lines).as_bytes()).expect("read").effort;
+    assert_eq!(read(&lines), Some("low".into()));
+    let set = Line::Effort {
+        effort: Some("max"),
+        at: "2026-12-01T00:00:05Z",
+    }
+    .text();
+    assert_eq!(
+        set,
+        r#"{"type":"effort","effort":"max","at":"2026-12-01T00:00:05Z"}"#
+    );
+    lines.push(set);
+    assert_eq!(read(&lines), Some("max".into()));
+    let run = |effort: Option<&str>| RunInfo {
+        started_at: "2026-12-01T00:00:06Z".into(),
+        model: "m".into(),
+        provider: "deepseek".into(),
+        base_url: "http://x".into(),
+        hx_version: "0.1.0".into(),
+        effort: effort.map(str::to_string),
+    };
+    let plain = Line::Run(&run(None)).text();
+    assert!(!plain.contains("effort"), "{plain}");
+    lines.push(plain);
+    assert_eq!(read(&lines), None);
+    lines.push(Line::Run(&run(Some("off"))).text());
+    assert!(lines
+        .last()
+        .expect("a line")
+        .ends_with(r#","effort":"off"}"#));
+    assert_eq!(read(&lines), Some("off".into()));
+    let cleared = Line::Effort {
+        effort: None,
+        at: "t",
+    }
+    .text();
+    assert_eq!(cleared, r#"{"type":"effort","effort":null,"at":"t"}"#);
+    lines.push(cleared);
+    assert_eq!(read(&lines), None);
+    // A file from before efforts were recorded: its requests said none.
+    assert_eq!(
+        read_from(full_file().as_bytes()).expect("read").effort,
+        None
+    );
 }
 
 mod props {
