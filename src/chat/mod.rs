@@ -64,6 +64,21 @@ pub fn usage_text(f: &Figures) -> String {
     )
 }
 
+/// `/effort`: how hard the model thinks, and the subagents when theirs differs.
+pub fn effort_text(config: &crate::config::Config) -> String {
+    let main = config.main_effort();
+    let mut s = match main {
+        Some(e) => format!("effort: {}", e.name()),
+        None => "effort: none set, so the model's default holds (DeepSeek V4: thinking on, at \
+                 high)"
+            .to_string(),
+    };
+    if let Some(sub) = config.subagent_effort.filter(|e| Some(*e) != main) {
+        let _ = write!(s, "; subagents: {}", sub.name());
+    }
+    s
+}
+
 /// `/context`: what the next request carries besides the new message.
 pub fn context_text(
     system_prompt: &str,

@@ -92,3 +92,22 @@ fn usage_shows_the_cache_share() {
         "{text}"
     );
 }
+
+#[test]
+fn effort_shows_the_setting_or_the_models_default_and_the_subagents_when_theirs_differs() {
+    use crate::config::{Config, Env, Flags};
+    use crate::model::Effort;
+    let dir = tempfile::tempdir().expect("dir");
+    let mut config =
+        Config::load(dir.path(), &Env::new(), &Flags::default(), &mut Vec::new()).expect("config");
+    assert_eq!(
+        effort_text(&config),
+        "effort: none set, so the model's default holds (DeepSeek V4: thinking on, at high)"
+    );
+    config.set_effort(Effort::Max);
+    assert_eq!(effort_text(&config), "effort: max");
+    config.subagent_effort = Some(Effort::Low);
+    assert_eq!(effort_text(&config), "effort: max; subagents: low");
+    config.set_effort(Effort::Low);
+    assert_eq!(effort_text(&config), "effort: low");
+}

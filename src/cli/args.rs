@@ -340,7 +340,8 @@ Configuration files (TOML; later ones win, then environment, then flags):
 
   The project file applies only after 'hx trust' (and again after each change to it).
 
-Effort (--effort; effort = \"...\" in a config file or a [providers.NAME] table):
+Effort (--effort; effort = \"...\" in a config file or a [providers.NAME] table; /effort in
+hx chat):
   off, low, high or max: how long the model thinks before it answers. Thinking costs output
   tokens and time; a quick edit needs little, a hard bug may need max. Without a setting hx
   sends none and the model's default holds (DeepSeek V4: thinking on, at high).

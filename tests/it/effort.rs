@@ -415,3 +415,96 @@ fn a_session_whose_requests_said_no_effort_goes_on_saying_none() {
     let lines = crate::support::session_lines(&hx.session_files()[0]);
     assert!(lines.iter().all(|l| l.get("effort").is_none()), "{lines:?}");
 }
+
+#[test]
+fn effort_in_chat_switches_the_next_request_and_is_recorded_for_the_next_run() {
+    use crate::support::pty::Chat;
+    let server = FakeServer::start((0..3).map(|_| Reply::text("ok")).collect());
+    let mut hx = Hx::new(&server);
+    hx.args(["chat", "--effort", "low"]);
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    assert!(chat.say("/effort").contains("effort: low"), "{}", chat.seen);
+    assert!(
+        chat.say("/effort huge")
+            .contains("hx: unknown effort 'huge': use off, low, high or max"),
+        "{}",
+        chat.seen
+    );
+    assert!(
+        chat.say("/effort max").contains("effort: max"),
+        "{}",
+        chat.seen
+    );
+    chat.say("second");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    // The next run goes on at the effort the chat switched to.
+    hx.clear_args().args(["agent", "-c", "third"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    let sent: Vec<Value> = reqs.iter().map(thinking).collect();
+    assert_eq!(
+        sent,
+        [
+            deepseek(Some("low")),
+            deepseek(Some("max")),
+            deepseek(Some("max"))
+        ]
+    );
+    extends_bytes(&reqs[1], &reqs[2]);
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    let switches: Vec<&Value> = lines.iter().filter(|l| l["type"] == "effort").collect();
+    assert_eq!(switches.len(), 1, "{lines:?}");
+    assert_eq!(switches[0]["effort"], "max");
+}
+
+#[test]
+fn a_retired_name_in_chat_says_so_and_its_effort_is_recorded_with_the_model() {
+    use crate::support::pty::Chat;
+    let server = FakeServer::start((0..3).map(|_| Reply::text("ok")).collect());
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    let shown = chat.say("/model deepseek-chat");
+    assert!(
+        shown.contains("hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash with thinking off, as it answered")
+            && shown.contains("model: deepseek-flash"),
+        "{}",
+        chat.seen
+    );
+    chat.say("second");
+    chat.say("/model deepseek-v4-pro");
+    chat.say("third");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let reqs = server.requests();
+    let sent: Vec<(Value, Value)> = reqs
+        .iter()
+        .map(|r| (r.body["model"].clone(), thinking(r)))
+        .collect();
+    assert_eq!(
+        sent,
+        [
+            (json!("deepseek-flash"), json!({})),
+            (json!("deepseek-flash"), deepseek(Some("off"))),
+            (json!("deepseek-v4-pro"), json!({})),
+        ]
+    );
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    let switches: Vec<(&Value, &Value)> = lines
+        .iter()
+        .filter(|l| l["type"] == "model" || l["type"] == "effort")
+        .map(|l| (&l["type"], l.get("model").unwrap_or(&l["effort"])))
+        .collect();
+    assert_eq!(
+        switches,
+        [
+            (&json!("model"), &json!("deepseek-flash")),
+            (&json!("effort"), &json!("off")),
+            (&json!("model"), &json!("deepseek-v4-pro")),
+            (&json!("effort"), &Value::Null),
+        ]
+    );
+}
