@@ -58,8 +58,13 @@ pub fn usage_text(f: &Figures) -> String {
     } else {
         String::new()
     };
+    // Thinking is paid as output: shown beside it, when the server counted it.
+    let thinking = match f.reasoning_tokens {
+        0 => String::new(),
+        n => format!(" ({n} of them reasoning)"),
+    };
     format!(
-        "requests: {}, tool calls: {} ({} refused)\nprompt tokens: {}, cache hits: {}{hit}\ncompletion tokens: {}",
+        "requests: {}, tool calls: {} ({} refused)\nprompt tokens: {}, cache hits: {}{hit}\ncompletion tokens: {}{thinking}",
         f.turns, f.tool_calls, f.blocked, f.prompt_tokens, f.cache_hit_tokens, f.completion_tokens
     )
 }

@@ -111,3 +111,25 @@ fn effort_shows_the_setting_or_the_models_default_and_the_subagents_when_theirs_
     config.set_effort(Effort::Low);
     assert_eq!(effort_text(&config), "effort: low");
 }
+
+#[test]
+fn usage_shows_the_tokens_spent_thinking_beside_the_completion_when_counted() {
+    let f = Figures {
+        completion_tokens: 90,
+        ..Figures::default()
+    };
+    assert!(
+        usage_text(&f).ends_with("\ncompletion tokens: 90"),
+        "{}",
+        usage_text(&f)
+    );
+    let f = Figures {
+        reasoning_tokens: 60,
+        ..f
+    };
+    assert!(
+        usage_text(&f).ends_with("\ncompletion tokens: 90 (60 of them reasoning)"),
+        "{}",
+        usage_text(&f)
+    );
+}

@@ -189,14 +189,18 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
             "usage" => line(
                 &mut out,
                 &format!(
-                    "  usage{}: prompt={} cached={} completion={}",
+                    "  usage{}: prompt={} cached={} completion={}{}",
                     v["request"]
                         .as_str()
                         .map(|r| format!(" ({})", one_line(r, 20)))
                         .unwrap_or_default(),
                     v["prompt_tokens"],
                     v["prompt_cache_hit_tokens"],
-                    v["completion_tokens"]
+                    v["completion_tokens"],
+                    v["reasoning_tokens"]
+                        .as_u64()
+                        .map(|n| format!(" (reasoning={n})"))
+                        .unwrap_or_default()
                 ),
             ),
             "compaction" => compaction(&mut out, indent, &v),

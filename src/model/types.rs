@@ -193,6 +193,9 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub prompt_cache_hit_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the completion tokens, those the model spent thinking (`completion_tokens_details
+    /// .reasoning_tokens`; 0 when the server does not say).
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -207,6 +210,7 @@ impl Usage {
         self.completion_tokens = self
             .completion_tokens
             .saturating_add(other.completion_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }
 
@@ -315,12 +319,20 @@ pub(crate) struct WireUsage {
     pub prompt_cache_hit_tokens: Option<u64>,
     #[serde(default)]
     pub prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    pub completion_tokens_details: Option<CompletionDetails>,
 }
 
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct PromptDetails {
     #[serde(default)]
     pub cached_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub(crate) struct CompletionDetails {
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
 }
 
 impl WireUsage {
@@ -332,6 +344,11 @@ impl WireUsage {
                 .or_else(|| self.prompt_tokens_details.as_ref()?.cached_tokens)
                 .unwrap_or(0),
             completion_tokens: self.completion_tokens.unwrap_or(0),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
         }
     }
 }
@@ -417,11 +434,13 @@ mod tests {
             prompt_tokens: u64::MAX - 1,
             prompt_cache_hit_tokens: 5,
             completion_tokens: u64::MAX,
+            ..Usage::default()
         };
         total.add(&Usage {
             prompt_tokens: 10,
             prompt_cache_hit_tokens: 7,
             completion_tokens: u64::MAX,
+            ..Usage::default()
         });
         assert_eq!(
             total,
@@ -429,6 +448,7 @@ mod tests {
                 prompt_tokens: u64::MAX,
                 prompt_cache_hit_tokens: 12,
                 completion_tokens: u64::MAX,
+                ..Usage::default()
             }
         );
     }

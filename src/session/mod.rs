@@ -67,6 +67,7 @@ impl RunStats {
             prompt_tokens: self.usage.prompt_tokens,
             cache_hit_tokens: self.usage.prompt_cache_hit_tokens,
             completion_tokens: self.usage.completion_tokens,
+            reasoning_tokens: self.usage.reasoning_tokens,
         }
     }
 }

@@ -116,6 +116,8 @@ struct EventLine {
     prompt_cache_hit_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
     // run
     #[serde(default)]
     model: Option<String>,
@@ -350,6 +352,9 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 run_figures_open.completion_tokens = run_figures_open
                     .completion_tokens
                     .saturating_add(ev.completion_tokens.unwrap_or(0));
+                run_figures_open.reasoning_tokens = run_figures_open
+                    .reasoning_tokens
+                    .saturating_add(ev.reasoning_tokens.unwrap_or(0));
             }
             "compaction" => {
                 let change = match (ev.messages, ev.cleared) {

@@ -1,6 +1,7 @@
 //! End-to-end tests of how hard the model thinks (`--effort`, `effort` and `subagent_effort`
-//! in a config file): what each request says of thinking, for the main agent, a subagent and
-//! a compaction's summary, in each provider's words.
+//! in a config file, `/effort` in chat, DeepSeek's model names): what each request says of
+//! thinking, for the main agent, a subagent and a compaction's summary, in each provider's
+//! words; what a continued session sends; and what the thinking cost, where it is shown.
 
 use crate::support::{messages, Call, FakeServer, Hx, Recorded, Reply};
 use serde_json::{json, Map, Value};
@@ -507,4 +508,111 @@ fn a_retired_name_in_chat_says_so_and_its_effort_is_recorded_with_the_model() {
             (&json!("effort"), &Value::Null),
         ]
     );
+}
+
+/// A run with a subagent whose replies count their reasoning: the fake says a token per four
+/// characters of it, so 10, 5 and 20 tokens of 100, 50 and 200 completion tokens.
+fn thinking_counted() -> FakeServer {
+    let thought = |tokens: usize| "r".repeat(4 * tokens);
+    FakeServer::start(vec![
+        Reply::tool_calls(vec![task_call("Look around.")])
+            .with_reasoning(&thought(10))
+            .with_usage(1000, 500, 100),
+        Reply::text("Nothing here.")
+            .with_reasoning(&thought(5))
+            .with_usage(300, 0, 50),
+        Reply::text("Done.")
+            .with_reasoning(&thought(20))
+            .with_usage(1200, 1000, 200),
+    ])
+}
+
+#[test]
+fn the_tokens_spent_thinking_are_in_the_json_usage_and_the_session_totals() {
+    let server = thinking_counted();
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--json", "go"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let events = crate::support::json_lines(&run.stdout);
+    let last = events.last().expect("events");
+    assert_eq!(last["type"], "turn.completed");
+    assert_eq!(
+        last["usage"],
+        json!({"input_tokens": 2500, "cached_input_tokens": 1500, "output_tokens": 350,
+               "reasoning_output_tokens": 35})
+    );
+    // The main session's file: each request's line, and the figures of the run and the
+    // session (the subagent's requests are in its own file).
+    let files = hx.session_files();
+    let main = files
+        .iter()
+        .map(|f| crate::support::session_lines(f))
+        .find(|lines| lines[0].get("parent_id").is_none())
+        .expect("the main session");
+    let usage: Vec<&Value> = main
+        .iter()
+        .filter(|l| l["type"] == "usage")
+        .map(|l| &l["reasoning_tokens"])
+        .collect();
+    assert_eq!(usage, [&json!(10), &json!(20)]);
+    let end = main
+        .iter()
+        .find(|l| l["type"] == "end")
+        .expect("an end line");
+    assert_eq!(end["run"]["reasoning_tokens"], 30);
+    assert_eq!(end["session"]["reasoning_tokens"], 30);
+    // The transcript shows each request's.
+    let id = main[0]["id"].as_str().expect("an id").to_string();
+    let show = hx.run_args(&["sessions", "show", &id]);
+    show.assert_code(0);
+    assert!(
+        show.stdout
+            .contains("usage: prompt=1000 cached=500 completion=100 (reasoning=10)\n"),
+        "{}",
+        show.stdout
+    );
+}
+
+#[test]
+fn a_server_that_counts_no_thinking_shows_none() {
+    let server = FakeServer::start(vec![Reply::text("ok").ollama()]);
+    let mut hx = Hx::new(&server);
+    let url = server.url();
+    hx.args([
+        "agent",
+        "--json",
+        "--provider",
+        "ollama",
+        "--model",
+        "m",
+        "--base-url",
+        &url,
+        "go",
+    ]);
+    let run = hx.run();
+    run.assert_code(0);
+    let events = crate::support::json_lines(&run.stdout);
+    let usage = &events.last().expect("events")["usage"];
+    assert!(usage.get("output_tokens").is_some(), "{usage}");
+    assert!(usage.get("reasoning_output_tokens").is_none(), "{usage}");
+}
+
+#[test]
+fn usage_in_chat_shows_the_tokens_spent_thinking_beside_the_completion() {
+    use crate::support::pty::Chat;
+    let server = thinking_counted();
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    chat.say("go");
+    let shown = chat.say("/usage");
+    // The main agent's two requests (the subagent's are its own session's).
+    assert!(
+        shown.contains("completion tokens: 300 (30 of them reasoning)"),
+        "{}",
+        chat.seen
+    );
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
 }

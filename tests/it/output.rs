@@ -146,6 +146,9 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
             "input_tokens": 5 * MAIN_USAGE.0 + 2 * SUB_USAGE.0,
             "cached_input_tokens": 5 * MAIN_USAGE.1 + 2 * SUB_USAGE.1,
             "output_tokens": 5 * MAIN_USAGE.2 + 2 * SUB_USAGE.2,
+            // The fake counts a token of reasoning per four characters of it, at most the
+            // completion: here all of each completion.
+            "reasoning_output_tokens": 5 * MAIN_USAGE.2 + 2 * SUB_USAGE.2,
         })
     );
     // The thread is the session recorded.

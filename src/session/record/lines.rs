@@ -74,6 +74,14 @@ pub struct Figures {
     pub prompt_tokens: u64,
     pub cache_hit_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the completion tokens, those spent thinking, when the server said (older files and
+    /// servers that do not say have none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Figures {
@@ -86,6 +94,7 @@ impl Figures {
         self.completion_tokens = self
             .completion_tokens
             .saturating_add(other.completion_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }
 
@@ -241,6 +250,9 @@ pub enum Line<'a> {
         prompt_tokens: u64,
         prompt_cache_hit_tokens: u64,
         completion_tokens: u64,
+        /// Of the completion tokens, those spent thinking, when the server said.
+        #[serde(skip_serializing_if = "is_zero")]
+        reasoning_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         request: Option<&'a str>,
     },
@@ -286,6 +298,7 @@ impl<'a> Line<'a> {
             prompt_tokens: u.prompt_tokens,
             prompt_cache_hit_tokens: u.prompt_cache_hit_tokens,
             completion_tokens: u.completion_tokens,
+            reasoning_tokens: u.reasoning_tokens,
             request,
         }
     }

@@ -68,6 +68,7 @@ fn full_file() -> String {
                 prompt_tokens: 10,
                 prompt_cache_hit_tokens: 4,
                 completion_tokens: 2,
+                ..Usage::default()
             },
             None,
         )
@@ -257,6 +258,7 @@ fn each_line_kind_has_its_exact_text() {
         prompt_tokens: 10,
         prompt_cache_hit_tokens: 4,
         completion_tokens: 2,
+        ..Usage::default()
     };
     let cleared = Compaction {
         trigger: "auto".into(),
@@ -303,6 +305,7 @@ fn each_line_kind_has_its_exact_text() {
             prompt_tokens: 10,
             cache_hit_tokens: 4,
             completion_tokens: 2,
+            ..Figures::default()
         },
     };
     let failed = End {
@@ -535,6 +538,50 @@ fn a_repair_line_that_does_not_fit_is_damage_naming_the_line() {
         assert_eq!(e.line, line, "{repair}: {e}");
         assert!(e.message.contains(says), "{repair}: {e}");
     }
+}
+
+/// Tokens spent thinking: in a usage line and the figures when the server counted any,
+/// summed by the reader; lines without them (older files) read as none.
+#[test]
+fn reasoning_tokens_are_written_when_counted_and_summed_when_read() {
+    let thought = Usage {
+        prompt_tokens: 10,
+        prompt_cache_hit_tokens: 4,
+        completion_tokens: 20,
+        reasoning_tokens: 12,
+    };
+    let line = Line::usage(&thought, Some("summary")).text();
+    assert_eq!(
+        line,
+        r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":20,"reasoning_tokens":12,"request":"summary"}"#
+    );
+    let figures = Figures {
+        completion_tokens: 20,
+        reasoning_tokens: 12,
+        ..Figures::default()
+    };
+    let json = serde_json::to_string(&figures).expect("json");
+    assert!(
+        json.ends_with(r#""completion_tokens":20,"reasoning_tokens":12}"#),
+        "{json}"
+    );
+    let back: Figures = serde_json::from_str(&json).expect("reads");
+    assert_eq!(back, figures);
+    let old: Figures = serde_json::from_str(
+        r#"{"turns":1,"tool_calls":0,"blocked":0,"prompt_tokens":1,"cache_hit_tokens":0,"completion_tokens":2}"#,
+    )
+    .expect("an older hx's figures");
+    assert_eq!(old.reasoning_tokens, 0);
+    // Summed over a run that has no end line yet, beside the usage lines that have none.
+    let mut text = full_file();
+    text.push_str(&Line::usage(&thought, None).text());
+    text.push('\n');
+    text.push_str(&Line::usage(&thought, None).text());
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.totals.reasoning_tokens, 24);
+    // The end line says the session so far had none; the two lines after it add theirs.
+    assert_eq!(loaded.totals.completion_tokens, 40);
 }
 
 /// The effort a session's requests went with: the header's, then each run's (a run line
