@@ -71,7 +71,16 @@ fn each_effort_is_sent_by_the_main_agent_and_its_subagents_and_changes_nothing_e
         // The main agent's two requests and the subagent's between them.
         for r in run.iter() {
             assert_eq!(thinking(r), deepseek(*effort), "{effort:?}");
+            // DeepSeek's thinking mode takes neither; none is sent at any effort.
+            assert!(r.body.get("temperature").is_none() && r.body.get("tool_choice").is_none());
         }
+        // The tool-calling turn goes back with its reasoning, as thinking mode requires.
+        let turn = &messages(&run[2].body)[2];
+        assert_eq!(turn["role"], "assistant");
+        assert!(
+            turn["tool_calls"].is_array() && turn["reasoning_content"].is_string(),
+            "{turn}"
+        );
         // The effort is a setting of the request, never of the prompt: the tool schemas and
         // the system prompts are those of the run without one, byte for byte.
         for (plain, r) in runs[0].iter().zip(run.iter()) {
