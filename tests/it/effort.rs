@@ -625,3 +625,26 @@ fn usage_in_chat_shows_the_tokens_spent_thinking_beside_the_completion() {
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
 }
+
+#[test]
+fn agent_help_explains_the_effort_and_the_default_it_leaves() {
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "--help"]);
+    let run = hx.run();
+    run.assert_code(0);
+    // Words, not lines: how clap wraps them depends on the terminal's width.
+    let help = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    for s in [
+        "--effort <EFFORT>",
+        "[default: none sent, so the model's own holds; DeepSeek V4: thinking on, at high]",
+        "off: No thinking",
+        "Effort (--effort;",
+        "deepseek off: \"thinking\": {\"type\": \"disabled\"}; the others: \"thinking\": {\"type\": \"enabled\"} and \"reasoning_effort\": low, high or max",
+        "openai \"reasoning_effort\": none, low, high or xhigh",
+        "openrouter \"reasoning\": {\"effort\": none, low, high or xhigh}",
+        "subagent_effort = \"...\" sets the subagents'",
+        "model deepseek-flash",
+    ] {
+        assert!(help.contains(s), "help lacks {s:?}:\n{}", run.stdout);
+    }
+}
