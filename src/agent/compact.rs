@@ -121,6 +121,7 @@ impl Agent {
                 model: &self.model_name,
                 messages: session.messages(),
                 tools,
+                thinking: self.thinking,
             };
             self.emit(&Event::RequestStarted);
             let mut sink = self.events.sink(&self.hook_cx.scope);
@@ -245,6 +246,7 @@ impl Agent {
             model: &self.model_name,
             messages: &input,
             tools: &[],
+            thinking: self.thinking,
         };
         // Its text is not the answer: only its retries are shown.
         self.emit(&Event::RequestStarted);

@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::events::{Event, Events};
 use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, ToolCall};
+use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, Thinking, ToolCall};
 use crate::session::{Recorder, RunStats, Session};
 use crate::tools::output::{bound, quote};
 use crate::tools::{parse_args, About, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet};
@@ -37,6 +37,10 @@ pub enum Outcome {
 pub struct Agent {
     pub model: Arc<dyn ChatModel>,
     pub model_name: String,
+    /// How hard the model thinks, sent with every request of this agent, the summary of a
+    /// compaction included (the same settings, so the same cached prefix); `None` sends
+    /// nothing, and the model's default holds.
+    pub thinking: Option<Thinking>,
     pub tools: ToolSet,
     pub tool_cx: ToolContext,
     pub hooks: Hooks,

@@ -128,6 +128,8 @@ pub fn build_agent_with(
     let child = Agent {
         model: Arc::new(client),
         model_name: config.model.clone(),
+        // `subagent_effort`, else the main agent's: a cheaper subagent is a common choice.
+        thinking: config.subagent_thinking(),
         tools: ToolSet::for_subagents(child_registry),
         tool_cx: ToolContext {
             limits: config.limits.clone(),
@@ -155,7 +157,11 @@ pub fn build_agent_with(
         reasoning_echo: config.reasoning_echo,
         reminders: Vec::new(),
         is_subagent: true,
-        recorder,
+        // The sessions of the subagents it starts say the subagents' effort.
+        recorder: Recorder {
+            effort: config.effort_of_subagents(),
+            ..recorder
+        },
         context: config.context,
         learned: Default::default(),
         restore: Vec::new(),
@@ -185,6 +191,7 @@ pub fn build_agent_with(
     }
     parts.push(("skill catalog".into(), catalog.clone()));
     let agent = Agent {
+        thinking: config.thinking(),
         tools: ToolSet::all(registry),
         hook_cx,
         system_prompt: prompt::assemble(base, &[project_doc, catalog]),
@@ -213,6 +220,7 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
         model: config.model.clone(),
         provider: config.provider.clone(),
         base_url: recorded_url(&config.base_url),
+        effort: config.main_effort(),
     }
 }
 

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use super::Failure;
 use crate::config::{Env, Flags};
 use crate::events::{Event, Events, Scope};
-use crate::model::ReasoningEcho;
+use crate::model::{Effort, ReasoningEcho};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::text::Warning;
 
@@ -19,12 +19,21 @@ pub struct Resumed {
 }
 
 impl Resumed {
-    /// A continued session keeps its provider and model unless a flag says otherwise.
+    /// A continued session keeps its provider, model and effort unless a flag says otherwise,
+    /// so that its requests go on as they were (the prompt cache keeps hitting). An effort
+    /// this hx does not know (a newer one wrote it) is left to the config files.
     pub fn keep_provider(&self, flags: &mut Flags) {
         if flags.provider.is_none() {
             flags.provider = Some(self.loaded.provider.clone());
             if flags.model.is_none() {
                 flags.model = Some(self.loaded.model.clone());
+            }
+            if flags.effort.is_none() {
+                flags.session_effort = match self.loaded.effort.as_deref().map(Effort::parse) {
+                    None => Some(None),
+                    Some(Ok(e)) => Some(Some(e)),
+                    Some(Err(_)) => None,
+                };
             }
         }
     }

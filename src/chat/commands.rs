@@ -2,7 +2,7 @@
 //! slash commands. Pure, so every rule is a unit test.
 
 /// The slash commands, with their one-line help, in the order `/help` lists them.
-pub const COMMANDS: [(&str, &str); 13] = [
+pub const COMMANDS: [(&str, &str); 14] = [
     ("/help", "this list"),
     ("/exit", "leave (also /quit, Ctrl-D, or Ctrl-C twice)"),
     ("/quit", "leave"),
@@ -14,6 +14,10 @@ pub const COMMANDS: [(&str, &str); 13] = [
     ),
     ("/compact", "summarise the conversation to free context"),
     ("/model", "/model [NAME]: show or switch the model"),
+    (
+        "/effort",
+        "/effort [off|low|high|max]: show or switch how hard the model thinks",
+    ),
     ("/skills", "the skill catalog, with sizes"),
     ("/todos", "the model's current todo list"),
     ("/usage", "tokens so far and cache hits"),
@@ -40,6 +44,7 @@ pub enum Input {
     Resume(Option<String>),
     Compact,
     Model(Option<String>),
+    Effort(Option<String>),
     Skills,
     Todos,
     Usage,
@@ -69,6 +74,7 @@ pub fn parse(line: &str, is_skill: impl Fn(&str) -> bool) -> Input {
         "resume" => Input::Resume(arg),
         "compact" => Input::Compact,
         "model" => Input::Model(arg),
+        "effort" => Input::Effort(arg),
         "skills" => Input::Skills,
         "todos" => Input::Todos,
         "usage" => Input::Usage,
@@ -140,6 +146,8 @@ mod tests {
             Input::Model(Some("deepseek-v4-pro".into()))
         );
         assert_eq!(p("/usage"), Input::Usage);
+        assert_eq!(p("/effort"), Input::Effort(None));
+        assert_eq!(p("/effort  low "), Input::Effort(Some("low".into())));
     }
 
     #[test]

@@ -30,6 +30,7 @@ use crate::app::{build, exit};
 use crate::config::{Config, Env};
 use crate::events::{Event, Events, HumanView, Scope, Verbosity};
 use crate::hooks;
+use crate::model::Effort;
 use crate::process::signal_name;
 use crate::session::{self, EndOutcome, Recorder, Session};
 use crate::skills::SkillRegistry;
@@ -253,6 +254,7 @@ impl Chat {
                     }
                 }
                 Input::Model(name) => self.model(name),
+                Input::Effort(name) => self.effort(name),
                 Input::Skills => self.say(&super::skills_text(
                     &self.skills,
                     &self.skills.catalog(self.config.skills_catalog_budget),
@@ -534,20 +536,63 @@ impl Chat {
             return;
         }
         let old = self.config.clone();
-        self.config.set_model(&name);
+        // A retired DeepSeek name is the model that answers it now, thinking as it did.
+        let retired = self.config.set_model(&name);
+        let name = self.config.model.clone();
         self.recorder.model = name.clone();
+        self.recorder.effort = self.config.main_effort();
         // The subagents' model is fixed when the agent is built: build it again, for the
         // same session.
         if let Err(e) = self.rebuild(self.id.clone(), false) {
             self.recorder.model = old.model.clone();
+            self.recorder.effort = old.main_effort();
             self.config = old;
             self.say(&format!("hx: {e}"));
             return;
         }
         if let Some(s) = &mut self.session {
             s.record_model(&name);
+            if self.config.main_effort() != old.main_effort() {
+                s.record_effort(self.config.main_effort());
+            }
+        }
+        if let Some(r) = retired {
+            self.say(&r.to_string());
         }
         self.say(&format!("model: {name}"));
+    }
+}
+
+impl Chat {
+    /// `/effort [EFFORT]`: shows how hard the model thinks, or goes on at another effort
+    /// (recorded in the session, so that `-c` goes on with it).
+    fn effort(&mut self, name: Option<String>) {
+        let Some(name) = name else {
+            self.say(&super::effort_text(&self.config));
+            return;
+        };
+        let effort = match Effort::parse(&name) {
+            Ok(e) => e,
+            Err(e) => {
+                self.say(&format!("hx: {e}"));
+                return;
+            }
+        };
+        let old = self.config.clone();
+        self.config.set_effort(effort);
+        self.recorder.effort = self.config.main_effort();
+        // The subagents' effort, when no subagent_effort sets it, follows; theirs is fixed
+        // when the agent is built: build it again, for the same session.
+        if let Err(e) = self.rebuild(self.id.clone(), false) {
+            self.recorder.effort = old.main_effort();
+            self.config = old;
+            self.say(&format!("hx: {e}"));
+            return;
+        }
+        if let Some(s) = &mut self.session {
+            s.record_effort(self.config.main_effort());
+        }
+        self.say(&super::effort_text(&self.config));
     }
 }
 

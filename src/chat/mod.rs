@@ -58,10 +58,30 @@ pub fn usage_text(f: &Figures) -> String {
     } else {
         String::new()
     };
+    // Thinking is paid as output: shown beside it, when the server counted it.
+    let thinking = match f.reasoning_tokens {
+        0 => String::new(),
+        n => format!(" ({n} of them reasoning)"),
+    };
     format!(
-        "requests: {}, tool calls: {} ({} refused)\nprompt tokens: {}, cache hits: {}{hit}\ncompletion tokens: {}",
+        "requests: {}, tool calls: {} ({} refused)\nprompt tokens: {}, cache hits: {}{hit}\ncompletion tokens: {}{thinking}",
         f.turns, f.tool_calls, f.blocked, f.prompt_tokens, f.cache_hit_tokens, f.completion_tokens
     )
+}
+
+/// `/effort`: how hard the model thinks, and the subagents when theirs differs.
+pub fn effort_text(config: &crate::config::Config) -> String {
+    let main = config.main_effort();
+    let mut s = match main {
+        Some(e) => format!("effort: {}", e.name()),
+        None => "effort: none set, so the model's default holds (DeepSeek V4: thinking on, at \
+                 high)"
+            .to_string(),
+    };
+    if let Some(sub) = config.subagent_effort.filter(|e| Some(*e) != main) {
+        let _ = write!(s, "; subagents: {}", sub.name());
+    }
+    s
 }
 
 /// `/context`: what the next request carries besides the new message.

@@ -92,3 +92,44 @@ fn usage_shows_the_cache_share() {
         "{text}"
     );
 }
+
+#[test]
+fn effort_shows_the_setting_or_the_models_default_and_the_subagents_when_theirs_differs() {
+    use crate::config::{Config, Env, Flags};
+    use crate::model::Effort;
+    let dir = tempfile::tempdir().expect("dir");
+    let mut config =
+        Config::load(dir.path(), &Env::new(), &Flags::default(), &mut Vec::new()).expect("config");
+    assert_eq!(
+        effort_text(&config),
+        "effort: none set, so the model's default holds (DeepSeek V4: thinking on, at high)"
+    );
+    config.set_effort(Effort::Max);
+    assert_eq!(effort_text(&config), "effort: max");
+    config.subagent_effort = Some(Effort::Low);
+    assert_eq!(effort_text(&config), "effort: max; subagents: low");
+    config.set_effort(Effort::Low);
+    assert_eq!(effort_text(&config), "effort: low");
+}
+
+#[test]
+fn usage_shows_the_tokens_spent_thinking_beside_the_completion_when_counted() {
+    let f = Figures {
+        completion_tokens: 90,
+        ..Figures::default()
+    };
+    assert!(
+        usage_text(&f).ends_with("\ncompletion tokens: 90"),
+        "{}",
+        usage_text(&f)
+    );
+    let f = Figures {
+        reasoning_tokens: 60,
+        ..f
+    };
+    assert!(
+        usage_text(&f).ends_with("\ncompletion tokens: 90 (60 of them reasoning)"),
+        "{}",
+        usage_text(&f)
+    );
+}

@@ -203,6 +203,10 @@ pub struct RunArgs {
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
+    /// How hard the model thinks before it answers ('hx agent --help': Effort) [default: none
+    /// sent, so the model's own holds; DeepSeek V4: thinking on, at high]
+    #[arg(long, value_name = "EFFORT")]
+    pub effort: Option<crate::model::Effort>,
     /// Show the model's reasoning on stderr: dimmed, or after `thinking:` without colour
     #[arg(long)]
     pub show_reasoning: bool,
@@ -231,6 +235,8 @@ impl RunArgs {
             no_guard: self.no_guard,
             sandbox: self.sandbox,
             no_project_doc: self.no_project_doc,
+            effort: self.effort,
+            session_effort: None,
         }
     }
 }
@@ -309,7 +315,9 @@ The conversation is a session like any other: hx agent -c \"...\" or hx chat -c 
 pub(super) const AGENT_HELP: &str = "\
 Providers (--provider, HX_PROVIDER, or provider = \"...\" in a config file):
   deepseek    https://api.deepseek.com      key DEEPSEEK_API_KEY, URL DEEPSEEK_BASE_URL
-              (the default; model deepseek-v4-flash)
+              (the default; model deepseek-flash, or deepseek-v4-pro; the old
+              deepseek-v4-flash still works; the retired deepseek-chat and
+              deepseek-reasoner are deepseek-flash thinking off and on)
   openai      https://api.openai.com/v1     key OPENAI_API_KEY, URL OPENAI_BASE_URL
   openrouter  https://openrouter.ai/api/v1  key OPENROUTER_API_KEY
   ollama      http://localhost:11434/v1     no key (start the server with 'ollama serve')
@@ -333,6 +341,19 @@ Configuration files (TOML; later ones win, then environment, then flags):
 
   The project file applies only after 'hx trust' (and again after each change to it).
 
+Effort (--effort; effort = \"...\" in a config file or a [providers.NAME] table; /effort in
+hx chat):
+  off, low, high or max: how long the model thinks before it answers. Thinking costs output
+  tokens and time; a quick edit needs little, a hard bug may need max. Without a setting hx
+  sends none and the model's default holds (DeepSeek V4: thinking on, at high).
+  deepseek    off: \"thinking\": {\"type\": \"disabled\"}; the others: \"thinking\":
+              {\"type\": \"enabled\"} and \"reasoning_effort\": low, high or max
+  openai      \"reasoning_effort\": none, low, high or xhigh
+  openrouter  \"reasoning\": {\"effort\": none, low, high or xhigh}
+  Other servers may refuse a key they do not know: they get an effort (as reasoning_effort)
+  only from --effort or their own table. subagent_effort = \"...\" sets the subagents'
+  (default: the main agent's).
+
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
   sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
@@ -346,8 +367,9 @@ Hooks (Claude Code's hooks.json format):
 Sessions:
   Every run is recorded in $XDG_STATE_HOME/hx/sessions (default ~/.local/state/hx/sessions)
   unless --ephemeral or 'sessions = false'. -c continues the newest session of this
-  workspace, -r ID a given one; a continued session keeps its model and provider unless
-  --model or --provider says otherwise. 'hx sessions list' and 'hx sessions show ID'.
+  workspace, -r ID a given one; a continued session keeps its model, provider and effort
+  unless --model, --provider or --effort says otherwise. 'hx sessions list' and
+  'hx sessions show ID'.
 
 Output:
   stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and

@@ -189,14 +189,18 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
             "usage" => line(
                 &mut out,
                 &format!(
-                    "  usage{}: prompt={} cached={} completion={}",
+                    "  usage{}: prompt={} cached={} completion={}{}",
                     v["request"]
                         .as_str()
                         .map(|r| format!(" ({})", one_line(r, 20)))
                         .unwrap_or_default(),
                     v["prompt_tokens"],
                     v["prompt_cache_hit_tokens"],
-                    v["completion_tokens"]
+                    v["completion_tokens"],
+                    v["reasoning_tokens"]
+                        .as_u64()
+                        .map(|n| format!(" (reasoning={n})"))
+                        .unwrap_or_default()
                 ),
             ),
             "compaction" => compaction(&mut out, indent, &v),
@@ -367,6 +371,7 @@ mod tests {
             provider: "p".into(),
             base_url: String::new(),
             hx_version: String::new(),
+            effort: None,
         };
         let (mut s, repaired) = Session::resume(loaded, run, Some(log));
         assert_eq!(repaired, 1);

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde::Deserialize;
 
 use super::ConfigError;
-use crate::model::ReasoningEcho;
+use crate::model::{Effort, ReasoningEcho};
 use crate::process::Inherit;
 use crate::sandbox;
 use crate::trust;
@@ -25,6 +25,11 @@ pub struct ProviderFile {
     pub send_reasoning: Option<ReasoningEcho>,
     /// Tokens the provider's model accepts in one request.
     pub context_window: Option<u64>,
+    /// How hard this provider's model thinks (`off`, `low`, `high`, `max`); over the top-level
+    /// `effort`, and the only one a provider hx knows no effort words for is sent.
+    pub effort: Option<Effort>,
+    /// The subagents' effort with this provider; over the top-level `subagent_effort`.
+    pub subagent_effort: Option<Effort>,
 }
 
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -76,6 +81,10 @@ pub struct FileConfig {
     pub max_turns: Option<u32>,
     /// Turn limit of each subagent started by the `task` tool.
     pub subagent_max_turns: Option<u32>,
+    /// How hard the model thinks: `off`, `low`, `high`, `max` (default: the model's own).
+    pub effort: Option<Effort>,
+    /// How hard the subagents' model thinks (default: as the main agent's).
+    pub subagent_effort: Option<Effort>,
     pub show_reasoning: Option<bool>,
     /// The built-in guard against destructive bash commands (default on).
     pub guard: Option<bool>,
@@ -161,6 +170,8 @@ impl FileConfig {
             model,
             max_turns,
             subagent_max_turns,
+            effort,
+            subagent_effort,
             show_reasoning,
             guard,
             skills_catalog_budget,
@@ -210,7 +221,9 @@ impl FileConfig {
                 api_key_env,
                 model,
                 send_reasoning,
-                context_window
+                context_window,
+                effort,
+                subagent_effort
             );
         }
         self

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 pub use file::{review, CompactAtFile, FileConfig, NetworkFile, ProviderFile, ToolsFile, TRUST};
-pub use presets::PRESETS;
+pub use presets::{Retired, PRESETS, RETIRED};
 // The environment map and the user's folders are a leaf module every layer reads; re-exported
 // here, where callers have always found them.
 pub use crate::paths::{process_env, Env};
@@ -22,7 +22,7 @@ pub use crate::paths::{process_env, Env};
 use crate::paths::user_config_dir;
 
 use crate::context;
-use crate::model::{ClientOptions, ReasoningEcho};
+use crate::model::{ClientOptions, Dialect, Effort, ReasoningEcho, Thinking};
 use crate::process::EnvPolicy;
 use crate::sandbox;
 use crate::text::Warning;
@@ -51,6 +51,11 @@ pub struct Flags {
     pub sandbox: Option<sandbox::Mode>,
     /// `--no-project-doc`.
     pub no_project_doc: bool,
+    /// `--effort`.
+    pub effort: Option<Effort>,
+    /// The effort of the session this run continues (`Some(None)`: its requests said none),
+    /// which wins over the files' so that its requests stay the same.
+    pub session_effort: Option<Option<Effort>>,
 }
 
 /// Everything a run needs to know, resolved.
@@ -63,6 +68,16 @@ pub struct Config {
     pub api_key_env: Option<String>,
     pub api_key: Option<String>,
     pub reasoning_echo: ReasoningEcho,
+    /// The effort the user chose: `--effort`, the continued session's, the provider's table,
+    /// the top-level `effort` (only for a provider hx knows effort words for), `/effort`.
+    pub effort: Option<Effort>,
+    /// The subagents' effort, when it differs from the main agent's.
+    pub subagent_effort: Option<Effort>,
+    /// The retired DeepSeek name the user gave, which `model` stands in for; its effort
+    /// holds when the user set none.
+    pub retired: Option<&'static Retired>,
+    /// How the provider's API is told the effort.
+    pub dialect: Dialect,
     pub max_turns: u32,
     pub subagent_max_turns: u32,
     pub show_reasoning: bool,
@@ -110,17 +125,72 @@ impl Config {
             Some(Gate::Skipped { notice, .. }) => warnings.push(notice),
             None => {}
         }
-        Config::resolve(merged, env, flags)
+        let config = Config::resolve(merged, env, flags)?;
+        warnings.extend(config.retired_notice());
+        Ok(config)
     }
 
     /// Goes on with another model of the same provider (`/model` in `hx chat`). A window
     /// that no config file set is the new model's: a chat that moves from a 1M-token model to
     /// a local one must compact for the local one's window.
-    pub fn set_model(&mut self, model: &str) {
-        self.model = model.to_string();
+    /// A retired DeepSeek name goes to the model that answers it now, and the line saying so
+    /// is returned.
+    pub fn set_model(&mut self, model: &str) -> Option<Warning> {
+        self.retired = (self.dialect == Dialect::DeepSeek)
+            .then(|| presets::retired(model))
+            .flatten();
+        self.model = self.retired.map_or(model, |r| r.model).to_string();
         if !self.window_configured {
-            self.context.window = context::builtin_window(model).unwrap_or(context::DEFAULT_WINDOW);
+            self.context.window =
+                context::builtin_window(&self.model).unwrap_or(context::DEFAULT_WINDOW);
         }
+        self.retired_notice()
+    }
+
+    /// The line saying which model answers the retired name the user gave.
+    pub fn retired_notice(&self) -> Option<Warning> {
+        let r = self.retired?;
+        let how = match self.effort {
+            Some(e) => format!(", at effort {} as set", e.name()),
+            None if r.effort == Effort::Off => " with thinking off, as it answered".into(),
+            None => " with thinking on, as it answered".into(),
+        };
+        Some(Warning::notice(format!(
+            "{} was retired on 2026-07-24: using {}{how}",
+            r.name, self.model
+        )))
+    }
+
+    /// Goes on at another effort (`/effort` in `hx chat`).
+    pub fn set_effort(&mut self, effort: Effort) {
+        self.effort = Some(effort);
+    }
+
+    /// What the main agent's requests say of thinking; `None`: nothing (the model's default).
+    pub fn thinking(&self) -> Option<Thinking> {
+        self.thinking_at(self.main_effort())
+    }
+
+    /// The main agent's effort: the user's, else the retired model name's.
+    pub fn main_effort(&self) -> Option<Effort> {
+        self.effort.or(self.retired.map(|r| r.effort))
+    }
+
+    /// What the subagents' requests say of thinking: `subagent_effort`, else the main agent's.
+    pub fn subagent_thinking(&self) -> Option<Thinking> {
+        self.thinking_at(self.effort_of_subagents())
+    }
+
+    /// The subagents' effort: `subagent_effort`, else the main agent's.
+    pub fn effort_of_subagents(&self) -> Option<Effort> {
+        self.subagent_effort.or(self.main_effort())
+    }
+
+    fn thinking_at(&self, effort: Option<Effort>) -> Option<Thinking> {
+        effort.map(|effort| Thinking {
+            effort,
+            dialect: self.dialect,
+        })
     }
 
     /// Fails, naming the variable, when the provider needs a key that is not set. Checked

@@ -1,7 +1,7 @@
 //! The providers hx knows without configuration.
 
 use super::ProviderFile;
-use crate::model::ReasoningEcho;
+use crate::model::{Dialect, Effort, ReasoningEcho};
 
 /// A provider hx knows without configuration.
 #[derive(Debug, Clone, Copy)]
@@ -14,6 +14,9 @@ pub struct Preset {
     pub base_url_env: Option<&'static str>,
     pub model: Option<&'static str>,
     pub echo: ReasoningEcho,
+    /// How its API is told the effort; `None`: hx does not know, so only an effort set for
+    /// this provider (its table, or `--effort`) is sent, in OpenAI's words.
+    pub dialect: Option<Dialect>,
     /// Said when its server on this machine refuses the connection.
     pub refused_hint: Option<&'static str>,
 }
@@ -26,8 +29,9 @@ pub const PRESETS: [Preset; 4] = [
         base_url: "https://api.deepseek.com",
         api_key_env: Some("DEEPSEEK_API_KEY"),
         base_url_env: Some("DEEPSEEK_BASE_URL"),
-        model: Some("deepseek-v4-flash"),
+        model: Some("deepseek-flash"),
         echo: ReasoningEcho::Always,
+        dialect: Some(Dialect::DeepSeek),
         refused_hint: None,
     },
     Preset {
@@ -37,6 +41,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: None,
         model: None,
         echo: ReasoningEcho::Auto,
+        dialect: None,
         refused_hint: Some("is Ollama running? start it with `ollama serve`"),
     },
     Preset {
@@ -46,6 +51,7 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: Some("OPENAI_BASE_URL"),
         model: None,
         echo: ReasoningEcho::Never,
+        dialect: Some(Dialect::OpenAi),
         refused_hint: None,
     },
     Preset {
@@ -55,9 +61,42 @@ pub const PRESETS: [Preset; 4] = [
         base_url_env: None,
         model: None,
         echo: ReasoningEcho::Auto,
+        dialect: Some(Dialect::OpenRouter),
         refused_hint: None,
     },
 ];
+
+/// A DeepSeek model name that was retired, and what answers it now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Retired {
+    pub name: &'static str,
+    /// The model requests go to instead.
+    pub model: &'static str,
+    /// How hard it thinks, as the retired name did (unless the user set an effort).
+    pub effort: Effort,
+}
+
+/// DeepSeek retired `deepseek-chat` and `deepseek-reasoner` on 2026-07-24; an old config or
+/// muscle memory still types them. Each was V4 Flash with thinking off or on, so each goes to
+/// `deepseek-flash` thinking as it did. (`deepseek-v4-flash` needs nothing: DeepSeek still
+/// takes it, and V4.1 Flash answers.)
+pub const RETIRED: [Retired; 2] = [
+    Retired {
+        name: "deepseek-chat",
+        model: "deepseek-flash",
+        effort: Effort::Off,
+    },
+    Retired {
+        name: "deepseek-reasoner",
+        model: "deepseek-flash",
+        effort: Effort::High,
+    },
+];
+
+/// The retired DeepSeek name `model` is, if it is one.
+pub(super) fn retired(model: &str) -> Option<&'static Retired> {
+    RETIRED.iter().find(|r| r.name == model)
+}
 
 pub(super) fn find_preset(name: &str) -> Option<&'static Preset> {
     PRESETS.iter().find(|p| p.name == name)
@@ -72,5 +111,7 @@ pub(super) fn preset(name: &str) -> Option<ProviderFile> {
         model: p.model.map(Into::into),
         send_reasoning: Some(p.echo),
         context_window: None,
+        effort: None,
+        subagent_effort: None,
     })
 }

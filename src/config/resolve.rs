@@ -4,14 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
-use super::presets::{find_preset, preset, PRESETS};
+use super::presets::{find_preset, preset, retired, PRESETS};
 use super::{
     CompactAtFile, Config, ConfigError, FileConfig, Flags, NetworkFile, ProviderFile, ToolsFile,
     DEFAULT_MAX_TURNS, DEFAULT_PROVIDER, DEFAULT_SUBAGENT_MAX_TURNS,
 };
 use crate::context::{self, CompactAt};
 use crate::mcp::config::ServerFile;
-use crate::model::{ClientOptions, ReasoningEcho};
+use crate::model::{ClientOptions, Dialect, Effort, ReasoningEcho};
 use crate::paths::Env;
 use crate::process::EnvPolicy;
 use crate::sandbox;
@@ -36,16 +36,26 @@ impl Config {
         let shell_env = shell_env(&file)?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+        // A retired DeepSeek name is the model that answers it now, window included.
+        let retired = (provider.dialect == Some(Dialect::DeepSeek))
+            .then(|| retired(&provider.model))
+            .flatten();
+        let model = retired.map_or(provider.model, |r| r.model.to_string());
         let (context, window_configured) =
-            context_settings(&file, provider.context_window, &provider.model)?;
+            context_settings(&file, provider.context_window, &model)?;
         check_mcp_servers(&file.mcp_servers)?;
+        let efforts = efforts(&file, provider.dialect.is_some(), &provider.table, flags);
         Ok(Config {
             sandbox,
             api_key: provider.api_key,
             reasoning_echo: provider.reasoning_echo,
+            effort: efforts.main,
+            subagent_effort: efforts.subagents,
+            retired,
+            dialect: provider.dialect.unwrap_or_default(),
             api_key_env: provider.api_key_env,
             provider: provider.name,
-            model: provider.model,
+            model,
             base_url: provider.base_url,
             max_turns: turns.max_turns,
             subagent_max_turns: turns.subagent_max_turns,
@@ -90,6 +100,10 @@ struct Provider {
     refused_hint: Option<String>,
     /// The table's `context_window`, which wins over the top-level one.
     context_window: Option<u64>,
+    /// How its API is told the effort, when hx knows (its preset's).
+    dialect: Option<Dialect>,
+    /// Its table as written (its efforts are read with the top-level ones).
+    table: ProviderFile,
 }
 
 fn provider(file: &FileConfig, env: &Env, flags: &Flags) -> Result<Provider, ConfigError> {
@@ -131,10 +145,35 @@ fn provider(file: &FileConfig, env: &Env, flags: &Flags) -> Result<Provider, Con
             .and_then(|p| p.refused_hint)
             .map(Into::into),
         context_window: table.context_window,
+        dialect: find_preset(&name).and_then(|p| p.dialect),
+        table,
         base_url,
         model,
         name,
     })
+}
+
+/// The efforts of a run: the main agent's and, when set, the subagents'.
+#[derive(Debug, PartialEq)]
+struct Efforts {
+    main: Option<Effort>,
+    subagents: Option<Effort>,
+}
+
+/// `--effort`, else the continued session's, else the provider's table, else the top-level
+/// key. A provider whose effort words hx does not know (`known` false: Ollama, a table of
+/// one's own) may reject a key it does not know, so it gets only what was set for it.
+fn efforts(file: &FileConfig, known: bool, table: &ProviderFile, flags: &Flags) -> Efforts {
+    let top = |e: Option<Effort>| e.filter(|_| known);
+    let main = match (flags.effort, flags.session_effort) {
+        (Some(e), _) => Some(e),
+        (None, Some(session)) => session,
+        (None, None) => table.effort.or(top(file.effort)),
+    };
+    Efforts {
+        main,
+        subagents: table.subagent_effort.or(top(file.subagent_effort)),
+    }
 }
 
 /// The preset of the provider `name` and its table, each empty where there is none; an error

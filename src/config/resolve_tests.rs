@@ -329,3 +329,153 @@ fn the_sections_report_their_problems_in_order() {
         assert!(e.contains(mistakes[first].2), "{text}\n{e}");
     }
 }
+
+#[test]
+fn the_effort_is_the_flags_then_the_sessions_then_the_tables_then_the_files() {
+    use Effort::{High, Low, Max, Off};
+    let known = |file: &str, flags: &Flags| {
+        let f = parse(file);
+        let table = f.providers.get("deepseek").cloned().unwrap_or_default();
+        efforts(&f, true, &table, flags)
+    };
+    let none = Flags::default();
+    let top = "effort = \"low\"\n";
+    let both = "effort = \"low\"\n[providers.deepseek]\neffort = \"max\"\n";
+    let efforts_of = |main, subagents| Efforts { main, subagents };
+    assert_eq!(known("", &none), efforts_of(None, None));
+    assert_eq!(known(top, &none), efforts_of(Some(Low), None));
+    assert_eq!(known(both, &none), efforts_of(Some(Max), None));
+    let session = Flags {
+        session_effort: Some(Some(High)),
+        ..Flags::default()
+    };
+    assert_eq!(known(both, &session), efforts_of(Some(High), None));
+    // A session whose requests said nothing goes on saying nothing.
+    let session_none = Flags {
+        session_effort: Some(None),
+        ..Flags::default()
+    };
+    assert_eq!(known(both, &session_none), efforts_of(None, None));
+    let flag = Flags {
+        effort: Some(Off),
+        ..session
+    };
+    assert_eq!(known(both, &flag), efforts_of(Some(Off), None));
+    let subs = "subagent_effort = \"low\"\n[providers.deepseek]\nsubagent_effort = \"off\"\n";
+    assert_eq!(known(subs, &none), efforts_of(None, Some(Off)));
+    assert_eq!(
+        known("subagent_effort = \"low\"\n", &none),
+        efforts_of(None, Some(Low))
+    );
+}
+
+#[test]
+fn a_provider_without_known_effort_words_gets_only_what_was_set_for_it() {
+    let f = parse("effort = \"low\"\nsubagent_effort = \"off\"\n");
+    let table = ProviderFile::default();
+    let got = efforts(&f, false, &table, &Flags::default());
+    assert_eq!(
+        got,
+        Efforts {
+            main: None,
+            subagents: None
+        }
+    );
+    let f = parse(
+        "effort = \"low\"\n[providers.ollama]\neffort = \"high\"\nsubagent_effort = \"off\"\n",
+    );
+    let table = f.providers["ollama"].clone();
+    let got = efforts(&f, false, &table, &Flags::default());
+    assert_eq!(
+        got,
+        Efforts {
+            main: Some(Effort::High),
+            subagents: Some(Effort::Off)
+        }
+    );
+    let flag = Flags {
+        effort: Some(Effort::Max),
+        ..Flags::default()
+    };
+    let got = efforts(&parse(""), false, &ProviderFile::default(), &flag);
+    assert_eq!(got.main, Some(Effort::Max));
+}
+
+#[test]
+fn each_provider_is_told_the_effort_in_its_words() {
+    use crate::model::Thinking;
+    let e = env(&[]);
+    let of = |provider: &str, file: &str| {
+        let flags = Flags {
+            provider: Some(provider.into()),
+            model: Some("m".into()),
+            ..Flags::default()
+        };
+        Config::resolve(parse(file), &e, &flags).expect("config")
+    };
+    let set = "effort = \"max\"\nsubagent_effort = \"low\"\n";
+    for (provider, dialect) in [
+        ("deepseek", Dialect::DeepSeek),
+        ("openai", Dialect::OpenAi),
+        ("openrouter", Dialect::OpenRouter),
+    ] {
+        let c = of(provider, set);
+        let thinking = |effort| Some(Thinking { effort, dialect });
+        assert_eq!(c.thinking(), thinking(Effort::Max), "{provider}");
+        assert_eq!(c.subagent_thinking(), thinking(Effort::Low), "{provider}");
+        // Without a setting, nothing: the model's default holds.
+        let c = of(provider, "");
+        assert_eq!((c.thinking(), c.subagent_thinking()), (None, None));
+        // The subagents follow the main agent unless told otherwise.
+        let c = of(provider, "effort = \"off\"\n");
+        assert_eq!(c.subagent_thinking(), thinking(Effort::Off), "{provider}");
+    }
+    let c = of("ollama", set);
+    assert_eq!((c.thinking(), c.subagent_thinking()), (None, None));
+    let c = of(
+        "work",
+        "[providers.work]\nbase_url = \"http://localhost:1\"\neffort = \"low\"\n",
+    );
+    assert_eq!(
+        c.thinking(),
+        Some(Thinking {
+            effort: Effort::Low,
+            dialect: Dialect::OpenAi
+        })
+    );
+}
+
+#[test]
+fn an_unknown_effort_in_a_file_names_the_allowed_values_and_the_line() {
+    for text in [
+        "max_turns = 3\neffort = \"huge\"\n",
+        "max_turns = 3\nsubagent_effort = \"huge\"\n",
+        "max_turns = 3\n[providers.deepseek]\neffort = \"medium\"\n",
+    ] {
+        let e = FileConfig::parse(std::path::Path::new("/c.toml"), text)
+            .expect_err("not an effort")
+            .0;
+        assert!(e.starts_with("bad config file /c.toml (line "), "{e}");
+        assert!(e.contains("`off`, `low`, `high`, `max`"), "{e}");
+    }
+}
+
+#[test]
+fn the_project_files_efforts_lie_over_the_users() {
+    let user = parse(
+        "effort = \"low\"\nsubagent_effort = \"low\"\n[providers.deepseek]\neffort = \"low\"\nsubagent_effort = \"low\"\n",
+    );
+    let project = parse(
+        "effort = \"max\"\nsubagent_effort = \"off\"\n[providers.deepseek]\neffort = \"high\"\nsubagent_effort = \"max\"\n",
+    );
+    let f = FileConfig::default().overlay(user).overlay(project);
+    assert_eq!(
+        (f.effort, f.subagent_effort),
+        (Some(Effort::Max), Some(Effort::Off))
+    );
+    let t = &f.providers["deepseek"];
+    assert_eq!(
+        (t.effort, t.subagent_effort),
+        (Some(Effort::High), Some(Effort::Max))
+    );
+}

@@ -21,7 +21,7 @@ fn defaults_are_deepseek() {
     )
     .expect("config");
     assert_eq!(c.provider, "deepseek");
-    assert_eq!(c.model, "deepseek-v4-flash");
+    assert_eq!(c.model, "deepseek-flash");
     assert_eq!(c.base_url, "https://api.deepseek.com");
     assert_eq!(c.api_key.as_deref(), Some("k"));
     assert_eq!(c.max_turns, 200);
@@ -304,4 +304,105 @@ fn another_model_takes_its_own_window_unless_a_file_set_one() {
     .expect("c");
     c.set_model("qwen3-coder");
     assert_eq!(c.context.window, 50_000);
+}
+
+#[test]
+fn a_retired_deepseek_name_is_deepseek_flash_thinking_as_it_did_with_one_line_saying_so() {
+    use crate::model::{Dialect, Effort, Thinking};
+    let deepseek = |effort| {
+        Some(Thinking {
+            effort,
+            dialect: Dialect::DeepSeek,
+        })
+    };
+    let with = |model: &str, effort: Option<Effort>| {
+        let flags = Flags {
+            model: Some(model.into()),
+            effort,
+            ..Flags::default()
+        };
+        Config::resolve(FileConfig::default(), &env(&[]), &flags).expect("config")
+    };
+    let chat = with("deepseek-chat", None);
+    assert_eq!(chat.model, "deepseek-flash");
+    assert_eq!(chat.thinking(), deepseek(Effort::Off));
+    assert_eq!(chat.subagent_thinking(), deepseek(Effort::Off));
+    assert_eq!(
+        chat.retired_notice().map(|w| w.to_string()).as_deref(),
+        Some("hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash with thinking off, as it answered")
+    );
+    assert_eq!(
+        chat.context.window,
+        context::builtin_window("deepseek-flash").expect("known")
+    );
+    let reasoner = with("deepseek-reasoner", None);
+    assert_eq!(reasoner.model, "deepseek-flash");
+    assert_eq!(reasoner.thinking(), deepseek(Effort::High));
+    assert_eq!(
+        reasoner.retired_notice().map(|w| w.to_string()).as_deref(),
+        Some("hx: deepseek-reasoner was retired on 2026-07-24: using deepseek-flash with thinking on, as it answered")
+    );
+    // An effort the user set wins over the old name's.
+    let set = with("deepseek-chat", Some(Effort::Max));
+    assert_eq!(set.thinking(), deepseek(Effort::Max));
+    assert_eq!(
+        set.retired_notice().map(|w| w.to_string()).as_deref(),
+        Some("hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash, at effort max as set")
+    );
+    // The current names, and the old V4 Flash name DeepSeek still takes, go as they are.
+    for name in ["deepseek-flash", "deepseek-v4-pro", "deepseek-v4-flash"] {
+        let c = with(name, None);
+        assert_eq!((c.model.as_str(), c.thinking()), (name, None));
+        assert!(c.retired_notice().is_none(), "{name}");
+    }
+    // Another provider's model of that name is its own business.
+    let flags = Flags {
+        provider: Some("openrouter".into()),
+        model: Some("deepseek-chat".into()),
+        ..Flags::default()
+    };
+    let c = Config::resolve(FileConfig::default(), &env(&[]), &flags).expect("config");
+    assert_eq!((c.model.as_str(), c.thinking()), ("deepseek-chat", None));
+    assert!(c.retired_notice().is_none());
+}
+
+#[test]
+fn switching_to_a_retired_name_maps_it_and_switching_away_drops_its_effort() {
+    use crate::model::Effort;
+    let mut c = Config::resolve(FileConfig::default(), &env(&[]), &Flags::default()).expect("c");
+    assert_eq!(c.main_effort(), None);
+    let note = c.set_model("deepseek-reasoner").expect("a notice");
+    assert!(
+        note.text().starts_with("deepseek-reasoner was retired"),
+        "{note}"
+    );
+    assert_eq!(
+        (c.model.as_str(), c.main_effort()),
+        ("deepseek-flash", Some(Effort::High))
+    );
+    assert!(c.set_model("deepseek-v4-pro").is_none());
+    assert_eq!(
+        (c.model.as_str(), c.main_effort()),
+        ("deepseek-v4-pro", None)
+    );
+    c.set_effort(Effort::Low);
+    c.set_model("deepseek-chat");
+    assert_eq!(c.main_effort(), Some(Effort::Low));
+}
+
+#[test]
+fn loading_a_config_with_a_retired_name_says_so_once() {
+    let dir = tempfile::tempdir().expect("dir");
+    let flags = Flags {
+        model: Some("deepseek-chat".into()),
+        ..Flags::default()
+    };
+    let mut warnings = Vec::new();
+    let c = Config::load(dir.path(), &env(&[]), &flags, &mut warnings).expect("config");
+    assert_eq!(c.model, "deepseek-flash");
+    let lines: Vec<String> = warnings.iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        lines,
+        ["hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash with thinking off, as it answered"]
+    );
 }

@@ -50,6 +50,8 @@ pub fn overhead_bytes(model: &str, tools: &[ToolSpec]) -> usize {
         model,
         messages: &[],
         tools,
+        // A few bytes of JSON, and no tokens of the prompt.
+        thinking: None,
     })
 }
 

@@ -23,7 +23,8 @@ pub use crate::text::thousands;
 
 /// The window of a model hx knows nothing about (most current models have at least this).
 pub const DEFAULT_WINDOW: u64 = 128_000;
-/// DeepSeek V4's window, as its API reports it in an overflow error.
+/// DeepSeek V4's window (and V4.1 Flash's, `deepseek-flash`), as its API reports it in an
+/// overflow error.
 pub const DEEPSEEK_V4_WINDOW: u64 = 1_048_576;
 /// The smallest window hx accepts: below it the system prompt and tools alone do not fit.
 pub const MIN_WINDOW: u64 = 1_000;
@@ -70,12 +71,16 @@ impl Settings {
     }
 }
 
-/// The window hx knows for a model without configuration.
+/// The window hx knows for a model without configuration: DeepSeek's current names
+/// (`deepseek-flash`, `deepseek-v4-pro`, the alias `deepseek-v4-flash`) and the retired ones,
+/// which V4.1 Flash answers.
 pub fn builtin_window(model: &str) -> Option<u64> {
-    model
-        .to_ascii_lowercase()
-        .starts_with("deepseek-v4")
-        .then_some(DEEPSEEK_V4_WINDOW)
+    let m = model.to_ascii_lowercase();
+    let deepseek = m.starts_with("deepseek-v4")
+        || m.starts_with("deepseek-flash")
+        || m == "deepseek-chat"
+        || m == "deepseek-reasoner";
+    deepseek.then_some(DEEPSEEK_V4_WINDOW)
 }
 
 /// How much of the limit each part of a compacted history may take. The figures are for large

@@ -77,6 +77,9 @@ fn the_limit_is_a_share_or_a_count_never_past_the_window() {
     assert_eq!(s.limit(), 100_000);
     assert_eq!(builtin_window("deepseek-v4-flash"), Some(1_048_576));
     assert_eq!(builtin_window("DeepSeek-V4-Pro"), Some(1_048_576));
+    for current in ["deepseek-flash", "deepseek-chat", "deepseek-reasoner"] {
+        assert_eq!(builtin_window(current), Some(1_048_576), "{current}");
+    }
     assert_eq!(builtin_window("qwen3-coder"), None);
     assert_eq!(thousands(812_344), "812,344");
     assert_eq!(thousands(1_048_576), "1,048,576");

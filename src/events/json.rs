@@ -424,27 +424,33 @@ impl JsonView {
         match end {
             TurnEnd::Answered(_) => self.send(json!({
                 "type": "turn.completed",
-                "usage": {
-                    "input_tokens": usage.prompt_tokens,
-                    "cached_input_tokens": usage.prompt_cache_hit_tokens,
-                    "output_tokens": usage.completion_tokens,
-                },
+                "usage": usage_json(&usage),
             })),
             TurnEnd::Failed(message) => {
                 self.send(json!({
                     "type": "turn.failed",
                     "error": {"message": message},
-                    "usage": {
-                        "input_tokens": usage.prompt_tokens,
-                        "cached_input_tokens": usage.prompt_cache_hit_tokens,
-                        "output_tokens": usage.completion_tokens,
-                    },
+                    "usage": usage_json(&usage),
                 }));
                 // The one thing this mode writes on stderr: why the run failed.
                 self.term.line(&format!("hx: {message}"));
             }
         }
     }
+}
+
+/// A turn's `usage`, in Codex's names; the output tokens spent thinking
+/// (`reasoning_output_tokens`) when the server counted any.
+fn usage_json(usage: &Usage) -> Value {
+    let mut u = json!({
+        "input_tokens": usage.prompt_tokens,
+        "cached_input_tokens": usage.prompt_cache_hit_tokens,
+        "output_tokens": usage.completion_tokens,
+    });
+    if let (Some(obj), n @ 1..) = (u.as_object_mut(), usage.reasoning_tokens) {
+        obj.insert("reasoning_output_tokens".into(), n.into());
+    }
+    u
 }
 
 /// The id of the `task` item whose subagent `scope` is.

@@ -275,6 +275,28 @@ mod tests {
         let u = t.usage.expect("usage");
         assert_eq!((u.prompt_tokens, u.prompt_cache_hit_tokens), (7, 3));
     }
+
+    #[test]
+    fn the_tokens_spent_thinking_are_read_when_the_server_counts_them() {
+        let usage = |json: &str| {
+            apply_all(&[&format!(
+                r#"{{"choices":[{{"delta":{{"content":"hi"}},"finish_reason":"stop"}}],"usage":{json}}}"#
+            )])
+            .usage
+            .expect("usage")
+        };
+        let u = usage(
+            r#"{"prompt_tokens":7,"completion_tokens":20,"completion_tokens_details":{"reasoning_tokens":12}}"#,
+        );
+        assert_eq!((u.completion_tokens, u.reasoning_tokens), (20, 12));
+        for silent in [
+            r#"{"prompt_tokens":7,"completion_tokens":20}"#,
+            r#"{"prompt_tokens":7,"completion_tokens":20,"completion_tokens_details":null}"#,
+            r#"{"prompt_tokens":7,"completion_tokens":20,"completion_tokens_details":{"audio_tokens":1}}"#,
+        ] {
+            assert_eq!(usage(silent).reasoning_tokens, 0, "{silent}");
+        }
+    }
 }
 
 #[cfg(test)]

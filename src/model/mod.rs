@@ -4,12 +4,14 @@ use futures_util::future::BoxFuture;
 
 mod accumulate;
 pub mod client;
+pub mod effort;
 pub mod overflow;
 pub mod retry;
 pub mod sse;
 pub mod types;
 
 pub use client::{ClientOptions, OpenAiClient};
+pub use effort::{Dialect, Effort, Thinking};
 pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, ToolSpec, Usage};
 
 /// Receives a response while it streams in; the agent turns each callback into an event

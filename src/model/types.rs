@@ -11,6 +11,8 @@ use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::{json, Value};
 
+use super::effort::Thinking;
+
 /// The JSON-schema description of a tool, as sent in the request's `tools` array.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolSpec {
@@ -142,6 +144,8 @@ pub struct ChatRequest<'a> {
     pub model: &'a str,
     pub messages: &'a [Message],
     pub tools: &'a [ToolSpec],
+    /// How hard the model thinks; `None` sends no key for it (the model's default).
+    pub thinking: Option<Thinking>,
 }
 
 impl ChatRequest<'_> {
@@ -175,6 +179,10 @@ impl Serialize for ChatRequest<'_> {
                 .collect();
             m.serialize_entry("tools", &tools)?;
         }
+        // Last: the bytes before it are those of a request without a setting.
+        if let Some(t) = &self.thinking {
+            t.serialize_into(&mut m)?;
+        }
         m.end()
     }
 }
@@ -185,6 +193,9 @@ pub struct Usage {
     pub prompt_tokens: u64,
     pub prompt_cache_hit_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the completion tokens, those the model spent thinking (`completion_tokens_details
+    /// .reasoning_tokens`; 0 when the server does not say).
+    pub reasoning_tokens: u64,
 }
 
 impl Usage {
@@ -199,6 +210,7 @@ impl Usage {
         self.completion_tokens = self
             .completion_tokens
             .saturating_add(other.completion_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }
 
@@ -307,12 +319,20 @@ pub(crate) struct WireUsage {
     pub prompt_cache_hit_tokens: Option<u64>,
     #[serde(default)]
     pub prompt_tokens_details: Option<PromptDetails>,
+    #[serde(default)]
+    pub completion_tokens_details: Option<CompletionDetails>,
 }
 
 #[derive(Debug, Deserialize, Default)]
 pub(crate) struct PromptDetails {
     #[serde(default)]
     pub cached_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize, Default)]
+pub(crate) struct CompletionDetails {
+    #[serde(default)]
+    pub reasoning_tokens: Option<u64>,
 }
 
 impl WireUsage {
@@ -324,6 +344,11 @@ impl WireUsage {
                 .or_else(|| self.prompt_tokens_details.as_ref()?.cached_tokens)
                 .unwrap_or(0),
             completion_tokens: self.completion_tokens.unwrap_or(0),
+            reasoning_tokens: self
+                .completion_tokens_details
+                .as_ref()
+                .and_then(|d| d.reasoning_tokens)
+                .unwrap_or(0),
         }
     }
 }
@@ -409,11 +434,13 @@ mod tests {
             prompt_tokens: u64::MAX - 1,
             prompt_cache_hit_tokens: 5,
             completion_tokens: u64::MAX,
+            ..Usage::default()
         };
         total.add(&Usage {
             prompt_tokens: 10,
             prompt_cache_hit_tokens: 7,
             completion_tokens: u64::MAX,
+            ..Usage::default()
         });
         assert_eq!(
             total,
@@ -421,8 +448,101 @@ mod tests {
                 prompt_tokens: u64::MAX,
                 prompt_cache_hit_tokens: 12,
                 completion_tokens: u64::MAX,
+                ..Usage::default()
             }
         );
+    }
+
+    /// The keys each effort adds to a request, in each provider's words, after everything a
+    /// request without a setting has.
+    #[test]
+    fn each_effort_is_sent_in_the_providers_words_after_the_rest() {
+        use super::super::effort::{Dialect, Effort};
+        let messages = [Message::User("hi".into())];
+        let tools = [ToolSpec {
+            name: "glob".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let req = |thinking| ChatRequest {
+            model: "m",
+            messages: &messages,
+            tools: &tools,
+            thinking,
+        };
+        let plain = serde_json::to_string(&req(None)).expect("json");
+        assert!(
+            !plain.contains("thinking") && !plain.contains("reasoning"),
+            "{plain}"
+        );
+        let cases = [
+            (
+                Dialect::DeepSeek,
+                Effort::Off,
+                r#","thinking":{"type":"disabled"}}"#,
+            ),
+            (
+                Dialect::DeepSeek,
+                Effort::Low,
+                r#","thinking":{"type":"enabled"},"reasoning_effort":"low"}"#,
+            ),
+            (
+                Dialect::DeepSeek,
+                Effort::High,
+                r#","thinking":{"type":"enabled"},"reasoning_effort":"high"}"#,
+            ),
+            (
+                Dialect::DeepSeek,
+                Effort::Max,
+                r#","thinking":{"type":"enabled"},"reasoning_effort":"max"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::Off,
+                r#","reasoning_effort":"none"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::Low,
+                r#","reasoning_effort":"low"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::High,
+                r#","reasoning_effort":"high"}"#,
+            ),
+            (
+                Dialect::OpenAi,
+                Effort::Max,
+                r#","reasoning_effort":"xhigh"}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::Off,
+                r#","reasoning":{"effort":"none"}}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::Low,
+                r#","reasoning":{"effort":"low"}}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::High,
+                r#","reasoning":{"effort":"high"}}"#,
+            ),
+            (
+                Dialect::OpenRouter,
+                Effort::Max,
+                r#","reasoning":{"effort":"xhigh"}}"#,
+            ),
+        ];
+        let prefix = plain.strip_suffix('}').expect("an object");
+        for (dialect, effort, tail) in cases {
+            let body =
+                serde_json::to_string(&req(Some(Thinking { effort, dialect }))).expect("json");
+            assert_eq!(body, format!("{prefix}{tail}"), "{dialect:?} {effort:?}");
+        }
     }
 
     #[test]

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::model::{Message, ReasoningEcho, Usage};
+use crate::model::{Effort, Message, ReasoningEcho, Usage};
 
 pub mod history;
 pub mod log;
@@ -67,6 +67,7 @@ impl RunStats {
             prompt_tokens: self.usage.prompt_tokens,
             cache_hit_tokens: self.usage.prompt_cache_hit_tokens,
             completion_tokens: self.usage.completion_tokens,
+            reasoning_tokens: self.usage.reasoning_tokens,
         }
     }
 }
@@ -80,6 +81,8 @@ pub struct Recorder {
     pub model: String,
     pub provider: String,
     pub base_url: String,
+    /// The effort the sessions' requests are sent with.
+    pub effort: Option<Effort>,
 }
 
 impl Recorder {
@@ -95,6 +98,7 @@ impl Recorder {
             base_url: self.base_url.clone(),
             hx_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at: store::now_rfc3339(),
+            effort: self.effort.map(|e| e.name().to_string()),
             ..Header::default()
         }
     }
@@ -133,6 +137,7 @@ impl Recorder {
             provider: self.provider.clone(),
             base_url: self.base_url.clone(),
             hx_version: env!("CARGO_PKG_VERSION").to_string(),
+            effort: self.effort.map(|e| e.name().to_string()),
         }
     }
 }
@@ -317,6 +322,20 @@ impl Session {
             l.write(
                 &Line::Model {
                     model,
+                    at: &store::now_rfc3339(),
+                }
+                .text(),
+            );
+        }
+    }
+
+    /// Records that the conversation goes on at another effort (`/effort`; `None`: no
+    /// setting): a resumed session continues with it, so its requests stay the same.
+    pub fn record_effort(&mut self, effort: Option<Effort>) {
+        if let Some(l) = &self.log {
+            l.write(
+                &Line::Effort {
+                    effort: effort.map(Effort::name),
                     at: &store::now_rfc3339(),
                 }
                 .text(),

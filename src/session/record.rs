@@ -4,7 +4,8 @@
 //! `run` (a later run continued the session), `message` (one message exactly as sent to the
 //! API), `usage` (one model request's token figures), `compaction` (the history was made to
 //! fit the context window: see [`Compaction`]), `end` (how a run ended, with its figures and
-//! the session's running totals), `model` (`hx chat`'s `/model` switched the model),
+//! the session's running totals), `model` (`hx chat`'s `/model` switched the model), `effort`
+//! (`/effort` switched the effort),
 //! `approval` (the user's answer when the guard would have refused a command, in `hx chat`),
 //! `repair` (a resumed run answered calls left without a result inside the history: see
 //! [`Line::Repair`]).
@@ -115,6 +116,8 @@ struct EventLine {
     prompt_cache_hit_tokens: Option<u64>,
     #[serde(default)]
     completion_tokens: Option<u64>,
+    #[serde(default)]
+    reasoning_tokens: Option<u64>,
     // run
     #[serde(default)]
     model: Option<String>,
@@ -124,6 +127,9 @@ struct EventLine {
     base_url: Option<String>,
     #[serde(default)]
     started_at: Option<String>,
+    // run, effort
+    #[serde(default)]
+    effort: Option<String>,
     // usage of a request that was not a turn (`summary`)
     #[serde(default)]
     request: Option<String>,
@@ -161,6 +167,9 @@ pub struct Loaded {
     pub model: String,
     pub provider: String,
     pub base_url: String,
+    /// The effort of the latest run or `effort` line, as written; `None`: its requests said
+    /// none.
+    pub effort: Option<String>,
     /// The session's figures up to its last `end` line, plus requests of a run that did not
     /// end.
     pub totals: Figures,
@@ -301,6 +310,7 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
             loaded.model = h.model.clone();
             loaded.provider = h.provider.clone();
             loaded.base_url = h.base_url.clone();
+            loaded.effort = h.effort.clone();
             loaded.header = h;
             loaded.runs = 1;
             loaded.valid_len = offset;
@@ -342,6 +352,9 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 run_figures_open.completion_tokens = run_figures_open
                     .completion_tokens
                     .saturating_add(ev.completion_tokens.unwrap_or(0));
+                run_figures_open.reasoning_tokens = run_figures_open
+                    .reasoning_tokens
+                    .saturating_add(ev.reasoning_tokens.unwrap_or(0));
             }
             "compaction" => {
                 let change = match (ev.messages, ev.cleared) {
@@ -399,6 +412,8 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 if let Some(u) = ev.base_url {
                     loaded.base_url = u;
                 }
+                // Each run says its own; a run line without one sent none.
+                loaded.effort = ev.effort;
                 let _ = ev.started_at;
             }
             "model" => {
@@ -406,6 +421,7 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     loaded.model = m;
                 }
             }
+            "effort" => loaded.effort = ev.effort,
             "end" => {
                 loaded.last_outcome = Some(ev.outcome.unwrap_or_else(|| "unknown".into()));
                 loaded.last_detail = ev.detail;

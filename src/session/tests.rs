@@ -23,6 +23,7 @@ fn run_info() -> RunInfo {
         provider: "deepseek".into(),
         base_url: "http://x".into(),
         hx_version: "0.1.0".into(),
+        effort: None,
     }
 }
 

@@ -25,7 +25,7 @@ fn plain_answer_prints_only_the_answer_on_stdout() {
     let r = &reqs[0];
     assert_eq!(r.path, "/chat/completions");
     assert_eq!(r.header("authorization"), Some("Bearer test-key"));
-    assert_eq!(r.body["model"], "deepseek-v4-flash");
+    assert_eq!(r.body["model"], "deepseek-flash");
     assert_eq!(r.body["stream"], true);
     assert_eq!(r.body["stream_options"], json!({"include_usage": true}));
     let msgs = messages(&r.body);

@@ -664,6 +664,8 @@ fn the_summary_request_s_tokens_count_in_the_totals() {
     assert_eq!(last["type"], "turn.completed");
     assert_eq!(
         last["usage"],
-        json!({"input_tokens": 5000, "cached_input_tokens": 1000, "output_tokens": 400})
+        // The summary's reasoning: a token per four of its 53 characters, as the fake counts.
+        json!({"input_tokens": 5000, "cached_input_tokens": 1000, "output_tokens": 400,
+               "reasoning_output_tokens": 14})
     );
 }

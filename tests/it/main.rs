@@ -19,6 +19,7 @@ mod containment;
 mod context;
 mod context_instructions;
 mod context_meter;
+mod effort;
 mod exit_cleanup;
 mod fake_server;
 mod fake_server_http;

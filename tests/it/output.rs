@@ -133,7 +133,7 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
     let first = &ev[0];
     assert_eq!(first["type"], "thread.started");
     assert_eq!(first["schema_version"], 1);
-    assert_eq!(first["model"], "deepseek-v4-flash");
+    assert_eq!(first["model"], "deepseek-flash");
     assert_eq!(first["base_url"], server.url());
     let thread = first["thread_id"].as_str().expect("thread id");
     assert_eq!(ev[1]["type"], "turn.started");
@@ -146,6 +146,9 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
             "input_tokens": 5 * MAIN_USAGE.0 + 2 * SUB_USAGE.0,
             "cached_input_tokens": 5 * MAIN_USAGE.1 + 2 * SUB_USAGE.1,
             "output_tokens": 5 * MAIN_USAGE.2 + 2 * SUB_USAGE.2,
+            // The fake counts a token of reasoning per four characters of it, at most the
+            // completion: here all of each completion.
+            "reasoning_output_tokens": 5 * MAIN_USAGE.2 + 2 * SUB_USAGE.2,
         })
     );
     // The thread is the session recorded.
@@ -278,7 +281,7 @@ fn the_trace_says_where_the_run_goes_shows_the_end_of_output_and_honest_totals()
     assert_eq!(
         first,
         format!(
-            "hx {} · deepseek-v4-flash · deepseek · {}",
+            "hx {} · deepseek-flash · deepseek · {}",
             env!("CARGO_PKG_VERSION"),
             server.url()
         ),

@@ -94,6 +94,7 @@ fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Ag
     Agent {
         model: Arc::new(client),
         model_name: "deepseek-v4-flash".into(),
+        thinking: None,
         tools: ToolSet::all(registry),
         tool_cx: ToolContext::new(Workspace::new(workspace).expect("workspace")),
         hooks: Hooks::new(),

@@ -520,7 +520,7 @@ fn switching_provider_on_resume_adapts_the_reasoning_field() {
         resumed.iter().all(|m| m["reasoning_content"] == ""),
         "{resumed:#?}"
     );
-    assert_eq!(reqs[2].body["model"], "deepseek-v4-flash");
+    assert_eq!(reqs[2].body["model"], "deepseek-flash");
 }
 
 #[test]

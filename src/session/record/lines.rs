@@ -26,6 +26,10 @@ pub struct Header {
     pub hx_version: String,
     /// RFC 3339, UTC.
     pub started_at: String,
+    /// The effort its requests were sent with (`off`, `low`, `high`, `max`); none: no setting.
+    /// A string, not an effort: a newer hx's effort must not make the file unreadable.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 impl Default for Header {
@@ -42,6 +46,7 @@ impl Default for Header {
             base_url: String::new(),
             hx_version: String::new(),
             started_at: String::new(),
+            effort: None,
         }
     }
 }
@@ -55,6 +60,9 @@ pub struct RunInfo {
     pub provider: String,
     pub base_url: String,
     pub hx_version: String,
+    /// As the header's: the effort of this run's requests, if they said one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub effort: Option<String>,
 }
 
 /// Turn, call and token figures.
@@ -66,6 +74,14 @@ pub struct Figures {
     pub prompt_tokens: u64,
     pub cache_hit_tokens: u64,
     pub completion_tokens: u64,
+    /// Of the completion tokens, those spent thinking, when the server said (older files and
+    /// servers that do not say have none).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub reasoning_tokens: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Figures {
@@ -78,6 +94,7 @@ impl Figures {
         self.completion_tokens = self
             .completion_tokens
             .saturating_add(other.completion_tokens);
+        self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
     }
 }
 
@@ -233,6 +250,9 @@ pub enum Line<'a> {
         prompt_tokens: u64,
         prompt_cache_hit_tokens: u64,
         completion_tokens: u64,
+        /// Of the completion tokens, those spent thinking, when the server said.
+        #[serde(skip_serializing_if = "is_zero")]
+        reasoning_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         request: Option<&'a str>,
     },
@@ -258,6 +278,12 @@ pub enum Line<'a> {
         model: &'a str,
         at: &'a str,
     },
+    /// The effort the conversation goes on with, from here (`/effort` in `hx chat`, or a
+    /// `/model` that changed it); `null`: no setting.
+    Effort {
+        effort: Option<&'a str>,
+        at: &'a str,
+    },
     Approval(&'a ApprovalLine),
     End(&'a End),
 }
@@ -272,6 +298,7 @@ impl<'a> Line<'a> {
             prompt_tokens: u.prompt_tokens,
             prompt_cache_hit_tokens: u.prompt_cache_hit_tokens,
             completion_tokens: u.completion_tokens,
+            reasoning_tokens: u.reasoning_tokens,
             request,
         }
     }

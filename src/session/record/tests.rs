@@ -68,6 +68,7 @@ fn full_file() -> String {
                 prompt_tokens: 10,
                 prompt_cache_hit_tokens: 4,
                 completion_tokens: 2,
+                ..Usage::default()
             },
             None,
         )
@@ -257,6 +258,7 @@ fn each_line_kind_has_its_exact_text() {
         prompt_tokens: 10,
         prompt_cache_hit_tokens: 4,
         completion_tokens: 2,
+        ..Usage::default()
     };
     let cleared = Compaction {
         trigger: "auto".into(),
@@ -278,6 +280,7 @@ fn each_line_kind_has_its_exact_text() {
         provider: "deepseek".into(),
         base_url: "http://x".into(),
         hx_version: "0.1.0".into(),
+        effort: None,
     };
     let approval = ApprovalLine {
         call_id: "c1".into(),
@@ -302,6 +305,7 @@ fn each_line_kind_has_its_exact_text() {
             prompt_tokens: 10,
             cache_hit_tokens: 4,
             completion_tokens: 2,
+            ..Figures::default()
         },
     };
     let failed = End {
@@ -534,6 +538,105 @@ fn a_repair_line_that_does_not_fit_is_damage_naming_the_line() {
         assert_eq!(e.line, line, "{repair}: {e}");
         assert!(e.message.contains(says), "{repair}: {e}");
     }
+}
+
+/// Tokens spent thinking: in a usage line and the figures when the server counted any,
+/// summed by the reader; lines without them (older files) read as none.
+#[test]
+fn reasoning_tokens_are_written_when_counted_and_summed_when_read() {
+    let thought = Usage {
+        prompt_tokens: 10,
+        prompt_cache_hit_tokens: 4,
+        completion_tokens: 20,
+        reasoning_tokens: 12,
+    };
+    let line = Line::usage(&thought, Some("summary")).text();
+    assert_eq!(
+        line,
+        r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":20,"reasoning_tokens":12,"request":"summary"}"#
+    );
+    let figures = Figures {
+        completion_tokens: 20,
+        reasoning_tokens: 12,
+        ..Figures::default()
+    };
+    let json = serde_json::to_string(&figures).expect("json");
+    assert!(
+        json.ends_with(r#""completion_tokens":20,"reasoning_tokens":12}"#),
+        "{json}"
+    );
+    let back: Figures = serde_json::from_str(&json).expect("reads");
+    assert_eq!(back, figures);
+    let old: Figures = serde_json::from_str(
+        r#"{"turns":1,"tool_calls":0,"blocked":0,"prompt_tokens":1,"cache_hit_tokens":0,"completion_tokens":2}"#,
+    )
+    .expect("an older hx's figures");
+    assert_eq!(old.reasoning_tokens, 0);
+    // Summed over a run that has no end line yet, beside the usage lines that have none.
+    let mut text = full_file();
+    text.push_str(&Line::usage(&thought, None).text());
+    text.push('\n');
+    text.push_str(&Line::usage(&thought, None).text());
+    text.push('\n');
+    let loaded = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.totals.reasoning_tokens, 24);
+    // The end line says the session so far had none; the two lines after it add theirs.
+    assert_eq!(loaded.totals.completion_tokens, 40);
+}
+
+/// The effort a session's requests went with: the header's, then each run's (a run line
+/// without one sent none), then each `effort` line's; an effort line's text is exact.
+#[test]
+fn the_effort_is_the_headers_then_each_runs_and_effort_lines() {
+    let mut h = header();
+    h.effort = Some("low".into());
+    let header_line = Line::Header(&h).text();
+    assert!(header_line.ends_with(r#","started_at":"2026-12-01T00:00:00Z","effort":"low"}"#));
+    let mut lines = vec![header_line];
+    let read = |lines: &[String]| read_from(file_of(lines).as_bytes()).expect("read").effort;
+    assert_eq!(read(&lines), Some("low".into()));
+    let set = Line::Effort {
+        effort: Some("max"),
+        at: "2026-12-01T00:00:05Z",
+    }
+    .text();
+    assert_eq!(
+        set,
+        r#"{"type":"effort","effort":"max","at":"2026-12-01T00:00:05Z"}"#
+    );
+    lines.push(set);
+    assert_eq!(read(&lines), Some("max".into()));
+    let run = |effort: Option<&str>| RunInfo {
+        started_at: "2026-12-01T00:00:06Z".into(),
+        model: "m".into(),
+        provider: "deepseek".into(),
+        base_url: "http://x".into(),
+        hx_version: "0.1.0".into(),
+        effort: effort.map(str::to_string),
+    };
+    let plain = Line::Run(&run(None)).text();
+    assert!(!plain.contains("effort"), "{plain}");
+    lines.push(plain);
+    assert_eq!(read(&lines), None);
+    lines.push(Line::Run(&run(Some("off"))).text());
+    assert!(lines
+        .last()
+        .expect("a line")
+        .ends_with(r#","effort":"off"}"#));
+    assert_eq!(read(&lines), Some("off".into()));
+    let cleared = Line::Effort {
+        effort: None,
+        at: "t",
+    }
+    .text();
+    assert_eq!(cleared, r#"{"type":"effort","effort":null,"at":"t"}"#);
+    lines.push(cleared);
+    assert_eq!(read(&lines), None);
+    // A file from before efforts were recorded: its requests said none.
+    assert_eq!(
+        read_from(full_file().as_bytes()).expect("read").effort,
+        None
+    );
 }
 
 mod props {
