@@ -27,7 +27,10 @@ use std::sync::Arc;
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
 pub use protection::{assess, Check, Protection, Status, Why};
-pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
+pub use settings::{
+    clean_path, expand_socket, Mode, SandboxFile, Settings, Source, MAX_ALLOW_SOCKETS,
+    MAX_ROOT_LEN, MAX_SOCKET_PATH, MAX_WRITABLE_ROOTS,
+};
 
 use crate::paths::Env;
 

@@ -7,6 +7,7 @@ use std::os::unix::net::UnixListener;
 
 use serde_json::Value;
 
+use crate::containment::{direct, turn};
 use crate::support::Hx;
 
 /// `hx sandbox` shows each allowed socket expanded (`~/`, `$NAME`), whether it is one now, and
@@ -83,4 +84,79 @@ fn a_relative_allowed_socket_is_refused() {
         "{}",
         run.dump()
     );
+}
+
+/// What hx's environment points at: an ssh agent, D-Bus, tmux, Docker, the display.
+const POINTERS: [(&str, &str); 12] = [
+    ("SSH_AUTH_SOCK", "/tmp/ssh-hxtest/agent.1"),
+    ("SSH_AGENT_PID", "1"),
+    ("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/4242/bus"),
+    ("XDG_RUNTIME_DIR", "/run/user/4242"),
+    ("TMUX", "/tmp/tmux-4242/default,1,0"),
+    ("TMUX_PANE", "%0"),
+    ("DOCKER_HOST", "unix:///var/run/docker.sock"),
+    ("CONTAINER_HOST", "unix:///run/user/4242/podman/podman.sock"),
+    ("WAYLAND_DISPLAY", "wayland-0"),
+    ("DISPLAY", ":0"),
+    ("GPG_AGENT_INFO", "/run/user/4242/gnupg/S.gpg-agent:0:1"),
+    ("KITTY_LISTEN_ON", "unix:/tmp/kitty-hxtest"),
+];
+
+/// The `NAME=` lines of `env`'s output that are among [`POINTERS`], sorted.
+fn pointers_seen(env: &str) -> Vec<String> {
+    let mut seen: Vec<String> = env
+        .lines()
+        .filter(|l| {
+            POINTERS
+                .iter()
+                .any(|(n, _)| l.starts_with(&format!("{n}=")))
+        })
+        .map(String::from)
+        .collect();
+    seen.sort();
+    seen
+}
+
+fn with_pointers(hx: &mut Hx) {
+    for (name, value) in POINTERS {
+        hx.env(name, value);
+    }
+}
+
+/// A sandboxed command does not get the variables that lead to other programs' sockets; one
+/// that names a socket of `sandbox.allow_sockets` (here the ssh agent, by its variable, and
+/// the D-Bus bus in its `unix:path=` form) does, with what goes with it. With the sandbox
+/// off, everything passes as before.
+#[test]
+fn socket_variables_reach_a_command_only_when_allowed() {
+    let mut hx = Hx::new_offline();
+    with_pointers(&mut hx);
+    let (out, _) = turn(&mut hx, &["env"], direct);
+    assert_eq!(pointers_seen(&out[0]), Vec::<String>::new(), "{}", out[0]);
+    assert!(out[0].contains("\nPATH="), "{}", out[0]);
+
+    let mut hx = Hx::new_offline();
+    with_pointers(&mut hx);
+    hx.write_user_config(
+        "config.toml",
+        "[sandbox]\nallow_sockets = [\"$SSH_AUTH_SOCK\", \"/run/user/4242/bus\"]\n",
+    );
+    let (out, _) = turn(&mut hx, &["env"], direct);
+    assert_eq!(
+        pointers_seen(&out[0]),
+        [
+            "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/4242/bus",
+            "SSH_AGENT_PID=1",
+            "SSH_AUTH_SOCK=/tmp/ssh-hxtest/agent.1",
+            "XDG_RUNTIME_DIR=/run/user/4242",
+        ],
+        "{}",
+        out[0]
+    );
+
+    let mut hx = Hx::new_offline();
+    with_pointers(&mut hx);
+    hx.write_user_config("config.toml", "sandbox = \"off\"\n");
+    let (out, _) = turn(&mut hx, &["env"], direct);
+    assert_eq!(pointers_seen(&out[0]).len(), POINTERS.len(), "{}", out[0]);
 }
