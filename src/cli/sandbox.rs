@@ -119,6 +119,9 @@ fn to_text(plan: &Plan) -> String {
     out.push_str(&format!("devices:  {}\n", devices.join(" ")));
     let network = match (s.mode, s.network) {
         (crate::sandbox::Mode::Off, _) | (_, true) => "allowed".to_string(),
+        (_, false) if plan.seccomp => "no IPv4 or IPv6 socket: TCP, UDP and the command's own \
+            loopback servers refused (pathname Unix sockets are not confined)"
+            .into(),
         (_, false) => {
             "TCP connect and bind refused (UDP and pathname Unix sockets are not confined)".into()
         }

@@ -373,7 +373,7 @@ fn hx_sandbox_lists_each_protection() {
     run.assert_code(0);
     for line in [
         "  writes:           enforced (Landlock file rights)\n",
-        "  network:          enforced (Landlock TCP rights)\n",
+        "  network:          enforced (seccomp filter: no IPv4 or IPv6 socket, the command's own loopback servers included)\n",
         "  signals:          enforced (Landlock signal scope)\n",
         "  abstract sockets: enforced (Landlock abstract Unix socket scope)\n",
         "  capabilities:     enforced (every capability dropped before the command starts)\n",

@@ -16,6 +16,7 @@ mod bounds;
 mod chat;
 mod chat_approvals;
 mod containment;
+mod containment_network;
 mod containment_sockets;
 mod context;
 mod context_instructions;
