@@ -40,14 +40,14 @@ PY"#;
 
 /// The test's listeners: what reached them is read once the command is done (a connection
 /// the kernel accepted waits in the backlog, a datagram in the buffer).
-struct Listeners {
+pub(crate) struct Listeners {
     tcp: TcpListener,
     tcp6: Option<TcpListener>,
     udp: UdpSocket,
 }
 
 impl Listeners {
-    fn start() -> Listeners {
+    pub(crate) fn start() -> Listeners {
         let tcp = TcpListener::bind("127.0.0.1:0").expect("tcp");
         let tcp6 = TcpListener::bind("[::1]:0").ok();
         let udp = UdpSocket::bind("127.0.0.1:0").expect("udp");
@@ -59,7 +59,7 @@ impl Listeners {
         Listeners { tcp, tcp6, udp }
     }
 
-    fn command(&self) -> String {
+    pub(crate) fn command(&self) -> String {
         let port = |l: &TcpListener| l.local_addr().expect("addr").port();
         format!(
             "set -- {} {} {}\n{ATTACK}",
@@ -69,8 +69,12 @@ impl Listeners {
         )
     }
 
+    pub(crate) fn ipv6(&self) -> bool {
+        self.tcp6.is_some()
+    }
+
     /// What arrived: one entry per connection (its data) or datagram.
-    fn received(&self) -> Vec<String> {
+    pub(crate) fn received(&self) -> Vec<String> {
         let mut got = Vec::new();
         for l in std::iter::once(&self.tcp).chain(self.tcp6.as_ref()) {
             loop {
@@ -113,12 +117,17 @@ fn attack(config: &str) -> (String, Vec<String>, bool) {
 #[test]
 fn network_false_lets_no_ip_traffic_out() {
     let (out, got, v6) = attack("[sandbox]\nnetwork = false\n");
+    assert_nothing_left(&out, &got, v6);
+}
+
+/// What the command printed (`out`) and what the listeners got (`got`) show no IP traffic.
+pub(crate) fn assert_nothing_left(out: &str, got: &[String], v6: bool) {
     assert_eq!(got, Vec::<String>::new(), "{out}");
     let mut expected = vec!["connect", "fastopen", "mptcp", "udp"];
     if v6 {
         expected.push("ipv6");
     } else {
-        eprintln!("network_false_lets_no_ip_traffic_out: no IPv6 loopback here; IPv6 not tried");
+        eprintln!("no IPv6 loopback here; IPv6 not tried");
     }
     // Each refused when the socket is made, the command's own loopback server too.
     expected.push("inside-loopback");

@@ -103,7 +103,7 @@ const POINTERS: [(&str, &str); 12] = [
 ];
 
 /// The `NAME=` lines of `env`'s output that are among [`POINTERS`], sorted.
-fn pointers_seen(env: &str) -> Vec<String> {
+pub(crate) fn pointers_seen(env: &str) -> Vec<String> {
     let mut seen: Vec<String> = env
         .lines()
         .filter(|l| {
@@ -117,7 +117,7 @@ fn pointers_seen(env: &str) -> Vec<String> {
     seen
 }
 
-fn with_pointers(hx: &mut Hx) {
+pub(crate) fn with_pointers(hx: &mut Hx) {
     for (name, value) in POINTERS {
         hx.env(name, value);
     }

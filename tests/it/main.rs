@@ -18,6 +18,7 @@ mod chat_approvals;
 mod containment;
 mod containment_network;
 mod containment_sockets;
+mod containment_unprivileged;
 mod context;
 mod context_instructions;
 mod context_meter;
