@@ -134,6 +134,18 @@ impl Plan {
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
             Enforcement::Partial(gaps) => Some(match kernel.why_missing() {
+                // Landlock holds whole; what is missing is the seccomp filter's.
+                None if protections.iter().all(|c| {
+                    c.status.holds() || matches!(why_not(&c.status), Some(Why::NoSeccomp))
+                }) =>
+                {
+                    format!(
+                        "there is no seccomp filter for commands here (this kernel has none, or hx \
+                         none for this architecture), so {} is not enforced whole: {}",
+                        settings.mode.name(),
+                        gaps.join("; ")
+                    )
+                }
                 None => format!(
                     "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
                     kernel.abi(),
@@ -222,6 +234,14 @@ impl Plan {
                 .flatten()
                 .map(Arc::new),
         })))
+    }
+}
+
+/// Why a protection does not hold whole, if it does not.
+fn why_not(status: &Status) -> Option<Why> {
+    match status {
+        Status::Missing(why) | Status::Partial { why, .. } => Some(*why),
+        Status::Enforced(_) | Status::Allowed => None,
     }
 }
 

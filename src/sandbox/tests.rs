@@ -256,6 +256,21 @@ fn a_partial_kernel_still_confines_and_says_what_is_missing() {
         )]
     );
     assert!(plan.sandbox().unwrap().is_some());
+    // Landlock whole, no seccomp filter: the warning blames the filter, not Landlock.
+    let plan = Plan::with_seccomp(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        &env(&[]),
+        Kernel::Abi(6),
+        false,
+    );
+    assert_eq!(
+        plan.warnings,
+        ["the sandbox is partial: there is no seccomp filter for commands here (this kernel has \
+          none, or hx none for this architecture), so workspace-write is not enforced whole: \
+          refusing UDP, TCP Fast Open and MPTCP (needs seccomp) (set sandbox.required = true to \
+          refuse to run instead)"]
+    );
     // ABI 5 has the network rights but not the scopes.
     let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
     assert_eq!(
