@@ -108,7 +108,7 @@ pub fn build_agent_with(
     let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
     let for_subagents = planned.iter().any(|p| p.config.subagents);
     // Computed once: every command of the run, and every local MCP server, gets the same.
-    let tool_env = config.shell_env.apply(process::env::original_vars());
+    let tool_env = process::env::for_tools(&config.shell_env, &config.sandbox);
     let mcp = (!planned.is_empty()).then(|| {
         let (events, scope) = (events.clone(), Scope::default());
         let warn: mcp::Warn = Arc::new(move |w: &Warning| events.warn(&scope, w));

@@ -357,7 +357,7 @@ hx chat):
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
   sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
-  anywhere (off). [sandbox] network = false refuses TCP connect and bind.
+  anywhere (off). [sandbox] network = false refuses IPv4 and IPv6 sockets (TCP, UDP).
 
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after

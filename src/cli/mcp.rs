@@ -65,7 +65,7 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
     }
     let local = match sandbox_plan.sandbox() {
         Ok(sandbox) => Local {
-            env: config.shell_env.apply(process::env::original_vars()),
+            env: process::env::for_tools(&config.shell_env, &config.sandbox),
             sandbox,
         },
         Err(refusal) => return fail(exit::USAGE, refusal),

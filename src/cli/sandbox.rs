@@ -119,11 +119,15 @@ fn to_text(plan: &Plan) -> String {
     out.push_str(&format!("devices:  {}\n", devices.join(" ")));
     let network = match (s.mode, s.network) {
         (crate::sandbox::Mode::Off, _) | (_, true) => "allowed".to_string(),
+        (_, false) if plan.seccomp => "no IPv4 or IPv6 socket: TCP, UDP and the command's own \
+            loopback servers refused (pathname Unix sockets are not confined)"
+            .into(),
         (_, false) => {
             "TCP connect and bind refused (UDP and pathname Unix sockets are not confined)".into()
         }
     };
     out.push_str(&format!("network:  {network}\n"));
+    out.push_str(&sockets_text(s));
     out.push_str(&format!(
         "required: {}\n",
         if s.required { "yes" } else { "no" }
@@ -141,6 +145,41 @@ fn to_text(plan: &Plan) -> String {
     }
     out.push_str(&format!("enforced: {}\n", enforced(plan)));
     out
+}
+
+/// The `sockets:` lines: each allowed socket and whether it is one here, then the entries left
+/// out; `none` without any.
+fn sockets_text(s: &crate::sandbox::Settings) -> String {
+    let mut lines: Vec<String> = s
+        .allow_sockets
+        .iter()
+        .map(|p| format!("{} ({})", p.display(), socket_state(p)))
+        .collect();
+    lines.extend(
+        s.allow_sockets_unset
+            .iter()
+            .map(|w| format!("{w} (left out: a variable it names is not set)")),
+    );
+    if lines.is_empty() {
+        lines.push("none (sandbox.allow_sockets)".into());
+    }
+    let mut out = String::new();
+    let mut lead = "sockets: ";
+    for l in lines {
+        out.push_str(&format!("{lead} {l}\n"));
+        lead = "         ";
+    }
+    out
+}
+
+/// What is at an allowed socket's path now: it may be made later (an agent started after).
+fn socket_state(path: &std::path::Path) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    match std::fs::metadata(path) {
+        Ok(m) if m.file_type().is_socket() => "allowed",
+        Ok(_) => "allowed, but not a socket now",
+        Err(_) => "allowed, not there now",
+    }
 }
 
 fn to_json(plan: &Plan) -> Value {
@@ -167,6 +206,8 @@ fn to_json(plan: &Plan) -> Value {
         "devices": plan.devices.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
         "network": s.network,
         "required": s.required,
+        "allow_sockets": s.allow_sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "allow_sockets_unset": s.allow_sockets_unset,
         "protections": protections,
         "enforcement": status,
         "not_enforced": missing,

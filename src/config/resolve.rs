@@ -35,7 +35,7 @@ impl Config {
         let turns = turn_limits(&file, flags)?;
         let shell_env = shell_env(&file)?;
         let sandbox =
-            sandbox::Settings::resolve(&file.sandbox, flags.sandbox).map_err(ConfigError)?;
+            sandbox::Settings::resolve(&file.sandbox, flags.sandbox, env).map_err(ConfigError)?;
         // A retired DeepSeek name is the model that answers it now, window included.
         let retired = (provider.dialect == Some(Dialect::DeepSeek))
             .then(|| retired(&provider.model))

@@ -161,3 +161,129 @@ proptest! {
         }
     }
 }
+
+/// Every socket variable, as a desktop session over ssh with tmux and Docker sets them.
+const SOCKETS: [(&str, &str); 18] = [
+    ("SSH_AUTH_SOCK", "/tmp/ssh-XYZ/agent.12"),
+    ("SSH_AGENT_PID", "13"),
+    ("GPG_AGENT_INFO", "/run/user/1000/gnupg/S.gpg-agent:0:1"),
+    (
+        "DBUS_SESSION_BUS_ADDRESS",
+        "unix:path=/run/user/1000/bus,guid=abc",
+    ),
+    ("XDG_RUNTIME_DIR", "/run/user/1000"),
+    ("TMUX", "/tmp/tmux-1000/default,4242,0"),
+    ("TMUX_PANE", "%1"),
+    ("STY", "4243.pts-0.host"),
+    ("DOCKER_HOST", "unix:///var/run/docker.sock"),
+    ("CONTAINER_HOST", "unix:///run/user/1000/podman/podman.sock"),
+    ("WAYLAND_DISPLAY", "wayland-0"),
+    ("DISPLAY", ":0.0"),
+    ("XAUTHORITY", "/home/u/.Xauthority"),
+    ("KITTY_LISTEN_ON", "unix:/tmp/kitty-1"),
+    ("NVIM", "/run/user/1000/nvim.1.0"),
+    ("SWAYSOCK", "/run/user/1000/sway-ipc.sock"),
+    ("PULSE_SERVER", "unix:/run/user/1000/pulse/native"),
+    ("VSCODE_IPC_HOOK_CLI", "/run/user/1000/vscode-ipc.sock"),
+];
+
+fn sandboxed(allowed: &[&str]) -> Vec<String> {
+    let mut host = vars(&SOCKETS);
+    host.push(("PATH".into(), "/usr/bin".into()));
+    let allowed: Vec<PathBuf> = allowed.iter().map(PathBuf::from).collect();
+    names(&EnvPolicy::default().apply_sandboxed(host, &allowed))
+}
+
+#[test]
+fn socket_variables_are_dropped_for_sandboxed_commands() {
+    assert_eq!(sandboxed(&[]), ["PATH"]);
+    // Every one of them is listed, so each is covered.
+    for (name, _) in SOCKETS {
+        assert!(SOCKET_VARS.contains(&name), "{name}");
+    }
+    // With the sandbox off they pass as before.
+    let env = EnvPolicy::default().apply(vars(&SOCKETS));
+    assert_eq!(names(&env).len(), SOCKETS.len());
+}
+
+#[test]
+fn a_socket_variable_naming_an_allowed_socket_is_kept() {
+    // The agent, with its companion; the others still go.
+    assert_eq!(
+        sandboxed(&["/tmp/ssh-XYZ//agent.12"]),
+        ["PATH", "SSH_AGENT_PID", "SSH_AUTH_SOCK"]
+    );
+    // D-Bus in its `unix:path=` form: the bus, and the runtime folder that holds it.
+    assert_eq!(
+        sandboxed(&["/run/user/1000/bus"]),
+        ["DBUS_SESSION_BUS_ADDRESS", "PATH", "XDG_RUNTIME_DIR"]
+    );
+    assert_eq!(
+        sandboxed(&["/tmp/tmux-1000/default", "/var/run/docker.sock"]),
+        ["DOCKER_HOST", "PATH", "TMUX", "TMUX_PANE"]
+    );
+    // Wayland's name is relative to the runtime folder; X's display is a socket number.
+    assert_eq!(
+        sandboxed(&["/run/user/1000/wayland-0", "/tmp/.X11-unix/X0"]),
+        [
+            "DISPLAY",
+            "PATH",
+            "WAYLAND_DISPLAY",
+            "XAUTHORITY",
+            "XDG_RUNTIME_DIR"
+        ]
+    );
+}
+
+#[test]
+fn socket_values_are_read_as_their_programs_read_them() {
+    let t = |n: &str, v: &str| socket_target(n, v, Some("/run/user/7"));
+    let one = |p: &str| Target::Sockets(vec![PathBuf::from(p)]);
+    let none = Target::Sockets(Vec::new());
+    assert_eq!(
+        t(
+            "DBUS_SESSION_BUS_ADDRESS",
+            "unix:path=/a,guid=1;unix:path=/b"
+        ),
+        Target::Sockets(vec!["/a".into(), "/b".into()])
+    );
+    // An abstract or TCP address is not a socket anyone can allow.
+    assert_eq!(
+        t("DBUS_SESSION_BUS_ADDRESS", "unix:path=/a;unix:abstract=/x"),
+        none
+    );
+    assert_eq!(t("DBUS_SESSION_BUS_ADDRESS", "tcp:host=h,port=1"), none);
+    assert_eq!(t("DOCKER_HOST", "tcp://127.0.0.1:2375"), none);
+    assert_eq!(t("DISPLAY", "host:0"), none);
+    assert_eq!(t("DISPLAY", "unix:12"), one("/tmp/.X11-unix/X12"));
+    assert_eq!(t("WAYLAND_DISPLAY", "/abs/w"), one("/abs/w"));
+    assert_eq!(
+        t("PIPEWIRE_REMOTE", "pipewire-0"),
+        one("/run/user/7/pipewire-0")
+    );
+    assert_eq!(socket_target("WAYLAND_DISPLAY", "wayland-0", None), none);
+    assert_eq!(t("KITTY_LISTEN_ON", "unix:@kitty"), one("@kitty"));
+    assert_eq!(t("WAYLAND_SOCKET", "3"), none);
+    // A relative name never matches an allowed (absolute) socket.
+    let allowed = Allowed::new(&[PathBuf::from("/x/agent")]);
+    assert!(!allowed.has(Path::new("agent")) && !allowed.has(Path::new("/x/../x/agent")));
+    assert!(allowed.has(Path::new("/x/./agent")) && allowed.beneath(Path::new("/x")));
+    assert!(!allowed.beneath(Path::new("/x/agent/deeper")));
+    // screen's session is a socket's file name.
+    let mut host = vars(&[("STY", "4243.pts-0.host")]);
+    let env = EnvPolicy::default()
+        .apply_sandboxed(host.clone(), &["/run/screen/S-u/4243.pts-0.host".into()]);
+    assert_eq!(names(&env), ["STY"]);
+    // A companion without the variable it goes with is dropped.
+    host = vars(&[("SSH_AGENT_PID", "13")]);
+    assert!(names(&EnvPolicy::default().apply_sandboxed(host, &[])).is_empty());
+}
+
+#[test]
+fn a_socket_variable_set_on_purpose_arrives() {
+    let set = BTreeMap::from([("SSH_AUTH_SOCK".to_string(), "/mine".to_string())]);
+    let p = EnvPolicy::new(Inherit::All, false, &[], &[], set, BTreeSet::new()).unwrap();
+    let env = p.apply_sandboxed(vars(&SOCKETS), &[]);
+    assert_eq!(names(&env), ["SSH_AUTH_SOCK"]);
+    assert_eq!(env.get("SSH_AUTH_SOCK"), Some("/mine".as_ref()));
+}

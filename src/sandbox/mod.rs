@@ -17,6 +17,7 @@ mod caps;
 mod denial;
 mod kernel;
 mod protection;
+pub mod seccomp;
 mod settings;
 
 use std::io;
@@ -26,8 +27,11 @@ use std::sync::Arc;
 
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
-pub use protection::{assess, Check, Protection, Status, Why};
-pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
+pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
+pub use settings::{
+    clean_path, expand_socket, Mode, SandboxFile, Settings, Source, MAX_ALLOW_SOCKETS,
+    MAX_ROOT_LEN, MAX_SOCKET_PATH, MAX_WRITABLE_ROOTS,
+};
 
 use crate::paths::Env;
 
@@ -96,13 +100,26 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// Why a run must refuse to start (`sandbox.required` and a protection missing).
     pub refusal: Option<String>,
+    /// Whether commands get the seccomp filter ([`seccomp::available`]).
+    pub seccomp: bool,
 }
 
 impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
     pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
-        let protections = assess(settings.mode, settings.network, kernel);
+        Plan::with_seccomp(settings, workspace, env, kernel, seccomp::available())
+    }
+
+    /// [`Plan::new`] with what the seccomp probe answered given (tests, other kernels).
+    pub fn with_seccomp(
+        settings: &Settings,
+        workspace: &Path,
+        env: &Env,
+        kernel: Kernel,
+        seccomp: bool,
+    ) -> Plan {
+        let protections = assess(settings.mode, settings.network, kernel, seccomp);
         let enforcement = Enforcement::of(settings.mode, &protections);
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
@@ -117,6 +134,18 @@ impl Plan {
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
             Enforcement::Partial(gaps) => Some(match kernel.why_missing() {
+                // Landlock holds whole; what is missing is the seccomp filter's.
+                None if protections.iter().all(|c| {
+                    c.status.holds() || matches!(why_not(&c.status), Some(Why::NoSeccomp))
+                }) =>
+                {
+                    format!(
+                        "there is no seccomp filter for commands here (this kernel has none, or hx \
+                         none for this architecture), so {} is not enforced whole: {}",
+                        settings.mode.name(),
+                        gaps.join("; ")
+                    )
+                }
                 None => format!(
                     "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
                     kernel.abi(),
@@ -144,8 +173,13 @@ impl Plan {
                     .filter(|c| !c.status.holds())
                     .map(|c| c.protection.name())
                     .collect();
+                let ip = if !settings.network && seccomp {
+                    " and its IP sockets refused"
+                } else {
+                    ""
+                };
                 warnings.push(format!(
-                    "the sandbox is partial: {problem}, so bash runs with only its capabilities dropped: its {} {} not confined (set sandbox = \"off\" to silence this, or sandbox.required = true to refuse to run)",
+                    "the sandbox is partial: {problem}, so bash runs with only its capabilities dropped{ip}: its {} {} not confined (set sandbox = \"off\" to silence this, or sandbox.required = true to refuse to run)",
                     protection::and_list(&unconfined),
                     if unconfined.len() == 1 { "is" } else { "are" }
                 ));
@@ -165,6 +199,7 @@ impl Plan {
             devices,
             warnings,
             refusal,
+            seccomp,
         }
     }
 
@@ -193,7 +228,20 @@ impl Plan {
             writable,
             confinement,
             caps: CapDrop::detect(),
+            filter: self
+                .seccomp
+                .then(|| seccomp::Filter::new(self.settings.network))
+                .flatten()
+                .map(Arc::new),
         })))
+    }
+}
+
+/// Why a protection does not hold whole, if it does not.
+fn why_not(status: &Status) -> Option<Why> {
+    match status {
+        Status::Missing(why) | Status::Partial { why, .. } => Some(*why),
+        Status::Enforced(_) | Status::Allowed => None,
     }
 }
 
@@ -334,6 +382,8 @@ pub struct Sandbox {
     confinement: Option<Confinement>,
     /// Read once per run, before any fork.
     caps: CapDrop,
+    /// Built once per run; `None` where this kernel or architecture has none.
+    filter: Option<Arc<seccomp::Filter>>,
 }
 
 impl Sandbox {
@@ -348,12 +398,13 @@ impl Sandbox {
         use std::os::unix::process::CommandExt;
         let ruleset = self.confinement.as_ref().map(Confinement::raw_fd);
         let caps = self.caps;
+        let filter = self.filter.clone();
         // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
-        // allowed: `enter` makes syscalls on copied integers and its own stack, with no
-        // allocation, no lock and no output. The ruleset's descriptor stays open in hx for
-        // the whole run (this `Sandbox` owns it).
+        // allowed: `enter` makes syscalls on copied integers, its own stack and the filter
+        // built before the fork, with no allocation, no lock and no output. The ruleset's
+        // descriptor stays open in hx for the whole run (this `Sandbox` owns it).
         unsafe {
-            cmd.pre_exec(move || enter(ruleset, caps));
+            cmd.pre_exec(move || enter(ruleset, caps, filter.as_deref()));
         }
     }
 
@@ -385,11 +436,16 @@ impl Sandbox {
 }
 
 /// What the just-forked, single-threaded child does to enter the sandbox, in this order:
-/// `no_new_privs` (Landlock needs it of a process without `CAP_SYS_ADMIN`, and it keeps
-/// set-user-ID programs from giving back what is dropped next), the ruleset when there is one,
-/// then every capability dropped. Any step failing fails the spawn, so a command never runs
-/// less confined than planned.
-fn enter(ruleset: Option<RawFd>, caps: CapDrop) -> io::Result<()> {
+/// `no_new_privs` (Landlock and seccomp need it of a process without `CAP_SYS_ADMIN`, and it
+/// keeps set-user-ID programs from giving back what is dropped next), the ruleset when there
+/// is one, every capability dropped, then the seccomp filter (last, so that nothing above
+/// runs under it). Any step failing fails the spawn, so a command never runs less confined
+/// than planned.
+fn enter(
+    ruleset: Option<RawFd>,
+    caps: CapDrop,
+    filter: Option<&seccomp::Filter>,
+) -> io::Result<()> {
     // SAFETY: plain syscalls with integer arguments.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
@@ -401,7 +457,11 @@ fn enter(ruleset: Option<RawFd>, caps: CapDrop) -> io::Result<()> {
             }
         }
     }
-    caps.apply()
+    caps.apply()?;
+    match filter {
+        Some(f) => f.install(),
+        None => Ok(()),
+    }
 }
 
 #[cfg(test)]

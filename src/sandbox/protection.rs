@@ -1,6 +1,6 @@
 //! What the sandbox protects against, one protection at a time, and whether the running
-//! kernel enforces each: a pure function of the mode, `network` and the Landlock ABI, so that
-//! every kernel can be tested on any kernel.
+//! kernel enforces each: a pure function of the mode, `network`, the Landlock ABI and whether
+//! seccomp filters can be had, so that every kernel can be tested on any kernel.
 
 use super::{Kernel, Mode};
 
@@ -9,7 +9,8 @@ use super::{Kernel, Mode};
 pub enum Protection {
     /// Writing outside the writable folders (Landlock file rights).
     Writes,
-    /// TCP connect and bind, when `network = false` (Landlock TCP rights).
+    /// Any IPv4 or IPv6 traffic, when `network = false`: TCP, UDP, Fast Open, MPTCP (the
+    /// seccomp filter refuses IP sockets; Landlock's TCP rights stand behind it).
     Network,
     /// Signalling processes it did not start: hx, the user's other programs (Landlock scope).
     Signals,
@@ -51,7 +52,7 @@ impl Protection {
     pub fn refusal(self) -> &'static str {
         match self {
             Protection::Writes => "refusing writes outside the writable folders",
-            Protection::Network => "refusing TCP connect and bind",
+            Protection::Network => "refusing IPv4 and IPv6 sockets",
             Protection::Signals => "refusing signals to processes outside the command",
             Protection::AbstractSockets => {
                 "refusing connections to abstract Unix sockets made outside the command"
@@ -70,6 +71,8 @@ pub enum Why {
     NoLandlock,
     /// The kernel's Landlock is older than the protection needs.
     Abi { needs: i32, has: i32 },
+    /// No seccomp filter here: the kernel has none, or hx none for this architecture.
+    NoSeccomp,
 }
 
 impl std::fmt::Display for Why {
@@ -80,6 +83,9 @@ impl std::fmt::Display for Why {
             Why::Abi { needs, has } => {
                 write!(f, "needs Landlock ABI {needs}; this kernel has ABI {has}")
             }
+            Why::NoSeccomp => f.write_str(
+                "needs a seccomp filter, which this kernel (or hx on this architecture) lacks",
+            ),
         }
     }
 }
@@ -122,6 +128,7 @@ impl Check {
         let needs = |why: &Why| match why {
             Why::Abi { needs, .. } => format!(" (needs ABI {needs})"),
             Why::NoLandlock => " (needs Landlock)".into(),
+            Why::NoSeccomp => " (needs seccomp)".into(),
             Why::Off => String::new(),
         };
         match &self.status {
@@ -140,9 +147,15 @@ const NETWORK_ABI: i32 = 4;
 /// Signal and abstract Unix socket scopes.
 const SCOPES_ABI: i32 = 6;
 
+/// How the seccomp filter enforces `network = false`.
+pub const BY_SECCOMP: &str =
+    "seccomp filter: no IPv4 or IPv6 socket, the command's own loopback servers included";
+/// What Landlock's TCP rights leave to the seccomp filter.
+const PAST_TCP: &str = "refusing UDP, TCP Fast Open and MPTCP";
+
 /// What `kernel` enforces of `mode` with `network`, protection by protection, in
-/// [`Protection::ALL`]'s order.
-pub fn assess(mode: Mode, network: bool, kernel: Kernel) -> Vec<Check> {
+/// [`Protection::ALL`]'s order; `seccomp`: whether commands get the seccomp filter.
+pub fn assess(mode: Mode, network: bool, kernel: Kernel, seccomp: bool) -> Vec<Check> {
     let abi = kernel.abi();
     let landlock = |needs: i32, by: &'static str| {
         if mode == Mode::Off {
@@ -168,7 +181,17 @@ pub fn assess(mode: Mode, network: bool, kernel: Kernel) -> Vec<Check> {
                     s => s,
                 },
                 Protection::Network if network => Status::Allowed,
-                Protection::Network => landlock(NETWORK_ABI, "Landlock TCP rights"),
+                Protection::Network if mode == Mode::Off => Status::Missing(Why::Off),
+                Protection::Network if seccomp => Status::Enforced(BY_SECCOMP),
+                Protection::Network => match landlock(NETWORK_ABI, "Landlock TCP rights") {
+                    Status::Enforced(by) => Status::Partial {
+                        by,
+                        gap: PAST_TCP,
+                        why: Why::NoSeccomp,
+                    },
+                    // Neither: the gap is every socket, and Landlock is what is missing.
+                    s => s,
+                },
                 Protection::Signals => landlock(SCOPES_ABI, "Landlock signal scope"),
                 Protection::AbstractSockets => {
                     landlock(SCOPES_ABI, "Landlock abstract Unix socket scope")

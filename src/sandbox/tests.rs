@@ -17,14 +17,14 @@ fn env(pairs: &[(&str, &str)]) -> Env {
 }
 
 const TRUNCATE: &str = "refusing to truncate files outside the writable folders (needs ABI 3)";
-const TCP: &str = "refusing TCP connect and bind (needs ABI 4)";
+const TCP: &str = "refusing IPv4 and IPv6 sockets (needs ABI 4)";
 const SIGNALS: &str = "refusing signals to processes outside the command (needs ABI 6)";
 const SOCKETS: &str =
     "refusing connections to abstract Unix sockets made outside the command (needs ABI 6)";
 
 /// Each protection's status, in `Protection::ALL`'s order.
 fn statuses(mode: Mode, network: bool, kernel: Kernel) -> Vec<Status> {
-    let checks = assess(mode, network, kernel);
+    let checks = assess(mode, network, kernel, false);
     let order: Vec<Protection> = checks.iter().map(|c| c.protection).collect();
     assert_eq!(order, Protection::ALL);
     checks.into_iter().map(|c| c.status).collect()
@@ -36,7 +36,11 @@ fn what_each_kernel_enforces() {
     let abi = |needs, has| Missing(Why::Abi { needs, has });
     let (files, tcp) = (
         Enforced("Landlock file rights"),
-        Enforced("Landlock TCP rights"),
+        Partial {
+            by: "Landlock TCP rights",
+            gap: "refusing UDP, TCP Fast Open and MPTCP",
+            why: Why::NoSeccomp,
+        },
     );
     let signals = Enforced("Landlock signal scope");
     let sockets = Enforced("Landlock abstract Unix socket scope");
@@ -94,12 +98,23 @@ fn what_each_kernel_enforces() {
     for kernel in [Kernel::Missing, Kernel::Abi(1), Kernel::Abi(7)] {
         let off = statuses(Mode::Off, false, kernel);
         assert!(off.iter().all(|s| *s == Missing(Why::Off)), "{off:?}");
+        // With the seccomp filter, no IP traffic whatever Landlock offers; `off` is still off.
+        for mode in [Mode::WorkspaceWrite, Mode::ReadOnly, Mode::Off] {
+            let net = &assess(mode, false, kernel, true)[1];
+            assert_eq!(net.protection, Protection::Network);
+            let expected = match mode {
+                Mode::Off => Missing(Why::Off),
+                _ => Enforced(BY_SECCOMP),
+            };
+            assert_eq!(net.status, expected, "{mode:?} {kernel:?}");
+            assert!(assess(mode, true, kernel, true)[1].status.holds());
+        }
     }
 }
 
 #[test]
 fn what_is_missing_in_sum() {
-    let sum = |mode, network, kernel| Enforcement::of(mode, &assess(mode, network, kernel));
+    let sum = |mode, network, kernel| Enforcement::of(mode, &assess(mode, network, kernel, true));
     assert_eq!(
         sum(Mode::WorkspaceWrite, true, Kernel::Abi(1)),
         Enforcement::Partial(vec![TRUNCATE.into(), SIGNALS.into(), SOCKETS.into()])
@@ -147,18 +162,29 @@ fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
         assert!(sb.confinement.is_none());
         assert_eq!(sb.denial_note("bash: /etc/hx-x: Permission denied"), None);
     }
-    // With network = false, the warning names the network too.
-    let plan = Plan::new(
-        &settings(Mode::WorkspaceWrite, false, false),
-        ws.path(),
-        &env(&[]),
-        Kernel::Missing,
-    );
+    // With network = false and no seccomp filter either, the warning names the network too.
+    let no_net = settings(Mode::WorkspaceWrite, false, false);
+    let plan = Plan::with_seccomp(&no_net, ws.path(), &env(&[]), Kernel::Missing, false);
     assert!(
-        plan.warnings[0].contains("its writes, network, signals and abstract sockets are not"),
+        plan.warnings[0].contains(
+            "with only its capabilities dropped: its writes, network, signals and abstract \
+             sockets are not"
+        ),
         "{:?}",
         plan.warnings
     );
+    assert!(plan.sandbox().unwrap().unwrap().filter.is_none());
+    // With the filter, the network holds without Landlock.
+    let plan = Plan::with_seccomp(&no_net, ws.path(), &env(&[]), Kernel::Missing, true);
+    assert!(
+        plan.warnings[0].contains(
+            "with only its capabilities dropped and its IP sockets refused: its writes, signals \
+             and abstract sockets are not"
+        ),
+        "{:?}",
+        plan.warnings
+    );
+    assert!(plan.sandbox().unwrap().unwrap().filter.is_some());
 }
 
 #[test]
@@ -214,11 +240,12 @@ fn network_false_with_the_sandbox_off_is_not_silently_ignored() {
 #[test]
 fn a_partial_kernel_still_confines_and_says_what_is_missing() {
     let ws = tempfile::tempdir().unwrap();
-    let plan = Plan::new(
+    let plan = Plan::with_seccomp(
         &settings(Mode::WorkspaceWrite, false, false),
         ws.path(),
         &env(&[]),
         Kernel::Abi(3),
+        false,
     );
     assert_eq!(
         plan.warnings,
@@ -229,6 +256,21 @@ fn a_partial_kernel_still_confines_and_says_what_is_missing() {
         )]
     );
     assert!(plan.sandbox().unwrap().is_some());
+    // Landlock whole, no seccomp filter: the warning blames the filter, not Landlock.
+    let plan = Plan::with_seccomp(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        &env(&[]),
+        Kernel::Abi(6),
+        false,
+    );
+    assert_eq!(
+        plan.warnings,
+        ["the sandbox is partial: there is no seccomp filter for commands here (this kernel has \
+          none, or hx none for this architecture), so workspace-write is not enforced whole: \
+          refusing UDP, TCP Fast Open and MPTCP (needs seccomp) (set sandbox.required = true to \
+          refuse to run instead)"]
+    );
     // ABI 5 has the network rights but not the scopes.
     let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
     assert_eq!(
@@ -332,7 +374,7 @@ fn the_assessment_matches_what_the_kernel_enforces() {
         .unwrap()
     }
     let kernel = Kernel::detect();
-    let checks = assess(Mode::WorkspaceWrite, false, kernel);
+    let checks = assess(Mode::WorkspaceWrite, false, kernel, false);
     let none = BitFlags::EMPTY;
     for check in &checks {
         let status = match check.protection {
@@ -344,6 +386,11 @@ fn the_assessment_matches_what_the_kernel_enforces() {
             Protection::Capabilities => continue,
         };
         let expected = match check.status {
+            // Landlock's part of it, whole; the rest is the seccomp filter's.
+            Status::Partial {
+                why: Why::NoSeccomp,
+                ..
+            } => RulesetStatus::FullyEnforced,
             Status::Enforced(_) => RulesetStatus::FullyEnforced,
             Status::Partial { .. } => RulesetStatus::PartiallyEnforced,
             Status::Missing(_) | Status::Allowed => RulesetStatus::NotEnforced,
@@ -355,7 +402,7 @@ fn the_assessment_matches_what_the_kernel_enforces() {
         let whole = enforce(true, !network, handled_scopes());
         let expected = match Enforcement::of(
             Mode::WorkspaceWrite,
-            &assess(Mode::WorkspaceWrite, network, kernel),
+            &assess(Mode::WorkspaceWrite, network, kernel, true),
         ) {
             _ if kernel.why_missing().is_some() => RulesetStatus::NotEnforced,
             Enforcement::Full => RulesetStatus::FullyEnforced,
@@ -385,7 +432,9 @@ fn a_confined_child_writes_only_beneath_its_roots() {
         let (fd, caps) = (c.raw_fd(), CapDrop::detect());
         // SAFETY: `enter` is async-signal-safe (see `Sandbox::apply`).
         unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || enter(Some(fd), caps));
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                enter(Some(fd), caps, None)
+            });
         }
         cmd.output().unwrap()
     };

@@ -16,7 +16,11 @@ use serde_json::{json, Value};
 
 /// One turn of bash calls, run by `start` (hx itself, or hx through a wrapper), then an answer.
 /// Returns each call's result, in call order, and the run; asserts hx answered normally.
-fn turn(hx: &mut Hx, commands: &[&str], start: impl FnOnce(&Hx) -> Run) -> (Vec<String>, Run) {
+pub(crate) fn turn(
+    hx: &mut Hx,
+    commands: &[&str],
+    start: impl FnOnce(&Hx) -> Run,
+) -> (Vec<String>, Run) {
     let calls: Vec<Call> = commands
         .iter()
         .enumerate()
@@ -39,7 +43,7 @@ fn turn(hx: &mut Hx, commands: &[&str], start: impl FnOnce(&Hx) -> Run) -> (Vec<
     (tool_results(&reqs[1].body), run)
 }
 
-fn direct(hx: &Hx) -> Run {
+pub(crate) fn direct(hx: &Hx) -> Run {
     hx.run()
 }
 
@@ -369,7 +373,7 @@ fn hx_sandbox_lists_each_protection() {
     run.assert_code(0);
     for line in [
         "  writes:           enforced (Landlock file rights)\n",
-        "  network:          enforced (Landlock TCP rights)\n",
+        "  network:          enforced (seccomp filter: no IPv4 or IPv6 socket, the command's own loopback servers included)\n",
         "  signals:          enforced (Landlock signal scope)\n",
         "  abstract sockets: enforced (Landlock abstract Unix socket scope)\n",
         "  capabilities:     enforced (every capability dropped before the command starts)\n",

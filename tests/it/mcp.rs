@@ -572,7 +572,7 @@ fn in_json_mode_mcp_calls_are_codex_s_mcp_tool_call_items() {
 /// A `[mcp_servers.NAME]` table whose command is a shell script that records its environment
 /// in `out`, then tries to write `escape` (and records whether it could), then becomes the
 /// test server: a stand-in for `npx -y` or `python3 -m` running a repository's code.
-fn recording_table(name: &str, out: &Path, escape: &Path, extra: &str) -> String {
+pub(crate) fn recording_table(name: &str, out: &Path, escape: &Path, extra: &str) -> String {
     let script = "env > \"$OUT\"; \
         if (echo x > \"$ESCAPE\") 2>/dev/null; then echo 'escape: written'; \
         else echo 'escape: refused'; fi >> \"$OUT\"; \

@@ -20,6 +20,7 @@ pub mod reply;
 pub mod runner;
 pub mod server;
 pub mod trust;
+pub mod user;
 
 pub use body::{
     messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
