@@ -2,6 +2,11 @@
 
 use clap::{Args, Parser, Subcommand};
 
+const TOP_HELP: &str = "\
+Without a command, on a terminal, hx starts a conversation (hx chat), with hx chat's options:
+hx -c goes on with the newest session, hx -r ID with that one, hx -m NAME talks to that model.
+Run 'hx agent --help' for the agent's options, configuration and exit codes.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "hx",
@@ -13,8 +18,9 @@ use clap::{Args, Parser, Subcommand};
                   directory and sends the results back, until the model answers in plain text. \
                   Project rules live in skills (.agents/skills/NAME/SKILL.md): the model sees \
                   their names and descriptions and loads one when the task needs it.",
-    after_help = "Without a command, on a terminal, hx starts a conversation (hx chat).\n\
-                  Run 'hx agent --help' for the agent's options, configuration and exit codes."
+    after_help = TOP_HELP,
+    // The flattened chat options bring hx chat's long help; hx --help keeps its own.
+    after_long_help = TOP_HELP
 )]
 pub struct Cli {
     /// Run as if hx had been started in DIR
@@ -22,6 +28,13 @@ pub struct Cli {
     pub dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// `hx -c` is `hx chat -c`, as Claude Code users type it. Before a command (`hx -m x
+    /// agent`) these are refused: they belong after it.
+    #[command(
+        flatten,
+        next_help_heading = "Options of hx chat (hx without a command)"
+    )]
+    pub chat: ChatArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,7 +59,26 @@ pub enum Command {
     /// List the MCP servers a run here would start, their state and their tools (no API key
     /// needed)
     Mcp(McpArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
+    #[command(after_long_help = COMPLETIONS_HELP)]
+    Completions {
+        /// The shell the script is for
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print hx's manual page (roff, for man), or write one page per command into a folder
+    Man {
+        /// Write hx.1, hx-agent.1, ... into DIR instead of printing hx.1
+        #[arg(long = "dir", value_name = "DIR")]
+        into: Option<std::path::PathBuf>,
+    },
 }
+
+const COMPLETIONS_HELP: &str = "\
+Install the script where your shell looks for completions, for example:
+  bash  hx completions bash > ~/.local/share/bash-completion/completions/hx
+  zsh   hx completions zsh > ~/.zfunc/_hx   (with fpath+=~/.zfunc before compinit)
+  fish  hx completions fish > ~/.config/fish/completions/hx.fish";
 
 #[derive(Debug, Args)]
 pub struct ContextArgs {
