@@ -213,7 +213,14 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
     let store = (!ephemeral && config.sessions)
         .then(|| session::store::sessions_root(env))
         .flatten()
-        .map(|root| Store::new(&root, workspace));
+        // The project's store, as `app::session::store_for` finds it: `-c` in a subfolder
+        // goes on with the project's newest.
+        .map(|root| {
+            Store::new(
+                &root,
+                &crate::context::instructions::project_root(workspace),
+            )
+        });
     Recorder {
         store,
         workspace: workspace.display().to_string(),

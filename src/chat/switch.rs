@@ -20,14 +20,13 @@ impl Chat {
         };
         let (outcome, detail) = &self.outcome;
         session.end(outcome.clone(), detail.as_deref());
-        let recorded = session.path().is_some();
+        let short = sessions::short_id(&session);
         if let Some(e) = session.close() {
             self.say(&Warning::new(e).to_string());
         }
-        if recorded {
+        if let Some(id) = short {
             self.say(&format!(
-                "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\"",
-                id = session.id()
+                "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\""
             ));
         }
     }
@@ -182,9 +181,11 @@ impl Chat {
             return Ok(None);
         };
         let store = sessions::store_for(&root, &self.cwd);
-        let (list, _) = store.list(false);
+        let (mut list, _) = store.list(false);
+        // The one this conversation is in is not one to resume.
+        list.retain(|s| s.id != self.id);
         if list.is_empty() {
-            self.say("hx: no sessions in this workspace yet");
+            self.say("hx: no other sessions in this workspace yet");
             return Ok(None);
         }
         let mut text = String::new();
@@ -192,7 +193,7 @@ impl Chat {
             text.push_str(&format!(
                 "{:>3}  {}  {}  {:>3} turns  {}\n",
                 i + 1,
-                s.id,
+                s.short_id,
                 s.started_at,
                 s.turns,
                 one_line(&s.task, 60)

@@ -36,7 +36,7 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
     let store = store_for(&root, &cwd);
     match args.command {
         SessionsCommand::List { all, json } => list(&root, &store, all, json),
-        SessionsCommand::Show { id, json } => show(&store, &id, json),
+        SessionsCommand::Show { id, json } => show(&root, &store, &id, json),
     }
 }
 
@@ -71,9 +71,14 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
         return exit::ANSWERED;
     }
     for s in &sessions {
+        let place = if all {
+            format!("  {}", s.workspace)
+        } else {
+            String::new()
+        };
         outln!(
-            "{}  {}  turns={:<3} {:<11} {}",
-            s.id,
+            "{}  {}{place}  turns={:<3} {:<11} {}",
+            s.short_id,
             s.started_at,
             s.turns,
             s.outcome,
@@ -87,11 +92,14 @@ fn sessions_json(sessions: &[Summary]) -> Value {
     serde_json::to_value(sessions).unwrap_or(Value::Null)
 }
 
-fn show(store: &Store, id: &str, json: bool) -> i32 {
-    let path = match store.find(id) {
+fn show(root: &Path, store: &Store, id: &str, json: bool) -> i32 {
+    let path = match crate::app::session::locate(root, store, id) {
         Ok(p) => p,
-        Err(e) => return super::fail(exit::USAGE, e),
+        Err(f) => return super::show_failure(f),
     };
+    // Found in another workspace: its subagents are there too.
+    let home = path.parent().map(Store::at);
+    let store = home.as_ref().unwrap_or(store);
     if json {
         return match print_raw(&path) {
             Ok(()) => exit::ANSWERED,
@@ -155,8 +163,13 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
     line(
         &mut out,
         &format!(
-            "session {}  started {}  {} ({})",
-            summary.id, summary.started_at, summary.model, summary.provider
+            "session {} ({})  started {}  in {}  {} ({})",
+            store.short(&summary.id),
+            summary.id,
+            summary.started_at,
+            summary.workspace,
+            summary.model,
+            summary.provider
         ),
     );
     let children = store.children(&summary.id);

@@ -436,8 +436,8 @@ impl Observer for HumanView {
                 }
             }
             Event::TurnEnded(end) => self.turn_ended(end),
-            Event::SessionSaved { id } => self.trace(&format!(
-                "hx: session {id} · continue with: hx agent -r {id} \"...\""
+            Event::SessionSaved { short, .. } => self.trace(&format!(
+                "hx: session {short} · continue with: hx agent -r {short} \"...\""
             )),
             Event::RequestStarted | Event::Text(_) | Event::Reasoning(_) => {}
         }

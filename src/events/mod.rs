@@ -108,7 +108,8 @@ pub enum Event<'a> {
     /// How the turn ended, from the command that ran it.
     TurnEnded(&'a TurnEnd),
     /// The session is on disk under this id and can be continued.
-    SessionSaved { id: &'a str },
+    /// `short` is the id as the user types it (see `session::store::short_id`).
+    SessionSaved { id: &'a str, short: &'a str },
 }
 
 /// What [`Event::Started`] says.

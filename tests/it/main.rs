@@ -40,6 +40,7 @@ mod panic_guard;
 mod project_trust;
 mod redirects;
 mod sandbox;
+mod session_ids;
 mod sessions;
 mod shell_env;
 mod skills;

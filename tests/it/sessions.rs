@@ -25,6 +25,11 @@ fn id_of(path: &Path) -> String {
 }
 
 /// The session line every recorded run ends with.
+/// The id as hx shows it: its last 8 characters (unique in these tests' workspaces).
+fn short(id: &str) -> &str {
+    &id[id.len().saturating_sub(8)..]
+}
+
 fn session_line_id(stderr: &str) -> String {
     let line = stderr
         .lines()
@@ -51,11 +56,11 @@ fn continue_sends_the_recorded_conversation_plus_the_new_message() {
     let first = hx.run();
     first.assert_code(0);
     let file = only_session(&hx);
-    assert_eq!(session_line_id(&first.stderr), id_of(&file));
+    assert_eq!(session_line_id(&first.stderr), short(&id_of(&file)));
     assert!(
         first
             .stderr
-            .contains(&format!("hx agent -r {}", id_of(&file))),
+            .contains(&format!("hx agent -r {}", short(&id_of(&file)))),
         "{}",
         first.stderr
     );
@@ -285,7 +290,7 @@ fn a_subagent_records_its_own_session_linked_to_the_parent() {
     assert_eq!(child.parent_id.as_deref(), Some(parent.id.as_str()));
     assert_eq!(child.parent_call_id.as_deref(), Some("t1"));
     // Only the parent is named at the end, and -c continues the parent.
-    assert_eq!(session_line_id(&run.stderr), parent.id);
+    assert_eq!(session_line_id(&run.stderr), short(&parent.id));
 
     // The transcript nests the subagent under its call.
     hx.clear_args().args(["sessions", "show", &parent.id]);
@@ -294,7 +299,7 @@ fn a_subagent_records_its_own_session_linked_to_the_parent() {
     let call_at = show.stdout.find("> task").expect("the call");
     let child_at = show
         .stdout
-        .find(&format!("session {}", child.id))
+        .find(&format!("session {} ({})", short(&child.id), child.id))
         .expect("the child transcript");
     assert!(call_at < child_at, "{}", show.stdout);
     assert!(show.stdout.contains("user: delegate"), "{}", show.stdout);
@@ -439,7 +444,11 @@ fn sessions_list_and_show() {
     let lines: Vec<&str> = list.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", list.stdout);
     // Newest first.
-    assert!(lines[0].starts_with(&id_of(&files[1])), "{}", list.stdout);
+    assert!(
+        lines[0].starts_with(&format!("{}  ", short(&id_of(&files[1])))),
+        "{}",
+        list.stdout
+    );
     assert!(lines[0].contains("another task"));
     assert!(lines[1].contains("first line of task"));
     assert!(!lines[1].contains("second line"));
