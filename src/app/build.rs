@@ -221,6 +221,11 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
                 &crate::context::instructions::project_root(workspace),
             )
         });
+    // `sessions.keep_days`: old sessions go when a run that records starts, as a cache's
+    // old entries would; nothing is said unless asked (`hx sessions prune` says what).
+    if let (Some(store), Some(days)) = (&store, config.sessions_keep_days) {
+        store.prune(std::time::Duration::from_secs(u64::from(days) * 86_400));
+    }
     Recorder {
         store,
         workspace: workspace.display().to_string(),

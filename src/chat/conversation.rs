@@ -89,6 +89,8 @@ pub(super) struct Chat {
     pub(super) started: bool,
     /// How the last message ended, for the session's `end` line.
     pub(super) outcome: (EndOutcome, Option<String>),
+    /// The last message's request never reached the model (see `Ending::unreached`).
+    pub(super) unreached: bool,
 }
 
 /// Runs the conversation until the user leaves (0) or a signal ends it (128 + its number);
@@ -167,6 +169,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         session: None,
         started: false,
         outcome: (EndOutcome::Answered, None),
+        unreached: false,
     };
     if let Some(r) = resume {
         if let Err(code) = chat.open(r) {
@@ -421,6 +424,7 @@ impl Chat {
             config,
             approvals,
             outcome,
+            unreached,
             ..
         } = &mut *self
         else {
@@ -454,7 +458,9 @@ impl Chat {
         }
         let sig = match end {
             TurnEnd::Done(r) => {
-                let mapped = Ending::Run(r).map(config.max_turns, Front::Conversation);
+                let ending = Ending::Run(r);
+                *unreached = ending.unreached();
+                let mapped = ending.map(config.max_turns, Front::Conversation);
                 events.emit(&main, &Event::TurnEnded(&mapped.turn));
                 *outcome = (mapped.outcome, mapped.detail);
                 session.turn_done();

@@ -20,6 +20,12 @@ impl Chat {
         };
         let (outcome, detail) = &self.outcome;
         session.end(outcome.clone(), detail.as_deref());
+        // Its only messages never reached the model (no key, no network, a 401): nothing
+        // to go on with.
+        if self.unreached && session.never_answered() {
+            session.discard();
+            return;
+        }
         let short = sessions::short_id(&session);
         if let Some(e) = session.close() {
             self.say(&Warning::new(e).to_string());
@@ -191,11 +197,11 @@ impl Chat {
         let mut text = String::new();
         for (i, s) in list.iter().take(SHOWN).enumerate() {
             text.push_str(&format!(
-                "{:>3}  {}  {}  {:>3} turns  {}\n",
+                "{:>3}  {}  {}  {:>9}  {}\n",
                 i + 1,
                 s.short_id,
                 s.started_at,
-                s.turns,
+                crate::text::count(u64::from(s.turns), "turn"),
                 one_line(&s.task, 60)
             ));
         }

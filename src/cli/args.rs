@@ -170,18 +170,42 @@ pub enum SessionsCommand {
     },
     /// A readable transcript of one session, its subagents nested
     Show {
-        /// The session's id, or a unique prefix of it
+        /// The session's id, or any unique part of it (the short id of a listing)
         id: String,
         /// Print the session file's lines as they are
         #[arg(long)]
         json: bool,
     },
+    /// Remove sessions (with their subagents' files); one in use by a running hx is left
+    Rm {
+        /// Ids, or unique parts of them
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Remove the sessions of this workspace not written for a while
+    Prune {
+        /// Age, as 30d, 12h or 2w
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: std::time::Duration,
+        /// Every workspace's sessions
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{e} (for example 30d, 12h, 2w)"))
 }
 
 const SESSIONS_HELP: &str = "\
 Every run is recorded (unless --ephemeral or sessions = false) in
 $XDG_STATE_HOME/hx/sessions/<workspace>/<id>.jsonl (default ~/.local/state/hx/...).
-Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.";
+Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.
+A session belongs to the project (the git root, else the folder hx ran in): -c in a subfolder
+goes on with the project's newest. An id is shown by its last 8 characters; -r, show and rm
+take any unique part of one, and find an id of another workspace when only it has it.
+Old sessions go with 'hx sessions prune --older-than 30d', or by themselves with
+[sessions] keep_days = 30 in a config file.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SKILLS_HELP)]

@@ -37,6 +37,8 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
     match args.command {
         SessionsCommand::List { all, json } => list(&root, &store, all, json),
         SessionsCommand::Show { id, json } => show(&root, &store, &id, json),
+        SessionsCommand::Rm { ids } => remove(&root, &store, &ids),
+        SessionsCommand::Prune { older_than, all } => prune(&root, &store, older_than, all),
     }
 }
 
@@ -86,6 +88,76 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
         );
     }
     exit::ANSWERED
+}
+
+/// `hx sessions rm ID...`: each id found as `-r` finds it; every one is tried, and the exit
+/// code says whether all went.
+fn remove(root: &Path, store: &Store, ids: &[String]) -> i32 {
+    let mut code = exit::ANSWERED;
+    for id in ids {
+        let path = match crate::app::session::locate(root, store, id) {
+            Ok(p) => p,
+            Err(f) => {
+                code = super::show_failure(f);
+                continue;
+            }
+        };
+        let home = path.parent().map(Store::at);
+        let owner = home.as_ref().unwrap_or(store);
+        let short = path
+            .file_stem()
+            .map(|s| owner.short(&s.to_string_lossy()))
+            .unwrap_or_default();
+        match owner.remove(&path) {
+            Ok(removed) => {
+                let subagents = removed.len() - 1;
+                let with = match subagents {
+                    0 => String::new(),
+                    1 => " and its subagent's".into(),
+                    n => format!(" and its {n} subagents'"),
+                };
+                outln!("removed session {short}{with}");
+            }
+            Err(e) => code = super::fail(exit::FAILED, e),
+        }
+    }
+    code
+}
+
+/// `hx sessions prune --older-than AGE [--all]`.
+fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool) -> i32 {
+    let stores: Vec<Store> = if all {
+        std::fs::read_dir(root)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .map(|p| Store::at(&p))
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        vec![store.clone()]
+    };
+    let (mut removed, mut problems) = (0usize, Vec::new());
+    for s in &stores {
+        let (r, p) = s.prune(age);
+        removed += r.len();
+        problems.extend(p);
+    }
+    for p in &problems {
+        errln!("{}", Warning::new(p));
+    }
+    let files = if removed == 1 { "file" } else { "files" };
+    outln!(
+        "removed {removed} session {files} not written for {}",
+        humantime::format_duration(age)
+    );
+    if problems.is_empty() {
+        exit::ANSWERED
+    } else {
+        exit::FAILED
+    }
 }
 
 fn sessions_json(sessions: &[Summary]) -> Value {

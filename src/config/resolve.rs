@@ -64,7 +64,12 @@ impl Config {
             skills_catalog_budget: file
                 .skills_catalog_budget
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
-            sessions: file.sessions.unwrap_or(true),
+            sessions: file
+                .sessions
+                .as_ref()
+                .and_then(|s| s.enabled())
+                .unwrap_or(true),
+            sessions_keep_days: file.sessions.as_ref().and_then(|s| s.keep_days()),
             context,
             window_configured,
             project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),

@@ -159,6 +159,8 @@ pub struct Session {
     /// The JSON bytes of the first N messages as recorded: (N, bytes), from reading the file,
     /// for the context meter (see [`Session::measured`]).
     measured: Option<(usize, u64)>,
+    /// Begun by this run, not read from a file.
+    is_new: bool,
 }
 
 impl Session {
@@ -176,6 +178,7 @@ impl Session {
             started: Instant::now(),
             ended: false,
             measured: None,
+            is_new: true,
         }
     }
 
@@ -222,6 +225,7 @@ impl Session {
             started: Instant::now(),
             ended: false,
             measured,
+            is_new: false,
         };
         (session, added)
     }
@@ -404,6 +408,24 @@ impl Session {
     /// the whole run, if any (the conversation itself is unaffected).
     pub fn close(&mut self) -> Option<String> {
         self.log.take().and_then(SessionLog::close)
+    }
+
+    /// Begun by this run and never answered by the model (no key, a host that does not
+    /// resolve, a 401): there is nothing in it to go on with.
+    pub fn never_answered(&self) -> bool {
+        self.is_new
+            && !self
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::Assistant { .. }))
+    }
+
+    /// Closes the session and removes its file, which holds nothing to continue (see
+    /// [`Session::never_answered`]); gives whether there was a file.
+    pub fn discard(&mut self) -> bool {
+        let path = self.log.as_ref().map(|l| l.path().to_path_buf());
+        self.close();
+        path.is_some_and(|p| std::fs::remove_file(p).is_ok())
     }
 }
 

@@ -242,6 +242,63 @@ impl Store {
         }
     }
 
+    /// Removes the session at `path` with its subagents' files; gives the ids removed. A
+    /// session that a run is writing now is left, and is the error.
+    pub fn remove(&self, path: &Path) -> Result<Vec<String>, String> {
+        let header = record::read_header(path).map_err(|e| e.to_string())?;
+        if is_busy(path) {
+            return Err(format!(
+                "session {} is in use by a running hx; not removed",
+                self.short(&header.id)
+            ));
+        }
+        let mut removed = Vec::new();
+        for (child, child_path) in self.children(&header.id) {
+            if std::fs::remove_file(&child_path).is_ok() {
+                removed.push(child.id);
+            }
+        }
+        std::fs::remove_file(path).map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        removed.insert(0, header.id);
+        Ok(removed)
+    }
+
+    /// Removes the sessions last written longer than `age` ago (a subagent's with its
+    /// parent's, or alone when its parent is gone), never one in use; gives the ids removed
+    /// and what could not be.
+    pub fn prune(&self, age: std::time::Duration) -> (Vec<String>, Vec<String>) {
+        let now = SystemTime::now();
+        let old = |p: &Path| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|d| d > age))
+        };
+        let (mut removed, mut problems) = (Vec::new(), Vec::new());
+        for path in self.files() {
+            if !path.exists() || !old(&path) {
+                continue;
+            }
+            match record::read_header(&path) {
+                // A subagent's file goes with its parent, unless the parent is gone.
+                Ok(h)
+                    if h.parent_id
+                        .as_ref()
+                        .is_some_and(|p| self.path_of(p).exists()) => {}
+                Ok(_) => match self.remove(&path) {
+                    Ok(ids) => removed.extend(ids),
+                    Err(e) => problems.push(e),
+                },
+                // Unreadable and old: not a session anyone can continue.
+                Err(_) if !is_busy(&path) => match std::fs::remove_file(&path) {
+                    Ok(()) => removed.push(stem(&path).unwrap_or_default()),
+                    Err(e) => problems.push(format!("cannot remove {}: {e}", path.display())),
+                },
+                Err(_) => {}
+            }
+        }
+        (removed, problems)
+    }
+
     /// The subagent sessions started by session `parent_id`, in id order.
     pub fn children(&self, parent_id: &str) -> Vec<(Header, PathBuf)> {
         self.files()

@@ -217,7 +217,8 @@ fn ctrl_d_exits_0_with_the_session_line() {
         .expect("stem")
         .to_string_lossy()
         .into_owned();
-    chat.expect(&format!("hx: session {id}"));
+    // By its short id: the last 8 characters.
+    chat.expect(&format!("hx: session {} ", &id[id.len() - 8..]));
     assert_eq!(chat.exit_code(), 0);
 }
 
@@ -394,9 +395,11 @@ fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
     chat.say("/new");
     chat.say("second");
     chat.type_line("/resume");
-    // Newest first: the second session is 1, the first 2.
-    chat.expect("Resume which?");
-    assert!(chat.say("2").contains("hx: resumed session"));
+    // The session the chat is in is left out: the first one is the only one listed.
+    let listed = chat.expect("Resume which?");
+    // One request, "1 turn".
+    assert_eq!(listed.matches(" 1 turn ").count(), 1, "{listed}");
+    assert!(chat.say("1").contains("hx: resumed session"));
     chat.say("third");
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);

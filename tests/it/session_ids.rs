@@ -134,3 +134,109 @@ fn an_id_unique_across_workspaces_is_found_from_any_folder() {
     let sent = messages(&server.requests()[1].body).clone();
     assert_eq!(sent[1]["content"], "work in a");
 }
+
+/// Sets a file's modification time `days` ago.
+fn age(path: &Path, days: u32) {
+    let status = std::process::Command::new("touch")
+        .arg("-d")
+        .arg(format!("{days} days ago"))
+        .arg(path)
+        .status()
+        .expect("touch");
+    assert!(status.success());
+}
+
+#[test]
+fn sessions_rm_removes_what_it_names_and_nothing_else() {
+    let server = FakeServer::start(vec![Reply::text("One."), Reply::text("Two.")]);
+    let mut hx = Hx::new(&server);
+    for task in ["first", "second"] {
+        hx.clear_args().args(["agent", task]);
+        hx.run().assert_success();
+    }
+    let files = hx.session_files();
+    let id = id_of(&files[0]);
+    let run = hx.run_args(&["sessions", "rm", short(&id)]);
+    run.assert_success();
+    assert!(
+        run.stdout
+            .contains(&format!("removed session {}", short(&id))),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(hx.session_files(), vec![files[1].clone()]);
+    // An id no session has is an error, and removes nothing.
+    let run = hx.run_args(&["sessions", "rm", "zzzzzzzz"]);
+    run.assert_code(2);
+    assert_eq!(hx.session_files().len(), 1);
+}
+
+#[test]
+fn prune_and_keep_days_remove_only_old_sessions() {
+    let server = FakeServer::start(vec![
+        Reply::text("One."),
+        Reply::text("Two."),
+        Reply::text("Three."),
+        Reply::text("Four."),
+    ]);
+    let mut hx = Hx::new(&server);
+    for task in ["old", "new"] {
+        hx.clear_args().args(["agent", task]);
+        hx.run().assert_success();
+    }
+    let files = hx.session_files();
+    age(&files[0], 40);
+    let run = hx.run_args(&["sessions", "prune", "--older-than", "30d"]);
+    run.assert_success();
+    assert!(
+        run.stdout.contains("removed 1 session file"),
+        "{}",
+        run.dump()
+    );
+    assert_eq!(hx.session_files(), vec![files[1].clone()]);
+    let run = hx.run_args(&["sessions", "prune", "--older-than", "soon"]);
+    run.assert_code(2);
+    assert!(run.stderr.contains("for example 30d"), "{}", run.dump());
+
+    // With keep_days, a run that records removes what is older by itself.
+    hx.write_user_config("config.toml", "[sessions]\nkeep_days = 7\n");
+    age(&files[1], 8);
+    hx.clear_args().args(["agent", "newest"]);
+    hx.run().assert_success();
+    let left = hx.session_files();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_ne!(left[0], files[1]);
+}
+
+#[test]
+fn a_run_that_never_reached_the_model_leaves_no_session() {
+    // Nothing listens at the base URL.
+    let mut hx = Hx::new_offline();
+    hx.args(["agent", "hello"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+    assert!(!run.stderr.contains("continue with"), "{}", run.stderr);
+
+    // A key the server refuses: the same.
+    let server = FakeServer::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"Authentication Fails"}}"#,
+    )]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "hello"]);
+    let run = hx.run();
+    run.assert_code(1);
+    assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+    assert!(!run.stderr.contains("continue with"), "{}", run.stderr);
+
+    // A server that answered, even with an error, leaves the session to go on with.
+    let server = FakeServer::start(vec![Reply::status(500, r#"{"error":{"message":"boom"}}"#)]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "hello"]);
+    hx.write_user_config("config.toml", "[network]\nretries = 0\n");
+    let run = hx.run();
+    run.assert_code(1);
+    assert_eq!(hx.session_files().len(), 1, "{}", run.dump());
+    assert!(run.stderr.contains("continue with"), "{}", run.stderr);
+}
