@@ -26,11 +26,21 @@ impl Config {
         // The sections run in this order, and each stops at its first problem: with two
         // mistakes in the files, the one reported is always the same.
         let provider = provider(&file, env, flags)?;
-        let client = network(
+        let mut client = network(
             &file.network,
             &provider.base_url,
             provider.refused_hint.clone(),
         );
+        client.auth_hint = Some(match &provider.api_key_env {
+            Some(var) => format!(
+                "the key in {var} was refused by provider {} at {}",
+                provider.name, provider.base_url
+            ),
+            None => format!(
+                "no key was sent: provider {} (at {}) names no api_key_env",
+                provider.name, provider.base_url
+            ),
+        });
         let limits = tool_limits(&file.tools);
         let turns = turn_limits(&file, flags)?;
         let shell_env = shell_env(&file)?;

@@ -40,6 +40,8 @@ pub struct ClientOptions {
     /// Said when a port on this machine refuses the connection, for a provider whose server
     /// the user starts themselves (`is Ollama running? ...`).
     pub refused_hint: Option<String>,
+    /// Said after a 401 or 403: where the key came from, for which provider and URL.
+    pub auth_hint: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -57,6 +59,7 @@ impl Default for ClientOptions {
             max_event_bytes: super::sse::DEFAULT_MAX_EVENT,
             max_response_bytes: 64 * 1024 * 1024,
             refused_hint: None,
+            auth_hint: None,
         }
     }
 }
@@ -211,6 +214,10 @@ impl OpenAiClient {
                     window: o.window,
                 }));
             }
+            let message = match (&self.opts.auth_hint, status) {
+                (Some(hint), 401 | 403) => format!("{message} ({hint})"),
+                _ => message,
+            };
             let error = ModelError::Api { status, message };
             return Err(if is_retryable_status(status) {
                 AttemptError::Retry { error, after }

@@ -229,6 +229,15 @@ fn a_run_that_never_reached_the_model_leaves_no_session() {
     run.assert_code(1);
     assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
     assert!(!run.stderr.contains("continue with"), "{}", run.stderr);
+    // The error says where the key came from, and for what.
+    assert!(
+        run.stderr.contains(&format!(
+            "the key in DEEPSEEK_API_KEY was refused by provider deepseek at {}",
+            server.url()
+        )),
+        "{}",
+        run.stderr
+    );
 
     // A server that answered, even with an error, leaves the session to go on with.
     let server = FakeServer::start(vec![Reply::status(500, r#"{"error":{"message":"boom"}}"#)]);
