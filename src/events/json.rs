@@ -556,6 +556,7 @@ impl Observer for JsonView {
             | Event::Reasoning(_)
             | Event::Text(_)
             | Event::Stopped { .. }
+            | Event::HookRan { .. }
             | Event::SessionSaved { .. } => {}
         }
     }

@@ -771,3 +771,42 @@ fn json_item_ids_run_without_gaps_in_the_order_they_appear() {
     let want: Vec<u64> = (0..seen.len() as u64).collect();
     assert_eq!(seen, want, "{}", run.stdout);
 }
+
+#[test]
+fn a_long_call_is_cut_on_its_pre_tool_use_line_and_whole_with_verbose() {
+    let content = "x".repeat(5000);
+    let script = || {
+        vec![
+            Reply::tool_calls(vec![call(
+                "w1",
+                "write_file",
+                json!({"path": "big.txt", "content": content}),
+            )]),
+            Reply::text("Written."),
+        ]
+    };
+    let server = FakeServer::start(script());
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "write it"]);
+    let run = hx.run();
+    run.assert_success();
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("[HOOK] PreToolUse write_file("))
+        .unwrap_or_else(|| panic!("no PreToolUse line:\n{}", run.stderr));
+    assert!(line.chars().count() < 260, "{} chars: {line}", line.len());
+    assert!(line.contains('…'), "{line}");
+
+    let server = FakeServer::start(script());
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "-v", "write it"]);
+    let run = hx.run();
+    run.assert_success();
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("[HOOK] PreToolUse write_file("))
+        .unwrap_or_else(|| panic!("no PreToolUse line:\n{}", run.stderr));
+    assert!(line.contains(&"x".repeat(5000)), "{} chars", line.len());
+}
