@@ -248,16 +248,30 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let reader = BufReader::new(file);
     let mut run = 1;
+    let mut calls = Calls {
+        store,
+        children: &children,
+        indent,
+        open: Vec::new(),
+    };
     for (n, text) in reader.split(b'\n').enumerate() {
         let Ok(text) = text else { break };
         if n == 0 {
             continue;
         }
         let Ok(v) = serde_json::from_slice::<Value>(&text) else {
+            calls.flush(&mut out)?;
             line(&mut out, &format!("(line {} is unreadable)", n + 1));
             continue;
         };
-        match v["type"].as_str().unwrap_or("") {
+        let kind = v["type"].as_str().unwrap_or("");
+        // A tool result goes under its call; anything else first shows the calls that got
+        // none (the run ended during them).
+        let is_result = kind == "message" && v["message"]["role"] == "tool";
+        if !is_result && kind != "usage" {
+            calls.flush(&mut out)?;
+        }
+        match kind {
             "run" => {
                 run += 1;
                 line(
@@ -270,7 +284,7 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
                     ),
                 );
             }
-            "message" => message(&mut out, indent, &v["message"], store, &children)?,
+            "message" => message(&mut out, &v["message"], &mut calls)?,
             "usage" => line(
                 &mut out,
                 &format!(
@@ -312,7 +326,61 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
             _ => {}
         }
     }
+    calls.flush(&mut out)?;
     Ok(out)
+}
+
+/// The calls of the last assistant message that have no result shown yet: each is shown
+/// when its result comes, with the result under it.
+struct Calls<'a> {
+    store: &'a Store,
+    children: &'a [(crate::session::Header, PathBuf)],
+    indent: &'a str,
+    open: Vec<Value>,
+}
+
+impl Calls<'_> {
+    /// `> NAME ARGS`, then the transcript of the subagent it started, if it was a `task`.
+    fn show_call(&self, out: &mut String, call: &Value) -> Result<(), String> {
+        let name = call["function"]["name"].as_str().unwrap_or("?");
+        let args = call["function"]["arguments"].as_str().unwrap_or("");
+        out.push_str(&format!(
+            "{}> {name} {}\n",
+            self.indent,
+            one_line(args, SHOWN)
+        ));
+        let id = call["id"].as_str().unwrap_or("");
+        for (_, child) in self
+            .children
+            .iter()
+            .filter(|(h, _)| h.parent_call_id.as_deref() == Some(id))
+        {
+            let nested = format!("{}    ", self.indent);
+            out.push_str(&transcript(self.store, child, &nested)?);
+        }
+        Ok(())
+    }
+
+    /// The call `id` answers, shown now (with the ones before it that got no result);
+    /// `false` when no open call has that id.
+    fn answer(&mut self, out: &mut String, id: &str) -> Result<bool, String> {
+        let Some(at) = self.open.iter().position(|c| c["id"] == id) else {
+            return Ok(false);
+        };
+        let before: Vec<Value> = self.open.drain(..=at).collect();
+        for call in &before {
+            self.show_call(out, call)?;
+        }
+        Ok(true)
+    }
+
+    /// Shows the calls still open.
+    fn flush(&mut self, out: &mut String) -> Result<(), String> {
+        for call in std::mem::take(&mut self.open) {
+            self.show_call(out, &call)?;
+        }
+        Ok(())
+    }
 }
 
 /// Where the history was compacted: why, how, the sizes, and what the summary says. The
@@ -351,14 +419,9 @@ fn compaction(out: &mut String, indent: &str, v: &Value) {
     }
 }
 
-/// One message of a transcript; a `task` call is followed by its subagent's transcript.
-fn message(
-    out: &mut String,
-    indent: &str,
-    m: &Value,
-    store: &Store,
-    children: &[(crate::session::Header, PathBuf)],
-) -> Result<(), String> {
+/// One message of a transcript: an assistant's calls wait in `calls` for their results.
+fn message(out: &mut String, m: &Value, calls: &mut Calls<'_>) -> Result<(), String> {
+    let indent = calls.indent;
     let line = |out: &mut String, text: &str| {
         out.push_str(indent);
         out.push_str(text);
@@ -373,21 +436,14 @@ fn message(
             if !content.trim().is_empty() {
                 line(out, &format!("assistant: {}", one_line(content, SHOWN)));
             }
-            for call in m["tool_calls"].as_array().into_iter().flatten() {
-                let name = call["function"]["name"].as_str().unwrap_or("?");
-                let args = call["function"]["arguments"].as_str().unwrap_or("");
-                line(out, &format!("> {name} {}", one_line(args, SHOWN)));
-                let id = call["id"].as_str().unwrap_or("");
-                for (_, child) in children
-                    .iter()
-                    .filter(|(h, _)| h.parent_call_id.as_deref() == Some(id))
-                {
-                    let nested = format!("{indent}    ");
-                    out.push_str(&transcript(store, child, &nested)?);
-                }
-            }
+            calls.open = m["tool_calls"].as_array().cloned().unwrap_or_default();
         }
         "tool" => {
+            let id = m["tool_call_id"].as_str().unwrap_or("");
+            if !calls.answer(out, id)? {
+                // A result whose call is not in the file (a damaged file): shown alone.
+                line(out, &format!("(result of call {})", one_line(id, 40)));
+            }
             let lines: Vec<&str> = content.lines().collect();
             let shown: Vec<String> = if lines.len() > SHOWN_HEAD + SHOWN_TAIL + 1 {
                 let mut v: Vec<String> =

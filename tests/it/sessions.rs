@@ -563,3 +563,39 @@ fn a_session_another_run_is_writing_cannot_be_continued() {
     let _ = waiting.kill();
     let _ = waiting.wait();
 }
+
+#[test]
+fn sessions_show_puts_each_result_under_its_own_call() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            Call::new("c1", "bash", r#"{"command":"echo AAA"}"#),
+            Call::new("c2", "bash", r#"{"command":"echo BBB"}"#),
+        ]),
+        Reply::text("Both ran."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "run two"]);
+    hx.run().assert_success();
+    let id = id_of(&only_session(&hx));
+    let show = hx.run_args(&["sessions", "show", &id]);
+    show.assert_success();
+    let lines: Vec<&str> = show.stdout.lines().map(str::trim).collect();
+    let at = |want: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(want))
+            .unwrap_or_else(|| panic!("{want:?} in:\n{}", show.stdout))
+    };
+    let (call_a, out_a, call_b, out_b) = (
+        at("echo AAA\"}"),
+        at("| AAA"),
+        at("echo BBB\"}"),
+        at("| BBB"),
+    );
+    assert!(
+        call_a < out_a && out_a < call_b && call_b < out_b,
+        "{}",
+        show.stdout
+    );
+    assert!(at("assistant: Both ran.") > out_b);
+}
