@@ -105,18 +105,12 @@ impl Chat {
             .iter()
             .filter(|m| !matches!(m, crate::model::Message::System(_)))
             .count();
-        let last = session
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                crate::model::Message::User(t) => Some(one_line(t, 100)),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let short = sessions::short_id(&session).unwrap_or_else(|| session.id().to_string());
+        let recap = super::recap::last_exchanges(session.messages());
         self.say(&format!(
-            "hx: resumed session {} ({messages} messages); last message: {last}",
-            session.id()
+            "hx: resumed session {short} ({}); where you were:\n{}",
+            crate::text::count(messages as u64, "message"),
+            recap.trim_end()
         ));
         self.session = Some(session);
         self.restore_tools();

@@ -17,6 +17,14 @@ fn bare_hx_with_continue_goes_on_with_the_newest_session_in_a_chat() {
 
     hx.clear_args().arg("-c");
     let mut chat = Chat::start(&hx);
+    // Where the conversation was: the last exchange, whole.
+    for want in [
+        "where you were:",
+        "you: remember the word kiwi",
+        "hx: First answer.",
+    ] {
+        assert!(chat.seen.contains(want), "{want:?} in:\n{}", chat.seen);
+    }
     assert!(chat.say("which word?").contains("Second answer."));
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
