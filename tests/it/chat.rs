@@ -536,3 +536,28 @@ fn context_counts_the_mcp_tools_the_next_message_offers() {
     assert_eq!(chat.exit_code(), 0);
     assert!(crate::support::tool_names(&body(&server, 0)).contains(&"mcp__t__echo".to_string()));
 }
+
+#[test]
+fn each_messages_stop_line_has_that_messages_figures() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("c1", "bash", r#"{"command":"echo one"}"#)]),
+        Reply::text("First."),
+        Reply::tool_calls(vec![Call::new("c2", "bash", r#"{"command":"echo two"}"#)]),
+        Reply::text("Second."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    let first = chat.say("first");
+    assert!(
+        first.contains("[HOOK] Stop: turns=2, tool_calls=1,"),
+        "{first}"
+    );
+    let second = chat.say("second");
+    // Not the session's 4 and 2 so far.
+    assert!(
+        second.contains("[HOOK] Stop: turns=2, tool_calls=1,"),
+        "{second}"
+    );
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
