@@ -270,13 +270,22 @@ impl Chat {
                 }
                 Input::Context => {
                     if let Some(agent) = &self.agent {
+                        let specs = agent.tools.as_listed().specs();
+                        let size = super::ContextSize::measure(
+                            self.config.context,
+                            &self.config.model,
+                            &agent.system_prompt,
+                            &specs,
+                            self.messages(),
+                        );
                         self.say(&super::context_text(
                             &agent.system_prompt,
                             &self.skills.catalog(self.config.skills_catalog_budget),
                             self.skills.len(),
                             self.config.skills_catalog_budget,
-                            &agent.tools.as_listed().specs(),
+                            &specs,
                             self.messages(),
+                            &size,
                         ))
                     }
                 }

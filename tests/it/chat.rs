@@ -561,3 +561,31 @@ fn each_messages_stop_line_has_that_messages_figures() {
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
 }
+
+#[test]
+fn context_gives_tokens_against_the_window() {
+    let server = FakeServer::start(vec![Reply::text(&"long answer ".repeat(2000))]);
+    let mut hx = chat_hx(&server);
+    hx.write_user_config("config.toml", "context_window = 50000\n");
+    let mut chat = Chat::start(&hx);
+    let tokens = |text: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("next request: about "))
+            .unwrap_or_else(|| panic!("no size line in {text}"));
+        assert!(line.contains("tokens of the 50,000-token window"), "{line}");
+        line["next request: about ".len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.replace(',', "").parse().ok())
+            .unwrap_or_else(|| panic!("no count in {line}"))
+    };
+    let before = tokens(&chat.say("/context"));
+    assert!(before > 500, "the system prompt and tools alone: {before}");
+    chat.say("hello");
+    let after = tokens(&chat.say("/context"));
+    // The answer's 24,000 characters are in the next request now.
+    assert!(after > before + 6_000, "{before} -> {after}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
