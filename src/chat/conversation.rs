@@ -189,6 +189,9 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     code
 }
 
+/// How long the banner waits for the agent's build, so that its warnings come first.
+const BANNER_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 impl Chat {
     pub(super) fn say(&self, text: &str) {
         self.term.line(text);
@@ -201,9 +204,22 @@ impl Chat {
 
     /// The conversation, until the user leaves (0) or a signal ends it.
     async fn converse(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> i32 {
+        // The build's warnings (skills, the sandbox, AGENTS.md) come before the banner,
+        // together with the config's: the build takes milliseconds, so it is waited for a
+        // moment. A slower one (thousands of skills on a slow disk) goes on behind the prompt.
+        if let Some(building) = self.building.as_mut() {
+            if let Ok(built) = tokio::time::timeout(BANNER_WAIT, building).await {
+                self.building = None;
+                if let Err(code) = self.install(built, terminal) {
+                    return code;
+                }
+            }
+        }
         self.say(&format!(
-            "hx chat · {} · /help lists commands · Ctrl-D leaves",
-            self.config.model
+            "hx chat · {} · {} · {} · /help lists commands · Ctrl-D leaves",
+            self.config.model,
+            self.config.provider,
+            crate::model::client::shown_url(&self.config.base_url)
         ));
         let mut leaving = false;
         loop {

@@ -252,8 +252,9 @@ pub struct RunArgs {
     /// Base URL of the API; requests go to {base}/chat/completions
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Stop after this many model requests for one task or message (hx agent then exits
-    /// with code 3) [default: 200]
+    /// Stop after this many model requests for one task or message: hx agent then exits
+    /// with code 3; hx chat ends that message, says so, and waits for the next one, which
+    /// gets as many again [default: 200]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file

@@ -589,3 +589,48 @@ fn context_gives_tokens_against_the_window() {
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
 }
+
+#[test]
+fn the_banner_names_the_provider_and_comes_after_the_start_up_warnings() {
+    let server = FakeServer::start(vec![]);
+    let mut hx = chat_hx(&server);
+    hx.write_file(".agents/skills/broken/SKILL.md", "no frontmatter here\n");
+    let chat = Chat::start(&hx);
+    let seen = chat.seen.clone();
+    // (The terminal reader shows the banner's dots as two Latin-1 characters.)
+    let banner = seen
+        .find("hx chat ")
+        .unwrap_or_else(|| panic!("no banner in {seen}"));
+    let line = seen[banner..].lines().next().unwrap_or_default();
+    for part in [" deepseek-flash ", " deepseek ", &server.url()] {
+        assert!(line.contains(part), "{part:?} in {line}");
+    }
+    let warning = seen
+        .find("broken")
+        .unwrap_or_else(|| panic!("no warning about the broken skill in {seen}"));
+    assert!(warning < banner, "{seen}");
+    let mut chat = chat;
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
+#[test]
+fn a_second_tab_lists_the_candidates() {
+    let server = FakeServer::start(vec![]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    // /clear, /compact and /context share "/c".
+    chat.p.send("/c\t\t").expect("type");
+    chat.p.flush().expect("flush");
+    chat.expect("/clear");
+    chat.expect("/compact");
+    chat.expect("/context");
+    chat.expect("hx> /c");
+    // The line still holds what was common to them: the list was shown, nothing picked, so
+    // typing the rest makes /context.
+    chat.p.send("ontext\r").expect("type");
+    chat.p.flush().expect("flush");
+    chat.expect("next request: about");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}

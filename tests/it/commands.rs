@@ -135,3 +135,16 @@ fn the_manual_page_is_printed_or_written_one_per_command() {
         assert!(text.contains(".TH"), "{page}: {text}");
     }
 }
+
+#[test]
+fn chat_help_says_what_max_turns_does_in_a_chat() {
+    let hx = Hx::new_offline();
+    let run = hx.run_args(&["chat", "--help"]);
+    run.assert_success();
+    // clap wraps by the terminal's width: read it as words.
+    let words = run.stdout.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        words.contains("hx chat ends that message, says so, and waits for the next one"),
+        "{words}"
+    );
+}
