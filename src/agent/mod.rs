@@ -105,6 +105,7 @@ impl Agent {
         let cx = &self.hook_cx;
         let mut task = task.to_string();
         let turns_before = session.stats.turns;
+        session.begin_message();
         if !self.is_subagent {
             self.emit(&Event::TurnStarted);
             let start = if session_start {
@@ -245,7 +246,7 @@ impl Agent {
     /// work. `elapsed`: since the run (in `hx chat`, the message) began.
     pub fn stopped(&self, session: &Session, elapsed: Duration) {
         self.emit(&Event::Stopped {
-            stats: &session.stats,
+            stats: &session.message_stats(),
             elapsed,
             subagent: self.is_subagent,
         });
@@ -254,7 +255,8 @@ impl Agent {
     /// The run ended (for now: a Stop hook may keep it going): the views and the hooks hear it.
     async fn stop(&self, session: &Session, began: Instant, stop_hook_active: bool) -> Combined {
         self.stopped(session, began.elapsed());
-        let event = self.stop_event(&session.stats, stop_hook_active);
+        let stats = session.message_stats();
+        let event = self.stop_event(&stats, stop_hook_active);
         self.hooks.notify(&event, &self.hook_cx).await
     }
 

@@ -213,7 +213,19 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
     let store = (!ephemeral && config.sessions)
         .then(|| session::store::sessions_root(env))
         .flatten()
-        .map(|root| Store::new(&root, workspace));
+        // The project's store, as `app::session::store_for` finds it: `-c` in a subfolder
+        // goes on with the project's newest.
+        .map(|root| {
+            Store::new(
+                &root,
+                &crate::context::instructions::project_root(workspace),
+            )
+        });
+    // `sessions.keep_days`: old sessions go when a run that records starts, as a cache's
+    // old entries would; nothing is said unless asked (`hx sessions prune` says what).
+    if let (Some(store), Some(days)) = (&store, config.sessions_keep_days) {
+        store.prune(std::time::Duration::from_secs(u64::from(days) * 86_400));
+    }
     Recorder {
         store,
         workspace: workspace.display().to_string(),

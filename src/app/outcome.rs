@@ -25,6 +25,19 @@ pub enum Ending {
     Cancelled { open: usize },
 }
 
+impl Ending {
+    /// The run failed before the model answered anything it could: the server was not
+    /// reached (after the retries), or refused the key. Nothing of such a run is worth
+    /// continuing.
+    pub fn unreached(&self) -> bool {
+        match self {
+            Ending::Run(Err(ModelError::Unreachable { .. })) => true,
+            Ending::Run(Err(ModelError::Api { status, .. })) => matches!(status, 401 | 403),
+            _ => false,
+        }
+    }
+}
+
 /// Who reads the turn's end: a one-shot run, or a conversation that goes on after it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Front {

@@ -137,6 +137,7 @@ pub async fn run(
     if let Ending::Signalled(_) = ending {
         agent.stopped(&session, began.elapsed());
     }
+    let unreached = ending.unreached();
     let mapped = ending.map(config.max_turns, Front::Run);
     session.end(mapped.outcome, mapped.detail.as_deref());
     events.emit(&main, &Event::TurnEnded(&mapped.turn));
@@ -146,6 +147,12 @@ pub async fn run(
             code = fatal(exit::FAILED, &e, &[]);
         }
     }
-    session::close(&mut session, &events);
+    // No key, a host that does not resolve, a 401: nothing to go on with, and no line
+    // saying how to.
+    if unreached && session.never_answered() {
+        session.discard();
+    } else {
+        session::close(&mut session, &events);
+    }
     code
 }

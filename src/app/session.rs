@@ -16,6 +16,9 @@ pub struct Resumed {
     pub path: PathBuf,
     pub loaded: session::Loaded,
     pub locked: Option<std::fs::File>,
+    /// Found among another workspace's sessions (`-r ID` from anywhere): that workspace, to
+    /// be said.
+    pub elsewhere: Option<String>,
 }
 
 impl Resumed {
@@ -63,10 +66,48 @@ impl<'a> Pick<'a> {
     }
 }
 
-/// The store of the workspace hx would use in `cwd`.
+/// The store of the project hx runs in from `cwd`: sessions belong to the folder AGENTS.md
+/// and skills are found from (the git root), so `-c` in a subfolder continues the project's
+/// newest.
 pub fn store_for(root: &Path, cwd: &Path) -> Store {
     let ws = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    Store::new(root, &ws)
+    Store::new(root, &crate::context::instructions::project_root(&ws))
+}
+
+/// The file of the session `id` names: in `store`, else (when no id there holds it) in the
+/// one other workspace under `root` that has it.
+pub fn locate(root: &Path, store: &Store, id: &str) -> Result<PathBuf, Failure> {
+    match store.find(id) {
+        Ok(p) => Ok(p),
+        Err(e) if store.matching(id.trim()).is_empty() => {
+            match find_anywhere(root, store, id.trim()).map_err(Failure::usage)? {
+                Some(p) => Ok(p),
+                None => Err(Failure::usage(e)),
+            }
+        }
+        Err(e) => Err(Failure::usage(e)),
+    }
+}
+
+/// `-r ID` of a session in no workspace but `store`'s: the one file under `root` whose id
+/// holds `id`, with its workspace. `Err` lists the candidates when there are several.
+fn find_anywhere(root: &Path, store: &Store, id: &str) -> Result<Option<PathBuf>, String> {
+    let Ok(folders) = std::fs::read_dir(root) else {
+        return Ok(None);
+    };
+    let mut found = Vec::new();
+    for dir in folders.filter_map(Result::ok).map(|e| e.path()) {
+        if dir.is_dir() && dir != store.dir() {
+            found.extend(Store::at(&dir).matching(id));
+        }
+    }
+    match found.len() {
+        0 => Ok(None),
+        1 => Ok(found.pop()),
+        n => Err(format!(
+            "session id {id:?} is in no session of this workspace and is ambiguous in others ({n} hold it); type more of it, or run from its workspace"
+        )),
+    }
 }
 
 /// The session `pick` names, read; locked first when this run will `record` to it. An
@@ -80,7 +121,7 @@ pub fn find(pick: Pick<'_>, record: bool, cwd: &Path, env: &Env) -> Result<Resum
     let store = store_for(&root, cwd);
     let path =
         match pick {
-            Pick::Id(id) => store.find(id).map_err(Failure::usage)?,
+            Pick::Id(id) => locate(&root, &store, id)?,
             Pick::Newest => match store.newest() {
                 Ok(Some(p)) => p,
                 Ok(None) => return Err(Failure::usage(
@@ -116,10 +157,12 @@ pub fn find(pick: Pick<'_>, record: bool, cwd: &Path, env: &Env) -> Result<Resum
             loaded.header.id
         )));
     }
+    let elsewhere = (path.parent() != Some(store.dir())).then(|| loaded.header.workspace.clone());
     Ok(Resumed {
         path,
         loaded,
         locked,
+        elsewhere,
     })
 }
 
@@ -147,6 +190,7 @@ pub fn open(
         path,
         loaded,
         locked,
+        elsewhere,
     }) = resume
     else {
         let (session, unrecorded) = recorder.start_with_id(id, None);
@@ -157,6 +201,12 @@ pub fn open(
     };
     for w in &loaded.warnings {
         warnings.push(Warning::new(format!("{}: {w}", path.display())));
+    }
+    if let Some(workspace) = elsewhere {
+        warnings.push(Warning::notice(format!(
+            "session {} belongs to the workspace {workspace}; it goes on here",
+            Store::at(path.parent().unwrap_or(&path)).short(&loaded.header.id)
+        )));
     }
     let cannot =
         |e: session::log::OpenError| format!("cannot continue session {}: {e}", loaded.header.id);
@@ -184,14 +234,27 @@ pub fn open(
     Ok(session)
 }
 
+/// The recorded session's id as the user types it, unique among its workspace's; `None`
+/// when nothing is recorded.
+pub fn short_id(session: &Session) -> Option<String> {
+    let dir = session.path()?.parent()?;
+    Some(Store::at(dir).short(session.id()))
+}
+
 /// Writes the session out; a recorded one is named to the views, with how to go on from it.
 pub fn close(session: &mut Session, events: &Events) {
     let main = Scope::default();
-    let recorded = session.path().is_some();
+    let short = short_id(session);
     if let Some(e) = session.close() {
         events.warn(&main, &Warning::new(e));
     }
-    if recorded {
-        events.emit(&main, &Event::SessionSaved { id: session.id() });
+    if let Some(short) = short {
+        events.emit(
+            &main,
+            &Event::SessionSaved {
+                id: session.id(),
+                short: &short,
+            },
+        );
     }
 }

@@ -89,6 +89,8 @@ pub(super) struct Chat {
     pub(super) started: bool,
     /// How the last message ended, for the session's `end` line.
     pub(super) outcome: (EndOutcome, Option<String>),
+    /// The last message's request never reached the model (see `Ending::unreached`).
+    pub(super) unreached: bool,
 }
 
 /// Runs the conversation until the user leaves (0) or a signal ends it (128 + its number);
@@ -167,6 +169,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         session: None,
         started: false,
         outcome: (EndOutcome::Answered, None),
+        unreached: false,
     };
     if let Some(r) = resume {
         if let Err(code) = chat.open(r) {
@@ -186,6 +189,9 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     code
 }
 
+/// How long the banner waits for the agent's build, so that its warnings come first.
+const BANNER_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
+
 impl Chat {
     pub(super) fn say(&self, text: &str) {
         self.term.line(text);
@@ -198,9 +204,22 @@ impl Chat {
 
     /// The conversation, until the user leaves (0) or a signal ends it.
     async fn converse(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> i32 {
+        // The build's warnings (skills, the sandbox, AGENTS.md) come before the banner,
+        // together with the config's: the build takes milliseconds, so it is waited for a
+        // moment. A slower one (thousands of skills on a slow disk) goes on behind the prompt.
+        if let Some(building) = self.building.as_mut() {
+            if let Ok(built) = tokio::time::timeout(BANNER_WAIT, building).await {
+                self.building = None;
+                if let Err(code) = self.install(built, terminal) {
+                    return code;
+                }
+            }
+        }
         self.say(&format!(
-            "hx chat · {} · /help lists commands · Ctrl-D leaves",
-            self.config.model
+            "hx chat · {} · {} · {} · /help lists commands · Ctrl-D leaves",
+            self.config.model,
+            self.config.provider,
+            crate::model::client::shown_url(&self.config.base_url)
         ));
         let mut leaving = false;
         loop {
@@ -267,13 +286,22 @@ impl Chat {
                 }
                 Input::Context => {
                     if let Some(agent) = &self.agent {
+                        let specs = agent.tools.as_listed().specs();
+                        let size = super::ContextSize::measure(
+                            self.config.context,
+                            &self.config.model,
+                            &agent.system_prompt,
+                            &specs,
+                            self.messages(),
+                        );
                         self.say(&super::context_text(
                             &agent.system_prompt,
                             &self.skills.catalog(self.config.skills_catalog_budget),
                             self.skills.len(),
                             self.config.skills_catalog_budget,
-                            &agent.tools.as_listed().specs(),
+                            &specs,
                             self.messages(),
+                            &size,
                         ))
                     }
                 }
@@ -421,6 +449,7 @@ impl Chat {
             config,
             approvals,
             outcome,
+            unreached,
             ..
         } = &mut *self
         else {
@@ -454,7 +483,9 @@ impl Chat {
         }
         let sig = match end {
             TurnEnd::Done(r) => {
-                let mapped = Ending::Run(r).map(config.max_turns, Front::Conversation);
+                let ending = Ending::Run(r);
+                *unreached = ending.unreached();
+                let mapped = ending.map(config.max_turns, Front::Conversation);
                 events.emit(&main, &Event::TurnEnded(&mapped.turn));
                 *outcome = (mapped.outcome, mapped.detail);
                 session.turn_done();

@@ -165,6 +165,9 @@ fn new_editor(
         .history_ignore_space(true)
         .auto_add_history(false)
         .bracketed_paste(true)
+        // Tab completes what is common to the candidates, a second Tab lists them (as bash
+        // does), rather than cycling through them one at a time unseen.
+        .completion_type(rustyline::CompletionType::List)
         // The terminal, also when stdout is piped: the prompt is not part of the answer.
         .behavior(Behavior::PreferTerm)
         .build();

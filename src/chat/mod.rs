@@ -20,6 +20,7 @@ pub mod approve;
 pub mod commands;
 mod conversation;
 pub mod editor;
+mod recap;
 mod switch;
 mod terminal;
 
@@ -84,7 +85,8 @@ pub fn effort_text(config: &crate::config::Config) -> String {
     s
 }
 
-/// `/context`: what the next request carries besides the new message.
+/// `/context`: what the next request carries besides the new message, in tokens (hx's
+/// estimate, as compaction counts them) against the window, each part with its characters.
 pub fn context_text(
     system_prompt: &str,
     catalog: &str,
@@ -92,12 +94,25 @@ pub fn context_text(
     budget: usize,
     tools: &[ToolSpec],
     messages: &[Message],
+    size: &ContextSize,
 ) -> String {
+    use crate::context::estimate;
+    use crate::text::thousands;
     let chars = |s: &str| s.chars().count();
+    let tokens = |s: &str| thousands(estimate::tokens(s.len()));
     let mut s = String::new();
+    let share = size.tokens.saturating_mul(100) / size.window.max(1);
     let _ = writeln!(
         s,
-        "system prompt: {} characters: the base rules, then the skill catalog",
+        "next request: about {} tokens of the {}-token window ({share} %); compaction past {}",
+        thousands(size.tokens),
+        thousands(size.window),
+        thousands(size.limit)
+    );
+    let _ = writeln!(
+        s,
+        "system prompt: about {} tokens ({} characters): the base rules, then the skill catalog",
+        tokens(system_prompt),
         chars(system_prompt)
     );
     let _ = writeln!(
@@ -105,27 +120,64 @@ pub fn context_text(
         "skill catalog: {skills} skill(s), {} of at most {budget} characters (skills_catalog_budget)",
         chars(catalog)
     );
-    let spec_chars: usize = tools
-        .iter()
-        .map(|t| chars(&t.name) + chars(&t.description) + chars(&t.parameters.to_string()))
-        .sum();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
     let _ = writeln!(
         s,
-        "tools: {} ({spec_chars} characters of specs)",
-        names.join(", ")
+        "tools: {} (about {} tokens of specs)",
+        names.join(", "),
+        thousands(size.tools)
     );
     let conversation: Vec<&Message> = messages
         .iter()
         .filter(|m| !matches!(m, Message::System(_)))
         .collect();
     let conv_chars: usize = conversation.iter().map(|m| message_chars(m)).sum();
+    let conv_tokens: u64 = conversation.iter().map(|m| estimate::message(m)).sum();
     let _ = write!(
         s,
-        "conversation: {} message(s), {conv_chars} characters",
-        conversation.len()
+        "conversation: {} message(s), about {} tokens ({conv_chars} characters)",
+        conversation.len(),
+        thousands(conv_tokens)
     );
     s
+}
+
+/// The sizes `/context` measures against.
+#[derive(Debug, Clone, Copy)]
+pub struct ContextSize {
+    /// The whole next request, as compaction estimates it.
+    pub tokens: u64,
+    /// The tool schemas and the request's fixed keys.
+    pub tools: u64,
+    pub window: u64,
+    /// Where compaction starts.
+    pub limit: u64,
+}
+
+impl ContextSize {
+    /// Before the first message there is no session yet: the request would be the system
+    /// prompt alone.
+    pub fn measure(
+        settings: crate::context::Settings,
+        model: &str,
+        system_prompt: &str,
+        tools: &[ToolSpec],
+        messages: &[Message],
+    ) -> ContextSize {
+        let overhead = crate::context::estimate::overhead(model, tools);
+        let mut meter = crate::context::Meter::new(settings, overhead);
+        let tokens = if messages.is_empty() {
+            meter.whole(&[Message::System(system_prompt.to_string())])
+        } else {
+            meter.whole(messages)
+        };
+        ContextSize {
+            tokens,
+            tools: overhead,
+            window: meter.window(),
+            limit: meter.limit(),
+        }
+    }
 }
 
 fn message_chars(m: &Message) -> usize {

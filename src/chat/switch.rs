@@ -20,14 +20,19 @@ impl Chat {
         };
         let (outcome, detail) = &self.outcome;
         session.end(outcome.clone(), detail.as_deref());
-        let recorded = session.path().is_some();
+        // Its only messages never reached the model (no key, no network, a 401): nothing
+        // to go on with.
+        if self.unreached && session.never_answered() {
+            session.discard();
+            return;
+        }
+        let short = sessions::short_id(&session);
         if let Some(e) = session.close() {
             self.say(&Warning::new(e).to_string());
         }
-        if recorded {
+        if let Some(id) = short {
             self.say(&format!(
-                "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\"",
-                id = session.id()
+                "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\""
             ));
         }
     }
@@ -100,18 +105,12 @@ impl Chat {
             .iter()
             .filter(|m| !matches!(m, crate::model::Message::System(_)))
             .count();
-        let last = session
-            .messages()
-            .iter()
-            .rev()
-            .find_map(|m| match m {
-                crate::model::Message::User(t) => Some(one_line(t, 100)),
-                _ => None,
-            })
-            .unwrap_or_default();
+        let short = sessions::short_id(&session).unwrap_or_else(|| session.id().to_string());
+        let recap = super::recap::last_exchanges(session.messages());
         self.say(&format!(
-            "hx: resumed session {} ({messages} messages); last message: {last}",
-            session.id()
+            "hx: resumed session {short} ({}); where you were:\n{}",
+            crate::text::count(messages as u64, "message"),
+            recap.trim_end()
         ));
         self.session = Some(session);
         self.restore_tools();
@@ -182,19 +181,21 @@ impl Chat {
             return Ok(None);
         };
         let store = sessions::store_for(&root, &self.cwd);
-        let (list, _) = store.list(false);
+        let (mut list, _) = store.list(false);
+        // The one this conversation is in is not one to resume.
+        list.retain(|s| s.id != self.id);
         if list.is_empty() {
-            self.say("hx: no sessions in this workspace yet");
+            self.say("hx: no other sessions in this workspace yet");
             return Ok(None);
         }
         let mut text = String::new();
         for (i, s) in list.iter().take(SHOWN).enumerate() {
             text.push_str(&format!(
-                "{:>3}  {}  {}  {:>3} turns  {}\n",
+                "{:>3}  {}  {}  {:>9}  {}\n",
                 i + 1,
-                s.id,
+                s.short_id,
                 s.started_at,
-                s.turns,
+                crate::text::count(u64::from(s.turns), "turn"),
                 one_line(&s.task, 60)
             ));
         }

@@ -2,6 +2,11 @@
 
 use clap::{Args, Parser, Subcommand};
 
+const TOP_HELP: &str = "\
+Without a command, on a terminal, hx starts a conversation (hx chat), with hx chat's options:
+hx -c goes on with the newest session, hx -r ID with that one, hx -m NAME talks to that model.
+Run 'hx agent --help' for the agent's options, configuration and exit codes.";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "hx",
@@ -13,8 +18,9 @@ use clap::{Args, Parser, Subcommand};
                   directory and sends the results back, until the model answers in plain text. \
                   Project rules live in skills (.agents/skills/NAME/SKILL.md): the model sees \
                   their names and descriptions and loads one when the task needs it.",
-    after_help = "Without a command, on a terminal, hx starts a conversation (hx chat).\n\
-                  Run 'hx agent --help' for the agent's options, configuration and exit codes."
+    after_help = TOP_HELP,
+    // The flattened chat options bring hx chat's long help; hx --help keeps its own.
+    after_long_help = TOP_HELP
 )]
 pub struct Cli {
     /// Run as if hx had been started in DIR
@@ -22,6 +28,13 @@ pub struct Cli {
     pub dir: Option<std::path::PathBuf>,
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// `hx -c` is `hx chat -c`, as Claude Code users type it. Before a command (`hx -m x
+    /// agent`) these are refused: they belong after it.
+    #[command(
+        flatten,
+        next_help_heading = "Options of hx chat (hx without a command)"
+    )]
+    pub chat: ChatArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -46,7 +59,26 @@ pub enum Command {
     /// List the MCP servers a run here would start, their state and their tools (no API key
     /// needed)
     Mcp(McpArgs),
+    /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
+    #[command(after_long_help = COMPLETIONS_HELP)]
+    Completions {
+        /// The shell the script is for
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
+    /// Print hx's manual page (roff, for man), or write one page per command into a folder
+    Man {
+        /// Write hx.1, hx-agent.1, ... into DIR instead of printing hx.1
+        #[arg(long = "dir", value_name = "DIR")]
+        into: Option<std::path::PathBuf>,
+    },
 }
+
+const COMPLETIONS_HELP: &str = "\
+Install the script where your shell looks for completions, for example:
+  bash  hx completions bash > ~/.local/share/bash-completion/completions/hx
+  zsh   hx completions zsh > ~/.zfunc/_hx   (with fpath+=~/.zfunc before compinit)
+  fish  hx completions fish > ~/.config/fish/completions/hx.fish";
 
 #[derive(Debug, Args)]
 pub struct ContextArgs {
@@ -138,18 +170,42 @@ pub enum SessionsCommand {
     },
     /// A readable transcript of one session, its subagents nested
     Show {
-        /// The session's id, or a unique prefix of it
+        /// The session's id, or any unique part of it (the short id of a listing)
         id: String,
         /// Print the session file's lines as they are
         #[arg(long)]
         json: bool,
     },
+    /// Remove sessions (with their subagents' files); one in use by a running hx is left
+    Rm {
+        /// Ids, or unique parts of them
+        #[arg(required = true, value_name = "ID")]
+        ids: Vec<String>,
+    },
+    /// Remove the sessions of this workspace not written for a while
+    Prune {
+        /// Age, as 30d, 12h or 2w
+        #[arg(long, value_name = "AGE", value_parser = parse_age)]
+        older_than: std::time::Duration,
+        /// Every workspace's sessions
+        #[arg(long)]
+        all: bool,
+    },
+}
+
+fn parse_age(text: &str) -> Result<std::time::Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{e} (for example 30d, 12h, 2w)"))
 }
 
 const SESSIONS_HELP: &str = "\
 Every run is recorded (unless --ephemeral or sessions = false) in
 $XDG_STATE_HOME/hx/sessions/<workspace>/<id>.jsonl (default ~/.local/state/hx/...).
-Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.";
+Continue the newest with 'hx agent -c \"...\"', or any with 'hx agent -r ID \"...\"'.
+A session belongs to the project (the git root, else the folder hx ran in): -c in a subfolder
+goes on with the project's newest. An id is shown by its last 8 characters; -r, show and rm
+take any unique part of one, and find an id of another workspace when only it has it.
+Old sessions go with 'hx sessions prune --older-than 30d', or by themselves with
+[sessions] keep_days = 30 in a config file.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SKILLS_HELP)]
@@ -196,8 +252,9 @@ pub struct RunArgs {
     /// Base URL of the API; requests go to {base}/chat/completions
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
-    /// Stop after this many model requests for one task or message (hx agent then exits
-    /// with code 3) [default: 200]
+    /// Stop after this many model requests for one task or message: hx agent then exits
+    /// with code 3; hx chat ends that message, says so, and waits for the next one, which
+    /// gets as many again [default: 200]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file

@@ -131,7 +131,12 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
             }
         }
     }
-    exit::ANSWERED
+    // A server that a run would miss is a failure a script can see.
+    if statuses.iter().any(|s| s.state == "failed") {
+        exit::FAILED
+    } else {
+        exit::ANSWERED
+    }
 }
 
 fn to_json(s: &Status) -> Value {

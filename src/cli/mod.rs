@@ -1,8 +1,6 @@
 //! The commands: dispatch to each, and how they print (the terminal, `fail`). What they
 //! parse is `args`; what they run is `crate::app`.
 
-use clap::Parser;
-
 /// `println!` for the commands: through the process's [`Term`](crate::term::Term), so a closed
 /// pipe (`hx sessions list | head -1`) loses the line instead of panicking, and outside text
 /// is escaped on a terminal.
@@ -30,7 +28,11 @@ pub use args::*;
 
 /// Parses argv and runs the command; returns the process exit code.
 pub fn main_with_args() -> i32 {
-    let cli = match Cli::try_parse() {
+    use clap::{CommandFactory, FromArgMatches};
+    let parsed = Cli::command()
+        .try_get_matches()
+        .and_then(|m| Ok((Cli::from_arg_matches(&m)?, chat_option_given(&m))));
+    let (cli, chat_options) = match parsed {
         Ok(c) => c,
         Err(e) => {
             if let Some(hint) = task_without_agent(&e) {
@@ -38,6 +40,9 @@ pub fn main_with_args() -> i32 {
             }
             // clap prints help and version to stdout with exit 0, errors to stderr with 2.
             let _ = e.print();
+            if let Some(choices) = valid_subcommands(&e) {
+                errln!("{choices}");
+            }
             return if e.use_stderr() {
                 exit::USAGE
             } else {
@@ -51,8 +56,14 @@ pub fn main_with_args() -> i32 {
         }
     }
     let Some(command) = cli.command else {
-        return bare();
+        return bare(cli.chat, chat_options.is_some());
     };
+    if let Some(option) = chat_options {
+        return fail(
+            exit::USAGE,
+            format!("{option} goes after the command (hx COMMAND {option} ...), or without one for hx chat"),
+        );
+    }
     match command {
         Command::Agent(args) => agent::agent_command(args),
         Command::Chat(args) => chat::chat_command(args),
@@ -62,7 +73,26 @@ pub fn main_with_args() -> i32 {
         Command::Sandbox(args) => sandbox::sandbox_command(args),
         Command::Context(args) => context::context_command(args),
         Command::Mcp(args) => mcp::mcp_command(args),
+        Command::Completions { shell } => completions(shell),
+        Command::Man { into } => man(into.as_deref()),
     }
+}
+
+/// The first of the chat's options the command line gave before any command (`hx -c`), as
+/// the user would write it; `-C DIR` is not one.
+fn chat_option_given(m: &clap::ArgMatches) -> Option<String> {
+    use clap::CommandFactory;
+    let id = m.ids().find(|id| {
+        id.as_str() != "dir"
+            && m.value_source(id.as_str()) == Some(clap::parser::ValueSource::CommandLine)
+    })?;
+    let cmd = Cli::command();
+    let arg = cmd.get_arguments().find(|a| a.get_id() == id)?;
+    Some(match (arg.get_long(), arg.get_short()) {
+        (Some(long), _) => format!("--{long}"),
+        (None, Some(short)) => format!("-{short}"),
+        (None, None) => id.to_string(),
+    })
 }
 
 /// `hx fix the bug`: a task given without `agent`. clap would say "unrecognized subcommand";
@@ -82,12 +112,60 @@ fn task_without_agent(e: &clap::Error) -> Option<String> {
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
     let from = args.iter().position(|a| a == word)?;
+    // `hx sessions rm x` is a mistyped command, not a task: the hint is for a first word
+    // only.
+    use clap::CommandFactory;
+    let cli = Cli::command();
+    let before = args.get(1..from).unwrap_or_default();
+    if before
+        .iter()
+        .any(|a| cli.get_subcommands().any(|c| c.get_name() == a))
+    {
+        return None;
+    }
     let task = args[from..].join(" ");
     Some(format!(
         "'{}' is not a command (hx --help lists them); to give hx a task, run: hx agent {}",
         crate::term::escape_line(word),
         crate::term::escape_line(&shell_quote(&task))
     ))
+}
+
+/// For a command's unknown subcommand (`hx sessions rm`), the ones it has: clap names only a
+/// close one.
+fn valid_subcommands(e: &clap::Error) -> Option<String> {
+    use clap::error::{ContextKind, ErrorKind};
+    use clap::CommandFactory;
+    if e.kind() != ErrorKind::InvalidSubcommand || e.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return None;
+    }
+    let mut cmd = Cli::command();
+    let mut path = vec!["hx".to_string()];
+    for arg in std::env::args().skip(1) {
+        match cmd.find_subcommand(&arg) {
+            Some(sub) => {
+                path.push(arg);
+                let sub = sub.clone();
+                cmd = sub;
+            }
+            None if cmd.has_subcommands() && !arg.starts_with('-') => break,
+            None => {}
+        }
+    }
+    let names: Vec<&str> = cmd
+        .get_subcommands()
+        .map(|c| c.get_name())
+        .filter(|n| *n != "help")
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "the commands of {} are: {} (see {} --help)",
+            path.join(" "),
+            names.join(", "),
+            path.join(" ")
+        )
+    })
 }
 
 /// `text` as one shell word: in double quotes when that keeps it as it is, else in single
@@ -100,16 +178,49 @@ fn shell_quote(text: &str) -> String {
     }
 }
 
-/// `hx` alone: a conversation when a person is at a terminal, else the usage (exit 2).
-fn bare() -> i32 {
+/// `hx` without a command: a conversation when a person is at a terminal, else the usage
+/// (exit 2). With the chat's options (`hx -c`), always the chat, which says why it cannot
+/// start without a terminal.
+fn bare(chat: ChatArgs, chat_options: bool) -> i32 {
     use clap::CommandFactory;
     use std::io::{IsTerminal, Write};
-    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
-        return chat::chat_command(ChatArgs::default());
+    if chat_options || (std::io::stdin().is_terminal() && std::io::stderr().is_terminal()) {
+        return chat::chat_command(chat);
     }
     let help = Cli::command().render_help();
     let _ = write!(std::io::stderr(), "{help}");
     exit::USAGE
+}
+
+fn completions(shell: clap_complete::Shell) -> i32 {
+    use clap::CommandFactory;
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "hx", &mut script);
+    out_text(&String::from_utf8_lossy(&script));
+    exit::ANSWERED
+}
+
+fn man(dir: Option<&std::path::Path>) -> i32 {
+    use clap::CommandFactory;
+    let cmd = Cli::command();
+    let Some(dir) = dir else {
+        let mut page = Vec::new();
+        if let Err(e) = clap_mangen::Man::new(cmd).render(&mut page) {
+            return fail(exit::FAILED, format!("cannot render the manual page: {e}"));
+        }
+        out_text(&String::from_utf8_lossy(&page));
+        return exit::ANSWERED;
+    };
+    if let Err(e) = std::fs::create_dir_all(dir) {
+        return fail(exit::USAGE, format!("{}: {e}", dir.display()));
+    }
+    match clap_mangen::generate_to(cmd, dir) {
+        Ok(()) => {
+            outln!("wrote the manual pages into {}", dir.display());
+            exit::ANSWERED
+        }
+        Err(e) => fail(exit::FAILED, format!("{}: {e}", dir.display())),
+    }
 }
 
 fn trust_command(args: TrustArgs) -> i32 {

@@ -36,7 +36,9 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
     let store = store_for(&root, &cwd);
     match args.command {
         SessionsCommand::List { all, json } => list(&root, &store, all, json),
-        SessionsCommand::Show { id, json } => show(&store, &id, json),
+        SessionsCommand::Show { id, json } => show(&root, &store, &id, json),
+        SessionsCommand::Rm { ids } => remove(&root, &store, &ids),
+        SessionsCommand::Prune { older_than, all } => prune(&root, &store, older_than, all),
     }
 }
 
@@ -71,9 +73,14 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
         return exit::ANSWERED;
     }
     for s in &sessions {
+        let place = if all {
+            format!("  {}", s.workspace)
+        } else {
+            String::new()
+        };
         outln!(
-            "{}  {}  turns={:<3} {:<11} {}",
-            s.id,
+            "{}  {}{place}  turns={:<3} {:<11} {}",
+            s.short_id,
             s.started_at,
             s.turns,
             s.outcome,
@@ -83,15 +90,88 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
     exit::ANSWERED
 }
 
+/// `hx sessions rm ID...`: each id found as `-r` finds it; every one is tried, and the exit
+/// code says whether all went.
+fn remove(root: &Path, store: &Store, ids: &[String]) -> i32 {
+    let mut code = exit::ANSWERED;
+    for id in ids {
+        let path = match crate::app::session::locate(root, store, id) {
+            Ok(p) => p,
+            Err(f) => {
+                code = super::show_failure(f);
+                continue;
+            }
+        };
+        let home = path.parent().map(Store::at);
+        let owner = home.as_ref().unwrap_or(store);
+        let short = path
+            .file_stem()
+            .map(|s| owner.short(&s.to_string_lossy()))
+            .unwrap_or_default();
+        match owner.remove(&path) {
+            Ok(removed) => {
+                let subagents = removed.len() - 1;
+                let with = match subagents {
+                    0 => String::new(),
+                    1 => " and its subagent's".into(),
+                    n => format!(" and its {n} subagents'"),
+                };
+                outln!("removed session {short}{with}");
+            }
+            Err(e) => code = super::fail(exit::FAILED, e),
+        }
+    }
+    code
+}
+
+/// `hx sessions prune --older-than AGE [--all]`.
+fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool) -> i32 {
+    let stores: Vec<Store> = if all {
+        std::fs::read_dir(root)
+            .map(|rd| {
+                rd.filter_map(Result::ok)
+                    .map(|e| e.path())
+                    .filter(|p| p.is_dir())
+                    .map(|p| Store::at(&p))
+                    .collect()
+            })
+            .unwrap_or_default()
+    } else {
+        vec![store.clone()]
+    };
+    let (mut removed, mut problems) = (0usize, Vec::new());
+    for s in &stores {
+        let (r, p) = s.prune(age);
+        removed += r.len();
+        problems.extend(p);
+    }
+    for p in &problems {
+        errln!("{}", Warning::new(p));
+    }
+    let files = if removed == 1 { "file" } else { "files" };
+    outln!(
+        "removed {removed} session {files} not written for {}",
+        humantime::format_duration(age)
+    );
+    if problems.is_empty() {
+        exit::ANSWERED
+    } else {
+        exit::FAILED
+    }
+}
+
 fn sessions_json(sessions: &[Summary]) -> Value {
     serde_json::to_value(sessions).unwrap_or(Value::Null)
 }
 
-fn show(store: &Store, id: &str, json: bool) -> i32 {
-    let path = match store.find(id) {
+fn show(root: &Path, store: &Store, id: &str, json: bool) -> i32 {
+    let path = match crate::app::session::locate(root, store, id) {
         Ok(p) => p,
-        Err(e) => return super::fail(exit::USAGE, e),
+        Err(f) => return super::show_failure(f),
     };
+    // Found in another workspace: its subagents are there too.
+    let home = path.parent().map(Store::at);
+    let store = home.as_ref().unwrap_or(store);
     if json {
         return match print_raw(&path) {
             Ok(()) => exit::ANSWERED,
@@ -155,24 +235,43 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
     line(
         &mut out,
         &format!(
-            "session {}  started {}  {} ({})",
-            summary.id, summary.started_at, summary.model, summary.provider
+            "session {} ({})  started {}  in {}  {} ({})",
+            store.short(&summary.id),
+            summary.id,
+            summary.started_at,
+            summary.workspace,
+            summary.model,
+            summary.provider
         ),
     );
     let children = store.children(&summary.id);
     let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
     let reader = BufReader::new(file);
     let mut run = 1;
+    let mut calls = Calls {
+        store,
+        children: &children,
+        indent,
+        open: Vec::new(),
+    };
     for (n, text) in reader.split(b'\n').enumerate() {
         let Ok(text) = text else { break };
         if n == 0 {
             continue;
         }
         let Ok(v) = serde_json::from_slice::<Value>(&text) else {
+            calls.flush(&mut out)?;
             line(&mut out, &format!("(line {} is unreadable)", n + 1));
             continue;
         };
-        match v["type"].as_str().unwrap_or("") {
+        let kind = v["type"].as_str().unwrap_or("");
+        // A tool result goes under its call; anything else first shows the calls that got
+        // none (the run ended during them).
+        let is_result = kind == "message" && v["message"]["role"] == "tool";
+        if !is_result && kind != "usage" {
+            calls.flush(&mut out)?;
+        }
+        match kind {
             "run" => {
                 run += 1;
                 line(
@@ -185,7 +284,7 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
                     ),
                 );
             }
-            "message" => message(&mut out, indent, &v["message"], store, &children)?,
+            "message" => message(&mut out, &v["message"], &mut calls)?,
             "usage" => line(
                 &mut out,
                 &format!(
@@ -227,7 +326,61 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
             _ => {}
         }
     }
+    calls.flush(&mut out)?;
     Ok(out)
+}
+
+/// The calls of the last assistant message that have no result shown yet: each is shown
+/// when its result comes, with the result under it.
+struct Calls<'a> {
+    store: &'a Store,
+    children: &'a [(crate::session::Header, PathBuf)],
+    indent: &'a str,
+    open: Vec<Value>,
+}
+
+impl Calls<'_> {
+    /// `> NAME ARGS`, then the transcript of the subagent it started, if it was a `task`.
+    fn show_call(&self, out: &mut String, call: &Value) -> Result<(), String> {
+        let name = call["function"]["name"].as_str().unwrap_or("?");
+        let args = call["function"]["arguments"].as_str().unwrap_or("");
+        out.push_str(&format!(
+            "{}> {name} {}\n",
+            self.indent,
+            one_line(args, SHOWN)
+        ));
+        let id = call["id"].as_str().unwrap_or("");
+        for (_, child) in self
+            .children
+            .iter()
+            .filter(|(h, _)| h.parent_call_id.as_deref() == Some(id))
+        {
+            let nested = format!("{}    ", self.indent);
+            out.push_str(&transcript(self.store, child, &nested)?);
+        }
+        Ok(())
+    }
+
+    /// The call `id` answers, shown now (with the ones before it that got no result);
+    /// `false` when no open call has that id.
+    fn answer(&mut self, out: &mut String, id: &str) -> Result<bool, String> {
+        let Some(at) = self.open.iter().position(|c| c["id"] == id) else {
+            return Ok(false);
+        };
+        let before: Vec<Value> = self.open.drain(..=at).collect();
+        for call in &before {
+            self.show_call(out, call)?;
+        }
+        Ok(true)
+    }
+
+    /// Shows the calls still open.
+    fn flush(&mut self, out: &mut String) -> Result<(), String> {
+        for call in std::mem::take(&mut self.open) {
+            self.show_call(out, &call)?;
+        }
+        Ok(())
+    }
 }
 
 /// Where the history was compacted: why, how, the sizes, and what the summary says. The
@@ -266,14 +419,9 @@ fn compaction(out: &mut String, indent: &str, v: &Value) {
     }
 }
 
-/// One message of a transcript; a `task` call is followed by its subagent's transcript.
-fn message(
-    out: &mut String,
-    indent: &str,
-    m: &Value,
-    store: &Store,
-    children: &[(crate::session::Header, PathBuf)],
-) -> Result<(), String> {
+/// One message of a transcript: an assistant's calls wait in `calls` for their results.
+fn message(out: &mut String, m: &Value, calls: &mut Calls<'_>) -> Result<(), String> {
+    let indent = calls.indent;
     let line = |out: &mut String, text: &str| {
         out.push_str(indent);
         out.push_str(text);
@@ -288,21 +436,14 @@ fn message(
             if !content.trim().is_empty() {
                 line(out, &format!("assistant: {}", one_line(content, SHOWN)));
             }
-            for call in m["tool_calls"].as_array().into_iter().flatten() {
-                let name = call["function"]["name"].as_str().unwrap_or("?");
-                let args = call["function"]["arguments"].as_str().unwrap_or("");
-                line(out, &format!("> {name} {}", one_line(args, SHOWN)));
-                let id = call["id"].as_str().unwrap_or("");
-                for (_, child) in children
-                    .iter()
-                    .filter(|(h, _)| h.parent_call_id.as_deref() == Some(id))
-                {
-                    let nested = format!("{indent}    ");
-                    out.push_str(&transcript(store, child, &nested)?);
-                }
-            }
+            calls.open = m["tool_calls"].as_array().cloned().unwrap_or_default();
         }
         "tool" => {
+            let id = m["tool_call_id"].as_str().unwrap_or("");
+            if !calls.answer(out, id)? {
+                // A result whose call is not in the file (a damaged file): shown alone.
+                line(out, &format!("(result of call {})", one_line(id, 40)));
+            }
             let lines: Vec<&str> = content.lines().collect();
             let shown: Vec<String> = if lines.len() > SHOWN_HEAD + SHOWN_TAIL + 1 {
                 let mut v: Vec<String> =

@@ -90,8 +90,9 @@ pub struct FileConfig {
     pub guard: Option<bool>,
     /// Characters the skill catalog may take in the system prompt (default 8,000).
     pub skills_catalog_budget: Option<usize>,
-    /// Record every run as a session file (default on).
-    pub sessions: Option<bool>,
+    /// Record every run as a session file (default on): `sessions = false`, or a table
+    /// `[sessions]` with `enabled` and `keep_days`.
+    pub sessions: Option<SessionsFile>,
     /// Tokens the model accepts in one request, for providers whose table sets none.
     pub context_window: Option<u64>,
     /// When to compact: a share of the window (`0.8`) or a number of tokens (`200000`).
@@ -122,6 +123,51 @@ pub struct FileConfig {
 pub enum CompactAtFile {
     Tokens(u64),
     Fraction(f64),
+}
+
+/// `sessions = false`, or `[sessions]` with its settings: the short form stays valid.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(untagged)]
+pub enum SessionsFile {
+    Enabled(bool),
+    Table(SessionsTable),
+}
+
+#[derive(Debug, Clone, Default, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionsTable {
+    pub enabled: Option<bool>,
+    /// Sessions not written for this many days are removed when a run starts.
+    pub keep_days: Option<u32>,
+}
+
+impl SessionsFile {
+    fn table(self) -> SessionsTable {
+        match self {
+            SessionsFile::Enabled(b) => SessionsTable {
+                enabled: Some(b),
+                keep_days: None,
+            },
+            SessionsFile::Table(t) => t,
+        }
+    }
+
+    /// `self` with what `top` sets laid over it.
+    fn under(self, top: SessionsFile) -> SessionsFile {
+        let (base, top) = (self.table(), top.table());
+        SessionsFile::Table(SessionsTable {
+            enabled: top.enabled.or(base.enabled),
+            keep_days: top.keep_days.or(base.keep_days),
+        })
+    }
+
+    pub fn enabled(&self) -> Option<bool> {
+        self.clone().table().enabled
+    }
+
+    pub fn keep_days(&self) -> Option<u32> {
+        self.clone().table().keep_days
+    }
 }
 
 macro_rules! overlay {
@@ -163,6 +209,11 @@ impl FileConfig {
 
     /// `self` with `top`'s settings laid over it.
     pub(super) fn overlay(mut self, top: FileConfig) -> FileConfig {
+        self.sessions = match (self.sessions.take(), top.sessions.clone()) {
+            (base, None) => base,
+            (None, top) => top,
+            (Some(base), Some(top)) => Some(base.under(top)),
+        };
         overlay!(
             self,
             top,
@@ -175,7 +226,6 @@ impl FileConfig {
             show_reasoning,
             guard,
             skills_catalog_budget,
-            sessions,
             context_window,
             compact_at,
             project_doc,

@@ -85,6 +85,8 @@ pub struct Config {
     pub skills_catalog_budget: usize,
     /// Whether runs are recorded as session files.
     pub sessions: bool,
+    /// Sessions not written for this many days are removed when a run starts (`None`: kept).
+    pub sessions_keep_days: Option<u32>,
     /// The model's context window and when to compact.
     pub context: context::Settings,
     /// Whether `context_window` came from a config file (else from the model's name, which

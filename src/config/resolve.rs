@@ -26,11 +26,21 @@ impl Config {
         // The sections run in this order, and each stops at its first problem: with two
         // mistakes in the files, the one reported is always the same.
         let provider = provider(&file, env, flags)?;
-        let client = network(
+        let mut client = network(
             &file.network,
             &provider.base_url,
             provider.refused_hint.clone(),
         );
+        client.auth_hint = Some(match &provider.api_key_env {
+            Some(var) => format!(
+                "the key in {var} was refused by provider {} at {}",
+                provider.name, provider.base_url
+            ),
+            None => format!(
+                "no key was sent: provider {} (at {}) names no api_key_env",
+                provider.name, provider.base_url
+            ),
+        });
         let limits = tool_limits(&file.tools);
         let turns = turn_limits(&file, flags)?;
         let shell_env = shell_env(&file)?;
@@ -64,7 +74,12 @@ impl Config {
             skills_catalog_budget: file
                 .skills_catalog_budget
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
-            sessions: file.sessions.unwrap_or(true),
+            sessions: file
+                .sessions
+                .as_ref()
+                .and_then(|s| s.enabled())
+                .unwrap_or(true),
+            sessions_keep_days: file.sessions.as_ref().and_then(|s| s.keep_days()),
             context,
             window_configured,
             project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),

@@ -229,7 +229,7 @@ impl HumanView {
             "{p}> {}\n{p}[HOOK] PreToolUse {}({})",
             call_summary(&call.name, args),
             call.name,
-            compact_args(call, args)
+            compact_args(call, args, self.verbosity == Verbosity::Verbose)
         ));
         if !scope.is_subagent() {
             let wait = self.spinner.wait(&format!("running {}", call.name));
@@ -378,7 +378,7 @@ impl Observer for HumanView {
                     "{}[HOOK] PreToolUse blocked {}({}){who}: {reason}",
                     scope.prefix,
                     call.name,
-                    compact_args(call, *args)
+                    compact_args(call, *args, self.verbosity == Verbosity::Verbose)
                 ));
             }
             Event::ToolFinished {
@@ -435,9 +435,35 @@ impl Observer for HumanView {
                     self.end_compaction_waits();
                 }
             }
+            Event::HookRan {
+                event,
+                command,
+                ended,
+                took,
+                stdout,
+                stderr,
+                context_chars,
+            } => {
+                let p = &scope.prefix;
+                let context = context_chars
+                    .map(|n| format!(" · its output went into the task ({n} chars)"))
+                    .unwrap_or_default();
+                let mut text = format!(
+                    "{p}hook {event}: {} · {ended} · {} ms{context}",
+                    one_line(command, 120),
+                    took.as_millis()
+                );
+                if self.verbosity == Verbosity::Verbose {
+                    let said = stdout.lines().chain(stderr.lines());
+                    for l in said.filter(|l| !l.trim().is_empty()) {
+                        text.push_str(&format!("\n{p}  | {}", one_line(l, 300)));
+                    }
+                }
+                self.trace(&text);
+            }
             Event::TurnEnded(end) => self.turn_ended(end),
-            Event::SessionSaved { id } => self.trace(&format!(
-                "hx: session {id} · continue with: hx agent -r {id} \"...\""
+            Event::SessionSaved { short, .. } => self.trace(&format!(
+                "hx: session {short} · continue with: hx agent -r {short} \"...\""
             )),
             Event::RequestStarted | Event::Text(_) | Event::Reasoning(_) => {}
         }
@@ -456,11 +482,17 @@ fn prefixed(text: &str, prefix: &str) -> String {
 }
 
 /// The arguments as compact JSON; the raw text when they are not JSON.
-fn compact_args(call: &ToolCall, args: Option<&Value>) -> String {
-    match args {
+/// Characters of a call's arguments on its `PreToolUse` line, unless `-v`: a `write_file`
+/// would print the whole file.
+const ARGS_CHARS: usize = 200;
+
+/// The arguments as one line of JSON; cut to [`ARGS_CHARS`] unless `whole`.
+fn compact_args(call: &ToolCall, args: Option<&Value>, whole: bool) -> String {
+    let text = match args {
         Some(v) => v.to_string(),
-        None => one_line(&call.arguments, 200),
-    }
+        None => call.arguments.clone(),
+    };
+    one_line(&text, if whole { usize::MAX } else { ARGS_CHARS })
 }
 
 /// `NAME k=v k=v` with each value on one line, cut short.

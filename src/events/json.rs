@@ -89,12 +89,26 @@ impl JsonView {
         self.send(json!({"type": kind, "item": item}));
     }
 
-    /// A new item id, `item_0`, `item_1`, ... unique in the run.
+    /// A new item with the next id, `item_0`, `item_1`, ... unique in the run.
     fn new_item(st: &mut State, scope: &Scope, kind: &str) -> Map<String, Value> {
+        let mut item = Self::unnumbered_item(st, scope, kind);
+        Self::number(st, &mut item);
+        item
+    }
+
+    /// Gives `item` the next id. Ids are taken only by items that are sent, so they run
+    /// without gaps (a program may count on it).
+    fn number(st: &mut State, item: &mut Map<String, Value>) {
         let id = format!("item_{}", st.next_id);
         st.next_id += 1;
+        // First, as Codex writes it.
+        item.shift_insert(0, "id".into(), id.into());
+    }
+
+    /// A new item without an id yet: one that may never be sent as such (a todo_write call
+    /// shows as its list).
+    fn unnumbered_item(st: &mut State, scope: &Scope, kind: &str) -> Map<String, Value> {
         let mut item = Map::new();
-        item.insert("id".into(), id.into());
         item.insert("type".into(), kind.into());
         if let Some(parent) = parent_item(st, scope) {
             item.insert("parent_item_id".into(), parent.into());
@@ -158,7 +172,11 @@ impl JsonView {
             Shown::Mcp { .. } => "mcp_tool_call",
             Shown::Plan | Shown::Other => "tool_call",
         };
-        let mut item = Self::new_item(&mut st, scope, type_name);
+        let mut item = if shown == Shown::Plan {
+            Self::unnumbered_item(&mut st, scope, type_name)
+        } else {
+            Self::new_item(&mut st, scope, type_name)
+        };
         item.insert("call_id".into(), call.id.clone().into());
         // The arguments as parsed, or as sent when they are not JSON.
         let arguments = || {
@@ -295,6 +313,9 @@ impl JsonView {
         if let Some((by, reason)) = open.blocked {
             item.insert("blocked_by".into(), by.into());
             item.insert("reason".into(), reason.into());
+        }
+        if !open.announced {
+            Self::number(&mut st, &mut item);
         }
         drop(st);
         if !open.announced {
@@ -535,6 +556,7 @@ impl Observer for JsonView {
             | Event::Reasoning(_)
             | Event::Text(_)
             | Event::Stopped { .. }
+            | Event::HookRan { .. }
             | Event::SessionSaved { .. } => {}
         }
     }

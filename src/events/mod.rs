@@ -105,10 +105,24 @@ pub enum Event<'a> {
         elapsed: Duration,
         subagent: bool,
     },
+    /// A command hook of the user's ran for `event`: how it ended (`exit 0`, `signal 9`,
+    /// `timed out`, `not started`), how long it took, what it wrote (bounded by the hook
+    /// runner; `stdout` only when it was plain text), and how many characters of its output went into the task as context
+    /// (SessionStart, UserPromptSubmit), if any.
+    HookRan {
+        event: &'a str,
+        command: &'a str,
+        ended: &'a str,
+        took: Duration,
+        stdout: &'a str,
+        stderr: &'a str,
+        context_chars: Option<usize>,
+    },
     /// How the turn ended, from the command that ran it.
     TurnEnded(&'a TurnEnd),
     /// The session is on disk under this id and can be continued.
-    SessionSaved { id: &'a str },
+    /// `short` is the id as the user types it (see `session::store::short_id`).
+    SessionSaved { id: &'a str, short: &'a str },
 }
 
 /// What [`Event::Started`] says.

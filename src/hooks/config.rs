@@ -50,6 +50,19 @@ impl EventKind {
         })
     }
 
+    /// The name a hooks file uses.
+    pub fn name(self) -> &'static str {
+        match self {
+            EventKind::SessionStart => "SessionStart",
+            EventKind::UserPromptSubmit => "UserPromptSubmit",
+            EventKind::PreToolUse => "PreToolUse",
+            EventKind::PostToolUse => "PostToolUse",
+            EventKind::Stop => "Stop",
+            EventKind::SubagentStop => "SubagentStop",
+            EventKind::PreCompact => "PreCompact",
+        }
+    }
+
     pub fn of(event: &HookEvent<'_>) -> EventKind {
         match event {
             HookEvent::SessionStart => EventKind::SessionStart,

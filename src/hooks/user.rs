@@ -5,10 +5,10 @@ use std::collections::HashSet;
 
 use futures_util::future::{join_all, BoxFuture};
 
-use super::command::{input_json, interpret, run};
+use super::command::{input_json, interpret, run, Exit};
 use super::config::{Entry, EventKind};
 use super::{Hook, HookContext, HookEvent, HookOutput, Verdict};
-use crate::events::Events;
+use crate::events::{Event, Events};
 use crate::tools::output::bound;
 
 pub struct CommandHooks {
@@ -70,8 +70,38 @@ impl Hook for CommandHooks {
             let outputs = join_all(selected.into_iter().map(|e| {
                 let input = input.as_bytes();
                 async move {
+                    let began = std::time::Instant::now();
                     let ran = run(&e.command, input, &e.dir, e.timeout).await;
+                    let took = began.elapsed();
                     let (out, lines) = interpret(kind, &ran, &e.command);
+                    // Every run is said, not only the failures: a hook that runs unseen, or
+                    // adds to the task unseen, is a surprise.
+                    let ended = match &ran.exit {
+                        Exit::Code(c) => format!("exit {c}"),
+                        Exit::Signal(s) => format!("signal {s}"),
+                        Exit::TimedOut(_) => "timed out".to_string(),
+                        Exit::NotStarted(_) => "not started".to_string(),
+                    };
+                    self.events.emit(
+                        &cx.scope,
+                        &Event::HookRan {
+                            event: kind.name(),
+                            command: &e.command,
+                            ended: &ended,
+                            took,
+                            // JSON is hx's to read; plain text is the hook talking to the user.
+                            stdout: if ran.stdout.trim_start().starts_with('{') {
+                                ""
+                            } else {
+                                &ran.stdout
+                            },
+                            stderr: &ran.stderr,
+                            context_chars: out
+                                .additional_context
+                                .as_ref()
+                                .map(|c| c.chars().count()),
+                        },
+                    );
                     for l in lines {
                         self.events.warn(&cx.scope, &l);
                     }

@@ -40,6 +40,8 @@ pub struct ClientOptions {
     /// Said when a port on this machine refuses the connection, for a provider whose server
     /// the user starts themselves (`is Ollama running? ...`).
     pub refused_hint: Option<String>,
+    /// Said after a 401 or 403: where the key came from, for which provider and URL.
+    pub auth_hint: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -57,6 +59,7 @@ impl Default for ClientOptions {
             max_event_bytes: super::sse::DEFAULT_MAX_EVENT,
             max_response_bytes: 64 * 1024 * 1024,
             refused_hint: None,
+            auth_hint: None,
         }
     }
 }
@@ -180,7 +183,7 @@ impl OpenAiClient {
         let resp = tokio::time::timeout(self.opts.idle_timeout, rb.send())
             .await
             .map_err(|_| transport("timed out waiting for the response headers"))?
-            .map_err(|e| transport(self.describe_send_error(&e)))?;
+            .map_err(|e| self.send_error(&e))?;
         let status = resp.status().as_u16();
         if resp.status().is_redirection() {
             let to = resp
@@ -211,6 +214,10 @@ impl OpenAiClient {
                     window: o.window,
                 }));
             }
+            let message = match (&self.opts.auth_hint, status) {
+                (Some(hint), 401 | 403) => format!("{message} ({hint})"),
+                _ => message,
+            };
             let error = ModelError::Api { status, message };
             return Err(if is_retryable_status(status) {
                 AttemptError::Retry { error, after }
@@ -378,11 +385,25 @@ impl ChatModel for OpenAiClient {
                     Ok(turn) => return Ok(turn),
                     Err(AttemptError::Fatal(e)) => return Err(e),
                     Err(AttemptError::Retry { error, after }) => {
-                        if attempt >= self.opts.retries {
+                        // A name that did not resolve gets one more try, not all of them: a
+                        // missing network or a typo in the URL does not mend in seconds.
+                        let retries = match error {
+                            ModelError::Unreachable { dns: true, .. } => self.opts.retries.min(1),
+                            _ => self.opts.retries,
+                        };
+                        if attempt >= retries {
+                            let after_attempts =
+                                |m: String| format!("{m} (after {} attempts)", attempt + 1);
                             return Err(match error {
-                                ModelError::Transport(m) if attempt > 0 => ModelError::Transport(
-                                    format!("{m} (after {} attempts)", attempt + 1),
-                                ),
+                                ModelError::Transport(m) if attempt > 0 => {
+                                    ModelError::Transport(after_attempts(m))
+                                }
+                                ModelError::Unreachable { message, dns } if attempt > 0 => {
+                                    ModelError::Unreachable {
+                                        message: after_attempts(message),
+                                        dns,
+                                    }
+                                }
                                 other => other,
                             });
                         }
@@ -394,13 +415,21 @@ impl ChatModel for OpenAiClient {
                             )
                         });
                         attempt += 1;
-                        sink.retrying(attempt, self.opts.retries, delay, &error.to_string());
+                        sink.retrying(attempt, retries, delay, &error.to_string());
                         tokio::time::sleep(delay).await;
                     }
                 }
             }
         })
     }
+}
+
+/// One cause in a send error's chain says the host name did not resolve (reqwest and the
+/// system resolver word it so; there is no typed kind for it).
+fn is_dns_failure(cause: &str) -> bool {
+    cause == "dns error"
+        || cause.contains("failed to lookup address")
+        || cause.contains("Name or service")
 }
 
 /// Fails once the response has started more tool calls than hx runs from one response (a
@@ -496,6 +525,20 @@ impl OpenAiClient {
     /// Why a request could not be sent, saying what to check: the URL it went to, and for
     /// the common causes the next step. A refused port on this machine means no server runs
     /// there; a name that does not resolve is a wrong base URL or no network.
+    /// A request that could not be sent: a connection that was never made is
+    /// [`ModelError::Unreachable`], anything else a transport error.
+    fn send_error(&self, e: &reqwest::Error) -> AttemptError {
+        let message = self.describe_send_error(e);
+        if !e.is_connect() {
+            return transport(message);
+        }
+        let dns = source_chain(e).iter().any(|c| is_dns_failure(c));
+        AttemptError::Retry {
+            error: ModelError::Unreachable { message, dns },
+            after: None,
+        }
+    }
+
     fn describe_send_error(&self, e: &reqwest::Error) -> String {
         if !e.is_connect() {
             return describe_reqwest(e);
@@ -515,11 +558,7 @@ impl OpenAiClient {
         };
         let cause = source_chain(e);
         let refused = io_kinds(e).contains(&std::io::ErrorKind::ConnectionRefused);
-        let dns = cause.iter().any(|c| {
-            c == "dns error"
-                || c.contains("failed to lookup address")
-                || c.contains("Name or service")
-        });
+        let dns = cause.iter().any(|c| is_dns_failure(c));
         if refused && loopback {
             let hint = self.opts.refused_hint.as_deref().unwrap_or(
                 "start it, or check the port in the base URL (--base-url, or the provider's \

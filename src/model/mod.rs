@@ -41,6 +41,10 @@ pub enum ModelError {
     /// Connection, timeout or truncated-stream failures that outlasted the retries.
     #[error("{0}")]
     Transport(String),
+    /// The server was never reached: its name did not resolve, or nothing answered at its
+    /// address. `dns` when the name did not resolve, which a retry seldom changes.
+    #[error("{message}")]
+    Unreachable { message: String, dns: bool },
     /// The server refused the request as longer than the model's context window (DeepSeek's,
     /// OpenAI's, vLLM's and llama.cpp's ways of saying so; see [`overflow`]). Not retried as
     /// is: the conversation must shrink first, which the agent loop can do. `window` is the

@@ -39,6 +39,27 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// What was added since `base` (an earlier copy of these figures).
+    pub fn since(&self, base: &RunStats) -> RunStats {
+        let u = |a: u64, b: u64| a.saturating_sub(b);
+        RunStats {
+            turns: self.turns.saturating_sub(base.turns),
+            tool_calls: self.tool_calls.saturating_sub(base.tool_calls),
+            blocked: self.blocked.saturating_sub(base.blocked),
+            usage: Usage {
+                prompt_tokens: u(self.usage.prompt_tokens, base.usage.prompt_tokens),
+                prompt_cache_hit_tokens: u(
+                    self.usage.prompt_cache_hit_tokens,
+                    base.usage.prompt_cache_hit_tokens,
+                ),
+                completion_tokens: u(self.usage.completion_tokens, base.usage.completion_tokens),
+                reasoning_tokens: u(self.usage.reasoning_tokens, base.usage.reasoning_tokens),
+            },
+            has_usage: self.has_usage,
+            compactions: self.compactions.saturating_sub(base.compactions),
+        }
+    }
+
     /// `turns=2, tool_calls=1, blocked=0`, then token figures when the server sent them.
     pub fn summary(&self) -> String {
         let mut s = format!(
@@ -159,6 +180,10 @@ pub struct Session {
     /// The JSON bytes of the first N messages as recorded: (N, bytes), from reading the file,
     /// for the context meter (see [`Session::measured`]).
     measured: Option<(usize, u64)>,
+    /// Begun by this run, not read from a file.
+    is_new: bool,
+    /// `stats` when the current message began (`hx chat`: a Stop line is the message's).
+    message_base: RunStats,
 }
 
 impl Session {
@@ -176,6 +201,8 @@ impl Session {
             started: Instant::now(),
             ended: false,
             measured: None,
+            is_new: true,
+            message_base: RunStats::default(),
         }
     }
 
@@ -222,6 +249,8 @@ impl Session {
             started: Instant::now(),
             ended: false,
             measured,
+            is_new: false,
+            message_base: RunStats::default(),
         };
         (session, added)
     }
@@ -404,6 +433,35 @@ impl Session {
     /// the whole run, if any (the conversation itself is unaffected).
     pub fn close(&mut self) -> Option<String> {
         self.log.take().and_then(SessionLog::close)
+    }
+
+    /// A message of the conversation begins: [`Session::message_stats`] counts from here.
+    pub fn begin_message(&mut self) {
+        self.message_base = self.stats.clone();
+    }
+
+    /// This message's figures: the run's since [`Session::begin_message`] (the whole run's in
+    /// `hx agent`, which has one message).
+    pub fn message_stats(&self) -> RunStats {
+        self.stats.since(&self.message_base)
+    }
+
+    /// Begun by this run and never answered by the model (no key, a host that does not
+    /// resolve, a 401): there is nothing in it to go on with.
+    pub fn never_answered(&self) -> bool {
+        self.is_new
+            && !self
+                .messages
+                .iter()
+                .any(|m| matches!(m, Message::Assistant { .. }))
+    }
+
+    /// Closes the session and removes its file, which holds nothing to continue (see
+    /// [`Session::never_answered`]); gives whether there was a file.
+    pub fn discard(&mut self) -> bool {
+        let path = self.log.as_ref().map(|l| l.path().to_path_buf());
+        self.close();
+        path.is_some_and(|p| std::fs::remove_file(p).is_ok())
     }
 }
 

@@ -70,10 +70,14 @@ pub fn now_rfc3339() -> String {
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct Summary {
     pub id: String,
+    /// The id as `hx sessions list` shows it and `-r` takes it: unique in its workspace.
+    pub short_id: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub parent_id: Option<String>,
     pub path: PathBuf,
     pub started_at: String,
+    /// The folder its tools ran in.
+    pub workspace: String,
     pub model: String,
     pub provider: String,
     /// `answered`, `max_turns`, `stopped`, `error`, `interrupted`, `running` (another hx
@@ -156,48 +160,71 @@ impl Store {
             }
         }
         out.sort_by(|a, b| b.id.cmp(&a.id));
+        let ids = self.ids();
+        for s in &mut out {
+            s.short_id = short_id(&s.id, ids.iter().map(String::as_str));
+        }
         (out, warnings)
     }
 
-    /// The session whose id is `prefix` or starts with it; among top-level sessions and
-    /// subagents alike. An unknown or ambiguous prefix is an error listing candidates.
-    pub fn find(&self, prefix: &str) -> Result<PathBuf, String> {
-        let prefix = prefix.trim();
-        if prefix.is_empty() {
-            return Err("an empty session id".into());
+    /// The ids of the workspace's sessions (subagents' too), in id order.
+    pub fn ids(&self) -> Vec<String> {
+        self.files().iter().filter_map(|p| stem(p)).collect()
+    }
+
+    /// `id` as a person types it, unique among this workspace's sessions (see [`short_id`]).
+    pub fn short(&self, id: &str) -> String {
+        let ids = self.ids();
+        short_id(id, ids.iter().map(String::as_str))
+    }
+
+    /// The files whose id is `part`, or else holds it (any part of an id will do, the
+    /// short one from a listing included; case and dashes do not matter).
+    pub fn matching(&self, part: &str) -> Vec<PathBuf> {
+        let files = self.files();
+        if let Some(exact) = files.iter().find(|p| stem(p).as_deref() == Some(part)) {
+            return vec![exact.clone()];
         }
-        let matches: Vec<PathBuf> = self
-            .files()
+        let wanted = part.to_ascii_lowercase().replace('-', "");
+        if wanted.is_empty() {
+            return Vec::new();
+        }
+        files
             .into_iter()
             .filter(|p| {
-                p.file_stem()
-                    .and_then(|s| s.to_str())
-                    .is_some_and(|s| s.starts_with(prefix))
+                stem(p).is_some_and(|s| s.to_ascii_lowercase().replace('-', "").contains(&wanted))
             })
-            .collect();
-        let id_of = |p: &PathBuf| {
-            p.file_stem()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        };
+            .collect()
+    }
+
+    /// The session whose id is `part` or holds it; among top-level sessions and subagents
+    /// alike. An unknown or ambiguous part is an error listing candidates.
+    pub fn find(&self, part: &str) -> Result<PathBuf, String> {
+        let part = part.trim();
+        if part.is_empty() {
+            return Err("an empty session id".into());
+        }
+        let matches = self.matching(part);
         match matches.len() {
             1 => Ok(matches[0].clone()),
             0 => {
                 let (recent, _) = self.list(false);
-                let shown: Vec<String> = recent.iter().take(5).map(|s| s.id.clone()).collect();
+                let ids = self.ids();
+                let shown: Vec<String> = recent
+                    .iter()
+                    .take(5)
+                    .map(|s| short_id(&s.id, ids.iter().map(String::as_str)))
+                    .collect();
                 Err(if shown.is_empty() {
-                    format!("no session {prefix:?} in this workspace (it has none)")
+                    format!("no session {part:?} in this workspace (it has none)")
                 } else {
                     format!(
-                        "no session {prefix:?} in this workspace; recent ones: {} ('hx sessions list' shows all)",
+                        "no session {part:?} in this workspace; recent ones: {} ('hx sessions list' shows all)",
                         shown.join(", ")
                     )
                 })
             }
-            _ => Err(format!(
-                "session id {prefix:?} is ambiguous; it starts: {}",
-                matches.iter().map(id_of).collect::<Vec<_>>().join(", ")
-            )),
+            n => Err(ambiguous(part, &matches, n, &self.ids())),
         }
     }
 
@@ -215,6 +242,63 @@ impl Store {
         }
     }
 
+    /// Removes the session at `path` with its subagents' files; gives the ids removed. A
+    /// session that a run is writing now is left, and is the error.
+    pub fn remove(&self, path: &Path) -> Result<Vec<String>, String> {
+        let header = record::read_header(path).map_err(|e| e.to_string())?;
+        if is_busy(path) {
+            return Err(format!(
+                "session {} is in use by a running hx; not removed",
+                self.short(&header.id)
+            ));
+        }
+        let mut removed = Vec::new();
+        for (child, child_path) in self.children(&header.id) {
+            if std::fs::remove_file(&child_path).is_ok() {
+                removed.push(child.id);
+            }
+        }
+        std::fs::remove_file(path).map_err(|e| format!("cannot remove {}: {e}", path.display()))?;
+        removed.insert(0, header.id);
+        Ok(removed)
+    }
+
+    /// Removes the sessions last written longer than `age` ago (a subagent's with its
+    /// parent's, or alone when its parent is gone), never one in use; gives the ids removed
+    /// and what could not be.
+    pub fn prune(&self, age: std::time::Duration) -> (Vec<String>, Vec<String>) {
+        let now = SystemTime::now();
+        let old = |p: &Path| {
+            std::fs::metadata(p)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| now.duration_since(t).is_ok_and(|d| d > age))
+        };
+        let (mut removed, mut problems) = (Vec::new(), Vec::new());
+        for path in self.files() {
+            if !path.exists() || !old(&path) {
+                continue;
+            }
+            match record::read_header(&path) {
+                // A subagent's file goes with its parent, unless the parent is gone.
+                Ok(h)
+                    if h.parent_id
+                        .as_ref()
+                        .is_some_and(|p| self.path_of(p).exists()) => {}
+                Ok(_) => match self.remove(&path) {
+                    Ok(ids) => removed.extend(ids),
+                    Err(e) => problems.push(e),
+                },
+                // Unreadable and old: not a session anyone can continue.
+                Err(_) if !is_busy(&path) => match std::fs::remove_file(&path) {
+                    Ok(()) => removed.push(stem(&path).unwrap_or_default()),
+                    Err(e) => problems.push(format!("cannot remove {}: {e}", path.display())),
+                },
+                Err(_) => {}
+            }
+        }
+        (removed, problems)
+    }
+
     /// The subagent sessions started by session `parent_id`, in id order.
     pub fn children(&self, parent_id: &str) -> Vec<(Header, PathBuf)> {
         self.files()
@@ -225,6 +309,53 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// Hex digits of a short id. A UUIDv7 begins with its time, which recent sessions share, and
+/// ends with random bits: 8 of those are 4 billion values, unique in any one workspace.
+pub const SHORT_ID: usize = 8;
+/// Candidates an ambiguous id lists.
+const CANDIDATES: usize = 10;
+
+/// The end of `id`, [`SHORT_ID`] characters or as many more as it takes for no other id of
+/// `ids` to hold it (an id typed with `-r` may be any part).
+pub fn short_id<'a>(id: &str, ids: impl IntoIterator<Item = &'a str>) -> String {
+    let others: Vec<&str> = ids.into_iter().filter(|o| *o != id).collect();
+    let chars: Vec<char> = id.chars().collect();
+    let mut n = SHORT_ID.min(chars.len());
+    loop {
+        let tail: String = chars[chars.len() - n..].iter().collect();
+        if n >= chars.len() || !others.iter().any(|o| o.contains(&tail)) {
+            return tail;
+        }
+        n += 1;
+    }
+}
+
+fn stem(path: &Path) -> Option<String> {
+    path.file_stem().map(|s| s.to_string_lossy().into_owned())
+}
+
+/// The error for an id that `n` sessions hold: the first candidates, one a line, each with
+/// its time and first message.
+fn ambiguous(part: &str, matches: &[PathBuf], n: usize, ids: &[String]) -> String {
+    let mut text =
+        format!("session id {part:?} is ambiguous: {n} sessions hold it; type more of it:");
+    for path in matches.iter().rev().take(CANDIDATES) {
+        let id = stem(path).unwrap_or_default();
+        let short = short_id(&id, ids.iter().map(String::as_str));
+        match summarize(path) {
+            Ok(s) => text.push_str(&format!("\n  {short}  {}  {}", s.started_at, s.task)),
+            Err(_) => text.push_str(&format!("\n  {short}  (unreadable)")),
+        }
+    }
+    if n > CANDIDATES {
+        text.push_str(&format!(
+            "\n  ... and {} more ('hx sessions list' shows all)",
+            n - CANDIDATES
+        ));
+    }
+    text
 }
 
 /// A listing line for one file, reading its start and its end rather than all of it.
@@ -249,10 +380,12 @@ pub fn summarize(path: &Path) -> Result<Summary, String> {
         }
     };
     Ok(Summary {
+        short_id: short_id(&header.id, []),
         id: header.id,
         parent_id: header.parent_id,
         path: path.to_path_buf(),
         started_at: header.started_at,
+        workspace: header.workspace,
         model: header.model,
         provider: header.provider,
         outcome,

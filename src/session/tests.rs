@@ -152,7 +152,14 @@ fn find_by_prefix_and_newest() {
         store.path_of("0190bbbb-3")
     );
     let e = store.find("0190aa").expect_err("ambiguous");
-    assert!(e.contains("ambiguous") && e.contains("0190aaab-2"), "{e}");
+    assert!(e.contains("ambiguous") && e.contains("2 sessions"), "{e}");
+    // One candidate a line, with its first message.
+    assert!(e.lines().any(|l| l.contains("task 0190aaab-2")), "{e}");
+    // Any part of an id will do, dashes and case aside.
+    assert_eq!(
+        store.find("BBB-3").expect("part"),
+        store.path_of("0190bbbb-3")
+    );
     let e = store.find("ffff").expect_err("unknown");
     assert!(e.contains("recent ones"), "{e}");
     // Garbage in the folder is skipped by listing, with a warning.
@@ -162,6 +169,18 @@ fn find_by_prefix_and_newest() {
     assert_eq!(list.len(), 3);
     assert_eq!(warnings.len(), 2, "{warnings:?}");
     assert_eq!(list[0].id, "0190bbbb-3");
+}
+
+#[test]
+fn short_ids_are_the_end_of_the_id_and_grow_where_another_holds_them() {
+    let a = "019a0000-0000-7000-8000-00000000abcd";
+    let b = "019a0000-0000-7000-8000-11110000abcd";
+    assert_eq!(store::short_id(a, [a]), "0000abcd");
+    // Another id ends the same: one more character makes each unique.
+    assert_eq!(store::short_id(a, [a, b]), "00000abcd");
+    assert_eq!(store::short_id(b, [a, b]), "10000abcd");
+    // Never longer than the id.
+    assert_eq!(store::short_id("ab", ["ab", "xab"]), "ab");
 }
 
 #[test]

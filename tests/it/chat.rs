@@ -217,7 +217,8 @@ fn ctrl_d_exits_0_with_the_session_line() {
         .expect("stem")
         .to_string_lossy()
         .into_owned();
-    chat.expect(&format!("hx: session {id}"));
+    // By its short id: the last 8 characters.
+    chat.expect(&format!("hx: session {} ", &id[id.len() - 8..]));
     assert_eq!(chat.exit_code(), 0);
 }
 
@@ -394,9 +395,11 @@ fn resume_lists_the_sessions_and_switches_to_the_one_picked() {
     chat.say("/new");
     chat.say("second");
     chat.type_line("/resume");
-    // Newest first: the second session is 1, the first 2.
-    chat.expect("Resume which?");
-    assert!(chat.say("2").contains("hx: resumed session"));
+    // The session the chat is in is left out: the first one is the only one listed.
+    let listed = chat.expect("Resume which?");
+    // One request, "1 turn".
+    assert_eq!(listed.matches(" 1 turn ").count(), 1, "{listed}");
+    assert!(chat.say("1").contains("hx: resumed session"));
     chat.say("third");
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
@@ -532,4 +535,102 @@ fn context_counts_the_mcp_tools_the_next_message_offers() {
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
     assert!(crate::support::tool_names(&body(&server, 0)).contains(&"mcp__t__echo".to_string()));
+}
+
+#[test]
+fn each_messages_stop_line_has_that_messages_figures() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("c1", "bash", r#"{"command":"echo one"}"#)]),
+        Reply::text("First."),
+        Reply::tool_calls(vec![Call::new("c2", "bash", r#"{"command":"echo two"}"#)]),
+        Reply::text("Second."),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    let first = chat.say("first");
+    assert!(
+        first.contains("[HOOK] Stop: turns=2, tool_calls=1,"),
+        "{first}"
+    );
+    let second = chat.say("second");
+    // Not the session's 4 and 2 so far.
+    assert!(
+        second.contains("[HOOK] Stop: turns=2, tool_calls=1,"),
+        "{second}"
+    );
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
+#[test]
+fn context_gives_tokens_against_the_window() {
+    let server = FakeServer::start(vec![Reply::text(&"long answer ".repeat(2000))]);
+    let mut hx = chat_hx(&server);
+    hx.write_user_config("config.toml", "context_window = 50000\n");
+    let mut chat = Chat::start(&hx);
+    let tokens = |text: &str| -> u64 {
+        let line = text
+            .lines()
+            .find(|l| l.starts_with("next request: about "))
+            .unwrap_or_else(|| panic!("no size line in {text}"));
+        assert!(line.contains("tokens of the 50,000-token window"), "{line}");
+        line["next request: about ".len()..]
+            .split_whitespace()
+            .next()
+            .and_then(|n| n.replace(',', "").parse().ok())
+            .unwrap_or_else(|| panic!("no count in {line}"))
+    };
+    let before = tokens(&chat.say("/context"));
+    assert!(before > 500, "the system prompt and tools alone: {before}");
+    chat.say("hello");
+    let after = tokens(&chat.say("/context"));
+    // The answer's 24,000 characters are in the next request now.
+    assert!(after > before + 6_000, "{before} -> {after}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
+#[test]
+fn the_banner_names_the_provider_and_comes_after_the_start_up_warnings() {
+    let server = FakeServer::start(vec![]);
+    let mut hx = chat_hx(&server);
+    hx.write_file(".agents/skills/broken/SKILL.md", "no frontmatter here\n");
+    let chat = Chat::start(&hx);
+    let seen = chat.seen.clone();
+    // (The terminal reader shows the banner's dots as two Latin-1 characters.)
+    let banner = seen
+        .find("hx chat ")
+        .unwrap_or_else(|| panic!("no banner in {seen}"));
+    let line = seen[banner..].lines().next().unwrap_or_default();
+    for part in [" deepseek-flash ", " deepseek ", &server.url()] {
+        assert!(line.contains(part), "{part:?} in {line}");
+    }
+    let warning = seen
+        .find("broken")
+        .unwrap_or_else(|| panic!("no warning about the broken skill in {seen}"));
+    assert!(warning < banner, "{seen}");
+    let mut chat = chat;
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
+#[test]
+fn a_second_tab_lists_the_candidates() {
+    let server = FakeServer::start(vec![]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    // /clear, /compact and /context share "/c".
+    chat.p.send("/c\t\t").expect("type");
+    chat.p.flush().expect("flush");
+    chat.expect("/clear");
+    chat.expect("/compact");
+    chat.expect("/context");
+    chat.expect("hx> /c");
+    // The line still holds what was common to them: the list was shown, nothing picked, so
+    // typing the rest makes /context.
+    chat.p.send("ontext\r").expect("type");
+    chat.p.flush().expect("flush");
+    chat.expect("next request: about");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
 }

@@ -173,3 +173,60 @@ fn a_broken_hooks_file_stops_the_run_before_the_first_request() {
         run.dump()
     );
 }
+
+#[test]
+fn every_hook_run_is_one_trace_line_and_verbose_shows_what_it_said() {
+    let run_with = |verbose: bool| {
+        let server = one_call("echo hi");
+        let mut hx = Hx::new(&server);
+        let lint = script(
+            &hx,
+            "lint.sh",
+            "echo 'lint: ok'\necho 'lint warnings: 0' >&2\n",
+        );
+        let start = script(&hx, "start.sh", "echo 'Remember the release is frozen.'\n");
+        user_hooks(
+            &hx,
+            json!({
+                "PostToolUse": groups("bash", &[&lint], None),
+                "SessionStart": groups("", &[&start], None),
+            }),
+        );
+        if verbose {
+            hx.arg("agent").arg("-v").arg("go");
+        } else {
+            hx.arg("agent").arg("go");
+        }
+        let run = hx.run();
+        run.assert_success();
+        run
+    };
+    let run = run_with(false);
+    let post = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hook PostToolUse: ") && l.contains("lint.sh"))
+        .unwrap_or_else(|| panic!("no line for the PostToolUse hook:\n{}", run.stderr));
+    assert!(
+        post.contains(" · exit 0 · ") && post.ends_with(" ms"),
+        "{post}"
+    );
+    let start = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hook SessionStart: "))
+        .unwrap_or_else(|| panic!("no line for the SessionStart hook:\n{}", run.stderr));
+    assert!(
+        start.contains("its output went into the task (31 chars)"),
+        "{start}"
+    );
+    assert!(!run.stderr.contains("lint: ok"), "{}", run.stderr);
+
+    let run = run_with(true);
+    assert!(run.stderr.contains("  | lint: ok"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("  | lint warnings: 0"),
+        "{}",
+        run.stderr
+    );
+}

@@ -442,8 +442,9 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
         .write_file(".mcp.json", &mcp_json.to_string())
         .env_remove("DEEPSEEK_API_KEY");
 
+    // "bad" failed to start: the listing is printed whole, and the exit code says so.
     let run = hx.run_args(&["mcp", "list", "--json"]);
-    run.assert_success();
+    run.assert_code(1);
     let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
     let by_name = |n: &str| {
         list.as_array()
@@ -483,7 +484,7 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
         .ends_with(".mcp.json"));
 
     let run = hx.run_args(&["mcp", "list"]);
-    run.assert_success();
+    run.assert_code(1);
     let lines: Vec<&str> = run.stdout.lines().collect();
     let head = lines
         .iter()

@@ -601,7 +601,11 @@ fn json_mode_reports_a_failed_turn_on_stdout_and_the_reason_on_stderr() {
         .is_some_and(|m| m.contains("bad key")));
     assert_eq!(
         run.stderr,
-        "hx: API error 401: Unauthorized: bad key\n",
+        format!(
+            "hx: API error 401: Unauthorized: bad key (the key in DEEPSEEK_API_KEY was refused \
+             by provider deepseek at {})\n",
+            server.url()
+        ),
         "{}",
         run.dump()
     );
@@ -744,4 +748,65 @@ fn a_link_the_model_makes_at_the_output_path_is_replaced_not_followed() {
         .file_type()
         .is_symlink());
     assert_eq!(hx.read_file("answer.md"), "The answer.\n");
+}
+
+#[test]
+fn json_item_ids_run_without_gaps_in_the_order_they_appear() {
+    let (_server, _hx, run) = full_run(&["--json"]);
+    let events = events(&run);
+    let mut seen: Vec<u64> = Vec::new();
+    for e in &events {
+        let Some(id) = e["item"]["id"].as_str() else {
+            continue;
+        };
+        let n: u64 = id
+            .strip_prefix("item_")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("odd id {id}"));
+        if !seen.contains(&n) {
+            seen.push(n);
+        }
+    }
+    // The plan's call shows as its list, and takes no id of its own.
+    let want: Vec<u64> = (0..seen.len() as u64).collect();
+    assert_eq!(seen, want, "{}", run.stdout);
+}
+
+#[test]
+fn a_long_call_is_cut_on_its_pre_tool_use_line_and_whole_with_verbose() {
+    let content = "x".repeat(5000);
+    let script = || {
+        vec![
+            Reply::tool_calls(vec![call(
+                "w1",
+                "write_file",
+                json!({"path": "big.txt", "content": content}),
+            )]),
+            Reply::text("Written."),
+        ]
+    };
+    let server = FakeServer::start(script());
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "write it"]);
+    let run = hx.run();
+    run.assert_success();
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("[HOOK] PreToolUse write_file("))
+        .unwrap_or_else(|| panic!("no PreToolUse line:\n{}", run.stderr));
+    assert!(line.chars().count() < 260, "{} chars: {line}", line.len());
+    assert!(line.contains('…'), "{line}");
+
+    let server = FakeServer::start(script());
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "-v", "write it"]);
+    let run = hx.run();
+    run.assert_success();
+    let line = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("[HOOK] PreToolUse write_file("))
+        .unwrap_or_else(|| panic!("no PreToolUse line:\n{}", run.stderr));
+    assert!(line.contains(&"x".repeat(5000)), "{} chars", line.len());
 }

@@ -25,6 +25,11 @@ fn id_of(path: &Path) -> String {
 }
 
 /// The session line every recorded run ends with.
+/// The id as hx shows it: its last 8 characters (unique in these tests' workspaces).
+fn short(id: &str) -> &str {
+    &id[id.len().saturating_sub(8)..]
+}
+
 fn session_line_id(stderr: &str) -> String {
     let line = stderr
         .lines()
@@ -51,11 +56,11 @@ fn continue_sends_the_recorded_conversation_plus_the_new_message() {
     let first = hx.run();
     first.assert_code(0);
     let file = only_session(&hx);
-    assert_eq!(session_line_id(&first.stderr), id_of(&file));
+    assert_eq!(session_line_id(&first.stderr), short(&id_of(&file)));
     assert!(
         first
             .stderr
-            .contains(&format!("hx agent -r {}", id_of(&file))),
+            .contains(&format!("hx agent -r {}", short(&id_of(&file)))),
         "{}",
         first.stderr
     );
@@ -285,7 +290,7 @@ fn a_subagent_records_its_own_session_linked_to_the_parent() {
     assert_eq!(child.parent_id.as_deref(), Some(parent.id.as_str()));
     assert_eq!(child.parent_call_id.as_deref(), Some("t1"));
     // Only the parent is named at the end, and -c continues the parent.
-    assert_eq!(session_line_id(&run.stderr), parent.id);
+    assert_eq!(session_line_id(&run.stderr), short(&parent.id));
 
     // The transcript nests the subagent under its call.
     hx.clear_args().args(["sessions", "show", &parent.id]);
@@ -294,7 +299,7 @@ fn a_subagent_records_its_own_session_linked_to_the_parent() {
     let call_at = show.stdout.find("> task").expect("the call");
     let child_at = show
         .stdout
-        .find(&format!("session {}", child.id))
+        .find(&format!("session {} ({})", short(&child.id), child.id))
         .expect("the child transcript");
     assert!(call_at < child_at, "{}", show.stdout);
     assert!(show.stdout.contains("user: delegate"), "{}", show.stdout);
@@ -439,7 +444,11 @@ fn sessions_list_and_show() {
     let lines: Vec<&str> = list.stdout.lines().collect();
     assert_eq!(lines.len(), 2, "{}", list.stdout);
     // Newest first.
-    assert!(lines[0].starts_with(&id_of(&files[1])), "{}", list.stdout);
+    assert!(
+        lines[0].starts_with(&format!("{}  ", short(&id_of(&files[1])))),
+        "{}",
+        list.stdout
+    );
     assert!(lines[0].contains("another task"));
     assert!(lines[1].contains("first line of task"));
     assert!(!lines[1].contains("second line"));
@@ -553,4 +562,40 @@ fn a_session_another_run_is_writing_cannot_be_continued() {
     assert_eq!(server.requests().len(), 2);
     let _ = waiting.kill();
     let _ = waiting.wait();
+}
+
+#[test]
+fn sessions_show_puts_each_result_under_its_own_call() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            Call::new("c1", "bash", r#"{"command":"echo AAA"}"#),
+            Call::new("c2", "bash", r#"{"command":"echo BBB"}"#),
+        ]),
+        Reply::text("Both ran."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "run two"]);
+    hx.run().assert_success();
+    let id = id_of(&only_session(&hx));
+    let show = hx.run_args(&["sessions", "show", &id]);
+    show.assert_success();
+    let lines: Vec<&str> = show.stdout.lines().map(str::trim).collect();
+    let at = |want: &str| {
+        lines
+            .iter()
+            .position(|l| l.contains(want))
+            .unwrap_or_else(|| panic!("{want:?} in:\n{}", show.stdout))
+    };
+    let (call_a, out_a, call_b, out_b) = (
+        at("echo AAA\"}"),
+        at("| AAA"),
+        at("echo BBB\"}"),
+        at("| BBB"),
+    );
+    assert!(
+        call_a < out_a && out_a < call_b && call_b < out_b,
+        "{}",
+        show.stdout
+    );
+    assert!(at("assistant: Both ran.") > out_b);
 }
