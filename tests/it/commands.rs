@@ -148,3 +148,34 @@ fn chat_help_says_what_max_turns_does_in_a_chat() {
         "{words}"
     );
 }
+
+#[test]
+fn hx_models_lists_the_servers_models_and_marks_the_configured_one() {
+    let server = FakeServer::start(vec![]);
+    let hx = Hx::new(&server);
+    let run = hx.run_args(&["models"]);
+    run.assert_success();
+    assert_eq!(
+        run.stdout,
+        "* deepseek-flash\n  deepseek-v4-pro\n",
+        "{}",
+        run.dump()
+    );
+    let asked = &server.requests()[0];
+    assert_eq!(
+        (asked.method.as_str(), asked.path.as_str()),
+        ("GET", "/models")
+    );
+    assert_eq!(asked.header("authorization"), Some("Bearer test-key"));
+
+    let run = hx.run_args(&["models", "--json"]);
+    run.assert_success();
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["configured"], "deepseek-flash");
+    assert_eq!(v["models"], json!(["deepseek-flash", "deepseek-v4-pro"]));
+
+    // Nothing listening: a clear error, exit 1.
+    let run = Hx::new_offline().run_args(&["models"]);
+    run.assert_code(1);
+    assert!(run.stderr.contains("cannot connect to"), "{}", run.dump());
+}
