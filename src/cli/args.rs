@@ -59,6 +59,9 @@ pub enum Command {
     /// List the MCP servers a run here would start, their state and their tools (no API key
     /// needed)
     Mcp(McpArgs),
+    /// Print the effective configuration here, each value with where it came from (a
+    /// default, the user's file, the project's, the environment, a flag; no API key needed)
+    Config(ConfigArgs),
     /// List the models the provider's server offers (its /models endpoint), the configured
     /// one marked with *
     Models(ModelsArgs),
@@ -75,6 +78,16 @@ pub enum Command {
         #[arg(long = "dir", value_name = "DIR")]
         into: Option<std::path::PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The options of a run, to see what they change
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Machine-readable output: one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Args)]

@@ -16,6 +16,7 @@ macro_rules! errln {
 mod agent;
 mod args;
 mod chat;
+mod config;
 mod context;
 mod mcp;
 mod models;
@@ -75,6 +76,7 @@ pub fn main_with_args() -> i32 {
         Command::Context(args) => context::context_command(args),
         Command::Mcp(args) => mcp::mcp_command(args),
         Command::Models(args) => models::models_command(args),
+        Command::Config(args) => config::config_command(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { into } => man(into.as_deref()),
     }
