@@ -189,6 +189,9 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     code
 }
 
+/// How long `/model` waits for the server's list of models.
+const MODELS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// How long the banner waits for the agent's build, so that its warnings come first.
 const BANNER_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
 
@@ -272,6 +275,7 @@ impl Chat {
                         return self.end_by_signal(sig, terminal);
                     }
                 }
+                Input::Model(None) => self.offer_models().await,
                 Input::Model(name) => self.model(name),
                 Input::Effort(name) => self.effort(name),
                 Input::Skills => self.say(&super::skills_text(
@@ -548,6 +552,36 @@ impl Chat {
     }
 
     /// `/model [NAME]`: shows the model, or goes on with another (recorded in the session).
+    /// `/model` alone: the model, then the ones the provider's server lists to switch to.
+    async fn offer_models(&mut self) {
+        self.say(&format!(
+            "model: {} (provider {})",
+            self.config.model, self.config.provider
+        ));
+        let client = match crate::model::OpenAiClient::new(self.config.client_options()) {
+            Ok(c) => c,
+            Err(e) => return self.say(&format!("hx: {e}")),
+        };
+        let listed = tokio::time::timeout(MODELS_WAIT, client.list_models()).await;
+        let models = match listed {
+            Ok(Ok(m)) if !m.is_empty() => m,
+            Ok(Ok(_)) => return self.say("the server lists no models; /model NAME switches"),
+            Ok(Err(e)) => return self.say(&format!("hx: cannot list the models: {e}")),
+            Err(_) => {
+                return self.say(&format!(
+                    "hx: the server did not list its models within {} s; /model NAME switches",
+                    MODELS_WAIT.as_secs()
+                ))
+            }
+        };
+        let mut text = String::from("the provider offers (/model NAME switches):");
+        for m in &models {
+            let mark = if *m == self.config.model { "*" } else { " " };
+            text.push_str(&format!("\n{mark} {m}"));
+        }
+        self.say(&text);
+    }
+
     fn model(&mut self, name: Option<String>) {
         let Some(name) = name else {
             self.say(&format!(

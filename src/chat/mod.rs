@@ -117,7 +117,8 @@ pub fn context_text(
     );
     let _ = writeln!(
         s,
-        "skill catalog: {skills} skill(s), {} of at most {budget} characters (skills_catalog_budget)",
+        "skill catalog: {}, {} of at most {budget} characters (skills_catalog_budget)",
+        crate::text::count(skills as u64, "skill"),
         chars(catalog)
     );
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
@@ -135,8 +136,8 @@ pub fn context_text(
     let conv_tokens: u64 = conversation.iter().map(|m| estimate::message(m)).sum();
     let _ = write!(
         s,
-        "conversation: {} message(s), about {} tokens ({conv_chars} characters)",
-        conversation.len(),
+        "conversation: {}, about {} tokens ({conv_chars} characters)",
+        crate::text::count(conversation.len() as u64, "message"),
         thousands(conv_tokens)
     );
     s
@@ -221,8 +222,8 @@ pub fn skills_text(registry: &SkillRegistry, catalog: &str, budget: usize) -> St
     }
     let _ = write!(
         s,
-        "{} skill(s); the catalog in the system prompt is {} of at most {budget} characters",
-        registry.len(),
+        "{}; the catalog in the system prompt is {} of at most {budget} characters",
+        crate::text::count(registry.len() as u64, "skill"),
         catalog.chars().count()
     );
     s

@@ -59,6 +59,12 @@ pub enum Command {
     /// List the MCP servers a run here would start, their state and their tools (no API key
     /// needed)
     Mcp(McpArgs),
+    /// Print the effective configuration here, each value with where it came from (a
+    /// default, the user's file, the project's, the environment, a flag; no API key needed)
+    Config(ConfigArgs),
+    /// List the models the provider's server offers (its /models endpoint), the configured
+    /// one marked with *
+    Models(ModelsArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions {
@@ -72,6 +78,29 @@ pub enum Command {
         #[arg(long = "dir", value_name = "DIR")]
         into: Option<std::path::PathBuf>,
     },
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigArgs {
+    /// The options of a run, to see what they change
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Machine-readable output: one JSON object
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ModelsArgs {
+    /// Provider whose server to ask
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Base URL of the API; the list is asked of {base}/models
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// Machine-readable output: one JSON object
+    #[arg(long)]
+    pub json: bool,
 }
 
 const COMPLETIONS_HELP: &str = "\

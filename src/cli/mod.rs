@@ -16,8 +16,10 @@ macro_rules! errln {
 mod agent;
 mod args;
 mod chat;
+mod config;
 mod context;
 mod mcp;
+mod models;
 mod sandbox;
 mod sessions;
 mod skills;
@@ -73,6 +75,8 @@ pub fn main_with_args() -> i32 {
         Command::Sandbox(args) => sandbox::sandbox_command(args),
         Command::Context(args) => context::context_command(args),
         Command::Mcp(args) => mcp::mcp_command(args),
+        Command::Models(args) => models::models_command(args),
+        Command::Config(args) => config::config_command(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { into } => man(into.as_deref()),
     }

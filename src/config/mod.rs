@@ -7,6 +7,7 @@
 //! (`crate::trust`).
 
 mod file;
+pub mod origins;
 mod presets;
 mod resolve;
 

@@ -157,11 +157,64 @@ pub fn http_client(base_url: &str, connect_timeout: Duration) -> Result<reqwest:
         .map_err(|e| format!("cannot build HTTP client: {e}"))
 }
 
+/// Bytes of a `/models` answer read; a list of thousands of models (OpenRouter's) fits.
+const MAX_MODELS_BYTES: usize = 4 * 1024 * 1024;
+/// Models of a `/models` answer kept, and characters of each name.
+const MAX_MODELS: usize = 10_000;
+const MAX_MODEL_NAME: usize = 200;
+
 impl OpenAiClient {
     pub fn new(opts: ClientOptions) -> Result<Self, String> {
         let http = http_client(&opts.base_url, opts.connect_timeout)?;
         let url = format!("{}/chat/completions", opts.base_url.trim_end_matches('/'));
         Ok(OpenAiClient { http, url, opts })
+    }
+
+    /// The model names the server's `GET {base}/models` lists (OpenAI's shape, which
+    /// DeepSeek, OpenRouter, Ollama, vLLM and llama.cpp's server all serve), in its order.
+    /// One attempt: a person is waiting, and the error says what to fix.
+    pub async fn list_models(&self) -> Result<Vec<String>, ModelError> {
+        let url = format!("{}/models", self.opts.base_url.trim_end_matches('/'));
+        let mut rb = self.http.get(&url);
+        if let Some(key) = &self.opts.api_key {
+            rb = rb.bearer_auth(key);
+        }
+        let resp = tokio::time::timeout(self.opts.request_timeout, rb.send())
+            .await
+            .map_err(|_| ModelError::Transport(format!("no answer from {url} in time")))?
+            .map_err(|e| match self.send_error(&e, &url) {
+                AttemptError::Fatal(e) | AttemptError::Retry { error: e, .. } => e,
+            })?;
+        let status = resp.status().as_u16();
+        let reason = resp.status().canonical_reason().unwrap_or("");
+        let ok = resp.status().is_success();
+        let text = read_capped(resp, MAX_MODELS_BYTES).await;
+        if !ok {
+            let message = format!("{reason}: {}", error_message(&text))
+                .trim_start_matches(": ")
+                .to_string();
+            let message = match (&self.opts.auth_hint, status) {
+                (Some(hint), 401 | 403) => format!("{message} ({hint})"),
+                _ => message,
+            };
+            return Err(ModelError::Api { status, message });
+        }
+        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
+            ModelError::Transport(format!("{url} did not answer with a list of models: {e}"))
+        })?;
+        let list = v
+            .get("data")
+            .or_else(|| v.get("models"))
+            .and_then(serde_json::Value::as_array)
+            .ok_or_else(|| {
+                ModelError::Transport(format!("{url} answered without a \"data\" list"))
+            })?;
+        Ok(list
+            .iter()
+            .filter_map(|m| m.get("id").or_else(|| m.get("name"))?.as_str())
+            .take(MAX_MODELS)
+            .map(|id| crate::text::one_line(id, MAX_MODEL_NAME))
+            .collect())
     }
 
     async fn attempt(
@@ -183,7 +236,7 @@ impl OpenAiClient {
         let resp = tokio::time::timeout(self.opts.idle_timeout, rb.send())
             .await
             .map_err(|_| transport("timed out waiting for the response headers"))?
-            .map_err(|e| self.send_error(&e))?;
+            .map_err(|e| self.send_error(&e, &self.url))?;
         let status = resp.status().as_u16();
         if resp.status().is_redirection() {
             let to = resp
@@ -527,8 +580,8 @@ impl OpenAiClient {
     /// there; a name that does not resolve is a wrong base URL or no network.
     /// A request that could not be sent: a connection that was never made is
     /// [`ModelError::Unreachable`], anything else a transport error.
-    fn send_error(&self, e: &reqwest::Error) -> AttemptError {
-        let message = self.describe_send_error(e);
+    fn send_error(&self, e: &reqwest::Error, url: &str) -> AttemptError {
+        let message = self.describe_send_error(e, url);
         if !e.is_connect() {
             return transport(message);
         }
@@ -539,12 +592,12 @@ impl OpenAiClient {
         }
     }
 
-    fn describe_send_error(&self, e: &reqwest::Error) -> String {
+    fn describe_send_error(&self, e: &reqwest::Error, to: &str) -> String {
         if !e.is_connect() {
             return describe_reqwest(e);
         }
-        let url = shown_url(&self.url);
-        let (host, port, loopback) = match reqwest::Url::parse(&self.url) {
+        let url = shown_url(to);
+        let (host, port, loopback) = match reqwest::Url::parse(to) {
             Ok(u) => {
                 let host = u.host_str().unwrap_or_default().to_string();
                 let bare = host.trim_start_matches('[').trim_end_matches(']');

@@ -240,9 +240,11 @@ fn unauthorized_is_not_retried_and_says_why() {
     run.assert_code(1);
     assert_eq!(server.requests().len(), 1);
     assert!(
-        run.stderr.contains(
-            "hx: API error 401: Unauthorized: Authentication Fails, Your api key is invalid\n"
-        ),
+        run.stderr.contains(&format!(
+            "hx: API error 401: Unauthorized: Authentication Fails, Your api key is invalid \
+             (the key in DEEPSEEK_API_KEY was refused by provider deepseek at {})\n",
+            server.url()
+        )),
         "{}",
         run.stderr
     );

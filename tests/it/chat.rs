@@ -634,3 +634,24 @@ fn a_second_tab_lists_the_candidates() {
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
 }
+
+#[test]
+fn model_alone_offers_the_providers_models() {
+    let server = FakeServer::start(vec![]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    let shown = chat.say("/model");
+    assert!(
+        shown.contains("model: deepseek-flash (provider deepseek)"),
+        "{shown}"
+    );
+    assert!(shown.contains("the provider offers"), "{shown}");
+    assert!(shown.contains("* deepseek-flash"), "{shown}");
+    assert!(shown.contains("  deepseek-v4-pro"), "{shown}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert!(server
+        .requests()
+        .iter()
+        .any(|r| r.method == "GET" && r.path == "/models"));
+}

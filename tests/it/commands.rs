@@ -148,3 +148,78 @@ fn chat_help_says_what_max_turns_does_in_a_chat() {
         "{words}"
     );
 }
+
+#[test]
+fn hx_models_lists_the_servers_models_and_marks_the_configured_one() {
+    let server = FakeServer::start(vec![]);
+    let hx = Hx::new(&server);
+    let run = hx.run_args(&["models"]);
+    run.assert_success();
+    assert_eq!(
+        run.stdout,
+        "* deepseek-flash\n  deepseek-v4-pro\n",
+        "{}",
+        run.dump()
+    );
+    let asked = &server.requests()[0];
+    assert_eq!(
+        (asked.method.as_str(), asked.path.as_str()),
+        ("GET", "/models")
+    );
+    assert_eq!(asked.header("authorization"), Some("Bearer test-key"));
+
+    let run = hx.run_args(&["models", "--json"]);
+    run.assert_success();
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    assert_eq!(v["configured"], "deepseek-flash");
+    assert_eq!(v["models"], json!(["deepseek-flash", "deepseek-v4-pro"]));
+
+    // Nothing listening: a clear error, exit 1.
+    let run = Hx::new_offline().run_args(&["models"]);
+    run.assert_code(1);
+    assert!(run.stderr.contains("cannot connect to"), "{}", run.dump());
+}
+
+#[test]
+fn hx_config_says_where_each_value_came_from() {
+    let mut hx = Hx::new_offline();
+    hx.write_user_config(
+        "config.toml",
+        "max_turns = 50\n[tools]\noutput_chars = 1234\n[mcp_servers.x]\ncommand = \"srv\"\nenv = { TOKEN = \"hunter2\" }\n",
+    )
+    .write_file(".hx/config.toml", "guard = false\n")
+    .env("HX_MODEL", "from-env");
+    let run = hx.run_args(&["config", "--sandbox", "read-only"]);
+    run.assert_success();
+    let line = |key: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.starts_with(&format!("{key} = ")))
+            .unwrap_or_else(|| panic!("no {key} in\n{}", run.stdout))
+            .to_string()
+    };
+    let user_file = hx.user_config_dir().join("config.toml");
+    assert!(line("provider").ends_with("# default"), "{}", run.stdout);
+    assert!(
+        line("model").contains("\"from-env\"") && line("model").ends_with("# environment HX_MODEL")
+    );
+    assert!(line("max_turns").ends_with(&format!("# user file {}", user_file.display())));
+    assert!(line("sandbox.mode").ends_with("# flag --sandbox"));
+    assert!(line("tools.output_chars").contains("1234"));
+    // The untrusted project file is not in force: its guard = false is listed apart.
+    assert!(line("guard").contains("true") && line("guard").ends_with("# default"));
+    assert!(run.stdout.contains("#   guard = false"), "{}", run.stdout);
+    // Credentials in a file are not printed.
+    assert!(!run.stdout.contains("hunter2"), "{}", run.stdout);
+    assert!(line("mcp_servers.x.env.TOKEN").contains("\"***\""));
+
+    let run = hx.run_args(&["config", "--json"]);
+    run.assert_success();
+    let v: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let model = v["settings"]
+        .as_array()
+        .and_then(|a| a.iter().find(|s| s["key"] == "model"))
+        .expect("model");
+    assert_eq!(model["origin"], "environment HX_MODEL");
+    assert_eq!(v["ignored"]["settings"][0]["key"], "guard");
+}

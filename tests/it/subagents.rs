@@ -161,7 +161,11 @@ fn subagent_turn_limit_failure_and_guard() {
     );
     assert_eq!(
         messages(&reqs[5].body)[5]["content"],
-        "Error: subagent failed: API error 401: Unauthorized: bad key"
+        format!(
+            "Error: subagent failed: API error 401: Unauthorized: bad key (the key in \
+             DEEPSEEK_API_KEY was refused by provider deepseek at {})",
+            server.url()
+        )
     );
     assert!(run
         .stderr

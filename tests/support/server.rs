@@ -171,6 +171,9 @@ fn pause(shared: &Shared, d: Duration) -> bool {
     !shared.stop.load(Ordering::SeqCst)
 }
 
+/// What `GET /models` answers, in OpenAI's (and DeepSeek's) shape.
+pub const MODELS_BODY: &str = r#"{"object":"list","data":[{"id":"deepseek-flash","object":"model","owned_by":"deepseek"},{"id":"deepseek-v4-pro","object":"model","owned_by":"deepseek"}]}"#;
+
 fn serve(stream: TcpStream, shared: &Shared) {
     // Bounded I/O so a stuck client can never pin a thread (or a test) forever.
     let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
@@ -206,6 +209,8 @@ fn serve(stream: TcpStream, shared: &Shared) {
                 let _ = plain(&mut out, 500, EXHAUSTED_BODY, &[]);
             }
         }
+    } else if method == "GET" && route.ends_with("/models") {
+        let _ = plain(&mut out, 200, MODELS_BODY, &[]);
     } else {
         let body = format!(
             r#"{{"error":{{"message":"fake server: no route for {method} {route}","type":"test"}}}}"#
