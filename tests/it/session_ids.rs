@@ -6,16 +6,7 @@ use std::path::Path;
 
 use crate::support::{messages, FakeServer, Hx, Reply};
 
-fn id_of(path: &Path) -> String {
-    path.file_stem()
-        .expect("stem")
-        .to_string_lossy()
-        .into_owned()
-}
-
-fn short(id: &str) -> &str {
-    &id[id.len() - 8..]
-}
+use crate::support::{session_id as id_of, short_id as short};
 
 #[test]
 fn the_short_id_is_shown_everywhere_and_continues_its_session() {

@@ -17,19 +17,9 @@ fn only_session(hx: &Hx) -> PathBuf {
     files[0].clone()
 }
 
-fn id_of(path: &Path) -> String {
-    path.file_stem()
-        .expect("stem")
-        .to_string_lossy()
-        .into_owned()
-}
+use crate::support::{session_id as id_of, short_id as short};
 
 /// The session line every recorded run ends with.
-/// The id as hx shows it: its last 8 characters (unique in these tests' workspaces).
-fn short(id: &str) -> &str {
-    &id[id.len().saturating_sub(8)..]
-}
-
 fn session_line_id(stderr: &str) -> String {
     let line = stderr
         .lines()

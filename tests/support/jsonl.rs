@@ -14,3 +14,16 @@ pub fn json_lines(text: &str) -> Vec<Value> {
 pub fn session_lines(path: &Path) -> Vec<Value> {
     json_lines(&std::fs::read_to_string(path).expect("read the session file"))
 }
+
+/// The id of the session whose file is `path`: its name without `.jsonl`.
+pub fn session_id(path: &Path) -> String {
+    path.file_stem()
+        .expect("a session file name")
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// A session id as hx shows it: its last 8 characters (unique in a test's workspace).
+pub fn short_id(id: &str) -> &str {
+    &id[id.len().saturating_sub(8)..]
+}

@@ -25,7 +25,7 @@ pub mod user;
 pub use body::{
     messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
 };
-pub use jsonl::{json_lines, session_lines};
+pub use jsonl::{json_lines, session_id, session_lines, short_id};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{outside_tmp, Hx, Run, DEFAULT_TIMEOUT};
