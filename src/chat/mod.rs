@@ -20,6 +20,7 @@ pub mod approve;
 pub mod commands;
 mod conversation;
 pub mod editor;
+mod rewind;
 mod switch;
 mod terminal;
 

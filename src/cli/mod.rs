@@ -18,6 +18,7 @@ macro_rules! errln {
 mod agent;
 mod args;
 mod chat;
+mod checkpoints;
 mod context;
 mod mcp;
 mod sandbox;
@@ -62,6 +63,9 @@ pub fn main_with_args() -> i32 {
         Command::Sandbox(args) => sandbox::sandbox_command(args),
         Command::Context(args) => context::context_command(args),
         Command::Mcp(args) => mcp::mcp_command(args),
+        Command::Diff(args) => checkpoints::diff_command(args),
+        Command::Rewind(args) => checkpoints::rewind_command(args),
+        Command::Checkpoints(args) => checkpoints::checkpoints_command(args),
     }
 }
 

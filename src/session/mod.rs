@@ -18,7 +18,8 @@ pub mod store;
 
 pub use log::SessionLog;
 pub use record::{
-    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, Loaded, RunInfo,
+    ApprovalLine, Change, Checkpoint, CheckpointLine, Compaction, End, EndOutcome, Figures, Header,
+    Line, Loaded, RewindLine, RunInfo,
 };
 pub use store::Store;
 
@@ -159,6 +160,8 @@ pub struct Session {
     /// The JSON bytes of the first N messages as recorded: (N, bytes), from reading the file,
     /// for the context meter (see [`Session::measured`]).
     measured: Option<(usize, u64)>,
+    /// The checkpoints of the workspace taken for it, in order (recorded and this run's).
+    checkpoints: Vec<Checkpoint>,
 }
 
 impl Session {
@@ -176,6 +179,7 @@ impl Session {
             started: Instant::now(),
             ended: false,
             measured: None,
+            checkpoints: Vec::new(),
         }
     }
 
@@ -222,6 +226,7 @@ impl Session {
             started: Instant::now(),
             ended: false,
             measured,
+            checkpoints: loaded.checkpoints,
         };
         (session, added)
     }
@@ -340,6 +345,54 @@ impl Session {
                 }
                 .text(),
             );
+        }
+    }
+
+    /// The checkpoints taken for this session, oldest first.
+    pub fn checkpoints(&self) -> &[Checkpoint] {
+        &self.checkpoints
+    }
+
+    /// The number the next numbered checkpoint gets.
+    pub fn next_checkpoint(&self) -> u32 {
+        self.checkpoints
+            .iter()
+            .filter_map(|c| c.line.n)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1)
+    }
+
+    /// Records a checkpoint of the workspace taken for this session.
+    pub fn record_checkpoint(&mut self, line: CheckpointLine) {
+        if let Some(l) = &self.log {
+            l.write(&Line::Checkpoint(&line).text());
+        }
+        self.checkpoints.push(Checkpoint {
+            line,
+            conversation_ok: true,
+        });
+    }
+
+    /// Records a rewind; with the conversation, the history goes back to its first
+    /// `at_message` messages here too, as a reader of the file will see it.
+    pub fn record_rewind(&mut self, line: &RewindLine) {
+        if let Some(l) = &self.log {
+            l.write(&Line::Rewind(line).text());
+            l.sync();
+        }
+        if let (true, Some(k)) = (line.conversation, line.at_message) {
+            if k <= self.messages.len() {
+                self.messages.truncate(k);
+                self.measured = None;
+                for c in self
+                    .checkpoints
+                    .iter_mut()
+                    .filter(|c| c.line.at_message > k)
+                {
+                    c.conversation_ok = false;
+                }
+            }
         }
     }
 

@@ -15,6 +15,7 @@ mod agent;
 mod bounds;
 mod chat;
 mod chat_approvals;
+mod checkpoints;
 mod containment;
 mod context;
 mod context_instructions;
