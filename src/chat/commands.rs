@@ -156,6 +156,12 @@ mod tests {
         );
         assert_eq!(p("/usage"), Input::Usage);
         assert_eq!(p("/effort"), Input::Effort(None));
+        assert_eq!(p("/diff"), Input::Diff);
+        assert_eq!(p("/rewind"), Input::Rewind(None));
+        assert_eq!(
+            p("/rewind 2 --code"),
+            Input::Rewind(Some("2 --code".into()))
+        );
         assert_eq!(p("/effort  low "), Input::Effort(Some("low".into())));
     }
 
@@ -180,7 +186,7 @@ mod tests {
         );
         assert_eq!(
             complete("/re", skills.iter().copied()),
-            vec!["/resume", "/release"]
+            vec!["/resume", "/rewind", "/release"]
         );
         assert!(complete("/zz", skills.iter().copied()).is_empty());
     }
