@@ -396,6 +396,7 @@ impl Store {
 
     /// Brings the index up to date with the workspace and writes its tree.
     async fn stage(&self) -> Result<(String, Vec<String>), GitError> {
+        self.settle().await?;
         let listing = self
             .git
             .run(
@@ -466,6 +467,12 @@ impl Store {
                 Ok(_) => {}
             }
         }
+        let unchanged = update.is_empty() && drop_.is_empty();
+        if !unchanged {
+            // Entries written in the second their files changed are "racily clean": git
+            // reads their content on every look until the index is written again later.
+            let _ = write_atomic(&self.dir.join("racy"), b"");
+        }
         if !drop_.is_empty() {
             self.git
                 .run(
@@ -495,8 +502,54 @@ impl Store {
                 )
                 .await?;
         }
+        let warnings = self.warnings(too_big, too_many);
+        // Nothing changed: the index is the one whose tree was written last time.
+        let cached = self.dir.join("tree");
+        if unchanged {
+            if let (Some(sig), Ok(text)) = (
+                index_signature(&self.index),
+                std::fs::read_to_string(&cached),
+            ) {
+                if let Some(tree) = text.strip_prefix(&sig).map(str::trim) {
+                    if tree.len() >= 40 {
+                        return Ok((tree.to_string(), warnings));
+                    }
+                }
+            }
+        }
         let tree = self.git.line(&["write-tree"], self.run_index()).await?;
-        Ok((tree, self.warnings(too_big, too_many)))
+        if let Some(sig) = index_signature(&self.index) {
+            let _ = write_atomic(&cached, format!("{sig}{tree}\n").as_bytes());
+        }
+        Ok((tree, warnings))
+    }
+
+    /// Writes the index again once a second has passed since it was last changed, so that
+    /// the entries it took in the second their files changed are checked by their stat data
+    /// from then on instead of by their content: what keeps an unchanged checkpoint a walk
+    /// of stat calls.
+    async fn settle(&self) -> Result<(), GitError> {
+        let marker = self.dir.join("racy");
+        let Ok(changed) = std::fs::metadata(&marker).and_then(|m| m.modified()) else {
+            return Ok(());
+        };
+        if SystemTime::now()
+            .duration_since(changed)
+            .unwrap_or_default()
+            < Duration::from_secs(1)
+        {
+            return Ok(());
+        }
+        let _ = std::fs::remove_file(&marker);
+        // Exit 1 only says some entry needs an update, which the listing that follows sees.
+        match self
+            .git
+            .run(&["update-index", "-q", "--refresh"], self.run_index())
+            .await
+        {
+            Ok(_) | Err(GitError::Failed(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// One line for each kind of skip, naming the paths not named before in this run.
@@ -1040,6 +1093,18 @@ fn find_repo(ws: &Path) -> Option<(PathBuf, PathBuf)> {
         return Some((dir.to_path_buf(), common));
     }
     None
+}
+
+/// What identifies one version of the index file: its inode, size and change time.
+fn index_signature(index: &Path) -> Option<String> {
+    let m = std::fs::metadata(index).ok()?;
+    Some(format!(
+        "{} {} {}.{} ",
+        m.ino(),
+        m.len(),
+        m.ctime(),
+        m.ctime_nsec()
+    ))
 }
 
 /// Entries of a git index, from its header (0 when there is none).

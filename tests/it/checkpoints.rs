@@ -468,3 +468,114 @@ fn two_runs_in_one_workspace_at_once_both_keep_their_checkpoints() {
         pruned.stdout
     );
 }
+
+#[test]
+fn without_git_checkpoints_are_off_with_one_warning_and_the_run_goes_on() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"echo x > f.txt"}"#,
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "b2",
+            "bash",
+            r#"{"command":"echo y >> f.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    // A PATH with a shell and nothing else.
+    let bin = hx.home().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("a shell");
+    std::os::unix::fs::symlink(shell, bin.join("bash")).expect("link");
+    hx.env("PATH", &bin).args(["agent", "write"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "Done.\n");
+    let off: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("checkpoints are off"))
+        .collect();
+    assert_eq!(off.len(), 1, "{}", run.stderr);
+    assert!(off[0].contains("git is not installed"), "{}", run.stderr);
+    assert_eq!(hx.read_file("f.txt"), "x\ny\n");
+}
+
+#[test]
+fn json_carries_the_paths_a_command_changed_as_a_file_change_item() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"echo x > made.txt && rm old.txt && echo more >> kept.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("old.txt", "old\n")
+        .write_file("kept.txt", "kept\n")
+        .args(["agent", "--json", "change"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let items: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "file_change")
+        .collect();
+    assert_eq!(items.len(), 1, "{}", run.stdout);
+    let item = &items[0]["item"];
+    assert_eq!(
+        item["changes"],
+        json!([
+            {"path": "kept.txt", "kind": "update"},
+            {"path": "made.txt", "kind": "add"},
+            {"path": "old.txt", "kind": "delete"},
+        ])
+    );
+    assert_eq!(item["checkpoint"], 2);
+    assert_eq!(item["lines_added"], 2);
+    assert_eq!(item["lines_removed"], 1);
+}
+
+#[test]
+fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix() {
+    use crate::support::pty::Chat;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "by hx\n"}),
+        )]),
+        Reply::text("Wrote it."),
+        Reply::text("Again."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("write f please").contains("Wrote it."));
+    assert!(hx.workspace().join("f.txt").exists());
+    let listed = chat.say("/diff");
+    assert!(listed.contains("+by hx"), "{listed}");
+    chat.type_line("/rewind");
+    chat.expect("before message");
+    chat.expect("rewind to");
+    chat.type_line("1");
+    chat.expect("rewound to checkpoint 1");
+    // The message is back in the line: Enter sends it again.
+    chat.expect("write f please");
+    chat.type_line("");
+    chat.expect("Again.");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert!(!hx.workspace().join("f.txt").exists());
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(messages(&reqs[2].body), messages(&reqs[0].body));
+}
