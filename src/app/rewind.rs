@@ -141,15 +141,17 @@ pub async fn rewind_code(
     }
     // Only what differs from the target now: a path a turn changed and changed back is as
     // it was.
-    let differs: BTreeSet<String> = store
-        .changed(&target.tree, &safety.tree)
+    let differs = store
+        .differences(&target.tree, &safety.tree)
         .await
-        .map_err(Refused::Other)?
-        .into_iter()
+        .map_err(Refused::Other)?;
+    let paths: Vec<String> = hx
+        .iter()
+        .filter(|p| differs.contains_key(p.as_str()))
+        .cloned()
         .collect();
-    let paths: Vec<String> = hx.intersection(&differs).cloned().collect();
     let restored = store
-        .restore(&target, &paths)
+        .restore(&differs, &paths)
         .await
         .map_err(Refused::Other)?;
     let (after, _) = store

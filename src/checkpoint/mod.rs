@@ -661,12 +661,21 @@ impl Store {
         Ok(c)
     }
 
-    /// The entries of a tree below the workspace: path to mode.
-    async fn entries(&self, tree: &str) -> Result<BTreeMap<String, u32>, String> {
+    /// How each path that differs between `a` and `b` is in `a`: its mode and blob, or none
+    /// when `a` does not have it.
+    pub async fn differences(
+        &self,
+        a: &str,
+        b: &str,
+    ) -> Result<BTreeMap<String, Option<(String, String)>>, String> {
+        let mut map = BTreeMap::new();
+        if a == b {
+            return Ok(map);
+        }
         let out = self
             .git
             .run(
-                &["ls-tree", "-r", "-z", "--full-tree", tree],
+                &["diff-tree", "-r", "-z", "--no-renames", "--raw", a, b],
                 Run {
                     limit: LIST_BYTES,
                     ..Run::default()
@@ -674,41 +683,46 @@ impl Store {
             )
             .await
             .map_err(|e| e.to_string())?;
-        let mut map = BTreeMap::new();
-        for item in out.split(|b| *b == 0).filter(|i| !i.is_empty()) {
-            let text = String::from_utf8_lossy(item);
-            let Some((meta, path)) = text.split_once('\t') else {
+        // `:MODE_A MODE_B HASH_A HASH_B STATUS` NUL `PATH` NUL.
+        let mut parts = out.split(|b| *b == 0).filter(|i| !i.is_empty());
+        while let (Some(meta), Some(path)) = (parts.next(), parts.next()) {
+            let meta = String::from_utf8_lossy(meta);
+            let f: Vec<&str> = meta.trim_start_matches(':').split(' ').collect();
+            let (Some(mode), Some(hash), Some(status)) = (f.first(), f.get(2), f.get(4)) else {
                 continue;
             };
-            let mode = meta
-                .split(' ')
-                .next()
-                .and_then(|m| u32::from_str_radix(m, 8).ok())
-                .unwrap_or(0);
-            map.insert(path.to_string(), mode);
+            let entry = (!status.starts_with('A')).then(|| (mode.to_string(), hash.to_string()));
+            map.insert(String::from_utf8_lossy(path).into_owned(), entry);
         }
         Ok(map)
     }
 
-    /// Gives each of `paths` its content and mode in `target` back, and removes those
-    /// `target` does not have. Other paths are left alone. A regular file that is rewritten
-    /// keeps its permission bits, but for the executable bit, which is `target`'s.
-    pub async fn restore(&self, target: &Snap, paths: &[String]) -> Result<Restored, String> {
+    /// Gives each of `paths` its content and mode in the target back, as `differences` (of
+    /// the target and now) says they are there, and removes those the target does not have.
+    /// Other paths are left alone. A regular file that is rewritten keeps its permission
+    /// bits, but for the executable bit, which is the target's.
+    pub async fn restore(
+        &self,
+        target: &BTreeMap<String, Option<(String, String)>>,
+        paths: &[String],
+    ) -> Result<Restored, String> {
         let _lock = self.lock().await?;
-        let entries = self.entries(&target.tree).await?;
         let mut done = Restored::default();
-        let mut write: Vec<&String> = Vec::new();
+        let mut write: Vec<(&String, &String, &String)> = Vec::new();
         // Deepest first, so a folder a turn made is empty when its files are gone.
         let mut sorted: Vec<&String> = paths.iter().filter(|p| safe_rel(p)).collect();
         sorted.sort_by(|a, b| b.cmp(a));
         for p in sorted {
+            let Some(entry) = target.get(p.as_str()) else {
+                continue;
+            };
             if !self.beneath_no_link(p) {
                 done.refused.push(p.clone());
                 continue;
             }
             let full = self.git.work_tree.join(p);
-            if entries.contains_key(p.as_str()) {
-                write.push(p);
+            if let Some((mode, hash)) = entry {
+                write.push((p, mode, hash));
                 continue;
             }
             match std::fs::symlink_metadata(&full) {
@@ -721,7 +735,7 @@ impl Store {
                     if std::fs::remove_file(&full).is_ok() {
                         done.removed.push(p.clone());
                     }
-                    self.remove_empty_parents(p, &entries);
+                    self.remove_empty_parents(p);
                 }
                 Err(_) => {}
             }
@@ -730,29 +744,41 @@ impl Store {
             // What each file's permissions are now, to keep them (git knows only 644/755).
             let before: BTreeMap<&String, u32> = write
                 .iter()
-                .filter_map(|p| {
+                .filter_map(|(p, _, _)| {
                     let m = std::fs::symlink_metadata(self.git.work_tree.join(p)).ok()?;
                     m.is_file().then(|| (*p, m.permissions().mode() & 0o7777))
                 })
                 .collect();
+            // An index of just these entries, checked out.
             let index = self.dir.join("restore.index");
+            let _ = std::fs::remove_file(&index);
             let run = || Run {
                 index: Some(&index),
                 limit: LIST_BYTES,
                 ..Run::default()
             };
+            let mut info = Vec::new();
+            let mut names = Vec::new();
+            for (p, mode, hash) in &write {
+                let _ = writeln!(info, "{mode} {hash}\t{p}");
+                names.extend_from_slice(p.as_bytes());
+                names.push(0);
+            }
             let result = async {
-                self.git.run(&["read-tree", &target.tree], run()).await?;
-                let mut stdin = Vec::new();
-                for p in &write {
-                    stdin.extend_from_slice(p.as_bytes());
-                    stdin.push(0);
-                }
+                self.git
+                    .run(
+                        &["update-index", "--index-info"],
+                        Run {
+                            stdin: Some(info),
+                            ..run()
+                        },
+                    )
+                    .await?;
                 self.git
                     .run(
                         &["checkout-index", "-f", "-z", "--stdin"],
                         Run {
-                            stdin: Some(stdin),
+                            stdin: Some(names),
                             ..run()
                         },
                     )
@@ -761,8 +787,8 @@ impl Store {
             .await;
             let _ = std::fs::remove_file(&index);
             result.map_err(|e| e.to_string())?;
-            for p in write {
-                let mode = entries.get(p.as_str()).copied().unwrap_or(0);
+            for (p, mode, _) in write {
+                let mode = u32::from_str_radix(mode, 8).unwrap_or(0);
                 if let (Some(old), true) = (before.get(p), mode & 0o170000 == 0o100000) {
                     let exec = mode & 0o111 != 0;
                     let keep = old & 0o666 | if exec { (old & 0o444) >> 2 } else { 0 };
@@ -775,6 +801,7 @@ impl Store {
             }
         }
         done.removed.sort();
+        done.written.sort();
         Ok(done)
     }
 
@@ -795,18 +822,12 @@ impl Store {
         true
     }
 
-    /// Removes the folders above `rel` that its removal left empty, up to the workspace,
-    /// unless the target has something in them.
-    fn remove_empty_parents(&self, rel: &str, entries: &BTreeMap<String, u32>) {
+    /// Removes the folders above `rel` that its removal left empty, up to the workspace (a
+    /// folder the target has files in gets them back from the checkout that follows).
+    fn remove_empty_parents(&self, rel: &str) {
         let mut parent = Path::new(rel).parent();
         while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
-            let s = format!("{}/", p.to_string_lossy());
-            if s.len() <= self.prefix.len()
-                || entries
-                    .range(s.clone()..)
-                    .next()
-                    .is_some_and(|(k, _)| k.starts_with(&s))
-            {
+            if p.as_os_str().len() < self.prefix.len() {
                 break;
             }
             if std::fs::remove_dir(self.git.work_tree.join(p)).is_err() {

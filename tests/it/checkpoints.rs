@@ -579,3 +579,98 @@ fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix
     assert_eq!(reqs.len(), 3);
     assert_eq!(messages(&reqs[2].body), messages(&reqs[0].body));
 }
+
+#[test]
+fn a_lock_file_a_crashed_git_left_does_not_stop_the_next_checkpoint() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"echo 1 > f.txt"}"#,
+        )]),
+        Reply::text("One."),
+        Reply::tool_calls(vec![Call::new(
+            "b2",
+            "bash",
+            r#"{"command":"echo 2 > f.txt"}"#,
+        )]),
+        Reply::text("Two."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "one"]);
+    hx.run().assert_code(0);
+    let root = hx.home().join(".local/state/hx/checkpoints");
+    let store = std::fs::read_dir(&root)
+        .expect("store root")
+        .flatten()
+        .next()
+        .expect("a store")
+        .path();
+    // What git leaves when it is killed while it writes the index or a ref.
+    std::fs::write(store.join("index.lock"), "").expect("lock");
+    std::fs::write(store.join("index"), "torn").expect("torn index");
+    hx.clear_args().args(["agent", "-c", "two"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 file changed, +1 -1"),
+        "{}",
+        run.stderr
+    );
+    hx.run_args(&["rewind", "1", "--code", "--yes"])
+        .assert_code(0);
+    assert!(!hx.workspace().join("f.txt").exists());
+}
+
+#[test]
+fn in_a_subfolder_of_a_repository_the_repositorys_ignore_rules_apply_and_only_the_subfolder_is_kept(
+) {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"mkdir -p new && echo made > new/f.txt && echo x > out.tmp && echo more >> kept.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    // The ignore rule is the repository's, above the workspace.
+    hx.write_file(".gitignore", "*.tmp\n")
+        .write_file("top.txt", "top\n")
+        .write_file("sub/kept.txt", "kept\n");
+    let ws = hx.workspace().to_path_buf();
+    git(&ws, &["init", "-q", "."]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "init"]);
+    let dot_git = tree_state(&ws.join(".git"), false);
+    hx.current_dir_rel("sub").args(["agent", "change"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("2 files changed, +2 -0"),
+        "{}",
+        run.stderr
+    );
+    let diff = hx.run_args(&["diff", "--stat"]);
+    assert!(diff.stdout.contains("sub/new/f.txt"), "{}", diff.stdout);
+    assert!(!diff.stdout.contains("top.txt"), "{}", diff.stdout);
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    assert!(
+        !ws.join("sub/new").exists(),
+        "the folder the turn made is gone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("sub/kept.txt")).expect("kept"),
+        "kept\n"
+    );
+    assert!(
+        ws.join("sub/out.tmp").exists(),
+        "ignored: not the checkpoint's"
+    );
+    assert_eq!(
+        tree_state(&ws.join(".git"), false),
+        dot_git,
+        "the user's .git"
+    );
+}
