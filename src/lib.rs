@@ -6,6 +6,7 @@
 pub mod agent;
 pub mod app;
 pub mod chat;
+pub mod checkpoint;
 pub mod cli;
 pub mod config;
 pub mod context;

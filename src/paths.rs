@@ -38,6 +38,45 @@ pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
     }
 }
 
+/// hx's state folder: `$XDG_STATE_HOME/hx` (an absolute one), else `~/.local/state/hx`. The
+/// sessions and the checkpoints live in it.
+pub fn state_dir(env: &Env) -> Option<PathBuf> {
+    let state = match env.get("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) if Path::new(x).is_absolute() => PathBuf::from(x),
+        _ => PathBuf::from(env.get("HOME").filter(|v| !v.is_empty())?)
+            .join(".local")
+            .join("state"),
+    };
+    Some(state.join("hx"))
+}
+
+/// A folder name for a workspace: its path with every character other than letters, digits,
+/// `.`, `_` and `-` turned into `-`, cut to a readable length, plus a short hash of the whole
+/// path, so that `/a-b/c` and `/a/b-c` (the same once flattened) stay apart.
+pub fn workspace_folder(workspace: &Path) -> String {
+    use sha2::Digest;
+    let full = workspace.to_string_lossy();
+    let mut flat: String = full
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let trimmed = flat.trim_start_matches('-').len();
+    flat = flat.split_off(flat.len() - trimmed);
+    if flat.len() > 80 {
+        // Keep the end: the project's own name is more telling than /home/user/src.
+        flat = flat.split_off(flat.len() - 80);
+    }
+    let hash = sha2::Sha256::digest(full.as_bytes());
+    let short: String = hash.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    format!("{flat}-{short}")
+}
+
 /// The real absolute path `path` (absolute) names, resolving it one component at a time as the
 /// kernel would: every component that exists is checked for a symlink and the link followed
 /// (also a dangling one, whose target a write would create), `..` applies to what is resolved

@@ -72,6 +72,9 @@ pub enum Role<'a> {
     /// One of the user's own commands (a hook; a project's only once trusted): hx's whole
     /// environment, as Claude Code gives it.
     Hook,
+    /// A tool of hx's own (git for checkpoints): exactly these variables and nothing of hx's
+    /// environment, in a process group of its own, with hx's terminal but never asked for it.
+    Private(&'a [(std::ffi::OsString, std::ffi::OsString)]),
 }
 
 /// A process about to start. Built only by this module's constructors, so nothing hx runs
@@ -122,6 +125,11 @@ impl Launch {
                 if let Some(s) = sandbox {
                     s.apply(cmd.as_std_mut());
                 }
+            }
+            Role::Private(vars) => {
+                cmd.process_group(0)
+                    .env_clear()
+                    .envs(vars.iter().map(|(k, v)| (k, v)));
             }
             Role::Hook => {
                 cmd.process_group(0);

@@ -14,7 +14,9 @@ use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreT
 use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, Thinking, ToolCall};
 use crate::session::{Recorder, RunStats, Session};
 use crate::tools::output::{bound, quote};
-use crate::tools::{parse_args, About, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet};
+use crate::tools::{
+    parse_args, About, Kind, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet,
+};
 
 pub mod compact;
 pub mod outcome;
@@ -65,6 +67,9 @@ pub struct Agent {
     pub learned: Arc<std::sync::Mutex<crate::context::Learned>>,
     /// Told the history when compaction replaces it (the loaded skills, the todo list).
     pub restore: Vec<Arc<dyn Restore>>,
+    /// Where the main agent keeps its checkpoints of the workspace (none: off, or a
+    /// subagent, whose changes are inside its parent's turn).
+    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
 }
 
 /// One call's result, whether a hook blocked it, and a hook's request to stop the run.
@@ -137,6 +142,8 @@ impl Agent {
         if session.is_empty() {
             session.push(Message::System(self.system_prompt.clone()));
         }
+        self.checkpoint(session, "message", crate::text::one_line(&task, 80))
+            .await;
         session.push(Message::User(task));
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
@@ -178,6 +185,20 @@ impl Agent {
             // servers disagree on it, and a call without an answer would break the next request.
             let has_calls = !turn.tool_calls.is_empty();
             self.emit(&Event::Response(&turn));
+            // Before the calls of a turn that may change files (any tool but those that only
+            // read or search), whoever would change them: a command, a subagent.
+            let before = if self.may_change_files(&toolset, &turn.tool_calls) {
+                let label = turn
+                    .tool_calls
+                    .iter()
+                    .map(|c| c.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.checkpoint(session, "turn", crate::text::one_line(&label, 80))
+                    .await
+            } else {
+                None
+            };
             session.push(turn.to_message(self.reasoning_echo));
             if !has_calls {
                 session.turn_done();
@@ -216,6 +237,9 @@ impl Agent {
                     content: result.content,
                 });
             }
+            if let Some((n, before)) = before {
+                self.after_turn(session, n, &before).await;
+            }
             session.turn_done();
             if let Some(reason) = stopped {
                 break Outcome::Stopped(reason);
@@ -229,6 +253,84 @@ impl Agent {
             }
         };
         Ok(outcome)
+    }
+
+    /// Whether a turn's calls may change files: any call of a tool that does not say it only
+    /// reads or searches (a tool the set does not have is answered without running).
+    fn may_change_files(&self, tools: &ToolSet, calls: &[ToolCall]) -> bool {
+        self.checkpoints.is_some()
+            && calls.iter().any(|c| {
+                tools
+                    .get(&c.name)
+                    .is_some_and(|t| !matches!(t.kind(), Kind::Read | Kind::Search))
+            })
+    }
+
+    /// Takes a checkpoint of the workspace for `session` and records it; `what` is `message`,
+    /// `turn` or `after` (unnumbered). Its number and what the store knows of it, or nothing
+    /// when checkpoints are off or it could not be taken (the run goes on; a warning says
+    /// why).
+    async fn checkpoint(
+        &self,
+        session: &mut Session,
+        what: &str,
+        label: String,
+    ) -> Option<(u32, crate::checkpoint::Snap)> {
+        // A rewind needs the session file: an unrecorded run keeps none.
+        session.path()?;
+        let store = self.store().await?;
+        let previous = session
+            .checkpoints()
+            .last()
+            .map(|c| crate::checkpoint::Snap {
+                commit: c.line.commit.clone(),
+                tree: c.line.tree.clone(),
+            });
+        match store.snapshot(session.id(), previous.as_ref()).await {
+            Ok((snap, warnings)) => {
+                for w in warnings {
+                    self.warn(&w);
+                }
+                let n = (what != "after").then(|| session.next_checkpoint());
+                session.record_checkpoint(crate::session::CheckpointLine {
+                    n,
+                    what: what.to_string(),
+                    commit: snap.commit.clone(),
+                    tree: snap.tree.clone(),
+                    at_message: session.messages().len(),
+                    label,
+                    at: crate::session::store::now_rfc3339(),
+                });
+                Some((n.unwrap_or(0), snap))
+            }
+            Err(e) => {
+                self.warn(&format!("no checkpoint taken: {e}"));
+                None
+            }
+        }
+    }
+
+    async fn store(&self) -> Option<&crate::checkpoint::Store> {
+        let warn = |line: &str| self.warn(line);
+        self.checkpoints.as_ref()?.store(&warn).await
+    }
+
+    /// After a turn's tools: the checkpoint that tells what they changed, and the views told.
+    async fn after_turn(&self, session: &mut Session, n: u32, before: &crate::checkpoint::Snap) {
+        let Some((_, after)) = self.checkpoint(session, "after", String::new()).await else {
+            return;
+        };
+        let Some(store) = self.store().await else {
+            return;
+        };
+        match store.changes(&before.tree, &after.tree).await {
+            Ok(c) if !c.paths.is_empty() => self.emit(&Event::FilesChanged {
+                checkpoint: n,
+                changes: &c,
+            }),
+            Ok(_) => {}
+            Err(e) => self.warn(&format!("cannot tell what the turn changed: {e}")),
+        }
     }
 
     /// A warning for the user, beside the trace.

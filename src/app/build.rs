@@ -165,6 +165,7 @@ pub fn build_agent_with(
         context: config.context,
         learned: Default::default(),
         restore: Vec::new(),
+        checkpoints: None,
     };
     warnings.extend(discovery.warnings.iter().map(Warning::new));
     let skills = Arc::new(discovery.registry);
@@ -199,6 +200,13 @@ pub fn build_agent_with(
         reminders: vec![todos.clone()],
         is_subagent: false,
         restore: vec![load_skill, todos],
+        checkpoints: config.checkpoints.enabled.then(|| {
+            Arc::new(crate::checkpoint::Checkpoints::new(
+                &root,
+                env,
+                &config.checkpoints,
+            ))
+        }),
         ..child
     };
     Ok(Built {

@@ -13,6 +13,7 @@ pub mod build;
 pub mod config;
 pub mod exit;
 pub mod outcome;
+pub mod rewind;
 pub mod run;
 pub mod runtime;
 pub mod session;

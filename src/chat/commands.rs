@@ -2,7 +2,7 @@
 //! slash commands. Pure, so every rule is a unit test.
 
 /// The slash commands, with their one-line help, in the order `/help` lists them.
-pub const COMMANDS: [(&str, &str); 14] = [
+pub const COMMANDS: [(&str, &str); 16] = [
     ("/help", "this list"),
     ("/exit", "leave (also /quit, Ctrl-D, or Ctrl-C twice)"),
     ("/quit", "leave"),
@@ -17,6 +17,11 @@ pub const COMMANDS: [(&str, &str); 14] = [
     (
         "/effort",
         "/effort [off|low|high|max]: show or switch how hard the model thinks",
+    ),
+    ("/diff", "what this session's turns changed, as a diff"),
+    (
+        "/rewind",
+        "/rewind [N] [--code|--conversation] [--force]: the checkpoints, or go back to one",
     ),
     ("/skills", "the skill catalog, with sizes"),
     ("/todos", "the model's current todo list"),
@@ -45,6 +50,8 @@ pub enum Input {
     Compact,
     Model(Option<String>),
     Effort(Option<String>),
+    Diff,
+    Rewind(Option<String>),
     Skills,
     Todos,
     Usage,
@@ -75,6 +82,8 @@ pub fn parse(line: &str, is_skill: impl Fn(&str) -> bool) -> Input {
         "compact" => Input::Compact,
         "model" => Input::Model(arg),
         "effort" => Input::Effort(arg),
+        "diff" => Input::Diff,
+        "rewind" => Input::Rewind(arg),
         "skills" => Input::Skills,
         "todos" => Input::Todos,
         "usage" => Input::Usage,
@@ -147,6 +156,12 @@ mod tests {
         );
         assert_eq!(p("/usage"), Input::Usage);
         assert_eq!(p("/effort"), Input::Effort(None));
+        assert_eq!(p("/diff"), Input::Diff);
+        assert_eq!(p("/rewind"), Input::Rewind(None));
+        assert_eq!(
+            p("/rewind 2 --code"),
+            Input::Rewind(Some("2 --code".into()))
+        );
         assert_eq!(p("/effort  low "), Input::Effort(Some("low".into())));
     }
 
@@ -171,7 +186,7 @@ mod tests {
         );
         assert_eq!(
             complete("/re", skills.iter().copied()),
-            vec!["/resume", "/release"]
+            vec!["/resume", "/rewind", "/release"]
         );
         assert!(complete("/zz", skills.iter().copied()).is_empty());
     }

@@ -278,6 +278,12 @@ impl Chat {
                 Input::Model(None) => self.offer_models().await,
                 Input::Model(name) => self.model(name),
                 Input::Effort(name) => self.effort(name),
+                Input::Diff => self.diff().await,
+                Input::Rewind(arg) => {
+                    if let Err(code) = self.rewind(arg, ends, terminal).await {
+                        return code;
+                    }
+                }
                 Input::Skills => self.say(&super::skills_text(
                     &self.skills,
                     &self.skills.catalog(self.config.skills_catalog_budget),

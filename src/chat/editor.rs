@@ -54,6 +54,8 @@ pub enum Read {
 enum Request {
     Read {
         prompt: String,
+        /// Text the line starts with, ready to edit (a message a rewind took back).
+        initial: String,
         reply: oneshot::Sender<Read>,
     },
     /// Adds a line to the history and writes the history file.
@@ -70,6 +72,8 @@ pub struct LineEditor {
     tx: mpsc::Sender<Request>,
     /// Prints above the prompt while it waits, and redraws it (None: not a full terminal).
     printer: Option<Printer>,
+    /// What the next line starts with.
+    initial: Arc<Mutex<String>>,
 }
 
 /// `$XDG_STATE_HOME/hx/history`, else `~/.local/state/hx/history`: beside the sessions.
@@ -107,7 +111,14 @@ impl LineEditor {
                 serve(&mut editor, history.as_deref(), rx);
             })?;
         match ready_rx.recv() {
-            Ok(Ok((warnings, printer))) => Ok((LineEditor { tx, printer }, warnings)),
+            Ok(Ok((warnings, printer))) => Ok((
+                LineEditor {
+                    tx,
+                    printer,
+                    initial: Arc::default(),
+                },
+                warnings,
+            )),
             Ok(Err(e)) => Err(std::io::Error::other(e)),
             Err(_) => Err(std::io::Error::other("the line editor did not start")),
         }
@@ -116,8 +127,10 @@ impl LineEditor {
     /// Shows `prompt` and waits for a line.
     pub async fn read(&self, prompt: &str) -> Read {
         let (reply, answer) = oneshot::channel();
+        let initial = std::mem::take(&mut *self.initial.lock().unwrap_or_else(|p| p.into_inner()));
         let request = Request::Read {
             prompt: prompt.to_string(),
+            initial,
             reply,
         };
         if self.tx.send(request).is_err() {
@@ -126,6 +139,11 @@ impl LineEditor {
         answer
             .await
             .unwrap_or_else(|_| Read::Failed("the line editor stopped".into()))
+    }
+
+    /// The next line starts with `text`, the cursor at its end.
+    pub fn put_back(&self, text: &str) {
+        *self.initial.lock().unwrap_or_else(|p| p.into_inner()) = text.to_string();
     }
 
     /// Lines on the terminal, control characters made visible. While the prompt waits they
@@ -226,8 +244,17 @@ fn serve(editor: &mut ChatEditor, history: Option<&Path>, rx: mpsc::Receiver<Req
     let mut warned = false;
     for request in rx {
         match request {
-            Request::Read { prompt, reply } => {
-                let read = match editor.readline(&prompt) {
+            Request::Read {
+                prompt,
+                initial,
+                reply,
+            } => {
+                let line = if initial.is_empty() {
+                    editor.readline(&prompt)
+                } else {
+                    editor.readline_with_initial(&prompt, (&initial, ""))
+                };
+                let read = match line {
                     Ok(line) => Read::Line(line),
                     Err(ReadlineError::Interrupted) => Read::Interrupted,
                     Err(ReadlineError::Eof) => Read::Eof,

@@ -21,6 +21,7 @@ pub mod commands;
 mod conversation;
 pub mod editor;
 mod recap;
+mod rewind;
 mod switch;
 mod terminal;
 

@@ -78,6 +78,83 @@ pub enum Command {
         #[arg(long = "dir", value_name = "DIR")]
         into: Option<std::path::PathBuf>,
     },
+    /// Show what the agent changed in this workspace: the newest session's changes as a
+    /// unified diff that git apply accepts
+    Diff(DiffArgs),
+    /// List the newest session's checkpoints, or put the files (and the conversation) back
+    /// as they were at one
+    Rewind(RewindArgs),
+    /// Show this workspace's checkpoint store (path, size, sessions, checkpoints), or prune it
+    /// now
+    Checkpoints(CheckpointsArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Only paths the session's turns changed are shown (commands' changes \
+                  included), as they are now. Coloured on a terminal, plain in a pipe: \
+                  hx diff | git apply -R undoes it. Binary files are named, not dumped."
+)]
+pub struct DiffArgs {
+    /// The session with this id (or unique prefix) instead of the newest
+    #[arg(short = 'r', long = "resume", value_name = "ID")]
+    pub session: Option<String>,
+    /// Only what the turns changed from checkpoint N to the next one (numbers: hx rewind)
+    #[arg(long, value_name = "N")]
+    pub turn: Option<u32>,
+    /// A summary: each file with its lines added and removed
+    #[arg(long)]
+    pub stat: bool,
+}
+
+#[derive(Debug, Args)]
+#[command(
+    after_help = "Without N: the checkpoints, one a line: number, time, what it \
+                  precedes, files that differ from it now.\n\n\
+                  hx rewind N gives every path the session's turns changed after checkpoint N \
+                  its content and mode at N back: files they created are removed, files they \
+                  deleted come back, other paths are left alone. A path also changed outside \
+                  hx's turns (by you, between messages) stops the rewind, which lists it: \
+                  --force overwrites it. What a rewind replaces is kept as a checkpoint first: \
+                  hx rewind --undo puts it back.\n\n\
+                  A conversation rewind is a line in the session file: the next hx agent -c \
+                  goes on from before checkpoint N."
+)]
+pub struct RewindArgs {
+    /// The checkpoint to go back to (1 is the session's oldest)
+    #[arg(value_name = "N")]
+    pub n: Option<u32>,
+    /// The session with this id (or unique prefix) instead of the newest
+    #[arg(short = 'r', long = "resume", value_name = "ID")]
+    pub session: Option<String>,
+    /// Only the files (the conversation goes on as it is)
+    #[arg(long, conflicts_with = "conversation")]
+    pub code: bool,
+    /// Only the conversation (the files stay as they are)
+    #[arg(long)]
+    pub conversation: bool,
+    /// Overwrite files changed outside hx's turns too
+    #[arg(long)]
+    pub force: bool,
+    /// Put back the files the last rewind replaced
+    #[arg(long, conflicts_with_all = ["n", "conversation"])]
+    pub undo: bool,
+    /// Do not ask (needed without a terminal)
+    #[arg(long, short = 'y')]
+    pub yes: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckpointsArgs {
+    #[command(subcommand)]
+    pub command: Option<CheckpointsCommand>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CheckpointsCommand {
+    /// Drop the checkpoints of sessions past checkpoints.keep_sessions or older than
+    /// checkpoints.keep_days, and pack the store (also done once a day without asking)
+    Prune,
 }
 
 #[derive(Debug, Args)]

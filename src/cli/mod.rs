@@ -16,6 +16,7 @@ macro_rules! errln {
 mod agent;
 mod args;
 mod chat;
+mod checkpoints;
 mod config;
 mod context;
 mod mcp;
@@ -79,6 +80,9 @@ pub fn main_with_args() -> i32 {
         Command::Config(args) => config::config_command(args),
         Command::Completions { shell } => completions(shell),
         Command::Man { into } => man(into.as_deref()),
+        Command::Diff(args) => checkpoints::diff_command(args),
+        Command::Rewind(args) => checkpoints::rewind_command(args),
+        Command::Checkpoints(args) => checkpoints::checkpoints_command(args),
     }
 }
 

@@ -303,6 +303,37 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
                 ),
             ),
             "compaction" => compaction(&mut out, indent, &v),
+            // The numbered ones: what hx rewind N and hx diff --turn N name.
+            "checkpoint" => {
+                if let Some(n) = v["n"].as_u64() {
+                    line(
+                        &mut out,
+                        &format!(
+                            "── checkpoint {n} · {} · before {} {}",
+                            v["at"].as_str().unwrap_or("?"),
+                            one_line(v["what"].as_str().unwrap_or("?"), 20),
+                            one_line(v["label"].as_str().unwrap_or(""), 60)
+                        ),
+                    );
+                }
+            }
+            "rewind" => line(
+                &mut out,
+                &format!(
+                    "── rewound to checkpoint {}{}{}",
+                    v["to"],
+                    if v["code"].as_bool() == Some(true) {
+                        " · files"
+                    } else {
+                        ""
+                    },
+                    if v["conversation"].as_bool() == Some(true) {
+                        " · conversation"
+                    } else {
+                        ""
+                    }
+                ),
+            ),
             // Shown as it was when a repair was written as a compaction line.
             "repair" => line(&mut out, "── compacted (repair, repair): 0 → 0 tokens"),
             "end" => {

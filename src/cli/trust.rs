@@ -256,7 +256,7 @@ fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
 }
 
 /// Asks a yes/no question on stderr; only `y` or `yes` is a yes.
-fn ask(question: &str) -> bool {
+pub(super) fn ask(question: &str) -> bool {
     {
         use std::io::Write;
         let mut e = std::io::stderr();

@@ -57,6 +57,18 @@ pub struct ToolsFile {
     pub keep_background: Option<bool>,
 }
 
+/// `[checkpoints]`: what hx keeps of the workspace to show and undo changes (see
+/// `crate::checkpoint`).
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CheckpointsFile {
+    pub enabled: Option<bool>,
+    pub max_file_bytes: Option<u64>,
+    pub max_files: Option<usize>,
+    pub keep_days: Option<u64>,
+    pub keep_sessions: Option<usize>,
+}
+
 /// `[shell_env]`: the environment of tool commands (see `process::env`). `exclude` and `set`
 /// of the user's and the project's file add up; the other keys of the project file win.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -109,6 +121,8 @@ pub struct FileConfig {
     pub tools: ToolsFile,
     #[serde(default)]
     pub shell_env: ShellEnvFile,
+    #[serde(default)]
+    pub checkpoints: CheckpointsFile,
     /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
     #[serde(default)]
     pub sandbox: sandbox::SandboxFile,
@@ -256,6 +270,15 @@ impl FileConfig {
             inherit,
             ignore_default_excludes,
             include_only
+        );
+        overlay!(
+            self.checkpoints,
+            top.checkpoints,
+            enabled,
+            max_file_bytes,
+            max_files,
+            keep_days,
+            keep_sessions
         );
         self.shell_env.exclude.extend(top.shell_env.exclude);
         self.shell_env.set.extend(top.shell_env.set);

@@ -104,6 +104,8 @@ pub struct Config {
     pub keep_background: bool,
     /// What bash may write and reach (see `crate::sandbox`).
     pub sandbox: sandbox::Settings,
+    /// `[checkpoints]`.
+    pub checkpoints: crate::checkpoint::Settings,
     /// `[mcp_servers]` of the config files, each checked.
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
 }

@@ -90,6 +90,7 @@ impl Config {
             limits,
             shell_env,
             keep_background: file.tools.keep_background.unwrap_or(false),
+            checkpoints: checkpoint_settings(&file.checkpoints),
             mcp_servers: file.mcp_servers,
         })
     }
@@ -287,6 +288,18 @@ fn network(n: &NetworkFile, base_url: &str, refused_hint: Option<String>) -> Cli
 
 /// `[tools]` over the defaults. A file's bash timeout is held to the bounds of one the model
 /// asks for in a call (`tools::bash`).
+/// `[checkpoints]` over the defaults; each limit at least 1.
+fn checkpoint_settings(c: &super::file::CheckpointsFile) -> crate::checkpoint::Settings {
+    let d = crate::checkpoint::Settings::default();
+    crate::checkpoint::Settings {
+        enabled: c.enabled.unwrap_or(d.enabled),
+        max_file_bytes: c.max_file_bytes.unwrap_or(d.max_file_bytes).max(1),
+        max_files: c.max_files.unwrap_or(d.max_files).max(1),
+        keep_days: c.keep_days.unwrap_or(d.keep_days).max(1),
+        keep_sessions: c.keep_sessions.unwrap_or(d.keep_sessions).max(1),
+    }
+}
+
 fn tool_limits(t: &ToolsFile) -> ToolLimits {
     let mut limits = ToolLimits::default();
     if let Some(c) = t.output_chars {

@@ -413,6 +413,19 @@ impl Observer for HumanView {
                 st.usage.add(u);
                 st.has_usage = true;
             }
+            Event::FilesChanged {
+                checkpoint,
+                changes,
+            } => {
+                let n = changes.paths.len();
+                self.trace(&format!(
+                    "{}{n} file{} changed, +{} -{} (hx diff --turn {checkpoint}; undo: hx rewind {checkpoint})",
+                    scope.prefix,
+                    if n == 1 { "" } else { "s" },
+                    changes.added,
+                    changes.removed
+                ));
+            }
             Event::Compacted {
                 before,
                 after,

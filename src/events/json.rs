@@ -552,6 +552,30 @@ impl Observer for JsonView {
                 self.compaction_ended(scope, "failed", fields);
             }
             Event::TurnEnded(end) => self.turn_ended(end),
+            Event::FilesChanged {
+                checkpoint,
+                changes,
+            } => {
+                // Codex's `file_change` item, for every change a turn made (commands' too);
+                // `checkpoint`, `lines_added` and `lines_removed` are hx's own.
+                let mut st = self.state();
+                let mut item = Self::new_item(&mut st, scope, "file_change");
+                drop(st);
+                let list: Vec<Value> = changes
+                    .paths
+                    .iter()
+                    .map(|(path, kind)| json!({"path": path, "kind": kind}))
+                    .collect();
+                item.insert("changes".into(), list.into());
+                item.insert("checkpoint".into(), (*checkpoint).into());
+                item.insert("lines_added".into(), changes.added.into());
+                item.insert("lines_removed".into(), changes.removed.into());
+                // Started and completed, as every item that is not a message is.
+                item.insert("status".into(), "in_progress".into());
+                self.item("item.started", &item);
+                item.insert("status".into(), "completed".into());
+                self.item("item.completed", &item);
+            }
             Event::RequestStarted
             | Event::Reasoning(_)
             | Event::Text(_)

@@ -98,6 +98,13 @@ pub enum Event<'a> {
     /// The compaction did not happen: a hook stopped it, its summary request failed, or the
     /// run was cut short during it. The history is as it was.
     CompactionFailed { reason: &'a str },
+    /// A turn's tools changed files, as the checkpoints before and after them tell (whatever
+    /// changed them: an edit, a command, a subagent): `checkpoint` is the number of the one
+    /// before.
+    FilesChanged {
+        checkpoint: u32,
+        changes: &'a crate::checkpoint::Changes,
+    },
     /// An agent's run ended (the `Stop` or, for a subagent, `SubagentStop` hook event): its
     /// own figures and how long it took.
     Stopped {

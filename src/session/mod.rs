@@ -18,7 +18,8 @@ pub mod store;
 
 pub use log::SessionLog;
 pub use record::{
-    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, Loaded, RunInfo,
+    ApprovalLine, Change, Checkpoint, CheckpointLine, Compaction, End, EndOutcome, Figures, Header,
+    Line, Loaded, RewindLine, RunInfo,
 };
 pub use store::Store;
 
@@ -184,6 +185,8 @@ pub struct Session {
     is_new: bool,
     /// `stats` when the current message began (`hx chat`: a Stop line is the message's).
     message_base: RunStats,
+    /// The checkpoints of the workspace taken for it, in order (recorded and this run's).
+    checkpoints: Vec<Checkpoint>,
 }
 
 impl Session {
@@ -203,6 +206,7 @@ impl Session {
             measured: None,
             is_new: true,
             message_base: RunStats::default(),
+            checkpoints: Vec::new(),
         }
     }
 
@@ -251,6 +255,7 @@ impl Session {
             measured,
             is_new: false,
             message_base: RunStats::default(),
+            checkpoints: loaded.checkpoints,
         };
         (session, added)
     }
@@ -369,6 +374,54 @@ impl Session {
                 }
                 .text(),
             );
+        }
+    }
+
+    /// The checkpoints taken for this session, oldest first.
+    pub fn checkpoints(&self) -> &[Checkpoint] {
+        &self.checkpoints
+    }
+
+    /// The number the next numbered checkpoint gets.
+    pub fn next_checkpoint(&self) -> u32 {
+        self.checkpoints
+            .iter()
+            .filter_map(|c| c.line.n)
+            .max()
+            .unwrap_or(0)
+            .saturating_add(1)
+    }
+
+    /// Records a checkpoint of the workspace taken for this session.
+    pub fn record_checkpoint(&mut self, line: CheckpointLine) {
+        if let Some(l) = &self.log {
+            l.write(&Line::Checkpoint(&line).text());
+        }
+        self.checkpoints.push(Checkpoint {
+            line,
+            conversation_ok: true,
+        });
+    }
+
+    /// Records a rewind; with the conversation, the history goes back to its first
+    /// `at_message` messages here too, as a reader of the file will see it.
+    pub fn record_rewind(&mut self, line: &RewindLine) {
+        if let Some(l) = &self.log {
+            l.write(&Line::Rewind(line).text());
+            l.sync();
+        }
+        if let (true, Some(k)) = (line.conversation, line.at_message) {
+            if k <= self.messages.len() {
+                self.messages.truncate(k);
+                self.measured = None;
+                for c in self
+                    .checkpoints
+                    .iter_mut()
+                    .filter(|c| c.line.at_message > k)
+                {
+                    c.conversation_ok = false;
+                }
+            }
         }
     }
 

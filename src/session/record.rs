@@ -8,7 +8,9 @@
 //! (`/effort` switched the effort),
 //! `approval` (the user's answer when the guard would have refused a command, in `hx chat`),
 //! `repair` (a resumed run answered calls left without a result inside the history: see
-//! [`Line::Repair`]).
+//! [`Line::Repair`]), `checkpoint` (a checkpoint of the workspace: its number, commit and tree,
+//! see `crate::checkpoint`), `rewind` (`hx rewind` went back to a checkpoint; with the
+//! conversation, the history is cut where that checkpoint was taken).
 //! Readers skip types they do not know, so later versions can add lines without breaking
 //! older readers.
 //! Every line is written as a [`Line`], by [`Line::text`].
@@ -28,7 +30,8 @@ use crate::model::{Message, ToolCall};
 mod lines;
 
 pub use lines::{
-    ApprovalLine, Change, Compaction, End, EndOutcome, Figures, Header, Line, RunInfo,
+    ApprovalLine, Change, CheckpointLine, Compaction, End, EndOutcome, Figures, Header, Line,
+    RewindLine, RunInfo,
 };
 
 /// The file format this hx writes and the newest it reads.
@@ -149,6 +152,32 @@ struct EventLine {
     // repair
     #[serde(default)]
     answers: Option<Vec<(usize, WireMessage)>>,
+    // checkpoint
+    #[serde(default)]
+    n: Option<u32>,
+    #[serde(default)]
+    what: Option<String>,
+    #[serde(default)]
+    commit: Option<String>,
+    #[serde(default)]
+    tree: Option<String>,
+    #[serde(default)]
+    at_message: Option<usize>,
+    #[serde(default)]
+    label: Option<String>,
+    #[serde(default)]
+    at: Option<String>,
+    // rewind
+    #[serde(default)]
+    to: Option<u32>,
+    #[serde(default)]
+    code: Option<bool>,
+    #[serde(default)]
+    conversation: Option<bool>,
+    #[serde(default)]
+    safety: Option<u32>,
+    #[serde(default)]
+    paths: Option<usize>,
     // end
     #[serde(default)]
     outcome: Option<String>,
@@ -188,9 +217,21 @@ pub struct Loaded {
     pub sent_bytes: Option<u64>,
     /// Problems that did not stop the read (a torn last line), as whole sentences.
     pub warnings: Vec<String>,
+    /// The session's checkpoints, in order.
+    pub checkpoints: Vec<Checkpoint>,
+    /// Its rewinds, in order.
+    pub rewinds: Vec<RewindLine>,
     /// Bytes of the file up to the end of its last complete line. Less than the file's size
     /// when its last line is torn: a writer appending to it must cut the tail first.
     pub valid_len: u64,
+}
+
+/// A checkpoint as read back, and whether the conversation can still go back to it (a
+/// compaction, a repair or a rewind before it since has changed the history it names).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checkpoint {
+    pub line: CheckpointLine,
+    pub conversation_ok: bool,
 }
 
 /// Why a session file cannot be read; `line` is 1-based (0: the file as a whole).
@@ -383,6 +424,7 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                     loaded.compactions = loaded.compactions.saturating_add(1);
                 }
                 loaded.sent_bytes = None;
+                reshaped(&mut loaded.checkpoints, 0);
             }
             "repair" => {
                 let answers = ev
@@ -398,6 +440,7 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 history::insert(&mut loaded.messages, answers)
                     .map_err(|e| err(n, format!("the repair does not fit the history: {e}")))?;
                 loaded.sent_bytes = None;
+                reshaped(&mut loaded.checkpoints, 0);
             }
             "run" => {
                 loaded.runs = loaded.runs.saturating_add(1);
@@ -422,6 +465,43 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 }
             }
             "effort" => loaded.effort = ev.effort,
+            "checkpoint" => {
+                let (Some(what), Some(commit), Some(tree)) = (ev.what, ev.commit, ev.tree) else {
+                    return Err(err(n, "a checkpoint line without what, commit or tree"));
+                };
+                loaded.checkpoints.push(Checkpoint {
+                    line: CheckpointLine {
+                        n: ev.n,
+                        what,
+                        commit,
+                        tree,
+                        at_message: ev.at_message.unwrap_or(0),
+                        label: ev.label.unwrap_or_default(),
+                        at: ev.at.unwrap_or_default(),
+                    },
+                    conversation_ok: true,
+                });
+            }
+            "rewind" => {
+                let r = RewindLine {
+                    to: ev.to.unwrap_or(0),
+                    code: ev.code.unwrap_or(false),
+                    conversation: ev.conversation.unwrap_or(false),
+                    at_message: ev.at_message,
+                    safety: ev.safety,
+                    paths: ev.paths.unwrap_or(0),
+                    at: ev.at.unwrap_or_default(),
+                };
+                if let (true, Some(k)) = (r.conversation, r.at_message) {
+                    if k > loaded.messages.len() {
+                        return Err(err(n, "a rewind past the end of the history"));
+                    }
+                    loaded.messages.truncate(k);
+                    loaded.sent_bytes = None;
+                    reshaped(&mut loaded.checkpoints, k);
+                }
+                loaded.rewinds.push(r);
+            }
             "end" => {
                 loaded.last_outcome = Some(ev.outcome.unwrap_or_else(|| "unknown".into()));
                 loaded.last_detail = ev.detail;
@@ -441,6 +521,17 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
     // Requests of a run that has no end line yet (crashed or running) still happened.
     loaded.totals.add(&run_figures_open);
     Ok(loaded)
+}
+
+/// The history changed other than by appending: the checkpoints taken after its first `keep`
+/// messages no longer name a place in it.
+fn reshaped(checkpoints: &mut [Checkpoint], keep: usize) {
+    for c in checkpoints
+        .iter_mut()
+        .filter(|c| keep == 0 || c.line.at_message > keep)
+    {
+        c.conversation_ok = false;
+    }
 }
 
 /// Also here, where the tests of the crate's users find it.

@@ -8,8 +8,6 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use sha2::Digest;
-
 use super::log::{is_busy, OpenError, SessionLog};
 use super::record::{self, Figures, Header};
 use crate::paths::Env;
@@ -21,40 +19,10 @@ const HEAD_LINES: usize = 8;
 
 /// `$XDG_STATE_HOME/hx/sessions`, else `~/.local/state/hx/sessions`.
 pub fn sessions_root(env: &Env) -> Option<PathBuf> {
-    let state = match env.get("XDG_STATE_HOME").filter(|v| !v.is_empty()) {
-        Some(x) if Path::new(x).is_absolute() => PathBuf::from(x),
-        _ => PathBuf::from(env.get("HOME").filter(|v| !v.is_empty())?)
-            .join(".local")
-            .join("state"),
-    };
-    Some(state.join("hx").join("sessions"))
+    Some(crate::paths::state_dir(env)?.join("sessions"))
 }
 
-/// A folder name for a workspace: its path with every character other than letters, digits,
-/// `.`, `_` and `-` turned into `-`, cut to a readable length, plus a short hash of the whole
-/// path, so that `/a-b/c` and `/a/b-c` (the same once flattened) stay apart.
-pub fn workspace_folder(workspace: &Path) -> String {
-    let full = workspace.to_string_lossy();
-    let mut flat: String = full
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-') {
-                c
-            } else {
-                '-'
-            }
-        })
-        .collect();
-    let trimmed = flat.trim_start_matches('-').len();
-    flat = flat.split_off(flat.len() - trimmed);
-    if flat.len() > 80 {
-        // Keep the end: the project's own name is more telling than /home/user/src.
-        flat = flat.split_off(flat.len() - 80);
-    }
-    let hash = sha2::Sha256::digest(full.as_bytes());
-    let short: String = hash.iter().take(5).map(|b| format!("{b:02x}")).collect();
-    format!("{flat}-{short}")
-}
+pub use crate::paths::workspace_folder;
 
 /// A new session id: a UUIDv7, which sorts by creation time as text.
 pub fn new_id() -> String {

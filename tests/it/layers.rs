@@ -11,7 +11,7 @@ const LAYERS: &[&[&str]] = &[
     &["model"],
     &["term", "sandbox"],
     &["process"],
-    &["tools"],
+    &["tools", "checkpoint"],
     &["skills", "session", "trust"],
     &["events"],
     &["hooks", "context", "mcp"],

@@ -15,6 +15,7 @@ mod agent;
 mod bounds;
 mod chat;
 mod chat_approvals;
+mod checkpoints;
 mod commands;
 mod containment;
 mod containment_network;

@@ -114,6 +114,7 @@ fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Ag
         context: Default::default(),
         learned: Default::default(),
         restore: Vec::new(),
+        checkpoints: None,
     }
 }
 

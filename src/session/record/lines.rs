@@ -183,6 +183,54 @@ pub struct ApprovalLine {
     pub at: String,
 }
 
+/// A checkpoint of the workspace taken for this session (see `crate::checkpoint`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CheckpointLine {
+    /// Its number for the user (the session's oldest is 1); none for the ones taken after a
+    /// turn's tools ran, which only tell the turn's changes from the user's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub n: Option<u32>,
+    /// `message` (before a user message), `turn` (before a turn's tool calls run), `after`
+    /// (after them, or after a rewind), `rewind` (what a rewind is about to replace).
+    pub what: String,
+    pub commit: String,
+    pub tree: String,
+    /// Messages of the history before it: where a conversation rewind to it cuts.
+    pub at_message: usize,
+    /// The message or the turn it precedes, shortened, for the list.
+    #[serde(default)]
+    pub label: String,
+    /// RFC 3339, UTC.
+    pub at: String,
+}
+
+impl CheckpointLine {
+    /// Whether what follows it, up to the next checkpoint, is hx's own doing (a turn's tools,
+    /// a rewind) rather than possibly the user's.
+    pub fn starts_hx_work(&self) -> bool {
+        matches!(self.what.as_str(), "turn" | "rewind")
+    }
+}
+
+/// `hx rewind`: the files, the conversation or both went back to checkpoint `to`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RewindLine {
+    pub to: u32,
+    pub code: bool,
+    pub conversation: bool,
+    /// With `conversation`: the history is cut to this many messages.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at_message: Option<usize>,
+    /// The checkpoint of what the rewind replaced (`hx rewind --undo` goes back to it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub safety: Option<u32>,
+    /// Paths the rewind wrote or removed.
+    #[serde(default)]
+    pub paths: usize,
+    /// RFC 3339, UTC.
+    pub at: String,
+}
+
 /// What a compaction did to the history, as its session line records it.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
@@ -285,6 +333,8 @@ pub enum Line<'a> {
         at: &'a str,
     },
     Approval(&'a ApprovalLine),
+    Checkpoint(&'a CheckpointLine),
+    Rewind(&'a RewindLine),
     End(&'a End),
 }
 

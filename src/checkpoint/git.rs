@@ -1,0 +1,271 @@
+//! Running git for the shadow repository: one way to start it, with an environment made from
+//! nothing and every setting that could run code or change bytes pinned on the command line.
+//!
+//! The user's repository never configures these runs: `GIT_DIR` is the shadow's, so git
+//! reads neither the user's `.git/config` nor its hooks; the system and global files are
+//! `/dev/null`; hooks, fsmonitor, filters and line-ending conversion are off, so what is
+//! stored is the bytes on disk and nothing in a repository can make a checkpoint run a
+//! program.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use crate::process::{Launch, Role};
+
+/// Bytes of git's error output kept for the message.
+const STDERR_BYTES: u64 = 8 * 1024;
+
+/// Why a git run failed: git is not installed, or it said no.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum GitError {
+    Missing,
+    Failed(String),
+}
+
+impl std::fmt::Display for GitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GitError::Missing => f.write_str("git is not installed"),
+            GitError::Failed(s) => f.write_str(s),
+        }
+    }
+}
+
+/// The fixed part of every run: where git is found, the shadow's folders, the work tree.
+#[derive(Debug, Clone)]
+pub struct Git {
+    /// `PATH` of hx's environment (git and its helpers are found on it).
+    pub path: Option<OsString>,
+    pub git_dir: PathBuf,
+    pub work_tree: PathBuf,
+    /// The global excludes file the user's git would read, read here explicitly since the
+    /// global config is not.
+    pub excludes_file: Option<PathBuf>,
+}
+
+/// One run's settings on top of [`Git`]'s.
+#[derive(Default)]
+pub struct Run<'a> {
+    /// `GIT_INDEX_FILE`; none: the shadow's own (`GIT_DIR/index`, unused by hx).
+    pub index: Option<&'a Path>,
+    pub stdin: Option<Vec<u8>>,
+    /// Bytes of output accepted; more is an error (nothing hx asks git for is unbounded).
+    pub limit: u64,
+    /// Without a work tree (`git init --bare`).
+    pub bare: bool,
+}
+
+impl Git {
+    pub fn new(
+        path: Option<OsString>,
+        git_dir: PathBuf,
+        work_tree: PathBuf,
+        excludes_file: Option<PathBuf>,
+    ) -> Git {
+        Git {
+            path,
+            git_dir,
+            work_tree,
+            excludes_file,
+        }
+    }
+
+    fn vars(&self, index: Option<&Path>, bare: bool) -> Vec<(OsString, OsString)> {
+        let mut v: Vec<(OsString, OsString)> = vec![
+            ("GIT_DIR".into(), self.git_dir.clone().into()),
+            ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+            ("GIT_CONFIG_GLOBAL".into(), "/dev/null".into()),
+            ("GIT_CONFIG_SYSTEM".into(), "/dev/null".into()),
+            ("GIT_ATTR_NOSYSTEM".into(), "1".into()),
+            ("GIT_TERMINAL_PROMPT".into(), "0".into()),
+            ("GIT_NO_REPLACE_OBJECTS".into(), "1".into()),
+            ("GIT_PAGER".into(), "cat".into()),
+            ("GIT_AUTHOR_NAME".into(), "hx".into()),
+            ("GIT_AUTHOR_EMAIL".into(), "hx@localhost".into()),
+            ("GIT_COMMITTER_NAME".into(), "hx".into()),
+            ("GIT_COMMITTER_EMAIL".into(), "hx@localhost".into()),
+            ("LC_ALL".into(), "C".into()),
+        ];
+        if !bare {
+            v.push(("GIT_WORK_TREE".into(), self.work_tree.clone().into()));
+            // The workspace's path is a path, never a pattern.
+            v.push(("GIT_LITERAL_PATHSPECS".into(), "1".into()));
+        }
+        if let Some(p) = &self.path {
+            v.push(("PATH".into(), p.clone()));
+        }
+        if let Some(i) = index {
+            v.push(("GIT_INDEX_FILE".into(), i.into()));
+        }
+        v
+    }
+
+    fn args(&self, args: &[&str]) -> Vec<String> {
+        let mut all: Vec<String> = [
+            "core.hooksPath=/dev/null",
+            "core.fsmonitor=false",
+            "core.autocrlf=false",
+            "core.safecrlf=false",
+            "core.symlinks=true",
+            "core.fileMode=true",
+            "core.quotePath=false",
+            "core.splitIndex=false",
+            "core.sparseCheckout=false",
+            "core.precomposeUnicode=false",
+            "gc.auto=0",
+            "maintenance.auto=false",
+            "color.ui=never",
+            "commit.gpgSign=false",
+            "protocol.allow=never",
+        ]
+        .iter()
+        .flat_map(|c| ["-c".to_string(), c.to_string()])
+        .collect();
+        if let Some(x) = &self.excludes_file {
+            all.push("-c".into());
+            all.push(format!("core.excludesFile={}", x.display()));
+        }
+        all.extend(args.iter().map(|a| a.to_string()));
+        all
+    }
+
+    /// Runs `git ARGS` and returns its output; a non-zero exit is an error with git's words.
+    pub async fn run(&self, args: &[&str], run: Run<'_>) -> Result<Vec<u8>, GitError> {
+        let vars = self.vars(run.index, run.bare);
+        let launch = Launch::program(
+            "git",
+            &self.args(args),
+            &self.work_tree,
+            Role::Private(&vars),
+        )
+        .stdin(if run.stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+        let mut child = match launch.spawn() {
+            Ok(c) => c,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(GitError::Missing),
+            Err(e) => return Err(GitError::Failed(format!("cannot start git: {e}"))),
+        };
+        let stdin = child.take_stdin();
+        let stdout = child.take_stdout();
+        let stderr = child.take_stderr();
+        let feed = async {
+            if let (Some(mut pipe), Some(bytes)) = (stdin, run.stdin) {
+                // git may stop reading early (an error): its answer says why.
+                let _ = pipe.write_all(&bytes).await;
+                let _ = pipe.shutdown().await;
+            }
+        };
+        let limit = run.limit.max(1);
+        let out = async {
+            let mut buf = Vec::new();
+            if let Some(s) = stdout {
+                let _ = s.take(limit + 1).read_to_end(&mut buf).await;
+            }
+            buf
+        };
+        let err = async {
+            let mut buf = Vec::new();
+            if let Some(s) = stderr {
+                let _ = s.take(STDERR_BYTES).read_to_end(&mut buf).await;
+            }
+            buf
+        };
+        let ((), out, err) = tokio::join!(feed, out, err);
+        if out.len() as u64 > limit {
+            child.group.kill();
+            let _ = child.wait().await;
+            return Err(GitError::Failed(format!(
+                "git {} said more than {limit} bytes",
+                args.first().copied().unwrap_or("")
+            )));
+        }
+        let status = child
+            .wait()
+            .await
+            .map_err(|e| GitError::Failed(format!("git: {e}")))?;
+        if status.success() {
+            Ok(out)
+        } else {
+            let text = String::from_utf8_lossy(&err);
+            let first = text
+                .lines()
+                .find(|l| !l.trim().is_empty())
+                .unwrap_or("failed");
+            Err(GitError::Failed(format!(
+                "git {}: {}",
+                args.first().copied().unwrap_or(""),
+                crate::text::escape_controls(first.trim())
+            )))
+        }
+    }
+
+    /// [`Git::run`] whose output is one line (a hash), trimmed.
+    pub async fn line(&self, args: &[&str], run: Run<'_>) -> Result<String, GitError> {
+        let out = self.run(args, Run { limit: 4096, ..run }).await?;
+        Ok(String::from_utf8_lossy(&out).trim().to_string())
+    }
+}
+
+/// The global excludes file the user's git reads: `core.excludesFile` of the user's global
+/// config (asked of git itself, which knows includes and `~`), else
+/// `$XDG_CONFIG_HOME/git/ignore` (or `~/.config/git/ignore`) when it exists. Reading a config
+/// value runs nothing.
+pub async fn global_excludes(
+    path: Option<&OsString>,
+    env: &crate::paths::Env,
+    neutral_git_dir: &Path,
+) -> Result<Option<PathBuf>, GitError> {
+    let mut vars: Vec<(OsString, OsString)> = vec![
+        ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
+        // Nothing to discover: includeIf conditions are checked against the shadow.
+        ("GIT_DIR".into(), neutral_git_dir.into()),
+        ("LC_ALL".into(), "C".into()),
+    ];
+    for k in ["HOME", "XDG_CONFIG_HOME", "GIT_CONFIG_GLOBAL"] {
+        if let Some(v) = env.get(k) {
+            vars.push((k.into(), v.into()));
+        }
+    }
+    if let Some(p) = path {
+        vars.push(("PATH".into(), p.clone()));
+    }
+    let args: Vec<String> = ["config", "--global", "--includes", "--path", "--get"]
+        .iter()
+        .map(|s| s.to_string())
+        .chain(["core.excludesFile".to_string()])
+        .collect();
+    let launch = Launch::program("git", &args, Path::new("/"), Role::Private(&vars))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = match launch.spawn() {
+        Ok(c) => c,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Err(GitError::Missing),
+        Err(e) => return Err(GitError::Failed(format!("cannot start git: {e}"))),
+    };
+    let mut out = Vec::new();
+    if let Some(s) = child.take_stdout() {
+        let _ = s.take(4096).read_to_end(&mut out).await;
+    }
+    let status = child.wait().await;
+    let configured = String::from_utf8_lossy(&out).trim().to_string();
+    if status.is_ok_and(|s| s.success()) && !configured.is_empty() {
+        return Ok(Some(PathBuf::from(configured)));
+    }
+    let default = match env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x).join("git").join("ignore"),
+        None => match env.get("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".config").join("git").join("ignore"),
+            None => return Ok(None),
+        },
+    };
+    Ok(default.is_file().then_some(default))
+}

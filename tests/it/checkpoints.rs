@@ -1,0 +1,676 @@
+//! End-to-end tests of checkpoints with the real binary and real git: a session whose scripted
+//! model changes files every way it can (its tools, commands, a subagent), then `hx rewind`,
+//! `hx diff`, the conflicts they refuse, `--undo`, and the user's `.git` left as it was.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::calls::call;
+use crate::support::{messages, Call, FakeServer, Hx, Reply};
+use serde_json::{json, Value};
+use sha2::Digest;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// Every file below `dir` (links as their target), its bytes' hash and its mode.
+fn tree_state(dir: &Path, skip_git: bool) -> BTreeMap<String, (String, u32)> {
+    let mut out = BTreeMap::new();
+    walk(dir, dir, skip_git, &mut out);
+    out
+}
+
+fn walk(root: &Path, dir: &Path, skip_git: bool, out: &mut BTreeMap<String, (String, u32)>) {
+    for e in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let path = e.path();
+        let rel = path
+            .strip_prefix(root)
+            .expect("below")
+            .to_string_lossy()
+            .into_owned();
+        if skip_git && rel == ".git" {
+            continue;
+        }
+        let meta = std::fs::symlink_metadata(&path).expect("lstat");
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).expect("readlink");
+            out.insert(rel, (format!("-> {}", target.display()), 0o120000));
+        } else if meta.is_dir() {
+            out.insert(
+                format!("{rel}/"),
+                (String::new(), meta.permissions().mode() & 0o777),
+            );
+            walk(root, &path, skip_git, out);
+        } else {
+            let bytes = std::fs::read(&path).expect("read");
+            let hash = sha2::Sha256::digest(&bytes);
+            let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+            out.insert(rel, (hex, meta.permissions().mode() & 0o777));
+        }
+    }
+}
+
+/// A workspace that is a git repository with one commit.
+fn repo(hx: &mut Hx) {
+    hx.write_file("a.txt", "alpha\nline two\n")
+        .write_file("b.txt", "beta\n")
+        .write_file("gone.txt", "will move\n")
+        .write_file("c.txt", "will be removed\n")
+        .write_file("script.sh", "#!/bin/sh\necho hi\n")
+        .write_file("src/lib.rs", "fn main() {}\n")
+        .write_file(".gitignore", "*.log\n");
+    let ws = hx.workspace().to_path_buf();
+    git(&ws, &["init", "-q", "."]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "init"]);
+}
+
+/// The main agent's session file (not a subagent's).
+fn main_session(hx: &Hx) -> std::path::PathBuf {
+    hx.session_files()
+        .into_iter()
+        .find(|f| {
+            let text = std::fs::read_to_string(f).unwrap_or_default();
+            let head: Value =
+                serde_json::from_str(text.lines().next().unwrap_or("{}")).unwrap_or(Value::Null);
+            head["parent_id"].is_null()
+        })
+        .expect("a main session")
+}
+
+fn session_lines(hx: &Hx) -> Vec<Value> {
+    let text = std::fs::read_to_string(main_session(hx)).expect("read");
+    text.lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn checkpoint_lines(hx: &Hx) -> Vec<Value> {
+    session_lines(hx)
+        .into_iter()
+        .filter(|v| v["type"] == "checkpoint")
+        .collect()
+}
+
+/// The model of the main test: a write, an edit, a command that runs `sed -i`, `mv`, `rm`
+/// and `chmod +x`, a link, and a subagent's write, then an answer.
+fn changing_replies() -> Vec<Reply> {
+    vec![
+        Reply::tool_calls(vec![
+            call(
+                "w1",
+                "write_file",
+                json!({"path": "new.txt", "content": "brand new\n"}),
+            ),
+            call(
+                "e1",
+                "edit_file",
+                json!({"path": "a.txt", "old_text": "alpha", "new_text": "ALPHA"}),
+            ),
+        ]),
+        Reply::tool_calls(vec![call(
+            "b1",
+            "bash",
+            json!({"command": "sed -i 's/beta/BETA/' b.txt && mv gone.txt moved.txt && rm c.txt && chmod +x script.sh && mkdir -p gen/deep && echo made > gen/deep/out.txt && ln -s a.txt link.txt && echo noise > build.log"}),
+        )]),
+        Reply::tool_calls(vec![call(
+            "t1",
+            "task",
+            json!({"description": "write", "prompt": "write sub.txt"}),
+        )]),
+        // The subagent's turns.
+        Reply::tool_calls(vec![call(
+            "s1",
+            "write_file",
+            json!({"path": "src/sub.txt", "content": "from the subagent\n"}),
+        )]),
+        Reply::text("Wrote it."),
+        Reply::text("All done."),
+    ]
+}
+
+#[test]
+fn rewind_one_restores_exact_bytes_and_modes_after_edits_commands_and_a_subagent() {
+    let server = FakeServer::start(changing_replies());
+    let mut hx = Hx::new(&server);
+    repo(&mut hx);
+    let ws = hx.workspace().to_path_buf();
+    let before = tree_state(&ws, true);
+    let dot_git = tree_state(&ws.join(".git"), false);
+    hx.args(["agent", "change things"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "All done.\n");
+    // One line per turn that changed files.
+    assert!(
+        run.stderr.contains("2 files changed, +2 -1"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("files changed"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("b.txt")).expect("b"),
+        "BETA\n"
+    );
+    assert!(ws.join("src/sub.txt").exists());
+
+    let cps = checkpoint_lines(&hx);
+    let numbered: Vec<u64> = cps.iter().filter_map(|c| c["n"].as_u64()).collect();
+    assert_eq!(numbered, [1, 2, 3, 4], "{cps:#?}");
+    assert_eq!(cps[0]["what"], "message");
+    assert_eq!(cps[0]["label"], "change things");
+
+    // The list, then the rewind.
+    let list = hx.run_args(&["rewind"]);
+    list.assert_code(0);
+    assert!(
+        list.stdout
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with("1  "),
+        "{}",
+        list.stdout
+    );
+    assert!(list.stdout.contains("change things"), "{}", list.stdout);
+
+    let shown = hx.run_args(&["sessions", "show", &session_id(&hx)]);
+    assert!(
+        shown.stdout.contains("── checkpoint 1 "),
+        "{}",
+        shown.stdout
+    );
+    assert!(
+        shown.stdout.contains("── checkpoint 4 "),
+        "{}",
+        shown.stdout
+    );
+
+    let rewound = hx.run_args(&["rewind", "1", "--yes"]);
+    rewound.assert_code(0);
+    let mut after = tree_state(&ws, true);
+    // The ignored file is no turn's to undo: the rewind leaves it, as git would.
+    assert!(after.remove("build.log").is_some());
+    assert_eq!(after, before, "{}", rewound.dump());
+    assert_eq!(
+        tree_state(&ws.join(".git"), false),
+        dot_git,
+        "the user's .git"
+    );
+
+    // What it replaced comes back with --undo.
+    let undone = hx.run_args(&["rewind", "--undo", "--yes"]);
+    undone.assert_code(0);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("b.txt")).expect("b"),
+        "BETA\n"
+    );
+    assert!(ws.join("gen/deep/out.txt").exists());
+    assert_eq!(
+        std::fs::read_link(ws.join("link.txt")).expect("link"),
+        Path::new("a.txt")
+    );
+    let mode = std::fs::metadata(ws.join("script.sh"))
+        .expect("script")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111, "executable again");
+    assert_eq!(
+        tree_state(&ws.join(".git"), false),
+        dot_git,
+        "the user's .git"
+    );
+}
+
+fn session_id(hx: &Hx) -> String {
+    main_session(hx)
+        .file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .expect("a session")
+}
+
+#[test]
+fn diff_is_a_patch_git_applies_in_reverse_and_names_only_the_turns_changes() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"printf 'one\nTWO\nthree\nfour\n' > f.txt && echo fresh > new.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "one\ntwo\nthree\n")
+        .write_file("mine.txt", "the user's\n");
+    hx.args(["agent", "edit f"]);
+    hx.run().assert_code(0);
+    // The user's own edit after the run is not the session's.
+    std::fs::write(hx.workspace().join("mine.txt"), "edited by the user\n").expect("write");
+    let diff = hx.run_args(&["diff"]);
+    diff.assert_code(0);
+    assert!(diff.stdout.contains("-two\n+TWO\n"), "{}", diff.stdout);
+    assert!(diff.stdout.contains("+fresh"), "{}", diff.stdout);
+    assert!(!diff.stdout.contains("mine.txt"), "{}", diff.stdout);
+    assert!(!diff.stdout.contains("\x1b["), "plain in a pipe");
+    let patch = hx.workspace().join("../patch.diff");
+    std::fs::write(&patch, &diff.stdout).expect("write patch");
+    let check = Command::new("git")
+        .args(["apply", "-R", "--check"])
+        .arg(&patch)
+        .current_dir(hx.workspace())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git apply");
+    assert!(
+        check.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&check.stderr),
+        diff.stdout
+    );
+    let stat = hx.run_args(&["diff", "--stat"]);
+    assert!(stat.stdout.contains("2 files changed"), "{}", stat.stdout);
+    let turn = hx.run_args(&["diff", "--turn", "2"]);
+    turn.assert_code(0);
+    assert!(turn.stdout.contains("+TWO"), "{}", turn.stdout);
+}
+
+#[test]
+fn a_file_the_user_changed_too_stops_the_rewind_until_force() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "by hx\n"}),
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "original\n")
+        .write_file("g.txt", "g\n");
+    hx.args(["agent", "write f"]);
+    hx.run().assert_code(0);
+    std::fs::write(hx.workspace().join("f.txt"), "the user's edit\n").expect("write");
+    std::fs::write(hx.workspace().join("g.txt"), "the user's g\n").expect("write");
+    let refused = hx.run_args(&["rewind", "1", "--yes"]);
+    refused.assert_code(1);
+    assert!(refused.stderr.contains("  f.txt"), "{}", refused.stderr);
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert_eq!(hx.read_file("f.txt"), "the user's edit\n");
+    let forced = hx.run_args(&["rewind", "1", "--yes", "--force"]);
+    forced.assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "original\n");
+    // No turn touched g.txt: the user's edit stays.
+    assert_eq!(hx.read_file("g.txt"), "the user's g\n");
+    // And --undo gives the user's edit back.
+    hx.run_args(&["rewind", "--undo", "--yes"]).assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "the user's edit\n");
+}
+
+#[test]
+fn a_conversation_rewind_continues_from_before_the_checkpoint_with_the_same_prefix() {
+    let server = FakeServer::start(vec![
+        Reply::text("First answer."),
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "second\n"}),
+        )]),
+        Reply::text("Second answer."),
+        Reply::text("Third answer."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "first"]);
+    hx.run().assert_code(0);
+    hx.clear_args().args(["agent", "-c", "second"]);
+    hx.run().assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "second\n");
+    // Checkpoint 2 is the one before the message "second".
+    let r = hx.run_args(&["rewind", "2", "--yes"]);
+    r.assert_code(0);
+    assert!(!hx.workspace().join("f.txt").exists(), "{}", r.dump());
+    hx.clear_args().args(["agent", "-c", "again"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let at_n = &reqs[1];
+    let next = &reqs[3];
+    let sent = messages(&next.body);
+    assert_eq!(sent.last().expect("last")["content"], "again");
+    assert_eq!(
+        &sent[..sent.len() - 1],
+        &messages(&at_n.body)[..sent.len() - 1]
+    );
+    // Byte for byte: the new request up to its new message is a prefix of the one at N.
+    let cut = |raw: &str| -> String {
+        let at = raw.rfind(r#"{"role":"user""#).expect("a user message");
+        raw[..at].to_string()
+    };
+    let new_raw = next.raw_body.clone();
+    let old_raw = at_n.raw_body.clone();
+    assert!(old_raw.starts_with(&cut(&new_raw)), "{new_raw}\n{old_raw}");
+}
+
+#[test]
+fn the_home_folder_is_refused_in_one_line() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("b1", "bash", r#"{"command":"true"}"#)]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    let ws = hx.workspace().to_path_buf();
+    hx.env("HOME", &ws);
+    hx.env("XDG_STATE_HOME", hx.home().join(".local/state"));
+    hx.args(["agent", "hi"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let lines: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("checkpoints are off"))
+        .collect();
+    assert_eq!(lines.len(), 1, "{}", run.stderr);
+    assert!(lines[0].contains("home folder"), "{}", run.stderr);
+}
+
+#[test]
+fn ignored_and_oversized_files_are_skipped_with_one_warning() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"head -c 3000 /dev/zero > big.bin && echo x > skip.log && echo y > small.txt"}"#,
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "b2",
+            "bash",
+            r#"{"command":"echo z >> small.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(".gitignore", "*.log\n")
+        .write_user_config("config.toml", "[checkpoints]\nmax_file_bytes = 1000\n");
+    hx.args(["agent", "make files"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("max_file_bytes"))
+        .collect();
+    assert_eq!(warnings.len(), 1, "{}", run.stderr);
+    assert!(warnings[0].contains("big.bin"), "{}", run.stderr);
+    assert!(!warnings[0].contains("skip.log"), "{}", run.stderr);
+    // Neither is in a checkpoint: the rewind removes only the file it kept.
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    assert!(!hx.workspace().join("small.txt").exists());
+    assert!(hx.workspace().join("big.bin").exists());
+    assert!(hx.workspace().join("skip.log").exists());
+}
+
+#[test]
+fn two_runs_in_one_workspace_at_once_both_keep_their_checkpoints() {
+    let server = FakeServer::start_with(|req| {
+        let n = req.body["messages"].as_array().map_or(0, Vec::len);
+        if n <= 2 {
+            let user = req.body["messages"][1]["content"].as_str().unwrap_or("x");
+            let cmd = format!("for i in 1 2 3 4 5; do echo $i >> {user}.txt; done");
+            Reply::tool_calls(vec![Call::new(
+                "b",
+                "bash",
+                &json!({"command": cmd}).to_string(),
+            )])
+        } else {
+            Reply::text("Done.")
+        }
+    });
+    let mut hx = Hx::new(&server);
+    hx.write_file("base.txt", "base\n");
+    hx.args(["agent", "one"]);
+    let ca = hx.spawn();
+    hx.clear_args().args(["agent", "two"]);
+    let cb = hx.spawn();
+    let (ra, rb) = (ca, cb);
+    let ra = crate::support::runner::Run::wait(ra, hx.time_limit());
+    let rb = crate::support::runner::Run::wait(rb, hx.time_limit());
+    ra.assert_code(0);
+    rb.assert_code(0);
+    assert!(!ra.stderr.contains("warning"), "{}", ra.stderr);
+    assert!(!rb.stderr.contains("warning"), "{}", rb.stderr);
+    let list = hx.run_args(&["checkpoints"]);
+    list.assert_code(0);
+    assert!(list.stdout.contains("sessions:    2"), "{}", list.stdout);
+    let pruned = hx.run_args(&["checkpoints", "prune"]);
+    pruned.assert_code(0);
+    assert!(
+        pruned.stdout.contains("sessions:    2"),
+        "{}",
+        pruned.stdout
+    );
+}
+
+#[test]
+fn without_git_checkpoints_are_off_with_one_warning_and_the_run_goes_on() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"echo x > f.txt"}"#,
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "b2",
+            "bash",
+            r#"{"command":"echo y >> f.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    // A PATH with a shell and nothing else.
+    let bin = hx.home().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("a shell");
+    std::os::unix::fs::symlink(shell, bin.join("bash")).expect("link");
+    hx.env("PATH", &bin).args(["agent", "write"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "Done.\n");
+    let off: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("checkpoints are off"))
+        .collect();
+    assert_eq!(off.len(), 1, "{}", run.stderr);
+    assert!(off[0].contains("git is not installed"), "{}", run.stderr);
+    assert_eq!(hx.read_file("f.txt"), "x\ny\n");
+}
+
+#[test]
+fn json_carries_the_paths_a_command_changed_as_a_file_change_item() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"echo x > made.txt && rm old.txt && echo more >> kept.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("old.txt", "old\n")
+        .write_file("kept.txt", "kept\n")
+        .args(["agent", "--json", "change"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let items: Vec<Value> = run
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "file_change")
+        .collect();
+    assert_eq!(items.len(), 1, "{}", run.stdout);
+    let item = &items[0]["item"];
+    assert_eq!(
+        item["changes"],
+        json!([
+            {"path": "kept.txt", "kind": "update"},
+            {"path": "made.txt", "kind": "add"},
+            {"path": "old.txt", "kind": "delete"},
+        ])
+    );
+    assert_eq!(item["checkpoint"], 2);
+    assert_eq!(item["lines_added"], 2);
+    assert_eq!(item["lines_removed"], 1);
+}
+
+#[test]
+fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix() {
+    use crate::support::pty::Chat;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "by hx\n"}),
+        )]),
+        Reply::text("Wrote it."),
+        Reply::text("Again."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("write f please").contains("Wrote it."));
+    assert!(hx.workspace().join("f.txt").exists());
+    let listed = chat.say("/diff");
+    assert!(listed.contains("+by hx"), "{listed}");
+    chat.type_line("/rewind");
+    chat.expect("before message");
+    chat.expect("rewind to");
+    chat.type_line("1");
+    chat.expect("rewound to checkpoint 1");
+    // The message is back in the line: Enter sends it again.
+    chat.expect("write f please");
+    chat.type_line("");
+    chat.expect("Again.");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert!(!hx.workspace().join("f.txt").exists());
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+    assert_eq!(messages(&reqs[2].body), messages(&reqs[0].body));
+}
+
+#[test]
+fn a_lock_file_a_crashed_git_left_does_not_stop_the_next_checkpoint() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"echo 1 > f.txt"}"#,
+        )]),
+        Reply::text("One."),
+        Reply::tool_calls(vec![Call::new(
+            "b2",
+            "bash",
+            r#"{"command":"echo 2 > f.txt"}"#,
+        )]),
+        Reply::text("Two."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "one"]);
+    hx.run().assert_code(0);
+    let root = hx.home().join(".local/state/hx/checkpoints");
+    let store = std::fs::read_dir(&root)
+        .expect("store root")
+        .flatten()
+        .next()
+        .expect("a store")
+        .path();
+    // What git leaves when it is killed while it writes the index or a ref.
+    std::fs::write(store.join("index.lock"), "").expect("lock");
+    std::fs::write(store.join("index"), "torn").expect("torn index");
+    hx.clear_args().args(["agent", "-c", "two"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("1 file changed, +1 -1"),
+        "{}",
+        run.stderr
+    );
+    hx.run_args(&["rewind", "1", "--code", "--yes"])
+        .assert_code(0);
+    assert!(!hx.workspace().join("f.txt").exists());
+}
+
+#[test]
+fn in_a_subfolder_of_a_repository_the_repositorys_ignore_rules_apply_and_only_the_subfolder_is_kept(
+) {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"mkdir -p new && echo made > new/f.txt && echo x > out.tmp && echo more >> kept.txt"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    // The ignore rule is the repository's, above the workspace.
+    hx.write_file(".gitignore", "*.tmp\n")
+        .write_file("top.txt", "top\n")
+        .write_file("sub/kept.txt", "kept\n");
+    let ws = hx.workspace().to_path_buf();
+    git(&ws, &["init", "-q", "."]);
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["commit", "-qm", "init"]);
+    let dot_git = tree_state(&ws.join(".git"), false);
+    hx.current_dir_rel("sub").args(["agent", "change"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains("2 files changed, +2 -0"),
+        "{}",
+        run.stderr
+    );
+    let diff = hx.run_args(&["diff", "--stat"]);
+    assert!(diff.stdout.contains("sub/new/f.txt"), "{}", diff.stdout);
+    assert!(!diff.stdout.contains("top.txt"), "{}", diff.stdout);
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    assert!(
+        !ws.join("sub/new").exists(),
+        "the folder the turn made is gone"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("sub/kept.txt")).expect("kept"),
+        "kept\n"
+    );
+    assert!(
+        ws.join("sub/out.tmp").exists(),
+        "ignored: not the checkpoint's"
+    );
+    assert_eq!(
+        tree_state(&ws.join(".git"), false),
+        dot_git,
+        "the user's .git"
+    );
+}
