@@ -145,8 +145,7 @@ fn the_summary_request_keeps_the_runs_effort() {
         run.assert_code(0);
         let reqs = server.requests();
         assert_eq!(reqs.len(), 4, "{}", run.dump());
-        // The summary request is the one without tools.
-        assert!(reqs[2].body.get("tools").is_none(), "{}", run.dump());
+        assert!(crate::support::is_summary(&reqs[2].body), "{}", run.dump());
         for r in &reqs {
             assert_eq!(thinking(r), deepseek(Some(effort)), "{effort}");
         }
@@ -319,7 +318,7 @@ fn each_deepseek_model_name_is_sent_as_deepseek_takes_it_by_every_request() {
         run.assert_code(0);
         let reqs = server.requests();
         assert_eq!(reqs.len(), 6, "{given:?}: {}", run.dump());
-        assert!(reqs[4].body.get("tools").is_none(), "{}", run.dump());
+        assert!(crate::support::is_summary(&reqs[4].body), "{}", run.dump());
         for (i, r) in reqs.iter().enumerate() {
             assert_eq!(r.body["model"], sent, "{given:?}, request {i}");
             assert_eq!(thinking(r), deepseek(effort), "{given:?}, request {i}");

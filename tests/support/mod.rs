@@ -22,7 +22,8 @@ pub mod server;
 pub mod trust;
 
 pub use body::{
-    messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
+    is_summary, messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results,
+    BUILT_IN_TOOLS,
 };
 pub use jsonl::{json_lines, session_lines};
 pub use procs::ends_within;
