@@ -253,10 +253,20 @@ impl Agent {
         //
         // It may use the window, less room for its answer (the summary and the reasoning
         // before it); it is one request, not the limit's every turn.
-        let room = meter
+        let window_room = meter
             .window()
-            .saturating_sub(budgets.summary.saturating_mul(2))
-            .saturating_sub(meter.overhead());
+            .saturating_sub(budgets.summary.saturating_mul(2));
+        // Measured as the meter does (the server's last count, bytes / 3 for the rest): a
+        // history that fits so is sent whole, since shrinking it clears outputs inside the
+        // cached prefix. Only one that does not is shrunk, by the cautious count of its bytes.
+        let measured = meter
+            .request(session.messages())
+            .saturating_add(estimate::tokens(summary::PROMPT.len()));
+        let room = if measured <= window_room {
+            u64::MAX
+        } else {
+            window_room.saturating_sub(meter.overhead())
+        };
         let input = summary::request(session.messages(), room)
             .map_err(|size| Ended::Error(too_large(size, room, meter)))?;
         let req = ChatRequest {

@@ -13,6 +13,7 @@ mod support;
 
 mod agent;
 mod bounds;
+mod cache;
 mod chat;
 mod chat_approvals;
 mod containment;

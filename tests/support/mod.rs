@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod hostile;
 pub mod jsonl;
 pub mod mcp;
+pub mod prefix_cache;
 pub mod procs;
 pub mod pty;
 pub mod raw_http;
@@ -26,6 +27,7 @@ pub use body::{
     BUILT_IN_TOOLS,
 };
 pub use jsonl::{json_lines, session_lines};
+pub use prefix_cache::{PrefixCache, Priced};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{outside_tmp, Hx, Run, DEFAULT_TIMEOUT};
