@@ -281,8 +281,9 @@ impl Agent {
         let answer = match self.model.complete(&req, &mut sink).await {
             Ok(turn) => {
                 if let Some(u) = &turn.usage {
-                    session.record_request_usage(u, "summary");
-                    self.emit(&Event::SummaryUsage(u));
+                    let cost = self.cost_of(u);
+                    session.record_request_usage(u, cost, &self.model_name, "summary");
+                    self.emit(&Event::SummaryUsage(u, cost));
                 }
                 match turn.content.trim() {
                     "" if !turn.tool_calls.is_empty() => Err(ModelError::Transport(

@@ -200,6 +200,11 @@ pub struct RunArgs {
     /// with code 3) [default: 200]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
+    /// End the run after the request that takes its cost past AMOUNT (in the model's price
+    /// currency, dollars for DeepSeek; hx agent then exits with code 3); needs a priced model
+    /// (built in for DeepSeek, [pricing."MODEL"] for others) [default: max_cost, or none]
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_cost: Option<f64>,
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
@@ -231,6 +236,7 @@ impl RunArgs {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             max_turns: self.max_turns,
+            max_cost: self.max_cost,
             show_reasoning: self.show_reasoning,
             no_guard: self.no_guard,
             sandbox: self.sandbox,

@@ -643,7 +643,8 @@ fn the_summary_request_s_tokens_count_in_the_totals() {
     assert!(
         run.stderr.contains(
             "[HOOK] Stop: turns=3, tool_calls=2, blocked=0, prompt_tokens=5000, \
-             cache_hit_tokens=1000, completion_tokens=400, compactions=1, duration="
+             cache_hit_tokens=1000, completion_tokens=400, cost=$0.000843 cache=20%, \
+             compactions=1, duration="
         ),
         "{}",
         run.stderr
@@ -666,7 +667,7 @@ fn the_summary_request_s_tokens_count_in_the_totals() {
         last["usage"],
         // The summary's reasoning: a token per four of its 53 characters, as the fake counts.
         json!({"input_tokens": 5000, "cached_input_tokens": 1000, "output_tokens": 400,
-               "reasoning_output_tokens": 14})
+               "reasoning_output_tokens": 14, "cost": 0.000843, "currency": "USD"})
     );
 }
 

@@ -548,7 +548,8 @@ fn the_tokens_spent_thinking_are_in_the_json_usage_and_the_session_totals() {
     assert_eq!(
         last["usage"],
         json!({"input_tokens": 2500, "cached_input_tokens": 1500, "output_tokens": 350,
-               "reasoning_output_tokens": 35})
+               "reasoning_output_tokens": 35, "cost": 0.0003645, "currency": "USD",
+               "subagent_cost": 0.000075})
     );
     // The main session's file: each request's line, and the figures of the run and the
     // session (the subagent's requests are in its own file).

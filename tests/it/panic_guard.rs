@@ -114,6 +114,10 @@ fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Ag
         context: Default::default(),
         learned: Default::default(),
         restore: Vec::new(),
+        price: None,
+        fixed_now: None,
+        max_cost: None,
+        spent: Default::default(),
     }
 }
 
