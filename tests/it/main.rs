@@ -20,6 +20,7 @@ mod containment;
 mod context;
 mod context_instructions;
 mod context_meter;
+mod cost;
 mod effort;
 mod exit_cleanup;
 mod fake_server;
