@@ -137,3 +137,29 @@ fn max_cost_ends_the_run_after_the_request_that_passes_it() {
     let end = lines.iter().find(|l| l["type"] == "end").expect("end");
     assert_eq!(end["outcome"], "max_cost");
 }
+
+#[test]
+fn sessions_list_and_show_give_each_session_s_cost() {
+    let server = big_answer();
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "go"]);
+    hx.run().assert_code(0);
+    hx.clear_args().args(["sessions", "list"]);
+    let list = hx.run();
+    list.assert_code(0);
+    assert!(list.stdout.contains("cost=$0.0237"), "{}", list.stdout);
+    hx.clear_args().args(["sessions", "list", "--json"]);
+    let json = hx.run();
+    json.assert_code(0);
+    let v: serde_json::Value = serde_json::from_str(&json.stdout).expect("json");
+    assert_eq!(v[0]["cost"], 0.0237);
+    let id = v[0]["id"].as_str().expect("id").to_string();
+    hx.clear_args().args(["sessions", "show", &id]);
+    let show = hx.run();
+    show.assert_code(0);
+    assert!(
+        show.stdout.contains("cost=$0.0237 · session cost=$0.0237"),
+        "{}",
+        show.stdout
+    );
+}
