@@ -40,6 +40,8 @@ pub struct RunStats {
     pub cost: Spend,
     /// Tokens and cost by model, in the order first used.
     pub by_model: Vec<(String, Usage, Spend)>,
+    /// The prompt tokens of the last turn's request: how full the context is.
+    pub last_prompt_tokens: u64,
 }
 
 impl RunStats {
@@ -325,6 +327,7 @@ impl Session {
     /// Records the token figures the server reported for one request.
     pub fn record_usage(&mut self, u: &Usage, cost: Option<Cost>, model: &str) {
         self.stats.count(u, cost, model);
+        self.stats.last_prompt_tokens = u.prompt_tokens.saturating_add(u.completion_tokens);
         if let Some(l) = &self.log {
             l.write(&Line::usage(u, cost.as_ref(), Some(model), None).text());
         }
