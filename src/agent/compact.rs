@@ -233,9 +233,17 @@ impl Agent {
             let after = before.saturating_sub(plan.freed);
             if plan.freed >= budgets.min_prune_gain && after <= limit {
                 let n = plan.cleared.len();
+                // From the first output cleared on, the history is not what the cache holds.
+                let first = plan.cleared.iter().map(|(i, _)| *i).min().unwrap_or(0);
+                let rewritten = session
+                    .messages()
+                    .get(first..)
+                    .map_or(0, estimate::messages)
+                    .saturating_sub(plan.freed);
                 self.record(session, meter, trigger, "prune", (before, after), {
                     Change::Cleared(plan.cleared)
                 })?;
+                self.cache_broken("compaction cleared old tool outputs", rewritten);
                 return Ok(Done::Compacted(
                     "prune",
                     after,
@@ -343,6 +351,7 @@ impl Agent {
         for r in &self.restore {
             r.restore(session.messages());
         }
+        self.cache_broken("compaction replaced the history with a summary", after);
         Ok(Done::Compacted("summary", after, detail))
     }
 

@@ -92,17 +92,38 @@ impl Agent {
     /// What a request with `usage` cost now, counted in [`Agent::spent`]; `None` without a
     /// price (counted as unpriced).
     pub fn cost_of(&self, usage: &crate::model::Usage) -> Option<crate::model::Cost> {
-        let now = self.fixed_now.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-        });
+        let now = self.now();
         let cost = self.price.as_ref().map(|p| p.cost(usage, now));
         self.spent
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .add_cost(cost);
         cost
+    }
+
+    /// The one line saying that `what` breaks the prompt cache's prefix: the next request
+    /// misses about `tokens` tokens that would have been hits, and what that costs more.
+    pub fn cache_broken(&self, what: &str, tokens: u64) {
+        let cost = self.price.as_ref().map_or_else(
+            || "its cost unknown".to_string(),
+            |p| format!("{} more than hits", p.miss_extra(tokens, self.now()).show()),
+        );
+        self.events.warn(
+            &self.hook_cx.scope,
+            &crate::text::Warning::notice(format!(
+                "{what}: the next request misses the prompt cache for about {} tokens ({cost})",
+                crate::text::thousands(tokens)
+            )),
+        );
+    }
+
+    /// The time requests are priced at: `HX_NOW`'s, else the clock's.
+    fn now(&self) -> u64 {
+        self.fixed_now.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        })
     }
 
     /// The limit `--max-cost` set, when the run's requests (its subagents' included) have
@@ -200,10 +221,14 @@ impl Agent {
                 self.stop(session, began, false).await;
                 break Outcome::MaxCost(why);
             }
-            if toolset.refresh().await {
+            // A relist that gave the same tools changes nothing: the same bytes go out.
+            if toolset.refresh().await && toolset.specs() != tools {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
                 meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
+                // The tools come before the messages: the whole request misses.
+                let size = meter.request(session.messages());
+                self.cache_broken("an MCP server's tools changed", size);
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).

@@ -594,6 +594,14 @@ impl Chat {
             self.say(&r.to_string());
         }
         self.say(&format!("model: {name}"));
+        // Another model has a prompt cache of its own: nothing sent so far is in it.
+        if name != old.model {
+            if let (Some(agent), Some(s)) = (&self.agent, &self.session) {
+                if s.stats.last_prompt_tokens > 0 {
+                    agent.cache_broken("another model", s.stats.last_prompt_tokens);
+                }
+            }
+        }
     }
 }
 

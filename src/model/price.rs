@@ -133,6 +133,22 @@ impl Price {
         (&self.base, false)
     }
 
+    /// What a cache miss of `tokens` costs beyond a hit of them, at `unix` seconds: the price
+    /// of breaking the prompt cache's prefix before them.
+    pub fn miss_extra(&self, tokens: u64, unix: u64) -> Cost {
+        let (r, peak) = self.rates_at(unix);
+        let nanos = tokens as f64 * (r.input_cache_miss - r.input_cache_hit).max(0.0) * 1000.0;
+        Cost {
+            nanos: if nanos.is_finite() && nanos > 0.0 {
+                nanos.round() as u64
+            } else {
+                0
+            },
+            currency: self.currency,
+            peak,
+        }
+    }
+
     /// What `usage` costs at `unix` seconds: hit tokens at the hit rate, the rest of the
     /// prompt at the miss rate, the completion (its reasoning included) at the output rate.
     pub fn cost(&self, usage: &super::Usage, unix: u64) -> Cost {
@@ -323,6 +339,8 @@ mod tests {
         // Peak (Wednesday 02:30 UTC): twice that.
         let peak = p.cost(&u, WED_0230_UTC);
         assert_eq!((peak.nanos, peak.peak), (47_400_000, true));
+        // A million tokens missed instead of hit: $0.147 more off-peak.
+        assert_eq!(p.miss_extra(1_000_000, WED_1200_UTC).nanos, 147_000_000);
         // The weekend is off-peak at every hour.
         assert_eq!(p.cost(&u, SAT_0230_UTC).nanos, 23_700_000);
         // Pro: 0.9 * 0.022 + 0.1 * 0.66 + 0.01 * 1.98, off-peak.

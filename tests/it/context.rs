@@ -78,6 +78,14 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
 
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5, "no summary request: {}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "hx: compaction cleared old tool outputs: the next request misses the prompt cache \
+             for about "
+        ),
+        "{}",
+        run.stderr
+    );
     assert!(!reqs.iter().any(is_summary_request));
     // Before the limit, each request extends the one before; after the compaction too.
     extends(&reqs[0], &reqs[1]);
@@ -736,6 +744,15 @@ fn the_summary_request_is_the_next_request_plus_one_user_message_byte_for_byte()
     assert!(last["content"]
         .as_str()
         .is_some_and(|c| c.starts_with("Context compaction:")));
+    // The trace says the next request misses the cache, and what that costs.
+    assert!(
+        run.stderr.contains(
+            "hx: compaction replaced the history with a summary: the next request misses the \
+             prompt cache for about "
+        ) && run.stderr.contains(" more than hits)"),
+        "{}",
+        run.stderr
+    );
     // The request after it starts from the summary, with the same tools.
     assert_eq!(reqs[3].body["tools"], before.body["tools"]);
     assert!(serde_json::to_string(messages(&reqs[3].body))
