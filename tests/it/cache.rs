@@ -69,3 +69,29 @@ fn a_summary_request_hits_on_everything_before_its_instruction() {
         s.prompt
     );
 }
+
+#[test]
+fn a_subagent_s_requests_extend_each_other() {
+    let server = FakeServer::start_cached(vec![
+        Reply::tool_calls(vec![Call::new(
+            "t1",
+            "task",
+            r#"{"description":"look around","prompt":"list the files"}"#,
+        )]),
+        // The subagent: a call, then its answer.
+        Reply::tool_calls(vec![Call::new("s1", "bash", r#"{"command":"echo sub"}"#)]),
+        Reply::text("the files are a and b"),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "look"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let p = server.cache().priced();
+    assert_eq!(p.len(), 4, "{}", run.stderr);
+    // The subagent's second request hits on its first and its answer.
+    assert!(p[2].hit > p[1].prompt, "{:?} after {:?}", p[2], p[1]);
+    assert!(miss(&p[2]) <= 30, "{:?}", p[2]);
+    // The main agent's next request hits on its own first one and its answer.
+    assert!(p[3].hit > p[0].prompt, "{:?} after {:?}", p[3], p[0]);
+}
