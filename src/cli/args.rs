@@ -360,6 +360,14 @@ hx chat):
   only from --effort or their own table. subagent_effort = \"...\" sets the subagents'
   (default: the main agent's).
 
+Cost:
+  Each request is priced from the usage the server reported, at its time: built in for
+  DeepSeek (deepseek-flash, deepseek-v4-pro; twice the price 01:00-04:00 and 06:00-10:00 UTC
+  on weekdays), [pricing.\"MODEL\"] in a config file for others; a model without a price
+  shows cost=unknown. The Stop line, --json's usage, hx chat and 'hx sessions list' say what
+  a run cost; --max-cost AMOUNT (max_cost = AMOUNT) ends the run after the request that takes
+  it past AMOUNT.
+
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
   sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
@@ -390,5 +398,5 @@ Stdin:
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
-  3 stopped at --max-turns   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
+  3 stopped at --max-turns or --max-cost   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
   A signal kills the running commands, and hx ends everything it started before it exits.";
