@@ -226,9 +226,12 @@ impl Agent {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
                 meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
-                // The tools come before the messages: the whole request misses.
-                let size = meter.request(session.messages());
-                self.cache_broken("an MCP server's tools changed", size);
+                // The tools come before the messages: the whole request misses. (Not the
+                // first listing, before this run's first request: nothing went out yet.)
+                if session.stats.turns > turns_before {
+                    let size = meter.request(session.messages());
+                    self.cache_broken("an MCP server's tools changed", size);
+                }
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
