@@ -38,6 +38,14 @@ fn a_tool_turn_and_a_resumed_session_miss_only_what_is_new() {
             miss(r)
         );
     }
+    // Byte for byte: each request starts with the messages of the one before (the reasoning
+    // of the tool-calling turn sent back as it came).
+    let reqs = server.requests();
+    for i in 1..reqs.len() {
+        let before = &reqs[i - 1].raw_body;
+        let end = before.find(r#"],"stream":"#).expect("messages");
+        assert!(reqs[i].raw_body.starts_with(&before[..end]), "request {i}");
+    }
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //! What the model sees is the tools and settings, then the messages in order, so a prefix is
 //! compared as that: the body without `messages`, `stream` and `stream_options` (a changed
 //! tool list or model misses whole), then message by message. Messages are compared as
-//! parsed JSON (key order aside) with the assistant's `reasoning_content` left out: the
+//! parsed JSON (key order aside), the assistant's `reasoning_content` kept only on a turn that
+//! called tools (DeepSeek's thinking mode drops it from the context on the others): the
 //! server's own rendering of a message is what counts, not hx's bytes. Tokens are bytes / 4 of
 //! each part's JSON, deterministic, not a tokenizer.
 #![allow(dead_code)]
@@ -54,16 +55,18 @@ fn header(body: &Value) -> String {
     Value::Object(m).to_string()
 }
 
-/// A message as the server renders it: its JSON without the assistant's reasoning.
+/// A message as the server renders it: its JSON, the assistant's reasoning only beside calls.
 fn message(m: &Value) -> String {
     let mut m = m.clone();
     if let Some(o) = m.as_object_mut() {
         if o.get("role").and_then(Value::as_str) == Some("assistant") {
-            o.remove("reasoning_content");
             if o.get("tool_calls")
                 .is_some_and(|c| c.as_array().is_some_and(|a| a.is_empty()))
             {
                 o.remove("tool_calls");
+            }
+            if o.get("tool_calls").is_none() {
+                o.remove("reasoning_content");
             }
         }
     }
@@ -97,6 +100,7 @@ impl Unit {
 fn output(reply: &Reply) -> Value {
     let mut m = json!({"role": "assistant", "content": reply.content_text()});
     if !reply.calls().is_empty() {
+        m["reasoning_content"] = reply.reasoning_text().into();
         m["tool_calls"] = reply
             .calls()
             .iter()
