@@ -41,7 +41,7 @@ fn run(turns: usize) -> Figures {
     let server = FakeServer::start_with(move |req| {
         // A server's count: about 4 bytes a token, like a real tokenizer on code and prose.
         let tokens = (req.raw_body.len() / 4) as u64;
-        if req.body.get("tools").is_none() {
+        if support::body::is_summary(&req.body) {
             let summary = "Goal: review every module. Progress: modules 1 to N read. Next \
                            step: the next module. "
                 .repeat(20);
@@ -75,7 +75,7 @@ fn run(turns: usize) -> Figures {
     let reqs = server.requests();
     let main_requests = reqs
         .iter()
-        .filter(|r| r.body.get("tools").is_some())
+        .filter(|r| !support::body::is_summary(&r.body))
         .count();
     assert_eq!(main_requests, turns + 1, "every turn made");
     let largest = reqs.iter().map(|r| r.raw_body.len()).max().unwrap_or(0);

@@ -5,8 +5,9 @@
 //!
 //! A compaction: the `PreCompact` hooks hear it (and may stop the run); then either the prune
 //! step (old tool outputs cleared, no model call) when that frees enough and brings the request
-//! under the limit, or the summary step (one request without tools, then the history rebuilt
-//! around its answer). The session records it and switches to the new history; the tools that
+//! under the limit, or the summary step (the request before it with the summary instruction
+//! appended, same tools, so the prompt cache hits on it; then the history rebuilt around its
+//! answer). The session records it and switches to the new history; the tools that
 //! remember the conversation (loaded skills, todos) restore themselves from it.
 //!
 //! The views hear it as events: [`Event::CompactionStarted`] before the hooks, then
@@ -114,7 +115,7 @@ impl Agent {
         loop {
             let size = meter.request(session.messages());
             if meter.over_limit(size) {
-                self.compact(session, toolset, meter, Trigger::Auto, size)
+                self.compact(session, (toolset, tools), meter, Trigger::Auto, size)
                     .await?;
             }
             let req = ChatRequest {
@@ -143,7 +144,7 @@ impl Agent {
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
                         .merge(meter.learned(&self.context));
-                    self.compact(session, toolset, meter, Trigger::Overflow, size)
+                    self.compact(session, (toolset, tools), meter, Trigger::Overflow, size)
                         .await?;
                 }
                 Err(e) => return Err(Ended::Error(e)),
@@ -156,19 +157,27 @@ impl Agent {
         // The MCP tools as listed: the next request offers them too (a `--compact` run that
         // started no server has none to count).
         let toolset = self.tools.as_listed();
-        let mut meter = self.meter(&toolset.specs());
+        let tools = toolset.specs();
+        let mut meter = self.meter(&tools);
         meter.seed(session.measured());
         let size = meter.whole(session.messages());
-        self.compact(session, &toolset, &mut meter, Trigger::Manual, size)
-            .await
+        self.compact(
+            session,
+            (&toolset, &tools),
+            &mut meter,
+            Trigger::Manual,
+            size,
+        )
+        .await
     }
 
     /// One compaction of a request estimated at `before` tokens, told to the views. The tools
-    /// of `toolset` say what of their calls it keeps.
+    /// of `toolset` say what of their calls it keeps; `tools` are their specs as the request
+    /// before it offered them, which the summary request offers too.
     async fn compact(
         &self,
         session: &mut Session,
-        toolset: &ToolSet,
+        (toolset, tools): (&ToolSet, &[ToolSpec]),
         meter: &mut Meter,
         trigger: Trigger,
         before: u64,
@@ -182,7 +191,7 @@ impl Agent {
             armed: true,
         };
         let done = self
-            .compact_steps(session, toolset, meter, trigger, before)
+            .compact_steps(session, (toolset, tools), meter, trigger, before)
             .await;
         unfinished.armed = false;
         let failed = |reason: &str| self.emit(&Event::CompactionFailed { reason });
@@ -204,7 +213,7 @@ impl Agent {
     async fn compact_steps(
         &self,
         session: &mut Session,
-        toolset: &ToolSet,
+        (toolset, tools): (&ToolSet, &[ToolSpec]),
         meter: &mut Meter,
         trigger: Trigger,
         before: u64,
@@ -224,9 +233,17 @@ impl Agent {
             let after = before.saturating_sub(plan.freed);
             if plan.freed >= budgets.min_prune_gain && after <= limit {
                 let n = plan.cleared.len();
+                // From the first output cleared on, the history is not what the cache holds.
+                let first = plan.cleared.iter().map(|(i, _)| *i).min().unwrap_or(0);
+                let rewritten = session
+                    .messages()
+                    .get(first..)
+                    .map_or(0, estimate::messages)
+                    .saturating_sub(plan.freed);
                 self.record(session, meter, trigger, "prune", (before, after), {
                     Change::Cleared(plan.cleared)
                 })?;
+                self.cache_broken("compaction cleared old tool outputs", rewritten);
                 return Ok(Done::Compacted(
                     "prune",
                     after,
@@ -235,17 +252,35 @@ impl Agent {
             }
         }
 
-        // The summary request may use the window, less room for its answer (the summary and
-        // the reasoning before it); it is one request, not the limit's every turn.
-        let room = meter
+        // The summary request is the request before it plus one user message: the same system
+        // prompt, tools and effort, so DeepSeek's cache hits on everything but the instruction
+        // (its prefix units end where each request's input and each answer end). Sent without
+        // tools it would miss whole, and it is the largest request of the run. No
+        // `tool_choice: "none"` either: thinking mode (DeepSeek's default) does not take it,
+        // and the instruction already says not to call a tool; calls made anyway are not run.
+        //
+        // It may use the window, less room for its answer (the summary and the reasoning
+        // before it); it is one request, not the limit's every turn.
+        let window_room = meter
             .window()
             .saturating_sub(budgets.summary.saturating_mul(2));
+        // Measured as the meter does (the server's last count, bytes / 3 for the rest): a
+        // history that fits so is sent whole, since shrinking it clears outputs inside the
+        // cached prefix. Only one that does not is shrunk, by the cautious count of its bytes.
+        let measured = meter
+            .request(session.messages())
+            .saturating_add(estimate::tokens(summary::PROMPT.len()));
+        let room = if measured <= window_room {
+            u64::MAX
+        } else {
+            window_room.saturating_sub(meter.overhead())
+        };
         let input = summary::request(session.messages(), room)
             .map_err(|size| Ended::Error(too_large(size, room, meter)))?;
         let req = ChatRequest {
             model: &self.model_name,
             messages: &input,
-            tools: &[],
+            tools,
             thinking: self.thinking,
         };
         // Its text is not the answer: only its retries are shown.
@@ -254,13 +289,19 @@ impl Agent {
         let answer = match self.model.complete(&req, &mut sink).await {
             Ok(turn) => {
                 if let Some(u) = &turn.usage {
-                    session.record_request_usage(u, "summary");
-                    self.emit(&Event::SummaryUsage(u));
+                    let cost = self.cost_of(u);
+                    session.record_request_usage(u, cost, &self.model_name, "summary");
+                    self.emit(&Event::SummaryUsage(u, cost));
                 }
                 match turn.content.trim() {
+                    "" if !turn.tool_calls.is_empty() => Err(ModelError::Transport(
+                        "the summary request was answered with tool calls, not a summary".into(),
+                    )),
                     "" => Err(ModelError::Transport(
                         "the summary request gave an empty answer".into(),
                     )),
+                    // Text beside calls is the summary; the calls are not run (nothing in the
+                    // history asks for them: it is replaced).
                     text => Ok(text.to_string()),
                 }
             }
@@ -310,6 +351,7 @@ impl Agent {
         for r in &self.restore {
             r.restore(session.messages());
         }
+        self.cache_broken("compaction replaced the history with a summary", after);
         Ok(Done::Compacted("summary", after, detail))
     }
 

@@ -32,6 +32,8 @@ pub enum Outcome {
     MaxTurns(String),
     /// A hook ended the run (`continue: false`) or refused the prompt; the reason.
     Stopped(String),
+    /// Its requests cost more than `--max-cost`; the line saying so.
+    MaxCost(String),
 }
 
 /// One agent: a model, the tools it may use, the hooks that watch it.
@@ -70,6 +72,14 @@ pub struct Agent {
     /// Where the main agent keeps its checkpoints of the workspace (none: off, or a
     /// subagent, whose changes are inside its parent's turn).
     pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    /// The prices of its model's requests; `None`: unknown, so costs are too.
+    pub price: Option<crate::model::Price>,
+    /// The time every request is priced at (`HX_NOW`, for tests); `None`: the clock's.
+    pub fixed_now: Option<u64>,
+    /// The run ends after the request that takes [`Agent::spent`] past this.
+    pub max_cost: Option<f64>,
+    /// What the requests of this agent's run cost, its subagents' included (they share it).
+    pub spent: Arc<std::sync::Mutex<crate::model::Spend>>,
 }
 
 /// One call's result, whether a hook blocked it, and a hook's request to stop the run.
@@ -84,6 +94,58 @@ type Ran = (Option<Value>, ToolResult, bool, Option<String>);
 pub const MAX_STOP_CONTINUATIONS: u32 = 8;
 
 impl Agent {
+    /// What a request with `usage` cost now, counted in [`Agent::spent`]; `None` without a
+    /// price (counted as unpriced).
+    pub fn cost_of(&self, usage: &crate::model::Usage) -> Option<crate::model::Cost> {
+        let now = self.now();
+        let cost = self.price.as_ref().map(|p| p.cost(usage, now));
+        self.spent
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add_cost(cost);
+        cost
+    }
+
+    /// The one line saying that `what` breaks the prompt cache's prefix: the next request
+    /// misses about `tokens` tokens that would have been hits, and what that costs more.
+    pub fn cache_broken(&self, what: &str, tokens: u64) {
+        let cost = self.price.as_ref().map_or_else(
+            || "its cost unknown".to_string(),
+            |p| format!("{} more than hits", p.miss_extra(tokens, self.now()).show()),
+        );
+        self.events.warn(
+            &self.hook_cx.scope,
+            &crate::text::Warning::notice(format!(
+                "{what}: the next request misses the prompt cache for about {} tokens ({cost})",
+                crate::text::thousands(tokens)
+            )),
+        );
+    }
+
+    /// The time requests are priced at: `HX_NOW`'s, else the clock's.
+    fn now(&self) -> u64 {
+        self.fixed_now.unwrap_or_else(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+        })
+    }
+
+    /// The limit `--max-cost` set, when the run's requests (its subagents' included) have
+    /// passed it: the amount spent, shown.
+    pub fn over_budget(&self) -> Option<String> {
+        let max = self.max_cost?;
+        let spent = *self.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let (nanos, currency) = spent.known().or(spent.currency.map(|c| (spent.nanos, c)))?;
+        (nanos as f64 / 1e9 > max).then(|| {
+            format!(
+                "the run cost {} and passed --max-cost {}",
+                currency.show(nanos),
+                currency.show((max * 1e9) as u64)
+            )
+        })
+    }
+
     /// Runs `task` as the next user message of `session`, to an answer. The system prompt
     /// starts an empty session; a recorded one keeps its own. Every message goes through the
     /// session, so whatever happens (a model error after retries, the future dropped on
@@ -162,10 +224,22 @@ impl Agent {
                 self.stop(session, began, false).await;
                 break Outcome::MaxTurns(last_text);
             }
-            if toolset.refresh().await {
+            // Subagents spend from the same purse: a task call may have passed the limit.
+            if let Some(why) = self.over_budget() {
+                self.stop(session, began, false).await;
+                break Outcome::MaxCost(why);
+            }
+            // A relist that gave the same tools changes nothing: the same bytes go out.
+            if toolset.refresh().await && toolset.specs() != tools {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
                 meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
+                // The tools come before the messages: the whole request misses. (Not the
+                // first listing, before this run's first request: nothing went out yet.)
+                if session.stats.turns > turns_before {
+                    let size = meter.request(session.messages());
+                    self.cache_broken("an MCP server's tools changed", size);
+                }
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
@@ -178,8 +252,10 @@ impl Agent {
                     return Err(e);
                 }
             };
+            let mut turn = turn;
             if let Some(u) = &turn.usage {
-                session.record_usage(u);
+                turn.cost = self.cost_of(u);
+                session.record_usage(u, turn.cost, &self.model_name);
             }
             // Whether to go on is decided by the calls collected, not by `finish_reason`:
             // servers disagree on it, and a call without an answer would break the next request.
@@ -218,6 +294,19 @@ impl Agent {
             continuations = 0;
             if !turn.content.trim().is_empty() {
                 last_text = turn.content.clone();
+            }
+            // The request that passed the limit is the last: its calls are answered, not run,
+            // so the history stays one a later run can send.
+            if let Some(why) = self.over_budget() {
+                for call in &turn.tool_calls {
+                    session.push(Message::Tool {
+                        tool_call_id: call.id.clone(),
+                        content: format!("Error: not run: {why}"),
+                    });
+                }
+                session.turn_done();
+                self.stop(session, began, false).await;
+                break Outcome::MaxCost(why);
             }
             let mut stopped: Option<String> = None;
             // Counted as made before they run, so a run abandoned mid-call still shows them.

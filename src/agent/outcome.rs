@@ -10,6 +10,7 @@ pub fn session_end(result: &Result<Outcome, ModelError>) -> (EndOutcome, Option<
     match result {
         Ok(Outcome::Answered(_)) => (EndOutcome::Answered, None),
         Ok(Outcome::MaxTurns(_)) => (EndOutcome::MaxTurns, None),
+        Ok(Outcome::MaxCost(why)) => (EndOutcome::MaxCost, Some(why.clone())),
         Ok(Outcome::Stopped(reason)) => (EndOutcome::Stopped, Some(reason.clone())),
         Err(e) => (EndOutcome::Error, Some(e.to_string())),
     }

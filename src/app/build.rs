@@ -166,6 +166,10 @@ pub fn build_agent_with(
         learned: Default::default(),
         restore: Vec::new(),
         checkpoints: None,
+        price: config.price(&config.model),
+        fixed_now: env.get("HX_NOW").and_then(|v| fixed_now(v)),
+        max_cost: config.max_cost,
+        spent: Default::default(),
     };
     warnings.extend(discovery.warnings.iter().map(Warning::new));
     let skills = Arc::new(discovery.registry);
@@ -257,6 +261,19 @@ fn recorded_url(url: &str) -> String {
         }
         Err(_) => String::new(),
     }
+}
+
+/// `HX_NOW`: the time to price every request at, as Unix seconds or RFC 3339 (UTC); for
+/// tests of peak and off-peak prices. Anything else is the clock's time.
+fn fixed_now(v: &str) -> Option<u64> {
+    let v = v.trim();
+    v.parse::<u64>().ok().or_else(|| {
+        humantime::parse_rfc3339(v)
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .map(|d| d.as_secs())
+    })
 }
 
 #[cfg(test)]

@@ -88,6 +88,10 @@ impl Ending {
                     )),
                 )
             }
+            // The same code as --max-turns: the run reached a limit the user set.
+            Ending::Run(Ok(Outcome::MaxCost(why))) => {
+                (exit::MAX_TURNS, TurnEnd::Failed(format!("stopped: {why}")))
+            }
             Ending::Run(Err(e)) => (exit::FAILED, TurnEnd::Failed(e.to_string())),
             // The compaction's lines said what it did.
             Ending::Compacted => (exit::ANSWERED, TurnEnd::Answered(String::new())),

@@ -292,7 +292,15 @@ impl Chat {
                 Input::Todos => self.say(&super::todos_text(self.messages())),
                 Input::Usage => {
                     let totals = self.session.as_ref().map(Session::totals);
-                    self.say(&super::usage_text(&totals.unwrap_or_default()));
+                    let by_model = self
+                        .session
+                        .as_ref()
+                        .map(|s| super::by_model_text(&s.stats.by_model))
+                        .unwrap_or_default();
+                    self.say(&format!(
+                        "{}{by_model}",
+                        super::usage_text(&totals.unwrap_or_default())
+                    ));
                 }
                 Input::Context => {
                     if let Some(agent) = &self.agent {
@@ -479,6 +487,8 @@ impl Chat {
         // a tool that takes over a second); every way out below ends the turn for it, so no
         // spinner outlives its turn.
         let began = Instant::now();
+        let spent_before = *agent.spent.lock().unwrap_or_else(|e| e.into_inner());
+        let usage_before = session.stats.usage;
         let end = tokio::select! {
             r = agent.run_message(session, text, session_start) => TurnEnd::Done(r),
             _ = sigint.recv() => TurnEnd::Cancelled,
@@ -499,6 +509,30 @@ impl Chat {
                 events.emit(&main, &Event::TurnEnded(&mapped.turn));
                 *outcome = (mapped.outcome, mapped.detail);
                 session.turn_done();
+                let spent = *agent.spent.lock().unwrap_or_else(|e| e.into_inner());
+                let mut turn = spent;
+                turn.nanos = spent.nanos.saturating_sub(spent_before.nanos);
+                turn.priced = spent.priced.saturating_sub(spent_before.priced);
+                turn.unpriced = spent.unpriced.saturating_sub(spent_before.unpriced);
+                // Its own requests, every run of it (a subagent's are in its own session).
+                let whole = session.totals().cost;
+                let u = session.stats.usage;
+                let delta = crate::model::Usage {
+                    prompt_tokens: u.prompt_tokens.saturating_sub(usage_before.prompt_tokens),
+                    prompt_cache_hit_tokens: u
+                        .prompt_cache_hit_tokens
+                        .saturating_sub(usage_before.prompt_cache_hit_tokens),
+                    ..Default::default()
+                };
+                if !turn.is_empty() {
+                    term.dim_line(&super::status_text(
+                        session.stats.last_prompt_tokens,
+                        agent.context.window,
+                        &turn,
+                        &whole,
+                        crate::events::cache_share(&delta),
+                    ));
+                }
                 return None;
             }
             TurnEnd::Cancelled => {
@@ -631,6 +665,14 @@ impl Chat {
             self.say(&r.to_string());
         }
         self.say(&format!("model: {name}"));
+        // Another model has a prompt cache of its own: nothing sent so far is in it.
+        if name != old.model {
+            if let (Some(agent), Some(s)) = (&self.agent, &self.session) {
+                if s.stats.last_prompt_tokens > 0 {
+                    agent.cache_broken("another model", s.stats.last_prompt_tokens);
+                }
+            }
+        }
     }
 }
 

@@ -65,10 +65,58 @@ pub fn usage_text(f: &Figures) -> String {
         0 => String::new(),
         n => format!(" ({n} of them reasoning)"),
     };
-    format!(
+    let mut s = format!(
         "requests: {}, tool calls: {} ({} refused)\nprompt tokens: {}, cache hits: {}{hit}\ncompletion tokens: {}{thinking}",
         f.turns, f.tool_calls, f.blocked, f.prompt_tokens, f.cache_hit_tokens, f.completion_tokens
-    )
+    );
+    if !f.cost.is_empty() {
+        let _ = write!(s, "\ncost: {}", f.cost.show());
+    }
+    s
+}
+
+/// `/usage`'s lines per model (this conversation's requests; a subagent's own are in its
+/// session, and in the turn's status line).
+pub fn by_model_text(by_model: &[(String, crate::model::Usage, crate::model::Spend)]) -> String {
+    let mut s = String::new();
+    for (model, u, spend) in by_model {
+        let _ = write!(
+            s,
+            "\n  {model}: prompt tokens {}, cache hits {}, completion tokens {}, cost {}",
+            u.prompt_tokens,
+            u.prompt_cache_hit_tokens,
+            u.completion_tokens,
+            spend.show()
+        );
+    }
+    if s.is_empty() {
+        s
+    } else {
+        format!("\nby model:{s}")
+    }
+}
+
+/// The line after each turn: how full the context is, what the turn cost (its subagents'
+/// requests included) and the session (its own requests, every run), and the turn's cache
+/// hit share.
+pub fn status_text(
+    context: u64,
+    window: u64,
+    turn: &crate::model::Spend,
+    session: &crate::model::Spend,
+    cache: Option<u64>,
+) -> String {
+    let mut s = format!(
+        "context {} of {} tokens · turn {} · session {}",
+        crate::text::thousands(context),
+        crate::text::thousands(window),
+        turn.show(),
+        session.show()
+    );
+    if let Some(p) = cache {
+        let _ = write!(s, " · cache {p}%");
+    }
+    s
 }
 
 /// `/effort`: how hard the model thinks, and the subagents when theirs differs.

@@ -363,6 +363,11 @@ pub struct RunArgs {
     /// gets as many again [default: 200]
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_turns: Option<u32>,
+    /// End the run after the request that takes its cost past AMOUNT (in the model's price
+    /// currency, dollars for DeepSeek; hx agent then exits with code 3); needs a priced model
+    /// (built in for DeepSeek, [pricing."MODEL"] for others) [default: max_cost, or none]
+    #[arg(long, value_name = "AMOUNT")]
+    pub max_cost: Option<f64>,
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
@@ -394,6 +399,7 @@ impl RunArgs {
             model: self.model.clone(),
             base_url: self.base_url.clone(),
             max_turns: self.max_turns,
+            max_cost: self.max_cost,
             show_reasoning: self.show_reasoning,
             no_guard: self.no_guard,
             sandbox: self.sandbox,
@@ -517,6 +523,14 @@ hx chat):
   only from --effort or their own table. subagent_effort = \"...\" sets the subagents'
   (default: the main agent's).
 
+Cost:
+  Each request is priced from the usage the server reported, at its time: built in for
+  DeepSeek (deepseek-flash, deepseek-v4-pro; twice the price 01:00-04:00 and 06:00-10:00 UTC
+  on weekdays), [pricing.\"MODEL\"] in a config file for others; a model without a price
+  shows cost=unknown. The Stop line, --json's usage, hx chat and 'hx sessions list' say what
+  a run cost; --max-cost AMOUNT (max_cost = AMOUNT) ends the run after the request that takes
+  it past AMOUNT.
+
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
   sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
@@ -547,5 +561,5 @@ Stdin:
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
-  3 stopped at --max-turns   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
+  3 stopped at --max-turns or --max-cost   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
   A signal kills the running commands, and hx ends everything it started before it exits.";

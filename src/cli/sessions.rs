@@ -78,11 +78,20 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
         } else {
             String::new()
         };
+        // A parent's cost counts its subagents' sessions (they are paid for by its run).
+        let mut spend = s.spend;
+        for c in sessions
+            .iter()
+            .filter(|c| c.parent_id.as_deref() == Some(s.id.as_str()))
+        {
+            spend.add(&c.spend);
+        }
         outln!(
-            "{}  {}{place}  turns={:<3} {:<11} {}",
+            "{}  {}{place}  turns={:<3} cost={:<10} {:<11} {}",
             s.short_id,
             s.started_at,
             s.turns,
+            spend.show(),
             s.outcome,
             one_line(&s.task, 100)
         );
@@ -345,11 +354,14 @@ fn transcript(store: &Store, path: &Path, indent: &str) -> Result<String, String
                 line(
                     &mut out,
                     &format!(
-                        "end: {}{detail} · turns={}, tool_calls={}, blocked={} · {:.1} s",
+                        "end: {}{detail} · turns={}, tool_calls={}, blocked={}, cost={} · \
+                         session cost={} · {:.1} s",
                         v["outcome"].as_str().unwrap_or("?"),
                         r["turns"],
                         r["tool_calls"],
                         r["blocked"],
+                        shown_cost(&r["cost"]),
+                        shown_cost(&v["session"]["cost"]),
                         v["duration_ms"].as_f64().unwrap_or(0.0) / 1000.0
                     ),
                 );
@@ -499,6 +511,18 @@ fn message(out: &mut String, m: &Value, calls: &mut Calls<'_>) -> Result<(), Str
         _ => {}
     }
     Ok(())
+}
+
+/// A figures' `cost` as the listing shows it; `unknown` when the file has none.
+fn shown_cost(v: &serde_json::Value) -> String {
+    use crate::model::price::Currency;
+    let currency = v["currency"].as_str().and_then(Currency::parse);
+    let nanos = v["nanos"].as_u64();
+    match (nanos, currency) {
+        (Some(n), Some(c)) if v["unpriced"].as_u64().unwrap_or(0) == 0 => c.show(n),
+        (Some(n), Some(c)) => format!("{} + unknown", c.show(n)),
+        _ => "unknown".into(),
+    }
 }
 
 #[cfg(test)]

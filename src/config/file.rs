@@ -129,6 +129,34 @@ pub struct FileConfig {
     /// `[mcp_servers.NAME]`: MCP servers whose tools the agent gets (see `crate::mcp`).
     #[serde(default)]
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
+    /// End a run once its requests cost more than this (in the model's price currency).
+    pub max_cost: Option<f64>,
+    /// `[pricing."MODEL"]`: a model's prices, over the built-in ones.
+    #[serde(default)]
+    pub pricing: BTreeMap<String, PriceFile>,
+}
+
+/// `[pricing."MODEL"]`: per million tokens.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PriceFile {
+    pub input_cache_hit: f64,
+    pub input_cache_miss: f64,
+    pub output: f64,
+    /// `USD` unless set.
+    pub currency: Option<String>,
+    pub peak: Option<PeakFile>,
+}
+
+/// `[pricing."MODEL".peak]`: other prices in windows of the UTC clock, Monday to Friday.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PeakFile {
+    /// `["01:00-04:00", "06:00-10:00"]`.
+    pub utc: Vec<String>,
+    pub input_cache_hit: f64,
+    pub input_cache_miss: f64,
+    pub output: f64,
 }
 
 /// `compact_at` as written: TOML tells a float (a share of the window) from an integer (tokens).
@@ -243,8 +271,10 @@ impl FileConfig {
             context_window,
             compact_at,
             project_doc,
-            project_doc_max_bytes
+            project_doc_max_bytes,
+            max_cost
         );
+        self.pricing.extend(top.pricing);
         overlay!(
             self.network,
             top.network,

@@ -54,6 +54,8 @@ pub struct Flags {
     pub no_project_doc: bool,
     /// `--effort`.
     pub effort: Option<Effort>,
+    /// `--max-cost`.
+    pub max_cost: Option<f64>,
     /// The effort of the session this run continues (`Some(None)`: its requests said none),
     /// which wins over the files' so that its requests stay the same.
     pub session_effort: Option<Option<Effort>>,
@@ -108,6 +110,10 @@ pub struct Config {
     pub checkpoints: crate::checkpoint::Settings,
     /// `[mcp_servers]` of the config files, each checked.
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
+    /// `[pricing."MODEL"]`, checked: over the built-in prices.
+    pub pricing: BTreeMap<String, crate::model::Price>,
+    /// `--max-cost` or `max_cost`: the run ends after the request that takes its cost past it.
+    pub max_cost: Option<f64>,
 }
 
 impl Config {
@@ -140,6 +146,15 @@ impl Config {
     /// a local one must compact for the local one's window.
     /// A retired DeepSeek name goes to the model that answers it now, and the line saying so
     /// is returned.
+    /// The prices of `model`'s requests: the config's, else the built-in ones of its
+    /// provider; `None`: unknown (its cost is never guessed).
+    pub fn price(&self, model: &str) -> Option<crate::model::Price> {
+        self.pricing
+            .get(model)
+            .cloned()
+            .or_else(|| crate::model::price::builtin(&self.provider, model))
+    }
+
     pub fn set_model(&mut self, model: &str) -> Option<Warning> {
         self.retired = (self.dialect == Dialect::DeepSeek)
             .then(|| presets::retired(model))

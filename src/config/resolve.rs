@@ -54,6 +54,15 @@ impl Config {
         let (context, window_configured) =
             context_settings(&file, provider.context_window, &model)?;
         check_mcp_servers(&file.mcp_servers)?;
+        let pricing = pricing(&file.pricing)?;
+        let max_cost = flags.max_cost.or(file.max_cost);
+        if let Some(m) = max_cost {
+            if !(m.is_finite() && m > 0.0) {
+                return Err(ConfigError(format!(
+                    "max_cost must be a positive amount, not {m}"
+                )));
+            }
+        }
         let efforts = efforts(&file, provider.dialect.is_some(), &provider.table, flags);
         Ok(Config {
             sandbox,
@@ -92,8 +101,73 @@ impl Config {
             keep_background: file.tools.keep_background.unwrap_or(false),
             checkpoints: checkpoint_settings(&file.checkpoints),
             mcp_servers: file.mcp_servers,
+            pricing,
+            max_cost,
         })
     }
+}
+
+/// `[pricing."MODEL"]` checked: rates are amounts (finite, not negative), the currency a code,
+/// each peak window `HH:MM-HH:MM`.
+fn pricing(
+    file: &BTreeMap<String, super::file::PriceFile>,
+) -> Result<BTreeMap<String, crate::model::Price>, ConfigError> {
+    use crate::model::price::{Currency, Price, Rates, Window};
+    let mut out = BTreeMap::new();
+    for (model, p) in file {
+        let bad = |what: String| ConfigError(format!("[pricing.\"{model}\"]: {what}"));
+        let rates = |hit: f64, miss: f64, output: f64| -> Result<Rates, ConfigError> {
+            for (name, v) in [
+                ("input_cache_hit", hit),
+                ("input_cache_miss", miss),
+                ("output", output),
+            ] {
+                if !(v.is_finite() && v >= 0.0) {
+                    return Err(bad(format!(
+                        "{name} must be an amount per million tokens, not {v}"
+                    )));
+                }
+            }
+            Ok(Rates {
+                input_cache_hit: hit,
+                input_cache_miss: miss,
+                output,
+            })
+        };
+        let base = rates(p.input_cache_hit, p.input_cache_miss, p.output)?;
+        let currency = match &p.currency {
+            None => Currency::USD,
+            Some(c) => Currency::parse(c)
+                .ok_or_else(|| bad(format!("currency {c:?} is not a code like \"USD\"")))?,
+        };
+        let peak = match &p.peak {
+            None => None,
+            Some(k) => {
+                let windows = k
+                    .utc
+                    .iter()
+                    .map(|w| {
+                        Window::parse(w).ok_or_else(|| {
+                            bad(format!("peak window {w:?} is not \"HH:MM-HH:MM\" (UTC)"))
+                        })
+                    })
+                    .collect::<Result<Vec<_>, _>>()?;
+                Some((
+                    windows,
+                    rates(k.input_cache_hit, k.input_cache_miss, k.output)?,
+                ))
+            }
+        };
+        out.insert(
+            model.clone(),
+            Price {
+                base,
+                peak,
+                currency,
+            },
+        );
+    }
+    Ok(out)
 }
 
 /// A variable of the environment, unless it is unset or blank: an exported but empty

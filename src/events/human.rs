@@ -62,6 +62,7 @@ struct State {
     /// Tokens of every request of the turn, subagents' included.
     usage: Usage,
     has_usage: bool,
+    costs: super::Costs,
     /// What the main agent is waiting for: `model`, or a call id.
     waits: HashMap<String, WaitGuard>,
     /// The reason of the last retry, so a repeated one is said once.
@@ -200,6 +201,7 @@ impl HumanView {
         if let Some(u) = &turn.usage {
             st.usage.add(u);
             st.has_usage = true;
+            st.costs.count(scope, turn.cost);
         }
         if scope.is_subagent() {
             return;
@@ -291,16 +293,23 @@ impl HumanView {
         );
         // A subagent's line has its own figures; the main agent's tokens are every request's
         // of the turn, its subagents' included, since all of them are paid for.
-        let (usage, has_usage) = if subagent {
-            (stats.usage, stats.has_usage)
+        let (usage, has_usage, costs) = if subagent {
+            let costs = super::Costs {
+                all: stats.cost,
+                ..Default::default()
+            };
+            (stats.usage, stats.has_usage, costs)
         } else {
             st.waits.clear();
-            (st.usage, st.has_usage)
+            (st.usage, st.has_usage, st.costs)
         };
         if has_usage {
             line.push_str(&format!(
-                ", prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}",
-                usage.prompt_tokens, usage.prompt_cache_hit_tokens, usage.completion_tokens
+                ", prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}, {}",
+                usage.prompt_tokens,
+                usage.prompt_cache_hit_tokens,
+                usage.completion_tokens,
+                super::cost_words(&usage, &costs)
             ));
         }
         if stats.compactions > 0 {
@@ -340,6 +349,7 @@ impl Observer for HumanView {
                 let mut st = self.state();
                 st.usage = Usage::default();
                 st.has_usage = false;
+                st.costs = Default::default();
                 st.last_retry = None;
             }
             Event::PromptSubmitted { cwd } => self.trace(&format!(
@@ -408,10 +418,11 @@ impl Observer for HumanView {
                     self.state().waits.insert(COMPACTION_WAIT.into(), wait);
                 }
             }
-            Event::SummaryUsage(u) => {
+            Event::SummaryUsage(u, cost) => {
                 let mut st = self.state();
                 st.usage.add(u);
                 st.has_usage = true;
+                st.costs.count(scope, *cost);
             }
             Event::FilesChanged {
                 checkpoint,

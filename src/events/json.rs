@@ -44,6 +44,7 @@ struct State {
     todos: HashMap<String, String>,
     /// Tokens of every request of the turn, subagents' included.
     usage: Usage,
+    costs: super::Costs,
     /// Where the workspace is, to tell a new file from an existing one.
     cwd: Option<PathBuf>,
 }
@@ -142,6 +143,7 @@ impl JsonView {
         let mut st = self.state();
         if let Some(u) = &turn.usage {
             st.usage.add(u);
+            st.costs.count(scope, turn.cost);
         }
         let mut items = Vec::new();
         if let Some(r) = turn.reasoning.as_deref().filter(|r| !r.trim().is_empty()) {
@@ -441,17 +443,20 @@ impl JsonView {
 
     fn turn_ended(&self, end: &TurnEnd) {
         self.close_open();
-        let usage = std::mem::take(&mut self.state().usage);
+        let (usage, costs) = {
+            let mut st = self.state();
+            (std::mem::take(&mut st.usage), std::mem::take(&mut st.costs))
+        };
         match end {
             TurnEnd::Answered(_) => self.send(json!({
                 "type": "turn.completed",
-                "usage": usage_json(&usage),
+                "usage": usage_json(&usage, &costs),
             })),
             TurnEnd::Failed(message) => {
                 self.send(json!({
                     "type": "turn.failed",
                     "error": {"message": message},
-                    "usage": usage_json(&usage),
+                    "usage": usage_json(&usage, &costs),
                 }));
                 // The one thing this mode writes on stderr: why the run failed.
                 self.term.line(&format!("hx: {message}"));
@@ -461,8 +466,10 @@ impl JsonView {
 }
 
 /// A turn's `usage`, in Codex's names; the output tokens spent thinking
-/// (`reasoning_output_tokens`) when the server counted any.
-fn usage_json(usage: &Usage) -> Value {
+/// (`reasoning_output_tokens`) when the server counted any. hx adds `cost` (a number in
+/// `currency`, `null` when a request had no price) once a request reported usage, and
+/// `subagent_cost` for the subagents' part of it.
+fn usage_json(usage: &Usage, costs: &super::Costs) -> Value {
     let mut u = json!({
         "input_tokens": usage.prompt_tokens,
         "cached_input_tokens": usage.prompt_cache_hit_tokens,
@@ -470,6 +477,15 @@ fn usage_json(usage: &Usage) -> Value {
     });
     if let (Some(obj), n @ 1..) = (u.as_object_mut(), usage.reasoning_tokens) {
         obj.insert("reasoning_output_tokens".into(), n.into());
+    }
+    if let Some(obj) = u.as_object_mut().filter(|_| !costs.all.is_empty()) {
+        obj.insert("cost".into(), costs.all.amount().into());
+        if let Some(c) = costs.all.currency.filter(|_| !costs.all.mixed) {
+            obj.insert("currency".into(), c.code().into());
+        }
+        if !costs.subagents.is_empty() {
+            obj.insert("subagent_cost".into(), costs.subagents.amount().into());
+        }
     }
     u
 }
@@ -497,7 +513,10 @@ impl Observer for JsonView {
                 self.term.line(&format!("hx: {message}"));
             }
             Event::TurnStarted => {
-                self.state().usage = Usage::default();
+                let mut st = self.state();
+                st.usage = Usage::default();
+                st.costs = Default::default();
+                drop(st);
                 self.send(json!({"type": "turn.started"}));
             }
             Event::PromptSubmitted { cwd } => self.state().cwd = Some(cwd.to_path_buf()),
@@ -533,7 +552,11 @@ impl Observer for JsonView {
             Event::CompactionStarted { trigger, tokens } => {
                 self.compaction_started(scope, trigger, *tokens)
             }
-            Event::SummaryUsage(u) => self.state().usage.add(u),
+            Event::SummaryUsage(u, cost) => {
+                let mut st = self.state();
+                st.usage.add(u);
+                st.costs.count(scope, *cost);
+            }
             Event::Compacted {
                 step,
                 after,

@@ -86,7 +86,7 @@ pub enum Event<'a> {
     CompactionStarted { trigger: &'a str, tokens: u64 },
     /// A compaction's summary request was answered: its tokens count in the turn's totals
     /// (it is a request of the run, though not a response of the loop).
-    SummaryUsage(&'a Usage),
+    SummaryUsage(&'a Usage, Option<crate::model::Cost>),
     /// The compaction is done: `step` is `prune` (old tool outputs cleared) or `summary`; the
     /// request's estimated tokens before and after; what it did, as one phrase.
     Compacted {
@@ -314,4 +314,42 @@ mod tests {
         assert_eq!(deeper.key, "task 1/task 2");
         assert_eq!(deeper.prefix, "  [task 1]   [task 2] ");
     }
+}
+
+/// What a turn's requests cost, the subagents' apart too (they are in `all`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Costs {
+    pub all: crate::model::Spend,
+    pub subagents: crate::model::Spend,
+}
+
+impl Costs {
+    /// Counts one request of `scope` that reported usage.
+    pub fn count(&mut self, scope: &Scope, cost: Option<crate::model::Cost>) {
+        self.all.add_cost(cost);
+        if scope.is_subagent() {
+            self.subagents.add_cost(cost);
+        }
+    }
+}
+
+/// `cost=$0.0123 cache=97%`, with the subagents' share after it when they made requests: the
+/// Stop line's words for a turn's money and prompt cache.
+pub fn cost_words(usage: &Usage, costs: &Costs) -> String {
+    let mut s = format!("cost={}", costs.all.show());
+    if let Some(p) = cache_share(usage) {
+        s.push_str(&format!(" cache={p}%"));
+    }
+    if !costs.subagents.is_empty() {
+        s.push_str(&format!(" (subagents {})", costs.subagents.show()));
+    }
+    s
+}
+
+/// Hit tokens over prompt tokens, in whole percent; `None` without prompt tokens.
+pub fn cache_share(usage: &Usage) -> Option<u64> {
+    (usage.prompt_tokens > 0).then(|| {
+        let hit = usage.prompt_cache_hit_tokens.min(usage.prompt_tokens);
+        ((hit as u128 * 100) / usage.prompt_tokens as u128) as u64
+    })
 }

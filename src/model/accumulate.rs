@@ -159,6 +159,7 @@ impl Accumulator {
             reasoning_field: self.reasoning_field,
             tool_calls,
             usage: self.usage,
+            cost: None,
         }
     }
 }

@@ -223,6 +223,9 @@ pub struct AssistantTurn {
     pub reasoning_field: bool,
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
+    /// What the request cost, by its usage and the model's price (set by the agent; `None`:
+    /// no usage, or no price).
+    pub cost: Option<super::Cost>,
 }
 
 impl AssistantTurn {

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::model::{Effort, Message, ReasoningEcho, Usage};
+use crate::model::{Cost, Effort, Message, ReasoningEcho, Spend, Usage};
 
 pub mod history;
 pub mod log;
@@ -37,6 +37,12 @@ pub struct RunStats {
     pub has_usage: bool,
     /// Times the history was compacted to fit the context window.
     pub compactions: u32,
+    /// What its requests cost (this agent's own; subagents have sessions of their own).
+    pub cost: Spend,
+    /// Tokens and cost by model, in the order first used.
+    pub by_model: Vec<(String, Usage, Spend)>,
+    /// The prompt tokens of the last turn's request: how full the context is.
+    pub last_prompt_tokens: u64,
 }
 
 impl RunStats {
@@ -58,6 +64,15 @@ impl RunStats {
             },
             has_usage: self.has_usage,
             compactions: self.compactions.saturating_sub(base.compactions),
+            cost: crate::model::Spend {
+                nanos: u(self.cost.nanos, base.cost.nanos),
+                priced: self.cost.priced.saturating_sub(base.cost.priced),
+                unpriced: self.cost.unpriced.saturating_sub(base.cost.unpriced),
+                ..self.cost
+            },
+            // Per model and the context's fill are the session's as they are now.
+            by_model: self.by_model.clone(),
+            last_prompt_tokens: self.last_prompt_tokens,
         }
     }
 
@@ -90,7 +105,26 @@ impl RunStats {
             cache_hit_tokens: self.usage.prompt_cache_hit_tokens,
             completion_tokens: self.usage.completion_tokens,
             reasoning_tokens: self.usage.reasoning_tokens,
+            cost: self.cost,
         }
+    }
+
+    /// Counts one request to `model`.
+    fn count(&mut self, u: &Usage, cost: Option<Cost>, model: &str) {
+        self.usage.add(u);
+        self.has_usage = true;
+        self.cost.add_cost(cost);
+        let i = match self.by_model.iter().position(|(m, ..)| m == model) {
+            Some(i) => i,
+            None => {
+                self.by_model
+                    .push((model.to_string(), Usage::default(), Spend::default()));
+                self.by_model.len() - 1
+            }
+        };
+        let (_, usage, spend) = &mut self.by_model[i];
+        usage.add(u);
+        spend.add_cost(cost);
     }
 }
 
@@ -334,11 +368,11 @@ impl Session {
     }
 
     /// Records the token figures the server reported for one request.
-    pub fn record_usage(&mut self, u: &Usage) {
-        self.stats.usage.add(u);
-        self.stats.has_usage = true;
+    pub fn record_usage(&mut self, u: &Usage, cost: Option<Cost>, model: &str) {
+        self.stats.count(u, cost, model);
+        self.stats.last_prompt_tokens = u.prompt_tokens.saturating_add(u.completion_tokens);
         if let Some(l) = &self.log {
-            l.write(&Line::usage(u, None).text());
+            l.write(&Line::usage(u, cost.as_ref(), Some(model), None).text());
         }
     }
 
@@ -427,11 +461,16 @@ impl Session {
 
     /// Records the token figures of a request that was not a turn (the summary of a
     /// compaction): they count in the run's tokens, not its turns.
-    pub fn record_request_usage(&mut self, u: &Usage, request: &str) {
-        self.stats.usage.add(u);
-        self.stats.has_usage = true;
+    pub fn record_request_usage(
+        &mut self,
+        u: &Usage,
+        cost: Option<Cost>,
+        model: &str,
+        request: &str,
+    ) {
+        self.stats.count(u, cost, model);
         if let Some(l) = &self.log {
-            l.write(&Line::usage(u, Some(request)).text());
+            l.write(&Line::usage(u, cost.as_ref(), Some(model), Some(request)).text());
         }
     }
 

@@ -121,6 +121,12 @@ struct EventLine {
     completion_tokens: Option<u64>,
     #[serde(default)]
     reasoning_tokens: Option<u64>,
+    #[serde(default)]
+    cost: Option<f64>,
+    #[serde(default)]
+    cost_nanos: Option<u64>,
+    #[serde(default)]
+    currency: Option<String>,
     // run
     #[serde(default)]
     model: Option<String>,
@@ -396,6 +402,25 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 run_figures_open.reasoning_tokens = run_figures_open
                     .reasoning_tokens
                     .saturating_add(ev.reasoning_tokens.unwrap_or(0));
+                // A line without a cost: no price, or an hx from before costs; either way,
+                // not known.
+                let nanos = ev.cost_nanos.or_else(|| {
+                    ev.cost
+                        .filter(|a| a.is_finite() && *a >= 0.0)
+                        .map(|a| (a * 1e9).round() as u64)
+                });
+                let currency = ev
+                    .currency
+                    .as_deref()
+                    .and_then(crate::model::price::Currency::parse);
+                run_figures_open.cost.add_cost(match (nanos, currency) {
+                    (Some(nanos), Some(currency)) => Some(crate::model::Cost {
+                        nanos,
+                        currency,
+                        peak: false,
+                    }),
+                    _ => None,
+                });
             }
             "compaction" => {
                 let change = match (ev.messages, ev.cleared) {

@@ -55,6 +55,11 @@ pub struct Summary {
     pub tool_calls: u32,
     /// The first line of the first task, cut to 100 characters.
     pub task: String,
+    /// What its requests cost (its subagents' sessions are listed with their own, and
+    /// `hx sessions list` adds them to their parent's): `null` when not known.
+    pub cost: Option<f64>,
+    #[serde(skip)]
+    pub spend: crate::model::Spend,
     #[serde(skip)]
     pub modified: SystemTime,
 }
@@ -360,6 +365,8 @@ pub fn summarize(path: &Path) -> Result<Summary, String> {
         turns: figures.turns,
         tool_calls: figures.tool_calls,
         task,
+        cost: figures.cost.amount(),
+        spend: figures.cost,
         modified: meta.modified().unwrap_or(SystemTime::UNIX_EPOCH),
     })
 }

@@ -48,10 +48,19 @@ fn a_recorded_session_reads_back_and_continues() {
     s.push(Message::System("sys".into()));
     s.push(Message::User("task".into()));
     s.stats.turns += 1;
-    s.record_usage(&Usage {
-        prompt_tokens: 7,
-        ..Usage::default()
-    });
+    let cost = crate::model::Cost {
+        nanos: 12_345,
+        currency: crate::model::price::Currency::USD,
+        peak: true,
+    };
+    s.record_usage(
+        &Usage {
+            prompt_tokens: 7,
+            ..Usage::default()
+        },
+        Some(cost),
+        "deepseek-flash",
+    );
     s.push(call_turn());
     s.end(EndOutcome::Interrupted, None);
     assert_eq!(s.close(), None);
@@ -63,6 +72,8 @@ fn a_recorded_session_reads_back_and_continues() {
 
     let loaded = record::read(&path).expect("read");
     assert_eq!(loaded.messages.len(), 3);
+    // The request's cost reads back exactly, as the end line's totals and from its own line.
+    assert_eq!(loaded.totals.cost.known(), Some((12_345, cost.currency)));
     let valid = loaded.valid_len;
     let log = SessionLog::append(&path, valid).expect("append");
     let (mut s, repaired) = Session::resume(loaded, run_info(), Some(log));

@@ -124,7 +124,7 @@ fn multi_turn_session_request_by_request() {
         "[HOOK] PostToolUse read_file output_chars=6\n",
         "> bash command=echo hi\n",
         "[HOOK] PreToolUse bash({\"command\":\"echo hi\"})\n",
-        "[HOOK] Stop: turns=3, tool_calls=3, blocked=0, prompt_tokens=4400, cache_hit_tokens=3948, completion_tokens=320, duration=",
+        "[HOOK] Stop: turns=3, tool_calls=3, blocked=0, prompt_tokens=4400, cache_hit_tokens=3948, completion_tokens=320, cost=$0.000272 cache=89%, duration=",
     ] {
         assert!(run.stderr.contains(line), "missing {line:?} in\n{}", run.stderr);
     }

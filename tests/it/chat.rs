@@ -432,9 +432,9 @@ fn compact_summarises_the_conversation_and_the_next_message_goes_on_from_it() {
 
     let requests = server.requests();
     assert_eq!(requests.len(), 3);
-    // The summary request has no tools; the next request starts from its answer.
+    // The summary request ends with hx's instruction; the next request starts from its answer.
     assert!(
-        requests[1].body.get("tools").is_none(),
+        crate::support::is_summary(&requests[1].body),
         "{}",
         requests[1].body
     );
@@ -654,4 +654,41 @@ fn model_alone_offers_the_providers_models() {
         .requests()
         .iter()
         .any(|r| r.method == "GET" && r.path == "/models"));
+}
+
+#[test]
+fn each_turn_ends_with_the_context_the_cost_and_the_cache_and_usage_breaks_it_down() {
+    let server = FakeServer::start(vec![
+        Reply::text("First answer.").with_usage(1_000_000, 900_000, 10_000),
+        Reply::text("Second answer.").with_usage(1_000_000, 500_000, 10_000),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    let first = chat.say("hello there");
+    // 0.9 * $0.003 + 0.1 * $0.15 + 0.01 * $0.6, off-peak. (The terminal's reader shows the
+    // separators byte by byte, so the parts are matched.)
+    for part in [
+        "context 1,010,000 of 1,048,576 tokens ",
+        " turn $0.0237 ",
+        " session $0.0237 ",
+        " cache 90%",
+    ] {
+        assert!(first.contains(part), "{part:?} in {first}");
+    }
+    let second = chat.say("and again");
+    // 0.5 * $0.003 + 0.5 * $0.15 + 0.01 * $0.6 = $0.0825.
+    for part in [" turn $0.0825 ", " session $0.1062 ", " cache 50%"] {
+        assert!(second.contains(part), "{part:?} in {second}");
+    }
+    let usage = chat.say("/usage");
+    assert!(usage.contains("cost: $0.1062"), "{usage}");
+    assert!(
+        usage.contains(
+            "deepseek-flash: prompt tokens 2000000, cache hits 1400000, completion tokens \
+             20000, cost $0.1062"
+        ),
+        "{usage}"
+    );
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
 }

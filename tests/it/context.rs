@@ -7,8 +7,8 @@
 
 use crate::support::calls::{bash_printing, load_skill};
 use crate::support::{
-    json_lines, messages, session_lines, system_prompt, tool_answer, Call, FakeServer, Hx,
-    Recorded, Reply,
+    is_summary, json_lines, messages, session_lines, system_prompt, tool_answer, Call, FakeServer,
+    Hx, Recorded, Reply,
 };
 use serde_json::{json, Value};
 
@@ -29,9 +29,9 @@ fn text(t: &str) -> Reply {
     quiet(Reply::text(t))
 }
 
-/// A summary request: the one request without tools.
+/// A summary request: the one whose last message is hx's summary instruction.
 fn is_summary_request(r: &Recorded) -> bool {
-    r.body.get("tools").is_none()
+    is_summary(&r.body)
 }
 
 /// Asserts that request `b` sends request `a`'s messages first, unchanged (the prompt cache's
@@ -78,6 +78,14 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
 
     let reqs = server.requests();
     assert_eq!(reqs.len(), 5, "no summary request: {}", run.stderr);
+    assert!(
+        run.stderr.contains(
+            "hx: compaction cleared old tool outputs: the next request misses the prompt cache \
+             for about "
+        ),
+        "{}",
+        run.stderr
+    );
     assert!(!reqs.iter().any(is_summary_request));
     // Before the limit, each request extends the one before; after the compaction too.
     extends(&reqs[0], &reqs[1]);
@@ -643,7 +651,8 @@ fn the_summary_request_s_tokens_count_in_the_totals() {
     assert!(
         run.stderr.contains(
             "[HOOK] Stop: turns=3, tool_calls=2, blocked=0, prompt_tokens=5000, \
-             cache_hit_tokens=1000, completion_tokens=400, compactions=1, duration="
+             cache_hit_tokens=1000, completion_tokens=400, cost=$0.000843 cache=20%, \
+             compactions=1, duration="
         ),
         "{}",
         run.stderr
@@ -666,6 +675,122 @@ fn the_summary_request_s_tokens_count_in_the_totals() {
         last["usage"],
         // The summary's reasoning: a token per four of its 53 characters, as the fake counts.
         json!({"input_tokens": 5000, "cached_input_tokens": 1000, "output_tokens": 400,
-               "reasoning_output_tokens": 14})
+               "reasoning_output_tokens": 14, "cost": 0.000843, "currency": "USD"})
     );
+}
+
+/// `context_window` 20,000, compaction past half of it: the summary request's input fits whole,
+/// so nothing in it is shrunk.
+const ROOMY: &str = "context_window = 20000\ncompact_at = 0.5\n";
+
+/// The body's bytes up to the end of its last message (before `],"stream"`).
+fn messages_bytes(raw: &str) -> &str {
+    let end = raw.find(r#"],"stream":"#).expect("a messages array");
+    &raw[..end]
+}
+
+/// The body's bytes after its messages: every other setting (stream, tools, effort).
+fn settings_bytes(raw: &str) -> &str {
+    let end = raw.find(r#"],"stream":"#).expect("a messages array");
+    &raw[end..]
+}
+
+#[test]
+fn the_summary_request_is_the_next_request_plus_one_user_message_byte_for_byte() {
+    let server = FakeServer::start(vec![
+        calls(vec![Call::new("b1", "bash", r#"{"command":"echo one"}"#)])
+            .with_content(&"x".repeat(15_000))
+            .unpaced(),
+        calls(vec![Call::new("b2", "bash", r#"{"command":"echo two"}"#)])
+            .with_content(&"y".repeat(15_000))
+            .unpaced(),
+        text("SUMMARY: two echoes done."),
+        text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", ROOMY);
+    hx.args(["agent", "echo twice"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{}", run.stderr);
+    assert!(is_summary_request(&reqs[2]), "{}", run.stderr);
+    let (before, summary) = (&reqs[1], &reqs[2]);
+
+    // Everything the request before it sent comes first, byte for byte, and every setting
+    // after the messages (the tools among them) is the same: the cache hits on all of it.
+    assert!(
+        summary
+            .raw_body
+            .starts_with(messages_bytes(&before.raw_body)),
+        "the summary request does not extend the request before it"
+    );
+    assert_eq!(
+        settings_bytes(&summary.raw_body),
+        settings_bytes(&before.raw_body)
+    );
+    assert!(summary.body["tools"]
+        .as_array()
+        .is_some_and(|t| !t.is_empty()));
+    // Its messages: the history the next turn would have sent (the model's answer and the
+    // call's result after the request before it), then the instruction, the one new message.
+    let (prev, input) = (messages(&before.body), messages(&summary.body));
+    assert_eq!(&input[..prev.len()], &prev[..]);
+    assert_eq!(input[prev.len()]["content"], "y".repeat(15_000));
+    assert_eq!(input[prev.len() + 1]["tool_call_id"], "b2");
+    assert_eq!(input.len(), prev.len() + 3);
+    let last = &input[prev.len() + 2];
+    assert_eq!(last["role"], "user");
+    assert!(last["content"]
+        .as_str()
+        .is_some_and(|c| c.starts_with("Context compaction:")));
+    // The trace says the next request misses the cache, and what that costs.
+    assert!(
+        run.stderr.contains(
+            "hx: compaction replaced the history with a summary: the next request misses the \
+             prompt cache for about "
+        ) && run.stderr.contains(" more than hits)"),
+        "{}",
+        run.stderr
+    );
+    // The request after it starts from the summary, with the same tools.
+    assert_eq!(reqs[3].body["tools"], before.body["tools"]);
+    assert!(serde_json::to_string(messages(&reqs[3].body))
+        .expect("json")
+        .contains("SUMMARY: two echoes done."));
+}
+
+#[test]
+fn tool_calls_in_the_summary_s_answer_are_not_run() {
+    let server = FakeServer::start(vec![
+        calls(vec![Call::new("b1", "bash", r#"{"command":"echo one"}"#)])
+            .with_content(&"x".repeat(15_000))
+            .unpaced(),
+        calls(vec![Call::new("b2", "bash", r#"{"command":"echo two"}"#)])
+            .with_content(&"y".repeat(15_000))
+            .unpaced(),
+        // A model that calls a tool anyway, beside its summary.
+        calls(vec![Call::new(
+            "s1",
+            "bash",
+            r#"{"command":"touch ran.txt"}"#,
+        )])
+        .with_content("SUMMARY: with a call beside it."),
+        text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", ROOMY);
+    hx.args(["agent", "echo twice"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4, "{}", run.stderr);
+    assert!(is_summary_request(&reqs[2]));
+    let next = serde_json::to_string(messages(&reqs[3].body)).expect("json");
+    assert!(next.contains("SUMMARY: with a call beside it."), "{next}");
+    assert!(
+        !next.contains("s1"),
+        "the summary's call is in the history: {next}"
+    );
+    assert!(!hx.workspace().join("ran.txt").exists(), "the call ran");
 }

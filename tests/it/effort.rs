@@ -145,8 +145,7 @@ fn the_summary_request_keeps_the_runs_effort() {
         run.assert_code(0);
         let reqs = server.requests();
         assert_eq!(reqs.len(), 4, "{}", run.dump());
-        // The summary request is the one without tools.
-        assert!(reqs[2].body.get("tools").is_none(), "{}", run.dump());
+        assert!(crate::support::is_summary(&reqs[2].body), "{}", run.dump());
         for r in &reqs {
             assert_eq!(thinking(r), deepseek(Some(effort)), "{effort}");
         }
@@ -319,7 +318,7 @@ fn each_deepseek_model_name_is_sent_as_deepseek_takes_it_by_every_request() {
         run.assert_code(0);
         let reqs = server.requests();
         assert_eq!(reqs.len(), 6, "{given:?}: {}", run.dump());
-        assert!(reqs[4].body.get("tools").is_none(), "{}", run.dump());
+        assert!(crate::support::is_summary(&reqs[4].body), "{}", run.dump());
         for (i, r) in reqs.iter().enumerate() {
             assert_eq!(r.body["model"], sent, "{given:?}, request {i}");
             assert_eq!(thinking(r), deepseek(effort), "{given:?}, request {i}");
@@ -549,7 +548,8 @@ fn the_tokens_spent_thinking_are_in_the_json_usage_and_the_session_totals() {
     assert_eq!(
         last["usage"],
         json!({"input_tokens": 2500, "cached_input_tokens": 1500, "output_tokens": 350,
-               "reasoning_output_tokens": 35})
+               "reasoning_output_tokens": 35, "cost": 0.0003645, "currency": "USD",
+               "subagent_cost": 0.000075})
     );
     // The main session's file: each request's line, and the figures of the run and the
     // session (the subagent's requests are in its own file).

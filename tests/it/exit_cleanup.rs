@@ -192,7 +192,7 @@ fn signal_while_waiting(sig: i32, code: i32, message: &str) {
     assert!(n >= 3, "{}", run.dump());
     assert!(
         lines[n - 3].starts_with(
-            "[HOOK] Stop: turns=2, tool_calls=1, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150, duration="
+            "[HOOK] Stop: turns=2, tool_calls=1, blocked=0, prompt_tokens=1200, cache_hit_tokens=1024, completion_tokens=150, cost=$0.000119 cache=85%, duration="
         ),
         "{}",
         run.dump()

@@ -13,6 +13,7 @@ mod support;
 
 mod agent;
 mod bounds;
+mod cache;
 mod chat;
 mod chat_approvals;
 mod checkpoints;
@@ -24,6 +25,7 @@ mod containment_unprivileged;
 mod context;
 mod context_instructions;
 mod context_meter;
+mod cost;
 mod effort;
 mod exit_cleanup;
 mod fake_server;

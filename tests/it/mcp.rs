@@ -76,7 +76,8 @@ fn tools_are_offered_after_the_built_in_ones_called_and_answered() {
             "mcp__t__grow",
             "mcp__t__huge",
             "mcp__t__picture",
-            "mcp__t__sleep"
+            "mcp__t__sleep",
+            "mcp__t__touch"
         ]
     );
     let echo = function(&reqs[0].body, "mcp__t__echo");
@@ -277,6 +278,36 @@ fn a_changed_tool_list_is_offered_at_the_next_turn() {
     assert!(at("mcp__t__exit") < at("mcp__t__extra") && at("mcp__t__extra") < at("mcp__t__fail"));
     assert_eq!(tool_answer(&reqs[2].body, "c2"), "extra answered");
     assert_eq!(reqs[1].body["tools"], reqs[2].body["tools"]);
+    // The tools come before the messages: the request after the change misses the cache.
+    assert_eq!(
+        run.stderr
+            .matches("hx: an MCP server's tools changed: the next request misses the prompt cache")
+            .count(),
+        1,
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn a_tool_list_said_changed_but_listed_the_same_keeps_the_request_s_bytes() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("c1", "mcp__t__touch", json!({}))]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", &server_table("t", &[], ""))
+        .args(["agent", "touch"]);
+    let run = hx.run();
+    run.assert_success();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", run.dump());
+    assert_eq!(tool_answer(&reqs[1].body, "c1"), "touched");
+    // Listed again, the same: the same tools, the same bytes before the new messages.
+    assert_eq!(reqs[0].body["tools"], reqs[1].body["tools"]);
+    let prefix = &reqs[0].raw_body[..reqs[0].raw_body.find(r#"],"stream":"#).expect("messages")];
+    assert!(reqs[1].raw_body.starts_with(prefix), "{}", run.dump());
+    assert!(!run.stderr.contains("tools changed"), "{}", run.dump());
 }
 
 #[test]
@@ -462,7 +493,7 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
         .iter()
         .map(|x| x["name"].as_str().expect("name"))
         .collect();
-    assert_eq!(tools.len(), 7, "{tools:?}");
+    assert_eq!(tools.len(), 8, "{tools:?}");
     assert_eq!(t["tools"][0]["name"], "mcp__t__echo");
     assert_eq!(
         t["tools"][0]["description"],
@@ -491,7 +522,7 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
         .find(|l| l.starts_with("t: "))
         .expect("a line for t");
     assert!(
-        head.starts_with("t: started in ") && head.ends_with(" ms, 7 tools"),
+        head.starts_with("t: started in ") && head.ends_with(" ms, 8 tools"),
         "{head}"
     );
     for line in [

@@ -149,6 +149,10 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
             // The fake counts a token of reasoning per four characters of it, at most the
             // completion: here all of each completion.
             "reasoning_output_tokens": 5 * MAIN_USAGE.2 + 2 * SUB_USAGE.2,
+            // At DeepSeek Flash's off-peak prices: 5 * $0.0000825 + 2 * $0.00000825.
+            "cost": 0.000429,
+            "currency": "USD",
+            "subagent_cost": 0.0000165,
         })
     );
     // The thread is the session recorded.
@@ -318,10 +322,12 @@ fn the_trace_says_where_the_run_goes_shows_the_end_of_output_and_honest_totals()
     assert!(
         run.stderr.contains(&format!(
             "  [task 1] [HOOK] SubagentStop: turns=2, tool_calls=1, blocked=0, \
-             prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}, duration=",
+             prompt_tokens={}, cache_hit_tokens={}, completion_tokens={}, cost={} cache=50%, \
+             duration=",
             2 * sp,
             2 * sh,
-            2 * sc
+            2 * sc,
+            hx::model::price::Currency::USD.show(16_500),
         )),
         "{}",
         run.dump()
@@ -330,10 +336,11 @@ fn the_trace_says_where_the_run_goes_shows_the_end_of_output_and_honest_totals()
     let stop = stop_line(&run);
     let expected = format!(
         "[HOOK] Stop: turns=5, tool_calls=9, blocked=1, prompt_tokens={}, cache_hit_tokens={}, \
-         completion_tokens={}, duration=",
+         completion_tokens={}, cost=$0.000429 cache=50% (subagents {}), duration=",
         5 * p + 2 * sp,
         5 * h + 2 * sh,
-        5 * c + 2 * sc
+        5 * c + 2 * sc,
+        hx::model::price::Currency::USD.show(16_500),
     );
     assert!(stop.starts_with(&expected), "{stop}");
     let secs = stop[expected.len()..]

@@ -115,6 +115,10 @@ fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Ag
         learned: Default::default(),
         restore: Vec::new(),
         checkpoints: None,
+        price: None,
+        fixed_now: None,
+        max_cost: None,
+        spent: Default::default(),
     }
 }
 

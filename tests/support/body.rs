@@ -62,3 +62,20 @@ pub fn tool_results(body: &Value) -> Vec<String> {
         .map(|m| m["content"].as_str().expect("tool content").to_string())
         .collect()
 }
+
+/// How hx's summary instruction begins (`context::summary::PROMPT`).
+pub const SUMMARY_PROMPT_START: &str = "Context compaction:";
+
+/// Whether the body is a compaction's summary request: its last message is hx's summary
+/// instruction. (It offers the same tools as the turns around it, so the tools cannot tell.)
+pub fn is_summary(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.last())
+        .is_some_and(|m| {
+            m["role"] == "user"
+                && m["content"]
+                    .as_str()
+                    .is_some_and(|c| c.starts_with(SUMMARY_PROMPT_START))
+        })
+}

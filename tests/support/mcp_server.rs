@@ -94,6 +94,12 @@ impl TestServer {
         ])
     }
 
+    #[tool(description = "Says the tool list changed, and changes nothing.")]
+    async fn touch(&self, ctx: RequestContext<RoleServer>) -> String {
+        let _ = ctx.peer.notify_tool_list_changed().await;
+        "touched".to_string()
+    }
+
     #[tool(description = "Adds the tool 'extra' and says the tool list changed.")]
     async fn grow(&self, ctx: RequestContext<RoleServer>) -> String {
         lock(&self.router).add_route(extra_route());

@@ -13,6 +13,7 @@ pub mod hooks;
 pub mod hostile;
 pub mod jsonl;
 pub mod mcp;
+pub mod prefix_cache;
 pub mod procs;
 pub mod pty;
 pub mod raw_http;
@@ -23,9 +24,11 @@ pub mod trust;
 pub mod user;
 
 pub use body::{
-    messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results, BUILT_IN_TOOLS,
+    is_summary, messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results,
+    BUILT_IN_TOOLS,
 };
 pub use jsonl::{json_lines, session_id, session_lines, short_id};
+pub use prefix_cache::{PrefixCache, Priced};
 pub use procs::ends_within;
 pub use reply::{Call, Reply};
 pub use runner::{outside_tmp, Hx, Run, DEFAULT_TIMEOUT};

@@ -142,6 +142,21 @@ impl Reply {
         Self::base(Kind::Hang)
     }
 
+    /// The answer's text (`""` when none).
+    pub fn content_text(&self) -> &str {
+        self.content.as_deref().unwrap_or("")
+    }
+
+    /// The reasoning streamed before it (`""` when none).
+    pub fn reasoning_text(&self) -> &str {
+        self.reasoning.as_deref().unwrap_or("")
+    }
+
+    /// The calls it makes.
+    pub fn calls(&self) -> &[Call] {
+        &self.calls
+    }
+
     /// Text streamed before the tool calls (or the answer, for `text`).
     pub fn with_content(mut self, text: &str) -> Self {
         self.content = Some(text.into());

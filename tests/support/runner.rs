@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 use tempfile::TempDir;
 
 /// How long `run()` lets hx take before killing it and failing the test.
+/// The variable that fixes the time hx prices requests at.
+pub const HX_NOW: &str = "HX_NOW";
+
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Inherited variables with these prefixes are removed so the host's settings can't leak in.
 const SCRUBBED_PREFIXES: [&str; 3] = ["DEEPSEEK_", "HX_", "OPENAI_"];
@@ -76,7 +79,9 @@ impl Hx {
             cwd_rel: PathBuf::new(),
             base_url: base_url.to_string(),
             args: Vec::new(),
-            env: Vec::new(),
+            // Requests are priced at an off-peak time (a Wednesday at noon, UTC), so cost
+            // figures do not depend on when the tests run; a test of the peak sets its own.
+            env: vec![(HX_NOW.into(), Some("2026-12-02T12:00:00Z".into()))],
             stdin: None,
             timeout: DEFAULT_TIMEOUT,
         }

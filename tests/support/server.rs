@@ -4,6 +4,7 @@
 //! include this file by path. Each connection gets one request and one scripted reply, then closes.
 #![allow(dead_code)]
 
+use super::prefix_cache::PrefixCache;
 use super::reply::Kind;
 pub use super::reply::{Call, Reply, MODEL, OLLAMA_MODEL};
 use serde_json::Value;
@@ -58,6 +59,8 @@ struct Shared {
     requests: Mutex<Vec<Recorded>>,
     stop: AtomicBool,
     responses: AtomicU64,
+    /// Counts each streamed reply's usage as DeepSeek's prefix cache would.
+    cache: Option<Arc<PrefixCache>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -74,17 +77,43 @@ pub struct FakeServer {
 
 impl FakeServer {
     pub fn start(replies: Vec<Reply>) -> FakeServer {
-        Self::start_shared(replies, None)
+        Self::start_shared(replies, None, None)
+    }
+
+    /// [`FakeServer::start`] whose replies report the tokens DeepSeek's prefix cache would
+    /// (see [`PrefixCache`]): prompt, hit and miss tokens of each request, whatever the
+    /// replies said.
+    pub fn start_cached(replies: Vec<Reply>) -> FakeServer {
+        Self::start_shared(replies, None, Some(Arc::default()))
+    }
+
+    /// [`FakeServer::start_with`] with the prefix cache counting the usage.
+    pub fn start_cached_with(
+        respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static,
+    ) -> FakeServer {
+        Self::start_shared(Vec::new(), Some(Box::new(respond)), Some(Arc::default()))
+    }
+
+    /// The prefix cache of a server started with one.
+    pub fn cache(&self) -> &PrefixCache {
+        self.shared
+            .cache
+            .as_deref()
+            .expect("a server started with a prefix cache")
     }
 
     /// A server that answers each chat request with what `respond` makes of it, for runs whose
     /// requests are not known in advance (a benchmark whose compactions come where the sizes
     /// say).
     pub fn start_with(respond: impl Fn(&Recorded) -> Reply + Send + Sync + 'static) -> FakeServer {
-        Self::start_shared(Vec::new(), Some(Box::new(respond)))
+        Self::start_shared(Vec::new(), Some(Box::new(respond)), None)
     }
 
-    fn start_shared(replies: Vec<Reply>, responder: Option<Responder>) -> FakeServer {
+    fn start_shared(
+        replies: Vec<Reply>,
+        responder: Option<Responder>,
+        cache: Option<Arc<PrefixCache>>,
+    ) -> FakeServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("fake server: bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("fake server: local_addr");
         let shared = Arc::new(Shared {
@@ -93,6 +122,7 @@ impl FakeServer {
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
             responses: AtomicU64::new(0),
+            cache,
         });
         let s = shared.clone();
         let accept = thread::spawn(move || {
@@ -202,7 +232,14 @@ fn serve(stream: TcpStream, shared: &Shared) {
     };
     let mut out = &stream;
     if method == "POST" && route.ends_with("/chat/completions") {
-        let next = made.or_else(|| lock(&shared.replies).pop_front());
+        let mut next = made.or_else(|| lock(&shared.replies).pop_front());
+        if let Some(cache) = &shared.cache {
+            let recorded = lock(&shared.requests).get(index).cloned();
+            next = next.map(|reply| match (recorded, &reply.kind) {
+                (Some(r), Kind::Stream) => cache.answer(&r, reply),
+                _ => reply,
+            });
+        }
         match next {
             Some(reply) => respond(&mut out, &reply, shared),
             None => {

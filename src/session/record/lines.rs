@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::FORMAT_VERSION;
+use crate::model::price::{Cost, Currency, Spend};
 use crate::model::{Message, Usage};
 
 /// Line 1 of a session file.
@@ -78,6 +79,68 @@ pub struct Figures {
     /// servers that do not say have none).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub reasoning_tokens: u64,
+    /// What the requests cost, when any had a price or usage (older files have none).
+    #[serde(default, skip_serializing_if = "Spend::is_empty", with = "spend_file")]
+    pub cost: Spend,
+}
+
+/// A [`Spend`] in a file: `{"amount": 0.0123, "currency": "USD", "priced": 3}`, and
+/// `"unpriced"` when requests had no price. The amount is written in billionths too
+/// (`nanos`), which is what is read back when present, so a sum stays exact.
+mod spend_file {
+    use super::{Currency, Spend};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    #[derive(Serialize, Deserialize, Default)]
+    struct File {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        amount: Option<f64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        nanos: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        currency: Option<String>,
+        #[serde(default)]
+        priced: u32,
+        #[serde(default, skip_serializing_if = "is_zero")]
+        unpriced: u32,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        mixed: bool,
+    }
+
+    fn is_zero(n: &u32) -> bool {
+        *n == 0
+    }
+
+    pub fn serialize<S: Serializer>(s: &Spend, ser: S) -> Result<S::Ok, S::Error> {
+        File {
+            amount: s.currency.map(|_| s.nanos as f64 / 1e9),
+            nanos: s.currency.map(|_| s.nanos),
+            currency: s.currency.map(|c| c.code().to_string()),
+            priced: s.priced,
+            unpriced: s.unpriced,
+            mixed: s.mixed,
+        }
+        .serialize(ser)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Spend, D::Error> {
+        // A figure this hx cannot read is no figure, not a file it cannot read.
+        let f = Option::<File>::deserialize(de)
+            .unwrap_or_default()
+            .unwrap_or_default();
+        let nanos = f.nanos.unwrap_or_else(|| {
+            f.amount
+                .filter(|a| a.is_finite() && *a > 0.0)
+                .map_or(0, |a| (a * 1e9).round() as u64)
+        });
+        Ok(Spend {
+            nanos,
+            currency: f.currency.as_deref().and_then(Currency::parse),
+            priced: f.priced,
+            unpriced: f.unpriced,
+            mixed: f.mixed,
+        })
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -95,6 +158,7 @@ impl Figures {
             .completion_tokens
             .saturating_add(other.completion_tokens);
         self.reasoning_tokens = self.reasoning_tokens.saturating_add(other.reasoning_tokens);
+        self.cost.add(&other.cost);
     }
 }
 
@@ -106,6 +170,8 @@ pub enum EndOutcome {
     Answered,
     /// The run reached its turn limit.
     MaxTurns,
+    /// The run's requests cost more than `--max-cost`.
+    MaxCost,
     /// A hook stopped the run.
     Stopped,
     /// The run failed (the model's server, a broken history); `detail` says how.
@@ -124,6 +190,7 @@ impl EndOutcome {
         match self {
             EndOutcome::Answered => "answered",
             EndOutcome::MaxTurns => "max_turns",
+            EndOutcome::MaxCost => "max_cost",
             EndOutcome::Stopped => "stopped",
             EndOutcome::Error => "error",
             EndOutcome::Interrupted => "interrupted",
@@ -138,6 +205,7 @@ impl From<&str> for EndOutcome {
         match s {
             "answered" => EndOutcome::Answered,
             "max_turns" => EndOutcome::MaxTurns,
+            "max_cost" => EndOutcome::MaxCost,
             "stopped" => EndOutcome::Stopped,
             "error" => EndOutcome::Error,
             "interrupted" => EndOutcome::Interrupted,
@@ -303,6 +371,19 @@ pub enum Line<'a> {
         reasoning_tokens: u64,
         #[serde(skip_serializing_if = "Option::is_none")]
         request: Option<&'a str>,
+        /// The model it went to (a chat may switch).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        model: Option<&'a str>,
+        /// What it cost at its time, in `currency`; absent: no price (or an older hx).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost: Option<f64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        cost_nanos: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        currency: Option<&'a str>,
+        /// Priced at the peak rates.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        peak: bool,
     },
     /// Exactly one of `cleared` and `messages` is set, after [`Change`].
     Compaction {
@@ -343,13 +424,23 @@ impl<'a> Line<'a> {
         Line::Message { message }
     }
 
-    pub fn usage(u: &Usage, request: Option<&'a str>) -> Line<'a> {
+    pub fn usage(
+        u: &Usage,
+        cost: Option<&'a Cost>,
+        model: Option<&'a str>,
+        request: Option<&'a str>,
+    ) -> Line<'a> {
         Line::Usage {
             prompt_tokens: u.prompt_tokens,
             prompt_cache_hit_tokens: u.prompt_cache_hit_tokens,
             completion_tokens: u.completion_tokens,
             reasoning_tokens: u.reasoning_tokens,
             request,
+            model,
+            cost: cost.map(|c| c.nanos as f64 / 1e9),
+            cost_nanos: cost.map(|c| c.nanos),
+            currency: cost.map(|c| c.currency.code()),
+            peak: cost.is_some_and(|c| c.peak),
         }
     }
 

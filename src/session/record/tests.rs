@@ -71,6 +71,8 @@ fn full_file() -> String {
                 ..Usage::default()
             },
             None,
+            None,
+            None,
         )
         .text(),
     );
@@ -184,7 +186,7 @@ fn a_compaction_line_switches_the_history_and_keeps_what_came_before() {
     text.push('\n');
     text.push_str(&Line::message(&Message::User("next".into())).text());
     text.push('\n');
-    text.push_str(&Line::usage(&Usage::default(), Some("summary")).text());
+    text.push_str(&Line::usage(&Usage::default(), None, None, Some("summary")).text());
     text.push('\n');
     let loaded = read_from(text.as_bytes()).expect("read");
     let mut expected = new;
@@ -320,8 +322,8 @@ fn each_line_kind_has_its_exact_text() {
     let mut lines = vec![Line::Header(&header()).text(), Line::Header(&child).text()];
     lines.extend(messages.iter().map(|m| Line::message(m).text()));
     lines.extend([
-        Line::usage(&usage, None).text(),
-        Line::usage(&usage, Some("summary")).text(),
+        Line::usage(&usage, None, None, None).text(),
+        Line::usage(&usage, None, None, Some("summary")).text(),
         Line::compaction(&cleared).text(),
         Line::compaction(&replaced).text(),
         Line::Run(&run).text(),
@@ -550,7 +552,7 @@ fn reasoning_tokens_are_written_when_counted_and_summed_when_read() {
         completion_tokens: 20,
         reasoning_tokens: 12,
     };
-    let line = Line::usage(&thought, Some("summary")).text();
+    let line = Line::usage(&thought, None, None, Some("summary")).text();
     assert_eq!(
         line,
         r#"{"type":"usage","prompt_tokens":10,"prompt_cache_hit_tokens":4,"completion_tokens":20,"reasoning_tokens":12,"request":"summary"}"#
@@ -574,9 +576,9 @@ fn reasoning_tokens_are_written_when_counted_and_summed_when_read() {
     assert_eq!(old.reasoning_tokens, 0);
     // Summed over a run that has no end line yet, beside the usage lines that have none.
     let mut text = full_file();
-    text.push_str(&Line::usage(&thought, None).text());
+    text.push_str(&Line::usage(&thought, None, None, None).text());
     text.push('\n');
-    text.push_str(&Line::usage(&thought, None).text());
+    text.push_str(&Line::usage(&thought, None, None, None).text());
     text.push('\n');
     let loaded = read_from(text.as_bytes()).expect("read");
     assert_eq!(loaded.totals.reasoning_tokens, 24);
