@@ -25,6 +25,8 @@ struct EndAll {
 
 impl Drop for EndAll {
     fn drop(&mut self) {
+        // The pods first: their pid 1 killed ends every process in them at once.
+        crate::sandbox::pod::end_all(self.keep_background);
         if !self.keep_background {
             process::cleanup::end_all();
         }

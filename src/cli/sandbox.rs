@@ -27,7 +27,7 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
         Ok(w) => w,
         Err(e) => return fail(exit::USAGE, format!("cannot open the workspace: {e}")),
     };
-    let plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
+    let plan = Plan::probed(&config.sandbox, &workspace, &env, Kernel::detect());
     if args.json {
         outln!("{}", to_json(&plan));
     } else {
@@ -119,6 +119,9 @@ fn to_text(plan: &Plan) -> String {
     out.push_str(&format!("devices:  {}\n", devices.join(" ")));
     let network = match (s.mode, s.network) {
         (crate::sandbox::Mode::Off, _) | (_, true) => "allowed".to_string(),
+        (_, false) if plan.pod => {
+            "none: a network namespace of the run's, with only loopback".into()
+        }
         (_, false) => {
             "TCP connect and bind refused (UDP and pathname Unix sockets are not confined)".into()
         }

@@ -16,6 +16,7 @@
 mod caps;
 mod denial;
 mod kernel;
+pub mod pod;
 mod protection;
 mod settings;
 
@@ -26,6 +27,7 @@ use std::sync::Arc;
 
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
+pub use pod::{Pod, PodConfig};
 pub use protection::{assess, Check, Protection, Status, Why};
 pub use settings::{Mode, SandboxFile, Settings, Source, MAX_ROOT_LEN, MAX_WRITABLE_ROOTS};
 
@@ -96,13 +98,49 @@ pub struct Plan {
     pub warnings: Vec<String>,
     /// Why a run must refuse to start (`sandbox.required` and a protection missing).
     pub refusal: Option<String>,
+    /// Whether the commands run in the run's pod (the assessment counts on it).
+    pub pod: bool,
 }
 
 impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
     pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
-        let protections = assess(settings.mode, settings.network, kernel);
+        Plan::build(settings, workspace, env, kernel, None)
+    }
+
+    /// [`Plan::new`] where the run's pod cannot be made, for the reason `why`: what only the
+    /// pod enforces is missing.
+    pub fn without_pod(
+        settings: &Settings,
+        workspace: &Path,
+        env: &Env,
+        kernel: Kernel,
+        why: &str,
+    ) -> Plan {
+        Plan::build(settings, workspace, env, kernel, Some(why))
+    }
+
+    /// [`Plan::new`] or [`Plan::without_pod`], as a pod could be made here now (a forked child
+    /// tries), for what reports a run's sandbox without starting one (`hx sandbox`).
+    pub fn probed(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
+        if settings.mode == Mode::Off {
+            return Plan::new(settings, workspace, env, kernel);
+        }
+        match pod::probe() {
+            Ok(()) => Plan::new(settings, workspace, env, kernel),
+            Err(why) => Plan::without_pod(settings, workspace, env, kernel, &why),
+        }
+    }
+
+    fn build(
+        settings: &Settings,
+        workspace: &Path,
+        env: &Env,
+        kernel: Kernel,
+        no_pod: Option<&str>,
+    ) -> Plan {
+        let protections = assess(settings.mode, settings.network, kernel, no_pod.is_none());
         let enforcement = Enforcement::of(settings.mode, &protections);
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
@@ -114,16 +152,27 @@ impl Plan {
             .map(PathBuf::from)
             .filter(|p| p.exists())
             .collect();
+        let mode = settings.mode.name();
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
-            Enforcement::Partial(gaps) => Some(match kernel.why_missing() {
-                None => format!(
-                    "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
+            Enforcement::Partial(gaps) => Some(match (no_pod, kernel.why_missing()) {
+                (None, None) => format!(
+                    "this kernel's Landlock (ABI {}) cannot enforce all of {mode}: {}",
                     kernel.abi(),
-                    settings.mode.name(),
                     gaps.join("; ")
                 ),
-                Some(why) => why.to_string(),
+                (None, Some(why)) => format!(
+                    "{why}, so hx cannot enforce all of {mode}: {}",
+                    gaps.join("; ")
+                ),
+                (Some(pod), None) => format!(
+                    "hx cannot make its pod of namespaces here ({pod}), so it cannot enforce \
+                     all of {mode}: {}",
+                    gaps.join("; ")
+                ),
+                (Some(pod), Some(why)) => {
+                    format!("hx cannot make its pod of namespaces here ({pod}) and {why}")
+                }
             }),
         };
         if settings.mode == Mode::Off && !settings.network {
@@ -138,7 +187,7 @@ impl Plan {
                 refusal = Some(format!(
                     "sandbox.required is set, but {problem}; refusing to run (use --sandbox off to run unconfined)"
                 ));
-            } else if kernel.why_missing().is_some() {
+            } else if no_pod.is_some() && kernel.why_missing().is_some() {
                 let unconfined: Vec<&str> = protections
                     .iter()
                     .filter(|c| !c.status.holds())
@@ -165,12 +214,18 @@ impl Plan {
             devices,
             warnings,
             refusal,
+            pod: no_pod.is_none(),
         }
     }
 
     /// The sandbox the bash tool applies: `None` when the mode is off; the refusal when the
     /// run must not start. Without Landlock it still drops the commands' capabilities.
     pub fn sandbox(&self) -> Result<Option<Arc<Sandbox>>, String> {
+        self.sandbox_in(None)
+    }
+
+    /// [`Plan::sandbox`], its commands run in `pod` when there is one.
+    pub fn sandbox_in(&self, pod: Option<Arc<Pod>>) -> Result<Option<Arc<Sandbox>>, String> {
         if let Some(r) = &self.refusal {
             return Err(r.clone());
         }
@@ -179,11 +234,39 @@ impl Plan {
         }
         let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
         let confinement = if self.kernel.why_missing().is_none() {
-            let mut rules = writable.clone();
-            rules.extend(self.devices.iter().cloned());
             // Once for the run: every command enters the same ruleset (see Confinement).
-            Confinement::build(&rules, self.settings.network)
-                .map_err(|e| format!("cannot set up the sandbox: {e}"))?
+            let built = match &pod {
+                None => {
+                    let mut rules = writable.clone();
+                    rules.extend(self.devices.iter().cloned());
+                    Confinement::build(&rules, self.settings.network)
+                }
+                Some(pod) => {
+                    // In the pod: its own /tmp and /dev/shm (folders of the run's on the host,
+                    // so hx can open them), no signal scope (the PID namespace confines
+                    // signals, and a command may signal what an earlier one of the run
+                    // left), and the abstract-socket scope only where the pod shares hx's
+                    // network namespace.
+                    let mut rules = self.pod_writable();
+                    if self.settings.mode == Mode::WorkspaceWrite {
+                        rules.push(pod.run_dir().join("tmp"));
+                    }
+                    rules.push(pod.run_dir().join("shm"));
+                    rules.extend(
+                        self.devices
+                            .iter()
+                            .filter(|d| !d.starts_with("/dev/shm"))
+                            .cloned(),
+                    );
+                    let scopes = if self.settings.network {
+                        landlock::Scope::AbstractUnixSocket.into()
+                    } else {
+                        landlock::BitFlags::empty()
+                    };
+                    Confinement::build_scoped(&rules, self.settings.network, scopes)
+                }
+            };
+            built.map_err(|e| format!("cannot set up the sandbox: {e}"))?
         } else {
             None
         };
@@ -193,9 +276,70 @@ impl Plan {
             writable,
             confinement,
             caps: CapDrop::detect(),
+            pod,
         })))
     }
+
+    /// Starts the run's pod when this plan runs commands confined; the plan comes back as it
+    /// was, or, when the pod cannot be made here, without what only the pod enforces.
+    pub fn with_pod(self, env: &Env) -> (Plan, Option<Arc<Pod>>) {
+        if self.settings.mode == Mode::Off || self.refusal.is_some() || !self.pod {
+            return (self, None);
+        }
+        let run_dir = std::env::temp_dir().join(format!(
+            "hx-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        match Pod::start(&self.pod_config(run_dir)) {
+            Ok(pod) => (self, Some(pod)),
+            Err(why) => (
+                Plan::without_pod(&self.settings, &self.workspace, env, self.kernel, &why),
+                None,
+            ),
+        }
+    }
+
+    /// The writable folders the pod binds back: the workspace and `sandbox.writable_roots`,
+    /// not the temporary folders, which the pod has its own of.
+    fn pod_writable(&self) -> Vec<PathBuf> {
+        self.writable
+            .iter()
+            .filter(|r| r.why != TMP_WHY && r.why != TMPDIR_WHY)
+            .map(|r| r.path.clone())
+            .collect()
+    }
+
+    /// What the run's pod is made of; `run_dir` is the run's own folder (it must not exist).
+    pub fn pod_config(&self, run_dir: PathBuf) -> PodConfig {
+        let git = self.workspace.join(".git");
+        let git_dirs = std::fs::symlink_metadata(&git)
+            .is_ok_and(|m| m.is_dir())
+            .then_some(git)
+            .into_iter()
+            .collect();
+        let writable = self.pod_writable();
+        // Read-only mode binds nothing writable, but the commands still run in the workspace.
+        let read_only = if writable.contains(&self.workspace) {
+            Vec::new()
+        } else {
+            vec![self.workspace.clone()]
+        };
+        PodConfig {
+            writable,
+            read_only,
+            network: self.settings.network,
+            run_dir,
+            git_dirs,
+            // `sandbox.allow_sockets` (being added beside this) goes here; until then no
+            // socket of another program is bound into the pod.
+            allowed_sockets: Vec::new(),
+        }
+    }
 }
+
+const TMP_WHY: &str = "the temporary folder";
+const TMPDIR_WHY: &str = "$TMPDIR";
 
 /// The workspace, the temporary folder(s) and the configured roots, canonical and without
 /// duplicates. A configured root that cannot be resolved is a warning, not an error: the
@@ -216,12 +360,12 @@ fn writable_roots(
         }
     };
     if let Ok(tmp) = Path::new("/tmp").canonicalize() {
-        add(tmp, "the temporary folder", &mut roots);
+        add(tmp, TMP_WHY, &mut roots);
     }
     let tmpdir = env.get("TMPDIR").map(PathBuf::from);
     if let Some(t) = tmpdir.filter(|t| t.is_absolute()) {
         if let Ok(t) = t.canonicalize() {
-            add(t, "$TMPDIR", &mut roots);
+            add(t, TMPDIR_WHY, &mut roots);
         }
     }
     let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
@@ -334,6 +478,9 @@ pub struct Sandbox {
     confinement: Option<Confinement>,
     /// Read once per run, before any fork.
     caps: CapDrop,
+    /// The run's pod, when commands run in one (then `confinement` is the per-call ruleset
+    /// the launcher enters inside it, and hx's child enters nothing itself).
+    pod: Option<Arc<Pod>>,
 }
 
 impl Sandbox {
@@ -342,11 +489,47 @@ impl Sandbox {
         self.mode
     }
 
+    /// In a pod: the launcher that runs a command inside it (`hx __sandbox exec ... --`),
+    /// which goes before the command's own program and arguments; `None` without a pod.
+    pub fn launcher(&self) -> Option<(PathBuf, Vec<std::ffi::OsString>)> {
+        let pod = self.pod.as_ref()?;
+        let (exe, args, _) = pod.launcher(self.confinement.as_ref().map(Confinement::raw_fd));
+        Some((exe, args))
+    }
+
+    /// Why no command can start now (the run's pod has exited); `None` when they can.
+    pub fn gone(&self) -> Option<String> {
+        self.pod.as_ref()?.gone()
+    }
+
+    /// The pod's own folder on the host, whose `tmp` is the commands' `/tmp`.
+    pub fn run_dir(&self) -> Option<&Path> {
+        self.pod.as_ref().map(|p| p.run_dir())
+    }
+
     /// Makes the child of `cmd` enter the sandbox just before it executes the program (after
-    /// any `pre_exec` set before this one, such as `setsid`).
+    /// any `pre_exec` set before this one, such as `setsid`). With a pod, the program is the
+    /// launcher ([`Sandbox::launcher`]), which enters it; the child only keeps the pod's and
+    /// the ruleset's descriptors open across exec for it.
     pub fn apply(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         let ruleset = self.confinement.as_ref().map(Confinement::raw_fd);
+        if let Some(pod) = &self.pod {
+            let (_, _, fds) = pod.launcher(ruleset);
+            // SAFETY: fcntl on integers in the forked child; the descriptors stay open in hx
+            // for the whole run (this `Sandbox` owns them).
+            unsafe {
+                cmd.pre_exec(move || {
+                    for &fd in &fds {
+                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                    }
+                    Ok(())
+                });
+            }
+            return;
+        }
         let caps = self.caps;
         // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
         // allowed: `enter` makes syscalls on copied integers and its own stack, with no
@@ -389,7 +572,7 @@ impl Sandbox {
 /// set-user-ID programs from giving back what is dropped next), the ruleset when there is one,
 /// then every capability dropped. Any step failing fails the spawn, so a command never runs
 /// less confined than planned.
-fn enter(ruleset: Option<RawFd>, caps: CapDrop) -> io::Result<()> {
+pub(crate) fn enter(ruleset: Option<RawFd>, caps: CapDrop) -> io::Result<()> {
     // SAFETY: plain syscalls with integer arguments.
     unsafe {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {

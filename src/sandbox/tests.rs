@@ -16,18 +16,40 @@ fn env(pairs: &[(&str, &str)]) -> Env {
         .collect()
 }
 
+/// Why the tests' pod-less plans have no pod.
+const NO_POD: &str = "unshare: Operation not permitted";
+
+fn no_pod(settings: &Settings, ws: &Path, kernel: Kernel) -> Plan {
+    Plan::without_pod(settings, ws, &env(&[]), kernel, NO_POD)
+}
+
+/// What a run without the pod cannot enforce beyond Landlock's part, as its gaps say it.
+const POD_GAPS: &str = "hiding the terminals (/dev/pts, /dev/tty*, /dev/console) (needs user \
+     namespaces); ending what commands started when hx is killed (needs user namespaces); \
+     refusing chmod, chown, touch and xattrs outside the writable folders (needs user \
+     namespaces); hiding other programs' Unix sockets (tmux, D-Bus, ssh-agent, Docker) (needs \
+     user namespaces); keeping .git/config, hooks and info read-only (needs user namespaces)";
+
 const TRUNCATE: &str = "refusing to truncate files outside the writable folders (needs ABI 3)";
 const TCP: &str = "refusing TCP connect and bind (needs ABI 4)";
 const SIGNALS: &str = "refusing signals to processes outside the command (needs ABI 6)";
 const SOCKETS: &str =
     "refusing connections to abstract Unix sockets made outside the command (needs ABI 6)";
 
-/// Each protection's status, in `Protection::ALL`'s order.
+/// The protections Landlock (and the capability drop) give without the pod, first in
+/// `Protection::ALL`.
+const LANDLOCK_PROTECTIONS: usize = 5;
+
+/// Each of those protections' status without the pod, in `Protection::ALL`'s order.
 fn statuses(mode: Mode, network: bool, kernel: Kernel) -> Vec<Status> {
-    let checks = assess(mode, network, kernel);
+    let checks = assess(mode, network, kernel, false);
     let order: Vec<Protection> = checks.iter().map(|c| c.protection).collect();
     assert_eq!(order, Protection::ALL);
-    checks.into_iter().map(|c| c.status).collect()
+    checks
+        .into_iter()
+        .take(LANDLOCK_PROTECTIONS)
+        .map(|c| c.status)
+        .collect()
 }
 
 #[test]
@@ -99,7 +121,13 @@ fn what_each_kernel_enforces() {
 
 #[test]
 fn what_is_missing_in_sum() {
-    let sum = |mode, network, kernel| Enforcement::of(mode, &assess(mode, network, kernel));
+    let sum = |mode, network, kernel| {
+        let landlock: Vec<Check> = assess(mode, network, kernel, false)
+            .into_iter()
+            .take(LANDLOCK_PROTECTIONS)
+            .collect();
+        Enforcement::of(mode, &landlock)
+    };
     assert_eq!(
         sum(Mode::WorkspaceWrite, true, Kernel::Abi(1)),
         Enforcement::Partial(vec![TRUNCATE.into(), SIGNALS.into(), SOCKETS.into()])
@@ -127,17 +155,21 @@ fn what_is_missing_in_sum() {
 fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
     let ws = tempfile::tempdir().unwrap();
     for kernel in [Kernel::Missing, Kernel::NotEnabled] {
-        let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), kernel);
+        let plan = no_pod(&Settings::default(), ws.path(), kernel);
         assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
         let w = &plan.warnings[0];
         assert!(
-            w.starts_with("the sandbox is partial: this kernel has"),
+            w.starts_with(&format!(
+                "the sandbox is partial: hx cannot make its pod of namespaces here ({NO_POD}) \
+                 and this kernel has"
+            )),
             "{w}"
         );
         assert!(
             w.contains(
-                "so bash runs with only its capabilities dropped: its writes, signals and \
-                 abstract sockets are not confined"
+                "so bash runs with only its capabilities dropped: its writes, signals, abstract \
+                 sockets, terminals, leftovers, metadata, pathname sockets and git metadata are \
+                 not confined"
             ),
             "{w}"
         );
@@ -148,14 +180,13 @@ fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
         assert_eq!(sb.denial_note("bash: /etc/hx-x: Permission denied"), None);
     }
     // With network = false, the warning names the network too.
-    let plan = Plan::new(
+    let plan = no_pod(
         &settings(Mode::WorkspaceWrite, false, false),
         ws.path(),
-        &env(&[]),
         Kernel::Missing,
     );
     assert!(
-        plan.warnings[0].contains("its writes, network, signals and abstract sockets are not"),
+        plan.warnings[0].contains("its writes, network, signals, abstract sockets, terminals"),
         "{:?}",
         plan.warnings
     );
@@ -170,21 +201,27 @@ fn required_turns_a_gap_into_a_refusal() {
         Kernel::Abi(2),
         Kernel::Abi(3),
         Kernel::Abi(5),
+        Kernel::Abi(7),
     ] {
-        let plan = Plan::new(&required, ws.path(), &env(&[]), kernel);
+        let plan = no_pod(&required, ws.path(), kernel);
         let r = plan.sandbox().expect_err("refused");
         assert!(r.starts_with("sandbox.required is set, but "), "{r}");
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
     }
-    // Without the scopes, even with the network allowed.
+    // With the pod, Landlock is a second wall only: every kernel enforces network = false.
+    for kernel in [Kernel::Missing, Kernel::Abi(2), Kernel::Abi(5)] {
+        let plan = Plan::new(&required, ws.path(), &env(&[]), kernel);
+        assert!(plan.sandbox().unwrap().is_some(), "{kernel:?}");
+    }
+    // But the abstract sockets of hx's own network namespace need the scope (ABI 6) when the
+    // pod shares it.
     let allowed = settings(Mode::WorkspaceWrite, true, true);
     let plan = Plan::new(&allowed, ws.path(), &env(&[]), Kernel::Abi(5));
     assert_eq!(
         plan.sandbox().expect_err("refused"),
         format!(
             "sandbox.required is set, but this kernel's Landlock (ABI 5) cannot enforce all of \
-             workspace-write: {SIGNALS}; {SOCKETS}; refusing to run (use --sandbox off to run \
-             unconfined)"
+             workspace-write: {SOCKETS}; refusing to run (use --sandbox off to run unconfined)"
         )
     );
     let plan = Plan::new(&required, ws.path(), &env(&[]), Kernel::Abi(6));
@@ -214,31 +251,37 @@ fn network_false_with_the_sandbox_off_is_not_silently_ignored() {
 #[test]
 fn a_partial_kernel_still_confines_and_says_what_is_missing() {
     let ws = tempfile::tempdir().unwrap();
+    let plan = no_pod(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        Kernel::Abi(3),
+    );
+    assert_eq!(
+        plan.warnings,
+        [format!(
+            "the sandbox is partial: hx cannot make its pod of namespaces here ({NO_POD}), so it \
+             cannot enforce all of workspace-write: {TCP}; {SIGNALS}; {SOCKETS}; {POD_GAPS} (set \
+             sandbox.required = true to refuse to run instead)"
+        )]
+    );
+    assert!(plan.sandbox().unwrap().is_some());
+    // With the pod, ABI 5 lacks only the abstract-socket scope, which a pod that shares hx's
+    // network namespace needs.
+    let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
+    assert_eq!(
+        plan.warnings,
+        [format!(
+            "the sandbox is partial: this kernel's Landlock (ABI 5) cannot enforce all of \
+             workspace-write: {SOCKETS} (set sandbox.required = true to refuse to run instead)"
+        )]
+    );
     let plan = Plan::new(
         &settings(Mode::WorkspaceWrite, false, false),
         ws.path(),
         &env(&[]),
         Kernel::Abi(3),
     );
-    assert_eq!(
-        plan.warnings,
-        [format!(
-            "the sandbox is partial: this kernel's Landlock (ABI 3) cannot enforce all of \
-             workspace-write: {TCP}; {SIGNALS}; {SOCKETS} (set sandbox.required = true to refuse \
-             to run instead)"
-        )]
-    );
-    assert!(plan.sandbox().unwrap().is_some());
-    // ABI 5 has the network rights but not the scopes.
-    let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
-    assert_eq!(
-        plan.warnings,
-        [format!(
-            "the sandbox is partial: this kernel's Landlock (ABI 5) cannot enforce all of \
-             workspace-write: {SIGNALS}; {SOCKETS} (set sandbox.required = true to refuse to \
-             run instead)"
-        )]
-    );
+    assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
 }
 
 #[test]
@@ -332,7 +375,8 @@ fn the_assessment_matches_what_the_kernel_enforces() {
         .unwrap()
     }
     let kernel = Kernel::detect();
-    let checks = assess(Mode::WorkspaceWrite, false, kernel);
+    // Landlock's part: what a run enforces without the pod.
+    let checks = assess(Mode::WorkspaceWrite, false, kernel, false);
     let none = BitFlags::EMPTY;
     for check in &checks {
         let status = match check.protection {
@@ -340,8 +384,9 @@ fn the_assessment_matches_what_the_kernel_enforces() {
             Protection::Network => enforce(false, true, none),
             Protection::Signals => enforce(false, false, Scope::Signal.into()),
             Protection::AbstractSockets => enforce(false, false, Scope::AbstractUnixSocket.into()),
-            // Not Landlock's: `a_sandboxed_child_has_no_capabilities` checks it.
-            Protection::Capabilities => continue,
+            // Not Landlock's: `a_sandboxed_child_has_no_capabilities` checks it, and the rest
+            // are the pod's.
+            _ => continue,
         };
         let expected = match check.status {
             Status::Enforced(_) => RulesetStatus::FullyEnforced,
@@ -353,10 +398,11 @@ fn the_assessment_matches_what_the_kernel_enforces() {
     // What `Confinement::build` asks for, against the sum.
     for network in [true, false] {
         let whole = enforce(true, !network, handled_scopes());
-        let expected = match Enforcement::of(
-            Mode::WorkspaceWrite,
-            &assess(Mode::WorkspaceWrite, network, kernel),
-        ) {
+        let landlock: Vec<Check> = assess(Mode::WorkspaceWrite, network, kernel, false)
+            .into_iter()
+            .take(LANDLOCK_PROTECTIONS)
+            .collect();
+        let expected = match Enforcement::of(Mode::WorkspaceWrite, &landlock) {
             _ if kernel.why_missing().is_some() => RulesetStatus::NotEnforced,
             Enforcement::Full => RulesetStatus::FullyEnforced,
             _ => RulesetStatus::PartiallyEnforced,

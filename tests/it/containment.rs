@@ -7,7 +7,6 @@
 
 use std::os::linux::net::SocketAddrExt;
 use std::os::unix::net::{SocketAddr, UnixListener};
-use std::time::Duration;
 
 use crate::support::confine::{self, as_nobody, is_root, no_scopes, pid_namespace, skip};
 use crate::support::hooks::{groups, script, user_hooks};
@@ -52,9 +51,14 @@ fn nobody_run(hx: &mut Hx, setpriv: &[String]) -> impl FnOnce(&Hx) -> Run {
 
 const KILL_HX: &str = "kill -9 $PPID; echo \"kill: $?\"";
 
+/// The kill reached nothing outside the command: refused (Landlock's signal scope), or, in
+/// the run's pod, where `$PPID` is 0 (hx is outside its PID namespace), `kill -9 0` killed
+/// only the command's own process group.
 fn assert_kill_refused(out: &str) {
     assert!(
-        out.contains("Operation not permitted") && out.contains("kill: 1"),
+        (out.contains("Operation not permitted") && out.contains("kill: 1"))
+            || out == "(no output)\n[killed by signal 9 (SIGKILL)]"
+            || out == "(no output)\n[killed by signal 15 (SIGTERM)]",
         "{out}"
     );
 }
@@ -132,7 +136,12 @@ fn kill_minus_one(name: &str, user: Option<Wrapper>) {
         &["kill -9 -1; echo \"kill: $?\"", "echo still here"],
         |hx| confine::run(confine::wrapped(hx, &prefix), hx.time_limit()),
     );
-    assert!(out[0].starts_with("kill: "), "{}", out[0]);
+    // In the pod there is nothing else to kill: `No such process`.
+    assert!(
+        out[0].starts_with("kill: ") || out[0].contains("kill: (-1) - No such process\nkill: 1"),
+        "{}",
+        out[0]
+    );
     assert_eq!(out[1], "still here\n");
     assert!(run.stderr.ends_with("victim: alive\n"), "{}", run.dump());
 }
@@ -167,39 +176,61 @@ fn a_command_still_signals_its_own_children() {
     );
 }
 
-/// Each command is a Landlock domain of its own (one `landlock_restrict_self` each): what one
-/// command left running cannot be signalled by the next, though both run at the same time.
-/// hx itself ends it when the run ends.
+/// In the run's pod the commands of one run share its PID namespace and may signal each
+/// other (a server started by one call, stopped by the next), and nothing outside it; hx
+/// itself ends what is left when the run ends. Without the pod, each command is a Landlock
+/// domain of its own, and the signal scope refuses it.
 #[test]
-fn a_command_cannot_signal_what_an_earlier_one_left_running() {
-    if let Some(why) = no_scopes() {
-        return skip(
-            "a_command_cannot_signal_what_an_earlier_one_left_running",
-            &why,
-        );
-    }
+fn a_command_may_signal_what_an_earlier_one_left_running_only_in_the_pod() {
+    let mut hx = Hx::new_offline();
+    let (out, _) = turn(
+        &mut hx,
+        &[
+            "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo started",
+            "test -d /proc/$(cat bg.pid) && echo running; grep NSpid /proc/self/status",
+        ],
+        direct,
+    );
+    assert_eq!(out[0], "started\n");
+    assert!(out[1].starts_with("running\n"), "{}", out[1]);
+    let pid: i32 = hx.read_file("bg.pid").trim().parse().expect("pid");
+    let in_pod = out[1]
+        .lines()
+        .nth(1)
+        .is_some_and(|l| l.split_whitespace().count() == 2);
+    assert!(in_pod, "not in a PID namespace of the run's: {}", out[1]);
+    // The pid is the pod's; gone with the pod, whose processes hx ended.
+    assert_eq!(
+        crate::support::procs::host_pid(pid, hx.workspace()),
+        crate::support::procs::GONE
+    );
+
     let mut hx = Hx::new_offline();
     let (out, _) = turn(
         &mut hx,
         &[
             "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo started",
             "kill $(cat bg.pid); echo \"kill: $?\"",
-            "test -d /proc/$(cat bg.pid) && echo still running",
         ],
         direct,
     );
-    assert_eq!(out[0], "started\n");
-    assert!(
-        out[1].contains("Operation not permitted") && out[1].contains("kill: 1"),
-        "{}",
-        out[1]
-    );
-    assert_eq!(out[2], "still running\n");
-    let pid: i32 = hx.read_file("bg.pid").trim().parse().expect("pid");
-    assert!(
-        crate::support::ends_within(pid, Duration::from_secs(10)),
-        "hx left the first command's sleep running"
-    );
+    assert_eq!(out[1], "kill: 0\n");
+    if no_scopes().is_none() {
+        // Without the pod (no user namespaces), the scope refuses it.
+        let mut hx = Hx::new_offline();
+        let calls = [
+            "sleep 300 >/dev/null 2>&1 & echo $! > bg.pid; echo started",
+            "kill $(cat bg.pid); echo \"kill: $?\"",
+        ];
+        let (out, _) = turn(&mut hx, &calls, |hx| {
+            crate::sandbox::run_degraded(hx, false, true)
+        });
+        assert!(
+            out[1].contains("Operation not permitted") && out[1].contains("kill: 1"),
+            "{}",
+            out[1]
+        );
+    }
 }
 
 fn python_connect(name: &str) -> String {
@@ -295,18 +326,18 @@ fn a_root_hx_runs_commands_without_capabilities() {
     assert_no_caps(&out[0]);
     assert_eq!(caps(&out[0], "CapBnd"), 0, "{}", out[0]);
     assert_raw_refused(&out[1]);
+    // In the pod uid 1 does not even exist (`Invalid argument`), and hx is not in its PID
+    // namespace (`$PPID` is 0: no such file).
     assert!(
-        out[2].contains("Operation not permitted") && out[2].contains("chown: 1"),
+        (out[2].contains("Operation not permitted") || out[2].contains("Invalid argument"))
+            && out[2].contains("chown: 1"),
         "{}",
         out[2]
     );
+    let refused = |o: &str| o.contains("Permission denied") || o.contains("No such file");
+    assert!(refused(&out[3]) && out[3].contains("mem: 1"), "{}", out[3]);
     assert!(
-        out[3].contains("Permission denied") && out[3].contains("mem: 1"),
-        "{}",
-        out[3]
-    );
-    assert!(
-        out[4].contains("Permission denied") && out[4].ends_with("environ: 1\n"),
+        refused(&out[4]) && out[4].ends_with("environ: 1\n"),
         "{}",
         out[4]
     );
@@ -358,6 +389,11 @@ fn hx_sandbox_lists_each_protection() {
         "signals",
         "abstract_sockets",
         "capabilities",
+        "terminals",
+        "leftovers",
+        "metadata",
+        "pathname_sockets",
+        "git_metadata",
     ] {
         assert_eq!(v["protections"][name]["status"], "enforced", "{name}: {v}");
         assert!(v["protections"][name]["by"].is_string(), "{name}: {v}");
@@ -368,11 +404,18 @@ fn hx_sandbox_lists_each_protection() {
     let run = hx.run();
     run.assert_code(0);
     for line in [
-        "  writes:           enforced (Landlock file rights)\n",
-        "  network:          enforced (Landlock TCP rights)\n",
-        "  signals:          enforced (Landlock signal scope)\n",
-        "  abstract sockets: enforced (Landlock abstract Unix socket scope)\n",
+        "network:  none: a network namespace of the run's, with only loopback\n",
+        "  writes:           enforced (read-only mounts outside the writable folders)\n",
+        "  network:          enforced (a network namespace of the run's, with only loopback)\n",
+        "  signals:          enforced (the run's PID namespace)\n",
+        "  abstract sockets: enforced (the run's network namespace)\n",
         "  capabilities:     enforced (every capability dropped before the command starts)\n",
+        "  terminals:        enforced (a /dev of the run's own, without the host's terminals)\n",
+        "  leftovers:        enforced (the run's PID namespace, which ends with hx)\n",
+        "  metadata:         enforced (read-only mounts outside the writable folders)\n",
+        "  pathname sockets: enforced (a /tmp of the run's own, /run hidden, /dev/null over \
+         other programs' sockets)\n",
+        "  git metadata:     enforced (.git's config, hooks and info mounted read-only)\n",
     ] {
         assert!(run.stdout.contains(line), "{line:?} in\n{}", run.stdout);
     }
