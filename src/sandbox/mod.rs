@@ -246,7 +246,9 @@ impl Plan {
                     // so hx can open them), no signal scope (the PID namespace confines
                     // signals, and a command may signal what an earlier one of the run
                     // left), and the abstract-socket scope only where the pod shares hx's
-                    // network namespace.
+                    // network namespace. Each command still gets a domain of its own, so it
+                    // cannot ptrace or read the memory of another's processes (an MCP
+                    // server's) in the same pod.
                     let mut rules = self.pod_writable();
                     if self.settings.mode == Mode::WorkspaceWrite {
                         rules.push(pod.run_dir().join("tmp"));
@@ -263,7 +265,9 @@ impl Plan {
                     } else {
                         landlock::BitFlags::empty()
                     };
-                    Confinement::build_scoped(&rules, self.settings.network, scopes)
+                    // TCP is left to the pod's network namespace too: with Landlock's TCP
+                    // rights a command's own loopback server would be refused as well.
+                    Confinement::build_scoped(&rules, true, scopes)
                 }
             };
             built.map_err(|e| format!("cannot set up the sandbox: {e}"))?
