@@ -889,3 +889,171 @@ fn other_programs_unix_sockets_cannot_be_reached() {
     let (out, _) = turn(&mut hx, &[&unix_connect(&home)], direct);
     assert!(out[0].starts_with("CONNECTED"), "{}", out[0]);
 }
+
+/// The processes below `root`, by parent links in /proc.
+fn descendants(root: i32) -> Vec<i32> {
+    let mut parent = std::collections::BTreeMap::new();
+    for e in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+        if let Some(pp) = status
+            .lines()
+            .find_map(|l| l.strip_prefix("PPid:"))
+            .and_then(|v| v.trim().parse::<i32>().ok())
+        {
+            parent.insert(p, pp);
+        }
+    }
+    let below = |mut p: i32| {
+        for _ in 0..64 {
+            match parent.get(&p) {
+                Some(&pp) if pp == root => return true,
+                Some(&pp) if pp > 1 => p = pp,
+                _ => return false,
+            }
+        }
+        false
+    };
+    parent.keys().copied().filter(|&p| below(p)).collect()
+}
+
+/// A pod whose pid 1 died during the run (here killed from outside, as the OOM killer
+/// would) takes the command running in it along, and the next command fails with an error
+/// that says so instead of running unconfined.
+#[test]
+fn a_pod_that_died_fails_the_next_command_clearly() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            &json!({ "command": "touch started; sleep 60" }).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "c2",
+            "bash",
+            &json!({ "command": "echo ran" }).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "go"]);
+    let child = hx.spawn();
+    let started = hx.workspace().join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    // The pod's pid 1: a process of hx's whose innermost pid is 1.
+    let init = descendants(child.id() as i32).into_iter().find(|p| {
+        std::fs::read_to_string(format!("/proc/{p}/status"))
+            .unwrap_or_default()
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .is_some_and(|ns| {
+                let ids: Vec<&str> = ns.split_whitespace().collect();
+                ids.len() == 2 && ids[1] == "1"
+            })
+    });
+    let init = init.expect("the pod's pid 1");
+    // SAFETY: killing a process of the hx this test started.
+    unsafe { libc::kill(init, libc::SIGKILL) };
+    let run = crate::support::Run::wait(child, std::time::Duration::from_secs(30));
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{}", run.dump());
+    let first = tool_results(&reqs[1].body);
+    assert_eq!(first[0], "(no output)\n[killed by signal 9 (SIGKILL)]");
+    let results = tool_results(&reqs[2].body);
+    let second = results.last().expect("c2's result");
+    assert!(
+        second.contains("the run's sandbox (its pod of namespaces) has exited")
+            && !second.contains("ran"),
+        "{second}"
+    );
+}
+
+/// Where hx can make no user namespace (simulated with a seccomp filter in the process that
+/// becomes hx), the commands still run under Landlock and without capabilities, the one
+/// warning names exactly what only the pod enforces, `hx sandbox` says the same, and
+/// `sandbox.required` refuses to run before any request.
+#[test]
+fn without_user_namespaces_the_run_names_what_is_missing_and_required_refuses() {
+    if let Some(why) = no_scopes() {
+        return skip(
+            "without_user_namespaces_the_run_names_what_is_missing_and_required_refuses",
+            &why,
+        );
+    }
+    let (mut hx, top) = hx_with_victim();
+    let f = top.join("file");
+    std::fs::write(&f, "x").expect("victim");
+    let (out, run) = turn(
+        &mut hx,
+        &[
+            &format!("echo y > '{}'; echo \"write: $?\"", f.display()),
+            KILL_HX,
+            "grep CapEff /proc/self/status",
+        ],
+        |hx| crate::sandbox::run_degraded(hx, false, true),
+    );
+    assert!(
+        out[0].contains("Permission denied") && out[0].contains("write: 1"),
+        "{}",
+        out[0]
+    );
+    assert_kill_refused(&out[1]);
+    assert_eq!(out[2], "CapEff:\t0000000000000000\n");
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hx: warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        [
+            "hx: warning: the sandbox is partial: hx cannot make its pod of namespaces here \
+          (unshare: Operation not permitted (os error 1)), so it cannot enforce all of \
+          workspace-write: hiding the terminals (/dev/pts, /dev/tty*, /dev/console) (needs user \
+          namespaces); ending what commands started when hx is killed (needs user namespaces); \
+          refusing chmod, chown, touch and xattrs outside the writable folders (needs user \
+          namespaces); hiding other programs' Unix sockets (tmux, D-Bus, ssh-agent, Docker) \
+          (needs user namespaces); keeping .git/config, hooks and info read-only (needs user \
+          namespaces) (set sandbox.required = true to refuse to run instead)"
+        ],
+        "{}",
+        run.dump()
+    );
+
+    hx.clear_args()
+        .env_remove("DEEPSEEK_API_KEY")
+        .args(["sandbox", "--json"]);
+    let run = crate::sandbox::run_degraded(&hx, false, true);
+    run.assert_code(0);
+    let v: Value = serde_json::from_str(&run.stdout).expect("json");
+    for name in ["terminals", "metadata", "pathname_sockets", "git_metadata"] {
+        assert_eq!(v["protections"][name]["status"], "missing", "{name}: {v}");
+    }
+    assert_eq!(v["protections"]["leftovers"]["status"], "partial", "{v}");
+    for name in ["writes", "signals", "abstract_sockets", "capabilities"] {
+        assert_eq!(v["protections"][name]["status"], "enforced", "{name}: {v}");
+    }
+
+    hx.write_user_config("config.toml", "[sandbox]\nrequired = true\n");
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    hx.clear_args()
+        .env("DEEPSEEK_API_KEY", "test-key")
+        .env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "write"]);
+    let run = crate::sandbox::run_degraded(&hx, false, true);
+    run.assert_code(2);
+    assert!(server.requests().is_empty());
+    assert!(
+        run.stderr.starts_with(
+            "hx: sandbox.required is set, but hx cannot make its pod of namespaces here"
+        ),
+        "{}",
+        run.stderr
+    );
+}
