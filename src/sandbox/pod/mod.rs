@@ -88,6 +88,12 @@ impl Pod {
     pub fn start(config: &PodConfig) -> Result<Arc<Pod>, String> {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find hx's own program to start the sandbox: {e}"))?;
+        Pod::start_program(config, exe)
+    }
+
+    /// [`Pod::start`] with `exe` as hx's program (`hx __sandbox ...`): for a benchmark, whose
+    /// own program is not hx.
+    pub fn start_program(config: &PodConfig, exe: PathBuf) -> Result<Arc<Pod>, String> {
         make_run_dir(&config.run_dir)
             .map_err(|e| format!("cannot make {}: {e}", config.run_dir.display()))?;
         let body = serde_json::to_vec(config).map_err(|e| e.to_string())?;
