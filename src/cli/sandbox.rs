@@ -101,7 +101,16 @@ fn to_text(plan: &Plan) -> String {
     );
     let mut lead = "writable:";
     for r in &plan.writable {
-        out.push_str(&format!("{lead} {} ({})\n", r.path.display(), r.why));
+        // In the pod, /tmp (and $TMPDIR, which commands see as /tmp) is the run's own.
+        let (path, why) = match r.why {
+            "the temporary folder" if plan.pod => (
+                "/tmp".to_string(),
+                "the run's own: a new folder in $TMPDIR each run, removed at its end",
+            ),
+            "$TMPDIR" if plan.pod => continue,
+            why => (r.path.display().to_string(), why),
+        };
+        out.push_str(&format!("{lead} {path} ({why})\n"));
         lead = "         ";
     }
     if plan.writable.is_empty() {
