@@ -546,9 +546,12 @@ impl Sandbox {
 
     /// The line to add to a failed command's output when it shows a write the sandbox
     /// refused (see `denial::refused_write`); `None` otherwise, and always without a ruleset
-    /// (no Landlock), since then nothing refused it.
+    /// (no Landlock) and without a pod, since then nothing refused it.
     pub fn denial_note(&self, output: &str) -> Option<String> {
-        self.confinement.as_ref()?;
+        // Without a ruleset and without a pod nothing refused it.
+        if self.confinement.is_none() && self.pod.is_none() {
+            return None;
+        }
         let read_only = self.mode == Mode::ReadOnly;
         let hit = denial::refused_write(output, &self.workspace, &self.writable, read_only)?;
         Some(if read_only {

@@ -1091,3 +1091,37 @@ fn the_pod_holds_for_an_unprivileged_user() {
     assert_eq!(out[2], "ptmx\n");
     assert!(!run.stderr.contains("warning"), "{}", run.dump());
 }
+
+/// Without Landlock the pod still confines writes (read-only mounts, with the note that says
+/// so), and the one warning names only what needs Landlock there: abstract sockets, with the
+/// network shared.
+#[test]
+fn without_landlock_the_pod_still_confines_writes() {
+    let (mut hx, top) = hx_with_victim();
+    let (out, run) = turn(
+        &mut hx,
+        &[&format!("touch '{}'", top.join("new").display())],
+        |hx| crate::sandbox::run_degraded(hx, true, false),
+    );
+    assert!(out[0].contains("Read-only file system"), "{}", out[0]);
+    assert!(
+        out[0].contains("[sandbox] hx's sandbox refused the write to"),
+        "{}",
+        out[0]
+    );
+    assert!(!top.join("new").exists());
+    let warnings: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("hx: warning:"))
+        .collect();
+    assert_eq!(
+        warnings,
+        ["hx: warning: the sandbox is partial: this kernel has no Landlock (it needs Linux 5.13 \
+          or later built with CONFIG_SECURITY_LANDLOCK), so hx cannot enforce all of \
+          workspace-write: refusing connections to abstract Unix sockets made outside the \
+          command (needs Landlock) (set sandbox.required = true to refuse to run instead)"],
+        "{}",
+        run.dump()
+    );
+}
