@@ -1125,3 +1125,35 @@ fn without_landlock_the_pod_still_confines_writes() {
         run.dump()
     );
 }
+
+/// A command cannot undo the pod's read-only mounts: not by unmounting or remounting them,
+/// not by binding the home folder elsewhere, not from a nested user namespace of its own
+/// (where they are locked). `docs/containment/repro/escape-mounts.py` tries each.
+#[test]
+fn the_pods_mounts_cannot_be_undone_from_inside() {
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/containment/repro/escape-mounts.py");
+    let mut hx = Hx::new_offline();
+    hx.write_file(".git/config", "[core]\n");
+    let (out, _) = turn(
+        &mut hx,
+        &[&format!("python3 '{}'", script.display())],
+        direct,
+    );
+    assert!(!out[0].contains("ESCAPED"), "{}", out[0]);
+    for attempt in [
+        "refused umount .git/config",
+        "refused remount .git/config rw",
+        "refused remount / rw",
+        "refused bind ~",
+    ] {
+        assert!(out[0].contains(attempt), "{attempt}: {}", out[0]);
+    }
+    // The nested namespace gets no further than its id maps: Landlock refuses the write to
+    // /proc/self/setgroups (where Landlock is missing, the locked mounts refuse the rest).
+    assert!(
+        out[0].contains("PermissionError") || out[0].contains("refused nested: "),
+        "{}",
+        out[0]
+    );
+}
