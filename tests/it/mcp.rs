@@ -417,6 +417,15 @@ fn servers_end_when_a_signal_or_an_error_ends_the_run() {
             .args(["agent", "hi"]);
         let child = hx.spawn();
         assert!(server.wait_for_requests(1, Duration::from_secs(30)));
+        // The server and its child run in the run's pod: a PID namespace below the test's.
+        for p in pids(&pid_file) {
+            let status = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+            let levels = status
+                .lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .map_or(0, |ns| ns.split_whitespace().count());
+            assert_eq!(levels, 2, "pid {p}: {status}");
+        }
         if let Some(sig) = signal {
             // SAFETY: sending a signal to our own child process.
             unsafe { libc::kill(child.id() as i32, sig) };
