@@ -7,7 +7,7 @@
 //! - off: bash started directly;
 //! - Landlock only (where no pod can be made): the child enters the run's ruleset and drops
 //!   every capability (about 45 syscalls: the bounding set goes one capability at a time);
-//! - the pod: the real `hx` binary is exec'd as the launcher (`hx __sandbox exec`), which
+//! - the pod: the real `hx-pod` binary is exec'd as the launcher (`hx-pod __sandbox exec`), which
 //!   reads /proc/net/unix, joins the pod with one setns, forks the command into its PID
 //!   namespace, where it enters its Landlock domain and drops its capabilities.
 //!
@@ -30,9 +30,10 @@ fn median(mut v: Vec<Duration>) -> Duration {
     v[v.len() / 2]
 }
 
-/// The real binary, which the pod runs as its init and launcher.
+/// The real launcher, which the pod runs as its init and each command's launcher (what hx
+/// starts when it is installed beside it).
 fn hx_program() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_BIN_EXE_hx"))
+    std::path::PathBuf::from(env!("CARGO_BIN_EXE_hx-pod"))
 }
 
 fn run_dir(i: usize) -> std::path::PathBuf {

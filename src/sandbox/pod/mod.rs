@@ -88,6 +88,10 @@ impl Pod {
     pub fn start(config: &PodConfig) -> Result<Arc<Pod>, String> {
         let exe = std::env::current_exe()
             .map_err(|e| format!("cannot find hx's own program to start the sandbox: {e}"))?;
+        // The small launcher installed beside hx when it is there (each command execs it),
+        // else hx itself, which dispatches `__sandbox` the same way.
+        let small = exe.with_file_name("hx-pod");
+        let exe = if small.is_file() { small } else { exe };
         Pod::start_program(config, exe)
     }
 
