@@ -254,6 +254,7 @@ impl Plan {
                         rules.push(pod.run_dir().join("tmp"));
                     }
                     rules.push(pod.run_dir().join("shm"));
+                    rules.push(pod.devpts());
                     rules.extend(
                         self.devices
                             .iter()

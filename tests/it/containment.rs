@@ -598,7 +598,11 @@ fn a_command_cannot_open_the_users_terminals() {
     };
     let attack = format!("python3 - '{victim}' <<'PY'\n{OPEN_TERMINALS}PY");
     let mut hx = Hx::new_offline();
-    let (out, _) = turn(&mut hx, &[&attack, "ls /dev"], direct);
+    let (out, _) = turn(
+        &mut hx,
+        &[&attack, "ls /dev", "script -qc 'tty' /dev/null"],
+        direct,
+    );
     typing.store(false, std::sync::atomic::Ordering::Relaxed);
     let _ = typist.join();
     // SAFETY: closing our own descriptors.

@@ -210,11 +210,14 @@ fn set_up(config: &PodConfig, sockets: &[PathBuf]) -> io::Result<()> {
     binds.sort_by_key(|(p, _)| p.components().count());
     let mut roots = Vec::new();
     for (path, writable) in binds {
-        let tree = clone_of(path, true, true)?;
+        // A root may be a file (a device, a socket), not only a folder.
+        let fd = sys::open_path(path, false)?;
+        let is_dir = sys::file_type(&fd)? == libc::S_IFDIR;
+        let tree = step("clone", path, sys::clone_tree(&fd, true))?;
         if !writable {
             step("make read-only", path, sys::set_attr_fd(&tree, ro, true))?;
         }
-        roots.push((path.clone(), tree));
+        roots.push((path.clone(), tree, is_dir));
     }
     let tmp = clone_of(&config.run_dir.join("tmp"), true, false)?;
     let shm = clone_of(&config.run_dir.join("shm"), true, false)?;
@@ -268,8 +271,8 @@ fn set_up(config: &PodConfig, sockets: &[PathBuf]) -> io::Result<()> {
             "mode=755,size=1m",
         )?;
     }
-    for (path, tree) in roots {
-        let target = mount_point(&path, true)?;
+    for (path, tree, is_dir) in roots {
+        let target = mount_point(&path, is_dir)?;
         step("bind", &path, sys::attach(tree, &target))?;
     }
     for g in &config.git_dirs {

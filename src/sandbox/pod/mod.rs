@@ -71,6 +71,8 @@ impl PodConfig {
 #[derive(Debug)]
 pub struct Pod {
     pidfd: OwnedFd,
+    /// Pid 1 of the pod, as hx sees it.
+    pid: libc::pid_t,
     /// The write end of the lifeline; `None` once hx let go of it.
     lifeline: Mutex<Option<ChildStdin>>,
     run_dir: PathBuf,
@@ -135,6 +137,7 @@ impl Pod {
             .map_err(|e| fail(format!("cannot hold the sandbox's process: {e}")))?;
         let pod = Arc::new(Pod {
             pidfd,
+            pid: report,
             lifeline: Mutex::new(Some(stdin)),
             run_dir: config.run_dir.clone(),
             exe,
@@ -154,6 +157,12 @@ impl Pod {
              start hx again"
                 .to_string()
         })
+    }
+
+    /// The pod's own `devpts`, seen from hx (through pid 1's root), for the commands' rule:
+    /// a pseudo-terminal of the pod's is no terminal of the user's, so `script` may open one.
+    pub fn devpts(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/{}/root/dev/pts", self.pid))
     }
 
     /// The run's own folder (its `tmp` is the commands' `/tmp`).
