@@ -26,7 +26,8 @@ use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 use std::process::{ChildStdin, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -82,7 +83,17 @@ pub struct Pod {
 }
 
 /// The pods of this process, for [`end_all`] at exit.
-static PODS: Mutex<Vec<Arc<Pod>>> = Mutex::new(Vec::new());
+static PODS: Mutex<Vec<Weak<Pod>>> = Mutex::new(Vec::new());
+
+/// `[tools] keep_background`: a pod let go of (its run's agent dropped: the end of a run, or
+/// of a session in `hx chat`) is detached rather than ended.
+static KEEP: AtomicBool = AtomicBool::new(false);
+
+/// Says what a pod that is let go of does: detach (`keep_background`) or end. Set once per
+/// process, before the runtime starts.
+pub fn keep_on_exit(keep: bool) {
+    KEEP.store(keep, Ordering::Relaxed);
+}
 
 impl Pod {
     /// Starts a pod and waits for its report. The error says which step failed (for the
@@ -144,9 +155,9 @@ impl Pod {
             network: config.network,
             kept: config.kept(),
         });
-        PODS.lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(pod.clone());
+        let mut pods = PODS.lock().unwrap_or_else(|p| p.into_inner());
+        pods.retain(|p| p.strong_count() > 0);
+        pods.push(Arc::downgrade(&pod));
         Ok(pod)
     }
 
@@ -248,10 +259,23 @@ pub fn probe() -> Result<(), String> {
     }
 }
 
-/// Ends (or, with `keep_background`, detaches) every pod of this process: at its exit.
+/// A pod nothing holds any more (its run's sandbox is gone) ends, or detaches when the
+/// process keeps background processes.
+impl Drop for Pod {
+    fn drop(&mut self) {
+        if KEEP.load(Ordering::Relaxed) {
+            self.detach();
+        } else {
+            self.end();
+        }
+    }
+}
+
+/// Ends (or, with `keep_background`, detaches) every pod of this process still held: at its
+/// exit.
 pub fn end_all(keep_background: bool) {
     let pods = std::mem::take(&mut *PODS.lock().unwrap_or_else(|p| p.into_inner()));
-    for p in pods {
+    for p in pods.iter().filter_map(Weak::upgrade) {
         if keep_background {
             p.detach();
         } else {
