@@ -1,11 +1,13 @@
-//! The bash sandbox: the kernel (Landlock) confines what `bash` and everything it starts may
-//! write, and whether it may open TCP connections, while hx itself stays unrestricted.
+//! The bash sandbox: the kernel (the run's pod of namespaces, see [`pod`], and Landlock)
+//! confines what `bash` and everything it starts may write, reach and leave running, and
+//! whether it may use the network, while hx itself stays unrestricted.
 //!
 //! The pieces, in the order a run uses them:
 //! - [`Settings`]: the mode, writable roots, network and `required`, from config and flags.
 //! - [`Plan`]: what this kernel enforces of them, protection by protection ([`assess`], a
-//!   pure function of the Landlock ABI: writes, network, signals, abstract sockets,
-//!   capabilities), the folders that stay writable, the warning to print once per run naming
+//!   pure function of the Landlock ABI and whether there is a pod: writes, network, signals,
+//!   abstract sockets, capabilities, terminals, leftovers, metadata, pathname sockets, git
+//!   metadata), the folders that stay writable, the warning to print once per run naming
 //!   what is missing, and whether the run must refuse to start (`sandbox.required`). Built
 //!   once, in hx.
 //! - [`Sandbox`]: kept in the tools' context; it holds the run's ruleset ([`Confinement`],

@@ -1,6 +1,6 @@
 //! What the sandbox protects against, one protection at a time, and whether the running
-//! kernel enforces each: a pure function of the mode, `network` and the Landlock ABI, so that
-//! every kernel can be tested on any kernel.
+//! kernel enforces each: a pure function of the mode, `network`, the Landlock ABI and whether
+//! the run has its pod of namespaces, so that every kernel can be tested on any kernel.
 
 use super::{Kernel, Mode};
 
@@ -123,7 +123,7 @@ impl std::fmt::Display for Why {
 pub enum Status {
     /// Enforced, by this.
     Enforced(&'static str),
-    /// Enforced but for a part (`gap`), which needs a newer Landlock.
+    /// Enforced but for a part (`gap`), which needs a newer Landlock (or the pod).
     Partial {
         by: &'static str,
         gap: &'static str,
