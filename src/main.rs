@@ -3,6 +3,14 @@
 use std::io::Write;
 
 fn main() {
+    // The sandbox's own processes (`hx __sandbox init|exec`, started by hx itself) come first:
+    // before clap, the runtime or any thread, since a process with threads cannot make a user
+    // namespace and a launcher must cost little more than an exec. Hidden from --help.
+    let mut args = std::env::args_os();
+    if args.nth(1).is_some_and(|a| a == "__sandbox") {
+        let rest: Vec<std::ffi::OsString> = args.collect();
+        std::process::exit(hx::sandbox::pod::main(&rest));
+    }
     // A bug must still end in one readable line, never a backtrace dump.
     std::panic::set_hook(Box::new(|info| {
         let msg = info

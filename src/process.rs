@@ -3,6 +3,7 @@
 //! hooks), its own process group, and the registration that lets hx end whatever it started
 //! when it exits.
 
+use std::ffi::OsStr;
 use std::io;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
@@ -81,6 +82,9 @@ pub enum Role<'a> {
 /// can miss its group or its environment rules.
 pub struct Launch {
     cmd: tokio::process::Command,
+    /// Why it cannot start (the run's pod has exited; in a pod, a program that is not
+    /// there), said by `spawn`.
+    refused: Option<io::Error>,
 }
 
 impl Launch {
@@ -92,25 +96,49 @@ impl Launch {
     /// user's shell (`TIOCSTI`), or block reading the terminal. Then it enters the sandbox.
     /// A hook is the user's own command and keeps the terminal and its capabilities.
     pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
-        let mut cmd = tokio::process::Command::new(shell());
-        cmd.arg("-c").arg(line);
-        Launch::with_role(cmd, cwd, role)
+        Launch::with_role(shell().as_ref(), &["-c".as_ref(), line.as_ref()], cwd, role)
     }
 
     /// `program` with `args`, started directly (no shell, `program` looked up on the role's
     /// `PATH`), in `cwd`, in a new process group, killed if its handle is dropped: an MCP
     /// server, which lives for the whole run.
     pub fn program(program: &str, args: &[String], cwd: &Path, role: Role<'_>) -> Launch {
-        let mut cmd = tokio::process::Command::new(program);
-        cmd.args(args);
-        Launch::with_role(cmd, cwd, role)
+        let args: Vec<&OsStr> = args.iter().map(|a| a.as_ref()).collect();
+        Launch::with_role(program.as_ref(), &args, cwd, role)
     }
 
-    fn with_role(mut cmd: tokio::process::Command, cwd: &Path, role: Role<'_>) -> Launch {
+    /// In a pod, the program is its launcher (`hx __sandbox exec ... --`) followed by the
+    /// command's own program and arguments: the launcher joins the pod and runs it there.
+    fn with_role(program: &OsStr, args: &[&OsStr], cwd: &Path, role: Role<'_>) -> Launch {
+        let launcher = match role {
+            Role::Tool {
+                sandbox: Some(s), ..
+            } => s.launcher(),
+            _ => None,
+        };
+        let mut refused = None;
+        let mut cmd = match &launcher {
+            Some((exe, prefix)) => {
+                let mut cmd = tokio::process::Command::new(exe);
+                cmd.args(prefix).arg(program);
+                cmd
+            }
+            None => tokio::process::Command::new(program),
+        };
+        cmd.args(args);
         cmd.current_dir(cwd).kill_on_drop(true);
         match role {
             Role::Tool { env, sandbox } => {
                 cmd.env_clear().envs(env.vars());
+                if launcher.is_some() {
+                    // The pod's /tmp is the run's own; a $TMPDIR of hx's is not in it.
+                    cmd.env("TMPDIR", "/tmp");
+                    // The launcher would find out only in the pod, after spawn succeeded: a
+                    // program that is not there fails here, as it does without a pod.
+                    if !findable(program, env.get("PATH")) {
+                        refused = Some(io::Error::from(io::ErrorKind::NotFound));
+                    }
+                }
                 // SAFETY: runs in the forked child; setsid is async-signal-safe and touches
                 // nothing of the parent. It must stand instead of `process_group(0)`, which
                 // std would apply first and which makes setsid fail (a group leader).
@@ -124,6 +152,9 @@ impl Launch {
                 }
                 if let Some(s) = sandbox {
                     s.apply(cmd.as_std_mut());
+                    if let Some(why) = s.gone() {
+                        refused = Some(io::Error::other(why));
+                    }
                 }
             }
             Role::Private(vars) => {
@@ -138,7 +169,7 @@ impl Launch {
                 }
             }
         }
-        Launch { cmd }
+        Launch { cmd, refused }
     }
 
     /// One more variable, on top of what the role gives.
@@ -165,6 +196,9 @@ impl Launch {
     /// Starts the process and registers it. The command (and with it our copies of any file
     /// descriptors given as stdio) is dropped here, so a pipe's end-of-file can arrive.
     pub fn spawn(mut self) -> io::Result<Started> {
+        if let Some(e) = self.refused.take() {
+            return Err(e);
+        }
         let child = cleanup::spawn_registered(&mut self.cmd)?;
         let pid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());
         Ok(Started {
@@ -173,6 +207,17 @@ impl Launch {
             group: GroupGuard { pgid: pid },
         })
     }
+}
+
+/// Whether `program` names a file that exists, as `execvp` would look for it: itself when it
+/// holds a `/`, else in each folder of `path`.
+fn findable(program: &OsStr, path: Option<&OsStr>) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    if program.as_bytes().contains(&b'/') {
+        return Path::new(program).exists();
+    }
+    let path = path.unwrap_or_else(|| OsStr::new("/usr/local/bin:/usr/bin:/bin"));
+    std::env::split_paths(path).any(|dir| dir.join(program).is_file())
 }
 
 /// A started process: its handle and its process group.

@@ -77,8 +77,9 @@ pub fn build_agent_with(
     // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
+    let (plan, pod) = plan.with_pod(env);
     warnings.extend(plan.warnings.iter().map(Warning::new));
-    let sandbox = plan.sandbox()?;
+    let sandbox = plan.sandbox_in(pod)?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
         .with_guard(config.guard)

@@ -25,6 +25,8 @@ struct EndAll {
 
 impl Drop for EndAll {
     fn drop(&mut self) {
+        // The pods first: their pid 1 killed ends every process in them at once.
+        crate::sandbox::pod::end_all(self.keep_background);
         if !self.keep_background {
             process::cleanup::end_all();
         }
@@ -50,6 +52,8 @@ impl Guard<'_> {
         // Not dumpable: a command running as the same user (outside the sandbox, or with it
         // off) cannot read the API key from hx's memory through /proc/PID/mem.
         process::not_dumpable();
+        // A run's pod that is let go of (the agent dropped) ends with it, or detaches.
+        crate::sandbox::pod::keep_on_exit(self.keep_background);
         // Declared before the runtime, so it ends them after the runtime is gone (also when
         // unwinding).
         let _end = EndAll {

@@ -60,10 +60,11 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
     // The run's sandbox and commands' environment, which local servers get as in a run, with
     // the run's warnings and its refusal when `sandbox.required` cannot be met.
     let sandbox_plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
+    let (sandbox_plan, pod) = sandbox_plan.with_pod(&env);
     for w in &sandbox_plan.warnings {
         term.line(&Warning::new(w).to_string());
     }
-    let local = match sandbox_plan.sandbox() {
+    let local = match sandbox_plan.sandbox_in(pod) {
         Ok(sandbox) => Local {
             env: process::env::for_tools(&config.shell_env, &config.sandbox),
             sandbox,

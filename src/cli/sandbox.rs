@@ -27,7 +27,7 @@ pub(super) fn sandbox_command(args: SandboxArgs) -> i32 {
         Ok(w) => w,
         Err(e) => return fail(exit::USAGE, format!("cannot open the workspace: {e}")),
     };
-    let plan = Plan::new(&config.sandbox, &workspace, &env, Kernel::detect());
+    let plan = Plan::probed(&config.sandbox, &workspace, &env, Kernel::detect());
     if args.json {
         outln!("{}", to_json(&plan));
     } else {
@@ -101,7 +101,16 @@ fn to_text(plan: &Plan) -> String {
     );
     let mut lead = "writable:";
     for r in &plan.writable {
-        out.push_str(&format!("{lead} {} ({})\n", r.path.display(), r.why));
+        // In the pod, /tmp (and $TMPDIR, which commands see as /tmp) is the run's own.
+        let (path, why) = match r.why {
+            "the temporary folder" if plan.pod => (
+                "/tmp".to_string(),
+                "the run's own: a new folder in $TMPDIR each run, removed at its end",
+            ),
+            "$TMPDIR" if plan.pod => continue,
+            why => (r.path.display().to_string(), why),
+        };
+        out.push_str(&format!("{lead} {path} ({why})\n"));
         lead = "         ";
     }
     if plan.writable.is_empty() {
@@ -119,6 +128,9 @@ fn to_text(plan: &Plan) -> String {
     out.push_str(&format!("devices:  {}\n", devices.join(" ")));
     let network = match (s.mode, s.network) {
         (crate::sandbox::Mode::Off, _) | (_, true) => "allowed".to_string(),
+        (_, false) if plan.pod => {
+            "none: a network namespace of the run's, with only loopback".into()
+        }
         (_, false) if plan.seccomp => "no IPv4 or IPv6 socket: TCP, UDP and the command's own \
             loopback servers refused (pathname Unix sockets are not confined)"
             .into(),

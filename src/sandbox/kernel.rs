@@ -104,12 +104,23 @@ impl Confinement {
     /// when the kernel has no Landlock at all (the caller decided earlier to run unconfined,
     /// and warned).
     pub fn build(writable: &[PathBuf], network: bool) -> Result<Option<Confinement>, RulesetError> {
+        Confinement::build_scoped(writable, network, handled_scopes())
+    }
+
+    /// [`Confinement::build`] with the given scopes instead (a pod's commands take fewer).
+    pub fn build_scoped(
+        writable: &[PathBuf],
+        network: bool,
+        scopes: BitFlags<Scope>,
+    ) -> Result<Option<Confinement>, RulesetError> {
         let fs = handled_fs();
         // Best effort: a kernel older than a right leaves that right out (see `assess`).
         let mut ruleset = Ruleset::default()
             .set_compatibility(CompatLevel::BestEffort)
-            .handle_access(fs)?
-            .scope(handled_scopes())?;
+            .handle_access(fs)?;
+        if !scopes.is_empty() {
+            ruleset = ruleset.scope(scopes)?;
+        }
         if !network {
             ruleset = ruleset.handle_access(handled_net())?;
         }

@@ -1,11 +1,13 @@
-//! The bash sandbox: the kernel (Landlock) confines what `bash` and everything it starts may
-//! write, and whether it may open TCP connections, while hx itself stays unrestricted.
+//! The bash sandbox: the kernel (the run's pod of namespaces, see [`pod`], and Landlock)
+//! confines what `bash` and everything it starts may write, reach and leave running, and
+//! whether it may use the network, while hx itself stays unrestricted.
 //!
 //! The pieces, in the order a run uses them:
 //! - [`Settings`]: the mode, writable roots, network and `required`, from config and flags.
 //! - [`Plan`]: what this kernel enforces of them, protection by protection ([`assess`], a
-//!   pure function of the Landlock ABI: writes, network, signals, abstract sockets,
-//!   capabilities), the folders that stay writable, the warning to print once per run naming
+//!   pure function of the Landlock ABI and whether there is a pod: writes, network, signals,
+//!   abstract sockets, capabilities, terminals, leftovers, metadata, pathname sockets, git
+//!   metadata), the folders that stay writable, the warning to print once per run naming
 //!   what is missing, and whether the run must refuse to start (`sandbox.required`). Built
 //!   once, in hx.
 //! - [`Sandbox`]: kept in the tools' context; it holds the run's ruleset ([`Confinement`],
@@ -16,6 +18,7 @@
 mod caps;
 mod denial;
 mod kernel;
+pub mod pod;
 mod protection;
 pub mod seccomp;
 mod settings;
@@ -27,6 +30,7 @@ use std::sync::Arc;
 
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
+pub use pod::{Pod, PodConfig};
 pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
 pub use settings::{
     clean_path, expand_socket, Mode, SandboxFile, Settings, Source, MAX_ALLOW_SOCKETS,
@@ -102,13 +106,15 @@ pub struct Plan {
     pub refusal: Option<String>,
     /// Whether commands get the seccomp filter ([`seccomp::available`]).
     pub seccomp: bool,
+    /// Whether the commands run in the run's pod (the assessment counts on it).
+    pub pod: bool,
 }
 
 impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
     pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
-        Plan::with_seccomp(settings, workspace, env, kernel, seccomp::available())
+        Plan::build(settings, workspace, env, kernel, seccomp::available(), None)
     }
 
     /// [`Plan::new`] with what the seccomp probe answered given (tests, other kernels).
@@ -119,7 +125,55 @@ impl Plan {
         kernel: Kernel,
         seccomp: bool,
     ) -> Plan {
-        let protections = assess(settings.mode, settings.network, kernel, seccomp);
+        Plan::build(settings, workspace, env, kernel, seccomp, None)
+    }
+
+    /// [`Plan::new`] where the run's pod cannot be made, for the reason `why`: what only the
+    /// pod enforces is missing.
+    pub fn without_pod(
+        settings: &Settings,
+        workspace: &Path,
+        env: &Env,
+        kernel: Kernel,
+        why: &str,
+    ) -> Plan {
+        Plan::build(
+            settings,
+            workspace,
+            env,
+            kernel,
+            seccomp::available(),
+            Some(why),
+        )
+    }
+
+    /// [`Plan::new`] or [`Plan::without_pod`], as a pod could be made here now (a forked child
+    /// tries), for what reports a run's sandbox without starting one (`hx sandbox`).
+    pub fn probed(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
+        if settings.mode == Mode::Off {
+            return Plan::new(settings, workspace, env, kernel);
+        }
+        match pod::probe() {
+            Ok(()) => Plan::new(settings, workspace, env, kernel),
+            Err(why) => Plan::without_pod(settings, workspace, env, kernel, &why),
+        }
+    }
+
+    fn build(
+        settings: &Settings,
+        workspace: &Path,
+        env: &Env,
+        kernel: Kernel,
+        seccomp: bool,
+        no_pod: Option<&str>,
+    ) -> Plan {
+        let protections = assess(
+            settings.mode,
+            settings.network,
+            kernel,
+            seccomp,
+            no_pod.is_none(),
+        );
         let enforcement = Enforcement::of(settings.mode, &protections);
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
@@ -131,28 +185,39 @@ impl Plan {
             .map(PathBuf::from)
             .filter(|p| p.exists())
             .collect();
+        let mode = settings.mode.name();
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
-            Enforcement::Partial(gaps) => Some(match kernel.why_missing() {
-                // Landlock holds whole; what is missing is the seccomp filter's.
-                None if protections.iter().all(|c| {
-                    c.status.holds() || matches!(why_not(&c.status), Some(Why::NoSeccomp))
-                }) =>
+            Enforcement::Partial(gaps) => Some(match (no_pod, kernel.why_missing()) {
+                // Landlock (and the pod) hold whole; what is missing is the seccomp filter's.
+                (None, None)
+                    if protections.iter().all(|c| {
+                        c.status.holds() || matches!(why_not(&c.status), Some(Why::NoSeccomp))
+                    }) =>
                 {
                     format!(
                         "there is no seccomp filter for commands here (this kernel has none, or hx \
-                         none for this architecture), so {} is not enforced whole: {}",
-                        settings.mode.name(),
+                         none for this architecture), so {mode} is not enforced whole: {}",
                         gaps.join("; ")
                     )
                 }
-                None => format!(
-                    "this kernel's Landlock (ABI {}) cannot enforce all of {}: {}",
+                (None, None) => format!(
+                    "this kernel's Landlock (ABI {}) cannot enforce all of {mode}: {}",
                     kernel.abi(),
-                    settings.mode.name(),
                     gaps.join("; ")
                 ),
-                Some(why) => why.to_string(),
+                (None, Some(why)) => format!(
+                    "{why}, so hx cannot enforce all of {mode}: {}",
+                    gaps.join("; ")
+                ),
+                (Some(pod), None) => format!(
+                    "hx cannot make its pod of namespaces here ({pod}), so it cannot enforce \
+                     all of {mode}: {}",
+                    gaps.join("; ")
+                ),
+                (Some(pod), Some(why)) => {
+                    format!("hx cannot make its pod of namespaces here ({pod}) and {why}")
+                }
             }),
         };
         if settings.mode == Mode::Off && !settings.network {
@@ -167,7 +232,7 @@ impl Plan {
                 refusal = Some(format!(
                     "sandbox.required is set, but {problem}; refusing to run (use --sandbox off to run unconfined)"
                 ));
-            } else if kernel.why_missing().is_some() {
+            } else if no_pod.is_some() && kernel.why_missing().is_some() {
                 let unconfined: Vec<&str> = protections
                     .iter()
                     .filter(|c| !c.status.holds())
@@ -200,12 +265,18 @@ impl Plan {
             warnings,
             refusal,
             seccomp,
+            pod: no_pod.is_none(),
         }
     }
 
     /// The sandbox the bash tool applies: `None` when the mode is off; the refusal when the
     /// run must not start. Without Landlock it still drops the commands' capabilities.
     pub fn sandbox(&self) -> Result<Option<Arc<Sandbox>>, String> {
+        self.sandbox_in(None)
+    }
+
+    /// [`Plan::sandbox`], its commands run in `pod` when there is one.
+    pub fn sandbox_in(&self, pod: Option<Arc<Pod>>) -> Result<Option<Arc<Sandbox>>, String> {
         if let Some(r) = &self.refusal {
             return Err(r.clone());
         }
@@ -214,11 +285,44 @@ impl Plan {
         }
         let writable: Vec<PathBuf> = self.writable.iter().map(|r| r.path.clone()).collect();
         let confinement = if self.kernel.why_missing().is_none() {
-            let mut rules = writable.clone();
-            rules.extend(self.devices.iter().cloned());
             // Once for the run: every command enters the same ruleset (see Confinement).
-            Confinement::build(&rules, self.settings.network)
-                .map_err(|e| format!("cannot set up the sandbox: {e}"))?
+            let built = match &pod {
+                None => {
+                    let mut rules = writable.clone();
+                    rules.extend(self.devices.iter().cloned());
+                    Confinement::build(&rules, self.settings.network)
+                }
+                Some(pod) => {
+                    // In the pod: its own /tmp and /dev/shm (folders of the run's on the host,
+                    // so hx can open them), no signal scope (the PID namespace confines
+                    // signals, and a command may signal what an earlier one of the run
+                    // left), and the abstract-socket scope only where the pod shares hx's
+                    // network namespace. Each command still gets a domain of its own, so it
+                    // cannot ptrace or read the memory of another's processes (an MCP
+                    // server's) in the same pod.
+                    let mut rules = self.pod_writable();
+                    if self.settings.mode == Mode::WorkspaceWrite {
+                        rules.push(pod.run_dir().join("tmp"));
+                    }
+                    rules.push(pod.run_dir().join("shm"));
+                    rules.push(pod.devpts());
+                    rules.extend(
+                        self.devices
+                            .iter()
+                            .filter(|d| !d.starts_with("/dev/shm"))
+                            .cloned(),
+                    );
+                    let scopes = if self.settings.network {
+                        landlock::Scope::AbstractUnixSocket.into()
+                    } else {
+                        landlock::BitFlags::empty()
+                    };
+                    // TCP is left to the pod's network namespace too: with Landlock's TCP
+                    // rights a command's own loopback server would be refused as well.
+                    Confinement::build_scoped(&rules, true, scopes)
+                }
+            };
+            built.map_err(|e| format!("cannot set up the sandbox: {e}"))?
         } else {
             None
         };
@@ -233,7 +337,65 @@ impl Plan {
                 .then(|| seccomp::Filter::new(self.settings.network))
                 .flatten()
                 .map(Arc::new),
+            pod,
         })))
+    }
+
+    /// Starts the run's pod when this plan runs commands confined; the plan comes back as it
+    /// was, or, when the pod cannot be made here, without what only the pod enforces.
+    pub fn with_pod(self, env: &Env) -> (Plan, Option<Arc<Pod>>) {
+        if self.settings.mode == Mode::Off || self.refusal.is_some() || !self.pod {
+            return (self, None);
+        }
+        let run_dir = std::env::temp_dir().join(format!(
+            "hx-{}-{:08x}",
+            std::process::id(),
+            fastrand::u32(..)
+        ));
+        match Pod::start(&self.pod_config(run_dir)) {
+            Ok(pod) => (self, Some(pod)),
+            Err(why) => (
+                Plan::without_pod(&self.settings, &self.workspace, env, self.kernel, &why),
+                None,
+            ),
+        }
+    }
+
+    /// The writable folders the pod binds back: the workspace and `sandbox.writable_roots`,
+    /// not the temporary folders, which the pod has its own of.
+    fn pod_writable(&self) -> Vec<PathBuf> {
+        self.writable
+            .iter()
+            .filter(|r| r.why != TMP_WHY && r.why != TMPDIR_WHY)
+            .map(|r| r.path.clone())
+            .collect()
+    }
+
+    /// What the run's pod is made of; `run_dir` is the run's own folder (it must not exist).
+    pub fn pod_config(&self, run_dir: PathBuf) -> PodConfig {
+        let git = self.workspace.join(".git");
+        let git_dirs = std::fs::symlink_metadata(&git)
+            .is_ok_and(|m| m.is_dir())
+            .then_some(git)
+            .into_iter()
+            .collect();
+        let writable = self.pod_writable();
+        // Read-only mode binds nothing writable, but the commands still run in the workspace.
+        let read_only = if writable.contains(&self.workspace) {
+            Vec::new()
+        } else {
+            vec![self.workspace.clone()]
+        };
+        PodConfig {
+            writable,
+            read_only,
+            network: self.settings.network,
+            run_dir,
+            git_dirs,
+            // Sockets of other programs the user allows on purpose (their ssh agent): bound
+            // back over the hidden /tmp, /run and the other programs' sockets.
+            allowed_sockets: self.settings.allow_sockets.clone(),
+        }
     }
 }
 
@@ -244,6 +406,8 @@ fn why_not(status: &Status) -> Option<Why> {
         Status::Enforced(_) | Status::Allowed => None,
     }
 }
+const TMP_WHY: &str = "the temporary folder";
+const TMPDIR_WHY: &str = "$TMPDIR";
 
 /// The workspace, the temporary folder(s) and the configured roots, canonical and without
 /// duplicates. A configured root that cannot be resolved is a warning, not an error: the
@@ -264,12 +428,12 @@ fn writable_roots(
         }
     };
     if let Ok(tmp) = Path::new("/tmp").canonicalize() {
-        add(tmp, "the temporary folder", &mut roots);
+        add(tmp, TMP_WHY, &mut roots);
     }
     let tmpdir = env.get("TMPDIR").map(PathBuf::from);
     if let Some(t) = tmpdir.filter(|t| t.is_absolute()) {
         if let Ok(t) = t.canonicalize() {
-            add(t, "$TMPDIR", &mut roots);
+            add(t, TMPDIR_WHY, &mut roots);
         }
     }
     let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
@@ -384,6 +548,9 @@ pub struct Sandbox {
     caps: CapDrop,
     /// Built once per run; `None` where this kernel or architecture has none.
     filter: Option<Arc<seccomp::Filter>>,
+    /// The run's pod, when commands run in one (then `confinement` is the per-call ruleset
+    /// the launcher enters inside it, and hx's child enters nothing itself).
+    pod: Option<Arc<Pod>>,
 }
 
 impl Sandbox {
@@ -392,11 +559,47 @@ impl Sandbox {
         self.mode
     }
 
+    /// In a pod: the launcher that runs a command inside it (`hx __sandbox exec ... --`),
+    /// which goes before the command's own program and arguments; `None` without a pod.
+    pub fn launcher(&self) -> Option<(PathBuf, Vec<std::ffi::OsString>)> {
+        let pod = self.pod.as_ref()?;
+        let (exe, args, _) = pod.launcher(self.confinement.as_ref().map(Confinement::raw_fd));
+        Some((exe, args))
+    }
+
+    /// Why no command can start now (the run's pod has exited); `None` when they can.
+    pub fn gone(&self) -> Option<String> {
+        self.pod.as_ref()?.gone()
+    }
+
+    /// The pod's own folder on the host, whose `tmp` is the commands' `/tmp`.
+    pub fn run_dir(&self) -> Option<&Path> {
+        self.pod.as_ref().map(|p| p.run_dir())
+    }
+
     /// Makes the child of `cmd` enter the sandbox just before it executes the program (after
-    /// any `pre_exec` set before this one, such as `setsid`).
+    /// any `pre_exec` set before this one, such as `setsid`). With a pod, the program is the
+    /// launcher ([`Sandbox::launcher`]), which enters it; the child only keeps the pod's and
+    /// the ruleset's descriptors open across exec for it.
     pub fn apply(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         let ruleset = self.confinement.as_ref().map(Confinement::raw_fd);
+        if let Some(pod) = &self.pod {
+            let (_, _, fds) = pod.launcher(ruleset);
+            // SAFETY: fcntl on integers in the forked child; the descriptors stay open in hx
+            // for the whole run (this `Sandbox` owns them).
+            unsafe {
+                cmd.pre_exec(move || {
+                    for &fd in &fds {
+                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                            return Err(io::Error::last_os_error());
+                        }
+                    }
+                    Ok(())
+                });
+            }
+            return;
+        }
         let caps = self.caps;
         let filter = self.filter.clone();
         // SAFETY: the closure runs in the forked child, where only async-signal-safe work is
@@ -410,9 +613,12 @@ impl Sandbox {
 
     /// The line to add to a failed command's output when it shows a write the sandbox
     /// refused (see `denial::refused_write`); `None` otherwise, and always without a ruleset
-    /// (no Landlock), since then nothing refused it.
+    /// (no Landlock) and without a pod, since then nothing refused it.
     pub fn denial_note(&self, output: &str) -> Option<String> {
-        self.confinement.as_ref()?;
+        // Without a ruleset and without a pod nothing refused it.
+        if self.confinement.is_none() && self.pod.is_none() {
+            return None;
+        }
         let read_only = self.mode == Mode::ReadOnly;
         let hit = denial::refused_write(output, &self.workspace, &self.writable, read_only)?;
         Some(if read_only {
@@ -441,7 +647,7 @@ impl Sandbox {
 /// is one, every capability dropped, then the seccomp filter (last, so that nothing above
 /// runs under it). Any step failing fails the spawn, so a command never runs less confined
 /// than planned.
-fn enter(
+pub(crate) fn enter(
     ruleset: Option<RawFd>,
     caps: CapDrop,
     filter: Option<&seccomp::Filter>,

@@ -1,6 +1,7 @@
 //! What the sandbox protects against, one protection at a time, and whether the running
 //! kernel enforces each: a pure function of the mode, `network`, the Landlock ABI and whether
-//! seccomp filters can be had, so that every kernel can be tested on any kernel.
+//! seccomp filters can be had and whether the run has its pod of namespaces, so that every
+//! kernel can be tested on any kernel.
 
 use super::{Kernel, Mode};
 
@@ -18,15 +19,30 @@ pub enum Protection {
     AbstractSockets,
     /// Using the capabilities of the user hx runs as (a root hx's, in CI).
     Capabilities,
+    /// Opening terminal devices: the user's other tabs, the console (the pod's `/dev`).
+    Terminals,
+    /// Outliving hx, however hx ends (the pod's PID namespace, ended with hx).
+    Leftovers,
+    /// chmod, chown, utimes and xattrs outside the writable folders (read-only mounts).
+    Metadata,
+    /// Connecting to other programs' pathname Unix sockets: tmux, D-Bus, ssh-agent, Docker.
+    PathnameSockets,
+    /// Planting code in `.git` (config, hooks, info) that the user's own git then runs.
+    GitMetadata,
 }
 
 impl Protection {
-    pub const ALL: [Protection; 5] = [
+    pub const ALL: [Protection; 10] = [
         Protection::Writes,
         Protection::Network,
         Protection::Signals,
         Protection::AbstractSockets,
         Protection::Capabilities,
+        Protection::Terminals,
+        Protection::Leftovers,
+        Protection::Metadata,
+        Protection::PathnameSockets,
+        Protection::GitMetadata,
     ];
 
     /// Its name in `hx sandbox` and in warnings.
@@ -37,6 +53,11 @@ impl Protection {
             Protection::Signals => "signals",
             Protection::AbstractSockets => "abstract sockets",
             Protection::Capabilities => "capabilities",
+            Protection::Terminals => "terminals",
+            Protection::Leftovers => "leftovers",
+            Protection::Metadata => "metadata",
+            Protection::PathnameSockets => "pathname sockets",
+            Protection::GitMetadata => "git metadata",
         }
     }
 
@@ -44,6 +65,8 @@ impl Protection {
     pub fn key(self) -> &'static str {
         match self {
             Protection::AbstractSockets => "abstract_sockets",
+            Protection::PathnameSockets => "pathname_sockets",
+            Protection::GitMetadata => "git_metadata",
             p => p.name(),
         }
     }
@@ -58,6 +81,15 @@ impl Protection {
                 "refusing connections to abstract Unix sockets made outside the command"
             }
             Protection::Capabilities => "dropping every capability",
+            Protection::Terminals => "hiding the terminals (/dev/pts, /dev/tty*, /dev/console)",
+            Protection::Leftovers => "ending what commands started when hx ends, however it ends",
+            Protection::Metadata => {
+                "refusing chmod, chown, touch and xattrs outside the writable folders"
+            }
+            Protection::PathnameSockets => {
+                "hiding other programs' Unix sockets (tmux, D-Bus, ssh-agent, Docker)"
+            }
+            Protection::GitMetadata => "keeping .git/config, hooks and info read-only",
         }
     }
 }
@@ -73,6 +105,8 @@ pub enum Why {
     Abi { needs: i32, has: i32 },
     /// No seccomp filter here: the kernel has none, or hx none for this architecture.
     NoSeccomp,
+    /// It needs the run's pod, which needs user namespaces hx cannot make here.
+    NoPod,
 }
 
 impl std::fmt::Display for Why {
@@ -86,6 +120,7 @@ impl std::fmt::Display for Why {
             Why::NoSeccomp => f.write_str(
                 "needs a seccomp filter, which this kernel (or hx on this architecture) lacks",
             ),
+            Why::NoPod => f.write_str("needs the run's pod, which needs user namespaces"),
         }
     }
 }
@@ -95,7 +130,7 @@ impl std::fmt::Display for Why {
 pub enum Status {
     /// Enforced, by this.
     Enforced(&'static str),
-    /// Enforced but for a part (`gap`), which needs a newer Landlock.
+    /// Enforced but for a part (`gap`), which needs a newer Landlock (or the pod).
     Partial {
         by: &'static str,
         gap: &'static str,
@@ -129,6 +164,7 @@ impl Check {
             Why::Abi { needs, .. } => format!(" (needs ABI {needs})"),
             Why::NoLandlock => " (needs Landlock)".into(),
             Why::NoSeccomp => " (needs seccomp)".into(),
+            Why::NoPod => " (needs user namespaces)".into(),
             Why::Off => String::new(),
         };
         match &self.status {
@@ -154,9 +190,20 @@ pub const BY_SECCOMP: &str =
 const PAST_TCP: &str = "refusing UDP, TCP Fast Open and MPTCP";
 
 /// What `kernel` enforces of `mode` with `network`, protection by protection, in
-/// [`Protection::ALL`]'s order; `seccomp`: whether commands get the seccomp filter.
-pub fn assess(mode: Mode, network: bool, kernel: Kernel, seccomp: bool) -> Vec<Check> {
+/// [`Protection::ALL`]'s order; `seccomp`: whether commands get the seccomp filter; `pod`:
+/// whether the run's commands run in a pod (user namespaces usable here).
+pub fn assess(mode: Mode, network: bool, kernel: Kernel, seccomp: bool, pod: bool) -> Vec<Check> {
     let abi = kernel.abi();
+    const MOUNTS: &str = "read-only mounts outside the writable folders";
+    let by_pod = |by: &'static str| {
+        if mode == Mode::Off {
+            Status::Missing(Why::Off)
+        } else if pod {
+            Status::Enforced(by)
+        } else {
+            Status::Missing(Why::NoPod)
+        }
+    };
     let landlock = |needs: i32, by: &'static str| {
         if mode == Mode::Off {
             Status::Missing(Why::Off)
@@ -172,6 +219,33 @@ pub fn assess(mode: Mode, network: bool, kernel: Kernel, seccomp: bool) -> Vec<C
         .into_iter()
         .map(|protection| {
             let status = match protection {
+                _ if mode == Mode::Off => Status::Missing(Why::Off),
+                Protection::Writes if pod => Status::Enforced(MOUNTS),
+                Protection::Network if pod && !network => {
+                    Status::Enforced("a network namespace of the run's, with only loopback")
+                }
+                Protection::Signals if pod => Status::Enforced("the run's PID namespace"),
+                Protection::AbstractSockets if pod && !network => {
+                    Status::Enforced("the run's network namespace")
+                }
+                Protection::Terminals => {
+                    by_pod("a /dev of the run's own, without the host's terminals")
+                }
+                Protection::Leftovers if pod => {
+                    Status::Enforced("the run's PID namespace, which ends with hx")
+                }
+                Protection::Leftovers => Status::Partial {
+                    by: "hx's sweep when it exits",
+                    gap: "ending what commands started when hx is killed",
+                    why: Why::NoPod,
+                },
+                Protection::Metadata => by_pod(MOUNTS),
+                Protection::PathnameSockets => by_pod(
+                    "a /tmp of the run's own, /run hidden, /dev/null over other programs' sockets",
+                ),
+                Protection::GitMetadata => {
+                    by_pod(".git's config, hooks and info mounted read-only")
+                }
                 Protection::Writes => match landlock(TRUNCATE_ABI, "Landlock file rights") {
                     Status::Missing(Why::Abi { needs, has }) => Status::Partial {
                         by: "Landlock file rights",

@@ -16,18 +16,42 @@ fn env(pairs: &[(&str, &str)]) -> Env {
         .collect()
 }
 
+/// Why the tests' pod-less plans have no pod.
+const NO_POD: &str = "unshare: Operation not permitted";
+
+/// Without the pod and without the seccomp filter, so that what Landlock alone gives shows.
+fn no_pod(settings: &Settings, ws: &Path, kernel: Kernel) -> Plan {
+    Plan::build(settings, ws, &env(&[]), kernel, false, Some(NO_POD))
+}
+
+/// What a run without the pod cannot enforce beyond Landlock's part, as its gaps say it.
+const POD_GAPS: &str = "hiding the terminals (/dev/pts, /dev/tty*, /dev/console) (needs user \
+     namespaces); ending what commands started when hx is killed (needs user namespaces); \
+     refusing chmod, chown, touch and xattrs outside the writable folders (needs user \
+     namespaces); hiding other programs' Unix sockets (tmux, D-Bus, ssh-agent, Docker) (needs \
+     user namespaces); keeping .git/config, hooks and info read-only (needs user namespaces)";
+
 const TRUNCATE: &str = "refusing to truncate files outside the writable folders (needs ABI 3)";
 const TCP: &str = "refusing IPv4 and IPv6 sockets (needs ABI 4)";
 const SIGNALS: &str = "refusing signals to processes outside the command (needs ABI 6)";
 const SOCKETS: &str =
     "refusing connections to abstract Unix sockets made outside the command (needs ABI 6)";
 
-/// Each protection's status, in `Protection::ALL`'s order.
+/// The protections Landlock (and the capability drop) give without the pod, first in
+/// `Protection::ALL`.
+const LANDLOCK_PROTECTIONS: usize = 5;
+
+/// Each of those protections' status without the pod and without the seccomp filter, in
+/// `Protection::ALL`'s order.
 fn statuses(mode: Mode, network: bool, kernel: Kernel) -> Vec<Status> {
-    let checks = assess(mode, network, kernel, false);
+    let checks = assess(mode, network, kernel, false, false);
     let order: Vec<Protection> = checks.iter().map(|c| c.protection).collect();
     assert_eq!(order, Protection::ALL);
-    checks.into_iter().map(|c| c.status).collect()
+    checks
+        .into_iter()
+        .take(LANDLOCK_PROTECTIONS)
+        .map(|c| c.status)
+        .collect()
 }
 
 #[test]
@@ -98,23 +122,32 @@ fn what_each_kernel_enforces() {
     for kernel in [Kernel::Missing, Kernel::Abi(1), Kernel::Abi(7)] {
         let off = statuses(Mode::Off, false, kernel);
         assert!(off.iter().all(|s| *s == Missing(Why::Off)), "{off:?}");
-        // With the seccomp filter, no IP traffic whatever Landlock offers; `off` is still off.
+        // With the seccomp filter (and no pod), no IP traffic whatever Landlock offers; `off`
+        // is still off.
         for mode in [Mode::WorkspaceWrite, Mode::ReadOnly, Mode::Off] {
-            let net = &assess(mode, false, kernel, true)[1];
+            let net = &assess(mode, false, kernel, true, false)[1];
             assert_eq!(net.protection, Protection::Network);
             let expected = match mode {
                 Mode::Off => Missing(Why::Off),
                 _ => Enforced(BY_SECCOMP),
             };
             assert_eq!(net.status, expected, "{mode:?} {kernel:?}");
-            assert!(assess(mode, true, kernel, true)[1].status.holds());
+            if mode != Mode::Off {
+                assert!(assess(mode, true, kernel, true, false)[1].status.holds());
+            }
         }
     }
 }
 
 #[test]
 fn what_is_missing_in_sum() {
-    let sum = |mode, network, kernel| Enforcement::of(mode, &assess(mode, network, kernel, true));
+    let sum = |mode, network, kernel| {
+        let landlock: Vec<Check> = assess(mode, network, kernel, true, false)
+            .into_iter()
+            .take(LANDLOCK_PROTECTIONS)
+            .collect();
+        Enforcement::of(mode, &landlock)
+    };
     assert_eq!(
         sum(Mode::WorkspaceWrite, true, Kernel::Abi(1)),
         Enforcement::Partial(vec![TRUNCATE.into(), SIGNALS.into(), SOCKETS.into()])
@@ -142,17 +175,21 @@ fn what_is_missing_in_sum() {
 fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
     let ws = tempfile::tempdir().unwrap();
     for kernel in [Kernel::Missing, Kernel::NotEnabled] {
-        let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), kernel);
+        let plan = no_pod(&Settings::default(), ws.path(), kernel);
         assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
         let w = &plan.warnings[0];
         assert!(
-            w.starts_with("the sandbox is partial: this kernel has"),
+            w.starts_with(&format!(
+                "the sandbox is partial: hx cannot make its pod of namespaces here ({NO_POD}) \
+                 and this kernel has"
+            )),
             "{w}"
         );
         assert!(
             w.contains(
-                "so bash runs with only its capabilities dropped: its writes, signals and \
-                 abstract sockets are not confined"
+                "so bash runs with only its capabilities dropped: its writes, signals, abstract \
+                 sockets, terminals, leftovers, metadata, pathname sockets and git metadata are \
+                 not confined"
             ),
             "{w}"
         );
@@ -162,24 +199,32 @@ fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
         assert!(sb.confinement.is_none());
         assert_eq!(sb.denial_note("bash: /etc/hx-x: Permission denied"), None);
     }
-    // With network = false and no seccomp filter either, the warning names the network too.
-    let no_net = settings(Mode::WorkspaceWrite, false, false);
-    let plan = Plan::with_seccomp(&no_net, ws.path(), &env(&[]), Kernel::Missing, false);
+    // With network = false, the warning names the network too.
+    let plan = no_pod(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        Kernel::Missing,
+    );
     assert!(
-        plan.warnings[0].contains(
-            "with only its capabilities dropped: its writes, network, signals and abstract \
-             sockets are not"
-        ),
+        plan.warnings[0].contains("its writes, network, signals, abstract sockets, terminals"),
         "{:?}",
         plan.warnings
     );
     assert!(plan.sandbox().unwrap().unwrap().filter.is_none());
     // With the filter, the network holds without Landlock.
-    let plan = Plan::with_seccomp(&no_net, ws.path(), &env(&[]), Kernel::Missing, true);
+    let no_net = settings(Mode::WorkspaceWrite, false, false);
+    let plan = Plan::build(
+        &no_net,
+        ws.path(),
+        &env(&[]),
+        Kernel::Missing,
+        true,
+        Some(NO_POD),
+    );
     assert!(
         plan.warnings[0].contains(
-            "with only its capabilities dropped and its IP sockets refused: its writes, signals \
-             and abstract sockets are not"
+            "with only its capabilities dropped and its IP sockets refused: its writes, signals, \
+             abstract sockets, terminals"
         ),
         "{:?}",
         plan.warnings
@@ -196,21 +241,27 @@ fn required_turns_a_gap_into_a_refusal() {
         Kernel::Abi(2),
         Kernel::Abi(3),
         Kernel::Abi(5),
+        Kernel::Abi(7),
     ] {
-        let plan = Plan::new(&required, ws.path(), &env(&[]), kernel);
+        let plan = no_pod(&required, ws.path(), kernel);
         let r = plan.sandbox().expect_err("refused");
         assert!(r.starts_with("sandbox.required is set, but "), "{r}");
         assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
     }
-    // Without the scopes, even with the network allowed.
+    // With the pod, Landlock is a second wall only: every kernel enforces network = false.
+    for kernel in [Kernel::Missing, Kernel::Abi(2), Kernel::Abi(5)] {
+        let plan = Plan::new(&required, ws.path(), &env(&[]), kernel);
+        assert!(plan.sandbox().unwrap().is_some(), "{kernel:?}");
+    }
+    // But the abstract sockets of hx's own network namespace need the scope (ABI 6) when the
+    // pod shares it.
     let allowed = settings(Mode::WorkspaceWrite, true, true);
     let plan = Plan::new(&allowed, ws.path(), &env(&[]), Kernel::Abi(5));
     assert_eq!(
         plan.sandbox().expect_err("refused"),
         format!(
             "sandbox.required is set, but this kernel's Landlock (ABI 5) cannot enforce all of \
-             workspace-write: {SIGNALS}; {SOCKETS}; refusing to run (use --sandbox off to run \
-             unconfined)"
+             workspace-write: {SOCKETS}; refusing to run (use --sandbox off to run unconfined)"
         )
     );
     let plan = Plan::new(&required, ws.path(), &env(&[]), Kernel::Abi(6));
@@ -240,6 +291,30 @@ fn network_false_with_the_sandbox_off_is_not_silently_ignored() {
 #[test]
 fn a_partial_kernel_still_confines_and_says_what_is_missing() {
     let ws = tempfile::tempdir().unwrap();
+    let plan = no_pod(
+        &settings(Mode::WorkspaceWrite, false, false),
+        ws.path(),
+        Kernel::Abi(3),
+    );
+    assert_eq!(
+        plan.warnings,
+        [format!(
+            "the sandbox is partial: hx cannot make its pod of namespaces here ({NO_POD}), so it \
+             cannot enforce all of workspace-write: {TCP}; {SIGNALS}; {SOCKETS}; {POD_GAPS} (set \
+             sandbox.required = true to refuse to run instead)"
+        )]
+    );
+    assert!(plan.sandbox().unwrap().is_some());
+    // With the pod, ABI 5 lacks only the abstract-socket scope, which a pod that shares hx's
+    // network namespace needs.
+    let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
+    assert_eq!(
+        plan.warnings,
+        [format!(
+            "the sandbox is partial: this kernel's Landlock (ABI 5) cannot enforce all of \
+             workspace-write: {SOCKETS} (set sandbox.required = true to refuse to run instead)"
+        )]
+    );
     let plan = Plan::with_seccomp(
         &settings(Mode::WorkspaceWrite, false, false),
         ws.path(),
@@ -247,40 +322,7 @@ fn a_partial_kernel_still_confines_and_says_what_is_missing() {
         Kernel::Abi(3),
         false,
     );
-    assert_eq!(
-        plan.warnings,
-        [format!(
-            "the sandbox is partial: this kernel's Landlock (ABI 3) cannot enforce all of \
-             workspace-write: {TCP}; {SIGNALS}; {SOCKETS} (set sandbox.required = true to refuse \
-             to run instead)"
-        )]
-    );
-    assert!(plan.sandbox().unwrap().is_some());
-    // Landlock whole, no seccomp filter: the warning blames the filter, not Landlock.
-    let plan = Plan::with_seccomp(
-        &settings(Mode::WorkspaceWrite, false, false),
-        ws.path(),
-        &env(&[]),
-        Kernel::Abi(6),
-        false,
-    );
-    assert_eq!(
-        plan.warnings,
-        ["the sandbox is partial: there is no seccomp filter for commands here (this kernel has \
-          none, or hx none for this architecture), so workspace-write is not enforced whole: \
-          refusing UDP, TCP Fast Open and MPTCP (needs seccomp) (set sandbox.required = true to \
-          refuse to run instead)"]
-    );
-    // ABI 5 has the network rights but not the scopes.
-    let plan = Plan::new(&Settings::default(), ws.path(), &env(&[]), Kernel::Abi(5));
-    assert_eq!(
-        plan.warnings,
-        [format!(
-            "the sandbox is partial: this kernel's Landlock (ABI 5) cannot enforce all of \
-             workspace-write: {SIGNALS}; {SOCKETS} (set sandbox.required = true to refuse to \
-             run instead)"
-        )]
-    );
+    assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
 }
 
 #[test]
@@ -374,7 +416,8 @@ fn the_assessment_matches_what_the_kernel_enforces() {
         .unwrap()
     }
     let kernel = Kernel::detect();
-    let checks = assess(Mode::WorkspaceWrite, false, kernel, false);
+    // Landlock's part: what a run enforces without the pod.
+    let checks = assess(Mode::WorkspaceWrite, false, kernel, true, false);
     let none = BitFlags::EMPTY;
     for check in &checks {
         let status = match check.protection {
@@ -382,8 +425,9 @@ fn the_assessment_matches_what_the_kernel_enforces() {
             Protection::Network => enforce(false, true, none),
             Protection::Signals => enforce(false, false, Scope::Signal.into()),
             Protection::AbstractSockets => enforce(false, false, Scope::AbstractUnixSocket.into()),
-            // Not Landlock's: `a_sandboxed_child_has_no_capabilities` checks it.
-            Protection::Capabilities => continue,
+            // Not Landlock's: `a_sandboxed_child_has_no_capabilities` checks it, and the rest
+            // are the pod's.
+            _ => continue,
         };
         let expected = match check.status {
             // Landlock's part of it, whole; the rest is the seccomp filter's.
@@ -400,10 +444,11 @@ fn the_assessment_matches_what_the_kernel_enforces() {
     // What `Confinement::build` asks for, against the sum.
     for network in [true, false] {
         let whole = enforce(true, !network, handled_scopes());
-        let expected = match Enforcement::of(
-            Mode::WorkspaceWrite,
-            &assess(Mode::WorkspaceWrite, network, kernel, true),
-        ) {
+        let landlock: Vec<Check> = assess(Mode::WorkspaceWrite, network, kernel, true, false)
+            .into_iter()
+            .take(LANDLOCK_PROTECTIONS)
+            .collect();
+        let expected = match Enforcement::of(Mode::WorkspaceWrite, &landlock) {
             _ if kernel.why_missing().is_some() => RulesetStatus::NotEnforced,
             Enforcement::Full => RulesetStatus::FullyEnforced,
             _ => RulesetStatus::PartiallyEnforced,

@@ -692,3 +692,33 @@ fn each_turn_ends_with_the_context_the_cost_and_the_cache_and_usage_breaks_it_do
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
 }
+
+/// `/new` lets go of the old session's pod: what its commands left running ends then, not
+/// only when hx exits (the new session gets a pod of its own).
+#[test]
+fn new_ends_what_the_old_sessions_commands_left_running() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            r#"{"command":"sleep 300 >/dev/null 2>&1 & echo $! > bg.pid"}"#,
+        )]),
+        Reply::text("started"),
+    ]);
+    let hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("start it");
+    let pid = pid_in(&hx.workspace().join("bg.pid"), Duration::from_secs(20))
+        .unwrap_or_else(|| panic!("the command never ran\n{}", chat.seen));
+    assert!(crate::support::procs::running(pid), "{}", chat.seen);
+    assert!(
+        chat.say("/new").contains("hx: new session"),
+        "{}",
+        chat.seen
+    );
+    assert!(
+        ends_within(pid, Duration::from_secs(10)),
+        "the old session's sleep still runs\n{}",
+        chat.seen
+    );
+}

@@ -45,9 +45,14 @@ fn containment_as_an_unprivileged_user_signals() {
         let still = alive(&mut victim);
         let _ = victim.kill();
         let _ = victim.wait();
-        assert!(out[0].starts_with("kill: "), "{}", out[0]);
+        // The run went on (hx was not killed): in the run's pod `kill -9 -1` reaches only the
+        // run's own processes and `$PPID` is 0 (the command's own group); without a pod
+        // Landlock's signal scope refuses both.
+        assert!(out[0].contains("kill: "), "{}", out[0]);
         assert!(
-            out[1].contains("Operation not permitted") && out[1].ends_with("kill: 1\n"),
+            out[1].is_empty()
+                || out[1].contains("killed by signal 9")
+                || (out[1].contains("Operation not permitted") && out[1].ends_with("kill: 1\n")),
             "{}",
             out[1]
         );
@@ -71,7 +76,12 @@ fn containment_as_an_unprivileged_user_writes() {
             ],
             |hx| user.run(hx),
         );
-        assert!(out[0].contains("Permission denied"), "{}", out[0]);
+        // `Read-only file system` in the pod, `Permission denied` from Landlock without one.
+        assert!(
+            out[0].contains("Read-only file system") || out[0].contains("Permission denied"),
+            "{}",
+            out[0]
+        );
         assert!(!outside.exists(), "a command wrote in the user's HOME");
         assert_eq!(out[1], "in\n");
     });

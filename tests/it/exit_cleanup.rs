@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::support::hooks::{groups, script, user_hooks};
-use crate::support::procs::{pid_in, running, state};
+use crate::support::procs::{host_pid, pid_in, running, state};
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 use serde_json::json;
 
@@ -27,11 +27,14 @@ fn bash(id: &str, command: &str) -> Call {
     Call::new(id, "bash", &json!({ "command": command }).to_string())
 }
 
+/// The pid a command wrote to `file`, as the test sees it (see `host_pid`).
 fn read_pid(dir: &Path, file: &str) -> i32 {
     let text = std::fs::read_to_string(dir.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
-    text.trim()
+    let pid = text
+        .trim()
         .parse()
-        .unwrap_or_else(|e| panic!("{file}: {e}"))
+        .unwrap_or_else(|e| panic!("{file}: {e}"));
+    host_pid(pid, dir)
 }
 
 /// Polls up to 10 s for every pid to stop running; on failure kills the survivors (so a

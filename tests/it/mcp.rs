@@ -51,7 +51,7 @@ fn tools_are_offered_after_the_built_in_ones_called_and_answered() {
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    let pid_file = hx.home().join("t.pid");
+    let pid_file = hx.workspace().join("t.pid");
     // A server that outlives its input, with a child: only ending its group ends them.
     let table = lingering_table("t", &pid_file);
     hx.write_user_config("config.toml", &table)
@@ -179,7 +179,7 @@ fn a_server_that_dies_mid_call_gives_errors_and_one_line() {
 fn servers_start_together_and_those_that_fail_are_left_out() {
     let server = FakeServer::start(vec![Reply::text("done")]);
     let mut hx = Hx::new(&server);
-    let dir = hx.home().to_path_buf();
+    let dir = hx.workspace().to_path_buf();
     let pid = |n: &str| dir.join(format!("{n}.pid")).display().to_string();
     let config = [
         server_table(
@@ -384,7 +384,7 @@ fn a_projects_mcp_json_starts_only_once_trusted() {
         Reply::text("trusted run"),
     ]);
     let mut hx = Hx::new(&server);
-    let pid_file = hx.home().join("proj.pid");
+    let pid_file = hx.workspace().join("proj.pid");
     let mcp_json = json!({"mcpServers": {"proj": {
         "command": crate::support::mcp::server_path(),
         "env": {"MCP_TEST_PID_FILE": pid_file}
@@ -442,12 +442,22 @@ fn servers_end_when_a_signal_or_an_error_ends_the_run() {
     ] {
         let server = FakeServer::start(vec![reply]);
         let mut hx = Hx::new(&server);
-        let pid_file = hx.home().join("t.pid");
+        let pid_file = hx.workspace().join("t.pid");
         let table = lingering_table("t", &pid_file);
         hx.write_user_config("config.toml", &format!("{extra}{table}"))
             .args(["agent", "hi"]);
         let child = hx.spawn();
         assert!(server.wait_for_requests(1, Duration::from_secs(30)));
+        // The server and its child run in the run's pod: a PID namespace below the test's.
+        // (Checked while hx waits for the hanging reply; the other runs end at once.)
+        for p in pids(&pid_file).into_iter().filter(|_| signal.is_some()) {
+            let status = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+            let levels = status
+                .lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))
+                .map_or(0, |ns| ns.split_whitespace().count());
+            assert_eq!(levels, 2, "pid {p}: {status}");
+        }
         if let Some(sig) = signal {
             // SAFETY: sending a signal to our own child process.
             unsafe { libc::kill(child.id() as i32, sig) };
@@ -461,7 +471,7 @@ fn servers_end_when_a_signal_or_an_error_ends_the_run() {
 #[test]
 fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
     let mut hx = Hx::new_offline();
-    let pid_file = hx.home().join("t.pid");
+    let pid_file = hx.workspace().join("t.pid");
     let config = [
         lingering_table("t", &pid_file),
         server_table("bad", &[("MCP_TEST_FAIL_START", "1")], ""),
@@ -810,7 +820,8 @@ fn a_server_failing_on_a_refused_write_says_how_to_allow_it() {
         .position(|l| l.starts_with("hx: MCP server npx failed to start: "))
         .unwrap_or_else(|| panic!("{}", run.dump()));
     assert!(
-        lines[at + 1].contains("Permission denied"),
+        lines[at + 1].contains("Permission denied")
+            || lines[at + 1].contains("Read-only file system"),
         "{}",
         run.dump()
     );

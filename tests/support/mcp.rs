@@ -66,9 +66,13 @@ pub fn lingering_table(name: &str, pid_file: &Path) -> String {
 
 /// The pids a server wrote to its pid file (one line each), none while there is no file.
 pub fn pids(file: &Path) -> Vec<i32> {
+    // The server and its child work in the folder the file is in (the workspace), where
+    // their pids as the pod numbers them are found (see `host_pid`).
+    let dir = file.parent().unwrap_or(Path::new("/"));
     std::fs::read_to_string(file)
         .unwrap_or_default()
         .lines()
         .filter_map(|l| l.trim().parse().ok())
+        .map(|p| super::procs::host_pid(p, dir))
         .collect()
 }

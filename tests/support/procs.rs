@@ -30,14 +30,48 @@ pub fn ends_within(pid: i32, timeout: Duration) -> bool {
     true
 }
 
-/// The pid a command wrote to `path` (`echo $$ > path`), once its whole line is there; `None`
-/// if it is not there within `timeout`.
+/// Stands for a process that was gone before its pid could be read: no process has it.
+pub const GONE: i32 = i32::MAX;
+
+/// The pid, as this process sees it, of the process that calls itself `pid` and works in
+/// `cwd`: a command in hx's sandbox runs in a PID namespace of the run's own, so the `$$` it
+/// writes is its pid there (the last of `NSpid` in `/proc/PID/status`); with the sandbox off
+/// it is the pid itself. [`GONE`] when no such process runs (any more).
+pub fn host_pid(pid: i32, cwd: &Path) -> i32 {
+    let cwd = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let works_there = |p: i32| std::fs::read_link(format!("/proc/{p}/cwd")).is_ok_and(|c| c == cwd);
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return GONE;
+    };
+    for e in dir.flatten() {
+        let Some(p) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            continue;
+        };
+        let status = std::fs::read_to_string(format!("/proc/{p}/status")).unwrap_or_default();
+        let Some(ns) = status.lines().find_map(|l| l.strip_prefix("NSpid:")) else {
+            continue;
+        };
+        let ids: Vec<i32> = ns
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        let named = ids.last() == Some(&pid) && (ids.len() > 1 || p == pid);
+        if named && works_there(p) {
+            return p;
+        }
+    }
+    GONE
+}
+
+/// The pid a command wrote to `path` (`echo $$ > path`, in the workspace), once its whole
+/// line is there, as this process sees it ([`host_pid`]); `None` if it is not there within
+/// `timeout`.
 pub fn pid_in(path: &Path, timeout: Duration) -> Option<i32> {
     let deadline = Instant::now() + timeout;
     loop {
         let text = std::fs::read_to_string(path).unwrap_or_default();
         if let Some(pid) = text.strip_suffix('\n').and_then(|t| t.trim().parse().ok()) {
-            return Some(pid);
+            return Some(host_pid(pid, path.parent().unwrap_or(Path::new("/"))));
         }
         if Instant::now() >= deadline {
             return None;
