@@ -485,8 +485,10 @@ fn without_git_checkpoints_are_off_with_one_warning_and_the_run_goes_on() {
         Reply::text("Done."),
     ]);
     let mut hx = Hx::new(&server);
-    // A PATH with a shell and nothing else.
-    let bin = hx.home().join("bin");
+    // A PATH with a shell and nothing else, outside /tmp: the sandbox's pod has a /tmp of its
+    // own, where a shell under the host's /tmp is not.
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).expect("tempdir");
+    let bin = outside.path().join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
     let shell = ["/bin/bash", "/usr/bin/bash", "/bin/sh"]
         .into_iter()
