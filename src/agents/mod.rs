@@ -146,7 +146,8 @@ pub fn agent_files(root: &SkillRoot) -> crate::skills::walk::Walked {
     )
 }
 
-fn is_agent_file(name: &str) -> bool {
+/// Whether a file name is an agent file's: Markdown, but not a folder's README.
+pub fn is_agent_file(name: &str) -> bool {
     name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md")
 }
 
@@ -395,7 +396,7 @@ fn map_tool(t: &str) -> Mapped {
             Mapped::Never
         }
         _ if t.starts_with("Bash(") => Mapped::Narrowed,
-        // The prefix MCP tools are named with (`crate::mcp::names::PREFIX`, a layer above).
+        // The prefix MCP tools are named with (`mcp::names::PREFIX`, a layer above).
         _ if t.starts_with("mcp__") && t.len() > "mcp__".len() => Mapped::Mcp,
         _ => Mapped::Missing,
     }

@@ -199,3 +199,63 @@ fn a_model_name_of_the_provider_is_used_and_no_agents_leave_the_schema_as_it_was
         .expect("description")
         .contains("Specialised"));
 }
+
+#[test]
+fn hx_agents_lists_shows_and_checks() {
+    let mut hx = crate::support::Hx::new_offline();
+    hx.write_file(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews: code\ntools: Read, Grep, Task\nmodel: opus\n---\nYou review.\n",
+    )
+    .write_file(".agents/agents/notes.md", "just notes, no frontmatter\n")
+    .args(["agents", "list"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[0].starts_with("NAME"), "{}", run.stdout);
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("reviewer"))
+        .expect("a row");
+    for cell in [
+        "project",
+        "read_file",
+        "(configured)",
+        ".claude/agents/reviewer.md",
+        "3 notes",
+    ] {
+        assert!(row.contains(cell), "{cell:?} in {row}");
+    }
+    assert!(
+        run.stdout.contains("not read: no frontmatter"),
+        "{}",
+        run.stdout
+    );
+
+    let run = hx.run_args(&["agents", "show", "reviewer"]);
+    run.assert_code(0);
+    assert!(run.stdout.contains("tools: read_file\n"), "{}", run.stdout);
+    assert!(run.stdout.ends_with("You review.\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("note: model opus is Claude's"));
+    hx.run_args(&["agents", "show", "nobody"]).assert_code(1);
+
+    let run = hx.run_args(&["agents", "check"]);
+    run.assert_code(1);
+    assert!(
+        run.stdout
+            .contains(".agents/agents/notes.md: error: no frontmatter"),
+        "{}",
+        run.stdout
+    );
+    assert!(run
+        .stdout
+        .contains("reviewer.md: warning: tool Grep: hx has no such tool"));
+    let run = hx.run_args(&["agents", "check", ".claude/agents/reviewer.md"]);
+    run.assert_code(0);
+    assert!(
+        run.stderr
+            .contains("1 agent file read: 1 used (1 with warnings)"),
+        "{}",
+        run.stderr
+    );
+}
