@@ -259,3 +259,37 @@ fn hx_agents_lists_shows_and_checks() {
         run.stderr
     );
 }
+
+#[test]
+fn an_mcp_tool_name_gives_that_tool_of_a_server_offered_to_subagents() {
+    use crate::support::mcp::server_table;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![typed_call("t1", "echoer", "Echo.")]),
+        Reply::text("echoed"),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let config = [
+        server_table("main", &[], ""),
+        server_table("both", &[], "subagents = true"),
+    ]
+    .concat();
+    hx.write_user_config("config.toml", &config)
+        .write_file(
+            ".claude/agents/echoer.md",
+            "---\nname: echoer\ndescription: Echoes\ntools: Read, mcp__both__echo, mcp__main__echo, mcp__gone__x\n---\nEcho things.\n",
+        )
+        .args(["agent", "delegate"]);
+    let run = hx.run();
+    run.assert_success();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3, "{}", run.dump());
+    assert!(tool_names(&reqs[0].body).contains(&"mcp__both__echo".to_string()));
+    assert_eq!(tool_names(&reqs[1].body), ["read_file", "mcp__both__echo"]);
+    for line in [
+        "agent echoer: tool mcp__main__echo: MCP server main is not offered to subagents (subagents = true in its config), left out",
+        "agent echoer: tool mcp__gone__x: no MCP server gone is configured, left out",
+    ] {
+        assert!(run.stderr.contains(line), "{line:?} in\n{}", run.stderr);
+    }
+}
