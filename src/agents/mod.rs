@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::skills::discover::{
-    read_frontmatter, roots_of, skipped_in, Roots, SkillRoot, Skipped, MAX_NAME_CHARS,
+    read_frontmatter_from, roots_of, skipped_in, Roots, SkillRoot, Skipped, MAX_NAME_CHARS,
 };
 use crate::skills::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
 use crate::skills::walk::{walk, MAX_DIRS};
@@ -154,8 +154,7 @@ pub fn is_agent_file(name: &str) -> bool {
 /// Discovers the definitions in `roots`, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     let mut d = Discovery::default();
-    let mut by_name: BTreeMap<String, Definition> = BTreeMap::new();
-    let mut read = 0usize;
+    let mut found: Vec<(PathBuf, &SkillRoot)> = Vec::new();
     let mut left = 0usize;
     for root in roots {
         let walked = agent_files(root);
@@ -169,48 +168,92 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
             ));
         }
         let mut files: Vec<PathBuf> = walked.files.into_iter().map(|f| f.path).collect();
+        // Sorted so that which of two equal names in one root wins never depends on the
+        // filesystem's listing order.
         files.sort();
-        for path in files {
-            if read == MAX_FILES {
-                left += 1;
-                continue;
-            }
-            read += 1;
-            match read_definition(&path, root.source) {
-                Ok(mut def) => {
-                    def.within = root.bound().map(Path::to_path_buf);
-                    match by_name.get(&def.name) {
-                        Some(winner) => d.warnings.push(format!(
-                            "agent {} at {} is shadowed by {}",
-                            def.name,
-                            def.path.display(),
-                            winner.path.display()
-                        )),
-                        None => {
-                            by_name.insert(def.name.clone(), def);
-                        }
-                    }
-                }
-                Err(reason) => d.broken.push(Broken {
-                    path,
-                    source: root.source,
-                    reason,
-                }),
-            }
-        }
+        let room = MAX_FILES - found.len();
+        left += files.len().saturating_sub(room);
+        found.extend(files.into_iter().take(room).map(|p| (p, root)));
     }
     if left > 0 {
         d.warnings.push(format!(
             "read only the first {MAX_FILES} agent files; {left} more left out"
         ));
     }
+    let read = read_all(&found);
+    let mut by_name: BTreeMap<String, Definition> = BTreeMap::new();
+    for ((path, root), result) in found.into_iter().zip(read) {
+        match result {
+            Ok(mut def) => {
+                def.within = root.bound().map(Path::to_path_buf);
+                match by_name.get(&def.name) {
+                    Some(winner) => d.warnings.push(format!(
+                        "agent {} at {} is shadowed by {}",
+                        def.name,
+                        def.path.display(),
+                        winner.path.display()
+                    )),
+                    None => {
+                        by_name.insert(def.name.clone(), def);
+                    }
+                }
+            }
+            Err(reason) => d.broken.push(Broken {
+                path,
+                source: root.source,
+                reason,
+            }),
+        }
+    }
     d.agents = by_name.into_values().collect();
     d
 }
 
+/// Reads every file's definition, results in input order. Opening, reading and parsing many
+/// small files is most of discovery's cost, so large sets are split across a few threads, as
+/// the skills' are (order is restored, so the outcome does not depend on scheduling).
+fn read_all(files: &[(PathBuf, &SkillRoot)]) -> Vec<Result<Definition, String>> {
+    const MIN_PER_THREAD: usize = 64;
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 4)
+        .min(files.len() / MIN_PER_THREAD)
+        .max(1);
+    let read_chunk = |chunk: &[(PathBuf, &SkillRoot)]| -> Vec<Result<Definition, String>> {
+        chunk
+            .iter()
+            .map(|(path, root)| read_definition(path, root.source))
+            .collect()
+    };
+    if threads == 1 {
+        return read_chunk(files);
+    }
+    let chunk_len = files.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk_len)
+            .map(|chunk| (chunk, scope.spawn(move || read_chunk(chunk))))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|(chunk, h)| {
+                // A panic in a reader thread (a bug, not bad input) costs only its chunk.
+                h.join().unwrap_or_else(|_| {
+                    chunk
+                        .iter()
+                        .map(|_| Err("internal error while reading".to_string()))
+                        .collect()
+                })
+            })
+            .collect()
+    })
+}
+
 /// Reads one agent file's definition from its frontmatter.
 pub fn read_definition(path: &Path, source: Source) -> Result<Definition, String> {
-    let size = std::fs::metadata(path)
+    let file = crate::paths::open_regular(path).map_err(|e| format!("cannot read: {e}"))?;
+    let size = file
+        .metadata()
         .map_err(|e| format!("cannot read: {e}"))?
         .len();
     if size > MAX_FILE_BYTES {
@@ -220,7 +263,7 @@ pub fn read_definition(path: &Path, source: Source) -> Result<Definition, String
             MAX_FILE_BYTES / 1024
         ));
     }
-    let text = read_frontmatter(path)?;
+    let text = read_frontmatter_from(file)?;
     definition_from(path, &text, source)
 }
 
