@@ -359,10 +359,18 @@ impl ToolSet {
         set
     }
 
+    /// Whether a changing tool is in the set: named exactly, or its server named alone
+    /// (`mcp__SERVER`, Claude Code's way of giving every tool of a server).
     fn keeps(&self, name: &str) -> bool {
-        self.dynamic_only
-            .as_ref()
-            .is_none_or(|only| only.iter().any(|n| n == name))
+        self.dynamic_only.as_ref().is_none_or(|only| {
+            only.iter().any(|n| {
+                n == name
+                    || (n.matches("__").count() == 1
+                        && name
+                            .strip_prefix(n.as_str())
+                            .is_some_and(|rest| rest.starts_with("__")))
+            })
+        })
     }
 
     /// Every tool of the registry, in registration order: the main agent's set.

@@ -266,6 +266,8 @@ fn an_mcp_tool_name_gives_that_tool_of_a_server_offered_to_subagents() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![typed_call("t1", "echoer", "Echo.")]),
         Reply::text("echoed"),
+        Reply::tool_calls(vec![typed_call("t2", "whole", "All of both.")]),
+        Reply::text("all"),
         Reply::text("done"),
     ]);
     let mut hx = Hx::new(&server);
@@ -279,11 +281,22 @@ fn an_mcp_tool_name_gives_that_tool_of_a_server_offered_to_subagents() {
             ".claude/agents/echoer.md",
             "---\nname: echoer\ndescription: Echoes\ntools: Read, mcp__both__echo, mcp__main__echo, mcp__gone__x\n---\nEcho things.\n",
         )
+        .write_file(
+            ".claude/agents/whole.md",
+            "---\nname: whole\ndescription: Every tool of a server\ntools: mcp__both\n---\nAll.\n",
+        )
         .args(["agent", "delegate"]);
     let run = hx.run();
     run.assert_success();
     let reqs = server.requests();
-    assert_eq!(reqs.len(), 3, "{}", run.dump());
+    assert_eq!(reqs.len(), 5, "{}", run.dump());
+    // A server named alone gives every tool of it, and no other.
+    let whole = tool_names(&reqs[3].body);
+    assert!(whole.contains(&"mcp__both__echo".to_string()), "{whole:?}");
+    assert!(
+        whole.iter().all(|n| n.starts_with("mcp__both__")),
+        "{whole:?}"
+    );
     assert!(tool_names(&reqs[0].body).contains(&"mcp__both__echo".to_string()));
     assert_eq!(tool_names(&reqs[1].body), ["read_file", "mcp__both__echo"]);
     for line in [
