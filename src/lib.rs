@@ -4,6 +4,7 @@
 //! drive the same code the user runs.
 
 pub mod agent;
+pub mod agents;
 pub mod app;
 pub mod chat;
 pub mod checkpoint;

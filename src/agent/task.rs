@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
-use super::{Agent, Outcome};
+use super::{prompt, Agent, Outcome};
+use crate::agents::{self, Definition};
 use crate::tools::{args, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 const NAME: &str = "task";
@@ -15,15 +16,90 @@ const NAME: &str = "task";
 pub struct Task {
     /// The subagent every call starts from; each call clones it with its own scope.
     template: Agent,
+    /// The defined subagent types, in name order, each with the subagent it starts from (its
+    /// tools and model; its system prompt is the body, read when it starts, then the
+    /// template's).
+    types: Vec<(Definition, Agent)>,
+    /// The list of types in the description, made once so the schema never changes in a run.
+    listing: String,
     started: AtomicU32,
 }
 
 impl Task {
     pub fn new(template: Agent) -> Self {
+        Task::with_types(template, Vec::new())
+    }
+
+    /// A `task` that also starts subagents of the given types (`subagent_type`).
+    pub fn with_types(template: Agent, mut types: Vec<(Definition, Agent)>) -> Self {
+        types.sort_by(|a, b| a.0.name.cmp(&b.0.name));
+        types.dedup_by(|a, b| a.0.name == b.0.name);
+        let defs: Vec<Definition> = types.iter().map(|(d, _)| d.clone()).collect();
         Task {
             template,
+            listing: agents::listing(&defs, agents::LIST_BUDGET),
+            types,
             started: AtomicU32::new(0),
         }
+    }
+
+    /// The arguments' schema: `subagent_type` only when types are defined, so a run without
+    /// any sends the schema it always did.
+    fn parameters(&self) -> Value {
+        let mut properties = json!({
+            "description": {
+                "type": "string",
+                "description": "A short label for the work (3-6 words)."
+            },
+            "prompt": {
+                "type": "string",
+                "description": "The complete task for the subagent, with all the context it needs."
+            }
+        });
+        if !self.types.is_empty() {
+            properties["subagent_type"] = json!({
+                "type": "string",
+                "description": "The specialised subagent to start, by name (see the list in this tool's description); leave it out for a general subagent."
+            });
+        }
+        json!({
+            "type": "object",
+            "properties": properties,
+            "required": ["prompt"]
+        })
+    }
+
+    /// The subagent a call starts: the generic one, or the type it names.
+    fn child(&self, args: &Value) -> Result<Agent, ToolResult> {
+        let kind = match args.get("subagent_type") {
+            None | Some(Value::Null) => return Ok(self.template.clone()),
+            Some(Value::String(s)) if s.trim().is_empty() => return Ok(self.template.clone()),
+            Some(Value::String(s)) => s.trim(),
+            Some(_) => return Err(ToolResult::error("task.subagent_type must be a string")),
+        };
+        let Ok(i) = self
+            .types
+            .binary_search_by(|(d, _)| d.name.as_str().cmp(kind))
+        else {
+            let known: Vec<&str> = self.types.iter().map(|(d, _)| d.name.as_str()).collect();
+            return Err(ToolResult::error(if known.is_empty() {
+                format!(
+                    "unknown subagent_type {kind:?}: no subagent types are defined; leave \
+                     subagent_type out for a general subagent"
+                )
+            } else {
+                format!(
+                    "unknown subagent_type {kind:?}; the defined ones are: {} (or leave it out \
+                     for a general subagent)",
+                    known.join(", ")
+                )
+            }));
+        };
+        let (def, template) = &self.types[i];
+        let body = agents::read_body(def).map_err(ToolResult::error)?;
+        let mut child = template.clone();
+        child.system_prompt = prompt::assemble(body, std::slice::from_ref(&template.system_prompt));
+        Ok(child)
     }
 }
 
@@ -40,24 +116,20 @@ impl Tool for Task {
                  across many files, an independent change) in a fresh context. It has only \
                  {}, runs up to {} turns, and returns only its final report: give it a \
                  complete prompt, since it sees nothing of this conversation. Several task \
-                 calls in one turn run at the same time.",
+                 calls in one turn run at the same time.{}",
                 and_list(self.template.tools.names()),
-                self.template.max_turns
+                self.template.max_turns,
+                if self.types.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "\n\nSpecialised subagents (set subagent_type to one of these names; \
+                         each has its own instructions and tools):{}",
+                        self.listing
+                    )
+                }
             ),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "description": {
-                        "type": "string",
-                        "description": "A short label for the work (3-6 words)."
-                    },
-                    "prompt": {
-                        "type": "string",
-                        "description": "The complete task for the subagent, with all the context it needs."
-                    }
-                },
-                "required": ["prompt"]
-            }),
+            parameters: self.parameters(),
         }
     }
 
@@ -76,8 +148,11 @@ impl Tool for Task {
                 Ok(_) => return ToolResult::error("task.prompt must not be empty"),
                 Err(e) => return e,
             };
+            let mut child = match self.child(&args) {
+                Ok(c) => c,
+                Err(e) => return e,
+            };
             let n = self.started.fetch_add(1, Ordering::Relaxed) + 1;
-            let mut child = self.template.clone();
             // Its events name this call, so a view can tell whose work they are.
             child.hook_cx.scope = self.template.hook_cx.scope.subagent(n, &cx.call_id);
             // The subagent's own session, linked to the parent's through this call.

@@ -108,6 +108,10 @@ pub fn build_agent_with(
     // subagents get those of the servers that say `subagents = true`.
     let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
     let for_subagents = planned.iter().any(|p| p.config.subagents);
+    let planned_servers: Vec<(String, bool)> = planned
+        .iter()
+        .map(|p| (p.config.name.clone(), p.config.subagents))
+        .collect();
     // Computed once: every command of the run, and every local MCP server, gets the same.
     let tool_env = process::env::for_tools(&config.shell_env, &config.sandbox);
     let mcp = (!planned.is_empty()).then(|| {
@@ -179,7 +183,8 @@ pub fn build_agent_with(
     // The list is shown by the views, from the call's arguments (see `crate::events`).
     let todos = TodoList::new();
     registry.register(Arc::new(TodoWrite::new(todos.clone())));
-    registry.register(Arc::new(Task::new(child.clone())));
+    let types = subagent_types(&child, &root, home.as_deref(), &planned_servers, warnings);
+    registry.register(Arc::new(Task::with_types(child.clone(), types)));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     registry.register(load_skill.clone());
     let hook_cx = HookContext {
@@ -219,6 +224,55 @@ pub fn build_agent_with(
         skills,
         parts,
     })
+}
+
+/// The subagent types of the agent files visible from `root` (`crate::agents`), each the
+/// generic subagent `child` narrowed to its tools and set to its model. What the files ask
+/// for and cannot have is said once, grouped; so is an MCP tool of a server that is not
+/// configured or not offered to subagents (`subagents = true`): a project's file cannot widen
+/// what the user's config gives subagents.
+fn subagent_types(
+    child: &Agent,
+    root: &Path,
+    home: Option<&Path>,
+    servers: &[(String, bool)],
+    warnings: &mut Vec<Warning>,
+) -> Vec<(crate::agents::Definition, Agent)> {
+    let mut found = crate::agents::discover(root, home);
+    for def in &mut found.agents {
+        for tool in def.tools.iter().flatten() {
+            let Some(rest) = tool.strip_prefix(mcp::names::PREFIX) else {
+                continue;
+            };
+            let server = rest.split("__").next().unwrap_or_default();
+            match servers.iter().find(|(name, _)| name == server) {
+                None => def.notes.push(format!(
+                    "tool {tool}: no MCP server {server} is configured, left out"
+                )),
+                Some((_, false)) => def.notes.push(format!(
+                    "tool {tool}: MCP server {server} is not offered to subagents \
+                     (subagents = true in its config), left out"
+                )),
+                Some((_, true)) => {}
+            }
+        }
+    }
+    warnings.extend(found.run_warnings().iter().map(Warning::new));
+    found
+        .agents
+        .into_iter()
+        .map(|def| {
+            let mut agent = child.clone();
+            if let Some(names) = &def.tools {
+                agent.tools = child.tools.only(names);
+            }
+            if let Some(model) = &def.model {
+                agent.model_name = model.clone();
+                agent.recorder.model = model.clone();
+            }
+            (def, agent)
+        })
+        .collect()
 }
 
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).

@@ -46,6 +46,9 @@ pub enum Command {
     Chat(ChatArgs),
     /// List, show and check the skills the agent can load (no API key needed)
     Skills(SkillsArgs),
+    /// List, show and check the subagent types of agent files (.claude/agents/*.md; no API
+    /// key needed)
+    Agents(AgentsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
     Sessions(SessionsArgs),
     /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json) and MCP servers
@@ -348,6 +351,46 @@ Skills are read from, highest precedence first:
 Each skill is a folder with a SKILL.md: YAML frontmatter with name and description, then the
 instructions in Markdown. The agent sees only the names and descriptions until it calls
 load_skill.";
+
+#[derive(Debug, Args)]
+#[command(after_long_help = AGENTS_HELP)]
+pub struct AgentsArgs {
+    #[command(subcommand)]
+    pub command: AgentsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AgentsCommand {
+    /// List the subagent types visible from here: name, source, tools after mapping, model,
+    /// path, and the agent files that could not be read
+    List {
+        /// Machine-readable output: a JSON array of {name, source, path, description, tools,
+        /// model, notes}, then the files not read
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a subagent type: where it came from, its tools and model, what was left out, and
+    /// the instructions it starts with
+    Show {
+        /// The agent's name
+        name: String,
+    },
+    /// Read agent files and report every problem (exit 1 when a file cannot be used)
+    Check {
+        /// An agent file or a folder of them [default: every agents folder visible from here]
+        path: Option<std::path::PathBuf>,
+    },
+}
+
+const AGENTS_HELP: &str = "\
+Agent files (Claude Code's subagent format) are read from, highest precedence first:
+  .agents/agents and .claude/agents in the nearest folder at or above the working directory
+  that has either (the project), then ~/.agents/agents and ~/.claude/agents (the user).
+Each *.md file has YAML frontmatter with name, description, optional tools (Claude's names
+Bash, Read, Write, Edit, MultiEdit, Glob and LS map to hx's tools; mcp__SERVER__TOOL to that
+MCP tool) and optional model (Claude's models mean the configured one), then the subagent's
+instructions. The model starts one with task's subagent_type. A subagent never gets task,
+todo_write or load_skill.";
 
 /// The options `hx agent` and `hx chat` share: where requests go and what tools may do.
 #[derive(Debug, Args, Default, Clone)]

@@ -14,6 +14,7 @@ macro_rules! errln {
 }
 
 mod agent;
+mod agents;
 mod args;
 mod chat;
 mod checkpoints;
@@ -70,6 +71,7 @@ pub fn main_with_args() -> i32 {
     match command {
         Command::Agent(args) => agent::agent_command(args),
         Command::Chat(args) => chat::chat_command(args),
+        Command::Agents(args) => agents::agents_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),

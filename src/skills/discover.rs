@@ -121,11 +121,19 @@ pub struct Roots {
 /// so are a project's roots whose real path is not inside the project (reported in
 /// [`Roots::skipped`]).
 pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Roots {
+    roots_of(cwd, home, "skills")
+}
+
+/// [`skill_roots`] for another kind of folder beside `skills` (`agents`): the project is the
+/// nearest folder with `.agents/KIND` or `.claude/KIND`, and the same rules hold: a project's
+/// root must really lie in the project, and a folder reached twice counts once.
+pub fn roots_of(cwd: &Path, home: Option<&Path>, kind: &str) -> Roots {
+    let subs = [format!(".agents/{kind}"), format!(".claude/{kind}")];
     let mut out = Roots::default();
     let mut candidates = Vec::new();
-    if let Some(project) = project_dir(cwd, home) {
+    if let Some(project) = project_dir(cwd, home, &subs) {
         let project_real = project.canonicalize().unwrap_or_else(|_| project.clone());
-        for sub in [".agents/skills", ".claude/skills"] {
+        for sub in &subs {
             candidates.push((
                 project.join(sub),
                 Source::Project,
@@ -134,7 +142,7 @@ pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Roots {
         }
     }
     if let Some(home) = home {
-        for sub in [".agents/skills", ".claude/skills"] {
+        for sub in &subs {
             candidates.push((home.join(sub), Source::User, None));
         }
     }
@@ -166,17 +174,13 @@ pub fn skill_roots(cwd: &Path, home: Option<&Path>) -> Roots {
     out
 }
 
-/// The project folder: the nearest ancestor of `cwd` (itself included) with `.agents/skills`
-/// or `.claude/skills` (either marks a project: a repository set up only for Claude Code has
-/// just the latter). The home folder does not count: its skill folders hold the user's skills.
-fn project_dir(cwd: &Path, home: Option<&Path>) -> Option<PathBuf> {
+/// The project folder: the nearest ancestor of `cwd` (itself included) with one of `subs`
+/// (either marks a project: a repository set up only for Claude Code has just
+/// `.claude/...`). The home folder does not count: its folders hold the user's own.
+fn project_dir(cwd: &Path, home: Option<&Path>, subs: &[String]) -> Option<PathBuf> {
     let home_real = home.and_then(|h| h.canonicalize().ok());
     cwd.ancestors()
-        .filter(|dir| {
-            [".agents/skills", ".claude/skills"]
-                .iter()
-                .any(|sub| dir.join(sub).is_dir())
-        })
+        .filter(|dir| subs.iter().any(|sub| dir.join(sub).is_dir()))
         .find(|dir| home_real.is_none() || dir.canonicalize().ok() != home_real)
         .map(Path::to_path_buf)
 }

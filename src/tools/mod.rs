@@ -318,6 +318,9 @@ pub struct ToolSet {
     allowed: Vec<String>,
     /// The registry's changing tools as of the last [`ToolSet::refresh`], and their generation.
     dynamic: (u64, DynamicTools),
+    /// When set, only the changing tools of these names are in the set (a subagent type's
+    /// `mcp__SERVER__TOOL` list).
+    dynamic_only: Option<Arc<[String]>>,
 }
 
 impl ToolSet {
@@ -337,7 +340,37 @@ impl ToolSet {
             registry,
             allowed,
             dynamic: (0, Arc::from(Vec::new())),
+            dynamic_only: None,
         }
+    }
+
+    /// This set narrowed to the named tools: its fixed tools among them, in its own order,
+    /// and of its changing tools only those named. Names it does not have are no error (a
+    /// definition written for another tool names many).
+    pub fn only(&self, names: &[String]) -> ToolSet {
+        let mut set = self.clone();
+        set.allowed.retain(|n| names.contains(n));
+        let changing: Vec<String> = names
+            .iter()
+            .filter(|n| self.registry.get(n).is_none())
+            .cloned()
+            .collect();
+        set.dynamic_only = Some(Arc::from(changing));
+        set
+    }
+
+    /// Whether a changing tool is in the set: named exactly, or its server named alone
+    /// (`mcp__SERVER`, Claude Code's way of giving every tool of a server).
+    fn keeps(&self, name: &str) -> bool {
+        self.dynamic_only.as_ref().is_none_or(|only| {
+            only.iter().any(|n| {
+                n == name
+                    || (n.matches("__").count() == 1
+                        && name
+                            .strip_prefix(n.as_str())
+                            .is_some_and(|rest| rest.starts_with("__")))
+            })
+        })
     }
 
     /// Every tool of the registry, in registration order: the main agent's set.
@@ -400,7 +433,7 @@ impl ToolSet {
             self.dynamic
                 .1
                 .iter()
-                .find(|(n, _)| n == name)
+                .find(|(n, _)| n == name && self.keeps(n))
                 .map(|(_, t)| t)
         }
     }
@@ -434,7 +467,13 @@ impl ToolSet {
         self.allowed
             .iter()
             .filter_map(|n| self.registry.get(n))
-            .chain(self.dynamic.1.iter().map(|(_, t)| t))
+            .chain(
+                self.dynamic
+                    .1
+                    .iter()
+                    .filter(|(n, _)| self.keeps(n))
+                    .map(|(_, t)| t),
+            )
     }
 
     /// The fixed tools' names (the changing ones come after them in [`ToolSet::specs`]).

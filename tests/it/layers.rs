@@ -13,7 +13,7 @@ const LAYERS: &[&[&str]] = &[
     &["process"],
     &["tools", "checkpoint"],
     &["skills", "session", "trust"],
-    &["events"],
+    &["events", "agents"],
     &["hooks", "context", "mcp"],
     &["config"],
     &["agent"],

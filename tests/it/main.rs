@@ -52,6 +52,7 @@ mod shell_env;
 mod skills;
 mod skills_links;
 mod skills_props;
+mod subagent_types;
 mod subagents;
 mod terminal;
 mod tool_registration;

@@ -1,0 +1,308 @@
+//! Subagent types from agent files (`.agents/agents`, `.claude/agents`, the user's), end to
+//! end: what `task` offers, and what the typed subagent's requests hold.
+
+use crate::support::{messages, tool_names, tool_results, Call, FakeServer, Hx, Reply};
+use serde_json::{json, Value};
+
+fn typed_call(id: &str, kind: &str, prompt: &str) -> Call {
+    Call::new(
+        id,
+        "task",
+        &json!({"description": "typed", "prompt": prompt, "subagent_type": kind}).to_string(),
+    )
+}
+
+/// The `task` tool's spec in a request.
+fn task_spec(body: &Value) -> &Value {
+    body["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["function"]["name"] == "task")
+        .expect("a task tool")
+}
+
+fn system(body: &Value) -> &str {
+    messages(body)[0]["content"]
+        .as_str()
+        .expect("system prompt")
+}
+
+#[test]
+fn a_typed_subagent_gets_its_body_its_mapped_tools_and_the_configured_model() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![typed_call("t1", "reviewer", "Review a.txt.")]),
+        Reply::text("Looks fine."),
+        Reply::text("Reviewed."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews code: finds bugs\ntools: Read, Grep, Glob\nmodel: sonnet\ncolor: red\n---\nYou review code carefully.\n",
+    )
+    .write_file(
+        ".agents/agents/writer.md",
+        "---\nname: writer\ndescription: Writes docs\n---\nYou write docs.\n",
+    )
+    .args(["agent", "review it"]);
+    // The user's: one shadowed by the project's reviewer, one of its own name.
+    let home = hx.home().to_path_buf();
+    for (rel, text) in [
+        (
+            ".claude/agents/reviewer.md",
+            "---\nname: reviewer\ndescription: the user's reviewer\n---\nUser body.\n",
+        ),
+        (
+            ".agents/agents/helper.md",
+            "---\nname: helper\ndescription: Helps\n---\nYou help.\n",
+        ),
+    ] {
+        let path = home.join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(run.stdout, "Reviewed.\n");
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 3);
+
+    let description = task_spec(&reqs[0].body)["function"]["description"]
+        .as_str()
+        .expect("description");
+    assert!(
+        description.ends_with(
+            "\n- helper: Helps\n- reviewer: Reviews code: finds bugs\n- writer: Writes docs"
+        ),
+        "{description}"
+    );
+    assert!(!description.contains("the user's reviewer"));
+    assert_eq!(
+        task_spec(&reqs[0].body)["function"]["parameters"]["properties"]["subagent_type"]["type"],
+        "string"
+    );
+
+    let child = &reqs[1].body;
+    assert_eq!(tool_names(child), ["read_file", "glob"]);
+    let prompt = system(child);
+    assert!(
+        prompt.starts_with("You review code carefully.\n\nYou are a subagent of hx"),
+        "{prompt}"
+    );
+    assert_eq!(messages(child)[1]["content"], "Review a.txt.");
+    assert_eq!(
+        child["model"], reqs[0].body["model"],
+        "sonnet means inherit"
+    );
+    // The schema is the same bytes in every request of the run.
+    assert_eq!(
+        reqs[0].body["tools"].to_string(),
+        reqs[2].body["tools"].to_string()
+    );
+    assert_eq!(tool_results(&reqs[2].body), ["Looks fine."]);
+    for line in [
+        "hx: warning: agent reviewer: model sonnet is Claude's; the configured model is used",
+        "hx: warning: agent reviewer: tool Grep: hx has no such tool, left out",
+        "is shadowed by",
+    ] {
+        assert!(run.stderr.contains(line), "{line:?} in\n{}", run.stderr);
+    }
+    assert_eq!(
+        run.stderr.matches("model sonnet").count(),
+        1,
+        "one warning\n{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn a_definition_asking_for_task_todo_write_or_load_skill_gets_none_of_them() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![typed_call("t1", "boss", "Plan it.")]),
+        Reply::text("Planned."),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/agents/boss.md",
+        "---\nname: boss\ndescription: Delegates\ntools:\n  - Task\n  - TodoWrite\n  - load_skill\n  - Bash\n---\nYou delegate.\n",
+    )
+    .args(["agent", "plan"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(tool_names(&reqs[1].body), ["bash"]);
+    for tool in ["Task", "TodoWrite", "load_skill"] {
+        let line = format!(
+            "agent boss: tool {tool}: a subagent never gets it (no task, todo_write or \
+             load_skill in a subagent), left out"
+        );
+        assert!(run.stderr.contains(&line), "{line:?} in\n{}", run.stderr);
+    }
+}
+
+#[test]
+fn an_unknown_subagent_type_is_an_error_naming_the_known_ones() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![typed_call("t1", "nobody", "Do it.")]),
+        Reply::text("Sorry."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/agents/a.md",
+        "---\nname: alpha\ndescription: A\n---\nA.\n",
+    )
+    .write_file(
+        ".claude/agents/b.md",
+        "---\nname: beta\ndescription: B\nmodel: deepseek-reasoner\n---\nB.\n",
+    )
+    .args(["agent", "go"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "no subagent started");
+    assert_eq!(
+        tool_results(&reqs[1].body),
+        ["Error: unknown subagent_type \"nobody\"; the defined ones are: alpha, beta (or leave it out for a general subagent)"]
+    );
+}
+
+#[test]
+fn a_model_name_of_the_provider_is_used_and_no_agents_leave_the_schema_as_it_was() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![typed_call("t1", "deep", "Think.")]),
+        Reply::text("Thought."),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/agents/deep.md",
+        "---\nname: deep\ndescription: Thinks\nmodel: deepseek-reasoner\n---\nThink hard.\n",
+    )
+    .args(["agent", "go"]);
+    hx.run().assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs[1].body["model"], "deepseek-reasoner");
+    assert_ne!(reqs[0].body["model"], "deepseek-reasoner");
+    // The generic subagent keeps all five tools.
+    assert_eq!(tool_names(&reqs[1].body).len(), 5);
+
+    let plain = FakeServer::start(vec![Reply::text("hi")]);
+    let mut hx = Hx::new(&plain);
+    hx.args(["agent", "go"]);
+    hx.run().assert_code(0);
+    let spec = task_spec(&plain.requests()[0].body).clone();
+    assert!(spec["function"]["parameters"]["properties"]
+        .get("subagent_type")
+        .is_none());
+    assert!(!spec["function"]["description"]
+        .as_str()
+        .expect("description")
+        .contains("Specialised"));
+}
+
+#[test]
+fn hx_agents_lists_shows_and_checks() {
+    let mut hx = crate::support::Hx::new_offline();
+    hx.write_file(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Reviews: code\ntools: Read, Grep, Task\nmodel: opus\n---\nYou review.\n",
+    )
+    .write_file(".agents/agents/notes.md", "just notes, no frontmatter\n")
+    .args(["agents", "list"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let lines: Vec<&str> = run.stdout.lines().collect();
+    assert!(lines[0].starts_with("NAME"), "{}", run.stdout);
+    let row = lines
+        .iter()
+        .find(|l| l.starts_with("reviewer"))
+        .expect("a row");
+    for cell in [
+        "project",
+        "read_file",
+        "(configured)",
+        ".claude/agents/reviewer.md",
+        "3 notes",
+    ] {
+        assert!(row.contains(cell), "{cell:?} in {row}");
+    }
+    assert!(
+        run.stdout.contains("not read: no frontmatter"),
+        "{}",
+        run.stdout
+    );
+
+    let run = hx.run_args(&["agents", "show", "reviewer"]);
+    run.assert_code(0);
+    assert!(run.stdout.contains("tools: read_file\n"), "{}", run.stdout);
+    assert!(run.stdout.ends_with("You review.\n"), "{}", run.stdout);
+    assert!(run.stdout.contains("note: model opus is Claude's"));
+    hx.run_args(&["agents", "show", "nobody"]).assert_code(1);
+
+    let run = hx.run_args(&["agents", "check"]);
+    run.assert_code(1);
+    assert!(
+        run.stdout
+            .contains(".agents/agents/notes.md: error: no frontmatter"),
+        "{}",
+        run.stdout
+    );
+    assert!(run
+        .stdout
+        .contains("reviewer.md: warning: tool Grep: hx has no such tool"));
+    let run = hx.run_args(&["agents", "check", ".claude/agents/reviewer.md"]);
+    run.assert_code(0);
+    assert!(
+        run.stderr
+            .contains("1 agent file read: 1 used (1 with warnings)"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn an_mcp_tool_name_gives_that_tool_of_a_server_offered_to_subagents() {
+    use crate::support::mcp::server_table;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![typed_call("t1", "echoer", "Echo.")]),
+        Reply::text("echoed"),
+        Reply::tool_calls(vec![typed_call("t2", "whole", "All of both.")]),
+        Reply::text("all"),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let config = [
+        server_table("main", &[], ""),
+        server_table("both", &[], "subagents = true"),
+    ]
+    .concat();
+    hx.write_user_config("config.toml", &config)
+        .write_file(
+            ".claude/agents/echoer.md",
+            "---\nname: echoer\ndescription: Echoes\ntools: Read, mcp__both__echo, mcp__main__echo, mcp__gone__x\n---\nEcho things.\n",
+        )
+        .write_file(
+            ".claude/agents/whole.md",
+            "---\nname: whole\ndescription: Every tool of a server\ntools: mcp__both\n---\nAll.\n",
+        )
+        .args(["agent", "delegate"]);
+    let run = hx.run();
+    run.assert_success();
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5, "{}", run.dump());
+    // A server named alone gives every tool of it, and no other.
+    let whole = tool_names(&reqs[3].body);
+    assert!(whole.contains(&"mcp__both__echo".to_string()), "{whole:?}");
+    assert!(
+        whole.iter().all(|n| n.starts_with("mcp__both__")),
+        "{whole:?}"
+    );
+    assert!(tool_names(&reqs[0].body).contains(&"mcp__both__echo".to_string()));
+    assert_eq!(tool_names(&reqs[1].body), ["read_file", "mcp__both__echo"]);
+    for line in [
+        "agent echoer: tool mcp__main__echo: MCP server main is not offered to subagents (subagents = true in its config), left out",
+        "agent echoer: tool mcp__gone__x: no MCP server gone is configured, left out",
+    ] {
+        assert!(run.stderr.contains(line), "{line:?} in\n{}", run.stderr);
+    }
+}
