@@ -1139,8 +1139,10 @@ fn without_landlock_the_pod_still_confines_writes() {
 /// (where they are locked). `docs/containment/repro/escape-mounts.py` tries each.
 #[test]
 fn the_pods_mounts_cannot_be_undone_from_inside() {
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/containment/repro/escape-mounts.py");
+    let script = crate::support::visible::outside_pods_tmp(
+        &std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("docs/containment/repro/escape-mounts.py"),
+    );
     let mut hx = Hx::new_offline();
     hx.write_file(".git/config", "[core]\n");
     let (out, _) = turn(

@@ -15,8 +15,14 @@ use crate::support::{tool_answer, tool_names, Call, FakeServer, Hx, Reply};
 
 /// The entry point of an installed reference server.
 fn npm_server(package: &str) -> PathBuf {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/npm/node_modules/@modelcontextprotocol")
+    let modules = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/npm/node_modules");
+    // Where the server, run in the sandbox's pod, can see it (see `support::visible`).
+    let modules = match modules.is_dir() {
+        true => crate::support::visible::outside_pods_tmp(&modules),
+        false => modules,
+    };
+    let path = modules
+        .join("@modelcontextprotocol")
         .join(package)
         .join("dist/index.js");
     assert!(

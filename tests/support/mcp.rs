@@ -28,7 +28,7 @@ pub fn server_path() -> &'static Path {
              `cargo build --example mcp_test_server` before `cargo test --test it`",
             path.display()
         );
-        path
+        super::visible::outside_pods_tmp(&path)
     })
 }
 

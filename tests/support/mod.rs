@@ -22,6 +22,7 @@ pub mod runner;
 pub mod server;
 pub mod trust;
 pub mod user;
+pub mod visible;
 
 pub use body::{
     is_summary, messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results,
