@@ -209,43 +209,11 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     d
 }
 
-/// Reads every file's definition, results in input order. Opening, reading and parsing many
-/// small files is most of discovery's cost, so large sets are split across a few threads, as
-/// the skills' are (order is restored, so the outcome does not depend on scheduling).
+/// Reads every agent file's frontmatter, results in input order, on a few threads for a
+/// large set, as skills are read.
 fn read_all(files: &[(PathBuf, &SkillRoot)]) -> Vec<Result<Definition, String>> {
-    const MIN_PER_THREAD: usize = 64;
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .clamp(1, 4)
-        .min(files.len() / MIN_PER_THREAD)
-        .max(1);
-    let read_chunk = |chunk: &[(PathBuf, &SkillRoot)]| -> Vec<Result<Definition, String>> {
-        chunk
-            .iter()
-            .map(|(path, root)| read_definition(path, root.source))
-            .collect()
-    };
-    if threads == 1 {
-        return read_chunk(files);
-    }
-    let chunk_len = files.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk_len)
-            .map(|chunk| (chunk, scope.spawn(move || read_chunk(chunk))))
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|(chunk, h)| {
-                // A panic in a reader thread (a bug, not bad input) costs only its chunk.
-                h.join().unwrap_or_else(|_| {
-                    chunk
-                        .iter()
-                        .map(|_| Err("internal error while reading".to_string()))
-                        .collect()
-                })
-            })
-            .collect()
+    crate::skills::discover::read_in_parallel(files, 64, |(path, root)| {
+        read_definition(path, root.source)
     })
 }
 

@@ -248,22 +248,28 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     }
 }
 
-/// Reads every file's frontmatter, results in input order. Opening, reading and parsing
-/// thousands of small files is most of discovery's cost, so large sets are split across a
-/// few threads (order is restored, so the outcome does not depend on scheduling).
+/// Reads every skill file's frontmatter, results in input order (see [`read_in_parallel`]).
 fn read_all(files: &[(Found, &SkillRoot)]) -> Vec<Result<Skill, String>> {
-    const MIN_PER_THREAD: usize = 128;
+    read_in_parallel(files, 128, |(f, root)| {
+        read_skill(&f.path, &f.real_dir, root.source)
+    })
+}
+
+/// `read` of each of `files`, results in input order. Opening, reading and parsing thousands
+/// of small files is most of a discovery's cost (skills', agent files'), so a set of more than
+/// `min_per_thread` files is split across a few threads (order is restored, so the outcome
+/// does not depend on scheduling).
+pub fn read_in_parallel<T: Sync, R: Send>(
+    files: &[T],
+    min_per_thread: usize,
+    read: impl Fn(&T) -> Result<R, String> + Sync,
+) -> Vec<Result<R, String>> {
     let threads = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 4)
-        .min(files.len() / MIN_PER_THREAD)
+        .min(files.len() / min_per_thread.max(1))
         .max(1);
-    let read_chunk = |chunk: &[(Found, &SkillRoot)]| -> Vec<Result<Skill, String>> {
-        chunk
-            .iter()
-            .map(|(f, root)| read_skill(&f.path, &f.real_dir, root.source))
-            .collect()
-    };
+    let read_chunk = |chunk: &[T]| -> Vec<Result<R, String>> { chunk.iter().map(&read).collect() };
     if threads == 1 {
         return read_chunk(files);
     }
