@@ -588,18 +588,22 @@ impl Store {
         if a == b {
             return Ok(Vec::new());
         }
-        let out = self
-            .git
+        let out = self.diff_tree("--name-only", a, b).await?;
+        Ok(split_paths(&out))
+    }
+
+    /// `git diff-tree -r -z --no-renames FORMAT a b`, its output bounded.
+    async fn diff_tree(&self, format: &str, a: &str, b: &str) -> Result<Vec<u8>, String> {
+        self.git
             .run(
-                &["diff-tree", "-r", "-z", "--no-renames", "--name-only", a, b],
+                &["diff-tree", "-r", "-z", "--no-renames", format, a, b],
                 Run {
                     limit: LIST_BYTES,
                     ..Run::default()
                 },
             )
             .await
-            .map_err(|e| e.to_string())?;
-        Ok(split_paths(&out))
+            .map_err(|e| e.to_string())
     }
 
     /// What changed between two trees, with lines added and removed.
@@ -607,17 +611,7 @@ impl Store {
         if a == b {
             return Ok(Changes::default());
         }
-        let out = self
-            .git
-            .run(
-                &["diff-tree", "-r", "-z", "--no-renames", "--numstat", a, b],
-                Run {
-                    limit: LIST_BYTES,
-                    ..Run::default()
-                },
-            )
-            .await
-            .map_err(|e| e.to_string())?;
+        let out = self.diff_tree("--numstat", a, b).await?;
         let mut c = Changes::default();
         for item in out.split(|b| *b == 0).filter(|i| !i.is_empty()) {
             let text = String::from_utf8_lossy(item);
