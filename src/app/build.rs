@@ -14,7 +14,7 @@ use crate::mcp::{self, Mcp};
 use crate::model::OpenAiClient;
 use crate::process;
 use crate::sandbox::{Kernel, Plan};
-use crate::session::{self, Recorder, Store};
+use crate::session::{self, Recorder};
 use crate::skills::{self, LoadSkill};
 use crate::text::Warning;
 use crate::tools::todo::{TodoList, TodoWrite};
@@ -280,14 +280,8 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
     let store = (!ephemeral && config.sessions)
         .then(|| session::store::sessions_root(env))
         .flatten()
-        // The project's store, as `app::session::store_for` finds it: `-c` in a subfolder
-        // goes on with the project's newest.
-        .map(|root| {
-            Store::new(
-                &root,
-                &crate::context::instructions::project_root(workspace),
-            )
-        });
+        // The project's store, the one `-c` and `-r` look in.
+        .map(|root| super::session::store_for(&root, workspace));
     // `sessions.keep_days`: old sessions go when a run that records starts, as a cache's
     // old entries would; nothing is said unless asked (`hx sessions prune` says what).
     if let (Some(store), Some(days)) = (&store, config.sessions_keep_days) {
