@@ -98,7 +98,9 @@ pub fn origins(config: &Config, cwd: &Path, env: &Env, flags: &Flags) -> Origins
     let mut layers = Vec::new();
     if let Some(dir) = crate::paths::user_config_dir(env) {
         let path = dir.join("config.toml");
-        if let Ok(text) = std::fs::read_to_string(&path) {
+        // Read as the loader reads it: a regular file only, bounded.
+        if let Ok(Some(bytes)) = crate::trust::read_file(&path) {
+            let text = String::from_utf8_lossy(&bytes);
             layers.push(Layer::read(&text, format!("user file {}", path.display())));
         }
     }
