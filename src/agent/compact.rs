@@ -23,7 +23,7 @@
 use crate::context::{estimate, prune, summary, thousands, Budgets, Meter};
 use crate::events::Event;
 use crate::hooks::HookEvent;
-use crate::model::{AssistantTurn, ChatRequest, ModelError, ToolSpec};
+use crate::model::{AssistantTurn, ChatRequest, Message, ModelError, ToolSpec};
 use crate::session::{Change, Compaction, Session};
 use crate::tools::ToolSet;
 
@@ -231,15 +231,23 @@ impl Agent {
         if trigger != Trigger::Manual {
             let plan = prune::plan(session.messages(), budgets.keep_tool_output, toolset);
             let after = before.saturating_sub(plan.freed);
-            if plan.freed >= budgets.min_prune_gain && after <= limit {
+            // From the first output cleared on, the history is not what the cache holds.
+            let first = plan.cleared.iter().map(|(i, _)| *i).min().unwrap_or(0);
+            let rewritten = session
+                .messages()
+                .get(first..)
+                .map_or(0, estimate::messages)
+                .saturating_sub(plan.freed);
+            let weighed = prune::Weighed {
+                freed: plan.freed,
+                rewritten,
+                room_after: limit.saturating_sub(after),
+                growth: growth_per_request(session.messages()),
+            };
+            // A server that refused the request must get a shorter one whatever it costs.
+            let pays = trigger == Trigger::Overflow || prune::pays(weighed, self.cache(session));
+            if plan.freed >= budgets.min_prune_gain && after <= limit && pays {
                 let n = plan.cleared.len();
-                // From the first output cleared on, the history is not what the cache holds.
-                let first = plan.cleared.iter().map(|(i, _)| *i).min().unwrap_or(0);
-                let rewritten = session
-                    .messages()
-                    .get(first..)
-                    .map_or(0, estimate::messages)
-                    .saturating_sub(plan.freed);
                 self.record(session, meter, trigger, "prune", (before, after), {
                     Change::Cleared(plan.cleared)
                 })?;
@@ -391,4 +399,15 @@ fn too_large(size: u64, room: u64, meter: &Meter) -> ModelError {
         thousands(meter.window()),
         thousands(meter.limit())
     ))
+}
+
+/// The tokens the history grew by per model request so far: what its tool results and
+/// answers add each turn, after the system prompt.
+fn growth_per_request(history: &[Message]) -> u64 {
+    let turns = history
+        .iter()
+        .filter(|m| matches!(m, Message::Assistant { .. }))
+        .count()
+        .max(1) as u64;
+    estimate::messages(history.get(1..).unwrap_or_default()) / turns
 }

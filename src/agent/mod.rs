@@ -122,6 +122,27 @@ impl Agent {
         );
     }
 
+    /// What the prompt cache makes of rewritten history, for weighing a prune: a hit's price
+    /// as a share of a miss's from the price table. Without a price, a server that has
+    /// reported cache hits is taken to charge a tenth for them (OpenAI's discount on its
+    /// recent models, the dearest common case short of DeepSeek's); one that never has keeps
+    /// no cache.
+    pub(crate) fn cache(&self, session: &Session) -> crate::context::prune::Cache {
+        use crate::context::prune::Cache;
+        match &self.price {
+            Some(p) => {
+                let r = p.rates_at(self.now()).0;
+                if r.input_cache_miss > 0.0 {
+                    Cache::HitShare(r.input_cache_hit / r.input_cache_miss)
+                } else {
+                    Cache::None
+                }
+            }
+            None if session.stats.usage.prompt_cache_hit_tokens > 0 => Cache::HitShare(0.1),
+            None => Cache::None,
+        }
+    }
+
     /// The time requests are priced at: `HX_NOW`'s, else the clock's.
     fn now(&self) -> u64 {
         self.fixed_now.unwrap_or_else(|| {

@@ -85,3 +85,46 @@ pub fn apply(history: &mut [Message], cleared: &[(usize, String)]) {
         }
     }
 }
+
+/// What the prompt cache makes of a prune: a cached prompt token's price as a share of an
+/// uncached one's (DeepSeek Flash: 1/50), or `None` when the server keeps no cache.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Cache {
+    None,
+    HitShare(f64),
+}
+
+/// What is known of a prune when it is weighed: tokens it frees, tokens of history after the
+/// first result it clears (the next request misses them instead of hitting), the room left
+/// under the limit after it, and the tokens the history grew by per request so far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Weighed {
+    pub freed: u64,
+    pub rewritten: u64,
+    pub room_after: u64,
+    pub growth: u64,
+}
+
+/// Whether a prune pays for itself before the next compaction, the rule that it must
+/// not rewrite history later requests depend on for more than it saves.
+///
+/// It costs once: the rewritten tokens miss the cache on the next request, a miss's price
+/// less a hit's each. It saves on every request until the history is back at the limit (about
+/// `room_after / growth` of them): the freed tokens, which would have been sent as hits. A
+/// prune that does not pay leaves the compaction to the summary, whose request hits the cache
+/// on everything before its instruction. Without a cache, a prune costs nothing beyond its
+/// request and always pays.
+pub fn pays(w: Weighed, cache: Cache) -> bool {
+    let Cache::HitShare(hit) = cache else {
+        return true;
+    };
+    let hit = if hit.is_finite() {
+        hit.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
+    let requests = (w.room_after / w.growth.max(1)).max(1) as f64;
+    let saved = w.freed as f64 * hit * requests;
+    let lost = w.rewritten as f64 * (1.0 - hit);
+    saved >= lost
+}

@@ -493,3 +493,39 @@ mod instructions_discovery {
         );
     }
 }
+
+#[test]
+fn a_prune_pays_only_when_its_savings_before_the_next_compaction_pass_its_misses() {
+    use prune::{pays, Cache, Weighed};
+    // The bench's first prune: 60,450 tokens freed, 29,155 rewritten, about 14 requests until
+    // the next compaction, at Flash's 1/50: it saves 16,926 miss-tokens' worth, loses 28,572.
+    let w = Weighed {
+        freed: 60_450,
+        rewritten: 29_155,
+        room_after: 14 * 3_000,
+        growth: 3_000,
+    };
+    assert!(!pays(w, Cache::HitShare(0.02)));
+    // The same prune with many more requests to come pays.
+    assert!(pays(
+        Weighed {
+            room_after: 30 * 3_000,
+            ..w
+        },
+        Cache::HitShare(0.02)
+    ));
+    // A cache at half price (OpenAI's older models) makes it pay at once.
+    assert!(pays(w, Cache::HitShare(0.5)));
+    // No cache: nothing to lose.
+    assert!(pays(w, Cache::None));
+    // Rewriting nothing always pays; a garbage share is taken as the dearest cache.
+    assert!(pays(
+        Weighed {
+            rewritten: 0,
+            growth: 0,
+            ..w
+        },
+        Cache::HitShare(f64::NAN)
+    ));
+    assert!(!pays(w, Cache::HitShare(f64::NAN)));
+}

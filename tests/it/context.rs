@@ -14,6 +14,10 @@ use serde_json::{json, Value};
 
 /// `context_window` 10,000: compaction at 8,000 tokens (24,000 bytes).
 const SMALL: &str = "context_window = 10000\n";
+/// The same window on a server that keeps no prompt cache (a model without a price, whose
+/// usage reports no cache hits): there a prune costs nothing beyond itself, so compaction
+/// prunes whenever that frees enough.
+const SMALL_NO_CACHE: &str = "context_window = 10000\nmodel = \"local-coder\"\n";
 const LIMIT_TOKENS: usize = 8_000;
 
 /// A reply without token counts, streamed without pauses (long texts come in many events).
@@ -71,7 +75,7 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
         text("again"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_user_config("config.toml", SMALL);
+    hx.write_user_config("config.toml", SMALL_NO_CACHE);
     hx.args(["agent", "make output"]);
     let run = hx.run();
     run.assert_code(0);
@@ -494,7 +498,7 @@ fn a_subagent_compacts_within_its_own_window() {
         text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_user_config("config.toml", SMALL);
+    hx.write_user_config("config.toml", SMALL_NO_CACHE);
     hx.args(["agent", "delegate"]);
     let run = hx.run();
     run.assert_code(0);
@@ -581,6 +585,43 @@ fn compaction_items<'a>(events: &'a [Value], kind: &str) -> Vec<&'a Value> {
 }
 
 #[test]
+fn at_deepseek_s_prices_a_prune_that_would_not_pay_for_its_misses_gives_way_to_the_summary() {
+    // Three large outputs pass the limit: on a server without a cache, c1 and c2 would be
+    // cleared. On DeepSeek's model with its built-in prices, clearing them would make the next
+    // request miss everything after c1, each token 49/50 of a miss dearer, to save the hits
+    // of the few requests before the history is back at the limit. The summary request,
+    // which extends the request before it, hits instead.
+    let server = FakeServer::start(vec![
+        calls(vec![bash_printing("c1", 9_000)]),
+        calls(vec![bash_printing("c2", 9_000)]),
+        calls(vec![bash_printing("c3", 12_000)]),
+        text("SUMMARY: three commands printed their output."),
+        text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", ROOMY);
+    hx.args(["agent", "make output"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 5, "{}", run.stderr);
+    assert!(is_summary_request(&reqs[3]), "{}", run.stderr);
+    // Nothing was cleared in the request the summary was made from: it extends the one
+    // before it, the prefix the cache holds.
+    extends(&reqs[2], &reqs[3]);
+    assert_eq!(tool_answer(&reqs[3].body, "c1"), "a".repeat(9_000));
+    assert!(
+        !run.stderr.contains("cleared old tool outputs"),
+        "{}",
+        run.stderr
+    );
+    let lines = parent_session_lines(&hx);
+    let compactions = of_type(&lines, "compaction");
+    assert_eq!(compactions.len(), 1);
+    assert_eq!(compactions[0]["step"], "summary");
+}
+
+#[test]
 fn in_json_a_compaction_is_an_item_that_starts_and_completes() {
     let server = FakeServer::start(vec![
         calls(vec![bash_printing("c1", 6_000)]),
@@ -589,7 +630,7 @@ fn in_json_a_compaction_is_an_item_that_starts_and_completes() {
         text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_user_config("config.toml", SMALL);
+    hx.write_user_config("config.toml", SMALL_NO_CACHE);
     hx.args(["agent", "--json", "make output"]);
     let run = hx.run();
     run.assert_code(0);

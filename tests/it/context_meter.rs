@@ -35,7 +35,10 @@ fn a_server_counting_one_token_does_not_switch_compaction_off() {
         counting_one(Reply::text("again")),
     ]);
     let mut hx = Hx::new(&server);
-    hx.write_user_config("config.toml", "context_window = 10000\n");
+    hx.write_user_config(
+        "config.toml",
+        "context_window = 10000\nmodel = \"local-coder\"\n",
+    );
     hx.args(["agent", "make output"]);
     let run = hx.run();
     run.assert_code(0);
