@@ -5,7 +5,9 @@
 //!   process divided by turns; the fake server runs in this process, so it is not counted),
 //!   and the wall time per turn, which also includes the fake server and loopback HTTP;
 //! - the peak RSS of a run whose bash call prints 30 MB;
-//! - the CPU and wall time of a whole single-turn run (process start to exit).
+//! - the CPU and wall time of a whole single-turn run (process start to exit);
+//! - the wall time a single-turn run adds to a model that answers after 300 ms, with
+//!   checkpoints on and off (the message's checkpoint is taken while the request is out).
 //!
 //! Figures are medians over several runs.
 
@@ -88,6 +90,25 @@ fn single_turn() -> (Duration, Duration) {
     (cpu, wall)
 }
 
+/// A single-turn run against a model that answers after `MODEL_MS`, as a real one does, with
+/// checkpoints on or off: the wall time hx adds to the model's. The message's checkpoint is
+/// taken while its first request is out, so with a model this slow it should add nothing.
+const MODEL_MS: u64 = 300;
+
+fn single_turn_slow(checkpoints: bool) -> Duration {
+    let server = FakeServer::start(vec![Reply::text("hi")
+        .unpaced()
+        .delay(Duration::from_millis(MODEL_MS))]);
+    let mut hx = Hx::new(&server);
+    if !checkpoints {
+        hx.write_user_config("config.toml", "[checkpoints]\nenabled = false\n");
+    }
+    hx.args(["agent", "say hi"]);
+    let (code, _, _, wall) = run_hx(&hx);
+    assert_eq!(code, 0, "single-turn run failed");
+    wall.saturating_sub(Duration::from_millis(MODEL_MS))
+}
+
 fn big_output() -> i64 {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new(
@@ -133,10 +154,18 @@ fn main() {
     let rss: Vec<i64> = (0..runs).map(|_| big_output()).collect();
     let (one_cpu, one_wall): (Vec<Duration>, Vec<Duration>) =
         (0..runs).map(|_| single_turn()).unzip();
+    let (slow_on, slow_off): (Vec<Duration>, Vec<Duration>) = (0..runs)
+        .map(|_| (single_turn_slow(true), single_turn_slow(false)))
+        .unzip();
     println!(
         "agent_loop/single-turn run (start, one request, exit): hx CPU median {:.2} ms, wall median {:.2} ms ({runs} runs)",
         median(one_cpu).as_secs_f64() * 1e3,
         median(one_wall).as_secs_f64() * 1e3,
+    );
+    println!(
+        "agent_loop/single-turn run, the model answering after {MODEL_MS} ms: wall beyond the model's median {:.2} ms with checkpoints, {:.2} ms without ({runs} runs)",
+        median(slow_on).as_secs_f64() * 1e3,
+        median(slow_off).as_secs_f64() * 1e3,
     );
     println!(
         "agent_loop/40-turn session: hx CPU per turn median {:.3} ms (min {:.3}), wall per turn median {:.3} ms ({runs} runs)",

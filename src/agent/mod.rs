@@ -1,7 +1,9 @@
 //! The agent loop: ask the model, run the tools it calls, send the results back, until it
 //! answers in plain text. The loop knows no tool by name and no hook by kind.
 
+use std::future::Future;
 use std::panic::AssertUnwindSafe;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -225,8 +227,10 @@ impl Agent {
         if session.is_empty() {
             session.push(Message::System(self.system_prompt.clone()));
         }
-        self.checkpoint(session, "message", crate::text::one_line(&task, 80))
-            .await;
+        let label = crate::text::one_line(&task, 80);
+        let at_message = session.messages().len();
+        let compactions = session.stats.compactions;
+        let taking = self.take_checkpoint(session);
         session.push(Message::User(task));
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
@@ -236,6 +240,17 @@ impl Agent {
         let mut tools = toolset.specs();
         let mut meter = self.meter(&tools);
         meter.seed(session.measured());
+        // The message's checkpoint is taken while the MCP servers start and its first request
+        // is out (the workspace does not change before a tool runs), so its git work waits
+        // on the model instead of adding to it. A compaction due before that request would
+        // reshape the history it names a place in: then it is taken and recorded first.
+        let mut taking = Some(Box::pin(taking));
+        let mut taken = None;
+        let size = meter.request(session.messages());
+        if meter.over_limit(size) {
+            self.message_checkpoint(session, (&mut taking, &mut taken), &label, at_message, true)
+                .await;
+        }
         let mut last_text = String::new();
         let mut continuations = 0;
         let outcome = loop {
@@ -251,7 +266,8 @@ impl Agent {
                 break Outcome::MaxCost(why);
             }
             // A relist that gave the same tools changes nothing: the same bytes go out.
-            if toolset.refresh().await && toolset.specs() != tools {
+            let refreshed = alongside(&mut taking, &mut taken, toolset.refresh()).await;
+            if refreshed && toolset.specs() != tools {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
                 meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
@@ -264,7 +280,25 @@ impl Agent {
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
-            let turn = match self.request(session, &toolset, &tools, &mut meter).await {
+            let asked = alongside(
+                &mut taking,
+                &mut taken,
+                self.request(session, &toolset, &tools, &mut meter),
+            )
+            .await;
+            // Recorded before the answer is: the turn's own checkpoint comes after it. A
+            // server's overflow error compacted the history meanwhile: the checkpoint names no
+            // place in it, so it is kept for what changed but is no point to rewind to.
+            let in_place = session.stats.compactions == compactions;
+            self.message_checkpoint(
+                session,
+                (&mut taking, &mut taken),
+                &label,
+                at_message,
+                in_place,
+            )
+            .await;
+            let turn = match asked {
                 Ok(t) => t,
                 Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
                 Err(compact::Ended::Error(e)) => {
@@ -386,9 +420,45 @@ impl Agent {
         what: &str,
         label: String,
     ) -> Option<(u32, crate::checkpoint::Snap)> {
+        let at_message = session.messages().len();
+        let taken = self.take_checkpoint(session).await;
+        self.record_checkpoint(session, what, label, at_message, taken, what != "after")
+    }
+
+    /// The message's checkpoint, once: waited for if it is still being taken, then recorded
+    /// (`numbered`: as a point to rewind to).
+    async fn message_checkpoint(
+        &self,
+        session: &mut Session,
+        (taking, taken): (
+            &mut Option<Pin<Box<impl Future<Output = Taken>>>>,
+            &mut Option<Taken>,
+        ),
+        label: &str,
+        at_message: usize,
+        numbered: bool,
+    ) {
+        if let Some(t) = taking.take() {
+            *taken = Some(t.await);
+        }
+        if let Some(t) = taken.take() {
+            self.record_checkpoint(
+                session,
+                "message",
+                label.to_string(),
+                at_message,
+                t,
+                numbered,
+            );
+        }
+    }
+
+    /// The work of a checkpoint that does not need the session, so that it can go on while
+    /// the session is busy: none when checkpoints are off or the run is unrecorded.
+    fn take_checkpoint(&self, session: &Session) -> impl Future<Output = Taken> + '_ {
         // A rewind needs the session file: an unrecorded run keeps none.
-        session.path()?;
-        let store = self.store().await?;
+        let recorded = session.path().is_some();
+        let id = session.id().to_string();
         let previous = session
             .checkpoints()
             .last()
@@ -396,18 +466,38 @@ impl Agent {
                 commit: c.line.commit.clone(),
                 tree: c.line.tree.clone(),
             });
-        match store.snapshot(session.id(), previous.as_ref()).await {
+        async move {
+            if !recorded {
+                return None;
+            }
+            let store = self.store().await?;
+            Some(store.snapshot(&id, previous.as_ref()).await)
+        }
+    }
+
+    /// Records what [`Agent::take_checkpoint`] took, `at_message` the place in the history
+    /// it precedes; warns when it could not be taken.
+    fn record_checkpoint(
+        &self,
+        session: &mut Session,
+        what: &str,
+        label: String,
+        at_message: usize,
+        taken: Taken,
+        numbered: bool,
+    ) -> Option<(u32, crate::checkpoint::Snap)> {
+        match taken? {
             Ok((snap, warnings)) => {
                 for w in warnings {
                     self.warn(&w);
                 }
-                let n = (what != "after").then(|| session.next_checkpoint());
+                let n = numbered.then(|| session.next_checkpoint());
                 session.record_checkpoint(crate::session::CheckpointLine {
                     n,
                     what: what.to_string(),
                     commit: snap.commit.clone(),
                     tree: snap.tree.clone(),
-                    at_message: session.messages().len(),
+                    at_message,
                     label,
                     at: crate::session::store::now_rfc3339(),
                 });
@@ -649,4 +739,29 @@ impl Agent {
             .await;
         (updated, result, blocked, stop)
     }
+}
+
+/// What taking a checkpoint gave: none when checkpoints are off or the run is unrecorded;
+/// else the checkpoint and its warnings, or why it could not be taken.
+type Taken = Option<Result<(crate::checkpoint::Snap, Vec<String>), String>>;
+
+/// Runs `work` to its end while the checkpoint being taken, if any, goes on beside it; a
+/// checkpoint that ends first leaves what it took in `taken`.
+async fn alongside<T>(
+    taking: &mut Option<Pin<Box<impl Future<Output = Taken>>>>,
+    taken: &mut Option<Taken>,
+    work: impl Future<Output = T>,
+) -> T {
+    let mut work = std::pin::pin!(work);
+    if let Some(t) = taking.as_mut() {
+        tokio::select! {
+            biased;
+            out = &mut work => return out,
+            t = t.as_mut() => {
+                *taken = Some(t);
+                *taking = None;
+            }
+        }
+    }
+    work.await
 }
