@@ -200,6 +200,28 @@ pub fn edited(
     )
 }
 
+/// What to tell the user when the catalog of the eval's system prompt does not show the skill
+/// `name` with its whole `description`: the catalog's budget (`skills_catalog_budget`) cut the
+/// description or left the name out, or the skill is kept out of the catalog. The eval then
+/// measures what the model is shown, which the user should know is not the description.
+pub fn catalog_note(catalog: &str, name: &str, description: &str) -> Option<String> {
+    let line = catalog.lines().find_map(|l| {
+        let rest = l.strip_prefix("- ")?.strip_prefix(name)?;
+        (rest.is_empty() || rest.starts_with(": ")).then(|| rest.trim_start_matches(": "))
+    });
+    match line {
+        None => Some(format!(
+            "skill {name} is not listed in the catalog a run here has, so the model cannot see it (skills_catalog_budget, or its frontmatter keeps it out)"
+        )),
+        Some(shown) if shown != description => Some(format!(
+            "the catalog shows skill {name}'s description cut to {} of its {} characters (skills_catalog_budget): that is what the eval measures",
+            shown.chars().count(),
+            description.chars().count()
+        )),
+        Some(_) => None,
+    }
+}
+
 /// Whether a response loads the skill `name`: one of its calls is `load_skill` asking for it
 /// (other calls beside it do not matter; the skill would be loaded in the same turn).
 pub fn triggered(turn: &AssistantTurn, name: &str) -> bool {

@@ -252,3 +252,29 @@ fn rates_passes_precision_and_recall() {
     assert_eq!((r.summary.precision, r.summary.recall), (1.0, 1.0));
     assert!(r.all_passed());
 }
+
+#[test]
+fn a_catalog_that_does_not_show_the_whole_description_is_said() {
+    let reg = SkillRegistry::new([skill("deploy", "Ship it to production"), skill("dep", "x")]);
+    let full = reg.catalog(skills::DEFAULT_CATALOG_BUDGET);
+    assert_eq!(catalog_note(&full, "deploy", "Ship it to production"), None);
+    assert_eq!(catalog_note(&full, "dep", "x"), None);
+    // Cut evenly by the budget: the line is there, shorter.
+    let cut = reg.catalog(full.chars().count() - 5);
+    assert!(cut.contains("- deploy: Ship it to pro"), "{cut}");
+    let note = catalog_note(&cut, "deploy", "Ship it to production").expect("a note");
+    assert!(
+        note.starts_with("the catalog shows skill deploy's description cut to"),
+        "{note}"
+    );
+    // Names only: no description at all.
+    let names = format!("{}\n\n- dep\n- deploy", skills::catalog::CATALOG_INTRO);
+    assert!(catalog_note(&names, "deploy", "Ship it to production")
+        .expect("a note")
+        .contains("cut to 0 of its 21 characters"));
+    assert!(
+        catalog_note(skills::catalog::NO_SKILLS, "deploy", "Ship it")
+            .expect("a note")
+            .starts_with("skill deploy is not listed in the catalog")
+    );
+}

@@ -14,7 +14,7 @@ use crate::config::{process_env, Flags};
 use crate::events::{Event, Events, Observer, Scope};
 use crate::session::Recorder;
 use crate::term::Term;
-use crate::text::{count, one_line};
+use crate::text::{count, one_line, Warning};
 
 /// Characters of a query in the text report (`--json` has them whole).
 const QUERY_CHARS: usize = 100;
@@ -128,7 +128,15 @@ pub(super) fn eval_command(args: SkillsEvalArgs) -> i32 {
                     term.line(&w.to_string());
                 }
                 let agent = match built {
-                    Ok(b) => b.agent,
+                    Ok(b) => {
+                        // The catalog as the system prompt has it (`hx context`'s parts).
+                        let catalog = b.parts.iter().find(|(what, _)| what == "skill catalog");
+                        let catalog = catalog.map_or(b.agent.system_prompt.as_str(), |p| &p.1);
+                        if let Some(note) = skill_eval::catalog_note(catalog, &name, &description) {
+                            term.line(&Warning::new(note).to_string());
+                        }
+                        b.agent
+                    }
                     Err(e) => return fail(exit::USAGE, e),
                 };
                 let wait = term.spinner().wait(&format!("0/{requests} requests"));

@@ -528,3 +528,34 @@ fn mcp_servers_tools_are_offered_as_in_a_run_and_the_servers_end_with_the_eval()
         );
     }
 }
+
+#[test]
+fn a_description_the_catalog_cuts_is_said_before_it_is_measured() {
+    let server = model(Duration::ZERO);
+    let mut hx = Hx::new(&server);
+    fixture(&mut hx);
+    hx.write_file("set.json", &eval_set(&[("ship [always]", true)]));
+    let run = eval(&hx, "deploy --eval-set set.json --runs 1");
+    run.assert_code(0);
+    assert!(!run.stderr.contains("catalog"), "{}", run.stderr);
+    // A budget a little short of the whole catalog: every description is cut.
+    let system = system_prompt(&server.requests()[0].body);
+    let catalog = &system[system
+        .find("These are the available skills.")
+        .expect("catalog")..];
+    let budget = catalog.trim_end().chars().count() - 10;
+    hx.write_user_config(
+        "config.toml",
+        &format!("skills_catalog_budget = {budget}\n"),
+    );
+    let run = eval(&hx, "deploy --eval-set set.json --runs 1");
+    run.assert_code(0);
+    assert!(
+        run.stderr.contains(
+            "hx: warning: the catalog shows skill deploy's description cut to 20 of its 31 \
+             characters (skills_catalog_budget)"
+        ),
+        "{}",
+        run.stderr
+    );
+}
