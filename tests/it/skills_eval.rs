@@ -559,3 +559,51 @@ fn a_description_the_catalog_cuts_is_said_before_it_is_measured() {
         run.stderr
     );
 }
+
+#[test]
+fn a_querys_repeats_hit_the_prompt_cache_whole() {
+    // DeepSeek's cache as the fake models it: a request hits a stored whole request input.
+    let server = FakeServer::start_cached_with(|r| {
+        if query(r).contains("[always]") {
+            load("deploy")
+        } else {
+            Reply::text("Here is my answer.")
+        }
+    });
+    let mut hx = Hx::new(&server);
+    fixture(&mut hx);
+    let set = eval_set(&[
+        ("ship the service [always]", true),
+        ("write a poem", false),
+        ("tidy the readme", false),
+    ]);
+    hx.write_file("set.json", &set);
+    let run = eval(&hx, "deploy --eval-set set.json --json");
+    run.assert_code(0);
+    let priced = server.cache().priced();
+    assert_eq!(priced.len(), 9);
+    let reqs = server.requests();
+    for q in [
+        "ship the service [always]",
+        "write a poem",
+        "tidy the readme",
+    ] {
+        let mine: Vec<_> = reqs
+            .iter()
+            .zip(&priced)
+            .filter(|(r, _)| query(r) == q)
+            .map(|(_, p)| *p)
+            .collect();
+        assert_eq!(mine.len(), 3);
+        // The first of a query's runs may hit nothing of the others (their user messages
+        // differ); the two after it hit their whole input.
+        assert!(mine[0].hit < mine[0].prompt, "{q}: {mine:?}");
+        assert!(mine[1..].iter().all(|p| p.hit == p.prompt), "{q}: {mine:?}");
+    }
+    let out: Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let (input, hits) = priced
+        .iter()
+        .fold((0, 0), |(i, h), p| (i + p.prompt, h + p.hit));
+    assert_eq!(out["usage"]["input_tokens"], input);
+    assert_eq!(out["usage"]["cached_input_tokens"], hits);
+}
