@@ -142,6 +142,18 @@ pub fn open_regular(path: &Path) -> io::Result<std::fs::File> {
     }
 }
 
+/// The whole of the regular file at `path` (opened as [`open_regular`] opens one) when it
+/// holds at most `max` bytes; `Ok(None)` when it holds more, of which no more than `max + 1`
+/// bytes are read: what every reader of a file from outside needs, whatever its limit.
+pub fn read_regular(path: &Path, max: u64) -> io::Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    open_regular(path)?
+        .take(max.saturating_add(1))
+        .read_to_end(&mut bytes)?;
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -25,7 +25,7 @@
 //! [`Kind::link_problem`].
 
 use std::collections::BTreeMap;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -139,25 +139,18 @@ pub fn problem_lines(problems: &[String]) -> Vec<String> {
 /// [`MAX_FILE_BYTES`].
 pub fn read_file(path: &Path) -> Result<Option<Vec<u8>>, String> {
     let p = path.display();
-    let file = match crate::paths::open_regular(path) {
-        Ok(f) => f,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
-            return Err(format!("{p}: not a regular file"))
-        }
-        Err(e) => return Err(format!("{p}: cannot read ({e})")),
-    };
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("{p}: cannot read ({e})"))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(format!(
+    match crate::paths::read_regular(path, MAX_FILE_BYTES) {
+        Ok(Some(bytes)) => Ok(Some(bytes)),
+        Ok(None) => Err(format!(
             "{p}: larger than {} KiB, the most hx reads of a config or hooks file",
             MAX_FILE_BYTES / 1024
-        ));
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidInput => {
+            Err(format!("{p}: not a regular file"))
+        }
+        Err(e) => Err(format!("{p}: cannot read ({e})")),
     }
-    Ok(Some(bytes))
 }
 
 /// What a run does with a project file.

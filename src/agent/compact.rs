@@ -23,7 +23,7 @@
 use crate::context::{estimate, prune, summary, thousands, Budgets, Meter};
 use crate::events::Event;
 use crate::hooks::HookEvent;
-use crate::model::{AssistantTurn, ChatRequest, Message, ModelError, ToolSpec};
+use crate::model::{AssistantTurn, Message, ModelError, ToolSpec};
 use crate::session::{Change, Compaction, Session};
 use crate::tools::ToolSet;
 
@@ -118,12 +118,7 @@ impl Agent {
                 self.compact(session, (toolset, tools), meter, Trigger::Auto, size)
                     .await?;
             }
-            let req = ChatRequest {
-                model: &self.model_name,
-                messages: session.messages(),
-                tools,
-                thinking: self.thinking,
-            };
+            let req = self.chat_request(session.messages(), tools);
             self.emit(&Event::RequestStarted);
             let mut sink = self.events.sink(&self.hook_cx.scope);
             match self.model.complete(&req, &mut sink).await {
@@ -285,12 +280,7 @@ impl Agent {
         };
         let input = summary::request(session.messages(), room)
             .map_err(|size| Ended::Error(too_large(size, room, meter)))?;
-        let req = ChatRequest {
-            model: &self.model_name,
-            messages: &input,
-            tools,
-            thinking: self.thinking,
-        };
+        let req = self.chat_request(&input, tools);
         // Its text is not the answer: only its retries are shown.
         self.emit(&Event::RequestStarted);
         let mut sink = self.events.retry_sink(&cx.scope, "compaction: ");

@@ -96,6 +96,22 @@ type Ran = (Option<Value>, ToolResult, bool, Option<String>);
 pub const MAX_STOP_CONTINUATIONS: u32 = 8;
 
 impl Agent {
+    /// The request this agent makes of its model with `messages` and `tools`: every request
+    /// of the loop and of its compactions (the same settings keep the cached prefix), and the
+    /// first request of a run that `hx skills eval` sends.
+    pub fn chat_request<'a>(
+        &'a self,
+        messages: &'a [Message],
+        tools: &'a [crate::model::ToolSpec],
+    ) -> crate::model::ChatRequest<'a> {
+        crate::model::ChatRequest {
+            model: &self.model_name,
+            messages,
+            tools,
+            thinking: self.thinking,
+        }
+    }
+
     /// What a request with `usage` cost now, counted in [`Agent::spent`]; `None` without a
     /// price (counted as unpriced).
     pub fn cost_of(&self, usage: &crate::model::Usage) -> Option<crate::model::Cost> {

@@ -65,11 +65,33 @@ pub fn build_agent_with(
     approver: Option<Arc<dyn hooks::Approver>>,
     warnings: &mut Vec<Warning>,
 ) -> Result<Built, String> {
+    let same = |r| r;
+    build_editing_skills(
+        config, cwd, env, events, recorder, session_id, approver, &same, warnings,
+    )
+}
+
+/// [`build_agent_with`] whose skill registry `edit` changes before anything uses it: `hx
+/// skills eval` tries another description, or one skill alone, in the catalog a run would
+/// have, without restating how that catalog and the rest of the agent are made.
+#[allow(clippy::too_many_arguments)]
+pub fn build_editing_skills(
+    config: &Config,
+    cwd: &Path,
+    env: &Env,
+    events: Events,
+    recorder: Recorder,
+    session_id: &str,
+    approver: Option<Arc<dyn hooks::Approver>>,
+    edit: &dyn Fn(skills::SkillRegistry) -> skills::SkillRegistry,
+    warnings: &mut Vec<Warning>,
+) -> Result<Built, String> {
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let home = crate::paths::home_dir();
-    let discovery = skills::discover(&root, home.as_deref());
+    let mut discovery = skills::discover(&root, home.as_deref());
+    discovery.registry = edit(std::mem::take(&mut discovery.registry));
     // The folders of the catalog's skills outside the workspace (the user's, or a project's
     // above a subfolder) stay readable, since load_skill lists their files for the model to
     // read; nothing else of a skills root is.

@@ -18,6 +18,7 @@ pub mod run;
 pub mod runtime;
 pub mod session;
 pub mod signals;
+pub mod skill_eval;
 
 pub use build::{build_agent, build_agent_with};
 

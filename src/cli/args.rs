@@ -342,7 +342,85 @@ pub enum SkillsCommand {
         /// visible from here]
         path: Option<std::path::PathBuf>,
     },
+    /// Measure whether a skill's description makes the model load it: each query of an eval
+    /// set sent as a run's first request, the share of answers that call load_skill with
+    /// it (costs QUERIES x RUNS requests)
+    #[command(after_long_help = SKILLS_EVAL_HELP)]
+    Eval(SkillsEvalArgs),
 }
+
+#[derive(Debug, Args)]
+pub struct SkillsEvalArgs {
+    /// The skill's name
+    pub name: String,
+    /// The eval set: a JSON list of {"query": "...", "should_trigger": true|false} [default:
+    /// evals/trigger.json in the skill's folder]
+    #[arg(long, value_name = "FILE")]
+    pub eval_set: Option<std::path::PathBuf>,
+    /// Requests per query: its trigger rate is the share of them that load the skill
+    #[arg(long, value_name = "N", default_value_t = 3,
+          value_parser = clap::value_parser!(u32).range(1..=crate::app::skill_eval::MAX_RUNS as i64))]
+    pub runs: u32,
+    /// Queries asked at once (each query's runs go one after another)
+    #[arg(long, value_name = "N", default_value_t = 4,
+          value_parser = clap::value_parser!(u16).range(1..=crate::app::skill_eval::MAX_JOBS as i64))]
+    pub jobs: u16,
+    /// A query that should trigger passes at this trigger rate or above; one that should not,
+    /// below it
+    #[arg(long, value_name = "RATE", default_value_t = 0.5, value_parser = parse_rate)]
+    pub threshold: f64,
+    /// Try this description instead of the one in the skill's SKILL.md (the file is not
+    /// changed)
+    #[arg(long, value_name = "TEXT")]
+    pub description: Option<String>,
+    /// Leave only this skill in the catalog (by default the others stay, and compete with
+    /// it as in a real run)
+    #[arg(long)]
+    pub only: bool,
+    /// skill-creator's result as JSON on stdout (skill_name, description, results, summary),
+    /// with precision, recall, the requests made, their tokens and their cost
+    #[arg(long)]
+    pub json: bool,
+    /// Model name [default: the provider's, or HX_MODEL]
+    #[arg(short = 'm', long, value_name = "NAME")]
+    pub model: Option<String>,
+    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// How hard the model thinks before it answers, as for hx agent
+    #[arg(long, value_name = "EFFORT")]
+    pub effort: Option<crate::model::Effort>,
+}
+
+/// A rate between 0 and 1.
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.trim().parse::<f64>() {
+        Ok(r) if (0.0..=1.0).contains(&r) => Ok(r),
+        _ => Err("a rate between 0 and 1, such as 0.5".into()),
+    }
+}
+
+const SKILLS_EVAL_HELP: &str = "\
+The method of Anthropic's skill-creator (run_eval.py), built in. For each query of the eval
+set, hx sends the first request a run here would send: the system prompt with the skill
+catalog, the tools (MCP servers' included: they are started as for a run), and the query as
+the user's message. A response that calls load_skill with the skill's name is a trigger;
+the query's trigger rate is triggers / runs. No tool is run, no hook, nothing is recorded,
+and no file changes. The other skills stay in the catalog unless --only.
+
+Cost: QUERIES x RUNS requests (3 per query by default), each of a few thousand tokens
+(hx context shows how many) of which all but the query are the same for every request. A
+query's runs go one after another, so each repeats a request whose input the provider's
+prompt cache has just stored; --jobs queries go at once. The answer is the model's first
+response only. The tokens and the cost are printed at the end; max_cost in a config file
+stops the eval once passed.
+
+Output: per query PASS or FAIL, triggers/runs and what was expected; then how many passed,
+precision (of the runs that loaded the skill, the share that should have) and recall (of the
+runs that should have, the share that did). --json prints the same as one JSON object.
+
+Exit codes: 0 every query passed   1 a query failed, or a request failed (API, network)
+  2 usage error: no such skill, an eval set that is missing or not valid, a bad flag";
 
 const SKILLS_HELP: &str = "\
 Skills are read from, highest precedence first:

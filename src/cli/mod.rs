@@ -25,6 +25,7 @@ mod models;
 mod sandbox;
 mod sessions;
 mod skills;
+mod skills_eval;
 mod trust;
 
 pub use crate::app::exit;

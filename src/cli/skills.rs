@@ -33,6 +33,7 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
             show(&term, &registry, &cwd, home.as_deref(), &name)
         }
         SkillsCommand::Check { path } => check(&term, &cwd, home.as_deref(), path),
+        SkillsCommand::Eval(args) => super::skills_eval::eval_command(args),
     }
 }
 
@@ -220,7 +221,7 @@ fn show(term: &Term, registry: &SkillRegistry, cwd: &Path, home: Option<&Path>, 
 
 /// Why no skill is called `name` although a skill folder of that name exists: its SKILL.md
 /// did not parse (discovery skipped it), or its frontmatter gives it another name.
-fn not_loaded(
+pub(super) fn not_loaded(
     registry: &SkillRegistry,
     cwd: &Path,
     home: Option<&Path>,

@@ -469,7 +469,7 @@ impl JsonView {
 /// (`reasoning_output_tokens`) when the server counted any. hx adds `cost` (a number in
 /// `currency`, `null` when a request had no price) once a request reported usage, and
 /// `subagent_cost` for the subagents' part of it.
-fn usage_json(usage: &Usage, costs: &super::Costs) -> Value {
+pub fn usage_json(usage: &Usage, costs: &super::Costs) -> Value {
     let mut u = json!({
         "input_tokens": usage.prompt_tokens,
         "cached_input_tokens": usage.prompt_cache_hit_tokens,

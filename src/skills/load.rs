@@ -15,7 +15,14 @@ use crate::tools::history::{answered_calls, Carried, Carry, Restore};
 use crate::tools::{Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// The tool's name, as the catalog tells the model to call it.
-const LOAD_SKILL: &str = "load_skill";
+pub const LOAD_SKILL: &str = "load_skill";
+
+/// The skill a call of `load_skill` with these arguments asks for, read as the tool reads it
+/// (trimmed); `None` when they name none.
+pub fn requested(arguments: &str) -> Option<String> {
+    let v: Value = serde_json::from_str(arguments).ok()?;
+    Some(v.get("name")?.as_str()?.trim().to_string())
+}
 
 /// How every body `load_skill` gives begins (see [`render`]): what tells a loaded skill from an
 /// error or an "already loaded" note in a history.
@@ -40,10 +47,7 @@ fn loaded_in(history: &[Message]) -> Vec<Loaded> {
         if a.call.name != LOAD_SKILL || !a.content.starts_with(BODY_START) {
             continue;
         }
-        let Some(name) = serde_json::from_str::<Value>(&a.call.arguments)
-            .ok()
-            .and_then(|v| Some(v.get("name")?.as_str()?.trim().to_string()))
-        else {
+        let Some(name) = requested(&a.call.arguments) else {
             continue;
         };
         out.retain(|l| l.name != name);

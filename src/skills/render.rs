@@ -3,7 +3,7 @@
 //! so both always say the same thing.
 
 use std::fmt;
-use std::io::{ErrorKind, Read};
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use super::discover::SKILL_FILE;
@@ -156,20 +156,17 @@ pub fn read_body(skill: &Skill) -> Result<String, String> {
 /// A whole SKILL.md as text, bounded: shared by loading and `hx skills check`.
 pub(crate) fn read_skill_file(path: &Path) -> Result<String, String> {
     // Not File::open: a SKILL.md swapped for a FIFO since discovery would hang the call.
-    let file = crate::paths::open_regular(path).map_err(|e| match e.kind() {
-        ErrorKind::NotFound => "the file no longer exists".to_string(),
-        _ => format!("cannot read the file: {e}"),
-    })?;
-    let mut bytes = Vec::new();
-    file.take(MAX_SKILL_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("cannot read the file: {e}"))?;
-    if bytes.len() as u64 > MAX_SKILL_FILE_BYTES {
-        return Err(format!(
-            "the file is larger than {} KiB",
-            MAX_SKILL_FILE_BYTES / 1024
-        ));
-    }
+    let bytes = crate::paths::read_regular(path, MAX_SKILL_FILE_BYTES)
+        .map_err(|e| match e.kind() {
+            ErrorKind::NotFound => "the file no longer exists".to_string(),
+            _ => format!("cannot read the file: {e}"),
+        })?
+        .ok_or_else(|| {
+            format!(
+                "the file is larger than {} KiB",
+                MAX_SKILL_FILE_BYTES / 1024
+            )
+        })?;
     String::from_utf8(bytes).map_err(|_| "the file is not valid UTF-8".to_string())
 }
 

@@ -50,6 +50,7 @@ mod session_ids;
 mod sessions;
 mod shell_env;
 mod skills;
+mod skills_eval;
 mod skills_links;
 mod skills_props;
 mod subagent_types;
