@@ -3,8 +3,9 @@
 //! `cargo bench --bench checkpoints` makes a git repository of 10,000 files (100 folders of
 //! 100, committed), opens its checkpoint store in a temporary state folder and prints medians
 //! of:
-//! - a checkpoint when nothing changed (the stat cache warm), the figure the issue bounds by
-//!   20 ms;
+//! - a checkpoint when nothing changed, the figure the issue bounds by 20 ms: in a run, where
+//!   the watches (`checkpoint::watch`) tell that nothing changed without looking; and one
+//!   that looks (the stat cache warm), as a run's first checkpoint does;
 //! - a rewind of 100 changed files, the whole of `hx rewind`'s work on them (the safety
 //!   checkpoint, telling hx's changes from others', the restore, the checkpoint after), bound
 //!   200 ms;
@@ -123,6 +124,7 @@ fn main() {
         // As in a session: the next checkpoint comes seconds later, not in the same second.
         tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
         store.snapshot("bench", Some(&first)).await.expect("settle");
+        let looks = store.looks();
         let mut unchanged = Vec::new();
         let mut unchanged_cpu = Vec::new();
         for _ in 0..RUNS {
@@ -130,6 +132,23 @@ fn main() {
             let (s, _) = store.snapshot("bench", Some(&first)).await.expect("again");
             unchanged.push(t.elapsed().as_secs_f64() * 1e3);
             unchanged_cpu.push(cpu_ms() - c);
+            assert_eq!(s, first, "nothing changed");
+        }
+
+        assert_eq!(store.looks(), looks, "unchanged checkpoints looked at the workspace");
+        // What a run's first checkpoint costs, nothing changed since the last run's: a look
+        // (a stat of every file, the untracked walk), the watches not set yet.
+        let looking = Store::open_at(&ws, &state, &env, &Settings::default())
+            .await
+            .expect("store")
+            .unwatched();
+        let mut looked = Vec::new();
+        let mut looked_cpu = Vec::new();
+        for _ in 0..RUNS {
+            let (t, c) = (Instant::now(), cpu_ms());
+            let (s, _) = looking.snapshot("bench", Some(&first)).await.expect("look");
+            looked.push(t.elapsed().as_secs_f64() * 1e3);
+            looked_cpu.push(cpu_ms() - c);
             assert_eq!(s, first, "nothing changed");
         }
 
@@ -169,6 +188,11 @@ fn main() {
             median(unchanged_cpu)
         );
         println!(
+            "  unchanged checkpoint that looks (a run's first), median of {RUNS}: {:.1} ms wall, {:.1} ms CPU",
+            median(looked),
+            median(looked_cpu)
+        );
+        println!(
             "  rewind of 100 changed files, median of {REWINDS}: {:.1} ms wall, {:.1} ms CPU (target < 200 ms)",
             median(rewinds),
             median(rewinds_cpu)
@@ -179,4 +203,67 @@ fn main() {
         );
         println!("  store after the first checkpoint:      {} bytes", after_first);
     });
+    if let Some(src) = std::env::var_os("HX_BENCH_CLONE") {
+        rt.block_on(large_clone(Path::new(&src)));
+    }
+}
+
+/// `HX_BENCH_CLONE=REPO`: the same unchanged checkpoints in a clone of a large repository
+/// (the issue's 50,000-file figure, bound 200 ms), cloned into a temporary folder.
+async fn large_clone(src: &Path) {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("clone");
+    let ok = Command::new("git")
+        .args(["clone", "-q", "--no-hardlinks"])
+        .arg(src)
+        .arg(&ws)
+        .status()
+        .expect("git clone")
+        .success();
+    assert!(ok, "git clone {}", src.display());
+    let files = String::from_utf8_lossy(
+        &Command::new("git")
+            .args(["ls-files", "-z"])
+            .current_dir(&ws)
+            .output()
+            .expect("ls-files")
+            .stdout,
+    )
+    .split('\0')
+    .filter(|p| !p.is_empty())
+    .count();
+    let state = root.path().join("state");
+    let env = hx::paths::process_env();
+    let store = Store::open_at(&ws, &state, &env, &Settings::default())
+        .await
+        .expect("store");
+    let t = Instant::now();
+    let (first, _) = store.snapshot("bench", None).await.expect("first");
+    let cold = t.elapsed().as_secs_f64() * 1e3;
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let looking = Store::open_at(&ws, &state, &env, &Settings::default())
+        .await
+        .expect("store")
+        .unwatched();
+    let (mut looked, mut watched) = (Vec::new(), Vec::new());
+    for _ in 0..RUNS {
+        let t = Instant::now();
+        let (s, _) = looking.snapshot("bench", Some(&first)).await.expect("look");
+        looked.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(s, first, "nothing changed");
+        let t = Instant::now();
+        let (s, _) = store.snapshot("bench", Some(&first)).await.expect("again");
+        watched.push(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(s, first, "nothing changed");
+    }
+    println!(
+        "checkpoints of a clone of {} ({files} files)",
+        src.display()
+    );
+    println!("  first checkpoint (cold index):        {cold:.1} ms");
+    println!(
+        "  unchanged checkpoint, median of {RUNS}:   {:.1} ms in a run (watched), {:.1} ms for a run's first (a look) (target < 200 ms)",
+        median(watched),
+        median(looked)
+    );
 }

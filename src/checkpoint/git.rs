@@ -56,6 +56,9 @@ pub struct Run<'a> {
     pub limit: u64,
     /// Without a work tree (`git init --bare`).
     pub bare: bool,
+    /// `git check-ignore`: exit 1 is an answer (nothing is ignored), not a failure, and
+    /// the paths it reads are not pathspecs (it refuses the literal magic).
+    pub check_ignore: bool,
 }
 
 impl Git {
@@ -73,7 +76,7 @@ impl Git {
         }
     }
 
-    fn vars(&self, index: Option<&Path>, bare: bool) -> Vec<(OsString, OsString)> {
+    fn vars(&self, index: Option<&Path>, bare: bool, literal: bool) -> Vec<(OsString, OsString)> {
         let mut v: Vec<(OsString, OsString)> = vec![
             ("GIT_DIR".into(), self.git_dir.clone().into()),
             ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
@@ -91,6 +94,8 @@ impl Git {
         ];
         if !bare {
             v.push(("GIT_WORK_TREE".into(), self.work_tree.clone().into()));
+        }
+        if !bare && literal {
             // The workspace's path is a path, never a pattern.
             v.push(("GIT_LITERAL_PATHSPECS".into(), "1".into()));
         }
@@ -134,7 +139,7 @@ impl Git {
 
     /// Runs `git ARGS` and returns its output; a non-zero exit is an error with git's words.
     pub async fn run(&self, args: &[&str], run: Run<'_>) -> Result<Vec<u8>, GitError> {
-        let vars = self.vars(run.index, run.bare);
+        let vars = self.vars(run.index, run.bare, !run.check_ignore);
         let launch = Launch::program(
             "git",
             &self.args(args),
@@ -191,7 +196,7 @@ impl Git {
             .wait()
             .await
             .map_err(|e| GitError::Failed(format!("git: {e}")))?;
-        if status.success() {
+        if status.success() || (run.check_ignore && status.code() == Some(1)) {
             Ok(out)
         } else {
             let text = String::from_utf8_lossy(&err);

@@ -33,9 +33,11 @@ use std::time::{Duration, SystemTime};
 use crate::paths::Env;
 
 pub mod git;
+mod watch;
 
 pub use git::GitError;
 use git::{Git, Run};
+use watch::Watch;
 
 /// Bytes of a listing git may give back (paths of a tree, of changed files): far more than
 /// `max_files` paths take.
@@ -142,6 +144,11 @@ pub struct Store {
     settings: Settings,
     /// Paths already named in a warning, so each is named once per run.
     warned: Mutex<BTreeSet<String>>,
+    /// Whether anything changed since the last look, without looking (none: inotify is not
+    /// available, and every checkpoint looks).
+    watch: Option<Watch>,
+    /// Looks at the workspace so far (for tests and benchmarks).
+    looks: std::sync::atomic::AtomicUsize,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.
@@ -204,6 +211,7 @@ impl Store {
             Err(GitError::Missing) => return Err(off("git is not installed".into())),
             Err(e) => return Err(off(e.to_string())),
         };
+        let excludes_file = excludes.clone();
         let store = Store {
             dir: dir.to_path_buf(),
             git: Git::new(path, git_dir, work_tree, excludes),
@@ -216,11 +224,26 @@ impl Store {
             user_exclude: user_git.map(|g| g.join("info").join("exclude")),
             settings: settings.clone(),
             warned: Mutex::new(BTreeSet::new()),
+            watch: Watch::new(excludes_file),
+            looks: std::sync::atomic::AtomicUsize::new(0),
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;
         drop(lock);
         Ok(store)
+    }
+
+    /// The store without its watches: every checkpoint looks at the workspace, as a run's
+    /// first does (for benchmarks).
+    pub fn unwatched(mut self) -> Store {
+        self.watch = None;
+        self
+    }
+
+    /// How many checkpoints looked at the workspace (the others knew from the watches that
+    /// nothing changed).
+    pub fn looks(&self) -> usize {
+        self.looks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The store's folder.
@@ -362,15 +385,10 @@ impl Store {
         previous: Option<&Snap>,
     ) -> Result<(Snap, Vec<String>), String> {
         let _lock = self.lock().await?;
-        self.sync_exclude();
-        let (tree, warnings) = match self.stage().await {
-            Ok(t) => t,
-            // The index is only a cache: one that git cannot read is thrown away.
-            Err(GitError::Failed(e)) if e.contains("index") => {
-                let _ = std::fs::remove_file(&self.index);
-                self.stage().await.map_err(|e| e.to_string())?
-            }
-            Err(e) => return Err(e.to_string()),
+        let (tree, warnings) = match self.watch.as_ref().and_then(Watch::unchanged) {
+            // No event since the last look: the same files, the same tree.
+            Some(tree) => (tree, Vec::new()),
+            None => self.look().await?,
         };
         if let Some(p) = previous.filter(|p| p.tree == tree) {
             return Ok((p.clone(), warnings));
@@ -392,6 +410,100 @@ impl Store {
             .await
             .map_err(|e| e.to_string())?;
         Ok((Snap { commit, tree }, warnings))
+    }
+
+    /// Looks at the workspace: the watches set first where folders came (so that nothing
+    /// after them is missed), then the index brought up to date and its tree written.
+    async fn look(&self) -> Result<(String, Vec<String>), String> {
+        self.looks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sync_exclude();
+        if let Some(w) = &self.watch {
+            if w.begin() {
+                self.sync_watch(w).await;
+            }
+        }
+        let staged = match self.stage().await {
+            Ok(t) => t,
+            // The index is only a cache: one that git cannot read is thrown away.
+            Err(GitError::Failed(e)) if e.contains("index") => {
+                let _ = std::fs::remove_file(&self.index);
+                self.stage().await.map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Some(w) = &self.watch {
+            w.looked(&staged.0);
+        }
+        Ok(staged)
+    }
+
+    /// Sets the watches on every folder that is not ignored (git names those, collapsed).
+    async fn sync_watch(&self, w: &Watch) {
+        let listing = self
+            .git
+            .run(
+                &[
+                    "ls-files",
+                    "-z",
+                    "-o",
+                    "-i",
+                    "--directory",
+                    "--exclude-standard",
+                    "--",
+                    self.spec(),
+                ],
+                self.run_index(),
+            )
+            .await;
+        let Ok(listing) = listing else {
+            // Without the ignored folders, watching could take a build folder's every event.
+            w.give_up();
+            return;
+        };
+        // A folder is listed so when all it holds is ignored too; only the folders a rule
+        // ignores themselves are left unwatched (a file made in the others counts).
+        let folders: Vec<&[u8]> = listing
+            .split(|b| *b == 0)
+            .filter(|p| p.ends_with(b"/"))
+            .collect();
+        let mut ignored = std::collections::HashSet::new();
+        if !folders.is_empty() {
+            let checked = self
+                .git
+                .run(
+                    &["check-ignore", "-z", "--stdin"],
+                    Run {
+                        stdin: Some(folders.join(&0u8)),
+                        check_ignore: true,
+                        ..self.run_index()
+                    },
+                )
+                .await;
+            let Ok(checked) = checked else {
+                w.give_up();
+                return;
+            };
+            ignored.extend(
+                checked
+                    .split(|b| *b == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(<[u8]>::to_vec),
+            );
+        }
+        let top = &self.git.work_tree;
+        let root = top.join(&self.prefix);
+        // The folders above the workspace, for their `.gitignore`; `info`, for `exclude`.
+        let mut also: Vec<PathBuf> = root
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(top))
+            .map(Path::to_path_buf)
+            .collect();
+        if let Some(info) = self.user_exclude.as_ref().and_then(|x| x.parent()) {
+            also.push(info.to_path_buf());
+        }
+        w.sync(top, &root, &ignored, &also);
     }
 
     /// Brings the index up to date with the workspace and writes its tree.
