@@ -183,7 +183,7 @@ fn main() {
         println!("checkpoints of a {}-file git repository", FOLDERS * PER_FOLDER);
         println!("  first checkpoint (cold index):        {cold:.1} ms");
         println!(
-            "  unchanged checkpoint, median of {RUNS}:   {:.1} ms wall, {:.1} ms CPU (target < 20 ms)",
+            "  unchanged checkpoint, median of {RUNS}:   {:.3} ms wall, {:.3} ms CPU (target < 20 ms)",
             median(unchanged),
             median(unchanged_cpu)
         );
@@ -262,7 +262,7 @@ async fn large_clone(src: &Path) {
     );
     println!("  first checkpoint (cold index):        {cold:.1} ms");
     println!(
-        "  unchanged checkpoint, median of {RUNS}:   {:.1} ms in a run (watched), {:.1} ms for a run's first (a look) (target < 200 ms)",
+        "  unchanged checkpoint, median of {RUNS}:   {:.3} ms in a run (watched), {:.1} ms for a run's first (a look) (target < 200 ms)",
         median(watched),
         median(looked)
     );
