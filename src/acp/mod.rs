@@ -1,5 +1,5 @@
 //! `hx acp`: hx as an Agent Client Protocol (v1) agent, for editors. A front end on top of
-//! `crate::app`, beside `crate::chat`: each ACP session is a session of hx in the client's
+//! `crate::app`, beside `hx chat`: each ACP session is a session of hx in the client's
 //! `cwd`, built and recorded as any run (so `hx agent -c` continues it), and each prompt is
 //! one message of it, as in chat. What happens in a run reaches the client as `session/update`
 //! notifications through an `Observer` ([`view`]); where chat would ask at the terminal, hx

@@ -1,5 +1,5 @@
-//! Where `hx chat` would ask at the terminal (a call the guard would refuse, see
-//! `crate::chat::approve`), `hx acp` asks the client with `session/request_permission`: allow
+//! Where `hx chat` would ask at the terminal (a call the guard would refuse, as
+//! src/chat/approve.rs does), `hx acp` asks the client with `session/request_permission`: allow
 //! once, allow always (this exact command, for the rest of the session), reject. A rejection,
 //! a cancelled question or a client that cannot answer is the guard's refusal, as in chat;
 //! every answer is kept for the session file.

@@ -247,14 +247,9 @@ pub fn call_id(scope: &Scope, call: &ToolCall) -> String {
     }
 }
 
+/// The tool's kind as ACP's `ToolKind`, by the name the tool itself gives it.
 pub fn kind(kind: Kind) -> ToolKind {
-    match kind {
-        Kind::Read => ToolKind::Read,
-        Kind::Edit => ToolKind::Edit,
-        Kind::Search => ToolKind::Search,
-        Kind::Execute => ToolKind::Execute,
-        Kind::Other => ToolKind::Other,
-    }
+    serde_json::from_value(Value::from(kind.acp_name())).unwrap_or(ToolKind::Other)
 }
 
 /// What the editor shows of a call, in one line.

@@ -11,6 +11,7 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
 mod agent;
 mod bounds;
 mod cache;
