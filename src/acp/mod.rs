@@ -11,6 +11,7 @@
 //! command points hx's own stdout at stderr before anything starts (see `cli::acp`), and the
 //! protocol's stream is a descriptor of its own.
 
+pub mod files;
 pub mod permission;
 pub mod prompt;
 pub mod replay;
@@ -46,6 +47,7 @@ use crate::config::{Config, Env, Flags};
 use crate::events::Events;
 use crate::mcp::config::ServerFile;
 use crate::session::{EndOutcome, Session};
+use crate::tools::Editor;
 
 /// ACP's code for a request that needs credentials hx does not have (the missing key).
 pub const AUTH_REQUIRED: i32 = -32000;
@@ -371,6 +373,21 @@ impl Server {
         };
         let view = AcpView::new(updates, &workspace, config.context.window);
         let permissions = Permissions::new(&id, self.out.clone(), self.pending.clone());
+        let fs = self
+            .client
+            .borrow()
+            .as_ref()
+            .map(|c| c.fs.clone())
+            .unwrap_or_default();
+        let editor = match fs.read_text_file || fs.write_text_file {
+            true => Editor(Some(Arc::new(files::ClientFiles {
+                session_id: id.clone(),
+                out: self.out.clone(),
+                pending: self.pending.clone(),
+                caps: fs,
+            }))),
+            false => Editor::default(),
+        };
         let built = {
             let (config, env) = (config.clone(), self.setup.env.clone());
             let (events, recorder, id) = (Events::new(view.clone()), recorder.clone(), id.clone());
@@ -384,7 +401,10 @@ impl Server {
                     events,
                     recorder,
                     &id,
-                    Some(approver),
+                    build::Asks {
+                        approver: Some(approver),
+                        editor,
+                    },
                     &mut warnings,
                 );
                 (built, warnings)

@@ -158,7 +158,12 @@ impl AcpView {
             false => ToolCallStatus::Completed,
         };
         let diff = match (&tool.shown, result.is_error, self.path_of(args)) {
-            (Shown::FileWrite | Shown::FileEdit, false, Some(path)) => {
+            // What write_file wrote is its argument, wherever it went (the disk, or the
+            // editor's buffer); an edit is read back.
+            (Shown::FileWrite, false, Some(path)) => {
+                arg_str(args, "content").map(|new| Diff::new(path, new).old_text(before.flatten()))
+            }
+            (Shown::FileEdit, false, Some(path)) => {
                 read_bounded(&path).map(|new| Diff::new(path, new).old_text(before.flatten()))
             }
             _ => None,

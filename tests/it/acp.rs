@@ -462,3 +462,63 @@ fn eof_during_a_prompt_ends_hx_and_what_it_started() {
     let lines = crate::support::session_lines(&hx.session_files()[0]);
     assert!(lines.iter().any(|l| l["type"] == "end"), "{lines:?}");
 }
+
+#[test]
+fn the_file_tools_go_through_the_clients_file_system_when_it_offers_one() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "read_file",
+            &json!({"path": "buffer.txt"}).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "c2",
+            "write_file",
+            &json!({"path": "out.txt", "content": "written by hx\n"}).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "c3",
+            "read_file",
+            &json!({"path": "../outside.txt"}).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = hx_acp(&server);
+    hx.write_file("buffer.txt", "on disk\n");
+    let root = hx.workspace().canonicalize().unwrap();
+    let mut acp = Acp::start(&hx);
+    acp.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "edit in the editor");
+    let read = acp.wait_for("a read", |v| v["method"] == "fs/read_text_file");
+    assert_eq!(read["params"]["sessionId"], sid.as_str());
+    assert_eq!(
+        read["params"]["path"],
+        root.join("buffer.txt").display().to_string()
+    );
+    acp.answer(&read["id"], json!({"content": "unsaved buffer\n"}));
+    let write = acp.wait_for("a write", |v| v["method"] == "fs/write_text_file");
+    assert_eq!(
+        write["params"]["path"],
+        root.join("out.txt").display().to_string()
+    );
+    assert_eq!(write["params"]["content"], "written by hx\n");
+    acp.answer(&write["id"], json!({}));
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let reqs = server.requests();
+    assert!(
+        tool_answer(&reqs[1].body, "c1").contains("unsaved buffer"),
+        "{}",
+        tool_answer(&reqs[1].body, "c1")
+    );
+    assert!(tool_answer(&reqs[2].body, "c2").starts_with("Wrote 14 bytes"));
+    // The editor wrote it, not hx; a path outside the workspace never reaches the editor.
+    assert!(!hx.workspace().join("out.txt").exists());
+    assert!(tool_answer(&reqs[3].body, "c3").starts_with("Error"));
+    let reads = acp
+        .seen
+        .iter()
+        .filter(|v| v["method"] == "fs/read_text_file")
+        .count();
+    assert_eq!(reads, 1);
+}

@@ -155,9 +155,14 @@ impl Acp {
     }
 
     pub fn initialize(&mut self) -> Value {
+        self.initialize_with(json!({}))
+    }
+
+    /// Initializes as a client with these capabilities.
+    pub fn initialize_with(&mut self, capabilities: Value) -> Value {
         self.result(
             "initialize",
-            json!({"protocolVersion": 1, "clientCapabilities": {}}),
+            json!({"protocolVersion": 1, "clientCapabilities": capabilities}),
         )
     }
 
