@@ -522,3 +522,85 @@ fn the_file_tools_go_through_the_clients_file_system_when_it_offers_one() {
         .count();
     assert_eq!(reads, 1);
 }
+
+#[test]
+fn a_hook_that_stops_the_prompt_is_a_refusal() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "true")]),
+        Reply::text("never"),
+    ]);
+    let hx = hx_acp(&server);
+    crate::support::hooks::pre_json(&hx, r#"{"continue": false, "stopReason": "enough"}"#);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "go");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::Refusal);
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// Nothing but protocol messages on stdout through a session with everything that writes:
+/// tool calls, a user hook printing on its stdout and stderr, an MCP server the client named,
+/// and a compaction after the server's overflow error.
+#[test]
+fn stdout_holds_only_protocol_messages_through_hooks_mcp_and_compaction() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            crate::support::calls::bash_printing("c1", 6_000),
+            Call::new(
+                "c2",
+                "mcp__t__echo",
+                r#"{"text": "from the client's server"}"#,
+            ),
+        ]),
+        Reply::deepseek_overflow(9_000),
+        Reply::text("SUM"),
+        Reply::text("All done."),
+    ]);
+    let hx = hx_acp(&server);
+    let noisy = crate::support::hooks::script(
+        &hx,
+        "noisy.sh",
+        "cat >/dev/null\necho 'HOOK STDOUT NOISE'\necho 'hook stderr noise' >&2",
+    );
+    crate::support::hooks::user_hooks(
+        &hx,
+        json!({"PreToolUse": crate::support::hooks::groups("", &[&noisy], None)}),
+    );
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let server_bin = crate::support::mcp::server_path();
+    let r = acp.result(
+        "session/new",
+        json!({"cwd": hx.workspace(), "mcpServers": [
+            {"name": "t", "command": server_bin, "args": [], "env": []}
+        ]}),
+    );
+    let sid = r["sessionId"].as_str().unwrap().to_string();
+    let id = acp.prompt(&sid, "do everything");
+    let r = acp.response(id);
+    assert_eq!(
+        stop_reason(&r),
+        StopReason::EndTurn,
+        "{r}\n{}",
+        acp.stderr()
+    );
+    let reqs = server.requests();
+    let with_echo = reqs.iter().find(|r| {
+        r.body
+            .to_string()
+            .contains("echo: from the client's server")
+    });
+    assert!(
+        with_echo.is_some(),
+        "the client's MCP server was not called"
+    );
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    assert!(
+        lines.iter().any(|l| l["type"] == "compaction"),
+        "no compaction: {lines:?}"
+    );
+}
