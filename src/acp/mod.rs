@@ -97,9 +97,15 @@ struct Server {
     sessions: RefCell<HashMap<String, Rc<Slot>>>,
 }
 
+/// What building an agent on the blocking pool gives back.
+type Building = tokio::task::JoinHandle<(Result<build::Built, String>, Vec<crate::text::Warning>)>;
+
 /// One ACP session: its agent, and its hx session when no prompt holds it.
 struct Slot {
-    agent: Agent,
+    /// Built on the blocking pool while `session/new` has already answered (2,000 skills
+    /// take tens of milliseconds to read, as in `hx chat`): the first prompt waits for it.
+    building: RefCell<Option<Building>>,
+    agent: tokio::sync::OnceCell<Result<Rc<Agent>, String>>,
     config: Config,
     view: Arc<AcpView>,
     permissions: Arc<Permissions>,
@@ -322,11 +328,12 @@ impl Server {
         let wanted = req.session_id.0.to_string();
         let live = self.sessions.borrow().get(&wanted).cloned();
         if let Some(slot) = live {
+            let agent = slot.agent().await?;
             let st = slot.state.borrow();
             let Some(session) = &st.session else {
                 return Err(busy(&wanted));
             };
-            replay::replay(session.messages(), &slot.agent.tools, &slot.view_updates());
+            replay::replay(session.messages(), &agent.tools, &slot.view_updates());
             return Ok(LoadSessionResponse::new());
         }
         let resumed = app_session::find(Pick::Id(&wanted), true, &req.cwd, &self.setup.env)
@@ -346,18 +353,23 @@ impl Server {
         let slot = self
             .open(config, req.cwd, wanted.clone(), Some(resumed))
             .await?;
+        let agent = slot.agent().await?;
         {
             let st = slot.state.borrow();
             if let Some(session) = &st.session {
-                replay::replay(session.messages(), &slot.agent.tools, &slot.view_updates());
+                // What the tools remember (skills loaded, the todo list) follows the history.
+                for r in &agent.restore {
+                    r.restore(session.messages());
+                }
+                replay::replay(session.messages(), &agent.tools, &slot.view_updates());
             }
         }
         self.sessions.borrow_mut().insert(wanted, slot);
         Ok(LoadSessionResponse::new())
     }
 
-    /// Builds the agent of a session (on the blocking pool: the skills are read) and opens
-    /// the session, new or `resume`d.
+    /// Opens the session, new or `resume`d, and starts building its agent (on the blocking
+    /// pool: the skills are read).
     async fn open(
         &self,
         config: Config,
@@ -388,7 +400,7 @@ impl Server {
             }))),
             false => Editor::default(),
         };
-        let built = {
+        let building = {
             let (config, env) = (config.clone(), self.setup.env.clone());
             let (events, recorder, id) = (Events::new(view.clone()), recorder.clone(), id.clone());
             let approver: Arc<dyn crate::hooks::Approver> = permissions.clone();
@@ -409,24 +421,17 @@ impl Server {
                 );
                 (built, warnings)
             })
-            .await
         };
-        let (built, mut warnings) = built
-            .map_err(|e| error(rpc::INTERNAL_ERROR, format!("cannot build the agent: {e}")))?;
-        let agent = built
-            .map_err(|e| error(rpc::INTERNAL_ERROR, format!("cannot start a session: {e}")))?
-            .agent;
+        let mut warnings = Vec::new();
         let session =
             app_session::open(&recorder, id, resume, config.reasoning_echo, &mut warnings)
                 .map_err(|e| error(rpc::INTERNAL_ERROR, e))?;
         for w in &warnings {
             log(&w.to_string());
         }
-        for r in &agent.restore {
-            r.restore(session.messages());
-        }
         Ok(Rc::new(Slot {
-            agent,
+            building: RefCell::new(Some(building)),
+            agent: tokio::sync::OnceCell::new(),
             config,
             view,
             permissions,
@@ -514,6 +519,32 @@ impl Slot {
             .unwrap_or_default()
     }
 
+    /// The session's agent, once its build is done; a build that failed (a hooks file that
+    /// is not valid, a sandbox that is required and cannot be had) fails every prompt.
+    async fn agent(&self) -> Result<Rc<Agent>, rpc::RpcError> {
+        let built = self
+            .agent
+            .get_or_init(|| async {
+                let Some(building) = self.building.borrow_mut().take() else {
+                    return Err("the agent was not built".to_string());
+                };
+                let (built, warnings) = building
+                    .await
+                    .map_err(|e| format!("cannot build the agent: {e}"))?;
+                for w in &warnings {
+                    log(&w.to_string());
+                }
+                built.map(|b| Rc::new(b.agent))
+            })
+            .await;
+        built.clone().map_err(|e| {
+            error(
+                rpc::INTERNAL_ERROR,
+                format!("cannot start the session's agent: {e}"),
+            )
+        })
+    }
+
     fn view_updates(&self) -> Updates {
         self.view.updates()
     }
@@ -527,8 +558,9 @@ impl Slot {
         cancelled: oneshot::Receiver<()>,
     ) -> Result<StopReason, rpc::RpcError> {
         let began = Instant::now();
+        let agent = self.agent().await?;
         let end = tokio::select! {
-            r = self.agent.run_message(session, text, start) => Some(r),
+            r = agent.run_message(session, text, start) => Some(r),
             Ok(()) = cancelled => None,
         };
         // The run's future is gone: its HTTP request dropped, its commands' process groups
@@ -551,7 +583,7 @@ impl Slot {
                 (Ending::Run(result), answer)
             }
             None => {
-                self.agent.stopped(session, began.elapsed());
+                agent.stopped(session, began.elapsed());
                 let open = session.answer_open_calls(INTERRUPTED);
                 self.view.close_open();
                 (Ending::Cancelled { open }, Ok(StopReason::Cancelled))
@@ -572,7 +604,10 @@ impl Slot {
         };
         let (outcome, detail) = st.outcome.clone();
         session.end(outcome, detail.as_deref());
-        if st.unreached && session.never_answered() {
+        // Nothing to go on with: no prompt was sent, the agent could not be built, or the
+        // model was never reached; `hx agent -c` then finds the session before it.
+        let failed = matches!(self.agent.get(), Some(Err(_)));
+        if session.never_answered() && (st.unreached || !st.started || failed) {
             session.discard();
             return;
         }

@@ -604,3 +604,29 @@ fn stdout_holds_only_protocol_messages_through_hooks_mcp_and_compaction() {
         "no compaction: {lines:?}"
     );
 }
+
+#[test]
+fn an_agent_that_cannot_be_built_fails_the_prompt_and_leaves_no_session() {
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    let mut hx = hx_acp(&server);
+    hx.write_user_config("hooks.json", "{ not json");
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    // session/new answers before the agent is built; its first prompt says what failed.
+    let sid = acp.new_session(hx.workspace());
+    let r = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": Acp::prompt_text("hi")}),
+    );
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("hooks"),
+        "{r}"
+    );
+    // A session nobody prompted leaves nothing for `hx agent -c` to find either.
+    let _ = acp.new_session(hx.workspace());
+    let (code, _, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert!(server.requests().is_empty());
+    assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+}
