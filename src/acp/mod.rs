@@ -555,13 +555,17 @@ impl Slot {
         session: &mut Session,
         text: &str,
         start: bool,
-        cancelled: oneshot::Receiver<()>,
+        mut cancelled: oneshot::Receiver<()>,
     ) -> Result<StopReason, rpc::RpcError> {
         let began = Instant::now();
-        let agent = self.agent().await?;
+        // A cancel while the agent is still being built ends the prompt before it starts.
+        let agent = tokio::select! {
+            a = self.agent() => a?,
+            Ok(()) = &mut cancelled => return Ok(StopReason::Cancelled),
+        };
         let end = tokio::select! {
             r = agent.run_message(session, text, start) => Some(r),
-            Ok(()) = cancelled => None,
+            Ok(()) = &mut cancelled => None,
         };
         // The run's future is gone: its HTTP request dropped, its commands' process groups
         // killed, its subagents stopped.

@@ -4,8 +4,7 @@
 //! a cancelled question or a client that cannot answer is the guard's refusal, as in chat;
 //! every answer is kept for the session file.
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
 use agent_client_protocol::v1::schema::{
     PermissionOption, PermissionOptionKind, RequestPermissionOutcome, RequestPermissionRequest,
@@ -16,9 +15,10 @@ use futures_util::future::BoxFuture;
 
 use super::rpc::{Output, Pending};
 use super::view::{call_id, text_content};
+use crate::hooks::ledger::Ledger;
 use crate::hooks::{Approval, Approver, HookContext};
 use crate::model::ToolCall;
-use crate::session::{store, ApprovalLine};
+use crate::session::ApprovalLine;
 
 pub const ALLOW_ONCE: &str = "allow_once";
 pub const ALLOW_ALWAYS: &str = "allow_always";
@@ -28,15 +28,9 @@ pub struct Permissions {
     session_id: String,
     out: Output,
     pending: Pending,
-    state: Mutex<State>,
+    ledger: Ledger,
     /// One question at a time: concurrent subagents wait their turn.
     asking: tokio::sync::Mutex<()>,
-}
-
-#[derive(Default)]
-struct State {
-    always: HashSet<String>,
-    answered: Vec<ApprovalLine>,
 }
 
 impl Permissions {
@@ -45,18 +39,14 @@ impl Permissions {
             session_id: session_id.to_string(),
             out,
             pending,
-            state: Mutex::new(State::default()),
+            ledger: Ledger::default(),
             asking: tokio::sync::Mutex::new(()),
         })
     }
 
-    fn state(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
     /// The answers given since the last call, oldest first, for the session.
     pub fn take_answered(&self) -> Vec<ApprovalLine> {
-        std::mem::take(&mut self.state().answered)
+        self.ledger.take_answered()
     }
 
     async fn ask(
@@ -67,9 +57,8 @@ impl Permissions {
         cx: &HookContext,
     ) -> Approval {
         let _one = self.asking.lock().await;
-        if self.state().always.contains(command) {
-            self.record(call, command, reason, "allowed");
-            return Approval::Always;
+        if let Some(before) = self.ledger.allowed_before(call, command, reason) {
+            return before;
         }
         let fields = ToolCallUpdateFields::new()
             .title(crate::text::one_line(command, 120))
@@ -112,26 +101,8 @@ impl Permissions {
             },
             _ => Approval::Refused,
         };
-        let word = match approval {
-            Approval::Once => "once",
-            Approval::Always => "always",
-            Approval::Refused => "refused",
-        };
-        if approval == Approval::Always {
-            self.state().always.insert(command.to_string());
-        }
-        self.record(call, command, reason, word);
+        self.ledger.answered(call, command, reason, approval);
         approval
-    }
-
-    fn record(&self, call: &ToolCall, command: &str, reason: &str, answer: &str) {
-        self.state().answered.push(ApprovalLine {
-            call_id: call.id.clone(),
-            command: command.to_string(),
-            reason: reason.to_string(),
-            answer: answer.to_string(),
-            at: store::now_rfc3339(),
-        });
     }
 }
 
