@@ -3,6 +3,7 @@
 //! The binary (`src/main.rs`) is a thin shell over this library so that tests and benchmarks
 //! drive the same code the user runs.
 
+pub mod acp;
 pub mod agent;
 pub mod agents;
 pub mod app;

@@ -18,7 +18,7 @@ use crate::session::{self, Recorder};
 use crate::skills::{self, LoadSkill};
 use crate::text::Warning;
 use crate::tools::todo::{TodoList, TodoWrite};
-use crate::tools::{FileWrites, Registry, ToolContext, ToolSet, Workspace};
+use crate::tools::{Editor, FileWrites, Registry, ToolContext, ToolSet, Workspace};
 
 /// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
 /// file that is not valid is the error), the project instructions, the skill catalog; what
@@ -35,7 +35,14 @@ pub fn build_agent(
     warnings: &mut Vec<Warning>,
 ) -> Result<Agent, String> {
     build_agent_with(
-        config, cwd, env, events, recorder, session_id, None, warnings,
+        config,
+        cwd,
+        env,
+        events,
+        recorder,
+        session_id,
+        Asks::default(),
+        warnings,
     )
     .map(|b| b.agent)
 }
@@ -52,8 +59,15 @@ pub struct Built {
     pub parts: PromptParts,
 }
 
-/// [`build_agent`] with someone to put the guard's refusals to (`hx chat`; subagents ask
-/// too), and what else the build found.
+/// Who a run asks, besides the model: whom the guard's refusals are put to (`hx chat`'s user,
+/// `hx acp`'s client; subagents ask too), and the editor whose files the file tools use.
+#[derive(Default)]
+pub struct Asks {
+    pub approver: Option<Arc<dyn hooks::Approver>>,
+    pub editor: Editor,
+}
+
+/// [`build_agent`] with whom to ask (see [`Asks`]), and what else the build found.
 #[allow(clippy::too_many_arguments)]
 pub fn build_agent_with(
     config: &Config,
@@ -62,12 +76,12 @@ pub fn build_agent_with(
     events: Events,
     recorder: Recorder,
     session_id: &str,
-    approver: Option<Arc<dyn hooks::Approver>>,
+    asks: Asks,
     warnings: &mut Vec<Warning>,
 ) -> Result<Built, String> {
     let same = |r| r;
     build_editing_skills(
-        config, cwd, env, events, recorder, session_id, approver, &same, warnings,
+        config, cwd, env, events, recorder, session_id, asks, &same, warnings,
     )
 }
 
@@ -82,10 +96,11 @@ pub fn build_editing_skills(
     events: Events,
     recorder: Recorder,
     session_id: &str,
-    approver: Option<Arc<dyn hooks::Approver>>,
+    asks: Asks,
     edit: &dyn Fn(skills::SkillRegistry) -> skills::SkillRegistry,
     warnings: &mut Vec<Warning>,
 ) -> Result<Built, String> {
+    let Asks { approver, editor } = asks;
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -165,6 +180,7 @@ pub fn build_editing_skills(
             // From the setting, not the plan: read-only holds even where the kernel cannot
             // enforce it for bash.
             file_writes: FileWrites::of(&config.sandbox),
+            editor,
             ..ToolContext::new(workspace)
         },
         hooks,

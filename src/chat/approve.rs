@@ -4,16 +4,16 @@
 //! guard's error as in one-shot mode. A user hook's block never gets here (see
 //! `Hooks::pre_tool_use`). Every answer is kept for the conversation to record in the session.
 
-use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
 use super::editor::{LineEditor, Read};
+use crate::hooks::ledger::Ledger;
 use crate::hooks::{Approval, Approver, HookContext};
 use crate::model::ToolCall;
-use crate::session::{store, ApprovalLine};
+use crate::session::ApprovalLine;
 use crate::term::Term;
 
 /// The question, after the command and the reason.
@@ -23,16 +23,13 @@ pub struct Approvals {
     editor: LineEditor,
     term: Arc<Term>,
     state: Mutex<State>,
+    ledger: Ledger,
     /// One question at a time: concurrent subagents wait their turn.
     asking: tokio::sync::Mutex<()>,
 }
 
 #[derive(Default)]
 struct State {
-    /// Commands answered `a` in this session.
-    always: HashSet<String>,
-    /// Answers not yet recorded in the session.
-    answered: Vec<ApprovalLine>,
     /// Cancels the running turn: Ctrl-C at the question stops the turn, as it would anywhere
     /// else during it.
     cancel: Option<oneshot::Sender<()>>,
@@ -44,6 +41,7 @@ impl Approvals {
             editor,
             term,
             state: Mutex::new(State::default()),
+            ledger: Ledger::default(),
             asking: tokio::sync::Mutex::new(()),
         })
     }
@@ -54,9 +52,7 @@ impl Approvals {
 
     /// A new session: nothing is allowed without asking any more.
     pub fn reset(&self) {
-        let mut s = self.state();
-        s.always.clear();
-        s.answered.clear();
+        self.ledger.reset();
     }
 
     /// A turn starts: the receiver fires when the user presses Ctrl-C at a question.
@@ -68,7 +64,7 @@ impl Approvals {
 
     /// The answers given since the last call, oldest first, for the session.
     pub fn take_answered(&self) -> Vec<ApprovalLine> {
-        std::mem::take(&mut self.state().answered)
+        self.ledger.take_answered()
     }
 
     async fn ask(
@@ -82,13 +78,12 @@ impl Approvals {
         // The editor writes the question itself: the spinner of the waiting call keeps off it.
         let _hold = self.term.hold_spinner();
         let p = &cx.scope.prefix;
-        if self.state().always.contains(command) {
+        if let Some(before) = self.ledger.allowed_before(call, command, reason) {
             self.term.line(&format!(
                 "{p}hx: allowed for this session: {}",
                 command.replace('\n', "\n    ")
             ));
-            self.record(call, command, reason, "allowed");
-            return Approval::Always;
+            return before;
         }
         let shown = command.replace('\n', "\n    ");
         self.term.line(&format!(
@@ -108,26 +103,8 @@ impl Approvals {
             }
             Read::Eof | Read::Failed(_) => Approval::Refused,
         };
-        let word = match answer {
-            Approval::Once => "once",
-            Approval::Always => "always",
-            Approval::Refused => "refused",
-        };
-        if answer == Approval::Always {
-            self.state().always.insert(command.to_string());
-        }
-        self.record(call, command, reason, word);
+        self.ledger.answered(call, command, reason, answer);
         answer
-    }
-
-    fn record(&self, call: &ToolCall, command: &str, reason: &str, answer: &str) {
-        self.state().answered.push(ApprovalLine {
-            call_id: call.id.clone(),
-            command: command.to_string(),
-            reason: reason.to_string(),
-            answer: answer.to_string(),
-            at: store::now_rfc3339(),
-        });
     }
 }
 

@@ -143,7 +143,10 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
                 events,
                 recorder,
                 &id,
-                Some(approver),
+                build::Asks {
+                    approver: Some(approver),
+                    ..Default::default()
+                },
                 &mut warnings,
             );
             for w in warnings {

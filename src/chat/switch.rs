@@ -59,7 +59,10 @@ impl Chat {
             self.events.clone(),
             self.recorder.clone(),
             &id,
-            Some(self.approvals.clone()),
+            build::Asks {
+                approver: Some(self.approvals.clone()),
+                ..Default::default()
+            },
             &mut warnings,
         );
         for w in warnings {

@@ -68,6 +68,10 @@ pub enum Command {
     /// List the models the provider's server offers (its /models endpoint), the configured
     /// one marked with *
     Models(ModelsArgs),
+    /// Serve the Agent Client Protocol on stdin and stdout, for editors (Zed, JetBrains,
+    /// Neovim): each session a session of hx in the editor's folder
+    #[command(after_long_help = ACP_HELP)]
+    Acp(AcpArgs),
     /// Print the completion script for a shell (bash, zsh, fish, elvish, powershell)
     #[command(after_long_help = COMPLETIONS_HELP)]
     Completions {
@@ -572,6 +576,19 @@ pub struct AgentArgs {
     #[arg(long, conflicts_with_all = ["task", "ephemeral"])]
     pub compact: bool,
 }
+
+#[derive(Debug, Args, Default)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+const ACP_HELP: &str = "\
+An editor starts hx acp and speaks ACP v1 to it (JSON-RPC, one message a line; stdout carries
+nothing else, logs go to stderr). Sessions are recorded like any run: hx agent -c or hx chat -c
+goes on with one in a terminal, and session/load reopens it in the editor. Where hx chat would
+ask (a command the guard refuses), the editor asks. The flags apply to every session; the key
+comes from the config and the environment, as for hx agent.";
 
 #[derive(Debug, Args, Default)]
 #[command(after_long_help = CHAT_HELP)]

@@ -38,7 +38,7 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         Events::default(),
         Recorder::default(),
         "hx-context",
-        None,
+        Default::default(),
         &mut warnings,
     );
     for w in warnings {

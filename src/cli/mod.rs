@@ -13,6 +13,7 @@ macro_rules! errln {
     ($($arg:tt)*) => { $crate::cli::err_line(&format!($($arg)*)) };
 }
 
+mod acp;
 mod agent;
 mod agents;
 mod args;
@@ -72,6 +73,7 @@ pub fn main_with_args() -> i32 {
     match command {
         Command::Agent(args) => agent::agent_command(args),
         Command::Chat(args) => chat::chat_command(args),
+        Command::Acp(args) => acp::acp_command(args),
         Command::Agents(args) => agents::agents_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Sessions(args) => sessions::sessions_command(args),

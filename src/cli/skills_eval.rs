@@ -120,7 +120,7 @@ pub(super) fn eval_command(args: SkillsEvalArgs) -> i32 {
                     events,
                     Recorder::default(),
                     "hx-skills-eval",
-                    None,
+                    crate::app::build::Asks::default(),
                     &edit,
                     &mut warnings,
                 );

@@ -22,6 +22,7 @@ use crate::tools::{Tool, ToolResult};
 pub mod command;
 pub mod config;
 pub mod guard;
+pub mod ledger;
 mod shell_words;
 pub mod user;
 

@@ -77,6 +77,24 @@ impl Tool for EditFile {
                 Ok(t) => t,
                 Err(e) => return e,
             };
+            if let (Some(reader), Some(writer)) = (cx.editor.reader(), cx.editor.writer()) {
+                let shown = quote(&user_path);
+                let content = match reader.read(&target.path).await {
+                    Ok(c) if c.len() as u64 > MAX_EDIT_BYTES => {
+                        return too_large(&shown, c.len() as u64)
+                    }
+                    Ok(c) => c,
+                    Err(e) => return ToolResult::error(format!("cannot read {shown}: {e}")),
+                };
+                let updated = match replaced(&content, &shown, &old, &new) {
+                    Ok(u) => u,
+                    Err(e) => return e,
+                };
+                return match writer.write(&target.path, &updated).await {
+                    Ok(()) => edited(&user_path),
+                    Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
+                };
+            }
             super::run_blocking(move || edit(&target, &user_path, &old, &new)).await
         })
     }
@@ -108,11 +126,7 @@ fn edit(target: &Target, user_path: &str, old: &str, new: &str) -> ToolResult {
         }
         Err(e) => return ToolResult::error(format!("cannot read {shown}: {e}")),
     };
-    let too_large = |len: u64| {
-        ToolResult::error(format!(
-            "{shown} is {len} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it"
-        ))
-    };
+    let too_large = |len: u64| too_large(&shown, len);
     if len > MAX_EDIT_BYTES {
         return too_large(len);
     }
@@ -129,10 +143,36 @@ fn edit(target: &Target, user_path: &str, old: &str, new: &str) -> ToolResult {
         Err(_) => return ToolResult::error(format!("{shown} is not a UTF-8 text file")),
     };
 
-    let (old, new) = match_line_endings(&content, old, new);
-    let count = count_occurrences(&content, &old);
+    let updated = match replaced(&content, &shown, old, new) {
+        Ok(u) => u,
+        Err(e) => return e,
+    };
+    // Written into the folder the file was read from, held open since: the edit cannot land
+    // anywhere else, whatever happened to the path meanwhile.
+    let written = dir.write_atomic(name, updated.as_bytes());
+    match written {
+        Ok(()) => edited(user_path),
+        Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
+    }
+}
+
+fn too_large(shown: &str, len: u64) -> ToolResult {
+    ToolResult::error(format!(
+        "{shown} is {len} bytes, too large for edit_file (limit {MAX_EDIT_BYTES}); use bash to change it"
+    ))
+}
+
+fn edited(user_path: &str) -> ToolResult {
+    ToolResult::ok(format!("Edited {user_path} (replaced 1 occurrence)"))
+}
+
+/// `content` with its one occurrence of `old` replaced by `new`; `Err` when `old` is missing
+/// or not unique (`shown` names the file).
+fn replaced(content: &str, shown: &str, old: &str, new: &str) -> Result<String, ToolResult> {
+    let (old, new) = match_line_endings(content, old, new);
+    let count = count_occurrences(content, &old);
     if count == 0 {
-        return ToolResult::error(format!("text not found in {shown}"));
+        return Err(ToolResult::error(format!("text not found in {shown}")));
     }
     if count > 1 {
         let times = if count >= MAX_COUNTED {
@@ -140,19 +180,12 @@ fn edit(target: &Target, user_path: &str, old: &str, new: &str) -> ToolResult {
         } else {
             count.to_string()
         };
-        return ToolResult::error(format!(
+        return Err(ToolResult::error(format!(
             "old_text occurs {times} times in {shown}; include more surrounding context \
              to make it unique"
-        ));
+        )));
     }
-    let updated = content.replacen(old.as_str(), &new, 1);
-    // Written into the folder the file was read from, held open since: the edit cannot land
-    // anywhere else, whatever happened to the path meanwhile.
-    let written = dir.write_atomic(name, updated.as_bytes());
-    match written {
-        Ok(()) => ToolResult::ok(format!("Edited {user_path} (replaced 1 occurrence)")),
-        Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
-    }
+    Ok(content.replacen(old.as_str(), &new, 1))
 }
 
 /// Models write `\n` even when the file uses `\r\n`. For such a file, texts without any `\r`

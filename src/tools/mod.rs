@@ -17,6 +17,7 @@ use serde_json::Value;
 pub mod about;
 pub mod bash;
 pub mod edit_file;
+pub mod editor;
 pub mod glob;
 pub mod history;
 pub mod output;
@@ -26,6 +27,7 @@ pub mod workspace;
 pub mod write_file;
 
 pub use about::{About, Kind, Shown};
+pub use editor::{Editor, EditorFiles};
 pub use history::{Carried, Carry, Restore};
 pub use workspace::Workspace;
 
@@ -109,6 +111,8 @@ pub struct ToolContext {
     /// The session the call belongs to, and the call's id (empty outside a run).
     pub session_id: String,
     pub call_id: String,
+    /// The editor the file tools go through (`hx acp`), if any.
+    pub editor: Editor,
 }
 
 impl ToolContext {
@@ -122,6 +126,7 @@ impl ToolContext {
             file_writes: FileWrites::Allowed,
             session_id: String::new(),
             call_id: String::new(),
+            editor: Editor::default(),
         }
     }
 

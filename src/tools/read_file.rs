@@ -75,6 +75,14 @@ impl Tool for ReadFile {
                 Err(e) => return e,
             };
             let cap = cx.limits.output_chars;
+            if let Some(editor) = cx.editor.reader() {
+                let shown = quote(&user_path);
+                return match editor.read(&target.path).await {
+                    Ok(text) => lines_of(text.as_bytes(), &shown, offset, limit, cap)
+                        .unwrap_or_else(|e| ToolResult::error(format!("cannot read {shown}: {e}"))),
+                    Err(e) => ToolResult::error(format!("cannot read {shown}: {e}")),
+                };
+            }
             super::run_blocking(move || {
                 // Errors name the path as the model gave it, quoted short.
                 let shown = quote(&user_path);
@@ -96,7 +104,7 @@ fn read(
     cap: usize,
 ) -> std::io::Result<ToolResult> {
     // The kind comes from the opened file: a FIFO or device could block forever or never end.
-    let mut file = match target.open_read()? {
+    let file = match target.open_read()? {
         Opened::File(file, _) => file,
         Opened::Missing => return Ok(ToolResult::error(format!("file not found: {user_path}"))),
         Opened::Dir => {
@@ -110,6 +118,17 @@ fn read(
             )))
         }
     };
+    lines_of(file, user_path, offset, limit, cap)
+}
+
+/// [`read`] once the file is open: anything that reads like one (an editor's text too).
+fn lines_of(
+    mut file: impl Read,
+    user_path: &str,
+    offset: u64,
+    limit: Option<u64>,
+    cap: usize,
+) -> std::io::Result<ToolResult> {
     let end = limit.map(|l| offset.saturating_add(l));
     let mut text = BoundedText::new(cap);
     let mut decoder = Utf8Decoder::new();

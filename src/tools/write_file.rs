@@ -66,9 +66,19 @@ impl Tool for WriteFile {
                 Ok(t) => t,
                 Err(e) => return e,
             };
+            if let Some(editor) = cx.editor.writer() {
+                return match editor.write(&target.path, &content).await {
+                    Ok(()) => wrote(&content, &user_path),
+                    Err(e) => ToolResult::error(format!("cannot write {}: {e}", quote(&user_path))),
+                };
+            }
             super::run_blocking(move || write(&target, &user_path, &content)).await
         })
     }
+}
+
+fn wrote(content: &str, user_path: &str) -> ToolResult {
+    ToolResult::ok(format!("Wrote {} bytes to {user_path}", content.len()))
 }
 
 fn write(target: &Target, user_path: &str, content: &str) -> ToolResult {
@@ -85,7 +95,7 @@ fn write(target: &Target, user_path: &str, content: &str) -> ToolResult {
         }
     }
     match dir.write_atomic(name, content.as_bytes()) {
-        Ok(()) => ToolResult::ok(format!("Wrote {} bytes to {user_path}", content.len())),
+        Ok(()) => wrote(content, user_path),
         Err(e) => ToolResult::error(format!("cannot write {shown}: {e}")),
     }
 }

@@ -18,7 +18,7 @@ const LAYERS: &[&[&str]] = &[
     &["config"],
     &["agent"],
     &["app"],
-    &["chat"],
+    &["chat", "acp"],
     &["cli"],
 ];
 

@@ -11,6 +11,8 @@
 #[path = "../support/mod.rs"]
 mod support;
 
+mod acp;
+mod acp_npm;
 mod agent;
 mod bounds;
 mod cache;

@@ -6,6 +6,7 @@
 //! support;`.
 #![allow(dead_code, unused_imports)]
 
+pub mod acp;
 pub mod body;
 pub mod calls;
 pub mod confine;

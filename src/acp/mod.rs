@@ -1,0 +1,678 @@
+//! `hx acp`: hx as an Agent Client Protocol (v1) agent, for editors. A front end on top of
+//! `crate::app`, beside `hx chat`: each ACP session is a session of hx in the client's
+//! `cwd`, built and recorded as any run (so `hx agent -c` continues it), and each prompt is
+//! one message of it, as in chat. What happens in a run reaches the client as `session/update`
+//! notifications through an `Observer` ([`view`]); where chat would ask at the terminal, hx
+//! asks the client ([`permission`]).
+//!
+//! The loop reads stdin on a thread of its own ([`rpc`]), so a `session/cancel` is read while
+//! a prompt runs; prompts and session setups are tasks on the current thread, each session's
+//! state behind its own slot. Nothing but protocol messages is written to stdout: the
+//! command points hx's own stdout at stderr before anything starts (see `cli::acp`), and the
+//! protocol's stream is a descriptor of its own.
+
+pub mod files;
+pub mod permission;
+pub mod prompt;
+pub mod replay;
+pub mod rpc;
+pub mod view;
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::rc::Rc;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
+    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
+    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, StopReason,
+    AGENT_METHOD_NAMES,
+};
+use serde_json::Value;
+use tokio::sync::{mpsc, oneshot};
+
+use self::permission::Permissions;
+use self::rpc::{error, params, Incoming, Message, Output, Pending};
+use self::view::{log, AcpView, Updates};
+use crate::agent::{Agent, Outcome};
+use crate::app::outcome::{Ending, Front, INTERRUPTED};
+use crate::app::session::{self as app_session, Pick};
+use crate::app::signals::{self, Signals};
+use crate::app::{build, exit};
+use crate::config::{Config, Env, Flags};
+use crate::events::Events;
+use crate::mcp::config::ServerFile;
+use crate::session::{EndOutcome, Session};
+use crate::tools::Editor;
+
+/// ACP's code for a request that needs credentials hx does not have (the missing key).
+pub const AUTH_REQUIRED: i32 = -32000;
+
+/// How long the end of hx acp waits for the prompts it cancelled to answer.
+const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
+
+/// What `hx acp` starts from: the flags of its command line, which every session gets, and
+/// the environment as it was before the secrets were blanked.
+pub struct Setup {
+    pub flags: Flags,
+    pub env: Env,
+}
+
+/// Serves one client on `input` / `output` until `input` ends or a signal arrives; every
+/// session is closed (its `end` line written) and everything hx started ended.
+pub async fn serve(
+    setup: Setup,
+    input: impl std::io::Read + Send + 'static,
+    output: impl std::io::Write + Send + 'static,
+) -> i32 {
+    let (out, writer) = Output::start(output);
+    let local = tokio::task::LocalSet::new();
+    let code = local
+        .run_until(async {
+            let server = Rc::new(Server {
+                setup,
+                out,
+                pending: Pending::default(),
+                client: RefCell::new(None),
+                sessions: RefCell::new(HashMap::new()),
+            });
+            server.run(input).await
+        })
+        .await;
+    // Every sender is gone with the server: the writer drains what is queued and ends.
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    code
+}
+
+struct Server {
+    setup: Setup,
+    out: Output,
+    pending: Pending,
+    /// What the client said it can do, once it initialized.
+    client: RefCell<Option<agent_client_protocol::v1::schema::ClientCapabilities>>,
+    sessions: RefCell<HashMap<String, Rc<Slot>>>,
+}
+
+/// What building an agent on the blocking pool gives back.
+type Building = tokio::task::JoinHandle<(Result<build::Built, String>, Vec<crate::text::Warning>)>;
+
+/// One ACP session: its agent, and its hx session when no prompt holds it.
+struct Slot {
+    /// Built on the blocking pool while `session/new` has already answered (2,000 skills
+    /// take tens of milliseconds to read, as in `hx chat`): the first prompt waits for it.
+    building: RefCell<Option<Building>>,
+    agent: tokio::sync::OnceCell<Result<Rc<Agent>, String>>,
+    config: Config,
+    view: Arc<AcpView>,
+    permissions: Arc<Permissions>,
+    state: RefCell<SlotState>,
+}
+
+struct SlotState {
+    /// `None` while a prompt runs.
+    session: Option<Session>,
+    cancel: Option<oneshot::Sender<()>>,
+    running: Option<tokio::task::JoinHandle<()>>,
+    /// SessionStart hooks have run.
+    started: bool,
+    /// How the last prompt ended, for the session's `end` line.
+    outcome: (EndOutcome, Option<String>),
+    unreached: bool,
+}
+
+impl Server {
+    async fn run(self: &Rc<Self>, input: impl std::io::Read + Send + 'static) -> i32 {
+        let (tx, mut rx) = mpsc::channel(16);
+        rpc::read_lines(input, tx);
+        let mut signals = match Signals::cancelling() {
+            Ok(s) => s,
+            Err(e) => {
+                log(&format!("hx: cannot watch signals: {e}"));
+                return exit::FAILED;
+            }
+        };
+        let reaper = tokio::task::spawn_local(signals::reap_orphans());
+        let mut code = exit::ANSWERED;
+        loop {
+            let item = tokio::select! {
+                item = rx.recv() => item,
+                sig = signals.recv() => {
+                    code = exit::signalled(sig);
+                    break;
+                }
+            };
+            match item {
+                Some(Incoming::Line(line)) => self.line(&line),
+                Some(Incoming::TooLong) => self.out.error(
+                    &Value::Null,
+                    &error(
+                        rpc::INVALID_REQUEST,
+                        format!(
+                            "Invalid request: a line over {} MiB was skipped",
+                            rpc::MAX_LINE >> 20
+                        ),
+                    ),
+                ),
+                Some(Incoming::Eof) | None => break,
+            }
+        }
+        self.shutdown().await;
+        reaper.abort();
+        code
+    }
+
+    fn line(self: &Rc<Self>, line: &[u8]) {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return;
+        }
+        match rpc::parse(line) {
+            Err(refused) => self.out.error(&refused.0, &refused.1),
+            Ok(Message::Response { id, result }) => self.pending.answer(&id, result),
+            Ok(Message::Notification { method, params }) => self.notification(&method, params),
+            Ok(Message::Request { id, method, params }) => self.request(id, &method, params),
+        }
+    }
+
+    fn notification(&self, method: &str, p: Value) {
+        // Notifications get no answer, even when they are wrong.
+        if method == AGENT_METHOD_NAMES.session_cancel {
+            if let Ok(c) = params::<CancelNotification>(method, p) {
+                if let Some(slot) = self.sessions.borrow().get(&*c.session_id.0) {
+                    if let Some(cancel) = slot.state.borrow_mut().cancel.take() {
+                        let _ = cancel.send(());
+                    }
+                }
+            }
+        }
+    }
+
+    fn request(self: &Rc<Self>, id: Value, method: &str, p: Value) {
+        let m = &AGENT_METHOD_NAMES;
+        if method != m.initialize && self.client.borrow().is_none() {
+            return self.out.error(
+                &id,
+                &error(
+                    rpc::INVALID_REQUEST,
+                    format!("Invalid request: {method} before initialize; send initialize first"),
+                ),
+            );
+        }
+        if method == m.initialize {
+            return match params::<InitializeRequest>(method, p) {
+                Ok(req) => self.initialize(&id, req),
+                Err(e) => self.out.error(&id, &e),
+            };
+        }
+        if method == m.authenticate {
+            return self.out.error(
+                &id,
+                &error(
+                    rpc::INVALID_PARAMS,
+                    "hx offers no authentication methods: it reads its API key from its config \
+                     and environment (see hx agent --help)",
+                ),
+            );
+        }
+        let server = self.clone();
+        if method == m.session_new {
+            let req = match params::<NewSessionRequest>(method, p) {
+                Ok(r) => r,
+                Err(e) => return self.out.error(&id, &e),
+            };
+            tokio::task::spawn_local(async move {
+                match server.new_session(req).await {
+                    Ok(r) => server.out.result(&id, r),
+                    Err(e) => server.out.error(&id, &e),
+                }
+            });
+        } else if method == m.session_load {
+            let req = match params::<LoadSessionRequest>(method, p) {
+                Ok(r) => r,
+                Err(e) => return self.out.error(&id, &e),
+            };
+            tokio::task::spawn_local(async move {
+                match server.load_session(req).await {
+                    Ok(r) => server.out.result(&id, r),
+                    Err(e) => server.out.error(&id, &e),
+                }
+            });
+        } else if method == m.session_prompt {
+            match params::<PromptRequest>(method, p) {
+                Ok(req) => self.prompt(id, req),
+                Err(e) => self.out.error(&id, &e),
+            }
+        } else {
+            self.out.error(
+                &id,
+                &error(rpc::METHOD_NOT_FOUND, format!("Method not found: {method}")),
+            );
+        }
+    }
+
+    fn initialize(&self, id: &Value, req: InitializeRequest) {
+        *self.client.borrow_mut() = Some(req.client_capabilities);
+        // hx speaks v1 only: a client asking for a newer one gets v1 to decide on.
+        let version = match req.protocol_version {
+            v if v < ProtocolVersion::V1 => v,
+            _ => ProtocolVersion::V1,
+        };
+        let caps = AgentCapabilities::new()
+            .load_session(true)
+            .prompt_capabilities(PromptCapabilities::new().embedded_context(true))
+            // rmcp's streamable-HTTP client; SSE-only servers are not supported.
+            .mcp_capabilities(McpCapabilities::new().http(true));
+        let response = InitializeResponse::new(version)
+            .agent_capabilities(caps)
+            .agent_info(Implementation::new("hx", env!("CARGO_PKG_VERSION")).title("hx"));
+        self.out.result(id, response);
+    }
+
+    /// The config of a session in `cwd`, with the client's MCP servers beside the configured
+    /// ones; a missing key is an error that names its variable.
+    fn config(
+        &self,
+        cwd: &Path,
+        flags: &Flags,
+        servers: Vec<McpServer>,
+    ) -> Result<Config, rpc::RpcError> {
+        if !cwd.is_absolute() {
+            return Err(error(
+                rpc::INVALID_PARAMS,
+                format!(
+                    "Invalid params: cwd must be an absolute path, not {}",
+                    cwd.display()
+                ),
+            ));
+        }
+        if !cwd.is_dir() {
+            return Err(error(
+                rpc::INVALID_PARAMS,
+                format!("Invalid params: cwd {} is not a folder", cwd.display()),
+            ));
+        }
+        let loaded = crate::app::config::load(cwd, &self.setup.env, flags)
+            .map_err(|f| error(rpc::INTERNAL_ERROR, f.message))?;
+        for w in &loaded.warnings {
+            log(&w.to_string());
+        }
+        let mut config = loaded.config;
+        config
+            .require_key()
+            .map_err(|e| error(AUTH_REQUIRED, e.to_string()))?;
+        for (name, server) in client_servers(servers)? {
+            config.mcp_servers.insert(name, server);
+        }
+        Ok(config)
+    }
+
+    async fn new_session(
+        &self,
+        req: NewSessionRequest,
+    ) -> Result<NewSessionResponse, rpc::RpcError> {
+        let config = self.config(&req.cwd, &self.setup.flags, req.mcp_servers)?;
+        let id = crate::session::store::new_id();
+        let slot = self.open(config, req.cwd, id, None).await?;
+        let id = slot.session_id();
+        self.sessions.borrow_mut().insert(id.clone(), slot);
+        Ok(NewSessionResponse::new(id))
+    }
+
+    async fn load_session(
+        &self,
+        req: LoadSessionRequest,
+    ) -> Result<LoadSessionResponse, rpc::RpcError> {
+        let wanted = req.session_id.0.to_string();
+        let live = self.sessions.borrow().get(&wanted).cloned();
+        if let Some(slot) = live {
+            let agent = slot.agent().await?;
+            let st = slot.state.borrow();
+            let Some(session) = &st.session else {
+                return Err(busy(&wanted));
+            };
+            replay::replay(session.messages(), &agent.tools, &slot.view_updates());
+            return Ok(LoadSessionResponse::new());
+        }
+        let resumed = app_session::find(Pick::Id(&wanted), true, &req.cwd, &self.setup.env)
+            .map_err(|f| error(rpc::INVALID_PARAMS, f.message))?;
+        if resumed.id() != wanted {
+            return Err(error(
+                rpc::INVALID_PARAMS,
+                format!(
+                    "Invalid params: no session {wanted} (did you mean {}?)",
+                    resumed.id()
+                ),
+            ));
+        }
+        let mut flags = self.setup.flags.clone();
+        resumed.keep_provider(&mut flags);
+        let config = self.config(&req.cwd, &flags, req.mcp_servers)?;
+        let slot = self
+            .open(config, req.cwd, wanted.clone(), Some(resumed))
+            .await?;
+        let agent = slot.agent().await?;
+        {
+            let st = slot.state.borrow();
+            if let Some(session) = &st.session {
+                // What the tools remember (skills loaded, the todo list) follows the history.
+                for r in &agent.restore {
+                    r.restore(session.messages());
+                }
+                replay::replay(session.messages(), &agent.tools, &slot.view_updates());
+            }
+        }
+        self.sessions.borrow_mut().insert(wanted, slot);
+        Ok(LoadSessionResponse::new())
+    }
+
+    /// Opens the session, new or `resume`d, and starts building its agent (on the blocking
+    /// pool: the skills are read).
+    async fn open(
+        &self,
+        config: Config,
+        cwd: PathBuf,
+        id: String,
+        resume: Option<app_session::Resumed>,
+    ) -> Result<Rc<Slot>, rpc::RpcError> {
+        let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
+        let recorder = build::recorder(&config, &workspace, &self.setup.env, false);
+        let updates = Updates {
+            session_id: id.clone(),
+            out: self.out.clone(),
+        };
+        let view = AcpView::new(updates, &workspace, config.context.window);
+        let permissions = Permissions::new(&id, self.out.clone(), self.pending.clone());
+        let fs = self
+            .client
+            .borrow()
+            .as_ref()
+            .map(|c| c.fs.clone())
+            .unwrap_or_default();
+        let editor = match fs.read_text_file || fs.write_text_file {
+            true => Editor(Some(Arc::new(files::ClientFiles {
+                session_id: id.clone(),
+                out: self.out.clone(),
+                pending: self.pending.clone(),
+                caps: fs,
+            }))),
+            false => Editor::default(),
+        };
+        let building = {
+            let (config, env) = (config.clone(), self.setup.env.clone());
+            let (events, recorder, id) = (Events::new(view.clone()), recorder.clone(), id.clone());
+            let approver: Arc<dyn crate::hooks::Approver> = permissions.clone();
+            tokio::task::spawn_blocking(move || {
+                let mut warnings = Vec::new();
+                let built = build::build_agent_with(
+                    &config,
+                    &cwd,
+                    &env,
+                    events,
+                    recorder,
+                    &id,
+                    build::Asks {
+                        approver: Some(approver),
+                        editor,
+                    },
+                    &mut warnings,
+                );
+                (built, warnings)
+            })
+        };
+        let mut warnings = Vec::new();
+        let session =
+            app_session::open(&recorder, id, resume, config.reasoning_echo, &mut warnings)
+                .map_err(|e| error(rpc::INTERNAL_ERROR, e))?;
+        for w in &warnings {
+            log(&w.to_string());
+        }
+        Ok(Rc::new(Slot {
+            building: RefCell::new(Some(building)),
+            agent: tokio::sync::OnceCell::new(),
+            config,
+            view,
+            permissions,
+            state: RefCell::new(SlotState {
+                session: Some(session),
+                cancel: None,
+                running: None,
+                started: false,
+                outcome: (EndOutcome::Answered, None),
+                unreached: false,
+            }),
+        }))
+    }
+
+    fn prompt(self: &Rc<Self>, id: Value, req: PromptRequest) {
+        let sid = req.session_id.0.to_string();
+        let Some(slot) = self.sessions.borrow().get(&sid).cloned() else {
+            return self.out.error(&id, &unknown(&sid));
+        };
+        let text = match prompt::task_text(&req.prompt) {
+            Ok(t) => t,
+            Err(e) => return self.out.error(&id, &e),
+        };
+        let (session, rx, start) = {
+            let mut st = slot.state.borrow_mut();
+            let Some(session) = st.session.take() else {
+                drop(st);
+                return self.out.error(&id, &busy(&sid));
+            };
+            let (tx, rx) = oneshot::channel();
+            st.cancel = Some(tx);
+            let start = !std::mem::replace(&mut st.started, true);
+            (session, rx, start)
+        };
+        let out = self.out.clone();
+        let task_slot = slot.clone();
+        let task = tokio::task::spawn_local(async move {
+            let slot = task_slot;
+            let mut session = session;
+            let answer = slot.run(&mut session, &text, start, rx).await;
+            {
+                let mut st = slot.state.borrow_mut();
+                st.session = Some(session);
+                st.cancel = None;
+                st.running = None;
+            }
+            match answer {
+                Ok(stop) => out.result(&id, PromptResponse::new(stop)),
+                Err(e) => out.error(&id, &e),
+            }
+        });
+        let mut st = slot.state.borrow_mut();
+        // A prompt that ended at once has put its session back already.
+        if st.session.is_none() {
+            st.running = Some(task);
+        }
+    }
+
+    /// The end of hx acp: the running prompts cancelled (their commands killed), then every
+    /// session closed with its `end` line.
+    async fn shutdown(&self) {
+        self.pending.drop_all();
+        let slots: Vec<Rc<Slot>> = self.sessions.borrow_mut().drain().map(|(_, s)| s).collect();
+        let mut running = Vec::new();
+        for slot in &slots {
+            let mut st = slot.state.borrow_mut();
+            if let Some(cancel) = st.cancel.take() {
+                let _ = cancel.send(());
+            }
+            running.extend(st.running.take());
+        }
+        let _ = tokio::time::timeout(SHUTDOWN_WAIT, futures_util::future::join_all(running)).await;
+        for slot in slots {
+            slot.close();
+        }
+    }
+}
+
+impl Slot {
+    fn session_id(&self) -> String {
+        let st = self.state.borrow();
+        st.session
+            .as_ref()
+            .map(|s| s.id().to_string())
+            .unwrap_or_default()
+    }
+
+    /// The session's agent, once its build is done; a build that failed (a hooks file that
+    /// is not valid, a sandbox that is required and cannot be had) fails every prompt.
+    async fn agent(&self) -> Result<Rc<Agent>, rpc::RpcError> {
+        let built = self
+            .agent
+            .get_or_init(|| async {
+                let Some(building) = self.building.borrow_mut().take() else {
+                    return Err("the agent was not built".to_string());
+                };
+                let (built, warnings) = building
+                    .await
+                    .map_err(|e| format!("cannot build the agent: {e}"))?;
+                for w in &warnings {
+                    log(&w.to_string());
+                }
+                built.map(|b| Rc::new(b.agent))
+            })
+            .await;
+        built.clone().map_err(|e| {
+            error(
+                rpc::INTERNAL_ERROR,
+                format!("cannot start the session's agent: {e}"),
+            )
+        })
+    }
+
+    fn view_updates(&self) -> Updates {
+        self.view.updates()
+    }
+
+    /// One prompt: a message of the session, to its end or to a `session/cancel`.
+    async fn run(
+        &self,
+        session: &mut Session,
+        text: &str,
+        start: bool,
+        mut cancelled: oneshot::Receiver<()>,
+    ) -> Result<StopReason, rpc::RpcError> {
+        let began = Instant::now();
+        // A cancel while the agent is still being built ends the prompt before it starts.
+        let agent = tokio::select! {
+            a = self.agent() => a?,
+            Ok(()) = &mut cancelled => return Ok(StopReason::Cancelled),
+        };
+        let end = tokio::select! {
+            r = agent.run_message(session, text, start) => Some(r),
+            Ok(()) = &mut cancelled => None,
+        };
+        // The run's future is gone: its HTTP request dropped, its commands' process groups
+        // killed, its subagents stopped.
+        for a in self.permissions.take_answered() {
+            session.record_approval(&a);
+        }
+        let max_turns = self.config.max_turns;
+        let (ending, answer) = match end {
+            Some(result) => {
+                let answer = match &result {
+                    Ok(Outcome::Answered(_)) => Ok(StopReason::EndTurn),
+                    Ok(Outcome::MaxTurns(_) | Outcome::MaxCost(_)) => {
+                        Ok(StopReason::MaxTurnRequests)
+                    }
+                    Ok(Outcome::Stopped(_)) => Ok(StopReason::Refusal),
+                    Err(e) => Err(error(rpc::INTERNAL_ERROR, e.to_string())),
+                };
+                session.turn_done();
+                (Ending::Run(result), answer)
+            }
+            None => {
+                agent.stopped(session, began.elapsed());
+                let open = session.answer_open_calls(INTERRUPTED);
+                self.view.close_open();
+                (Ending::Cancelled { open }, Ok(StopReason::Cancelled))
+            }
+        };
+        let unreached = ending.unreached();
+        let mapped = ending.map(max_turns, Front::Conversation);
+        let mut st = self.state.borrow_mut();
+        st.unreached = unreached;
+        st.outcome = (mapped.outcome, mapped.detail);
+        answer
+    }
+
+    fn close(&self) {
+        let mut st = self.state.borrow_mut();
+        let Some(mut session) = st.session.take() else {
+            return;
+        };
+        let (outcome, detail) = st.outcome.clone();
+        session.end(outcome, detail.as_deref());
+        // Nothing to go on with: no prompt was sent, the agent could not be built, or the
+        // model was never reached; `hx agent -c` then finds the session before it.
+        let failed = matches!(self.agent.get(), Some(Err(_)));
+        if session.never_answered() && (st.unreached || !st.started || failed) {
+            session.discard();
+            return;
+        }
+        if let Some(e) = session.close() {
+            log(&crate::text::Warning::new(e).to_string());
+        }
+    }
+}
+
+fn busy(id: &str) -> rpc::RpcError {
+    error(
+        rpc::INVALID_REQUEST,
+        format!(
+            "Invalid request: a prompt is already running in session {id}; wait for its answer \
+             or send session/cancel"
+        ),
+    )
+}
+
+fn unknown(id: &str) -> rpc::RpcError {
+    error(
+        rpc::INVALID_PARAMS,
+        format!("Invalid params: no session {id} in this connection (session/new or session/load it first)"),
+    )
+}
+
+/// The client's MCP servers as `[mcp_servers]` tables: started as configured ones are (the
+/// tools' environment, the sandbox), without trust, since the client is the user.
+fn client_servers(servers: Vec<McpServer>) -> Result<BTreeMap<String, ServerFile>, rpc::RpcError> {
+    let mut tables = BTreeMap::new();
+    for server in servers {
+        let (name, table) = match server {
+            McpServer::Stdio(s) => (
+                s.name,
+                ServerFile {
+                    command: Some(s.command.display().to_string()),
+                    args: s.args,
+                    env: s.env.into_iter().map(|v| (v.name, v.value)).collect(),
+                    ..ServerFile::default()
+                },
+            ),
+            McpServer::Http(h) => (
+                h.name,
+                ServerFile {
+                    url: Some(h.url),
+                    http_headers: h.headers.into_iter().map(|v| (v.name, v.value)).collect(),
+                    ..ServerFile::default()
+                },
+            ),
+            _ => return Err(error(
+                rpc::INVALID_PARAMS,
+                "Invalid params: hx speaks to MCP servers over stdio and streamable HTTP, not SSE",
+            )),
+        };
+        table.check(&name).map_err(|e| {
+            error(
+                rpc::INVALID_PARAMS,
+                format!("Invalid params: MCP server {name}: {e}"),
+            )
+        })?;
+        tables.insert(name, table);
+    }
+    Ok(tables)
+}

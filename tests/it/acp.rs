@@ -1,0 +1,632 @@
+//! `hx acp`: the real binary as an Agent Client Protocol agent, driven over its pipes by the
+//! test's client (`support::acp`), talking to the fake model server. The messages are read
+//! back through the protocol crate's own types, so a field hx names wrongly fails here.
+
+use std::time::{Duration, Instant};
+
+use agent_client_protocol::v1::schema::{
+    InitializeResponse, PromptResponse, SessionNotification, StopReason,
+};
+use serde_json::{json, Value};
+
+use crate::support::acp::{chunks, kinds, Acp, NOT_JSON};
+use crate::support::procs::{ends_within, pid_in};
+use crate::support::{messages, tool_answer, Call, FakeServer, Hx, Reply};
+
+fn hx_acp(server: &FakeServer) -> Hx {
+    let mut hx = Hx::new(server);
+    hx.arg("acp");
+    hx
+}
+
+fn bash(id: &str, command: &str) -> Call {
+    Call::new(id, "bash", &json!({ "command": command }).to_string())
+}
+
+fn stop_reason(response: &Value) -> StopReason {
+    serde_json::from_value::<PromptResponse>(response["result"].clone())
+        .unwrap_or_else(|e| panic!("not a prompt response ({e}): {response}"))
+        .stop_reason
+}
+
+/// Every line hx wrote is a JSON-RPC 2.0 message, and every notification a session update
+/// the crate reads.
+fn assert_protocol_only(seen: &[Value]) {
+    for v in seen {
+        assert!(
+            !v.as_str().is_some_and(|s| s.starts_with(NOT_JSON)),
+            "stdout had a line that is not JSON: {v}"
+        );
+        assert_eq!(v["jsonrpc"], "2.0", "{v}");
+        if v["method"] == "session/update" {
+            serde_json::from_value::<SessionNotification>(v["params"].clone())
+                .unwrap_or_else(|e| panic!("not a session notification ({e}): {v}"));
+        }
+    }
+}
+
+#[test]
+fn initialize_says_what_hx_can_do() {
+    let server = FakeServer::start(vec![]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    let r = acp.result(
+        "initialize",
+        json!({"protocolVersion": 7, "clientCapabilities": {"fs": {"readTextFile": true}}}),
+    );
+    let init: InitializeResponse = serde_json::from_value(r).expect("initialize response");
+    assert_eq!(
+        init.protocol_version,
+        agent_client_protocol::schema::ProtocolVersion::V1
+    );
+    let caps = &init.agent_capabilities;
+    assert!(caps.load_session);
+    assert!(caps.prompt_capabilities.embedded_context);
+    assert!(!caps.prompt_capabilities.image);
+    assert!(caps.mcp_capabilities.http);
+    assert!(init.auth_methods.is_empty());
+    let info = init.agent_info.expect("agent info");
+    assert_eq!(
+        (info.name.as_str(), info.version.as_str()),
+        ("hx", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn a_prompt_streams_its_run_and_ends_its_turn() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            bash("c1", "echo hello from bash"),
+            Call::new(
+                "c2",
+                "write_file",
+                &json!({"path": "notes.txt", "content": "new text\n"}).to_string(),
+            ),
+            Call::new(
+                "c3",
+                "todo_write",
+                &json!({"todos": [{"content": "write notes", "status": "in_progress"}]})
+                    .to_string(),
+            ),
+        ])
+        .with_content("Let me look."),
+        Reply::text("All done."),
+    ]);
+    let mut hx = hx_acp(&server);
+    hx.write_file("notes.txt", "old text\n");
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "write the notes");
+    let r = acp.response(id);
+    assert_eq!(stop_reason(&r), StopReason::EndTurn, "{r}");
+    let updates = acp.updates(&sid);
+    let k = kinds(&updates);
+    assert!(k.contains(&"agent_thought_chunk".to_string()), "{k:?}");
+    assert_eq!(
+        chunks(&updates, "agent_message_chunk"),
+        "Let me look.All done."
+    );
+    let call = |id: &str, kind: &str| -> Vec<Value> {
+        updates
+            .iter()
+            .filter(|u| u["sessionUpdate"] == kind && u["toolCallId"] == id)
+            .cloned()
+            .collect()
+    };
+    let started = &call("c1", "tool_call")[0];
+    assert_eq!(started["kind"], "execute", "{started}");
+    assert_eq!(started["title"], "echo hello from bash");
+    assert_eq!(started["rawInput"]["command"], "echo hello from bash");
+    let ended = &call("c1", "tool_call_update")[0];
+    assert_eq!(ended["status"], "completed", "{ended}");
+    assert!(
+        ended["content"][0]["content"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("hello from bash")),
+        "{ended}"
+    );
+    let write = &call("c2", "tool_call")[0];
+    assert_eq!(write["kind"], "edit", "{write}");
+    assert_eq!(
+        write["locations"][0]["path"],
+        hx.workspace()
+            .canonicalize()
+            .unwrap()
+            .join("notes.txt")
+            .display()
+            .to_string()
+    );
+    let diff = &call("c2", "tool_call_update")[0]["content"][0];
+    assert_eq!(diff["type"], "diff", "{diff}");
+    assert_eq!(
+        (diff["oldText"].as_str(), diff["newText"].as_str()),
+        (Some("old text\n"), Some("new text\n"))
+    );
+    let plan = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "plan")
+        .expect("a plan");
+    assert_eq!(
+        plan["entries"],
+        json!([{"content": "write notes", "priority": "medium", "status": "in_progress"}])
+    );
+    assert!(
+        updates.iter().any(|u| u["sessionUpdate"] == "usage_update"),
+        "{k:?}"
+    );
+    // What hx sent the model: the prompt as the task, the results after it.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    let first = messages(&reqs[0].body);
+    assert_eq!(first.last().unwrap()["content"], "write the notes");
+    assert!(tool_answer(&reqs[1].body, "c1").contains("hello from bash"));
+    let (code, seen, stderr) = acp.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_protocol_only(&seen);
+}
+
+#[test]
+fn the_session_is_recorded_and_hx_agent_continues_it() {
+    let server = FakeServer::start(vec![Reply::text("first answer"), Reply::text("second")]);
+    let mut hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "remember the word kiwi");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let (code, _, stderr) = acp.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let files = hx.session_files();
+    assert_eq!(files.len(), 1);
+    assert_eq!(crate::support::session_id(&files[0]), sid);
+    hx.clear_args().args(["agent", "-c", "what was the word?"]);
+    hx.run().assert_success();
+    let body = &server.requests()[1].body;
+    let texts: Vec<String> = messages(body)
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(
+        texts.iter().any(|t| t.contains("remember the word kiwi")),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().any(|t| t.contains("first answer")),
+        "{texts:?}"
+    );
+}
+
+#[test]
+fn session_load_replays_the_history_then_goes_on() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "echo replayed")]),
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "run it");
+    acp.response(id);
+    acp.finish();
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let r = acp.call(
+        "session/load",
+        json!({"sessionId": sid, "cwd": hx.workspace(), "mcpServers": []}),
+    );
+    assert!(r.get("error").is_none(), "{r}");
+    let updates = acp.updates(&sid);
+    assert_eq!(chunks(&updates, "user_message_chunk"), "run it");
+    assert_eq!(chunks(&updates, "agent_message_chunk"), "first answer");
+    let k = kinds(&updates);
+    let at = |kind: &str| k.iter().position(|x| x == kind).unwrap_or(usize::MAX);
+    assert!(at("user_message_chunk") < at("tool_call"), "{k:?}");
+    assert!(at("tool_call") < at("tool_call_update"), "{k:?}");
+    assert!(at("tool_call_update") < at("agent_message_chunk"), "{k:?}");
+    let id = acp.prompt(&sid, "and now?");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let body = &server.requests()[2].body;
+    assert!(tool_answer(body, "c1").contains("replayed"));
+    assert_eq!(messages(body).last().unwrap()["content"], "and now?");
+    let missing = acp.call(
+        "session/load",
+        json!({"sessionId": "0190aaaa-0000-7000-8000-000000000000", "cwd": hx.workspace(), "mcpServers": []}),
+    );
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+}
+
+#[test]
+fn cancel_kills_the_running_command_and_answers_cancelled_within_a_second() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "echo $$ > pid.txt; exec sleep 60")]),
+        Reply::text("still here"),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "sleep");
+    let pid = pid_in(&hx.workspace().join("pid.txt"), Duration::from_secs(20)).expect("pid");
+    // A second prompt while the first runs is refused.
+    let second = acp.prompt(&sid, "and this");
+    let busy = acp.response(second);
+    assert_eq!(busy["error"]["code"], -32600, "{busy}");
+    assert!(busy["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("already running"));
+    let asked = Instant::now();
+    acp.notify("session/cancel", json!({"sessionId": sid}));
+    let r = acp.response(id);
+    assert!(
+        asked.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(stop_reason(&r), StopReason::Cancelled, "{r}");
+    assert!(
+        ends_within(pid, Duration::from_secs(2)),
+        "the command still runs"
+    );
+    let updates = acp.updates(&sid);
+    let ended = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == "c1")
+        .expect("the open call answered");
+    assert_eq!(ended["status"], "failed");
+    // The session goes on: the model is told the call was interrupted.
+    let id = acp.prompt(&sid, "go on");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let body = &server.requests()[1].body;
+    assert!(tool_answer(body, "c1").contains("interrupted"), "{body}");
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
+}
+
+#[test]
+fn the_turn_limit_is_max_turn_requests() {
+    let server = FakeServer::start(vec![Reply::tool_calls(vec![bash("c1", "true")])]);
+    let mut hx = hx_acp(&server);
+    hx.arg("--max-turns=1");
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "loop");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::MaxTurnRequests);
+}
+
+#[test]
+fn the_guard_asks_the_client_and_a_rejection_is_the_calls_refusal() {
+    let command = "sudo ls";
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", command)]),
+        Reply::text("ok"),
+        Reply::tool_calls(vec![bash("c2", "echo allowed && true")]),
+        Reply::text("ok"),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "do it");
+    let ask = acp.wait_for("a permission request", |v| {
+        v["method"] == "session/request_permission"
+    });
+    assert_eq!(ask["params"]["sessionId"], sid.as_str());
+    assert_eq!(ask["params"]["toolCall"]["toolCallId"], "c1");
+    let options: Vec<&str> = ask["params"]["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|o| o["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(options, ["allow_once", "allow_always", "reject_once"]);
+    acp.answer(
+        &ask["id"],
+        json!({"outcome": {"outcome": "selected", "optionId": "reject_once"}}),
+    );
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let refused = tool_answer(&server.requests()[1].body, "c1").to_string();
+    assert!(refused.starts_with("Error"), "{refused}");
+    let updates = acp.updates(&sid);
+    let ended = updates
+        .iter()
+        .find(|u| u["sessionUpdate"] == "tool_call_update" && u["toolCallId"] == "c1")
+        .expect("c1 ended");
+    assert_eq!(ended["status"], "failed");
+}
+
+#[test]
+fn bad_lines_get_json_rpc_errors_and_hx_keeps_reading() {
+    let server = FakeServer::start(vec![]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    // Before initialize.
+    let early = acp.call("session/new", json!({"cwd": "/", "mcpServers": []}));
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    acp.send_raw(b"this is not json\n");
+    let parse = acp.wait_for("a parse error", |v| v["error"]["code"] == -32700);
+    assert_eq!(parse["id"], Value::Null);
+    acp.initialize();
+    let unknown = acp.call("session/fly", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    let bad = acp.call("session/new", json!({"cwd": 5}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    assert!(
+        bad["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("session/new"),
+        "{bad}"
+    );
+    let relative = acp.call("session/new", json!({"cwd": "relative", "mcpServers": []}));
+    assert_eq!(relative["error"]["code"], -32602, "{relative}");
+    let nobody = acp.call(
+        "session/prompt",
+        json!({"sessionId": "nope", "prompt": Acp::prompt_text("hi")}),
+    );
+    assert_eq!(nobody["error"]["code"], -32602, "{nobody}");
+    let auth = acp.call("authenticate", json!({"methodId": "x"}));
+    assert!(auth.get("error").is_some(), "{auth}");
+    // A line over the documented bound: an error, and the next line is read.
+    let mut long = vec![b'x'; (64 << 20) + 10];
+    long.push(b'\n');
+    acp.send_raw(&long);
+    drop(long);
+    let too_long = acp.wait_for("the long line's error", |v| {
+        v["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("64 MiB"))
+    });
+    assert_eq!(too_long["id"], Value::Null);
+    acp.initialize();
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
+}
+
+#[test]
+fn a_missing_key_is_an_error_naming_the_variable() {
+    let server = FakeServer::start(vec![]);
+    let mut hx = hx_acp(&server);
+    hx.env_remove("DEEPSEEK_API_KEY");
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let r = acp.call(
+        "session/new",
+        json!({"cwd": hx.workspace(), "mcpServers": []}),
+    );
+    assert_eq!(r["error"]["code"], -32000, "{r}");
+    assert!(
+        r["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("DEEPSEEK_API_KEY"),
+        "{r}"
+    );
+}
+
+#[test]
+fn sessions_in_one_process_are_independent() {
+    let server = FakeServer::start(vec![Reply::text("one"), Reply::text("two")]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let a = acp.new_session(hx.workspace());
+    let b = acp.new_session(hx.workspace());
+    assert_ne!(a, b);
+    let id = acp.prompt(&a, "to a");
+    acp.response(id);
+    let id = acp.prompt(&b, "to b");
+    acp.response(id);
+    assert_eq!(chunks(&acp.updates(&a), "agent_message_chunk"), "one");
+    assert_eq!(chunks(&acp.updates(&b), "agent_message_chunk"), "two");
+    let second: Vec<String> = messages(&server.requests()[1].body)
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(!second.iter().any(|t| t.contains("to a")), "{second:?}");
+    let (code, _, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_eq!(hx.session_files().len(), 2);
+}
+
+#[test]
+fn eof_during_a_prompt_ends_hx_and_what_it_started() {
+    let server = FakeServer::start(vec![Reply::tool_calls(vec![bash(
+        "c1",
+        "echo $$ > pid.txt; exec sleep 60",
+    )])]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    acp.prompt(&sid, "sleep");
+    let pid = pid_in(&hx.workspace().join("pid.txt"), Duration::from_secs(20)).expect("pid");
+    let began = Instant::now();
+    let (code, _, stderr) = acp.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        began.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(
+        ends_within(pid, Duration::from_secs(2)),
+        "the command outlived hx"
+    );
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    assert!(lines.iter().any(|l| l["type"] == "end"), "{lines:?}");
+}
+
+#[test]
+fn the_file_tools_go_through_the_clients_file_system_when_it_offers_one() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "read_file",
+            &json!({"path": "buffer.txt"}).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "c2",
+            "write_file",
+            &json!({"path": "out.txt", "content": "written by hx\n"}).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "c3",
+            "read_file",
+            &json!({"path": "../outside.txt"}).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = hx_acp(&server);
+    hx.write_file("buffer.txt", "on disk\n");
+    let root = hx.workspace().canonicalize().unwrap();
+    let mut acp = Acp::start(&hx);
+    acp.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "edit in the editor");
+    let read = acp.wait_for("a read", |v| v["method"] == "fs/read_text_file");
+    assert_eq!(read["params"]["sessionId"], sid.as_str());
+    assert_eq!(
+        read["params"]["path"],
+        root.join("buffer.txt").display().to_string()
+    );
+    acp.answer(&read["id"], json!({"content": "unsaved buffer\n"}));
+    let write = acp.wait_for("a write", |v| v["method"] == "fs/write_text_file");
+    assert_eq!(
+        write["params"]["path"],
+        root.join("out.txt").display().to_string()
+    );
+    assert_eq!(write["params"]["content"], "written by hx\n");
+    acp.answer(&write["id"], json!({}));
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let reqs = server.requests();
+    assert!(
+        tool_answer(&reqs[1].body, "c1").contains("unsaved buffer"),
+        "{}",
+        tool_answer(&reqs[1].body, "c1")
+    );
+    assert!(tool_answer(&reqs[2].body, "c2").starts_with("Wrote 14 bytes"));
+    // The editor wrote it, not hx; a path outside the workspace never reaches the editor.
+    assert!(!hx.workspace().join("out.txt").exists());
+    assert!(tool_answer(&reqs[3].body, "c3").starts_with("Error"));
+    let reads = acp
+        .seen
+        .iter()
+        .filter(|v| v["method"] == "fs/read_text_file")
+        .count();
+    assert_eq!(reads, 1);
+}
+
+#[test]
+fn a_hook_that_stops_the_prompt_is_a_refusal() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "true")]),
+        Reply::text("never"),
+    ]);
+    let hx = hx_acp(&server);
+    crate::support::hooks::pre_json(&hx, r#"{"continue": false, "stopReason": "enough"}"#);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "go");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::Refusal);
+    assert_eq!(server.requests().len(), 1);
+}
+
+/// Nothing but protocol messages on stdout through a session with everything that writes:
+/// tool calls, a user hook printing on its stdout and stderr, an MCP server the client named,
+/// and a compaction after the server's overflow error.
+#[test]
+fn stdout_holds_only_protocol_messages_through_hooks_mcp_and_compaction() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            crate::support::calls::bash_printing("c1", 6_000),
+            Call::new(
+                "c2",
+                "mcp__t__echo",
+                r#"{"text": "from the client's server"}"#,
+            ),
+        ]),
+        Reply::deepseek_overflow(9_000),
+        Reply::text("SUM"),
+        Reply::text("All done."),
+    ]);
+    let hx = hx_acp(&server);
+    let noisy = crate::support::hooks::script(
+        &hx,
+        "noisy.sh",
+        "cat >/dev/null\necho 'HOOK STDOUT NOISE'\necho 'hook stderr noise' >&2",
+    );
+    crate::support::hooks::user_hooks(
+        &hx,
+        json!({"PreToolUse": crate::support::hooks::groups("", &[&noisy], None)}),
+    );
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let server_bin = crate::support::mcp::server_path();
+    let r = acp.result(
+        "session/new",
+        json!({"cwd": hx.workspace(), "mcpServers": [
+            {"name": "t", "command": server_bin, "args": [], "env": []}
+        ]}),
+    );
+    let sid = r["sessionId"].as_str().unwrap().to_string();
+    let id = acp.prompt(&sid, "do everything");
+    let r = acp.response(id);
+    assert_eq!(
+        stop_reason(&r),
+        StopReason::EndTurn,
+        "{r}\n{}",
+        acp.stderr()
+    );
+    let reqs = server.requests();
+    let with_echo = reqs.iter().find(|r| {
+        r.body
+            .to_string()
+            .contains("echo: from the client's server")
+    });
+    assert!(
+        with_echo.is_some(),
+        "the client's MCP server was not called"
+    );
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    assert!(
+        lines.iter().any(|l| l["type"] == "compaction"),
+        "no compaction: {lines:?}"
+    );
+}
+
+#[test]
+fn an_agent_that_cannot_be_built_fails_the_prompt_and_leaves_no_session() {
+    let server = FakeServer::start(vec![Reply::text("never")]);
+    let mut hx = hx_acp(&server);
+    hx.write_user_config("hooks.json", "{ not json");
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    // session/new answers before the agent is built; its first prompt says what failed.
+    let sid = acp.new_session(hx.workspace());
+    let r = acp.call(
+        "session/prompt",
+        json!({"sessionId": sid, "prompt": Acp::prompt_text("hi")}),
+    );
+    assert_eq!(r["error"]["code"], -32603, "{r}");
+    assert!(
+        r["error"]["message"].as_str().unwrap().contains("hooks"),
+        "{r}"
+    );
+    // A session nobody prompted leaves nothing for `hx agent -c` to find either.
+    let _ = acp.new_session(hx.workspace());
+    let (code, _, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert!(server.requests().is_empty());
+    assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+}
