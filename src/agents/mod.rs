@@ -238,19 +238,7 @@ pub fn read_definition(path: &Path, source: Source) -> Result<Definition, String
 /// The definition in frontmatter text (between the fences).
 pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Definition, String> {
     let mut notes = Vec::new();
-    let fm = match parse_frontmatter(text) {
-        Ok(fm) => fm,
-        Err(e) => {
-            let fm = line_by_line(text);
-            if fm.fields.is_empty() {
-                return Err(format!("invalid frontmatter: {e}"));
-            }
-            notes.push(format!(
-                "frontmatter is not valid YAML ({e}); read line by line"
-            ));
-            fm
-        }
-    };
+    let fm = lenient_frontmatter(text, &mut notes)?;
     let name = match fm.fields.get("name") {
         None | Some(Yaml::Null) => None,
         Some(v) => match v.as_text() {
@@ -317,18 +305,47 @@ pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Defini
     })
 }
 
+/// Frontmatter as files written for Claude Code hold it: strict YAML, then the skills'
+/// rewrite, then [`line_by_line`] (with a note saying so). An error only when nothing at all
+/// could be read. Shared by agent files and command files (`crate::commands`).
+pub fn lenient_frontmatter(text: &str, notes: &mut Vec<String>) -> Result<Frontmatter, String> {
+    match parse_frontmatter(text) {
+        Ok(fm) => Ok(fm),
+        Err(e) => {
+            let fm = line_by_line(text);
+            if fm.fields.is_empty() {
+                return Err(format!("invalid frontmatter: {e}"));
+            }
+            notes.push(format!(
+                "frontmatter is not valid YAML ({e}); read line by line"
+            ));
+            Ok(fm)
+        }
+    }
+}
+
+/// Whom a list of Claude Code tool names is mapped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum For {
+    /// A subagent type (`tools`): never `task`, `todo_write` or `load_skill`, and a narrowed
+    /// `Bash(...)` is left out, since hx cannot narrow it.
+    Subagent,
+    /// One message of the main agent (a command's `allowed-tools`): every tool of hx's, and
+    /// `Bash(...)` gives bash whole (the main agent has it anyway; the guard still watches).
+    Message,
+}
+
 /// hx's tools for a `tools` field: a comma list or a YAML list of names. `None` (every
 /// subagent tool) when it names nothing, or `*`.
 fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
+    tools_for(v, For::Subagent, notes)
+}
+
+/// [`tool_names`] for `who`: the names hx gives, in the order asked, each once; a name hx
+/// lacks is a note. `allowed-tools` also takes Claude Code's space-separated form.
+pub fn tools_for(v: &Yaml, who: For, notes: &mut Vec<String>) -> Option<Vec<String>> {
     let mut asked: Vec<String> = Vec::new();
-    let mut add = |s: &str| {
-        asked.extend(
-            s.split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(str::to_string),
-        )
-    };
+    let mut add = |s: &str| asked.extend(split_tool_list(s, who));
     match v {
         Yaml::Seq(items) => {
             for item in items {
@@ -354,7 +371,7 @@ fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
     }
     let mut out: Vec<String> = Vec::new();
     for t in &asked {
-        match map_tool(t) {
+        match map_tool(t, who) {
             Mapped::To(name) => {
                 if !out.iter().any(|o| o == name) {
                     out.push(name.to_string());
@@ -377,9 +394,45 @@ fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
             Mapped::Missing => {
                 notes.push(format!("tool {}: hx has no such tool, left out", quoted(t)))
             }
+            Mapped::Whole(name) => {
+                notes.push(format!(
+                    "tool {}: hx cannot limit {name} to some commands, gives it whole",
+                    quoted(t)
+                ));
+                if !out.iter().any(|o| o == name) {
+                    out.push(name.to_string());
+                }
+            }
         }
     }
     Some(out)
+}
+
+/// The names in one text of a tools field: comma-separated (`Read, Grep`), and for a
+/// message also space-separated (`Bash(git add:*) Read`, Claude Code's `allowed-tools`
+/// form), a space inside parentheses kept (`Bash(git commit -m:*)`).
+fn split_tool_list(s: &str, who: For) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let splits = c == ',' || (who == For::Message && c.is_whitespace() && depth == 0);
+        if splits {
+            out.push(std::mem::take(&mut word));
+        } else {
+            word.push(c);
+        }
+    }
+    out.push(word);
+    out.into_iter()
+        .map(|w| w.trim().to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 fn quoted(t: &str) -> String {
@@ -392,10 +445,21 @@ enum Mapped {
     Never,
     Narrowed,
     Missing,
+    /// A narrowed tool given whole, with a note.
+    Whole(&'static str),
 }
 
-/// Claude Code's tool names (and hx's own) to hx's subagent tools.
-fn map_tool(t: &str) -> Mapped {
+/// Claude Code's tool names (and hx's own) to hx's tools for `who`.
+fn map_tool(t: &str, who: For) -> Mapped {
+    if who == For::Message {
+        match t {
+            "Task" | "Agent" | "task" => return Mapped::To("task"),
+            "TodoWrite" | "todo_write" => return Mapped::To("todo_write"),
+            "Skill" | "load_skill" => return Mapped::To("load_skill"),
+            _ if t.starts_with("Bash(") => return Mapped::Whole("bash"),
+            _ => {}
+        }
+    }
     match t {
         "Bash" | "bash" => Mapped::To("bash"),
         "Read" | "read_file" => Mapped::To("read_file"),
@@ -415,7 +479,7 @@ fn map_tool(t: &str) -> Mapped {
 
 /// The model a `model` field names: `None` for `inherit` and for Claude's models, which the
 /// configured provider cannot serve.
-fn model_of(m: &str, notes: &mut Vec<String>) -> Option<String> {
+pub fn model_of(m: &str, notes: &mut Vec<String>) -> Option<String> {
     let claude = ["sonnet", "opus", "haiku", "opusplan", "fable"];
     let lower = m.to_ascii_lowercase();
     if m.is_empty() || lower == "inherit" {
