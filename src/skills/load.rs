@@ -84,6 +84,11 @@ impl LoadSkill {
             Some(Value::String(s)) if !s.trim().is_empty() => s.trim(),
             _ => return ToolResult::error("load_skill.name must be a non-empty string"),
         };
+        if self.registry.get(name).is_some_and(|s| !s.model_invocable) {
+            return ToolResult::error(format!(
+                "skill {name} is only for the user to invoke (/{name}); it is not in the skills list"
+            ));
+        }
         if self.loaded_set().contains(name) {
             return ToolResult::ok(format!(
                 "Skill {name} is already loaded above in this conversation; follow those instructions."
