@@ -307,7 +307,7 @@ pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Defini
 
 /// Frontmatter as files written for Claude Code hold it: strict YAML, then the skills'
 /// rewrite, then [`line_by_line`] (with a note saying so). An error only when nothing at all
-/// could be read. Shared by agent files and command files (`crate::commands`).
+/// could be read. Shared by agent files and command files (the `commands` module, a layer above).
 pub fn lenient_frontmatter(text: &str, notes: &mut Vec<String>) -> Result<Frontmatter, String> {
     match parse_frontmatter(text) {
         Ok(fm) => Ok(fm),

@@ -190,8 +190,9 @@ pub struct Prepared {
     args: String,
     /// A skill's block (sent as it is), not a command's body.
     skill: bool,
-    /// The spans to run; empty when there are none or they may not run.
+    /// The body's spans; they run only when `run` says so, and stay as written otherwise.
     spans: Vec<ShellSpan>,
+    run: bool,
     pub model: Option<String>,
     pub tools: Option<Vec<String>>,
     /// What to say before the message is sent.
@@ -231,6 +232,7 @@ pub fn prepare(
                 args: String::new(),
                 skill: true,
                 spans: Vec::new(),
+                run: false,
                 model: None,
                 tools: None,
                 warnings: Vec::new(),
@@ -246,12 +248,13 @@ pub fn prepare(
             } else {
                 Vec::new()
             };
-            let mut spans = commands::shell_spans(&body);
-            if !spans.is_empty() {
+            let spans = commands::shell_spans(&body);
+            let mut run = !spans.is_empty();
+            if run {
                 let runs: Vec<String> = spans.iter().map(|s| s.command.clone()).collect();
                 if let Err(w) = commands::trust::may_run(cmd, &runs, env) {
                     warnings.push(w);
-                    spans.clear();
+                    run = false;
                 }
             }
             Ok(Prepared {
@@ -260,6 +263,7 @@ pub fn prepare(
                 args: args.to_string(),
                 skill: false,
                 spans,
+                run,
                 model: cmd.model.clone(),
                 tools: cmd.tools.clone(),
                 warnings,
@@ -278,7 +282,7 @@ impl Prepared {
         cx.limits.output_chars = cx.limits.output_chars.min(MAX_SHELL_OUTPUT_CHARS);
         cx.limits.bash_timeout = cx.limits.bash_timeout.min(SHELL_TIMEOUT);
         let mut outputs = Vec::with_capacity(self.spans.len());
-        for span in &self.spans {
+        for span in self.spans.iter().filter(|_| self.run) {
             let r = crate::tools::bash::Bash
                 .call(json!({ "command": span.command }), &cx)
                 .await;
@@ -299,7 +303,7 @@ impl Prepared {
 
     /// Whether [`Prepared::finish`] runs anything.
     pub fn runs(&self) -> bool {
-        !self.spans.is_empty()
+        self.run
     }
 }
 

@@ -83,6 +83,13 @@ pub async fn run(
         Some(invoke::Line::Slash { name, args }) => {
             let invocables =
                 invoke::Invocables::discover(agent.tool_cx.workspace.root(), built.skills);
+            warnings.extend(
+                invocables
+                    .commands
+                    .run_warnings()
+                    .into_iter()
+                    .map(Warning::new),
+            );
             let Some(target) = invocables.find(name) else {
                 return fatal(exit::USAGE, &invocables.unknown(name), &warnings);
             };

@@ -52,6 +52,7 @@ mod shell_env;
 mod skills;
 mod skills_links;
 mod skills_props;
+mod slash_commands;
 mod subagent_types;
 mod subagents;
 mod terminal;
