@@ -91,6 +91,19 @@ impl Invocables {
         }
     }
 
+    /// What `hx agent "/NAME"` needs: the command of that name alone when there is one
+    /// (its file read, not every command file), else every command for the skills and the
+    /// near names of an error.
+    pub fn discover_for(root: &Path, skills: Arc<SkillRegistry>, name: &str) -> Invocables {
+        let home = crate::paths::home_dir();
+        let commands = commands::find(root, home.as_deref(), name)
+            .unwrap_or_else(|| commands::discover(root, home.as_deref()));
+        Invocables {
+            commands: Arc::new(commands),
+            skills,
+        }
+    }
+
     /// What `/NAME` names: a command wins over a skill of the same name; a skill that says
     /// `user-invocable: false` is not one.
     pub fn find(&self, name: &str) -> Option<Target<'_>> {

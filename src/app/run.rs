@@ -81,8 +81,11 @@ pub async fn run(
     // `//text` is the message `/text`. Command files are looked for only then.
     let (message, prepared) = match message.as_deref().map(invoke::classify) {
         Some(invoke::Line::Slash { name, args }) => {
-            let invocables =
-                invoke::Invocables::discover(agent.tool_cx.workspace.root(), built.skills);
+            let invocables = invoke::Invocables::discover_for(
+                agent.tool_cx.workspace.root(),
+                built.skills,
+                name,
+            );
             warnings.extend(
                 invocables
                     .commands

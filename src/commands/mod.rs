@@ -133,6 +133,49 @@ pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
     d
 }
 
+/// The command `name` names as [`discover`] would find it, reading only its file in each
+/// root (highest precedence first) rather than every file: what `hx agent "/NAME"` needs.
+/// A discovery of that one command, a file of the same name in a later root said to be
+/// shadowed; `None` when no root has a readable file of that name.
+pub fn find(cwd: &Path, home: Option<&Path>, name: &str) -> Option<Discovery> {
+    let parts: Vec<&str> = name.split(':').collect();
+    // A name is never a path: each part one plain file or folder name.
+    let plain =
+        |p: &&str| !p.is_empty() && *p != "." && *p != ".." && !p.contains(['/', '\\', '\0']);
+    if !parts.iter().all(plain) {
+        return None;
+    }
+    let mut rel: PathBuf = parts.iter().collect();
+    rel.set_extension("md");
+    let roots = command_roots(cwd, home).roots;
+    let in_root = |root: &SkillRoot| {
+        let path = root.path.join(&rel);
+        let real = path.canonicalize().ok()?;
+        (!root.bound().is_some_and(|b| !real.starts_with(b))).then_some(path)
+    };
+    let (at, cmd) = roots.iter().enumerate().find_map(|(i, root)| {
+        let path = in_root(root)?;
+        read_command(&path, root).ok().map(|c| (i, c))
+    })?;
+    let warnings = roots[at + 1..]
+        .iter()
+        .filter_map(in_root)
+        .map(|p| {
+            format!(
+                "command {} at {} is shadowed by {}",
+                cmd.name,
+                p.display(),
+                cmd.path.display()
+            )
+        })
+        .collect();
+    Some(Discovery {
+        commands: vec![cmd],
+        broken: Vec::new(),
+        warnings,
+    })
+}
+
 /// The `*.md` files under a root (subfolders included, within the skills walk's bounds);
 /// under a project root only those that really lie in it. Sorted, so which of two equal
 /// names wins, and the trust manifest, never depend on the filesystem's listing order.
