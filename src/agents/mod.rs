@@ -358,8 +358,12 @@ pub fn tools_for(v: &Yaml, who: For, notes: &mut Vec<String>) -> Option<Vec<Stri
         other => match other.as_text() {
             Some(s) => add(&s),
             None => {
+                let every = match who {
+                    For::Subagent => "every subagent tool",
+                    For::Message => "every tool",
+                };
                 notes.push(format!(
-                    "tools is {}, not a list of names; every subagent tool is given",
+                    "tools is {}, not a list of names; {every} is given",
                     other.kind()
                 ));
                 return None;

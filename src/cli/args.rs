@@ -49,6 +49,8 @@ pub enum Command {
     /// List, show and check the subagent types of agent files (.claude/agents/*.md; no API
     /// key needed)
     Agents(AgentsArgs),
+    /// List and show the commands /NAME runs (.claude/commands/*.md; no API key needed)
+    Commands(CommandsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
     Sessions(SessionsArgs),
     /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json) and MCP servers
@@ -381,6 +383,41 @@ pub enum AgentsCommand {
         path: Option<std::path::PathBuf>,
     },
 }
+
+#[derive(Debug, Args)]
+#[command(after_long_help = COMMANDS_HELP)]
+pub struct CommandsArgs {
+    #[command(subcommand)]
+    pub command: CommandsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CommandsCommand {
+    /// List the commands visible from here: name, source, argument hint, model, tools after
+    /// mapping, path, and the command files that could not be read
+    List {
+        /// Machine-readable output: {commands: [{name, source, path, root, description,
+        /// argument_hint, model, tools, notes}], not_read: [...]}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a command: where it came from, its fields after mapping, what was left out, and
+    /// its body as written
+    Show {
+        /// The command's name (dir:name for a subfolder's file)
+        name: String,
+    },
+}
+
+const COMMANDS_HELP: &str = "\
+Command files (Claude Code's format) are read from, highest precedence first:
+  .agents/commands and .claude/commands in the nearest folder at or above the working
+  directory that has either (the project), then ~/.agents/commands and ~/.claude/commands.
+A file dir/name.md is /dir:name. Optional frontmatter: description, argument-hint, model (for
+that message only; Claude's models mean the configured one), allowed-tools (the tools that
+message may use). In the body $ARGUMENTS and $1..$9 are the words after the name; a
+!`command` runs and is replaced by its output, in a project only once `hx trust` approved
+what its commands folder runs.";
 
 const AGENTS_HELP: &str = "\
 Agent files (Claude Code's subagent format) are read from, highest precedence first:

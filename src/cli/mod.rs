@@ -18,6 +18,7 @@ mod agents;
 mod args;
 mod chat;
 mod checkpoints;
+mod commands;
 mod config;
 mod context;
 mod mcp;
@@ -72,6 +73,7 @@ pub fn main_with_args() -> i32 {
         Command::Agent(args) => agent::agent_command(args),
         Command::Chat(args) => chat::chat_command(args),
         Command::Agents(args) => agents::agents_command(args),
+        Command::Commands(args) => commands::commands_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),

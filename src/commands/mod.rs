@@ -151,7 +151,9 @@ pub fn find(cwd: &Path, home: Option<&Path>, name: &str) -> Option<Discovery> {
     let in_root = |root: &SkillRoot| {
         let path = root.path.join(&rel);
         let real = path.canonicalize().ok()?;
-        (!root.bound().is_some_and(|b| !real.starts_with(b))).then_some(path)
+        root.bound()
+            .is_none_or(|b| real.starts_with(b))
+            .then_some(path)
     };
     let (at, cmd) = roots.iter().enumerate().find_map(|(i, root)| {
         let path = in_root(root)?;
