@@ -374,6 +374,7 @@ pub fn tools_for(v: &Yaml, who: For, notes: &mut Vec<String>) -> Option<Vec<Stri
         return None;
     }
     let mut out: Vec<String> = Vec::new();
+    let mut whole: Vec<String> = Vec::new();
     for t in &asked {
         match map_tool(t, who) {
             Mapped::To(name) => {
@@ -399,15 +400,20 @@ pub fn tools_for(v: &Yaml, who: For, notes: &mut Vec<String>) -> Option<Vec<Stri
                 notes.push(format!("tool {}: hx has no such tool, left out", quoted(t)))
             }
             Mapped::Whole(name) => {
-                notes.push(format!(
-                    "tool {}: hx cannot limit {name} to some commands, gives it whole",
-                    quoted(t)
-                ));
+                whole.push(quoted(t));
                 if !out.iter().any(|o| o == name) {
                     out.push(name.to_string());
                 }
             }
         }
+    }
+    // One note for all of a file's patterns: a commit command names three.
+    if !whole.is_empty() {
+        let tools = if whole.len() == 1 { "tool" } else { "tools" };
+        notes.push(format!(
+            "{tools} {}: hx cannot limit bash to some commands, gives it whole",
+            whole.join(", ")
+        ));
     }
     Some(out)
 }
@@ -449,7 +455,7 @@ enum Mapped {
     Never,
     Narrowed,
     Missing,
-    /// A narrowed tool given whole, with a note.
+    /// A narrowed tool (`Bash(...)`) given whole, with a note.
     Whole(&'static str),
 }
 

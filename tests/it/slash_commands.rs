@@ -298,3 +298,60 @@ fn the_chats_own_command_wins_over_a_file_with_a_warning_and_help_lists_the_file
     assert_eq!(chat.exit_code(), 0);
     assert_eq!(last_user(&server.requests()[0].body), "Review a.rs.");
 }
+
+#[test]
+fn hx_commands_lists_and_shows_what_a_run_would_find() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        ".claude/commands/git/commit.md",
+        "---\ndescription: Create a git commit\nargument-hint: [message]\nallowed-tools: Bash(git add:*), Bash(git commit:*), Read\nmodel: sonnet\n---\nStatus: !`git status`\nCommit: $ARGUMENTS\n",
+    )
+    .write_file(".claude/commands/huge.md", &"x".repeat(200 * 1024));
+    let list = hx.run_args(&["commands", "list"]);
+    list.assert_code(0);
+    let row = list
+        .stdout
+        .lines()
+        .find(|l| l.starts_with("/git:commit "))
+        .unwrap_or_else(|| panic!("{}", list.dump()));
+    for part in [
+        "project",
+        "[message]",
+        "(configured)",
+        "bash,read_file",
+        "2 notes",
+    ] {
+        assert!(row.contains(part), "{part:?} in {row}");
+    }
+    assert!(
+        list.stdout
+            .contains("not read: the file is 200 KiB, more than 128 KiB"),
+        "{}",
+        list.dump()
+    );
+    let json = hx.run_args(&["commands", "list", "--json"]);
+    json.assert_code(0);
+    let v: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(v["commands"][0]["name"], "git:commit");
+    assert_eq!(v["commands"][0]["tools"], json!(["bash", "read_file"]));
+    assert_eq!(v["not_read"].as_array().map(Vec::len), Some(1));
+    let show = hx.run_args(&["commands", "show", "/git:commit"]);
+    show.assert_code(0);
+    for line in [
+        "name: /git:commit",
+        "arguments: [message]",
+        "runs: git status (once the project's commands are trusted)",
+        "note: tools Bash(git add:*), Bash(git commit:*): hx cannot limit bash to some commands, gives it whole",
+        "note: model sonnet is Claude's; the configured model is used",
+        "Commit: $ARGUMENTS",
+    ] {
+        assert!(show.stdout.contains(line), "{line:?} in\n{}", show.dump());
+    }
+    let missing = hx.run_args(&["commands", "show", "git:comit"]);
+    missing.assert_code(1);
+    assert!(
+        missing.stderr.contains("did you mean git:commit?"),
+        "{}",
+        missing.dump()
+    );
+}
