@@ -206,7 +206,15 @@ impl Agent {
         }
         self.checkpoint(session, "message", crate::text::one_line(&task, 80))
             .await;
+        // A skill the user invoked (`/NAME`, its block in the message) is loaded as of now:
+        // `load_skill` says so rather than putting the body in twice.
+        let invoked = task.starts_with("<skill name=\"");
         session.push(Message::User(task));
+        if invoked {
+            for r in &self.restore {
+                r.restore(session.messages());
+            }
+        }
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
         // refresh (the loop's, before the first request) starts the MCP servers; each later

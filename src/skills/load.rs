@@ -109,9 +109,23 @@ impl LoadSkill {
 /// bodies that history holds.
 impl Restore for LoadSkill {
     fn restore(&self, history: &[Message]) {
-        let names = loaded_in(history).into_iter().map(|l| l.name).collect();
+        let mut names: HashSet<String> = loaded_in(history).into_iter().map(|l| l.name).collect();
+        names.extend(history.iter().filter_map(invoked_in));
         *self.loaded_set() = names;
     }
+}
+
+/// The skill whose block a user message starts with: one the user invoked (`/NAME`), its
+/// body put in the message as this tool renders it. Only the "already loaded" set counts
+/// it; a summary keeps it as the user's message, not as a call.
+fn invoked_in(m: &Message) -> Option<String> {
+    let Message::User(text) = m else {
+        return None;
+    };
+    let rest = text.strip_prefix(BODY_START)?;
+    let (name, _) = rest.split_once("\">\n")?;
+    // A name with an escaped character is not worth unescaping: it loads again, no harm.
+    (!name.contains('&')).then(|| name.to_string())
 }
 
 impl Tool for LoadSkill {

@@ -249,7 +249,14 @@ fn a_commands_model_and_tools_hold_for_its_message_only() {
 
 #[test]
 fn a_skill_invoked_in_the_chat_is_loaded_with_the_words_after_it() {
-    let server = FakeServer::start(vec![Reply::text("Syncing.")]);
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "load_skill",
+            &json!({"name": "sync-upstream"}).to_string(),
+        )]),
+        Reply::text("Syncing."),
+    ]);
     let mut hx = Hx::new(&server);
     hx.write_file(
         ".agents/skills/sync-upstream/SKILL.md",
@@ -262,6 +269,11 @@ fn a_skill_invoked_in_the_chat_is_loaded_with_the_words_after_it() {
     assert_eq!(
         last_user(&server.requests()[0].body),
         "<skill name=\"sync-upstream\">\nSteps.\n</skill>\n\nnow"
+    );
+    // The model asking for it again is told it is there, not given the body twice.
+    assert_eq!(
+        tool_results(&server.requests()[1].body),
+        ["Skill sync-upstream is already loaded above in this conversation; follow those instructions."]
     );
 }
 
