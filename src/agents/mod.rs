@@ -52,7 +52,7 @@ pub struct Definition {
     pub notes: Vec<String>,
 }
 
-/// An agent file that could not be read as a definition.
+/// An agent file (or a command file) that could not be read as a definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Broken {
     pub path: PathBuf,
@@ -92,20 +92,24 @@ impl Discovery {
         for (note, names) in by_note {
             out.push(format!("agent {}: {note}", some_names(&names)));
         }
-        if !self.broken.is_empty() {
-            let first = &self.broken[0];
-            let more = match self.broken.len() - 1 {
-                0 => String::new(),
-                n => format!(" (and {n} more; `hx agents check` lists them)"),
-            };
-            out.push(format!(
-                "skipping agent file {}: {}{more}",
-                first.path.display(),
-                first.reason
-            ));
-        }
+        out.extend(broken_line(&self.broken, "agent", "hx agents check"));
         out
     }
+}
+
+/// The one line a run says about the files of `what` (`agent`, `command`) it could not read:
+/// the first, and how many more `listing` shows.
+pub fn broken_line(broken: &[Broken], what: &str, listing: &str) -> Option<String> {
+    let first = broken.first()?;
+    let more = match broken.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more; `{listing}` lists them)"),
+    };
+    Some(format!(
+        "skipping {what} file {}: {}{more}",
+        first.path.display(),
+        first.reason
+    ))
 }
 
 /// `a, b, c and 4 more`.
@@ -151,35 +155,46 @@ pub fn is_agent_file(name: &str) -> bool {
     name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md")
 }
 
-/// Discovers the definitions in `roots`, earlier roots winning on equal names.
-pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
-    let mut d = Discovery::default();
+/// The Markdown files of `roots` that a discovery of `what` (`agent`, `command`) reads:
+/// each root's in path order (so which of two equal names in one root wins never depends on
+/// the filesystem's listing order), roots in precedence order, at most [`MAX_FILES`] in all.
+/// What the walks skipped, and the files left out, are pushed to `warnings`.
+pub fn files_in<'a>(
+    roots: &'a [SkillRoot],
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<(PathBuf, &'a SkillRoot)> {
     let mut found: Vec<(PathBuf, &SkillRoot)> = Vec::new();
     let mut left = 0usize;
     for root in roots {
         let walked = agent_files(root);
         for s in skipped_in(root, &walked) {
-            d.warnings.push(s.warning());
+            warnings.push(s.warning());
         }
         if walked.truncated {
-            d.warnings.push(format!(
-                "stopped looking for agents in {} after {MAX_DIRS} folders",
+            warnings.push(format!(
+                "stopped looking for {what}s in {} after {MAX_DIRS} folders",
                 root.path.display()
             ));
         }
         let mut files: Vec<PathBuf> = walked.files.into_iter().map(|f| f.path).collect();
-        // Sorted so that which of two equal names in one root wins never depends on the
-        // filesystem's listing order.
         files.sort();
         let room = MAX_FILES - found.len();
         left += files.len().saturating_sub(room);
         found.extend(files.into_iter().take(room).map(|p| (p, root)));
     }
     if left > 0 {
-        d.warnings.push(format!(
-            "read only the first {MAX_FILES} agent files; {left} more left out"
+        warnings.push(format!(
+            "read only the first {MAX_FILES} {what} files; {left} more left out"
         ));
     }
+    found
+}
+
+/// Discovers the definitions in `roots`, earlier roots winning on equal names.
+pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
+    let mut d = Discovery::default();
+    let found = files_in(roots, "agent", &mut d.warnings);
     let read = read_all(&found);
     let mut by_name: BTreeMap<String, Definition> = BTreeMap::new();
     for ((path, root), result) in found.into_iter().zip(read) {
@@ -565,9 +580,22 @@ fn line_by_line(text: &str) -> Frontmatter {
 /// The body of a definition's file, read when a subagent of its type starts: at most
 /// [`MAX_FILE_BYTES`], from a regular file that (for a project's) still lies in its root.
 pub fn read_body(def: &Definition) -> Result<String, String> {
-    let fail = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", def.path.display());
-    if let Some(within) = &def.within {
-        let real = def.path.canonicalize().map_err(|e| fail(&e))?;
+    let text = read_within(&def.path, def.within.as_deref())?;
+    match split_frontmatter(&text) {
+        Some((_, body)) => Ok(body.to_string()),
+        None => Err(format!(
+            "cannot read {}: its frontmatter is gone",
+            def.path.display()
+        )),
+    }
+}
+
+/// The whole text of an agent or command file, read when it is used: at most
+/// [`MAX_FILE_BYTES`], from a regular file that still lies in `within` (a project's root).
+pub fn read_within(path: &Path, within: Option<&Path>) -> Result<String, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
+    if let Some(within) = within {
+        let real = path.canonicalize().map_err(|e| fail(&e))?;
         if !real.starts_with(within) {
             return Err(fail(&format!(
                 "it now links to {}, outside {}",
@@ -576,7 +604,7 @@ pub fn read_body(def: &Definition) -> Result<String, String> {
             )));
         }
     }
-    let file = crate::paths::open_regular(&def.path).map_err(|e| fail(&e))?;
+    let file = crate::paths::open_regular(path).map_err(|e| fail(&e))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -587,11 +615,7 @@ pub fn read_body(def: &Definition) -> Result<String, String> {
             MAX_FILE_BYTES / 1024
         )));
     }
-    let text = String::from_utf8(bytes).map_err(|_| fail(&"it is not valid UTF-8"))?;
-    match split_frontmatter(&text) {
-        Some((_, body)) => Ok(body.to_string()),
-        None => Err(fail(&"its frontmatter is gone")),
-    }
+    String::from_utf8(bytes).map_err(|_| fail(&"it is not valid UTF-8"))
 }
 
 /// The `task` tool's list of agents: `- name: description` per agent in name order, within

@@ -104,6 +104,15 @@ impl Invocables {
         }
     }
 
+    /// What discovering the command files found wrong, for the run to say at start.
+    pub fn warnings(&self) -> Vec<Warning> {
+        self.commands
+            .run_warnings()
+            .into_iter()
+            .map(Warning::new)
+            .collect()
+    }
+
     /// What `/NAME` names: a command wins over a skill of the same name; a skill that says
     /// `user-invocable: false` is not one.
     pub fn find(&self, name: &str) -> Option<Target<'_>> {

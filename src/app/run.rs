@@ -86,13 +86,7 @@ pub async fn run(
                 built.skills,
                 name,
             );
-            warnings.extend(
-                invocables
-                    .commands
-                    .run_warnings()
-                    .into_iter()
-                    .map(Warning::new),
-            );
+            warnings.extend(invocables.warnings());
             let Some(target) = invocables.find(name) else {
                 return fatal(exit::USAGE, &invocables.unknown(name), &warnings);
             };

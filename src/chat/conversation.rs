@@ -155,13 +155,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
             let built = built.map(|b| {
                 let invocables =
                     Invocables::discover(b.agent.tool_cx.workspace.root(), b.skills.clone());
-                warnings.extend(
-                    invocables
-                        .commands
-                        .run_warnings()
-                        .into_iter()
-                        .map(Warning::new),
-                );
+                warnings.extend(invocables.warnings());
                 warnings.extend(invocables.shadowed(&commands::builtin_names()));
                 (b, invocables.commands)
             });

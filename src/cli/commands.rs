@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use super::agents::shown;
 use super::{exit, fail, CommandsArgs, CommandsCommand};
 use crate::commands::{self, Command};
 use crate::term::{one_line, Term};
@@ -25,13 +26,6 @@ pub(super) fn commands_command(args: CommandsArgs) -> i32 {
         CommandsCommand::List { json } => list(&term, &cwd, &d, json),
         CommandsCommand::Show { name } => show(&term, &cwd, &d, &name),
     }
-}
-
-/// A path as the user would type it from `cwd`.
-fn shown(path: &Path, cwd: &Path) -> String {
-    path.strip_prefix(cwd)
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.display().to_string())
 }
 
 fn tools_of(c: &Command) -> String {

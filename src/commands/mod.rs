@@ -21,9 +21,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::agents::{lenient_frontmatter, model_of, tools_for, For};
-use crate::skills::discover::{roots_of, skipped_in, Roots, SkillRoot, Skipped, MAX_NAME_CHARS};
+use crate::skills::discover::{roots_of, Roots, SkillRoot, Skipped, MAX_NAME_CHARS};
 use crate::skills::parse::{is_fence, split_frontmatter, strip_bom, Yaml};
-use crate::skills::walk::{walk, MAX_DIRS};
 use crate::skills::{Source, MAX_DESCRIPTION_CHARS};
 use crate::text::{collapse_whitespace, cut};
 
@@ -31,10 +30,9 @@ pub mod trust;
 
 pub use trust::{TRUST_AGENTS, TRUST_CLAUDE};
 
-/// Largest command file read (frontmatter and body): the body becomes a message.
-pub const MAX_FILE_BYTES: u64 = 128 * 1024;
-/// Most command files read in all roots together; the rest are counted in one warning.
-pub const MAX_FILES: usize = 1_000;
+/// Largest command file read (frontmatter and body), as for agent files: the body becomes a
+/// message.
+pub use crate::agents::{MAX_FILES, MAX_FILE_BYTES};
 /// What discovery reads of a file at first: a command's frontmatter is a few lines, so most
 /// files are read in one call; a longer head is read on up to the frontmatter limit.
 const FIRST_READ_BYTES: usize = 4 * 1024;
@@ -71,12 +69,7 @@ pub struct Command {
 }
 
 /// A command file that could not be read as a command.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Broken {
-    pub path: PathBuf,
-    pub source: Source,
-    pub reason: String,
-}
+pub use crate::agents::Broken;
 
 /// The commands visible from a folder, and what discovery found wrong.
 #[derive(Debug, Clone, Default)]
@@ -101,17 +94,11 @@ impl Discovery {
     /// are said when it runs.
     pub fn run_warnings(&self) -> Vec<String> {
         let mut out = self.warnings.clone();
-        if let Some(first) = self.broken.first() {
-            let more = match self.broken.len() - 1 {
-                0 => String::new(),
-                n => format!(" (and {n} more; `hx commands list` lists them)"),
-            };
-            out.push(format!(
-                "skipping command file {}: {}{more}",
-                first.path.display(),
-                first.reason
-            ));
-        }
+        out.extend(crate::agents::broken_line(
+            &self.broken,
+            "command",
+            "hx commands list",
+        ));
         out
     }
 }
@@ -178,24 +165,6 @@ pub fn find(cwd: &Path, home: Option<&Path>, name: &str) -> Option<Discovery> {
     })
 }
 
-/// The `*.md` files under a root (subfolders included, within the skills walk's bounds);
-/// under a project root only those that really lie in it. Sorted, so which of two equal
-/// names wins, and the trust manifest, never depend on the filesystem's listing order.
-pub fn command_files(root: &SkillRoot) -> (Vec<PathBuf>, crate::skills::walk::Walked) {
-    let mut walked = walk(
-        &root.path,
-        root.bound(),
-        |_, name| crate::agents::is_agent_file(name),
-        |_| true,
-    );
-    let mut files: Vec<PathBuf> = std::mem::take(&mut walked.files)
-        .into_iter()
-        .map(|f| f.path)
-        .collect();
-    files.sort();
-    (files, walked)
-}
-
 /// A command's name from its path under `root`: `a/b.md` is `a:b`. `None` for a path
 /// outside the root.
 pub fn name_of(root: &Path, path: &Path) -> Option<String> {
@@ -210,28 +179,8 @@ pub fn name_of(root: &Path, path: &Path) -> Option<String> {
 /// Discovers the commands in `roots`, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     let mut d = Discovery::default();
-    let mut found: Vec<(PathBuf, &SkillRoot)> = Vec::new();
-    let mut left = 0usize;
-    for root in roots {
-        let (files, walked) = command_files(root);
-        for s in skipped_in(root, &walked) {
-            d.warnings.push(s.warning());
-        }
-        if walked.truncated {
-            d.warnings.push(format!(
-                "stopped looking for commands in {} after {MAX_DIRS} folders",
-                root.path.display()
-            ));
-        }
-        let room = MAX_FILES - found.len();
-        left += files.len().saturating_sub(room);
-        found.extend(files.into_iter().take(room).map(|p| (p, root)));
-    }
-    if left > 0 {
-        d.warnings.push(format!(
-            "read only the first {MAX_FILES} command files; {left} more left out"
-        ));
-    }
+    // The agent files' walk and bounds: the same kind of folder of Markdown files.
+    let found = crate::agents::files_in(roots, "command", &mut d.warnings);
     let read = crate::skills::discover::read_in_parallel(&found, 64, |(path, root)| {
         read_command(path, root)
     });
@@ -440,32 +389,10 @@ pub fn command_from(
     })
 }
 
-/// The body of a command's file, read when it runs: at most [`MAX_FILE_BYTES`], from a
-/// regular file that (for a project's) still lies in its root; without its frontmatter.
+/// The body of a command's file, read when it runs (as an agent file's is: bounded, and for
+/// a project's still in its root), without its frontmatter.
 pub fn read_body(cmd: &Command) -> Result<String, String> {
-    let fail = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", cmd.path.display());
-    if let Some(within) = &cmd.within {
-        let real = cmd.path.canonicalize().map_err(|e| fail(&e))?;
-        if !real.starts_with(within) {
-            return Err(fail(&format!(
-                "it now links to {}, outside {}",
-                real.display(),
-                within.display()
-            )));
-        }
-    }
-    let file = crate::paths::open_regular(&cmd.path).map_err(|e| fail(&e))?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| fail(&e))?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return Err(fail(&format!(
-            "it is more than {} KiB",
-            MAX_FILE_BYTES / 1024
-        )));
-    }
-    let text = String::from_utf8(bytes).map_err(|_| fail(&"it is not valid UTF-8"))?;
+    let text = crate::agents::read_within(&cmd.path, cmd.within.as_deref())?;
     Ok(body_of(&text).to_string())
 }
 

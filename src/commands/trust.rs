@@ -9,11 +9,11 @@
 //! rule that a link out of the folder does not count). When a command runs, its spans must
 //! be exactly its file's entry in the manifest that is trusted now.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{body_of, shell_spans, Command, MAX_FILE_BYTES};
+use super::{body_of, shell_spans, Command};
 use crate::paths::Env;
 use crate::skills::discover::{read_in_parallel, SkillRoot};
 use crate::skills::Source;
@@ -56,7 +56,7 @@ pub fn manifest(folder: &Path) -> Result<Option<Vec<u8>>, String> {
 }
 
 /// The entries of `folder`'s manifest: its command files as discovery walks them, read on a
-/// few threads; a file that is too large or not text runs nothing (it cannot be invoked).
+/// few threads.
 pub fn entries(folder: &Path) -> Result<Vec<Entry>, String> {
     let real = folder
         .canonicalize()
@@ -66,14 +66,18 @@ pub fn entries(folder: &Path) -> Result<Vec<Entry>, String> {
         real,
         source: Source::Project,
     };
-    let (files, _) = super::command_files(&root);
+    let files: Vec<PathBuf> =
+        crate::agents::files_in(std::slice::from_ref(&root), "command", &mut Vec::new())
+            .into_iter()
+            .map(|(p, _)| p)
+            .collect();
     let read = read_in_parallel(&files, 64, |path| {
         let Some(rel) = path.strip_prefix(folder).ok() else {
             return Ok(None);
         };
-        let text = match read_text(path) {
-            Some(t) => t,
-            None => return Ok(None),
+        // A file that is too large or not text runs nothing: it cannot be invoked.
+        let Ok(text) = crate::agents::read_within(path, None) else {
+            return Ok(None);
         };
         let run: Vec<String> = shell_spans(body_of(&text))
             .into_iter()
@@ -87,18 +91,6 @@ pub fn entries(folder: &Path) -> Result<Vec<Entry>, String> {
         Ok((!run.is_empty()).then_some(Entry { file, run }))
     });
     Ok(read.into_iter().filter_map(|r| r.ok().flatten()).collect())
-}
-
-/// A command file's whole text, within [`MAX_FILE_BYTES`]; `None` when it cannot be read.
-fn read_text(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let file = crate::paths::open_regular(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE_BYTES + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > MAX_FILE_BYTES {
-        return None;
-    }
-    String::from_utf8(bytes).ok()
 }
 
 /// `hx trust` on a commands folder: one line per command it runs, with its file.
