@@ -367,3 +367,31 @@ fn hx_commands_lists_and_shows_what_a_run_would_find() {
         missing.dump()
     );
 }
+
+#[test]
+fn a_commands_shell_span_runs_in_the_runs_sandbox() {
+    let server = FakeServer::start(vec![Reply::text("Ok.")]);
+    let mut hx = Hx::new_offline_in(&crate::support::outside_tmp());
+    hx.env("DEEPSEEK_BASE_URL", server.url());
+    write_home(
+        &hx,
+        ".claude/commands/escape.md",
+        "Result: !`touch ../outside-by-span; echo in > inside-by-span && cat inside-by-span`\n",
+    );
+    let run = hx.run_args(&["agent", "/escape"]);
+    run.assert_code(0);
+    let message = last_user(&server.requests()[0].body);
+    let outside = hx
+        .workspace()
+        .parent()
+        .expect("test root")
+        .join("outside-by-span");
+    assert!(!outside.exists(), "the span wrote outside the workspace");
+    // The pod's read-only mounts answer first; Landlock, where no pod could be made.
+    assert!(
+        message.contains("Read-only file system") || message.contains("Permission denied"),
+        "{message}"
+    );
+    assert!(message.ends_with("in"), "{message}");
+    assert_eq!(hx.read_file("inside-by-span"), "in\n");
+}
