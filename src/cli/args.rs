@@ -53,8 +53,9 @@ pub enum Command {
     Commands(CommandsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
     Sessions(SessionsArgs),
-    /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json) and MCP servers
-    /// (.mcp.json), then allow them as they are now
+    /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json), MCP servers
+    /// (.mcp.json) and what its command files run (.claude/commands), then allow them as
+    /// they are now
     Trust(TrustArgs),
     /// Show what the bash sandbox would enforce on this machine (no API key needed)
     Sandbox(SandboxArgs),
@@ -257,9 +258,11 @@ const TRUST_HELP: &str = "\
 A project's .hx/config.toml (it can send your API key to another server or turn the guard off),
 .hx/hooks.json (it runs commands) and .mcp.json (its MCP servers are commands, or endpoints
 that get the model's tool calls) come with the repository, so hx ignores them, with one
-warning, until you approve their content here. hx trust shows each file's path, hash and
-content (or its commands), then asks. Any change to a file needs approving again; the user's
-own files (~/.config/hx) and the environment need no trust.";
+warning, until you approve their content here; so do the !`command`s of the command files in
+.claude/commands and .agents/commands, which stay text until then. hx trust shows each file's
+path, hash and content (or its commands, or each command file's !`command`s), then asks. Any
+change to a file (to a command a command file runs) needs approving again; the user's own
+files (~/.config/hx, ~/.claude/commands) and the environment need no trust.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SESSIONS_HELP)]
