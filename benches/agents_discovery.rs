@@ -1,12 +1,16 @@
-//! What 500 agent files add to start-up: generates them in a temp folder (each like a file of
-//! a public collection: a description with an unquoted colon, a comma list of Claude's tools,
-//! `model: sonnet`, a 6 KB body), then times discovery plus what a run makes of it (the grouped
-//! warnings, `task`'s list of types), and prints the median and minimum wall time. Run with
+//! What 500 agent files and 500 command files add to start-up: generates them in a temp folder
+//! (each agent like a file of a public collection: a description with an unquoted colon, a
+//! comma list of Claude's tools, `model: sonnet`, a 6 KB body; each command with
+//! `allowed-tools: Bash(git add:*), ...`, an `argument-hint: [message]` list, a `!`cmd`` span
+//! and a 4 KB body), then times discovery plus what a run makes of it (the grouped warnings,
+//! `task`'s list of types; the commands' warnings and the `/` listing of Tab and `/help`),
+//! and prints the median and minimum wall time of each and of both. Run with
 //! `cargo bench --bench agents_discovery`.
 
 use std::time::{Duration, Instant};
 
 const AGENTS: usize = 500;
+const COMMANDS: usize = 500;
 const RUNS: usize = 30;
 
 fn main() -> std::io::Result<()> {
@@ -22,38 +26,87 @@ fn main() -> std::io::Result<()> {
             ),
         )?;
     }
+    let commands = tmp.path().join(".claude/commands");
+    let body =
+        "Look at the diff and write the message. Keep it short: one line, then why.\n".repeat(55);
+    for i in 0..COMMANDS {
+        let dir = commands.join(format!("group-{}", i % 10));
+        std::fs::create_dir_all(&dir)?;
+        std::fs::write(
+            dir.join(format!("command-{i:03}.md")),
+            format!(
+                "---\nallowed-tools: Bash(git add:*), Bash(git status:*), Bash(git commit:*), Read\nargument-hint: [message]\ndescription: Create a git commit: number {i}\nmodel: claude-sonnet-4-0\n---\n## Context\n\n- Current git status: !`git status`\n\n$ARGUMENTS\n\n{body}"
+            ),
+        )?;
+    }
     let cwd = tmp.path().join("src");
     std::fs::create_dir_all(&cwd)?;
     let home = tmp.path().join("home");
 
-    let startup = || {
+    let agents = || {
         let d = hx::agents::discover(&cwd, Some(&home));
         let warnings = d.run_warnings();
         let listing = hx::agents::listing(&d.agents, hx::agents::LIST_BUDGET);
         (d, warnings, listing)
     };
+    let commands = || {
+        let found = hx::app::invoke::Invocables {
+            commands: std::sync::Arc::new(hx::commands::discover(&cwd, Some(&home))),
+            skills: Default::default(),
+        };
+        let warnings = found.commands.run_warnings();
+        let listed = found.listed();
+        (found, warnings, listed)
+    };
     // One warm-up run so the page cache state matches a second start of hx.
-    let (first, warnings, _) = startup();
+    let (first, warnings, _) = agents();
     assert_eq!(first.agents.len(), AGENTS);
     assert!(first.broken.is_empty(), "{:?}", first.broken.first());
     assert_eq!(warnings.len(), 3, "{warnings:?}");
+    let (found, warnings, listed) = commands();
+    assert_eq!(found.commands.commands.len(), COMMANDS);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(listed.len(), COMMANDS);
+    assert_eq!(listed[0].hint.as_deref(), Some("[message]"));
 
-    let mut times: Vec<Duration> = (0..RUNS)
-        .map(|_| {
-            let start = Instant::now();
-            let (d, _, listing) = startup();
-            let elapsed = start.elapsed();
-            assert_eq!(d.agents.len(), AGENTS);
-            assert!(!listing.is_empty());
-            elapsed
-        })
-        .collect();
-    times.sort();
+    let time = |f: &dyn Fn()| -> Vec<Duration> {
+        let mut times: Vec<Duration> = (0..RUNS)
+            .map(|_| {
+                let start = Instant::now();
+                f();
+                start.elapsed()
+            })
+            .collect();
+        times.sort();
+        times
+    };
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "agents_discovery: {AGENTS} agent files, {RUNS} runs: median {:.2} ms, min {:.2} ms",
-        ms(times[RUNS / 2]),
-        ms(times[0])
+    let show = |what: &str, times: &[Duration]| {
+        println!(
+            "agents_discovery: {what}, {RUNS} runs: median {:.2} ms, min {:.2} ms",
+            ms(times[RUNS / 2]),
+            ms(times[0])
+        )
+    };
+    let a = time(&|| {
+        let (d, _, listing) = agents();
+        assert_eq!(d.agents.len(), AGENTS);
+        assert!(!listing.is_empty());
+    });
+    show(&format!("{AGENTS} agent files"), &a);
+    let c = time(&|| {
+        let (found, _, listed) = commands();
+        assert_eq!(found.commands.commands.len(), COMMANDS);
+        assert_eq!(listed.len(), COMMANDS);
+    });
+    show(&format!("{COMMANDS} command files"), &c);
+    let both = time(&|| {
+        let _ = agents();
+        let _ = commands();
+    });
+    show(
+        &format!("{AGENTS} agent files and {COMMANDS} command files"),
+        &both,
     );
     Ok(())
 }

@@ -10,6 +10,7 @@ pub mod app;
 pub mod chat;
 pub mod checkpoint;
 pub mod cli;
+pub mod commands;
 pub mod config;
 pub mod context;
 pub mod events;

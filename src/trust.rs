@@ -55,14 +55,41 @@ pub struct Kind {
     /// Reads the text of the file at the path as a run would, and gives the lines `hx trust`
     /// shows (escaped: they come from the repository). The problems it finds refuse trust.
     pub review: fn(&Path, &str) -> Review,
+    /// What is approved: the file's bytes, or what a folder's files can run.
+    pub content: Content,
+}
+
+/// What of a kind's path is hashed and approved.
+#[derive(Debug, Clone, Copy)]
+pub enum Content {
+    /// The file, whole.
+    File,
+    /// A folder (`.claude/commands`): the text the function makes of it, a deterministic
+    /// listing of what its files can run, so that an edit of what runs (and only that) asks
+    /// again. `Ok(None)` when nothing in it runs: then there is nothing to trust.
+    Folder(fn(&Path) -> Result<Option<Vec<u8>>, String>),
 }
 
 impl Kind {
-    /// The nearest file of this kind at or above `cwd`.
+    /// The nearest file of this kind at or above `cwd` (for a folder kind, the nearest
+    /// folder in which something runs).
     pub fn find(&self, cwd: &Path) -> Option<PathBuf> {
         cwd.ancestors()
             .map(|d| d.join(self.path))
-            .find(|p| p.is_file())
+            .find(|p| match self.content {
+                Content::File => p.is_file(),
+                Content::Folder(read) => p.is_dir() && !matches!(read(p), Ok(None)),
+            })
+    }
+
+    /// What of the path found is approved, read as a run reads it: `None` when there is
+    /// none (any more). Errors name the path.
+    pub fn read(&self, path: &Path) -> Result<Option<Vec<u8>>, String> {
+        match self.content {
+            Content::File => read_file(path),
+            Content::Folder(_) if !path.is_dir() => Ok(None),
+            Content::Folder(read) => read(path).map_err(|e| format!("{}: {e}", path.display())),
+        }
     }
 
     /// The store's key for this kind's file in folder `dir`, whether or not the file is
@@ -186,7 +213,7 @@ pub fn gate(kind: &Kind, cwd: &Path, env: &Env) -> Result<Option<Gate>, String> 
     if let Some(problem) = kind.link_problem(&path) {
         return skipped(&problem, None);
     }
-    let Some(bytes) = read_file(&path)? else {
+    let Some(bytes) = kind.read(&path)? else {
         return Ok(None);
     };
     let store = match TrustStore::path_for(env).map(|p| TrustStore::load(&p)) {
@@ -341,11 +368,13 @@ mod tests {
         path: ".hx/config.toml",
         label: "project config",
         review: |_, text| Ok(text.lines().map(escaped).collect()),
+        content: Content::File,
     };
     const HOOKS: Kind = Kind {
         path: ".hx/hooks.json",
         label: "project hooks",
         review: |_, text| Ok(text.lines().map(escaped).collect()),
+        content: Content::File,
     };
 
     #[test]

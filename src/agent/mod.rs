@@ -247,7 +247,15 @@ impl Agent {
         let at_message = session.messages().len();
         let compactions = session.stats.compactions;
         let taking = self.take_checkpoint(session);
+        // A skill the user invoked (`/NAME`, its block in the message) is loaded as of now:
+        // `load_skill` says so rather than putting the body in twice.
+        let invoked = task.starts_with("<skill name=\"");
         session.push(Message::User(task));
+        if invoked {
+            for r in &self.restore {
+                r.restore(session.messages());
+            }
+        }
         // The specs change only when an MCP server's tool list did, seen before a request:
         // otherwise the request prefix stays byte-identical from turn to turn. The first
         // refresh (the loop's, before the first request) starts the MCP servers; each later

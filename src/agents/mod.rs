@@ -52,7 +52,7 @@ pub struct Definition {
     pub notes: Vec<String>,
 }
 
-/// An agent file that could not be read as a definition.
+/// An agent file (or a command file) that could not be read as a definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Broken {
     pub path: PathBuf,
@@ -92,20 +92,24 @@ impl Discovery {
         for (note, names) in by_note {
             out.push(format!("agent {}: {note}", some_names(&names)));
         }
-        if !self.broken.is_empty() {
-            let first = &self.broken[0];
-            let more = match self.broken.len() - 1 {
-                0 => String::new(),
-                n => format!(" (and {n} more; `hx agents check` lists them)"),
-            };
-            out.push(format!(
-                "skipping agent file {}: {}{more}",
-                first.path.display(),
-                first.reason
-            ));
-        }
+        out.extend(broken_line(&self.broken, "agent", "hx agents check"));
         out
     }
+}
+
+/// The one line a run says about the files of `what` (`agent`, `command`) it could not read:
+/// the first, and how many more `listing` shows.
+pub fn broken_line(broken: &[Broken], what: &str, listing: &str) -> Option<String> {
+    let first = broken.first()?;
+    let more = match broken.len() - 1 {
+        0 => String::new(),
+        n => format!(" (and {n} more; `{listing}` lists them)"),
+    };
+    Some(format!(
+        "skipping {what} file {}: {}{more}",
+        first.path.display(),
+        first.reason
+    ))
 }
 
 /// `a, b, c and 4 more`.
@@ -151,35 +155,46 @@ pub fn is_agent_file(name: &str) -> bool {
     name.ends_with(".md") && !name.eq_ignore_ascii_case("README.md")
 }
 
-/// Discovers the definitions in `roots`, earlier roots winning on equal names.
-pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
-    let mut d = Discovery::default();
+/// The Markdown files of `roots` that a discovery of `what` (`agent`, `command`) reads:
+/// each root's in path order (so which of two equal names in one root wins never depends on
+/// the filesystem's listing order), roots in precedence order, at most [`MAX_FILES`] in all.
+/// What the walks skipped, and the files left out, are pushed to `warnings`.
+pub fn files_in<'a>(
+    roots: &'a [SkillRoot],
+    what: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<(PathBuf, &'a SkillRoot)> {
     let mut found: Vec<(PathBuf, &SkillRoot)> = Vec::new();
     let mut left = 0usize;
     for root in roots {
         let walked = agent_files(root);
         for s in skipped_in(root, &walked) {
-            d.warnings.push(s.warning());
+            warnings.push(s.warning());
         }
         if walked.truncated {
-            d.warnings.push(format!(
-                "stopped looking for agents in {} after {MAX_DIRS} folders",
+            warnings.push(format!(
+                "stopped looking for {what}s in {} after {MAX_DIRS} folders",
                 root.path.display()
             ));
         }
         let mut files: Vec<PathBuf> = walked.files.into_iter().map(|f| f.path).collect();
-        // Sorted so that which of two equal names in one root wins never depends on the
-        // filesystem's listing order.
         files.sort();
         let room = MAX_FILES - found.len();
         left += files.len().saturating_sub(room);
         found.extend(files.into_iter().take(room).map(|p| (p, root)));
     }
     if left > 0 {
-        d.warnings.push(format!(
-            "read only the first {MAX_FILES} agent files; {left} more left out"
+        warnings.push(format!(
+            "read only the first {MAX_FILES} {what} files; {left} more left out"
         ));
     }
+    found
+}
+
+/// Discovers the definitions in `roots`, earlier roots winning on equal names.
+pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
+    let mut d = Discovery::default();
+    let found = files_in(roots, "agent", &mut d.warnings);
     let read = read_all(&found);
     let mut by_name: BTreeMap<String, Definition> = BTreeMap::new();
     for ((path, root), result) in found.into_iter().zip(read) {
@@ -238,19 +253,7 @@ pub fn read_definition(path: &Path, source: Source) -> Result<Definition, String
 /// The definition in frontmatter text (between the fences).
 pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Definition, String> {
     let mut notes = Vec::new();
-    let fm = match parse_frontmatter(text) {
-        Ok(fm) => fm,
-        Err(e) => {
-            let fm = line_by_line(text);
-            if fm.fields.is_empty() {
-                return Err(format!("invalid frontmatter: {e}"));
-            }
-            notes.push(format!(
-                "frontmatter is not valid YAML ({e}); read line by line"
-            ));
-            fm
-        }
-    };
+    let fm = lenient_frontmatter(text, &mut notes)?;
     let name = match fm.fields.get("name") {
         None | Some(Yaml::Null) => None,
         Some(v) => match v.as_text() {
@@ -317,18 +320,47 @@ pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Defini
     })
 }
 
+/// Frontmatter as files written for Claude Code hold it: strict YAML, then the skills'
+/// rewrite, then [`line_by_line`] (with a note saying so). An error only when nothing at all
+/// could be read. Shared by agent files and command files (the `commands` module, a layer above).
+pub fn lenient_frontmatter(text: &str, notes: &mut Vec<String>) -> Result<Frontmatter, String> {
+    match parse_frontmatter(text) {
+        Ok(fm) => Ok(fm),
+        Err(e) => {
+            let fm = line_by_line(text);
+            if fm.fields.is_empty() {
+                return Err(format!("invalid frontmatter: {e}"));
+            }
+            notes.push(format!(
+                "frontmatter is not valid YAML ({e}); read line by line"
+            ));
+            Ok(fm)
+        }
+    }
+}
+
+/// Whom a list of Claude Code tool names is mapped for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum For {
+    /// A subagent type (`tools`): never `task`, `todo_write` or `load_skill`, and a narrowed
+    /// `Bash(...)` is left out, since hx cannot narrow it.
+    Subagent,
+    /// One message of the main agent (a command's `allowed-tools`): every tool of hx's, and
+    /// `Bash(...)` gives bash whole (the main agent has it anyway; the guard still watches).
+    Message,
+}
+
 /// hx's tools for a `tools` field: a comma list or a YAML list of names. `None` (every
 /// subagent tool) when it names nothing, or `*`.
 fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
+    tools_for(v, For::Subagent, notes)
+}
+
+/// [`tool_names`] for `who`: the names hx gives, in the order asked, each once; a name hx
+/// lacks is a note. `allowed-tools` also takes Claude Code's space-separated form.
+pub fn tools_for(v: &Yaml, who: For, notes: &mut Vec<String>) -> Option<Vec<String>> {
     let mut asked: Vec<String> = Vec::new();
-    let mut add = |s: &str| {
-        asked.extend(
-            s.split(',')
-                .map(str::trim)
-                .filter(|t| !t.is_empty())
-                .map(str::to_string),
-        )
-    };
+    let mut add = |s: &str| asked.extend(split_tool_list(s, who));
     match v {
         Yaml::Seq(items) => {
             for item in items {
@@ -341,8 +373,12 @@ fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
         other => match other.as_text() {
             Some(s) => add(&s),
             None => {
+                let every = match who {
+                    For::Subagent => "every subagent tool",
+                    For::Message => "every tool",
+                };
                 notes.push(format!(
-                    "tools is {}, not a list of names; every subagent tool is given",
+                    "tools is {}, not a list of names; {every} is given",
                     other.kind()
                 ));
                 return None;
@@ -353,8 +389,9 @@ fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
         return None;
     }
     let mut out: Vec<String> = Vec::new();
+    let mut whole: Vec<String> = Vec::new();
     for t in &asked {
-        match map_tool(t) {
+        match map_tool(t, who) {
             Mapped::To(name) => {
                 if !out.iter().any(|o| o == name) {
                     out.push(name.to_string());
@@ -377,9 +414,50 @@ fn tool_names(v: &Yaml, notes: &mut Vec<String>) -> Option<Vec<String>> {
             Mapped::Missing => {
                 notes.push(format!("tool {}: hx has no such tool, left out", quoted(t)))
             }
+            Mapped::Whole(name) => {
+                whole.push(quoted(t));
+                if !out.iter().any(|o| o == name) {
+                    out.push(name.to_string());
+                }
+            }
         }
     }
+    // One note for all of a file's patterns: a commit command names three.
+    if !whole.is_empty() {
+        let tools = if whole.len() == 1 { "tool" } else { "tools" };
+        notes.push(format!(
+            "{tools} {}: hx cannot limit bash to some commands, gives it whole",
+            whole.join(", ")
+        ));
+    }
     Some(out)
+}
+
+/// The names in one text of a tools field: comma-separated (`Read, Grep`), and for a
+/// message also space-separated (`Bash(git add:*) Read`, Claude Code's `allowed-tools`
+/// form), a space inside parentheses kept (`Bash(git commit -m:*)`).
+fn split_tool_list(s: &str, who: For) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut word = String::new();
+    let mut depth = 0usize;
+    for c in s.chars() {
+        match c {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        let splits = c == ',' || (who == For::Message && c.is_whitespace() && depth == 0);
+        if splits {
+            out.push(std::mem::take(&mut word));
+        } else {
+            word.push(c);
+        }
+    }
+    out.push(word);
+    out.into_iter()
+        .map(|w| w.trim().to_string())
+        .filter(|w| !w.is_empty())
+        .collect()
 }
 
 fn quoted(t: &str) -> String {
@@ -392,10 +470,21 @@ enum Mapped {
     Never,
     Narrowed,
     Missing,
+    /// A narrowed tool (`Bash(...)`) given whole, with a note.
+    Whole(&'static str),
 }
 
-/// Claude Code's tool names (and hx's own) to hx's subagent tools.
-fn map_tool(t: &str) -> Mapped {
+/// Claude Code's tool names (and hx's own) to hx's tools for `who`.
+fn map_tool(t: &str, who: For) -> Mapped {
+    if who == For::Message {
+        match t {
+            "Task" | "Agent" | "task" => return Mapped::To("task"),
+            "TodoWrite" | "todo_write" => return Mapped::To("todo_write"),
+            "Skill" | "load_skill" => return Mapped::To("load_skill"),
+            _ if t.starts_with("Bash(") => return Mapped::Whole("bash"),
+            _ => {}
+        }
+    }
     match t {
         "Bash" | "bash" => Mapped::To("bash"),
         "Read" | "read_file" => Mapped::To("read_file"),
@@ -415,7 +504,7 @@ fn map_tool(t: &str) -> Mapped {
 
 /// The model a `model` field names: `None` for `inherit` and for Claude's models, which the
 /// configured provider cannot serve.
-fn model_of(m: &str, notes: &mut Vec<String>) -> Option<String> {
+pub fn model_of(m: &str, notes: &mut Vec<String>) -> Option<String> {
     let claude = ["sonnet", "opus", "haiku", "opusplan", "fable"];
     let lower = m.to_ascii_lowercase();
     if m.is_empty() || lower == "inherit" {
@@ -491,9 +580,22 @@ fn line_by_line(text: &str) -> Frontmatter {
 /// The body of a definition's file, read when a subagent of its type starts: at most
 /// [`MAX_FILE_BYTES`], from a regular file that (for a project's) still lies in its root.
 pub fn read_body(def: &Definition) -> Result<String, String> {
-    let fail = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", def.path.display());
-    if let Some(within) = &def.within {
-        let real = def.path.canonicalize().map_err(|e| fail(&e))?;
+    let text = read_within(&def.path, def.within.as_deref())?;
+    match split_frontmatter(&text) {
+        Some((_, body)) => Ok(body.to_string()),
+        None => Err(format!(
+            "cannot read {}: its frontmatter is gone",
+            def.path.display()
+        )),
+    }
+}
+
+/// The whole text of an agent or command file, read when it is used: at most
+/// [`MAX_FILE_BYTES`], from a regular file that still lies in `within` (a project's root).
+pub fn read_within(path: &Path, within: Option<&Path>) -> Result<String, String> {
+    let fail = |e: &dyn std::fmt::Display| format!("cannot read {}: {e}", path.display());
+    if let Some(within) = within {
+        let real = path.canonicalize().map_err(|e| fail(&e))?;
         if !real.starts_with(within) {
             return Err(fail(&format!(
                 "it now links to {}, outside {}",
@@ -502,7 +604,7 @@ pub fn read_body(def: &Definition) -> Result<String, String> {
             )));
         }
     }
-    let file = crate::paths::open_regular(&def.path).map_err(|e| fail(&e))?;
+    let file = crate::paths::open_regular(path).map_err(|e| fail(&e))?;
     let mut bytes = Vec::new();
     file.take(MAX_FILE_BYTES + 1)
         .read_to_end(&mut bytes)
@@ -513,11 +615,7 @@ pub fn read_body(def: &Definition) -> Result<String, String> {
             MAX_FILE_BYTES / 1024
         )));
     }
-    let text = String::from_utf8(bytes).map_err(|_| fail(&"it is not valid UTF-8"))?;
-    match split_frontmatter(&text) {
-        Some((_, body)) => Ok(body.to_string()),
-        None => Err(fail(&"its frontmatter is gone")),
-    }
+    String::from_utf8(bytes).map_err(|_| fail(&"it is not valid UTF-8"))
 }
 
 /// The `task` tool's list of agents: `- name: description` per agent in name order, within

@@ -12,6 +12,7 @@
 pub mod build;
 pub mod config;
 pub mod exit;
+pub mod invoke;
 pub mod outcome;
 pub mod rewind;
 pub mod run;

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::outcome::{Ending, Front};
 use super::session::{self, Resumed};
 use super::signals::{self, Signals};
-use super::{build, exit};
+use super::{build, exit, invoke};
 use crate::agent::compact::Ended;
 use crate::agent::Outcome;
 use crate::config::{Config, Env};
@@ -63,17 +63,44 @@ pub async fn run(
         events.emit(&main, &Event::Error(message));
         code
     };
-    let agent = match build::build_agent(
+    let built = match build::build_agent_with(
         &config,
         &cwd,
         &env,
         events.clone(),
         recorder.clone(),
         &id,
+        build::Asks::default(),
         &mut warnings,
     ) {
-        Ok(a) => a,
+        Ok(b) => b,
         Err(e) => return fatal(exit::USAGE, &e, &warnings),
+    };
+    let agent = built.agent;
+    // `/NAME args`: read before anything is recorded, so an unknown name sends nothing;
+    // `//text` is the message `/text`. Command files are looked for only then.
+    let (message, prepared) = match message.as_deref().map(invoke::classify) {
+        Some(invoke::Line::Slash { name, args }) => {
+            let invocables = invoke::Invocables::discover_for(
+                agent.tool_cx.workspace.root(),
+                built.skills,
+                name,
+            );
+            warnings.extend(invocables.warnings());
+            let Some(target) = invocables.find(name) else {
+                return fatal(exit::USAGE, &invocables.unknown(name), &warnings);
+            };
+            let root = agent.tool_cx.workspace.root().to_path_buf();
+            match invoke::prepare(target, args, &invocables.skills, &root, &env, true) {
+                Ok(p) => {
+                    warnings.extend(p.warnings.iter().cloned());
+                    (message, Some(p))
+                }
+                Err(e) => return fatal(exit::USAGE, &e, &warnings),
+            }
+        }
+        Some(invoke::Line::Message(m)) => (Some(m), None),
+        None => (None, None),
     };
     let resumed = resume.is_some();
     let session = session::open(&recorder, id, resume, config.reasoning_echo, &mut warnings);
@@ -110,9 +137,19 @@ pub async fn run(
     let reaper = tokio::spawn(signals::reap_orphans());
     let began = std::time::Instant::now();
     let work = async {
-        match &message {
-            Some(text) => Ending::Run(agent.run(&mut session, text).await),
-            None => {
+        match (&message, prepared) {
+            (Some(_), Some(prepared)) => {
+                let inv = prepared.finish(&agent.tool_cx).await;
+                let mut said = Vec::new();
+                let narrowed = invoke::for_message(&agent, &inv, &config, &mut said);
+                for w in &said {
+                    events.warn(&main, w);
+                }
+                let agent = narrowed.as_ref().unwrap_or(&agent);
+                Ending::Run(agent.run(&mut session, &inv.message).await)
+            }
+            (Some(text), None) => Ending::Run(agent.run(&mut session, text).await),
+            (None, _) => {
                 // A compaction on its own is the run's one turn.
                 events.emit(&main, &Event::TurnStarted);
                 match agent.compact_now(&mut session).await {

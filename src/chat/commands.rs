@@ -1,5 +1,6 @@
-//! What a line typed at the `hx chat` prompt asks for: a message for the model, or one of the
-//! slash commands. Pure, so every rule is a unit test.
+//! What a line typed at the `hx chat` prompt asks for: a message for the model, one of the
+//! chat's slash commands, or a command file or skill to invoke. Pure, so every rule is a
+//! unit test.
 
 /// The slash commands, with their one-line help, in the order `/help` lists them.
 pub const COMMANDS: [(&str, &str); 16] = [
@@ -31,17 +32,45 @@ pub const COMMANDS: [(&str, &str); 16] = [
         "what the system prompt and the conversation hold",
     ),
     (
-        "/SKILL",
-        "a skill's name sends the line as typed; the model loads the skill",
+        "/NAME",
+        "/NAME [args]: a command file or a skill, listed below (//text sends a literal /)",
     ),
 ];
+
+/// The names of the chat's own commands, which win over a command file or skill of the
+/// same name.
+pub fn builtin_names() -> Vec<&'static str> {
+    let mut names: Vec<&str> = COMMANDS
+        .iter()
+        .map(|(c, _)| c.trim_start_matches('/'))
+        .filter(|c| *c != "NAME")
+        .collect();
+    names.push("?");
+    names
+}
+
+/// One name `/` offers besides the chat's own commands (a command file or a skill), as Tab
+/// and `/help` show it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Named {
+    pub name: String,
+    pub hint: Option<String>,
+    pub description: String,
+}
+
+/// One completion: what Tab puts in the line, and what the list of candidates shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    pub replacement: String,
+    pub display: String,
+}
 
 /// One line from the prompt, understood.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Input {
     /// Nothing but whitespace: nothing to do.
     Empty,
-    /// Sent to the model as typed (a message, or `/skill-name ...`).
+    /// Sent to the model as typed (`//text` as `/text`).
     Message(String),
     Help,
     Exit,
@@ -56,24 +85,25 @@ pub enum Input {
     Todos,
     Usage,
     Context,
-    /// `/word` that is no command and no skill: nothing is sent.
-    Unknown(String),
+    /// `/NAME args` that is none of the chat's own: a command file or a skill, if one has
+    /// that name (`app::invoke` decides).
+    Invoke {
+        name: String,
+        args: String,
+    },
 }
 
-/// Reads one line. `is_skill` says whether a name is a skill of the catalog.
-pub fn parse(line: &str, is_skill: impl Fn(&str) -> bool) -> Input {
-    let trimmed = line.trim();
-    if trimmed.is_empty() {
+/// Reads one line.
+pub fn parse(line: &str) -> Input {
+    use crate::app::invoke::{classify, Line};
+    if line.trim().is_empty() {
         return Input::Empty;
     }
-    let Some(rest) = trimmed.strip_prefix('/') else {
-        return Input::Message(line.trim_end().to_string());
+    let (word, args) = match classify(line) {
+        Line::Message(m) => return Input::Message(m),
+        Line::Slash { name, args } => (name, args),
     };
-    let (word, arg) = match rest.split_once(char::is_whitespace) {
-        Some((w, a)) => (w, Some(a.trim()).filter(|a| !a.is_empty())),
-        None => (rest, None),
-    };
-    let arg = arg.map(str::to_string);
+    let arg = Some(args).filter(|a| !a.is_empty()).map(str::to_string);
     match word {
         "help" | "?" => Input::Help,
         "exit" | "quit" => Input::Exit,
@@ -88,33 +118,45 @@ pub fn parse(line: &str, is_skill: impl Fn(&str) -> bool) -> Input {
         "todos" => Input::Todos,
         "usage" => Input::Usage,
         "context" => Input::Context,
-        // The catalog's description is what leads the model to load the skill, as the
-        // skill's author wrote it; hx does not load it behind the model's back.
-        w if !w.is_empty() && is_skill(w) => Input::Message(line.trim_end().to_string()),
-        w => Input::Unknown(format!("/{w}")),
+        w => Input::Invoke {
+            name: w.to_string(),
+            args: args.to_string(),
+        },
     }
 }
 
-/// The candidates for Tab at the start of a line: commands, then `/skill` names, that begin
-/// with `word` (which starts with `/`).
-pub fn complete<'a>(word: &str, skills: impl Iterator<Item = &'a str>) -> Vec<String> {
-    let mut out: Vec<String> = COMMANDS
+/// The candidates for Tab at the start of a line: the chat's commands, then the command
+/// files and skills (shown with their argument hint), that begin with `word` (which starts
+/// with `/`). A name the chat's own commands take is not offered twice.
+pub fn complete(word: &str, named: &[Named]) -> Vec<Candidate> {
+    let mut out: Vec<Candidate> = COMMANDS
         .iter()
         .map(|(c, _)| *c)
-        .filter(|c| *c != "/SKILL" && c.starts_with(word))
-        .map(str::to_string)
+        .filter(|c| *c != "/NAME" && c.starts_with(word))
+        .map(|c| Candidate {
+            replacement: c.to_string(),
+            display: c.to_string(),
+        })
         .collect();
-    let mut names: Vec<String> = skills
-        .map(|s| format!("/{s}"))
-        .filter(|s| s.starts_with(word) && !out.contains(s))
+    let mut more: Vec<Candidate> = named
+        .iter()
+        .map(|n| (format!("/{}", n.name), n))
+        .filter(|(s, _)| s.starts_with(word) && !out.iter().any(|c| c.replacement == *s))
+        .map(|(s, n)| Candidate {
+            display: match &n.hint {
+                Some(h) => format!("{s} {h}"),
+                None => s.clone(),
+            },
+            replacement: s,
+        })
         .collect();
-    names.sort();
-    out.extend(names);
+    more.sort_by(|a, b| a.replacement.cmp(&b.replacement));
+    out.extend(more);
     out
 }
 
-/// `/help`'s text.
-pub fn help() -> String {
+/// `/help`'s text: the chat's commands, then the command files and skills `/` runs.
+pub fn help(named: &[Named]) -> String {
     let mut s = String::from(
         "Type a message and press Enter. Alt-Enter or a trailing \\ starts a new line; a \
          pasted block is one message. Ctrl-R searches the history, Tab completes commands \
@@ -122,6 +164,19 @@ pub fn help() -> String {
     );
     for (cmd, what) in COMMANDS {
         s.push_str(&format!("  {cmd:<10} {what}\n"));
+    }
+    if !named.is_empty() {
+        s.push_str("Commands and skills:\n");
+    }
+    for n in named {
+        let head = match &n.hint {
+            Some(h) => format!("/{} {h}", n.name),
+            None => format!("/{}", n.name),
+        };
+        s.push_str(&format!(
+            "  {head:<24} {}\n",
+            crate::term::one_line(&n.description, 80)
+        ));
     }
     s
 }
@@ -137,7 +192,7 @@ mod tests {
     use super::*;
 
     fn p(line: &str) -> Input {
-        parse(line, |n| n == "sync-upstream")
+        parse(line)
     }
 
     #[test]
@@ -166,29 +221,43 @@ mod tests {
     }
 
     #[test]
-    fn a_skill_name_is_sent_as_typed_and_other_words_are_not() {
+    fn other_names_are_invocations_and_a_double_slash_is_literal() {
         assert_eq!(
             p("/sync-upstream now"),
-            Input::Message("/sync-upstream now".into())
+            Input::Invoke {
+                name: "sync-upstream".into(),
+                args: "now".into()
+            }
         );
-        assert_eq!(p("/sync"), Input::Unknown("/sync".into()));
-        assert_eq!(p("/ what"), Input::Unknown("/".into()));
+        assert_eq!(p("//help me"), Input::Message("/help me".into()));
         // A message that merely contains a slash is a message.
         assert_eq!(p("see /etc/hosts"), Input::Message("see /etc/hosts".into()));
+        assert!(builtin_names().contains(&"help"));
+        assert!(!builtin_names().contains(&"NAME"));
     }
 
     #[test]
-    fn completion_lists_commands_then_skills() {
-        let skills = ["sync-upstream", "release"];
-        assert_eq!(
-            complete("/s", skills.iter().copied()),
-            vec!["/skills", "/sync-upstream"]
-        );
-        assert_eq!(
-            complete("/re", skills.iter().copied()),
-            vec!["/resume", "/rewind", "/release"]
-        );
-        assert!(complete("/zz", skills.iter().copied()).is_empty());
+    fn completion_lists_commands_then_named_with_hints() {
+        let named = [
+            Named {
+                name: "sync-upstream".into(),
+                hint: Some("[branch]".into()),
+                description: String::new(),
+            },
+            Named {
+                name: "release".into(),
+                hint: None,
+                description: String::new(),
+            },
+        ];
+        let shown = |w: &str| -> Vec<String> {
+            complete(w, &named).into_iter().map(|c| c.display).collect()
+        };
+        assert_eq!(shown("/s"), vec!["/skills", "/sync-upstream [branch]"]);
+        assert_eq!(shown("/re"), vec!["/resume", "/rewind", "/release"]);
+        assert_eq!(complete("/sy", &named)[0].replacement, "/sync-upstream");
+        assert!(shown("/zz").is_empty());
+        assert!(help(&named).contains("/sync-upstream [branch]"));
     }
 
     #[test]

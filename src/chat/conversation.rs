@@ -23,6 +23,7 @@ use super::commands::{self, Input};
 use super::editor::{self, LineEditor, Read, SkillNames};
 use super::terminal::SavedTerminal;
 use crate::agent::{Agent, Outcome};
+use crate::app::invoke::Invocables;
 use crate::app::outcome::{Ending, Front};
 use crate::app::session::Resumed;
 use crate::app::signals::{self, Signals, ENDING};
@@ -53,8 +54,9 @@ pub struct Setup {
     pub term: Arc<Term>,
 }
 
-/// What a build of the agent gives.
-pub(super) type Built = Result<build::Built, String>;
+/// What a build of the agent gives: the agent, and the command files (found once, on the
+/// first build's thread, so that the prompt does not wait for them).
+pub(super) type Built = Result<(build::Built, Arc<crate::commands::Discovery>), String>;
 
 /// How a message's turn ended.
 enum TurnEnd {
@@ -80,6 +82,10 @@ pub(super) struct Chat {
     pub(super) agent: Option<Agent>,
     pub(super) building: Option<tokio::task::JoinHandle<Built>>,
     pub(super) skills: Arc<SkillRegistry>,
+    /// The command files `/NAME` runs.
+    pub(super) commands: Arc<crate::commands::Discovery>,
+    /// The commands whose notes were said already (once per conversation).
+    pub(super) noted: std::collections::HashSet<String>,
     /// The current session's id: chosen before its file exists.
     pub(super) id: String,
     /// Created with the first message (an empty chat leaves no session for `-c` to find),
@@ -149,6 +155,13 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
                 },
                 &mut warnings,
             );
+            let built = built.map(|b| {
+                let invocables =
+                    Invocables::discover(b.agent.tool_cx.workspace.root(), b.skills.clone());
+                warnings.extend(invocables.warnings());
+                warnings.extend(invocables.shadowed(&commands::builtin_names()));
+                (b, invocables.commands)
+            });
             for w in warnings {
                 editor.print(&w.to_string());
             }
@@ -168,6 +181,8 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         agent: None,
         building: Some(building),
         skills: Arc::new(SkillRegistry::default()),
+        commands: Default::default(),
+        noted: Default::default(),
         id,
         session: None,
         started: false,
@@ -204,8 +219,32 @@ impl Chat {
     }
 
     pub(super) fn set_skill_names(&self) {
-        let names = self.skills.names().map(str::to_string).collect();
+        let names = self.named();
         *self.skill_names.write().unwrap_or_else(|p| p.into_inner()) = names;
+    }
+
+    /// What `/NAME` may invoke: the command files, then the skills.
+    pub(super) fn invocables(&self) -> Invocables {
+        Invocables {
+            commands: self.commands.clone(),
+            skills: self.skills.clone(),
+        }
+    }
+
+    /// The command files and skills `/` offers, for Tab and `/help`; the chat's own
+    /// commands hide those of their names.
+    fn named(&self) -> Vec<commands::Named> {
+        let builtins = commands::builtin_names();
+        self.invocables()
+            .listed()
+            .into_iter()
+            .filter(|l| !builtins.contains(&l.name.as_str()))
+            .map(|l| commands::Named {
+                name: l.name,
+                hint: l.hint,
+                description: l.description,
+            })
+            .collect()
     }
 
     /// The conversation, until the user leaves (0) or a signal ends it.
@@ -257,16 +296,21 @@ impl Chat {
             if !text.trim().is_empty() {
                 self.editor.remember(&text);
             }
-            let input = commands::parse(&text, |n| self.skills.get(n).is_some());
+            let input = commands::parse(&text);
             match input {
                 Input::Empty => {}
                 Input::Message(m) => {
-                    if let Some(code) = self.send(&m, ends, terminal).await {
+                    if let Some(code) = self.send(&m, None, ends, terminal).await {
+                        return code;
+                    }
+                }
+                Input::Invoke { name, args } => {
+                    if let Some(code) = self.invoke(&name, &args, ends, terminal).await {
                         return code;
                     }
                 }
                 Input::Exit => break,
-                Input::Help => self.say(commands::help().trim_end()),
+                Input::Help => self.say(commands::help(&self.named()).trim_end()),
                 Input::New => self.new_session(),
                 Input::Resume(id) => {
                     if let Err(code) = self.resume(id, ends, terminal).await {
@@ -325,9 +369,6 @@ impl Chat {
                             &size,
                         ))
                     }
-                }
-                Input::Unknown(word) => {
-                    self.say(&format!("hx: unknown command {word}; /help lists them"))
                 }
             }
         }
@@ -403,9 +444,10 @@ impl Chat {
         terminal: &SavedTerminal,
     ) -> Result<(), i32> {
         let failed = match built {
-            Ok(Ok(built)) => {
+            Ok(Ok((built, commands))) => {
                 self.agent = Some(built.agent);
                 self.skills = built.skills;
+                self.commands = commands;
                 self.set_skill_names();
                 self.restore_tools();
                 return Ok(());
@@ -423,7 +465,7 @@ impl Chat {
 
     /// Ends the chat on a signal that ends the program: the terminal put back, the session
     /// closed with the signal as its outcome.
-    fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
+    pub(super) fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
         terminal.restore();
         // The handlers stay: a second signal must not cut the session's last lines short.
         self.say(&format!("\nhx: terminated by {}", signal_name(sig)));
@@ -452,10 +494,12 @@ impl Chat {
     }
 
     /// Sends one message and runs its turn to the end, a cancel, or a signal (`Some`: the
-    /// program's exit code).
-    async fn send(
+    /// program's exit code). `narrowed`: the agent for this message alone (a command's
+    /// `model` or `allowed-tools`), instead of the conversation's.
+    pub(super) async fn send(
         &mut self,
         text: &str,
+        narrowed: Option<Agent>,
         ends: &mut Signals,
         terminal: &SavedTerminal,
     ) -> Option<i32> {
@@ -476,6 +520,7 @@ impl Chat {
         else {
             return None;
         };
+        let agent: &Agent = narrowed.as_ref().unwrap_or(agent);
         let main = Scope::default();
         // A fresh watcher: a SIGINT that arrived while the prompt waited is not this turn's.
         let mut sigint = match signal(SignalKind::interrupt()) {

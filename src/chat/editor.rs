@@ -14,7 +14,7 @@ use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 
-use rustyline::completion::Completer;
+use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
@@ -62,9 +62,9 @@ enum Request {
     Remember(String),
 }
 
-/// The skill names Tab completes, shared with the conversation (which changes them when the
-/// agent is rebuilt).
-pub type SkillNames = Arc<RwLock<Vec<String>>>;
+/// The command files and skills Tab completes, shared with the conversation (which changes
+/// them when the agent is rebuilt).
+pub type SkillNames = Arc<RwLock<Vec<commands::Named>>>;
 
 /// The handle the conversation keeps; the editor thread ends when it is dropped.
 #[derive(Clone)]
@@ -329,25 +329,34 @@ struct ChatHelper {
 }
 
 impl Completer for ChatHelper {
-    type Candidate = String;
+    type Candidate = Pair;
 
     fn complete(
         &self,
         line: &str,
         pos: usize,
         _: &Context<'_>,
-    ) -> rustyline::Result<(usize, Vec<String>)> {
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
         let word = line.get(..pos).unwrap_or("");
         if !word.starts_with('/') || word.contains(char::is_whitespace) {
             return Ok((0, Vec::new()));
         }
         let names = self.skills.read().unwrap_or_else(|p| p.into_inner());
-        let found = commands::complete(word, names.iter().map(String::as_str));
-        // A unique command gets a space after it, ready for its argument or the message.
-        let found = match found.as_slice() {
-            [one] => vec![format!("{one} ")],
-            _ => found,
-        };
+        let found = commands::complete(word, &names);
+        let unique = found.len() == 1;
+        let found = found
+            .into_iter()
+            .map(|c| Pair {
+                display: c.display,
+                // A unique command gets a space after it, ready for its argument or the
+                // message.
+                replacement: if unique {
+                    format!("{} ", c.replacement)
+                } else {
+                    c.replacement
+                },
+            })
+            .collect();
         Ok((0, found))
     }
 }

@@ -20,6 +20,7 @@ pub mod approve;
 pub mod commands;
 mod conversation;
 pub mod editor;
+mod invoke;
 mod recap;
 mod rewind;
 mod switch;

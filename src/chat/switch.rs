@@ -69,6 +69,7 @@ impl Chat {
             self.say(&w.to_string());
         }
         let build::Built { agent, skills, .. } = built?;
+        // Command files stay as the first build found them; the skills are found again.
         self.agent = Some(agent);
         self.skills = skills;
         self.id = id;

@@ -25,7 +25,7 @@ pub(super) fn agents_command(args: AgentsArgs) -> i32 {
 }
 
 /// A path as the user would type it from `cwd`.
-fn shown(path: &Path, cwd: &Path) -> String {
+pub(super) fn shown(path: &Path, cwd: &Path) -> String {
     path.strip_prefix(cwd)
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| path.display().to_string())

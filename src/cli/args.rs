@@ -49,10 +49,13 @@ pub enum Command {
     /// List, show and check the subagent types of agent files (.claude/agents/*.md; no API
     /// key needed)
     Agents(AgentsArgs),
+    /// List and show the commands /NAME runs (.claude/commands/*.md; no API key needed)
+    Commands(CommandsArgs),
     /// List and show the recorded sessions of this workspace (no API key needed)
     Sessions(SessionsArgs),
-    /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json) and MCP servers
-    /// (.mcp.json), then allow them as they are now
+    /// Show this project's config (.hx/config.toml), hooks (.hx/hooks.json), MCP servers
+    /// (.mcp.json) and what its command files run (.claude/commands), then allow them as
+    /// they are now
     Trust(TrustArgs),
     /// Show what the bash sandbox would enforce on this machine (no API key needed)
     Sandbox(SandboxArgs),
@@ -259,9 +262,11 @@ const TRUST_HELP: &str = "\
 A project's .hx/config.toml (it can send your API key to another server or turn the guard off),
 .hx/hooks.json (it runs commands) and .mcp.json (its MCP servers are commands, or endpoints
 that get the model's tool calls) come with the repository, so hx ignores them, with one
-warning, until you approve their content here. hx trust shows each file's path, hash and
-content (or its commands), then asks. Any change to a file needs approving again; the user's
-own files (~/.config/hx) and the environment need no trust.";
+warning, until you approve their content here; so do the !`command`s of the command files in
+.claude/commands and .agents/commands, which stay text until then. hx trust shows each file's
+path, hash and content (or its commands, or each command file's !`command`s), then asks. Any
+change to a file (to a command a command file runs) needs approving again; the user's own
+files (~/.config/hx, ~/.claude/commands) and the environment need no trust.";
 
 #[derive(Debug, Args)]
 #[command(after_long_help = SESSIONS_HELP)]
@@ -463,6 +468,41 @@ pub enum AgentsCommand {
         path: Option<std::path::PathBuf>,
     },
 }
+
+#[derive(Debug, Args)]
+#[command(after_long_help = COMMANDS_HELP)]
+pub struct CommandsArgs {
+    #[command(subcommand)]
+    pub command: CommandsCommand,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CommandsCommand {
+    /// List the commands visible from here: name, source, argument hint, model, tools after
+    /// mapping, path, and the command files that could not be read
+    List {
+        /// Machine-readable output: {commands: [{name, source, path, root, description,
+        /// argument_hint, model, tools, notes}], not_read: [...]}
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print a command: where it came from, its fields after mapping, what was left out, and
+    /// its body as written
+    Show {
+        /// The command's name (dir:name for a subfolder's file)
+        name: String,
+    },
+}
+
+const COMMANDS_HELP: &str = "\
+Command files (Claude Code's format) are read from, highest precedence first:
+  .agents/commands and .claude/commands in the nearest folder at or above the working
+  directory that has either (the project), then ~/.agents/commands and ~/.claude/commands.
+A file dir/name.md is /dir:name. Optional frontmatter: description, argument-hint, model (for
+that message only; Claude's models mean the configured one), allowed-tools (the tools that
+message may use). In the body $ARGUMENTS and $1..$9 are the words after the name; a
+!`command` runs and is replaced by its output, in a project only once `hx trust` approved
+what its commands folder runs.";
 
 const AGENTS_HELP: &str = "\
 Agent files (Claude Code's subagent format) are read from, highest precedence first:

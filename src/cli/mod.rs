@@ -19,6 +19,7 @@ mod agents;
 mod args;
 mod chat;
 mod checkpoints;
+mod commands;
 mod config;
 mod context;
 mod mcp;
@@ -75,6 +76,7 @@ pub fn main_with_args() -> i32 {
         Command::Chat(args) => chat::chat_command(args),
         Command::Acp(args) => acp::acp_command(args),
         Command::Agents(args) => agents::agents_command(args),
+        Command::Commands(args) => commands::commands_command(args),
         Command::Skills(args) => skills::skills_command(args),
         Command::Sessions(args) => sessions::sessions_command(args),
         Command::Trust(args) => trust_command(args),

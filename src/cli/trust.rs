@@ -10,10 +10,12 @@ use crate::trust::{self, key_of, Kind, TrustState, TrustStore};
 
 /// Every kind of project file that needs trust, in the order `hx trust` shows them. Each is
 /// defined by the module that reads the file; a new kind is one more entry here.
-pub const KINDS: [&Kind; 3] = [
+pub const KINDS: [&Kind; 5] = [
     &crate::config::TRUST,
     &crate::hooks::config::TRUST,
     &crate::mcp::config::TRUST,
+    &crate::commands::TRUST_CLAUDE,
+    &crate::commands::TRUST_AGENTS,
 ];
 
 /// Hex digits of the hash shown to the user: enough to compare by eye.
@@ -173,7 +175,7 @@ fn approve(store: &mut TrustStore, found: &[Found], yes: bool) -> i32 {
     let mut pending = Vec::new();
     let mut problems = 0;
     for f in found {
-        let bytes = match trust::read_file(&f.path) {
+        let bytes = match f.kind.read(&f.path) {
             Ok(Some(b)) => b,
             Ok(None) => {
                 errln!("hx: cannot trust {}: it is gone", f.key);

@@ -363,4 +363,5 @@ pub const TRUST: trust::Kind = trust::Kind {
     path: ".hx/config.toml",
     label: "project config",
     review,
+    content: trust::Content::File,
 };

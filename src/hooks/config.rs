@@ -163,6 +163,7 @@ pub const TRUST: trust::Kind = trust::Kind {
     path: ".hx/hooks.json",
     label: "project hooks",
     review,
+    content: trust::Content::File,
 };
 
 /// One command hook of one event.

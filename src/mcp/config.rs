@@ -295,6 +295,7 @@ pub const TRUST: trust::Kind = trust::Kind {
     path: ".mcp.json",
     label: "project MCP servers",
     review,
+    content: trust::Content::File,
 };
 
 /// `hx trust` on a `.mcp.json`: each server's command line and environment (or URL and

@@ -27,14 +27,16 @@ pub const NO_SKILLS: &str = "No skills are available.";
 /// `load_skill` still loads, and names when asked for an unknown skill). A budget too small
 /// for even that gives an empty catalog.
 pub fn catalog(registry: &SkillRegistry, budget: usize) -> String {
-    if registry.is_empty() {
-        return within(NO_SKILLS.to_string(), budget);
-    }
+    // A skill only the user invokes (`disable-model-invocation`) is not the model's to load.
     let entries: Vec<(&str, String)> = registry
         .skills()
         .iter()
+        .filter(|s| s.model_invocable)
         .map(|s| (s.name.as_str(), collapse_whitespace(&s.description)))
         .collect();
+    if entries.is_empty() {
+        return within(NO_SKILLS.to_string(), budget);
+    }
     let full = render(&entries, MAX_DESCRIPTION_CHARS);
     if full.chars().count() <= budget {
         return full;
@@ -129,6 +131,8 @@ mod tests {
             folder: PathBuf::from(format!("/p/{name}")),
             within: None,
             description: description.into(),
+            model_invocable: true,
+            user_invocable: true,
         }
     }
 

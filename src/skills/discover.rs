@@ -445,6 +445,11 @@ pub fn skill_from_frontmatter(
     if description.is_empty() {
         return Err("empty description".into());
     }
+    // Claude Code's switches; anything but a YAML boolean leaves the default.
+    let switch = |key: &str, default: bool| match fm.fields.get(key) {
+        Some(Yaml::Bool(b)) => *b,
+        _ => default,
+    };
     Ok(Skill {
         name,
         source,
@@ -452,6 +457,8 @@ pub fn skill_from_frontmatter(
         folder: folder_real.to_path_buf(),
         within: None,
         description,
+        model_invocable: !switch("disable-model-invocation", false),
+        user_invocable: switch("user-invocable", true),
     })
 }
 

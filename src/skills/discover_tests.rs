@@ -507,6 +507,8 @@ fn entries_serialize_for_json_listing() {
         folder: "/h/.agents/skills/a".into(),
         within: None,
         description: "d".into(),
+        model_invocable: true,
+        user_invocable: true,
     };
     assert_eq!(
         serde_json::to_string(&s).ok(),

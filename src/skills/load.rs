@@ -88,6 +88,11 @@ impl LoadSkill {
             Some(Value::String(s)) if !s.trim().is_empty() => s.trim(),
             _ => return ToolResult::error("load_skill.name must be a non-empty string"),
         };
+        if self.registry.get(name).is_some_and(|s| !s.model_invocable) {
+            return ToolResult::error(format!(
+                "skill {name} is only for the user to invoke (/{name}); it is not in the skills list"
+            ));
+        }
         if self.loaded_set().contains(name) {
             return ToolResult::ok(format!(
                 "Skill {name} is already loaded above in this conversation; follow those instructions."
@@ -108,9 +113,23 @@ impl LoadSkill {
 /// bodies that history holds.
 impl Restore for LoadSkill {
     fn restore(&self, history: &[Message]) {
-        let names = loaded_in(history).into_iter().map(|l| l.name).collect();
+        let mut names: HashSet<String> = loaded_in(history).into_iter().map(|l| l.name).collect();
+        names.extend(history.iter().filter_map(invoked_in));
         *self.loaded_set() = names;
     }
+}
+
+/// The skill whose block a user message starts with: one the user invoked (`/NAME`), its
+/// body put in the message as this tool renders it. Only the "already loaded" set counts
+/// it; a summary keeps it as the user's message, not as a call.
+fn invoked_in(m: &Message) -> Option<String> {
+    let Message::User(text) = m else {
+        return None;
+    };
+    let rest = text.strip_prefix(BODY_START)?;
+    let (name, _) = rest.split_once("\">\n")?;
+    // A name with an escaped character is not worth unescaping: it loads again, no harm.
+    (!name.contains('&')).then(|| name.to_string())
 }
 
 impl Tool for LoadSkill {

@@ -63,6 +63,17 @@ pub struct Skill {
     /// The description on one line (whitespace runs collapsed), at most
     /// [`MAX_DESCRIPTION_CHARS`] characters; not yet cut to any budget.
     pub description: String,
+    /// In the catalog, for the model to load (`disable-model-invocation: true` says no: only
+    /// the user invokes it, as `/NAME`). In `--json` only when false.
+    #[serde(skip_serializing_if = "is_true")]
+    pub model_invocable: bool,
+    /// The user may invoke it as `/NAME` (`user-invocable: false` says no).
+    #[serde(skip_serializing_if = "is_true")]
+    pub user_invocable: bool,
+}
+
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// The skills of one run, by unique name in name order.

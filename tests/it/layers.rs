@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["tools", "checkpoint"],
     &["skills", "session", "trust"],
     &["events", "agents"],
-    &["hooks", "context", "mcp"],
+    &["hooks", "context", "mcp", "commands"],
     &["config"],
     &["agent"],
     &["app"],

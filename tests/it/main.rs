@@ -55,6 +55,7 @@ mod skills;
 mod skills_eval;
 mod skills_links;
 mod skills_props;
+mod slash_commands;
 mod subagent_types;
 mod subagents;
 mod terminal;

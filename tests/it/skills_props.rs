@@ -265,6 +265,8 @@ fn skill(name: String, description: String) -> Skill {
         name,
         source: Source::Project,
         description,
+        model_invocable: true,
+        user_invocable: true,
     }
 }
 
