@@ -255,11 +255,9 @@ impl Server {
 
     fn initialize(&self, id: &Value, req: InitializeRequest) {
         *self.client.borrow_mut() = Some(req.client_capabilities);
-        // hx speaks v1 only: a client asking for a newer one gets v1 to decide on.
-        let version = match req.protocol_version {
-            v if v < ProtocolVersion::V1 => v,
-            _ => ProtocolVersion::V1,
-        };
+        // hx speaks v1 only, and the protocol says an agent answers a version it does not
+        // support with the latest it does: any other version gets v1 for the client to decide.
+        let version = ProtocolVersion::V1;
         let caps = AgentCapabilities::new()
             .load_session(true)
             .prompt_capabilities(PromptCapabilities::new().embedded_context(true))

@@ -299,7 +299,13 @@ pub fn plan(items: &[todo::Todo]) -> Plan {
 /// file, a binary one, a huge one).
 fn read_bounded(path: &Path) -> Option<String> {
     use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
+    use std::os::unix::fs::OpenOptionsExt;
+    // Not blocking: the path is the model's, and a FIFO there would stop the whole loop.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+        .ok()?;
     if !file.metadata().ok()?.is_file() {
         return None;
     }

@@ -70,6 +70,43 @@ fn initialize_says_what_hx_can_do() {
         (info.name.as_str(), info.version.as_str()),
         ("hx", env!("CARGO_PKG_VERSION"))
     );
+    // An older version than hx speaks is answered with the one it does, for the client to
+    // decide on, never echoed back.
+    let mut acp = Acp::start(&hx);
+    let r = acp.result(
+        "initialize",
+        json!({"protocolVersion": 0, "clientCapabilities": {}}),
+    );
+    assert_eq!(r["protocolVersion"], 1, "{r}");
+}
+
+#[test]
+fn a_write_to_a_fifo_does_not_stop_the_agent() {
+    // The diff shown for a write reads the file first: a FIFO there must not block hx.
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "w1",
+            "write_file",
+            r#"{"path": "pipe", "content": "x"}"#,
+        )]),
+        Reply::text("done"),
+    ]);
+    let hx = hx_acp(&server);
+    let fifo = hx.workspace().join("pipe");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(made, "mkfifo");
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "write to the pipe");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    // The write itself replaces the FIFO with a file, atomically, as any write does.
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(tool_answer(&reqs[1].body, "w1"), "Wrote 1 bytes to pipe");
 }
 
 #[test]
