@@ -1,8 +1,5 @@
-use std::path::PathBuf;
-
 use super::*;
 use crate::model::ToolCall;
-use crate::skills::Source;
 
 fn parse(text: &str) -> Result<Vec<Case>, String> {
     parse_eval_set(text.as_bytes())
@@ -114,14 +111,7 @@ fn a_file_too_large_or_not_regular_is_refused() {
 }
 
 fn skill(name: &str, description: &str) -> Skill {
-    Skill {
-        name: name.into(),
-        source: Source::Project,
-        path: PathBuf::from(format!("/p/{name}/SKILL.md")),
-        folder: PathBuf::from(format!("/p/{name}")),
-        within: None,
-        description: description.into(),
-    }
+    crate::skills::test_util::project_skill(name, description)
 }
 
 #[test]

@@ -118,22 +118,11 @@ fn render(entries: &[(&str, String)], cap: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use std::path::PathBuf;
-
     use super::*;
-    use crate::skills::{Skill, Source};
+    use crate::skills::Skill;
 
     fn skill(name: &str, description: &str) -> Skill {
-        Skill {
-            name: name.into(),
-            source: Source::Project,
-            path: PathBuf::from(format!("/p/{name}/SKILL.md")),
-            folder: PathBuf::from(format!("/p/{name}")),
-            within: None,
-            description: description.into(),
-            model_invocable: true,
-            user_invocable: true,
-        }
+        crate::skills::test_util::project_skill(name, description)
     }
 
     #[test]

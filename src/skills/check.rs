@@ -22,6 +22,8 @@ pub const KNOWN_KEYS: [&str; 6] = [
     "metadata",
     "compatibility",
 ];
+/// Keys Claude Code adds that hx honours: who may invoke a skill (see `skills::Skill`).
+pub const INVOCATION_KEYS: [&str; 2] = ["disable-model-invocation", "user-invocable"];
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -266,8 +268,15 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
         Some(Yaml::Map(_)) => {}
         Some(v) => errors.push(format!("metadata must be a mapping, not {}", v.kind())),
     }
+    for key in INVOCATION_KEYS {
+        if let Some(v) = fm.fields.get(key) {
+            if !matches!(v, Yaml::Bool(_)) {
+                warnings.push(format!("{key} should be true or false, not {}", v.kind()));
+            }
+        }
+    }
     for key in fm.fields.keys() {
-        if !KNOWN_KEYS.contains(&key.as_str()) {
+        if !KNOWN_KEYS.contains(&key.as_str()) && !INVOCATION_KEYS.contains(&key.as_str()) {
             warnings.push(format!(
                 "unknown field {} (the specification defines {})",
                 quoted(key),

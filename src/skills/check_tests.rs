@@ -329,3 +329,22 @@ fn long_names_and_keys_are_quoted_cut() {
         ]
     );
 }
+
+#[test]
+fn the_invocation_keys_hx_honours_are_not_unknown_but_must_be_booleans() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let skill = dir.path().join("deploy");
+    std::fs::create_dir_all(&skill).expect("mkdir");
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploy the app.\ndisable-model-invocation: true\nuser-invocable: \"yes\"\n---\nBody\n",
+    )
+    .expect("write");
+    let found = check(&skill.join("SKILL.md"));
+    let texts: Vec<&str> = found.iter().map(|p| p.message.as_str()).collect();
+    assert_eq!(
+        texts,
+        ["user-invocable should be true or false, not a string"],
+        "{found:?}"
+    );
+}

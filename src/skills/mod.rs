@@ -155,6 +155,20 @@ pub(crate) mod test_util {
         std::fs::write(path, text).expect("write test file");
     }
 
+    /// A project skill `name` as discovery would give it, its files under `/p/NAME`.
+    pub fn project_skill(name: &str, description: &str) -> super::Skill {
+        super::Skill {
+            name: name.into(),
+            source: super::Source::Project,
+            path: std::path::PathBuf::from(format!("/p/{name}/SKILL.md")),
+            folder: std::path::PathBuf::from(format!("/p/{name}")),
+            within: None,
+            description: description.into(),
+            model_invocable: true,
+            user_invocable: true,
+        }
+    }
+
     /// Writes `<root>/<name>/SKILL.md` with the given description and body.
     pub fn skill(root: &Path, name: &str, description: &str, body: &str) {
         write(

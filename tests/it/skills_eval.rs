@@ -467,6 +467,19 @@ fn a_bad_eval_set_or_skill_is_a_usage_error_before_any_request() {
         "{}",
         run.stderr
     );
+    // A skill only the user invokes is never loaded by the model: nothing to measure.
+    hx.write_file(
+        ".agents/skills/ship/SKILL.md",
+        "---\nname: ship\ndescription: Ship it.\ndisable-model-invocation: true\n---\nbody\n",
+    );
+    let run = eval(&hx, "ship --eval-set ok.json");
+    run.assert_code(2);
+    assert!(
+        run.stderr
+            .contains("skill ship says disable-model-invocation: true"),
+        "{}",
+        run.stderr
+    );
     assert!(server.requests().is_empty());
 }
 
