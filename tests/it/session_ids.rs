@@ -62,9 +62,20 @@ fn an_ambiguous_id_lists_at_most_ten_candidates_one_per_line() {
     }
     let files = hx.session_files();
     assert_eq!(files.len(), 12);
-    // UUIDv7 ids made within a minute share their first 8 characters (the time).
-    let shared = &id_of(&files[0])[..8];
-    assert!(files.iter().all(|f| id_of(f).starts_with(shared)));
+    // UUIDv7 ids begin with the time, so ids made minutes apart share a beginning: the
+    // longest all twelve share (its length depends on where the clock stood; its first 8
+    // characters change every 65 s, so it cannot be a fixed 8).
+    let ids: Vec<String> = files.iter().map(|f| id_of(f).to_string()).collect();
+    let common = ids.iter().skip(1).fold(ids[0].len(), |n, id| {
+        ids[0]
+            .bytes()
+            .zip(id.bytes())
+            .take(n)
+            .take_while(|(a, b)| a == b)
+            .count()
+    });
+    let shared = &ids[0][..common.min(8)];
+    assert!(!shared.is_empty(), "{ids:?}");
     let run = hx.run_args(&["agent", "-r", shared, "go on"]);
     run.assert_code(2);
     let lines: Vec<&str> = run.stderr.lines().collect();
