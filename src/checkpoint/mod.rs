@@ -509,23 +509,30 @@ impl Store {
     /// Brings the index up to date with the workspace and writes its tree.
     async fn stage(&self) -> Result<(String, Vec<String>), GitError> {
         self.settle().await?;
-        let listing = self
-            .git
-            .run(
-                &[
-                    "ls-files",
-                    "-z",
-                    "-t",
-                    "-o",
-                    "-m",
-                    "-d",
-                    "--exclude-standard",
-                    "--",
-                    self.spec(),
-                ],
-                self.run_index(),
-            )
-            .await?;
+        // Two gits at once, one for each core: the stat of every tracked file, and the walk
+        // for untracked ones. Disjoint but for a path both modified and deleted, which the
+        // loop below takes once; the untracked ones keep their order, so `max_files` keeps
+        // the same files.
+        let spec = self.spec();
+        let changed = ["ls-files", "-z", "-t", "-m", "-d", "--", spec];
+        let others = [
+            "ls-files",
+            "-z",
+            "-t",
+            "-o",
+            "--exclude-standard",
+            "--",
+            spec,
+        ];
+        let (tracked, untracked) = tokio::join!(
+            self.git.run(&changed, self.run_index()),
+            self.git.run(&others, self.run_index()),
+        );
+        let mut listing = tracked?;
+        if !listing.is_empty() && !listing.ends_with(&[0]) {
+            listing.push(0);
+        }
+        listing.extend(untracked?);
         let mut seen = BTreeSet::new();
         let mut update: Vec<u8> = Vec::new();
         let mut drop_: Vec<u8> = Vec::new();
