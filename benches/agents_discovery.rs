@@ -108,5 +108,42 @@ fn main() -> std::io::Result<()> {
         &format!("{AGENTS} agent files and {COMMANDS} command files"),
         &both,
     );
+
+    // What they add to the start of the real binary: `hx context` (the agent built as a run
+    // builds it, its prompt printed, no request) here and in a project without them.
+    let bare = tempfile::tempdir()?;
+    let bare_cwd = bare.path().join("src");
+    std::fs::create_dir_all(&bare_cwd)?;
+    let start = |dir: &std::path::Path| -> Vec<Duration> {
+        let mut times: Vec<Duration> = (0..RUNS)
+            .map(|_| {
+                let t = Instant::now();
+                let out = std::process::Command::new(env!("CARGO_BIN_EXE_hx"))
+                    .arg("context")
+                    .current_dir(dir)
+                    .env("HOME", &home)
+                    .env_remove("XDG_CONFIG_HOME")
+                    .env_remove("XDG_STATE_HOME")
+                    .output()
+                    .expect("hx context");
+                assert!(
+                    out.status.success(),
+                    "{}",
+                    String::from_utf8_lossy(&out.stderr)
+                );
+                t.elapsed()
+            })
+            .collect();
+        times.sort();
+        times
+    };
+    let with = start(&cwd);
+    let without = start(&bare_cwd);
+    println!(
+        "agents_discovery: hx context start to exit, {RUNS} runs: median {:.2} ms with the {AGENTS} agent files and {COMMANDS} command files, {:.2} ms without ({:+.2} ms)",
+        ms(with[RUNS / 2]),
+        ms(without[RUNS / 2]),
+        ms(with[RUNS / 2]) - ms(without[RUNS / 2])
+    );
     Ok(())
 }

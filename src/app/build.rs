@@ -105,6 +105,15 @@ pub fn build_editing_skills(
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
     let home = crate::paths::home_dir();
+    // The agent files are read on a second thread while the skills are found and the pod
+    // starts: 500 of them take about 11 ms, which would otherwise add to every start.
+    let agent_files = {
+        let (root, home) = (root.clone(), home.clone());
+        std::thread::Builder::new()
+            .name("hx-agent-files".into())
+            .spawn(move || crate::agents::discover(&root, home.as_deref()))
+            .ok()
+    };
     let mut discovery = skills::discover(&root, home.as_deref());
     discovery.registry = edit(std::mem::take(&mut discovery.registry));
     // The folders of the catalog's skills outside the workspace (the user's, or a project's
@@ -221,7 +230,11 @@ pub fn build_editing_skills(
     // The list is shown by the views, from the call's arguments (see `crate::events`).
     let todos = TodoList::new();
     registry.register(Arc::new(TodoWrite::new(todos.clone())));
-    let types = subagent_types(&child, &root, home.as_deref(), &planned_servers, warnings);
+    // A thread that could not start or panicked: read them here.
+    let found = agent_files
+        .and_then(|t| t.join().ok())
+        .unwrap_or_else(|| crate::agents::discover(&root, home.as_deref()));
+    let types = subagent_types(&child, found, &planned_servers, warnings);
     registry.register(Arc::new(Task::with_types(child.clone(), types)));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     registry.register(load_skill.clone());
@@ -264,19 +277,17 @@ pub fn build_editing_skills(
     })
 }
 
-/// The subagent types of the agent files visible from `root` (`crate::agents`), each the
+/// The subagent types of the agent files `found` (`crate::agents`), each the
 /// generic subagent `child` narrowed to its tools and set to its model. What the files ask
 /// for and cannot have is said once, grouped; so is an MCP tool of a server that is not
 /// configured or not offered to subagents (`subagents = true`): a project's file cannot widen
 /// what the user's config gives subagents.
 fn subagent_types(
     child: &Agent,
-    root: &Path,
-    home: Option<&Path>,
+    mut found: crate::agents::Discovery,
     servers: &[(String, bool)],
     warnings: &mut Vec<Warning>,
 ) -> Vec<(crate::agents::Definition, Agent)> {
-    let mut found = crate::agents::discover(root, home);
     for def in &mut found.agents {
         for tool in def.tools.iter().flatten() {
             let Some(rest) = tool.strip_prefix(mcp::names::PREFIX) else {
