@@ -15,7 +15,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::skills::discover::{
-    read_frontmatter_from, roots_of, skipped_in, Roots, SkillRoot, Skipped, MAX_NAME_CHARS,
+    description_of, read_frontmatter_from, roots_of, skipped_in, Roots, SkillRoot, Skipped,
+    MAX_NAME_CHARS,
 };
 use crate::skills::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
 use crate::skills::walk::{walk, MAX_DIRS};
@@ -281,16 +282,7 @@ pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Defini
             "name is {chars} characters, more than {MAX_NAME_CHARS}"
         ));
     }
-    let description = match fm.fields.get("description") {
-        None | Some(Yaml::Null) => return Err("no description".into()),
-        Some(v) => match v.as_text() {
-            Some(s) => cut(&collapse_whitespace(&s), MAX_DESCRIPTION_CHARS),
-            None => return Err(format!("description is {}, not text", v.kind())),
-        },
-    };
-    if description.is_empty() {
-        return Err("empty description".into());
-    }
+    let description = description_of(&fm)?;
     let tools = match fm.fields.get("tools") {
         None | Some(Yaml::Null) => None,
         Some(v) => tool_names(v, &mut notes),

@@ -402,6 +402,23 @@ pub fn read_frontmatter_from(source: impl Read) -> Result<String, String> {
 /// Builds the catalog entry: `name` defaults to the folder's name and has at most
 /// [`MAX_NAME_CHARS`] characters; a description is required, and cut to
 /// [`MAX_DESCRIPTION_CHARS`].
+/// The frontmatter's `description`, required and text, on one line and cut to
+/// [`MAX_DESCRIPTION_CHARS`]: the rule skills and agent files share.
+pub fn description_of(fm: &Frontmatter) -> Result<String, String> {
+    let description = match fm.fields.get("description") {
+        None | Some(Yaml::Null) => return Err("no description".into()),
+        Some(v) => match v.as_text() {
+            // Cut now: the catalog shows no more, and thousands of skills stay small in memory.
+            Some(s) => cut(&collapse_whitespace(&s), MAX_DESCRIPTION_CHARS),
+            None => return Err(format!("description is {}, not text", v.kind())),
+        },
+    };
+    if description.is_empty() {
+        return Err("empty description".into());
+    }
+    Ok(description)
+}
+
 pub fn skill_from_frontmatter(
     path: &Path,
     folder_real: &Path,
@@ -434,17 +451,7 @@ pub fn skill_from_frontmatter(
             "name is {chars} characters, more than {MAX_NAME_CHARS}"
         ));
     }
-    let description = match fm.fields.get("description") {
-        None | Some(Yaml::Null) => return Err("no description".into()),
-        Some(v) => match v.as_text() {
-            // Cut now: the catalog shows no more, and thousands of skills stay small in memory.
-            Some(s) => cut(&collapse_whitespace(&s), MAX_DESCRIPTION_CHARS),
-            None => return Err(format!("description is {}, not text", v.kind())),
-        },
-    };
-    if description.is_empty() {
-        return Err("empty description".into());
-    }
+    let description = description_of(fm)?;
     // Claude Code's switches; anything but a YAML boolean leaves the default.
     let switch = |key: &str, default: bool| match fm.fields.get(key) {
         Some(Yaml::Bool(b)) => *b,
