@@ -222,6 +222,11 @@ impl Watch {
                 let mut key = rel.as_os_str().as_bytes().to_vec();
                 key.push(b'/');
                 if !ignored.contains(&key) {
+                    // Folders waiting count too: one folder of a million would not wait to
+                    // be popped before the bound says so.
+                    if n + stack.len() >= MAX_FOLDERS {
+                        return false;
+                    }
                     stack.push(path);
                 }
             }
