@@ -268,11 +268,10 @@ impl Agent {
         // is out (the workspace does not change before a tool runs), so its git work waits
         // on the model instead of adding to it. A compaction due before that request would
         // reshape the history it names a place in: then it is taken and recorded first.
-        let mut taking = Some(Box::pin(taking));
-        let mut taken = None;
+        let mut beside = Beside::new(taking);
         let size = meter.request(session.messages());
         if meter.over_limit(size) {
-            self.message_checkpoint(session, (&mut taking, &mut taken), &label, at_message, true)
+            self.message_checkpoint(session, &mut beside, &label, at_message, true)
                 .await;
         }
         let mut last_text = String::new();
@@ -290,7 +289,7 @@ impl Agent {
                 break Outcome::MaxCost(why);
             }
             // A relist that gave the same tools changes nothing: the same bytes go out.
-            let refreshed = alongside(&mut taking, &mut taken, toolset.refresh()).await;
+            let refreshed = beside.run(toolset.refresh()).await;
             if refreshed && toolset.specs() != tools {
                 tools = toolset.specs();
                 // Other schemas: the server's last count no longer describes the request.
@@ -304,24 +303,15 @@ impl Agent {
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
-            let asked = alongside(
-                &mut taking,
-                &mut taken,
-                self.request(session, &toolset, &tools, &mut meter),
-            )
-            .await;
+            let asked = beside
+                .run(self.request(session, &toolset, &tools, &mut meter))
+                .await;
             // Recorded before the answer is: the turn's own checkpoint comes after it. A
             // server's overflow error compacted the history meanwhile: the checkpoint names no
             // place in it, so it is kept for what changed but is no point to rewind to.
             let in_place = session.stats.compactions == compactions;
-            self.message_checkpoint(
-                session,
-                (&mut taking, &mut taken),
-                &label,
-                at_message,
-                in_place,
-            )
-            .await;
+            self.message_checkpoint(session, &mut beside, &label, at_message, in_place)
+                .await;
             let turn = match asked {
                 Ok(t) => t,
                 Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
@@ -454,18 +444,12 @@ impl Agent {
     async fn message_checkpoint(
         &self,
         session: &mut Session,
-        (taking, taken): (
-            &mut Option<Pin<Box<impl Future<Output = Taken>>>>,
-            &mut Option<Taken>,
-        ),
+        beside: &mut Beside<impl Future<Output = Taken>>,
         label: &str,
         at_message: usize,
         numbered: bool,
     ) {
-        if let Some(t) = taking.take() {
-            *taken = Some(t.await);
-        }
-        if let Some(t) = taken.take() {
+        if let Some(t) = beside.finish().await {
             self.record_checkpoint(
                 session,
                 "message",
@@ -769,23 +753,41 @@ impl Agent {
 /// else the checkpoint and its warnings, or why it could not be taken.
 type Taken = Option<Result<(crate::checkpoint::Snap, Vec<String>), String>>;
 
-/// Runs `work` to its end while the checkpoint being taken, if any, goes on beside it; a
-/// checkpoint that ends first leaves what it took in `taken`.
-async fn alongside<T>(
-    taking: &mut Option<Pin<Box<impl Future<Output = Taken>>>>,
-    taken: &mut Option<Taken>,
-    work: impl Future<Output = T>,
-) -> T {
-    let mut work = std::pin::pin!(work);
-    if let Some(t) = taking.as_mut() {
-        tokio::select! {
-            biased;
-            out = &mut work => return out,
-            t = t.as_mut() => {
-                *taken = Some(t);
-                *taking = None;
-            }
+/// A checkpoint being taken beside other work, until what it took is asked for once.
+struct Beside<F> {
+    taking: Option<Pin<Box<F>>>,
+    taken: Option<Taken>,
+}
+
+impl<F: Future<Output = Taken>> Beside<F> {
+    fn new(taking: F) -> Self {
+        Beside {
+            taking: Some(Box::pin(taking)),
+            taken: None,
         }
     }
-    work.await
+
+    /// Runs `work` to its end while the checkpoint, if still being taken, goes on beside it.
+    async fn run<T>(&mut self, work: impl Future<Output = T>) -> T {
+        let mut work = std::pin::pin!(work);
+        if let Some(t) = self.taking.as_mut() {
+            tokio::select! {
+                biased;
+                out = &mut work => return out,
+                t = t.as_mut() => {
+                    self.taken = Some(t);
+                    self.taking = None;
+                }
+            }
+        }
+        work.await
+    }
+
+    /// What the checkpoint took, waited for if need be; none once asked before.
+    async fn finish(&mut self) -> Option<Taken> {
+        if let Some(t) = self.taking.take() {
+            self.taken = Some(t.await);
+        }
+        self.taken.take()
+    }
 }
