@@ -16,10 +16,10 @@ const NAME: &str = "task";
 pub struct Task {
     /// The subagent every call starts from; each call clones it with its own scope.
     template: Agent,
-    /// The defined subagent types, in name order, each with the subagent it starts from (its
-    /// tools and model; its system prompt is the body, read when it starts, then the
-    /// template's).
-    types: Vec<(Definition, Agent)>,
+    /// The defined subagent types, in name order. A call's subagent is made from the template
+    /// when it starts (see [`typed`]): a project of 500 agent files should not clone 500
+    /// agents at every start for the one or two a run uses.
+    types: Vec<Definition>,
     /// The list of types in the description, made once so the schema never changes in a run.
     listing: String,
     started: AtomicU32,
@@ -31,13 +31,12 @@ impl Task {
     }
 
     /// A `task` that also starts subagents of the given types (`subagent_type`).
-    pub fn with_types(template: Agent, mut types: Vec<(Definition, Agent)>) -> Self {
-        types.sort_by(|a, b| a.0.name.cmp(&b.0.name));
-        types.dedup_by(|a, b| a.0.name == b.0.name);
-        let defs: Vec<Definition> = types.iter().map(|(d, _)| d.clone()).collect();
+    pub fn with_types(template: Agent, mut types: Vec<Definition>) -> Self {
+        types.sort_by(|a, b| a.name.cmp(&b.name));
+        types.dedup_by(|a, b| a.name == b.name);
         Task {
             template,
-            listing: agents::listing(&defs, agents::LIST_BUDGET),
+            listing: agents::listing(&types, agents::LIST_BUDGET),
             types,
             started: AtomicU32::new(0),
         }
@@ -77,11 +76,8 @@ impl Task {
             Some(Value::String(s)) => s.trim(),
             Some(_) => return Err(ToolResult::error("task.subagent_type must be a string")),
         };
-        let Ok(i) = self
-            .types
-            .binary_search_by(|(d, _)| d.name.as_str().cmp(kind))
-        else {
-            let known: Vec<&str> = self.types.iter().map(|(d, _)| d.name.as_str()).collect();
+        let Ok(i) = self.types.binary_search_by(|d| d.name.as_str().cmp(kind)) else {
+            let known: Vec<&str> = self.types.iter().map(|d| d.name.as_str()).collect();
             return Err(ToolResult::error(if known.is_empty() {
                 format!(
                     "unknown subagent_type {kind:?}: no subagent types are defined; leave \
@@ -95,12 +91,27 @@ impl Task {
                 )
             }));
         };
-        let (def, template) = &self.types[i];
+        let def = &self.types[i];
         let body = agents::read_body(def).map_err(ToolResult::error)?;
-        let mut child = template.clone();
-        child.system_prompt = prompt::assemble(body, std::slice::from_ref(&template.system_prompt));
+        let mut child = typed(&self.template, def);
+        child.system_prompt = prompt::assemble(body, std::slice::from_ref(&child.system_prompt));
         Ok(child)
     }
+}
+
+/// The subagent of type `def` before its body: the generic `template` narrowed to the
+/// file's tools (never wider: [`crate::tools::ToolSet::only`] picks from the template's) and
+/// set to its model.
+pub fn typed(template: &Agent, def: &Definition) -> Agent {
+    let mut agent = template.clone();
+    if let Some(names) = &def.tools {
+        agent.tools = template.tools.only(names);
+    }
+    if let Some(model) = &def.model {
+        agent.model_name = model.clone();
+        agent.recorder.model = model.clone();
+    }
+    agent
 }
 
 impl Tool for Task {

@@ -234,7 +234,7 @@ pub fn build_editing_skills(
     let found = agent_files
         .and_then(|t| t.join().ok())
         .unwrap_or_else(|| crate::agents::discover(&root, home.as_deref()));
-    let types = subagent_types(&child, found, &planned_servers, warnings);
+    let types = subagent_types(found, &planned_servers, warnings);
     registry.register(Arc::new(Task::with_types(child.clone(), types)));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     registry.register(load_skill.clone());
@@ -277,17 +277,16 @@ pub fn build_editing_skills(
     })
 }
 
-/// The subagent types of the agent files `found` (`crate::agents`), each the
-/// generic subagent `child` narrowed to its tools and set to its model. What the files ask
+/// The subagent types of the agent files `found` (`crate::agents`); `task` makes each one's
+/// subagent from the generic one when it starts (`agent::task::typed`). What the files ask
 /// for and cannot have is said once, grouped; so is an MCP tool of a server that is not
 /// configured or not offered to subagents (`subagents = true`): a project's file cannot widen
 /// what the user's config gives subagents.
 fn subagent_types(
-    child: &Agent,
     mut found: crate::agents::Discovery,
     servers: &[(String, bool)],
     warnings: &mut Vec<Warning>,
-) -> Vec<(crate::agents::Definition, Agent)> {
+) -> Vec<crate::agents::Definition> {
     for def in &mut found.agents {
         for tool in def.tools.iter().flatten() {
             let Some(rest) = tool.strip_prefix(mcp::names::PREFIX) else {
@@ -307,21 +306,7 @@ fn subagent_types(
         }
     }
     warnings.extend(found.run_warnings().iter().map(Warning::new));
-    found
-        .agents
-        .into_iter()
-        .map(|def| {
-            let mut agent = child.clone();
-            if let Some(names) = &def.tools {
-                agent.tools = child.tools.only(names);
-            }
-            if let Some(model) = &def.model {
-                agent.model_name = model.clone();
-                agent.recorder.model = model.clone();
-            }
-            (def, agent)
-        })
-        .collect()
+    found.agents
 }
 
 /// Where sessions of this run are recorded (nothing when `ephemeral` or `sessions = false`).
