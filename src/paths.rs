@@ -38,6 +38,16 @@ pub fn user_config_dir(env: &Env) -> Option<PathBuf> {
     }
 }
 
+/// hx's cache folder: `$XDG_CACHE_HOME/hx` (an absolute one), else `~/.cache/hx`. What is in
+/// it can be deleted at any time; hx makes it again.
+pub fn cache_dir(env: &Env) -> Option<PathBuf> {
+    let cache = match env.get("XDG_CACHE_HOME").filter(|v| !v.is_empty()) {
+        Some(x) if Path::new(x).is_absolute() => PathBuf::from(x),
+        _ => PathBuf::from(env.get("HOME").filter(|v| !v.is_empty())?).join(".cache"),
+    };
+    Some(cache.join("hx"))
+}
+
 /// hx's state folder: `$XDG_STATE_HOME/hx` (an absolute one), else `~/.local/state/hx`. The
 /// sessions and the checkpoints live in it.
 pub fn state_dir(env: &Env) -> Option<PathBuf> {
@@ -121,6 +131,18 @@ fn parts(path: &Path) -> impl Iterator<Item = PathBuf> + '_ {
         Component::Normal(n) => Some(PathBuf::from(n)),
         _ => None,
     })
+}
+
+/// Writes `bytes` to `path` through a temporary file in its folder and a rename, making the
+/// folder first: a reader sees the old file or the new one, never half of one.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
+    tmp.write_all(bytes)?;
+    tmp.persist(path).map_err(|e| e.error)?;
+    Ok(())
 }
 
 /// Opens `path` for reading if it is a regular file, without ever blocking: a FIFO (or a

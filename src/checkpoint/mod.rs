@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use crate::paths::Env;
+use crate::paths::{write_atomic, Env};
 
 pub mod git;
 mod watch;
@@ -1318,14 +1318,4 @@ fn dir_size(dir: &Path, depth: usize) -> u64 {
             Err(_) => 0,
         })
         .sum()
-}
-
-/// Writes `bytes` to `path` through a temporary file in its folder and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    std::fs::create_dir_all(dir)?;
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    tmp.write_all(bytes)?;
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
 }
