@@ -4,7 +4,9 @@
 //! `allowed-tools: Bash(git add:*), ...`, an `argument-hint: [message]` list, a `!`cmd`` span
 //! and a 4 KB body), then times discovery plus what a run makes of it (the grouped warnings,
 //! `task`'s list of types; the commands' warnings and the `/` listing of Tab and `/help`),
-//! and prints the median and minimum wall time of each and of both. Run with
+//! and prints the median and minimum wall time of each and of both; then the start of the real
+//! binary (`hx context`) with and without them, with hx's cache of agent files warm (a second
+//! start) and empty (the first start after every file changed). Run with
 //! `cargo bench --bench agents_discovery`.
 
 use std::time::{Duration, Instant};
@@ -42,6 +44,13 @@ fn main() -> std::io::Result<()> {
     let cwd = tmp.path().join("src");
     std::fs::create_dir_all(&cwd)?;
     let home = tmp.path().join("home");
+    // Files changed in the last seconds are never cached (`agents::cache`): wait as a
+    // project's files, written before today's first start, would have.
+    std::thread::sleep(std::time::Duration::from_secs(
+        hx::agents::cache::RACY_SECS + 1,
+    ));
+    let cache_home = tmp.path().join("cache");
+    let cache_file = cache_home.join("hx").join(hx::agents::cache::FILE_NAME);
 
     let agents = || {
         let d = hx::agents::discover(&cwd, Some(&home));
@@ -94,6 +103,18 @@ fn main() -> std::io::Result<()> {
         assert!(!listing.is_empty());
     });
     show(&format!("{AGENTS} agent files"), &a);
+    let cached = || hx::agents::discover_cached(&cwd, Some(&home), Some(&cache_file));
+    assert_eq!(cached().agents, first.agents);
+    assert!(cache_file.is_file());
+    let warm = time(&|| {
+        let d = cached();
+        let warnings = d.run_warnings();
+        let listing = hx::agents::listing(&d.agents, hx::agents::LIST_BUDGET);
+        assert_eq!(d.agents.len(), AGENTS);
+        assert_eq!(warnings.len(), 3);
+        assert!(!listing.is_empty());
+    });
+    show(&format!("{AGENTS} agent files, from hx's cache"), &warm);
     let c = time(&|| {
         let (found, _, listed) = commands();
         assert_eq!(found.commands.commands.len(), COMMANDS);
@@ -114,14 +135,18 @@ fn main() -> std::io::Result<()> {
     let bare = tempfile::tempdir()?;
     let bare_cwd = bare.path().join("src");
     std::fs::create_dir_all(&bare_cwd)?;
-    let start = |dir: &std::path::Path| -> Vec<Duration> {
+    let start = |dir: &std::path::Path, empty_cache: bool| -> Vec<Duration> {
         let mut times: Vec<Duration> = (0..RUNS)
             .map(|_| {
+                if empty_cache {
+                    let _ = std::fs::remove_file(&cache_file);
+                }
                 let t = Instant::now();
                 let out = std::process::Command::new(env!("CARGO_BIN_EXE_hx"))
                     .arg("context")
                     .current_dir(dir)
                     .env("HOME", &home)
+                    .env("XDG_CACHE_HOME", &cache_home)
                     .env_remove("XDG_CONFIG_HOME")
                     .env_remove("XDG_STATE_HOME")
                     .output()
@@ -137,13 +162,18 @@ fn main() -> std::io::Result<()> {
         times.sort();
         times
     };
-    let with = start(&cwd);
-    let without = start(&bare_cwd);
-    println!(
-        "agents_discovery: hx context start to exit, {RUNS} runs: median {:.2} ms with the {AGENTS} agent files and {COMMANDS} command files, {:.2} ms without ({:+.2} ms)",
-        ms(with[RUNS / 2]),
-        ms(without[RUNS / 2]),
-        ms(with[RUNS / 2]) - ms(without[RUNS / 2])
-    );
+    let cold = start(&cwd, true);
+    let with = start(&cwd, false);
+    let without = start(&bare_cwd, false);
+    let line = |what: &str, times: &[Duration]| {
+        println!(
+            "agents_discovery: hx context start to exit, {RUNS} runs: median {:.2} ms with the {AGENTS} agent files and {COMMANDS} command files, {what}, {:.2} ms without ({:+.2} ms)",
+            ms(times[RUNS / 2]),
+            ms(without[RUNS / 2]),
+            ms(times[RUNS / 2]) - ms(without[RUNS / 2])
+        )
+    };
+    line("the cache warm", &with);
+    line("the cache empty at each start", &cold);
     Ok(())
 }

@@ -8,6 +8,8 @@
 //! file. Discovery reads only frontmatter; a body is read when a subagent of that type
 //! starts, so start-up stays cheap and a body never sits in memory unused.
 
+pub mod cache;
+
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -132,8 +134,18 @@ pub fn agent_roots(cwd: &Path, home: Option<&Path>) -> Roots {
 
 /// Every definition visible from `cwd`. Never fails: what cannot be used is a warning.
 pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
+    discover_cached(cwd, home, None)
+}
+
+/// [`discover`], taking what files have not changed since from the cache file `cache`
+/// ([`cache`]) and writing it back: what a run's start does. `hx agents` reads every file.
+pub fn discover_cached(cwd: &Path, home: Option<&Path>, cache: Option<&Path>) -> Discovery {
     let roots = agent_roots(cwd, home);
-    let mut d = discover_roots(&roots.roots);
+    let cache = match cache {
+        Some(path) => cache::Cache::load(Some(path), std::time::SystemTime::now()),
+        None => cache::Cache::default(),
+    };
+    let mut d = discover_roots_with(&roots.roots, &cache);
     let mut warnings: Vec<String> = roots.skipped.iter().map(Skipped::warning).collect();
     warnings.append(&mut d.warnings);
     d.warnings = warnings;
@@ -194,12 +206,19 @@ pub fn files_in<'a>(
 
 /// Discovers the definitions in `roots`, earlier roots winning on equal names.
 pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
+    discover_roots_with(roots, &cache::Cache::default())
+}
+
+/// [`discover_roots`] through `cache`, which it saves when it read anything new.
+pub fn discover_roots_with(roots: &[SkillRoot], cache: &cache::Cache) -> Discovery {
     let mut d = Discovery::default();
     let found = files_in(roots, "agent", &mut d.warnings);
-    let read = read_all(&found);
+    let looked = read_all(&found, cache);
+    let paths: Vec<&Path> = found.iter().map(|(p, _)| p.as_path()).collect();
+    cache.save(&paths, &looked);
     let mut by_name: BTreeMap<String, Definition> = BTreeMap::new();
-    for ((path, root), result) in found.into_iter().zip(read) {
-        match result {
+    for ((path, root), looked) in found.into_iter().zip(looked) {
+        match looked.read {
             Ok(mut def) => {
                 def.within = root.bound().map(Path::to_path_buf);
                 match by_name.get(&def.name) {
@@ -225,12 +244,18 @@ pub fn discover_roots(roots: &[SkillRoot]) -> Discovery {
     d
 }
 
-/// Reads every agent file's frontmatter, results in input order, on a few threads for a
-/// large set, as skills are read.
-fn read_all(files: &[(PathBuf, &SkillRoot)]) -> Vec<Result<Definition, String>> {
+/// Reads every agent file's frontmatter (or takes it from `cache`), results in input order,
+/// on a few threads for a large set, as skills are read.
+fn read_all(files: &[(PathBuf, &SkillRoot)], cache: &cache::Cache) -> Vec<cache::Looked> {
     crate::skills::discover::read_in_parallel(files, 64, |(path, root)| {
-        read_definition(path, root.source)
+        Ok(cache.look(path, root.source, || read_definition(path, root.source)))
     })
+    .into_iter()
+    .map(|r| match r {
+        Ok(looked) => looked,
+        Err(reason) => cache::Looked::failed(reason),
+    })
+    .collect()
 }
 
 /// Reads one agent file's definition from its frontmatter.

@@ -107,11 +107,13 @@ pub fn build_editing_skills(
     let home = crate::paths::home_dir();
     // The agent files are read on a second thread while the skills are found and the pod
     // starts: 500 of them take about 11 ms, which would otherwise add to every start.
+    // What files are unchanged since a run read them comes from hx's cache (`agents::cache`).
+    let agent_cache = crate::paths::cache_dir(env).map(|d| d.join(crate::agents::cache::FILE_NAME));
     let agent_files = {
-        let (root, home) = (root.clone(), home.clone());
+        let (root, home, cache) = (root.clone(), home.clone(), agent_cache.clone());
         std::thread::Builder::new()
             .name("hx-agent-files".into())
-            .spawn(move || crate::agents::discover(&root, home.as_deref()))
+            .spawn(move || crate::agents::discover_cached(&root, home.as_deref(), cache.as_deref()))
             .ok()
     };
     let mut discovery = skills::discover(&root, home.as_deref());
@@ -231,9 +233,9 @@ pub fn build_editing_skills(
     let todos = TodoList::new();
     registry.register(Arc::new(TodoWrite::new(todos.clone())));
     // A thread that could not start or panicked: read them here.
-    let found = agent_files
-        .and_then(|t| t.join().ok())
-        .unwrap_or_else(|| crate::agents::discover(&root, home.as_deref()));
+    let found = agent_files.and_then(|t| t.join().ok()).unwrap_or_else(|| {
+        crate::agents::discover_cached(&root, home.as_deref(), agent_cache.as_deref())
+    });
     let types = subagent_types(found, &planned_servers, warnings);
     registry.register(Arc::new(Task::with_types(child.clone(), types)));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));

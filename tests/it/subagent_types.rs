@@ -306,3 +306,76 @@ fn an_mcp_tool_name_gives_that_tool_of_a_server_offered_to_subagents() {
         assert!(run.stderr.contains(line), "{line:?} in\n{}", run.stderr);
     }
 }
+
+/// The agent files a run read are kept in hx's cache while they are unchanged
+/// (`agents::cache`): the second run takes them from it, and a file edited since is read again.
+#[test]
+fn unchanged_agent_files_come_from_the_cache_and_an_edited_one_is_read_again() {
+    let server = FakeServer::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+        Reply::text("four"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/agents/reviewer.md",
+        "---\nname: reviewer\ndescription: Use when: code needs review\n---\nYou review.\n",
+    )
+    .write_file(
+        ".claude/agents/writer.md",
+        "---\nname: writer\ndescription: Writes docs\n---\nYou write.\n",
+    )
+    .args(["agent", "go"]);
+    // A file changed in the last seconds is not kept; these were written before the run.
+    std::thread::sleep(std::time::Duration::from_secs(
+        hx::agents::cache::RACY_SECS + 1,
+    ));
+    let listed = |i: usize| {
+        let reqs = server.requests();
+        let d = task_spec(&reqs[i].body)["function"]["description"]
+            .as_str()
+            .expect("description")
+            .to_string();
+        d[d.find("\n- ").expect("a list")..].to_string()
+    };
+    let want = "\n- reviewer: Use when: code needs review\n- writer: Writes docs";
+    hx.run().assert_code(0);
+    assert_eq!(listed(0), want);
+    let cache = hx
+        .home()
+        .join(".cache/hx")
+        .join(hx::agents::cache::FILE_NAME);
+    let mut disk: Value =
+        serde_json::from_slice(&std::fs::read(&cache).expect("the cache is written"))
+            .expect("json");
+    assert_eq!(disk["entries"].as_array().map(Vec::len), Some(2));
+
+    // What the cache says is what the second run offers: it did not parse the files.
+    disk["entries"][1]["read"]["Ok"]["description"] = "Writes docs (cached)".into();
+    std::fs::write(&cache, disk.to_string()).expect("write");
+    hx.run().assert_code(0);
+    assert_eq!(
+        listed(1),
+        "\n- reviewer: Use when: code needs review\n- writer: Writes docs (cached)"
+    );
+
+    // An edit is seen at once, though the cache still holds the old entry.
+    hx.write_file(
+        ".claude/agents/writer.md",
+        "---\nname: writer\ndescription: Writes the docs\n---\nYou write.\n",
+    );
+    hx.run().assert_code(0);
+    assert_eq!(
+        listed(2),
+        "\n- reviewer: Use when: code needs review\n- writer: Writes the docs"
+    );
+
+    // A damaged cache costs a read.
+    std::fs::write(&cache, "{\"format\": 1, \"entries\": [").expect("write");
+    hx.run().assert_code(0);
+    assert_eq!(
+        listed(3),
+        "\n- reviewer: Use when: code needs review\n- writer: Writes the docs"
+    );
+}
