@@ -276,6 +276,10 @@ fn colon_value(line: &str) -> Option<(&str, String)> {
         return None;
     }
     let value = value.trim();
+    if value.starts_with('[') {
+        let value = strip_comment(value);
+        return words_after_a_list(value).then(|| (key, value.to_string()));
+    }
     let starts_syntax = value.starts_with(['"', '\'', '|', '>', '[', '{', '&', '*', '!', '#']);
     if starts_syntax {
         return None;
@@ -285,6 +289,25 @@ fn colon_value(line: &str) -> Option<(&str, String)> {
         return None;
     }
     Some((key, value.to_string()))
+}
+
+/// Whether `value` is `[a] [b]`-like: a flow list closed before more text, as Claude Code's
+/// `argument-hint: [remote] [branch]` is written (strict YAML rejects it; it means the text).
+fn words_after_a_list(value: &str) -> bool {
+    let mut depth = 0usize;
+    for (i, c) in value.char_indices() {
+        match c {
+            '[' => depth += 1,
+            ']' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    return !value[i + 1..].trim().is_empty();
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Text (already trimmed) without a trailing YAML comment: a `#` after a space or tab starts

@@ -82,6 +82,27 @@ fn unquoted_colon_value_is_recovered() {
 }
 
 #[test]
+fn bracketed_words_are_recovered_as_text_and_one_list_stays_a_list() {
+    let fm = parse_file(
+        "---\nname: sync\ndescription: Use when: syncing\nargument-hint: [remote] [branch] # both optional\n---\n",
+    );
+    assert!(fm.recovered);
+    assert_eq!(
+        fm.fields
+            .get("argument-hint")
+            .and_then(Yaml::as_text)
+            .as_deref(),
+        Some("[remote] [branch]")
+    );
+    let fm = parse_file("---\nname: sync\nargument-hint: [message]\n---\n");
+    assert!(!fm.recovered);
+    assert!(matches!(fm.fields.get("argument-hint"), Some(Yaml::Seq(_))));
+    assert!(!words_after_a_list("[a, [b]]"));
+    assert!(words_after_a_list("[a] b"));
+    assert!(!words_after_a_list("[unclosed b"));
+}
+
+#[test]
 fn recovered_value_drops_a_trailing_comment() {
     let fm = parse_file(
         "---\nname: deploy\ndescription: Use when: deploying # ask ops first\nlicense: C#-ish # note\n---\n",
