@@ -192,7 +192,9 @@ fn new_editor(
     let history_entries = FileHistory::with_config(&config);
     let mut editor: ChatEditor = Editor::with_history(config, history_entries)
         .map_err(|e| format!("cannot open the terminal: {e}"))?;
-    editor.set_helper(Some(ChatHelper { skills }));
+    let dim = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
+    editor.set_helper(Some(ChatHelper { skills, dim }));
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
         EventHandler::Simple(Cmd::Newline),
@@ -326,6 +328,8 @@ impl ConditionalEventHandler for CtrlC {
 /// Completion of commands and skill names, and the trailing-`\` rule for a new line.
 struct ChatHelper {
     skills: SkillNames,
+    /// Whether the hint may be dimmed (not under `NO_COLOR` or `TERM=dumb`).
+    dim: bool,
 }
 
 impl Completer for ChatHelper {
@@ -363,9 +367,36 @@ impl Completer for ChatHelper {
 
 impl Hinter for ChatHelper {
     type Hint = String;
+
+    /// A command's or skill's `argument-hint`, after `/NAME ` (as Tab leaves a unique name)
+    /// while nothing follows it: what to type next, as Claude Code shows it.
+    fn hint(&self, line: &str, pos: usize, _: &Context<'_>) -> Option<String> {
+        if pos != line.len() {
+            return None;
+        }
+        let rest = line.strip_prefix('/')?;
+        let (name, space) = match rest.strip_suffix(' ') {
+            Some(name) => (name, ""),
+            None => (rest, " "),
+        };
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            return None;
+        }
+        let names = self.skills.read().unwrap_or_else(|p| p.into_inner());
+        let hint = names.iter().find(|n| n.name == name)?.hint.as_deref()?;
+        Some(format!("{space}{}", commands::printable(hint)))
+    }
 }
 
 impl Highlighter for ChatHelper {
+    fn highlight_hint<'h>(&self, hint: &'h str) -> Cow<'h, str> {
+        if self.dim {
+            Cow::Owned(format!("\x1b[2m{hint}\x1b[0m"))
+        } else {
+            Cow::Borrowed(hint)
+        }
+    }
+
     fn highlight_prompt<'b, 's: 'b, 'p: 'b>(
         &'s self,
         prompt: &'p str,

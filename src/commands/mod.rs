@@ -21,7 +21,9 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::agents::{lenient_frontmatter, model_of, tools_for, For};
-use crate::skills::discover::{roots_of, Roots, SkillRoot, Skipped, MAX_NAME_CHARS};
+use crate::skills::discover::{
+    argument_hint_of, roots_of, Roots, SkillRoot, Skipped, MAX_NAME_CHARS,
+};
 use crate::skills::parse::{is_fence, split_frontmatter, strip_bom, Yaml};
 use crate::skills::{Source, MAX_DESCRIPTION_CHARS};
 use crate::text::{collapse_whitespace, cut};
@@ -36,8 +38,7 @@ pub use crate::agents::{MAX_FILES, MAX_FILE_BYTES};
 /// What discovery reads of a file at first: a command's frontmatter is a few lines, so most
 /// files are read in one call; a longer head is read on up to the frontmatter limit.
 const FIRST_READ_BYTES: usize = 4 * 1024;
-/// Longest `argument-hint` kept (it is shown in `/help` and completion).
-pub const MAX_HINT_CHARS: usize = 120;
+pub use crate::skills::discover::MAX_HINT_CHARS;
 /// Longest description made from a body's first line when the frontmatter has none.
 const MAX_FIRST_LINE_CHARS: usize = 120;
 /// Most `` !`cmd` `` spans of one body that are run; past these the text stays as it is.
@@ -356,20 +357,10 @@ pub fn command_from(
         .or_else(|| head.first_line.clone())
         .map(|d| cut(&d, MAX_DESCRIPTION_CHARS))
         .unwrap_or_default();
-    // `argument-hint: [message]`, as Claude Code's files write it, is a YAML list: shown as
-    // it was written.
-    let argument_hint = match fields.get("argument-hint") {
-        Some(Yaml::Seq(items)) => {
-            let words: Vec<String> = items
-                .iter()
-                .filter_map(Yaml::as_text)
-                .map(|w| format!("[{w}]"))
-                .collect();
-            Some(words.join(" ")).filter(|h| !h.is_empty())
-        }
-        _ => text_field("argument-hint", &mut notes),
-    }
-    .map(|h| cut(&collapse_whitespace(&h), MAX_HINT_CHARS));
+    let argument_hint = argument_hint_of(&fields).unwrap_or_else(|note| {
+        notes.push(note);
+        None
+    });
     let model = text_field("model", &mut notes).and_then(|m| model_of(m.trim(), &mut notes));
     let tools = match fields.get("allowed-tools") {
         None | Some(Yaml::Null) => None,

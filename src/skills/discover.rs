@@ -419,6 +419,34 @@ pub fn description_of(fm: &Frontmatter) -> Result<String, String> {
     Ok(description)
 }
 
+/// Longest `argument-hint` kept (it is shown in `/help` and completion).
+pub const MAX_HINT_CHARS: usize = 120;
+
+/// The `argument-hint` of a command's or skill's frontmatter, on one line, at most
+/// [`MAX_HINT_CHARS`]: `[message]`, as Claude Code's files write it, is a YAML list and is
+/// shown as it was written. `Err` with a note when it is neither text nor a list.
+pub fn argument_hint_of(fields: &BTreeMap<String, Yaml>) -> Result<Option<String>, String> {
+    let hint = match fields.get("argument-hint") {
+        None | Some(Yaml::Null) => None,
+        Some(Yaml::Seq(items)) => {
+            let words: Vec<String> = items
+                .iter()
+                .filter_map(Yaml::as_text)
+                .map(|w| format!("[{w}]"))
+                .collect();
+            Some(words.join(" "))
+        }
+        Some(v) => match v.as_text() {
+            Some(s) => Some(s),
+            None => return Err(format!("argument-hint is {}, not text; left out", v.kind())),
+        },
+    };
+    Ok(hint
+        .map(|h| collapse_whitespace(&h))
+        .filter(|h| !h.is_empty())
+        .map(|h| cut(&h, MAX_HINT_CHARS)))
+}
+
 pub fn skill_from_frontmatter(
     path: &Path,
     folder_real: &Path,
@@ -466,6 +494,8 @@ pub fn skill_from_frontmatter(
         description,
         model_invocable: !switch("disable-model-invocation", false),
         user_invocable: switch("user-invocable", true),
+        // Shown only, so a hint of the wrong kind is left out without a word.
+        argument_hint: argument_hint_of(&fm.fields).ok().flatten(),
     })
 }
 

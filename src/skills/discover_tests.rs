@@ -509,6 +509,7 @@ fn entries_serialize_for_json_listing() {
         description: "d".into(),
         model_invocable: true,
         user_invocable: true,
+        argument_hint: None,
     };
     assert_eq!(
         serde_json::to_string(&s).ok(),
@@ -602,4 +603,37 @@ fn a_fence_cut_by_the_read_cap_is_no_fence() {
             Err(e) => assert_eq!(e, "frontmatter is longer than 64 KiB", "fence line at {at}"),
         }
     }
+}
+
+#[test]
+fn a_skills_argument_hint_is_read_as_a_commands_is() {
+    let hint = |yaml: &str| {
+        let fm = crate::skills::parse::parse_frontmatter(yaml).expect("yaml");
+        argument_hint_of(&fm.fields)
+    };
+    assert_eq!(
+        hint("argument-hint: [branch]\n"),
+        Ok(Some("[branch]".into()))
+    );
+    assert_eq!(
+        hint("argument-hint: <file>   <focus>\n"),
+        Ok(Some("<file> <focus>".into()))
+    );
+    assert_eq!(hint("argument-hint: \"\"\n"), Ok(None));
+    assert_eq!(hint("name: x\n"), Ok(None));
+    assert!(hint("argument-hint: {a: b}\n").is_err());
+    let long = hint(&format!("argument-hint: {}\n", "x".repeat(500))).expect("text");
+    assert_eq!(long.map(|h| h.chars().count()), Some(MAX_HINT_CHARS));
+    let fm = crate::skills::parse::parse_frontmatter(
+        "name: sync\ndescription: Sync\nargument-hint: [remote] [branch]\n",
+    )
+    .expect("yaml");
+    let s = skill_from_frontmatter(
+        Path::new("/p/sync/SKILL.md"),
+        Path::new("/p/sync"),
+        &fm,
+        Source::Project,
+    )
+    .expect("skill");
+    assert_eq!(s.argument_hint.as_deref(), Some("[remote] [branch]"));
 }

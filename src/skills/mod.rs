@@ -70,6 +70,9 @@ pub struct Skill {
     /// The user may invoke it as `/NAME` (`user-invocable: false` says no).
     #[serde(skip_serializing_if = "is_true")]
     pub user_invocable: bool,
+    /// What `/NAME` takes, shown by `/help` and completion (`argument-hint`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub argument_hint: Option<String>,
 }
 
 fn is_true(b: &bool) -> bool {
@@ -166,6 +169,7 @@ pub(crate) mod test_util {
             description: description.into(),
             model_invocable: true,
             user_invocable: true,
+            argument_hint: None,
         }
     }
 

@@ -267,6 +267,7 @@ fn skill(name: String, description: String) -> Skill {
         description,
         model_invocable: true,
         user_invocable: true,
+        argument_hint: None,
     }
 }
 
