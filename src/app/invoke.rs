@@ -142,7 +142,7 @@ impl Invocables {
             if self.commands.get(&s.name).is_none() {
                 out.push(Listed {
                     name: s.name.clone(),
-                    hint: None,
+                    hint: s.argument_hint.clone(),
                     description: s.description.clone(),
                     what: "skill",
                 });
@@ -364,8 +364,16 @@ pub fn for_message(
         a.tools = agent.tools.only(names);
     }
     if let Some(model) = &inv.model {
-        a.model_name = model.clone();
-        a.price = config.price(model);
+        // As `/model` would set it, for this message: a retired name's successor thinking as
+        // it did, its window (unless a config file set one) and its price.
+        let mut c = config.clone();
+        warnings.extend(c.set_model(model));
+        a.thinking = c.thinking();
+        a.recorder.effort = c.main_effort();
+        a.context.window = c.context.window;
+        a.price = c.price(&c.model);
+        a.recorder.model = c.model.clone();
+        a.model_name = c.model;
     }
     Some(a)
 }

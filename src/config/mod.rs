@@ -141,11 +141,6 @@ impl Config {
         Ok(config)
     }
 
-    /// Goes on with another model of the same provider (`/model` in `hx chat`). A window
-    /// that no config file set is the new model's: a chat that moves from a 1M-token model to
-    /// a local one must compact for the local one's window.
-    /// A retired DeepSeek name goes to the model that answers it now, and the line saying so
-    /// is returned.
     /// The prices of `model`'s requests: the config's, else the built-in ones of its
     /// provider; `None`: unknown (its cost is never guessed).
     pub fn price(&self, model: &str) -> Option<crate::model::Price> {
@@ -155,6 +150,11 @@ impl Config {
             .or_else(|| crate::model::price::builtin(&self.provider, model))
     }
 
+    /// Goes on with another model of the same provider (`/model` in `hx chat`). A window
+    /// that no config file set is the new model's: a chat that moves from a 1M-token model to
+    /// a local one must compact for the local one's window.
+    /// A retired DeepSeek name goes to the model that answers it now, and the line saying so
+    /// is returned.
     pub fn set_model(&mut self, model: &str) -> Option<Warning> {
         self.retired = (self.dialect == Dialect::DeepSeek)
             .then(|| presets::retired(model))

@@ -248,6 +248,32 @@ fn a_commands_model_and_tools_hold_for_its_message_only() {
 }
 
 #[test]
+fn hx_agent_gives_a_commands_message_its_model_as_model_would_and_only_its_tools() {
+    let server = FakeServer::start(vec![Reply::text("Looked.")]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/commands/look.md",
+        "---\nmodel: deepseek-reasoner\nallowed-tools: [Read, Glob]\n---\nLook at $ARGUMENTS.\n",
+    );
+    let run = hx.run_args(&["agent", "/look the tests"]);
+    run.assert_code(0);
+    let reqs = server.requests();
+    let body = &reqs[0].body;
+    assert_eq!(last_user(body), "Look at the tests.");
+    // A retired name is its successor, thinking as it did, with the line saying so.
+    assert_eq!(body["model"], "deepseek-flash", "{}", run.dump());
+    assert!(
+        run.stderr
+            .contains("deepseek-reasoner was retired on 2026-07-24: using deepseek-flash"),
+        "{}",
+        run.dump()
+    );
+    let mut tools = tool_names(body);
+    tools.sort();
+    assert_eq!(tools, ["glob", "read_file"]);
+}
+
+#[test]
 fn a_skill_invoked_in_the_chat_is_loaded_with_the_words_after_it() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new(
@@ -300,8 +326,10 @@ fn the_chats_own_command_wins_over_a_file_with_a_warning_and_help_lists_the_file
     assert!(shown.contains("/review <file>"), "{shown}");
     assert!(shown.contains("Review a file"), "{shown}");
     assert!(server.requests().is_empty(), "/help sends nothing");
-    // Tab shows the argument hint.
+    // Tab completes the one name that fits, and the line shows its argument hint after it.
     chat.p.send("/rev\t").expect("type");
+    chat.p.flush().expect("flush");
+    chat.expect("hx> /review <file>");
     chat.p.send("a.rs\r").expect("type");
     chat.p.flush().expect("flush");
     chat.expect("Answer.");
