@@ -87,7 +87,7 @@ impl Task {
                 format!(
                     "unknown subagent_type {kind:?}; the defined ones are: {} (or leave it out \
                      for a general subagent)",
-                    known.join(", ")
+                    some_of(&known)
                 )
             }));
         };
@@ -125,10 +125,15 @@ impl Tool for Task {
             description: format!(
                 "Start a subagent to do a self-contained piece of work (research, a search \
                  across many files, an independent change) in a fresh context. It has only \
-                 {}, runs up to {} turns, and returns only its final report: give it a \
+                 {}{}, runs up to {} turns, and returns only its final report: give it a \
                  complete prompt, since it sees nothing of this conversation. Several task \
                  calls in one turn run at the same time.{}",
                 and_list(self.template.tools.names()),
+                if self.types.is_empty() {
+                    ""
+                } else {
+                    " (a specialised one, those of them its definition names)"
+                },
                 self.template.max_turns,
                 if self.types.is_empty() {
                     String::new()
@@ -208,10 +213,40 @@ impl Tool for Task {
 }
 
 /// `a, b and c`.
+/// The first names of `names` joined, and how many more: an error names the types without
+/// growing with a thousand agent files (the tool's own list is bounded the same way).
+fn some_of(names: &[&str]) -> String {
+    const SHOWN: usize = 30;
+    let mut s = names[..names.len().min(SHOWN)].join(", ");
+    if names.len() > SHOWN {
+        s.push_str(&format!(
+            " and {} more, listed in this tool's description",
+            names.len() - SHOWN
+        ));
+    }
+    s
+}
+
 fn and_list(names: &[String]) -> String {
     match names {
         [] => "no tools".to_string(),
         [one] => one.clone(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_error_names_at_most_thirty_types() {
+        let names: Vec<String> = (0..1000).map(|i| format!("agent-{i:03}")).collect();
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let s = super::some_of(&names);
+        assert!(s.starts_with("agent-000, agent-001"), "{s}");
+        assert!(
+            s.ends_with("agent-029 and 970 more, listed in this tool's description"),
+            "{s}"
+        );
+        assert_eq!(super::some_of(&names[..2]), "agent-000, agent-001");
     }
 }

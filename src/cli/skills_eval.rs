@@ -40,7 +40,8 @@ pub(super) fn eval_command(args: SkillsEvalArgs) -> i32 {
         return fail(
             exit::USAGE,
             format!(
-                "skill {} says disable-model-invocation: true, so it is not in the catalog and                  the model never loads it; only the user invokes it, as /{}",
+                "skill {} says disable-model-invocation: true, so it is not in the catalog and \
+                 the model never loads it; only the user invokes it, as /{}",
                 skill.name, skill.name
             ),
         );
