@@ -80,14 +80,20 @@ const SPINNER_FRAMES: [char; 10] = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '�
 /// Erases the current line and returns to its start.
 const ERASE_LINE: &str = "\r\x1b[2K";
 
+/// Whether the environment allows colour: not under `NO_COLOR` (any non-empty value) or
+/// `TERM=dumb`. Whether the stream is a terminal is the caller's to ask.
+pub fn colour_allowed() -> bool {
+    let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+    let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
+    !no_color && !dumb
+}
+
 impl Term {
     /// Detects terminals, `NO_COLOR` (any non-empty value disables colour) and `TERM=dumb` (a
     /// terminal that understands no escape codes).
     pub fn detect() -> Arc<Term> {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        let dumb = std::env::var_os("TERM").is_some_and(|t| t == "dumb");
         Arc::new(Term {
-            stderr_color: !no_color && !dumb && std::io::stderr().is_terminal(),
+            stderr_color: colour_allowed() && std::io::stderr().is_terminal(),
             stdout_tty: std::io::stdout().is_terminal(),
             screen: Arc::default(),
         })

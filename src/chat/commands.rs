@@ -144,7 +144,7 @@ pub fn complete(word: &str, named: &[Named]) -> Vec<Candidate> {
         .filter(|(s, _)| s.starts_with(word) && !out.iter().any(|c| c.replacement == *s))
         .map(|(s, n)| Candidate {
             display: match &n.hint {
-                Some(h) => format!("{s} {}", printable(h)),
+                Some(h) => format!("{s} {}", crate::text::escape_line(h)),
                 None => s.clone(),
             },
             replacement: s,
@@ -153,12 +153,6 @@ pub fn complete(word: &str, named: &[Named]) -> Vec<Candidate> {
     more.sort_by(|a, b| a.replacement.cmp(&b.replacement));
     out.extend(more);
     out
-}
-
-/// `text` without control characters: a file's hint goes to the terminal as the line editor
-/// writes it, not through hx's escaping.
-pub fn printable(text: &str) -> String {
-    text.chars().filter(|c| !c.is_control()).collect()
 }
 
 /// `/help`'s text: the chat's commands, then the command files and skills `/` runs.

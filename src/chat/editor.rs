@@ -192,8 +192,7 @@ fn new_editor(
     let history_entries = FileHistory::with_config(&config);
     let mut editor: ChatEditor = Editor::with_history(config, history_entries)
         .map_err(|e| format!("cannot open the terminal: {e}"))?;
-    let dim = std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
-        && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
+    let dim = crate::term::colour_allowed();
     editor.set_helper(Some(ChatHelper { skills, dim }));
     editor.bind_sequence(
         KeyEvent(KeyCode::Enter, Modifiers::ALT),
@@ -384,7 +383,8 @@ impl Hinter for ChatHelper {
         }
         let names = self.skills.read().unwrap_or_else(|p| p.into_inner());
         let hint = names.iter().find(|n| n.name == name)?.hint.as_deref()?;
-        Some(format!("{space}{}", commands::printable(hint)))
+        // The line editor writes it as it is, not through hx's escaping.
+        Some(format!("{space}{}", crate::text::escape_line(hint)))
     }
 }
 
