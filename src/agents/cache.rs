@@ -25,7 +25,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use super::Definition;
-use crate::skills::discover::MAX_NAME_CHARS;
 use crate::skills::{Source, MAX_DESCRIPTION_CHARS};
 
 /// The cache file's name in hx's cache folder.
@@ -101,13 +100,7 @@ impl Kept {
     /// Within the bounds a parsed definition keeps; a cache is a file on disk too.
     fn in_bounds(&self) -> bool {
         let chars = |s: &str| s.chars().count();
-        let name_ok = !self.name.is_empty()
-            && chars(&self.name) <= MAX_NAME_CHARS
-            && !self
-                .name
-                .chars()
-                .any(|c| c.is_control() || c.is_whitespace());
-        name_ok
+        super::check_name(&self.name).is_ok()
             && chars(&self.description) <= MAX_DESCRIPTION_CHARS
             && self.notes.len() <= MAX_NOTES
             && self.notes.iter().all(|n| chars(n) <= MAX_NOTE_CHARS)
@@ -165,17 +158,14 @@ impl Looked {
 }
 
 impl Cache {
-    /// The cache at `path` (nothing when `None`, or when it cannot be used), for a discovery
-    /// whose clock reads `now`.
-    pub fn load(path: Option<&Path>, now: SystemTime) -> Cache {
+    /// The cache at `path` (empty when it cannot be used), for a discovery whose clock reads
+    /// `now`. [`Cache::default`] is no cache: every file is read, nothing is saved.
+    pub fn load(path: &Path, now: SystemTime) -> Cache {
         let mut cache = Cache {
-            path: path.map(Path::to_path_buf),
+            path: Some(path.to_path_buf()),
             binary: binary(),
             now: Some(now),
             ..Cache::default()
-        };
-        let Some(path) = path else {
-            return cache;
         };
         let Ok(Some(bytes)) = crate::paths::read_regular(path, MAX_CACHE_BYTES) else {
             return cache;

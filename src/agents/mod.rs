@@ -142,7 +142,7 @@ pub fn discover(cwd: &Path, home: Option<&Path>) -> Discovery {
 pub fn discover_cached(cwd: &Path, home: Option<&Path>, cache: Option<&Path>) -> Discovery {
     let roots = agent_roots(cwd, home);
     let cache = match cache {
-        Some(path) => cache::Cache::load(Some(path), std::time::SystemTime::now()),
+        Some(path) => cache::Cache::load(path, std::time::SystemTime::now()),
         None => cache::Cache::default(),
     };
     let mut d = discover_roots_with(&roots.roots, &cache);
@@ -295,18 +295,7 @@ pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Defini
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default(),
     };
-    if name.is_empty() {
-        return Err("no name".into());
-    }
-    if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
-        return Err("name contains spaces or control characters".into());
-    }
-    let chars = name.chars().count();
-    if chars > MAX_NAME_CHARS {
-        return Err(format!(
-            "name is {chars} characters, more than {MAX_NAME_CHARS}"
-        ));
-    }
+    check_name(&name)?;
     let description = description_of(&fm)?;
     let tools = match fm.fields.get("tools") {
         None | Some(Yaml::Null) => None,
@@ -335,6 +324,24 @@ pub fn definition_from(path: &Path, text: &str, source: Source) -> Result<Defini
         model,
         notes,
     })
+}
+
+/// Whether `name` may name a subagent type: not empty, no spaces or control characters, at
+/// most [`MAX_NAME_CHARS`]. Also what a cached definition is held to (`cache`).
+pub(crate) fn check_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("no name".into());
+    }
+    if name.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err("name contains spaces or control characters".into());
+    }
+    let chars = name.chars().count();
+    if chars > MAX_NAME_CHARS {
+        return Err(format!(
+            "name is {chars} characters, more than {MAX_NAME_CHARS}"
+        ));
+    }
+    Ok(())
 }
 
 /// Frontmatter as files written for Claude Code hold it: strict YAML, then the skills'

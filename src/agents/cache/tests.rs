@@ -27,7 +27,7 @@ fn later() -> SystemTime {
 }
 
 fn run(project: &Path, cache: &Path, now: SystemTime) -> Discovery {
-    let cache = Cache::load(Some(cache), now);
+    let cache = Cache::load(cache, now);
     discover_roots_with(&agent_roots(project, None).roots, &cache)
 }
 
