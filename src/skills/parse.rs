@@ -223,8 +223,9 @@ fn parse_strict(yaml: &str) -> Result<BTreeMap<String, Yaml>, ParseError> {
 }
 
 /// Rewrites top-level `key: value: more` lines as `key: "value: more"`, the common way
-/// hand-written frontmatter breaks strict YAML. Values that already start YAML syntax
-/// (quotes, block scalars, flow collections, anchors, tags) are left alone. A trailing
+/// hand-written frontmatter breaks strict YAML, and `key: [a] [b]` lines (a list with words
+/// after it) as `key: "[a] [b]"`. Other values that start YAML syntax (quotes, block scalars,
+/// flow collections, anchors, tags) are left alone. A trailing
 /// ` #comment` stays out of the quotes, and more-indented lines after such a line (a value
 /// wrapped by hand) are folded into it with single spaces, as YAML folds a plain value.
 fn quote_colon_lines(yaml: &str) -> String {
@@ -264,8 +265,8 @@ fn quote_colon_lines(yaml: &str) -> String {
     out
 }
 
-/// The key and the comment-free value of a top-level `key: value: more` line that strict YAML
-/// rejects; `None` for any other line.
+/// The key and the comment-free value of a top-level `key: value: more` or `key: [a] [b]`
+/// line, which strict YAML rejects; `None` for any other line.
 fn colon_value(line: &str) -> Option<(&str, String)> {
     let (key, value) = line.split_once(':')?;
     let key_ok = !key.is_empty()
@@ -280,7 +281,7 @@ fn colon_value(line: &str) -> Option<(&str, String)> {
         let value = strip_comment(value);
         return words_after_a_list(value).then(|| (key, value.to_string()));
     }
-    let starts_syntax = value.starts_with(['"', '\'', '|', '>', '[', '{', '&', '*', '!', '#']);
+    let starts_syntax = value.starts_with(['"', '\'', '|', '>', '{', '&', '*', '!', '#']);
     if starts_syntax {
         return None;
     }
