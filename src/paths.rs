@@ -87,6 +87,15 @@ pub fn workspace_folder(workspace: &Path) -> String {
     format!("{flat}-{short}")
 }
 
+/// `path` as the user would type it from `cwd`: relative when it lies beneath it.
+pub fn shown_from(path: &Path, cwd: &Path) -> String {
+    let cwd_real = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    path.strip_prefix(&cwd_real)
+        .or_else(|_| path.strip_prefix(cwd))
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| path.display().to_string())
+}
+
 /// The real absolute path `path` (absolute) names, resolving it one component at a time as the
 /// kernel would: every component that exists is checked for a symlink and the link followed
 /// (also a dangling one, whose target a write would create), `..` applies to what is resolved

@@ -37,13 +37,8 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
     }
 }
 
-/// A path as the user would type it from `cwd`.
 fn shown(path: &Path, cwd: &Path) -> String {
-    let cwd_real = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
-    path.strip_prefix(&cwd_real)
-        .or_else(|_| path.strip_prefix(cwd))
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| path.display().to_string())
+    crate::paths::shown_from(path, cwd)
 }
 
 /// What `hx skills check` finds wrong with a SKILL.md: its errors.
@@ -206,7 +201,7 @@ fn list(term: &Term, d: &skills::Discovery, cwd: &Path, json: bool) -> i32 {
 fn show(term: &Term, registry: &SkillRegistry, cwd: &Path, home: Option<&Path>, name: &str) -> i32 {
     let root = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
     if registry.get(name).is_none() {
-        if let Some(why) = not_loaded(registry, cwd, home, name) {
+        if let Some(why) = skills::discover::not_loaded(registry, cwd, home, name) {
             return fail(exit::FAILED, why);
         }
     }
@@ -217,46 +212,6 @@ fn show(term: &Term, registry: &SkillRegistry, cwd: &Path, home: Option<&Path>, 
         }
         Err(e) => fail(exit::USAGE, e),
     }
-}
-
-/// Why no skill is called `name` although a skill folder of that name exists: its SKILL.md
-/// did not parse (discovery skipped it), or its frontmatter gives it another name.
-pub(super) fn not_loaded(
-    registry: &SkillRegistry,
-    cwd: &Path,
-    home: Option<&Path>,
-    name: &str,
-) -> Option<String> {
-    let folder_is = |path: &Path| {
-        path.parent()
-            .and_then(Path::file_name)
-            .is_some_and(|f| f == name)
-    };
-    if let Some(other) = registry.skills().iter().find(|s| folder_is(&s.path)) {
-        return Some(format!(
-            "no skill is named {name}: the skill in {} is named {}; hx skills show {} shows it",
-            shown(&other.path, cwd),
-            other.name,
-            other.name
-        ));
-    }
-    let roots = skills::skill_roots(cwd, home);
-    roots.roots.iter().find_map(|root| {
-        let walked = skills::discover::find_skill_files(root);
-        walked
-            .files
-            .iter()
-            .find(|f| folder_is(&f.path))
-            .and_then(|f| {
-                let folder = f.path.parent()?;
-                let reason = skills::discover::read_skill(&f.path, folder, root.source).err()?;
-                let path = shown(&f.path, cwd);
-                Some(format!(
-                    "skill {name} is not loaded: {path}: {reason}; hx skills check {path} lists \
-                 every problem"
-                ))
-            })
-    })
 }
 
 fn check(term: &Term, cwd: &Path, home: Option<&Path>, path: Option<PathBuf>) -> i32 {

@@ -30,7 +30,7 @@ pub(super) fn eval_command(args: SkillsEvalArgs) -> i32 {
     // and long before a request is paid for.
     let registry = crate::skills::discover(&cwd, home.as_deref()).registry;
     let Some(skill) = registry.get(&args.name) else {
-        let why = super::skills::not_loaded(&registry, &cwd, home.as_deref(), &args.name)
+        let why = crate::skills::discover::not_loaded(&registry, &cwd, home.as_deref(), &args.name)
             .unwrap_or_else(|| {
                 format!("no skill is named {}; hx skills list lists them", args.name)
             });
@@ -141,7 +141,7 @@ pub(super) fn eval_command(args: SkillsEvalArgs) -> i32 {
                     Ok(b) => {
                         // The catalog as the system prompt has it (`hx context`'s parts).
                         let catalog = b.parts.iter().find(|(what, _)| what == "skill catalog");
-                        let catalog = catalog.map_or(b.agent.system_prompt.as_str(), |p| &p.1);
+                        let catalog = catalog.map_or(b.agent.system_prompt(), |p| &p.1);
                         if let Some(note) = skill_eval::catalog_note(catalog, &name, &description) {
                             term.line(&Warning::new(note).to_string());
                         }

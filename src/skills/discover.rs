@@ -499,6 +499,46 @@ pub fn skill_from_frontmatter(
     })
 }
 
+/// Why no skill is called `name` although a skill folder of that name exists: its SKILL.md
+/// did not parse (discovery skipped it), or its frontmatter gives it another name.
+pub fn not_loaded(
+    registry: &SkillRegistry,
+    cwd: &Path,
+    home: Option<&Path>,
+    name: &str,
+) -> Option<String> {
+    let folder_is = |path: &Path| {
+        path.parent()
+            .and_then(Path::file_name)
+            .is_some_and(|f| f == name)
+    };
+    if let Some(other) = registry.skills().iter().find(|s| folder_is(&s.path)) {
+        return Some(format!(
+            "no skill is named {name}: the skill in {} is named {}; hx skills show {} shows it",
+            crate::paths::shown_from(&other.path, cwd),
+            other.name,
+            other.name
+        ));
+    }
+    let roots = skill_roots(cwd, home);
+    roots.roots.iter().find_map(|root| {
+        let walked = find_skill_files(root);
+        walked
+            .files
+            .iter()
+            .find(|f| folder_is(&f.path))
+            .and_then(|f| {
+                let folder = f.path.parent()?;
+                let reason = read_skill(&f.path, folder, root.source).err()?;
+                let path = crate::paths::shown_from(&f.path, cwd);
+                Some(format!(
+                    "skill {name} is not loaded: {path}: {reason}; hx skills check {path} lists \
+                 every problem"
+                ))
+            })
+    })
+}
+
 #[cfg(test)]
 #[path = "discover_tests.rs"]
 mod tests;
