@@ -19,7 +19,7 @@ use std::time::Instant;
 
 use hx::app::rewind;
 use hx::checkpoint::{Settings, Snap, Store};
-use hx::session::{Checkpoint, CheckpointLine};
+use hx::session::{Checkpoint, CheckpointKind, CheckpointLine};
 
 const FOLDERS: usize = 100;
 const PER_FOLDER: usize = 100;
@@ -74,11 +74,11 @@ fn du(dir: &Path) -> u64 {
     total
 }
 
-fn line(n: Option<u32>, what: &str, s: &Snap) -> Checkpoint {
+fn line(n: Option<u32>, what: CheckpointKind, s: &Snap) -> Checkpoint {
     Checkpoint {
         line: CheckpointLine {
             n,
-            what: what.into(),
+            what,
             commit: s.commit.clone(),
             tree: s.tree.clone(),
             at_message: 1,
@@ -172,7 +172,8 @@ fn main() {
                 std::fs::write(&p, format!("changed in round {round}\n")).expect("write");
             }
             let (after, _) = store.snapshot("bench", Some(&turn)).await.expect("after");
-            let cps = vec![line(Some(1), "turn", &turn), line(None, "after", &after)];
+            let cps = vec![line(Some(1), CheckpointKind::Turn, &turn),
+                line(None, CheckpointKind::After, &after),];
             tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
             let (t, c) = (Instant::now(), cpu_ms());
             let r = rewind::rewind_code(&store, "bench", &cps, 1, false)

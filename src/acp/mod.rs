@@ -39,14 +39,13 @@ use self::permission::Permissions;
 use self::rpc::{error, params, Incoming, Message, Output, Pending};
 use self::view::{log, AcpView, Updates};
 use crate::agent::{Agent, Outcome};
-use crate::app::outcome::{Ending, Front, INTERRUPTED};
+use crate::app::outcome::{Ending, Front};
 use crate::app::session::{self as app_session, Pick};
 use crate::app::signals::{self, Signals};
-use crate::app::{build, exit};
+use crate::app::{build, exit, Closed, Conversation, Outgoing};
 use crate::config::{Config, Env, Flags};
 use crate::events::Events;
 use crate::mcp::config::ServerFile;
-use crate::session::{EndOutcome, Session};
 use crate::tools::Editor;
 
 /// ACP's code for a request that needs credentials hx does not have (the missing key).
@@ -100,13 +99,14 @@ struct Server {
 /// What building an agent on the blocking pool gives back.
 type Building = tokio::task::JoinHandle<(Result<build::Built, String>, Vec<crate::text::Warning>)>;
 
-/// One ACP session: its agent, and its hx session when no prompt holds it.
+/// One ACP session: its conversation when no prompt holds it, and the agent being built.
 struct Slot {
     /// Built on the blocking pool while `session/new` has already answered (2,000 skills
     /// take tens of milliseconds to read, as in `hx chat`): the first prompt waits for it.
     building: RefCell<Option<Building>>,
-    agent: tokio::sync::OnceCell<Result<Rc<Agent>, String>>,
-    config: Config,
+    agent: tokio::sync::OnceCell<Result<Agent, String>>,
+    /// The session's id, as the client names it.
+    id: String,
     view: Arc<AcpView>,
     permissions: Arc<Permissions>,
     state: RefCell<SlotState>,
@@ -114,14 +114,9 @@ struct Slot {
 
 struct SlotState {
     /// `None` while a prompt runs.
-    session: Option<Session>,
+    conversation: Option<Conversation>,
     cancel: Option<oneshot::Sender<()>>,
     running: Option<tokio::task::JoinHandle<()>>,
-    /// SessionStart hooks have run.
-    started: bool,
-    /// How the last prompt ended, for the session's `end` line.
-    outcome: (EndOutcome, Option<String>),
-    unreached: bool,
 }
 
 impl Server {
@@ -328,10 +323,10 @@ impl Server {
         if let Some(slot) = live {
             let agent = slot.agent().await?;
             let st = slot.state.borrow();
-            let Some(session) = &st.session else {
+            let Some(conversation) = &st.conversation else {
                 return Err(busy(&wanted));
             };
-            replay::replay(session.messages(), &agent.tools, &slot.view_updates());
+            replay::replay(conversation.messages(), agent.tools(), &slot.view_updates());
             return Ok(LoadSessionResponse::new());
         }
         let resumed = app_session::find(Pick::Id(&wanted), true, &req.cwd, &self.setup.env)
@@ -353,13 +348,11 @@ impl Server {
             .await?;
         let agent = slot.agent().await?;
         {
-            let st = slot.state.borrow();
-            if let Some(session) = &st.session {
+            let mut st = slot.state.borrow_mut();
+            if let Some(conversation) = &mut st.conversation {
                 // What the tools remember (skills loaded, the todo list) follows the history.
-                for r in &agent.restore {
-                    r.restore(session.messages());
-                }
-                replay::replay(session.messages(), &agent.tools, &slot.view_updates());
+                conversation.set_agent(agent.clone());
+                replay::replay(conversation.messages(), agent.tools(), &slot.view_updates());
             }
         }
         self.sessions.borrow_mut().insert(wanted, slot);
@@ -421,25 +414,23 @@ impl Server {
             })
         };
         let mut warnings = Vec::new();
-        let session =
-            app_session::open(&recorder, id, resume, config.reasoning_echo, &mut warnings)
-                .map_err(|e| error(rpc::INTERNAL_ERROR, e))?;
+        let mut conversation = Conversation::new(recorder.clone(), id.clone());
+        let session = app_session::open(&recorder, id, resume, &config.profile(), &mut warnings)
+            .map_err(|e| error(rpc::INTERNAL_ERROR, e))?;
         for w in &warnings {
             log(&w.to_string());
         }
+        conversation.open(session);
         Ok(Rc::new(Slot {
             building: RefCell::new(Some(building)),
             agent: tokio::sync::OnceCell::new(),
-            config,
+            id: conversation.id().to_string(),
             view,
             permissions,
             state: RefCell::new(SlotState {
-                session: Some(session),
+                conversation: Some(conversation),
                 cancel: None,
                 running: None,
-                started: false,
-                outcome: (EndOutcome::Answered, None),
-                unreached: false,
             }),
         }))
     }
@@ -453,26 +444,25 @@ impl Server {
             Ok(t) => t,
             Err(e) => return self.out.error(&id, &e),
         };
-        let (session, rx, start) = {
+        let (conversation, rx) = {
             let mut st = slot.state.borrow_mut();
-            let Some(session) = st.session.take() else {
+            let Some(conversation) = st.conversation.take() else {
                 drop(st);
                 return self.out.error(&id, &busy(&sid));
             };
             let (tx, rx) = oneshot::channel();
             st.cancel = Some(tx);
-            let start = !std::mem::replace(&mut st.started, true);
-            (session, rx, start)
+            (conversation, rx)
         };
         let out = self.out.clone();
         let task_slot = slot.clone();
         let task = tokio::task::spawn_local(async move {
             let slot = task_slot;
-            let mut session = session;
-            let answer = slot.run(&mut session, &text, start, rx).await;
+            let mut conversation = conversation;
+            let answer = slot.run(&mut conversation, &text, rx).await;
             {
                 let mut st = slot.state.borrow_mut();
-                st.session = Some(session);
+                st.conversation = Some(conversation);
                 st.cancel = None;
                 st.running = None;
             }
@@ -482,8 +472,8 @@ impl Server {
             }
         });
         let mut st = slot.state.borrow_mut();
-        // A prompt that ended at once has put its session back already.
-        if st.session.is_none() {
+        // A prompt that ended at once has put its conversation back already.
+        if st.conversation.is_none() {
             st.running = Some(task);
         }
     }
@@ -510,16 +500,12 @@ impl Server {
 
 impl Slot {
     fn session_id(&self) -> String {
-        let st = self.state.borrow();
-        st.session
-            .as_ref()
-            .map(|s| s.id().to_string())
-            .unwrap_or_default()
+        self.id.clone()
     }
 
     /// The session's agent, once its build is done; a build that failed (a hooks file that
     /// is not valid, a sandbox that is required and cannot be had) fails every prompt.
-    async fn agent(&self) -> Result<Rc<Agent>, rpc::RpcError> {
+    async fn agent(&self) -> Result<Agent, rpc::RpcError> {
         let built = self
             .agent
             .get_or_init(|| async {
@@ -532,7 +518,7 @@ impl Slot {
                 for w in &warnings {
                     log(&w.to_string());
                 }
-                built.map(|b| Rc::new(b.agent))
+                built.map(|b| b.agent)
             })
             .await;
         built.clone().map_err(|e| {
@@ -547,12 +533,11 @@ impl Slot {
         self.view.updates()
     }
 
-    /// One prompt: a message of the session, to its end or to a `session/cancel`.
+    /// One prompt: a message of the conversation, to its end or to a `session/cancel`.
     async fn run(
         &self,
-        session: &mut Session,
+        conversation: &mut Conversation,
         text: &str,
-        start: bool,
         mut cancelled: oneshot::Receiver<()>,
     ) -> Result<StopReason, rpc::RpcError> {
         let began = Instant::now();
@@ -561,16 +546,22 @@ impl Slot {
             a = self.agent() => a?,
             Ok(()) = &mut cancelled => return Ok(StopReason::Cancelled),
         };
+        if conversation.agent().is_none() {
+            conversation.set_agent(agent);
+        }
+        let message = Outgoing::text(text);
         let end = tokio::select! {
-            r = agent.run_message(session, text, start) => Some(r),
+            r = conversation.send(&message) => Some(r),
             Ok(()) = &mut cancelled => None,
         };
         // The run's future is gone: its HTTP request dropped, its commands' process groups
         // killed, its subagents stopped.
-        for a in self.permissions.take_answered() {
-            session.record_approval(&a);
+        let answered = self.permissions.take_answered();
+        if let Some(session) = conversation.session_mut() {
+            for a in answered {
+                session.record_approval(&a);
+            }
         }
-        let max_turns = self.config.max_turns;
         let (ending, answer) = match end {
             Some(result) => {
                 let answer = match &result {
@@ -581,39 +572,27 @@ impl Slot {
                     Ok(Outcome::Stopped(_)) => Ok(StopReason::Refusal),
                     Err(e) => Err(error(rpc::INTERNAL_ERROR, e.to_string())),
                 };
-                session.turn_done();
                 (Ending::Run(result), answer)
             }
             None => {
-                agent.stopped(session, began.elapsed());
-                let open = session.answer_open_calls(INTERRUPTED);
+                let ending = conversation.cancelled(began.elapsed());
                 self.view.close_open();
-                (Ending::Cancelled { open }, Ok(StopReason::Cancelled))
+                (ending, Ok(StopReason::Cancelled))
             }
         };
-        let unreached = ending.unreached();
-        let mapped = ending.map(max_turns, Front::Conversation);
-        let mut st = self.state.borrow_mut();
-        st.unreached = unreached;
-        st.outcome = (mapped.outcome, mapped.detail);
+        conversation.ended(ending, Front::Conversation);
         answer
     }
 
+    /// The session's `end` line written; a session with nothing to go on with (no prompt
+    /// was sent, the agent could not be built, or the model was never reached) is removed,
+    /// so `hx agent -c` finds the one before it.
     fn close(&self) {
         let mut st = self.state.borrow_mut();
-        let Some(mut session) = st.session.take() else {
+        let Some(mut conversation) = st.conversation.take() else {
             return;
         };
-        let (outcome, detail) = st.outcome.clone();
-        session.end(outcome, detail.as_deref());
-        // Nothing to go on with: no prompt was sent, the agent could not be built, or the
-        // model was never reached; `hx agent -c` then finds the session before it.
-        let failed = matches!(self.agent.get(), Some(Err(_)));
-        if session.never_answered() && (st.unreached || !st.started || failed) {
-            session.discard();
-            return;
-        }
-        if let Some(e) = session.close() {
+        if let Closed::Kept { error: Some(e), .. } = conversation.close() {
             log(&crate::text::Warning::new(e).to_string());
         }
     }

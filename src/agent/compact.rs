@@ -98,7 +98,11 @@ impl Agent {
     /// The meter of one run of this agent with these tools.
     pub fn meter(&self, tools: &[ToolSpec]) -> Meter {
         let learned = *self.learned.lock().unwrap_or_else(|e| e.into_inner());
-        Meter::new(self.context, estimate::overhead(&self.model_name, tools)).with_learned(learned)
+        Meter::new(
+            self.context(),
+            estimate::overhead(self.profile.model(), tools),
+        )
+        .with_learned(learned)
     }
 
     /// One model request of the loop, offering `toolset` (whose specs are `tools`), made to
@@ -121,7 +125,7 @@ impl Agent {
             let req = self.chat_request(session.messages(), tools);
             self.emit(&Event::RequestStarted);
             let mut sink = self.events.sink(&self.hook_cx.scope);
-            match self.model.complete(&req, &mut sink).await {
+            match self.client.complete(&req, &mut sink).await {
                 Ok(turn) => {
                     if let Some(u) = &turn.usage {
                         meter.observed(u.prompt_tokens, session.messages());
@@ -138,7 +142,7 @@ impl Agent {
                     self.learned
                         .lock()
                         .unwrap_or_else(|e| e.into_inner())
-                        .merge(meter.learned(&self.context));
+                        .merge(meter.learned(&self.context()));
                     self.compact(session, (toolset, tools), meter, Trigger::Overflow, size)
                         .await?;
                 }
@@ -284,11 +288,11 @@ impl Agent {
         // Its text is not the answer: only its retries are shown.
         self.emit(&Event::RequestStarted);
         let mut sink = self.events.retry_sink(&cx.scope, "compaction: ");
-        let answer = match self.model.complete(&req, &mut sink).await {
+        let answer = match self.client.complete(&req, &mut sink).await {
             Ok(turn) => {
                 if let Some(u) = &turn.usage {
                     let cost = self.cost_of(u);
-                    session.record_request_usage(u, cost, &self.model_name, "summary");
+                    session.record_request_usage(u, cost, self.profile.model(), "summary");
                     self.emit(&Event::SummaryUsage(u, cost));
                 }
                 match turn.content.trim() {
@@ -330,7 +334,7 @@ impl Agent {
             session.messages(),
             &text,
             &budgets,
-            self.reasoning_echo,
+            self.profile.reasoning_echo(),
             room,
             &keep,
         )
@@ -346,9 +350,7 @@ impl Agent {
         self.record(session, meter, trigger, "summary", (before, after), {
             Change::Replaced(rebuilt.history)
         })?;
-        for r in &self.restore {
-            r.restore(session.messages());
-        }
+        self.restore_tools(session.messages());
         self.cache_broken("compaction replaced the history with a summary", after);
         Ok(Done::Compacted("summary", after, detail))
     }

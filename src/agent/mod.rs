@@ -1,29 +1,33 @@
 //! The agent loop: ask the model, run the tools it calls, send the results back, until it
 //! answers in plain text. The loop knows no tool by name and no hook by kind.
+//!
+//! An [`Agent`] is a value: made once by its [`Builder`] (`app::build` does it for every
+//! front end), and varied only by [`Agent::with_profile`] (another model, effort or price:
+//! `/model`, `/effort`, a command's `model:`, a typed subagent) and [`Agent::with_tools`]
+//! (fewer tools: a command's `allowed-tools`, a typed subagent's `tools:`). Its parts live
+//! beside it: the tool calls of a turn ([`calls`]), checkpoints ([`checkpoints`]), cost and
+//! budgets ([`cost`]), compaction ([`compact`]).
 
-use std::future::Future;
-use std::panic::AssertUnwindSafe;
-use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use futures_util::future::join_all;
-use futures_util::FutureExt;
-use serde_json::Value;
-
-use crate::events::{Event, Events};
-use crate::hooks::{append_context, Combined, HookContext, HookEvent, Hooks, PreToolUse};
-use crate::model::{ChatModel, Message, ModelError, ReasoningEcho, Thinking, ToolCall};
+use crate::context::{CompactAt, Learned, Meter};
+use crate::events::{Event, Events, Scope};
+use crate::hooks::{Combined, HookContext, HookEvent, Hooks};
+use crate::model::{AssistantTurn, ChatModel, Message, ModelError, Profile, ToolSpec};
 use crate::session::{Recorder, RunStats, Session};
-use crate::tools::output::{bound, quote};
-use crate::tools::{
-    parse_args, About, Kind, Reminder, Restore, Tool, ToolContext, ToolResult, ToolSet,
-};
+use crate::tools::output::bound;
+use crate::tools::{Reminder, Restore, ToolContext, ToolSet};
 
+mod calls;
+mod checkpoints;
 pub mod compact;
+pub mod cost;
 pub mod outcome;
 pub mod prompt;
 pub mod task;
+
+use checkpoints::{Beside, Kind as CheckpointKind};
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,506 +42,458 @@ pub enum Outcome {
     MaxCost(String),
 }
 
-/// One agent: a model, the tools it may use, the hooks that watch it.
-#[derive(Clone)]
-pub struct Agent {
-    pub model: Arc<dyn ChatModel>,
-    pub model_name: String,
-    /// How hard the model thinks, sent with every request of this agent, the summary of a
-    /// compaction included (the same settings, so the same cached prefix); `None` sends
-    /// nothing, and the model's default holds.
-    pub thinking: Option<Thinking>,
-    pub tools: ToolSet,
-    pub tool_cx: ToolContext,
-    pub hooks: Hooks,
-    /// Which agent this is (its scope) and the session, as hooks are told.
-    pub hook_cx: HookContext,
-    /// Where everything that happens goes: the views (trace, `--json`). Subagents share it.
-    pub events: Events,
-    pub system_prompt: String,
-    pub max_turns: u32,
-    /// Whether assistant messages carry `reasoning_content` back (per provider).
-    pub reasoning_echo: ReasoningEcho,
-    /// Asked after every tool-calling turn for a user message to append (todo reminders).
-    pub reminders: Vec<Arc<dyn Reminder>>,
-    /// A subagent ends with `SubagentStop` instead of `Stop`.
-    pub is_subagent: bool,
-    /// Where the sessions of subagents this agent starts are recorded.
-    pub recorder: Recorder,
-    /// The model's context window and when to compact (see [`compact`]).
-    pub context: crate::context::Settings,
-    /// What earlier runs of this agent learned of the server's window (see [`compact`]);
-    /// shared by its clones, which talk to the same server.
-    pub learned: Arc<std::sync::Mutex<crate::context::Learned>>,
-    /// Told the history when compaction replaces it (the loaded skills, the todo list).
-    pub restore: Vec<Arc<dyn Restore>>,
-    /// Where the main agent keeps its checkpoints of the workspace (none: off, or a
-    /// subagent, whose changes are inside its parent's turn).
-    pub checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
-    /// The prices of its model's requests; `None`: unknown, so costs are too.
-    pub price: Option<crate::model::Price>,
-    /// The time every request is priced at (`HX_NOW`, for tests); `None`: the clock's.
-    pub fixed_now: Option<u64>,
-    /// The run ends after the request that takes [`Agent::spent`] past this.
-    pub max_cost: Option<f64>,
-    /// What the requests of this agent's run cost, its subagents' included (they share it).
-    pub spent: Arc<std::sync::Mutex<crate::model::Spend>>,
+/// One user message for [`Agent::run_message`].
+#[derive(Debug, Clone, Copy)]
+pub struct Input<'a> {
+    pub text: &'a str,
+    /// The message starts the session's use here, so SessionStart hooks run: once per
+    /// conversation, not once per message.
+    pub session_start: bool,
+    /// It opens with the block of a skill the user invoked (`/NAME`), which the model has
+    /// loaded as of this message.
+    pub invoked_skill: bool,
 }
 
-/// One call's result, whether a hook blocked it, and a hook's request to stop the run.
-type CallOutcome = (ToolResult, bool, Option<String>);
+impl<'a> Input<'a> {
+    /// A message that starts the session's use here, invoking nothing.
+    pub fn new(text: &'a str) -> Input<'a> {
+        Input {
+            text,
+            session_start: true,
+            invoked_skill: false,
+        }
+    }
+}
 
-/// [`CallOutcome`] before the output cap, with a hook's replacement input when the call ran
-/// with it.
-type Ran = (Option<Value>, ToolResult, bool, Option<String>);
+/// Whose loop this is: the main agent's ends with `Stop` and is a turn of the user's; a
+/// subagent's ends with `SubagentStop`, takes no checkpoints (its changes are inside its
+/// parent's turn) and runs no prompt hooks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    Main,
+    Subagent,
+}
 
-/// Stop hooks may keep a run going this many times in a row, so a hook that always says
-/// "not done" cannot loop forever.
-pub const MAX_STOP_CONTINUATIONS: u32 = 8;
+/// One agent: a model and what its name decides, the tools it may use, the hooks that watch
+/// it. Cloning is cheap (its parts are shared), and clones share what a run spends and what
+/// was learned of the server's window.
+#[derive(Clone)]
+pub struct Agent {
+    client: Arc<dyn ChatModel>,
+    profile: Arc<Profile>,
+    tools: ToolSet,
+    tool_cx: ToolContext,
+    hooks: Hooks,
+    /// Which agent this is (its scope) and the session, as hooks are told.
+    hook_cx: HookContext,
+    /// Where everything that happens goes: the views (trace, `--json`). Subagents share it.
+    events: Events,
+    system_prompt: String,
+    max_turns: u32,
+    /// Asked after every tool-calling turn for a user message to append (todo reminders).
+    reminders: Vec<Arc<dyn Reminder>>,
+    role: Role,
+    /// Where the sessions of subagents this agent starts are recorded.
+    recorder: Recorder,
+    /// When to compact; the window is the profile's.
+    compact_at: CompactAt,
+    /// What earlier runs learned of the server's window (see [`compact`]); shared by the
+    /// clones that talk to the same model.
+    learned: Arc<Mutex<Learned>>,
+    /// Told the history when it changes other than by appending (the loaded skills, the todo
+    /// list): a compaction, a resumed session, a skill the user invoked.
+    restore: Vec<Arc<dyn Restore>>,
+    /// Where the main agent keeps its checkpoints of the workspace (none: off, or a
+    /// subagent).
+    checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
+    budget: cost::Budget,
+}
+
+/// The one way to make an [`Agent`]. Cloning a builder before [`Builder::build`] makes agents
+/// that share a budget and what was learned of the window: a main agent and the subagent
+/// template of its `task` tool.
+#[derive(Clone)]
+pub struct Builder {
+    agent: Agent,
+}
 
 impl Agent {
+    /// A builder of an agent that talks to `client` as `profile` says, with `tools` and their
+    /// context, telling `events` what happens. Until set otherwise: the main agent's role, no
+    /// hooks, an empty system prompt, 200 turns, nothing recorded, no checkpoints, no budget.
+    pub fn builder(
+        client: Arc<dyn ChatModel>,
+        profile: Profile,
+        tools: ToolSet,
+        tool_cx: ToolContext,
+        events: Events,
+    ) -> Builder {
+        Builder {
+            agent: Agent {
+                client,
+                profile: Arc::new(profile),
+                tools,
+                tool_cx,
+                hooks: Hooks::new(),
+                hook_cx: HookContext::default(),
+                events,
+                system_prompt: String::new(),
+                max_turns: crate::config::DEFAULT_MAX_TURNS,
+                reminders: Vec::new(),
+                role: Role::Main,
+                recorder: Recorder::default(),
+                compact_at: crate::context::Settings::default().compact_at,
+                learned: Default::default(),
+                restore: Vec::new(),
+                checkpoints: None,
+                budget: cost::Budget::default(),
+            },
+        }
+    }
+
+    /// This agent on another model, effort or price: everything else, the conversation's
+    /// tools and hooks included, stays. What was learned of the old model's window is not
+    /// the new one's.
+    pub fn with_profile(&self, profile: Profile) -> Agent {
+        let mut a = self.clone();
+        if profile.model() != self.profile.model() {
+            a.learned = Default::default();
+        }
+        a.profile = Arc::new(profile);
+        a
+    }
+
+    /// This agent with other tools (a subset: [`ToolSet::only`]).
+    pub fn with_tools(&self, tools: ToolSet) -> Agent {
+        Agent {
+            tools,
+            ..self.clone()
+        }
+    }
+
+    pub fn profile(&self) -> &Profile {
+        &self.profile
+    }
+
+    pub fn tools(&self) -> &ToolSet {
+        &self.tools
+    }
+
+    /// The context its tools run in: the workspace, limits, sandbox.
+    pub fn tool_cx(&self) -> &ToolContext {
+        &self.tool_cx
+    }
+
+    pub fn system_prompt(&self) -> &str {
+        &self.system_prompt
+    }
+
+    pub fn max_turns(&self) -> u32 {
+        self.max_turns
+    }
+
+    /// The window of its model and when it compacts.
+    pub fn context(&self) -> crate::context::Settings {
+        crate::context::Settings {
+            window: self.profile.window(),
+            compact_at: self.compact_at,
+        }
+    }
+
+    /// Where its checkpoints are kept (none: off, or a subagent).
+    pub fn checkpoints(&self) -> Option<&Arc<crate::checkpoint::Checkpoints>> {
+        self.checkpoints.as_ref()
+    }
+
+    /// Lets the tools that remember the conversation (`load_skill`'s "already loaded", the
+    /// todo list) take it up from `history`: after a session is opened or switched to, and
+    /// whenever the history changed other than by appending.
+    pub fn restore_tools(&self, history: &[Message]) {
+        for r in &self.restore {
+            r.restore(history);
+        }
+    }
+
     /// The request this agent makes of its model with `messages` and `tools`: every request
     /// of the loop and of its compactions (the same settings keep the cached prefix), and the
     /// first request of a run that `hx skills eval` sends.
     pub fn chat_request<'a>(
         &'a self,
         messages: &'a [Message],
-        tools: &'a [crate::model::ToolSpec],
+        tools: &'a [ToolSpec],
     ) -> crate::model::ChatRequest<'a> {
         crate::model::ChatRequest {
-            model: &self.model_name,
+            model: self.profile.model(),
             messages,
             tools,
-            thinking: self.thinking,
+            thinking: self.profile.thinking(),
         }
     }
 
-    /// What a request with `usage` cost now, counted in [`Agent::spent`]; `None` without a
-    /// price (counted as unpriced).
-    pub fn cost_of(&self, usage: &crate::model::Usage) -> Option<crate::model::Cost> {
-        let now = self.now();
-        let cost = self.price.as_ref().map(|p| p.cost(usage, now));
-        self.spent
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .add_cost(cost);
-        cost
-    }
-
-    /// The one line saying that `what` breaks the prompt cache's prefix: the next request
-    /// misses about `tokens` tokens that would have been hits, and what that costs more.
-    pub fn cache_broken(&self, what: &str, tokens: u64) {
-        let cost = self.price.as_ref().map_or_else(
-            || "its cost unknown".to_string(),
-            |p| format!("{} more than hits", p.miss_extra(tokens, self.now()).show()),
-        );
-        self.events.warn(
-            &self.hook_cx.scope,
-            &crate::text::Warning::notice(format!(
-                "{what}: the next request misses the prompt cache for about {} tokens ({cost})",
-                crate::text::thousands(tokens)
-            )),
-        );
-    }
-
-    /// What the prompt cache makes of rewritten history, for weighing a prune: a hit's price
-    /// as a share of a miss's from the price table. Without a price, a server that has
-    /// reported cache hits is taken to charge a tenth for them (OpenAI's discount on its
-    /// recent models, the dearest common case short of DeepSeek's); one that never has keeps
-    /// no cache.
-    pub(crate) fn cache(&self, session: &Session) -> crate::context::prune::Cache {
-        use crate::context::prune::Cache;
-        match &self.price {
-            Some(p) => {
-                let r = p.rates_at(self.now()).0;
-                if r.input_cache_miss > 0.0 {
-                    Cache::HitShare(r.input_cache_hit / r.input_cache_miss)
-                } else {
-                    Cache::None
-                }
-            }
-            None if session.stats.usage.prompt_cache_hit_tokens > 0 => Cache::HitShare(0.1),
-            None => Cache::None,
-        }
-    }
-
-    /// The time requests are priced at: `HX_NOW`'s, else the clock's.
-    fn now(&self) -> u64 {
-        self.fixed_now.unwrap_or_else(|| {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-        })
-    }
-
-    /// The limit `--max-cost` set, when the run's requests (its subagents' included) have
-    /// passed it: the amount spent, shown.
-    pub fn over_budget(&self) -> Option<String> {
-        let max = self.max_cost?;
-        let spent = *self.spent.lock().unwrap_or_else(|e| e.into_inner());
-        let (nanos, currency) = spent.known().or(spent.currency.map(|c| (spent.nanos, c)))?;
-        (nanos as f64 / 1e9 > max).then(|| {
-            format!(
-                "the run cost {} and passed --max-cost {}",
-                currency.show(nanos),
-                currency.show((max * 1e9) as u64)
-            )
-        })
+    /// Sends `req` to the model, its retries shown with `label` (`hx skills eval`'s requests,
+    /// whose text is not an answer).
+    pub async fn complete_quietly(
+        &self,
+        req: &crate::model::ChatRequest<'_>,
+        label: &str,
+    ) -> Result<AssistantTurn, ModelError> {
+        let mut sink = self.events.retry_sink(&self.hook_cx.scope, label);
+        self.client.complete(req, &mut sink).await
     }
 
     /// Runs `task` as the next user message of `session`, to an answer. The system prompt
     /// starts an empty session; a recorded one keeps its own. Every message goes through the
     /// session, so whatever happens (a model error after retries, the future dropped on
     /// Ctrl-C) the session holds the conversation up to that point, and its figures. What
-    /// happens is told to [`Agent::events`] as it happens; the main agent's run is a turn
+    /// happens is told to the events as it happens; the main agent's run is a turn
     /// ([`Event::TurnStarted`]), whose end the caller reports ([`Event::TurnEnded`]), since
     /// only it knows how the turn ended when the run is cut short.
     pub async fn run(&self, session: &mut Session, task: &str) -> Result<Outcome, ModelError> {
-        self.run_message(session, task, true).await
+        self.run_message(session, Input::new(task)).await
     }
 
-    /// [`Agent::run`] for one message of a conversation (`hx chat`): `session_start` says
-    /// whether this message starts the session's use here, so SessionStart hooks run once per
-    /// conversation rather than once per message. `max_turns` counts this message's requests.
-    /// Dropping the future cancels the message: calls it leaves unanswered are the caller's
-    /// to answer before the next request.
+    /// [`Agent::run`] for one message of a conversation (see [`Input`]). `max_turns` counts
+    /// this message's requests. Dropping the future cancels the message: calls it leaves
+    /// unanswered are the caller's to answer before the next request.
     pub async fn run_message(
         &self,
         session: &mut Session,
-        task: &str,
-        session_start: bool,
+        input: Input<'_>,
     ) -> Result<Outcome, ModelError> {
         let began = Instant::now();
-        let cx = &self.hook_cx;
-        let mut task = task.to_string();
         let turns_before = session.stats.turns;
         session.begin_message();
-        if !self.is_subagent {
-            self.emit(&Event::TurnStarted);
-            let start = if session_start {
-                self.hooks.notify(&HookEvent::SessionStart, cx).await
-            } else {
-                Default::default()
-            };
-            if let Some(reason) = start.stop_run {
-                return Ok(Outcome::Stopped(reason));
-            }
-            self.emit(&Event::PromptSubmitted { cwd: &cx.cwd });
-            let c = self
-                .hooks
-                .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
-                .await;
-            if let Some(reason) = c.block.or(c.stop_run) {
-                return Ok(Outcome::Stopped(format!(
-                    "prompt refused by a hook: {reason}"
-                )));
-            }
-            // Context from hooks travels with the task: the system prompt stays fixed. All of
-            // it together is cut like one tool result.
-            let extra: Vec<String> = start.context.into_iter().chain(c.context).collect();
-            if !extra.is_empty() {
-                task.push_str("\n\n");
-                task.push_str(&bound(extra.join("\n\n"), self.output_limit()));
-            }
-        }
+        let task = match self.submit(input.text, input.session_start).await {
+            Ok(task) => task,
+            Err(refused) => return Ok(refused),
+        };
         if session.is_empty() {
             session.push(Message::System(self.system_prompt.clone()));
         }
         let label = crate::text::one_line(&task, 80);
         let at_message = session.messages().len();
-        let compactions = session.stats.compactions;
-        let taking = self.take_checkpoint(session);
-        // A skill the user invoked (`/NAME`, its block in the message) is loaded as of now:
-        // `load_skill` says so rather than putting the body in twice.
-        let invoked = task.starts_with("<skill name=\"");
+        // The message's checkpoint is taken while the MCP servers start and its first request
+        // is out (the workspace does not change before a tool runs), so its work waits on the
+        // model instead of adding to it.
+        let beside = Beside::new(Box::pin(self.take_checkpoint(session)));
         session.push(Message::User(task));
-        if invoked {
-            for r in &self.restore {
-                r.restore(session.messages());
-            }
+        // A skill the user invoked is loaded as of now: `load_skill` says so rather than
+        // putting the body in twice.
+        if input.invoked_skill {
+            self.restore_tools(session.messages());
         }
         // The specs change only when an MCP server's tool list did, seen before a request:
-        // otherwise the request prefix stays byte-identical from turn to turn. The first
-        // refresh (the loop's, before the first request) starts the MCP servers; each later
-        // one finds the same generation unless a server's list changed.
-        let mut toolset = self.tools.clone();
-        let mut tools = toolset.specs();
+        // otherwise the request prefix stays byte-identical from turn to turn.
+        let toolset = self.tools.clone();
+        let tools = toolset.specs();
         let mut meter = self.meter(&tools);
         meter.seed(session.measured());
-        // The message's checkpoint is taken while the MCP servers start and its first request
-        // is out (the workspace does not change before a tool runs), so its git work waits
-        // on the model instead of adding to it. A compaction due before that request would
-        // reshape the history it names a place in: then it is taken and recorded first.
-        let mut beside = Beside::new(taking);
-        let size = meter.request(session.messages());
-        if meter.over_limit(size) {
-            self.message_checkpoint(session, &mut beside, &label, at_message, true)
-                .await;
+        let mut run = Run {
+            began,
+            turns_before,
+            label,
+            at_message,
+            compactions: session.stats.compactions,
+            beside,
+            toolset,
+            tools,
+            meter,
+            last_text: String::new(),
+            continuations: 0,
+        };
+        // A compaction due before the first request would reshape the history the message's
+        // checkpoint names a place in: then it is taken and recorded first.
+        let size = run.meter.request(session.messages());
+        if run.meter.over_limit(size) {
+            self.message_checkpoint(session, &mut run, true).await;
         }
-        let mut last_text = String::new();
-        let mut continuations = 0;
-        let outcome = loop {
-            if session.stats.turns.saturating_sub(turns_before) >= self.max_turns {
-                // Hooks still hear that the run ended (the trace prints its figures), but
-                // cannot extend it past the limit.
-                self.stop(session, began, false).await;
-                break Outcome::MaxTurns(last_text);
+        loop {
+            if let Some(limit) = self.limit_reached(session, &mut run).await {
+                return Ok(limit);
             }
-            // Subagents spend from the same purse: a task call may have passed the limit.
-            if let Some(why) = self.over_budget() {
-                self.stop(session, began, false).await;
-                break Outcome::MaxCost(why);
-            }
-            // A relist that gave the same tools changes nothing: the same bytes go out.
-            let refreshed = beside.run(toolset.refresh()).await;
-            if refreshed && toolset.specs() != tools {
-                tools = toolset.specs();
-                // Other schemas: the server's last count no longer describes the request.
-                meter.tools_changed(crate::context::estimate::overhead(&self.model_name, &tools));
-                // The tools come before the messages: the whole request misses. (Not the
-                // first listing, before this run's first request: nothing went out yet.)
-                if session.stats.turns > turns_before {
-                    let size = meter.request(session.messages());
-                    self.cache_broken("an MCP server's tools changed", size);
-                }
-            }
+            self.refresh_tools(session, &mut run).await;
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
-            let asked = beside
-                .run(self.request(session, &toolset, &tools, &mut meter))
+            let asked = run
+                .beside
+                .run(self.request(session, &run.toolset, &run.tools, &mut run.meter))
                 .await;
             // Recorded before the answer is: the turn's own checkpoint comes after it. A
             // server's overflow error compacted the history meanwhile: the checkpoint names no
             // place in it, so it is kept for what changed but is no point to rewind to.
-            let in_place = session.stats.compactions == compactions;
-            self.message_checkpoint(session, &mut beside, &label, at_message, in_place)
-                .await;
+            let in_place = session.stats.compactions == run.compactions;
+            self.message_checkpoint(session, &mut run, in_place).await;
             let turn = match asked {
                 Ok(t) => t,
-                Err(compact::Ended::Stopped(reason)) => break Outcome::Stopped(reason),
+                Err(compact::Ended::Stopped(reason)) => return Ok(Outcome::Stopped(reason)),
                 Err(compact::Ended::Error(e)) => {
                     // The run is over: hooks hear it (the trace prints the figures so far).
                     self.stop(session, began, false).await;
                     return Err(e);
                 }
             };
-            let mut turn = turn;
-            if let Some(u) = &turn.usage {
-                turn.cost = self.cost_of(u);
-                session.record_usage(u, turn.cost, &self.model_name);
+            if let Some(outcome) = self.take_turn(session, &mut run, turn).await {
+                return Ok(outcome);
             }
-            // Whether to go on is decided by the calls collected, not by `finish_reason`:
-            // servers disagree on it, and a call without an answer would break the next request.
-            let has_calls = !turn.tool_calls.is_empty();
-            self.emit(&Event::Response(&turn));
-            // Before the calls of a turn that may change files (any tool but those that only
-            // read or search), whoever would change them: a command, a subagent.
-            let before = if self.may_change_files(&toolset, &turn.tool_calls) {
-                let label = turn
-                    .tool_calls
-                    .iter()
-                    .map(|c| c.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                self.checkpoint(session, "turn", crate::text::one_line(&label, 80))
-                    .await
-            } else {
-                None
-            };
-            session.push(turn.to_message(self.reasoning_echo));
-            if !has_calls {
-                session.turn_done();
-                let c = self.stop(session, began, continuations > 0).await;
-                if let Some(reason) = c.stop_run {
-                    break Outcome::Stopped(reason);
-                }
-                match c.block {
-                    Some(reason) if continuations < MAX_STOP_CONTINUATIONS => {
-                        continuations += 1;
-                        session.push(Message::User(bound(reason, self.output_limit())));
-                        continue;
-                    }
-                    _ => break Outcome::Answered(turn.content),
-                }
-            }
-            continuations = 0;
-            if !turn.content.trim().is_empty() {
-                last_text = turn.content.clone();
-            }
-            // The request that passed the limit is the last: its calls are answered, not run,
-            // so the history stays one a later run can send.
-            if let Some(why) = self.over_budget() {
-                for call in &turn.tool_calls {
-                    session.push(Message::Tool {
-                        tool_call_id: call.id.clone(),
-                        content: format!("Error: not run: {why}"),
-                    });
-                }
-                session.turn_done();
-                self.stop(session, began, false).await;
-                break Outcome::MaxCost(why);
-            }
-            let mut stopped: Option<String> = None;
-            // Counted as made before they run, so a run abandoned mid-call still shows them.
-            session.stats.tool_calls = session
-                .stats
-                .tool_calls
-                .saturating_add(u32::try_from(turn.tool_calls.len()).unwrap_or(u32::MAX));
-            let outcomes = self
-                .run_calls(&toolset, &turn.tool_calls, session.id())
-                .await;
-            for (call, (result, blocked, stop)) in turn.tool_calls.iter().zip(outcomes) {
-                session.stats.blocked = session.stats.blocked.saturating_add(u32::from(blocked));
-                stopped = stopped.or(stop);
-                // Cut to the output cap already (see `guarded_call`).
+        }
+    }
+
+    /// The main agent's hooks before a message: SessionStart (once per conversation) and
+    /// UserPromptSubmit. The task, with the context they add; `Err`: a hook refused it.
+    async fn submit(&self, task: &str, session_start: bool) -> Result<String, Outcome> {
+        let mut task = task.to_string();
+        if self.role == Role::Subagent {
+            return Ok(task);
+        }
+        let cx = &self.hook_cx;
+        self.emit(&Event::TurnStarted);
+        let start = if session_start {
+            self.hooks.notify(&HookEvent::SessionStart, cx).await
+        } else {
+            Default::default()
+        };
+        if let Some(reason) = start.stop_run {
+            return Err(Outcome::Stopped(reason));
+        }
+        self.emit(&Event::PromptSubmitted { cwd: &cx.cwd });
+        let c = self
+            .hooks
+            .notify(&HookEvent::UserPromptSubmit { prompt: &task }, cx)
+            .await;
+        if let Some(reason) = c.block.or(c.stop_run) {
+            return Err(Outcome::Stopped(format!(
+                "prompt refused by a hook: {reason}"
+            )));
+        }
+        // Context from hooks travels with the task: the system prompt stays fixed. All of it
+        // together is cut like one tool result.
+        let extra: Vec<String> = start.context.into_iter().chain(c.context).collect();
+        if !extra.is_empty() {
+            task.push_str("\n\n");
+            task.push_str(&bound(extra.join("\n\n"), self.output_limit()));
+        }
+        Ok(task)
+    }
+
+    /// The turn limit or the budget, when the next request would pass one: the run ends
+    /// (the hooks hear it, but cannot extend it).
+    async fn limit_reached(&self, session: &Session, run: &mut Run<'_>) -> Option<Outcome> {
+        let outcome = if session.stats.turns.saturating_sub(run.turns_before) >= self.max_turns {
+            Outcome::MaxTurns(std::mem::take(&mut run.last_text))
+        } else {
+            // Subagents spend from the same purse: a task call may have passed the limit.
+            Outcome::MaxCost(self.over_budget()?)
+        };
+        self.stop(session, run.began, false).await;
+        Some(outcome)
+    }
+
+    /// The tools before a request: the first refresh starts the MCP servers; a later one
+    /// finds the same generation unless a server's list changed. A relist that gave the same
+    /// tools changes nothing: the same bytes go out.
+    async fn refresh_tools(&self, session: &Session, run: &mut Run<'_>) {
+        let refreshed = run.beside.run(run.toolset.refresh()).await;
+        if !refreshed || run.toolset.specs() == run.tools {
+            return;
+        }
+        run.tools = run.toolset.specs();
+        // Other schemas: the server's last count no longer describes the request.
+        let overhead = crate::context::estimate::overhead(self.profile.model(), &run.tools);
+        run.meter.tools_changed(overhead);
+        // The tools come before the messages: the whole request misses. (Not the first
+        // listing, before this run's first request: nothing went out yet.)
+        if session.stats.turns > run.turns_before {
+            let size = run.meter.request(session.messages());
+            self.cache_broken("an MCP server's tools changed", size);
+        }
+    }
+
+    /// What the model's turn asks for, done: its cost counted, the message recorded, the
+    /// calls run and answered (checkpoints around them), reminders added. The run's outcome
+    /// when it ends here.
+    async fn take_turn(
+        &self,
+        session: &mut Session,
+        run: &mut Run<'_>,
+        mut turn: AssistantTurn,
+    ) -> Option<Outcome> {
+        if let Some(u) = &turn.usage {
+            turn.cost = self.cost_of(u);
+            session.record_usage(u, turn.cost, self.profile.model());
+        }
+        self.emit(&Event::Response(&turn));
+        // Whether to go on is decided by the calls collected, not by `finish_reason`: servers
+        // disagree on it, and a call without an answer would break the next request.
+        if turn.tool_calls.is_empty() {
+            session.push(turn.to_message(self.profile.reasoning_echo()));
+            return self.answered(session, run, turn.content).await;
+        }
+        // Before the calls of a turn that may change files, whoever would change them.
+        let before = if self.may_change_files(&run.toolset, &turn.tool_calls) {
+            let names: Vec<&str> = turn.tool_calls.iter().map(|c| c.name.as_str()).collect();
+            let label = crate::text::one_line(&names.join(", "), 80);
+            self.checkpoint(session, CheckpointKind::Turn, label).await
+        } else {
+            None
+        };
+        session.push(turn.to_message(self.profile.reasoning_echo()));
+        run.continuations = 0;
+        if !turn.content.trim().is_empty() {
+            run.last_text = turn.content.clone();
+        }
+        // The request that passed the limit is the last: its calls are answered, not run, so
+        // the history stays one a later run can send.
+        if let Some(why) = self.over_budget() {
+            for call in &turn.tool_calls {
                 session.push(Message::Tool {
                     tool_call_id: call.id.clone(),
-                    content: result.content,
+                    content: format!("Error: not run: {why}"),
                 });
-            }
-            if let Some((n, before)) = before {
-                self.after_turn(session, n, &before).await;
             }
             session.turn_done();
-            if let Some(reason) = stopped {
-                break Outcome::Stopped(reason);
-            }
-            // Reminders go after all of the turn's tool messages: an assistant turn with
-            // tool calls must be followed directly by their answers.
-            for r in &self.reminders {
-                if let Some(text) = r.after_tool_turn(&turn.tool_calls) {
-                    session.push(Message::User(text));
-                }
-            }
-        };
-        Ok(outcome)
-    }
-
-    /// Whether a turn's calls may change files: any call of a tool that does not say it only
-    /// reads or searches (a tool the set does not have is answered without running).
-    fn may_change_files(&self, tools: &ToolSet, calls: &[ToolCall]) -> bool {
-        self.checkpoints.is_some()
-            && calls.iter().any(|c| {
-                tools
-                    .get(&c.name)
-                    .is_some_and(|t| !matches!(t.kind(), Kind::Read | Kind::Search))
-            })
-    }
-
-    /// Takes a checkpoint of the workspace for `session` and records it; `what` is `message`,
-    /// `turn` or `after` (unnumbered). Its number and what the store knows of it, or nothing
-    /// when checkpoints are off or it could not be taken (the run goes on; a warning says
-    /// why).
-    async fn checkpoint(
-        &self,
-        session: &mut Session,
-        what: &str,
-        label: String,
-    ) -> Option<(u32, crate::checkpoint::Snap)> {
-        let at_message = session.messages().len();
-        let taken = self.take_checkpoint(session).await;
-        self.record_checkpoint(session, what, label, at_message, taken, what != "after")
-    }
-
-    /// The message's checkpoint, once: waited for if it is still being taken, then recorded
-    /// (`numbered`: as a point to rewind to).
-    async fn message_checkpoint(
-        &self,
-        session: &mut Session,
-        beside: &mut Beside<impl Future<Output = Taken>>,
-        label: &str,
-        at_message: usize,
-        numbered: bool,
-    ) {
-        if let Some(t) = beside.finish().await {
-            self.record_checkpoint(
-                session,
-                "message",
-                label.to_string(),
-                at_message,
-                t,
-                numbered,
-            );
+            self.stop(session, run.began, false).await;
+            return Some(Outcome::MaxCost(why));
         }
-    }
-
-    /// The work of a checkpoint that does not need the session, so that it can go on while
-    /// the session is busy: none when checkpoints are off or the run is unrecorded.
-    fn take_checkpoint(&self, session: &Session) -> impl Future<Output = Taken> + '_ {
-        // A rewind needs the session file: an unrecorded run keeps none.
-        let recorded = session.path().is_some();
-        let id = session.id().to_string();
-        let previous = session
-            .checkpoints()
-            .last()
-            .map(|c| crate::checkpoint::Snap {
-                commit: c.line.commit.clone(),
-                tree: c.line.tree.clone(),
-            });
-        async move {
-            if !recorded {
-                return None;
-            }
-            let store = self.store().await?;
-            Some(store.snapshot(&id, previous.as_ref()).await)
+        let stopped = self
+            .answer_calls(session, &run.toolset, &turn.tool_calls)
+            .await;
+        if let Some((n, before)) = before {
+            self.after_turn(session, n, &before).await;
         }
+        session.turn_done();
+        if let Some(reason) = stopped {
+            return Some(Outcome::Stopped(reason));
+        }
+        // Reminders go after all of the turn's tool messages: an assistant turn with tool
+        // calls must be followed directly by their answers.
+        for r in &self.reminders {
+            if let Some(text) = r.after_tool_turn(&turn.tool_calls) {
+                session.push(Message::User(text));
+            }
+        }
+        None
     }
 
-    /// Records what [`Agent::take_checkpoint`] took, `at_message` the place in the history
-    /// it precedes; warns when it could not be taken.
-    fn record_checkpoint(
+    /// A turn without calls: the answer, unless a Stop hook keeps the run going (at most
+    /// [`MAX_STOP_CONTINUATIONS`] times in a row).
+    async fn answered(
         &self,
         session: &mut Session,
-        what: &str,
-        label: String,
-        at_message: usize,
-        taken: Taken,
-        numbered: bool,
-    ) -> Option<(u32, crate::checkpoint::Snap)> {
-        match taken? {
-            Ok((snap, warnings)) => {
-                for w in warnings {
-                    self.warn(&w);
-                }
-                let n = numbered.then(|| session.next_checkpoint());
-                session.record_checkpoint(crate::session::CheckpointLine {
-                    n,
-                    what: what.to_string(),
-                    commit: snap.commit.clone(),
-                    tree: snap.tree.clone(),
-                    at_message,
-                    label,
-                    at: crate::session::store::now_rfc3339(),
-                });
-                Some((n.unwrap_or(0), snap))
-            }
-            Err(e) => {
-                self.warn(&format!("no checkpoint taken: {e}"));
+        run: &mut Run<'_>,
+        answer: String,
+    ) -> Option<Outcome> {
+        session.turn_done();
+        let c = self.stop(session, run.began, run.continuations > 0).await;
+        if let Some(reason) = c.stop_run {
+            return Some(Outcome::Stopped(reason));
+        }
+        match c.block {
+            Some(reason) if run.continuations < MAX_STOP_CONTINUATIONS => {
+                run.continuations += 1;
+                session.push(Message::User(bound(reason, self.output_limit())));
                 None
             }
-        }
-    }
-
-    async fn store(&self) -> Option<&crate::checkpoint::Store> {
-        let warn = |line: &str| self.warn(line);
-        self.checkpoints.as_ref()?.store(&warn).await
-    }
-
-    /// After a turn's tools: the checkpoint that tells what they changed, and the views told.
-    async fn after_turn(&self, session: &mut Session, n: u32, before: &crate::checkpoint::Snap) {
-        let Some((_, after)) = self.checkpoint(session, "after", String::new()).await else {
-            return;
-        };
-        let Some(store) = self.store().await else {
-            return;
-        };
-        match store.changes(&before.tree, &after.tree).await {
-            Ok(c) if !c.paths.is_empty() => self.emit(&Event::FilesChanged {
-                checkpoint: n,
-                changes: &c,
-            }),
-            Ok(_) => {}
-            Err(e) => self.warn(&format!("cannot tell what the turn changed: {e}")),
+            _ => Some(Outcome::Answered(answer)),
         }
     }
 
@@ -558,7 +514,7 @@ impl Agent {
         self.emit(&Event::Stopped {
             stats: &session.message_stats(),
             elapsed,
-            subagent: self.is_subagent,
+            subagent: self.role == Role::Subagent,
         });
     }
 
@@ -576,218 +532,121 @@ impl Agent {
     }
 
     fn stop_event<'a>(&self, stats: &'a RunStats, stop_hook_active: bool) -> HookEvent<'a> {
-        if self.is_subagent {
-            HookEvent::SubagentStop {
+        match self.role {
+            Role::Subagent => HookEvent::SubagentStop {
                 stats,
                 stop_hook_active,
-            }
-        } else {
-            HookEvent::Stop {
+            },
+            Role::Main => HookEvent::Stop {
                 stats,
                 stop_hook_active,
-            }
+            },
         }
     }
 
-    /// Runs a turn's calls, one result per call in call order. Calls of tools that may run
-    /// concurrently (subagents) all start at once; the others run one at a time, in order,
-    /// beside them, because later ones may depend on what earlier ones wrote. Once a hook
-    /// stops the run, the ordered calls not yet started are answered without running.
-    async fn run_calls(
-        &self,
-        tools: &ToolSet,
-        calls: &[ToolCall],
-        session_id: &str,
-    ) -> Vec<CallOutcome> {
-        let concurrent = |c: &ToolCall| tools.get(&c.name).is_some_and(|t| t.concurrent());
-        let (parallel, ordered): (Vec<_>, Vec<_>) =
-            calls.iter().enumerate().partition(|(_, c)| concurrent(c));
-        let ordered_run = async {
-            let mut out = Vec::with_capacity(ordered.len());
-            let mut stop: Option<String> = None;
-            for (i, call) in ordered {
-                if stop.is_some() {
-                    // Never started, so the views hear nothing of it; its answer is cut to
-                    // the cap like every call's (see `guarded_call`).
-                    let skipped = ToolResult::error("not run: a hook stopped the run")
-                        .bounded(self.output_limit());
-                    out.push((i, (skipped, false, None)));
-                    continue;
-                }
-                let r = self.guarded_call(tools, call, session_id).await;
-                stop = stop.or_else(|| r.2.clone());
-                out.push((i, r));
-            }
-            out
-        };
-        let parallel_run =
-            join_all(parallel.into_iter().map(|(i, call)| async move {
-                (i, self.guarded_call(tools, call, session_id).await)
-            }));
-        let (ordered_out, parallel_out) =
-            futures_util::future::join(ordered_run, parallel_run).await;
-        let mut all: Vec<(usize, CallOutcome)> =
-            ordered_out.into_iter().chain(parallel_out).collect();
-        all.sort_by_key(|(i, _)| *i);
-        all.into_iter().map(|(_, outcome)| outcome).collect()
-    }
-
-    /// One call, answered once: [`Agent::run_call`], with a panic anywhere in it (a tool, a
-    /// hook, a bug) turned into that call's `Error: internal error in TOOL` result, so the
-    /// conversation stays valid and the run goes on (the panic hook has printed its one line
-    /// on stderr already: the binary's names the bug and where it happened). Here, and only
-    /// here, the answer is cut to the output cap and the views hear the call finish: whatever
-    /// produced the answer (the tool, an error, the hooks' additions, the panic), what they
-    /// are shown is what the model is sent.
-    async fn guarded_call(
-        &self,
-        tools: &ToolSet,
-        call: &ToolCall,
-        session_id: &str,
-    ) -> CallOutcome {
-        let tool = tools.get(&call.name).map(|t| t.as_ref());
-        let about = tool.map_or_else(About::default, About::of);
-        let parsed = parse_args(&call.name, &call.arguments);
-        let run = self.run_call(tools, tool, &about, call, &parsed, session_id);
-        // Unwind safety: what a call shares with the rest of the run (the todo list, the
-        // loaded skills, the terminal) sits behind mutexes whose poisoning hx ignores, and
-        // every such state is whole between two statements.
-        let (updated, result, blocked, stop) = match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(ran) => ran,
-            Err(_) => {
-                let name = quote(&call.name);
-                let result = ToolResult::error(format!("internal error in {name}"));
-                (None, result, false, None)
-            }
-        };
-        let result = result.bounded(self.output_limit());
-        // Every started call is finished for the views, run or not, so nothing waits for it.
-        self.emit(&Event::ToolFinished {
-            call,
-            args: updated.as_ref().or(parsed.as_ref().ok()),
-            tool: &about,
-            result: &result,
-        });
-        (result, blocked, stop)
-    }
-
-    /// One call through PreToolUse, dispatch and PostToolUse: exactly one result, whether a
-    /// hook blocked it, a hook's request to stop the run, and the input a hook replaced the
-    /// arguments with when the call ran with it.
-    async fn run_call(
-        &self,
-        tools: &ToolSet,
-        tool: Option<&dyn Tool>,
-        about: &About,
-        call: &ToolCall,
-        parsed: &Result<Value, ToolResult>,
-        session_id: &str,
-    ) -> Ran {
-        let cx = &self.hook_cx;
-        let args = parsed.as_ref().ok();
-        self.emit(&Event::ToolStarted {
-            call,
-            args,
-            tool: about,
-        });
-        let decision = self.hooks.pre_tool_use(call, tool, args, cx).await;
-        let (updated, result, blocked) = match decision {
-            PreToolUse::StopRun(reason) => {
-                // Neither run nor told to PostToolUse hooks: the run is over.
-                let r = ToolResult::error(format!("not run: a hook stopped the run: {reason}"));
-                return (None, r, false, Some(reason));
-            }
-            PreToolUse::Blocked {
-                by,
-                reason,
-                updated_input,
-            } => {
-                // What the hooks refused: a hook's replacement input, if one gave it.
-                self.emit(&Event::ToolBlocked {
-                    call,
-                    args: updated_input.as_ref().or(args),
-                    tool: about,
-                    by,
-                    reason: &reason,
-                });
-                let r = ToolResult::error(format!("blocked by {by}: {reason}"));
-                (None, r, true)
-            }
-            PreToolUse::Run {
-                updated_input,
-                context,
-            } => {
-                // A hook's replacement input, else the model's own arguments.
-                let run_with = match (&updated_input, parsed) {
-                    (Some(v), _) | (None, Ok(v)) => Ok(v.clone()),
-                    (None, Err(e)) => Err(e.clone()),
-                };
-                match run_with {
-                    Ok(v) => {
-                        // The call's own context: tools that start sessions (subagents) link
-                        // them to this one through the call.
-                        let tool_cx = ToolContext {
-                            session_id: session_id.to_string(),
-                            call_id: call.id.clone(),
-                            ..self.tool_cx.clone()
-                        };
-                        let mut r = tools.dispatch_value(&call.name, v, &tool_cx).await;
-                        append_context(&mut r, context);
-                        (updated_input, r, false)
-                    }
-                    // Unparsable arguments and no hook replaced them: the parse error is the
-                    // answer.
-                    Err(e) => (None, e, false),
-                }
-            }
-        };
-        let (result, stop) = self
-            .hooks
-            .post_tool_use(call, updated.as_ref().or(args), result, cx)
-            .await;
-        (updated, result, blocked, stop)
+    /// The scope its events and hooks belong to.
+    pub fn scope(&self) -> &Scope {
+        &self.hook_cx.scope
     }
 }
 
-/// What taking a checkpoint gave: none when checkpoints are off or the run is unrecorded;
-/// else the checkpoint and its warnings, or why it could not be taken.
-type Taken = Option<Result<(crate::checkpoint::Snap, Vec<String>), String>>;
+impl Builder {
+    /// The hooks that watch it, and what they are told of it.
+    pub fn hooks(mut self, hooks: Hooks, cx: HookContext) -> Builder {
+        self.agent.hooks = hooks;
+        self.agent.hook_cx = cx;
+        self
+    }
 
-/// A checkpoint being taken beside other work, until what it took is asked for once.
-struct Beside<F> {
-    taking: Option<Pin<Box<F>>>,
-    taken: Option<Taken>,
+    pub fn system_prompt(mut self, prompt: String) -> Builder {
+        self.agent.system_prompt = prompt;
+        self
+    }
+
+    pub fn max_turns(mut self, n: u32) -> Builder {
+        self.agent.max_turns = n;
+        self
+    }
+
+    pub fn role(mut self, role: Role) -> Builder {
+        self.agent.role = role;
+        self
+    }
+
+    /// Asked after every tool-calling turn for a message to append.
+    pub fn reminders(mut self, reminders: Vec<Arc<dyn Reminder>>) -> Builder {
+        self.agent.reminders = reminders;
+        self
+    }
+
+    /// Told the history when it changes other than by appending.
+    pub fn restore(mut self, restore: Vec<Arc<dyn Restore>>) -> Builder {
+        self.agent.restore = restore;
+        self
+    }
+
+    /// Where the sessions of the subagents it starts are recorded.
+    pub fn recorder(mut self, recorder: Recorder) -> Builder {
+        self.agent.recorder = recorder;
+        self
+    }
+
+    pub fn compact_at(mut self, at: CompactAt) -> Builder {
+        self.agent.compact_at = at;
+        self
+    }
+
+    pub fn checkpoints(mut self, c: Option<Arc<crate::checkpoint::Checkpoints>>) -> Builder {
+        self.agent.checkpoints = c;
+        self
+    }
+
+    /// `--max-cost`, and the time requests are priced at (`HX_NOW`, for tests).
+    pub fn budget(mut self, max_cost: Option<f64>, fixed_now: Option<u64>) -> Builder {
+        self.agent.budget = self.agent.budget.limited(max_cost, fixed_now);
+        self
+    }
+
+    /// Other tools, for the agent this builder makes next.
+    pub fn tools(mut self, tools: ToolSet) -> Builder {
+        self.agent.tools = tools;
+        self
+    }
+
+    /// Another profile, for the agent this builder makes next.
+    pub fn profile(mut self, profile: Profile) -> Builder {
+        self.agent.profile = Arc::new(profile);
+        self
+    }
+
+    pub fn build(self) -> Agent {
+        self.agent
+    }
 }
 
-impl<F: Future<Output = Taken>> Beside<F> {
-    fn new(taking: F) -> Self {
-        Beside {
-            taking: Some(Box::pin(taking)),
-            taken: None,
-        }
-    }
-
-    /// Runs `work` to its end while the checkpoint, if still being taken, goes on beside it.
-    async fn run<T>(&mut self, work: impl Future<Output = T>) -> T {
-        let mut work = std::pin::pin!(work);
-        if let Some(t) = self.taking.as_mut() {
-            tokio::select! {
-                biased;
-                out = &mut work => return out,
-                t = t.as_mut() => {
-                    self.taken = Some(t);
-                    self.taking = None;
-                }
-            }
-        }
-        work.await
-    }
-
-    /// What the checkpoint took, waited for if need be; none once asked before.
-    async fn finish(&mut self) -> Option<Taken> {
-        if let Some(t) = self.taking.take() {
-            self.taken = Some(t.await);
-        }
-        self.taken.take()
-    }
+/// One message's run: the state its loop carries from turn to turn.
+struct Run<'a> {
+    began: Instant,
+    /// The session's turns before this message: `max_turns` counts this message's.
+    turns_before: u32,
+    /// The message, shortened, for its checkpoint.
+    label: String,
+    /// Messages of the history before it.
+    at_message: usize,
+    /// The session's compactions before its first request.
+    compactions: u32,
+    /// The message's checkpoint, taken beside the first request.
+    beside: Beside<'a>,
+    toolset: ToolSet,
+    /// The specs the requests offer.
+    tools: Vec<ToolSpec>,
+    meter: Meter,
+    /// The last text the model wrote beside calls, for a run that reaches its turn limit.
+    last_text: String,
+    /// Stop hooks that kept the run going, in a row.
+    continuations: u32,
 }
+
+/// Stop hooks may keep a run going this many times in a row, so a hook that always says
+/// "not done" cannot loop forever.
+pub const MAX_STOP_CONTINUATIONS: u32 = 8;

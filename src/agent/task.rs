@@ -2,43 +2,51 @@
 //! prompt and only the file and shell tools — and returns nothing but its final answer, so the
 //! parent's context pays for the result, not for the work.
 
+use std::collections::BTreeSet;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Mutex;
 
 use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::{prompt, Agent, Outcome};
 use crate::agents::{self, Definition};
+use crate::config::Profiles;
+use crate::model::Profile;
 use crate::tools::{args, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 const NAME: &str = "task";
 
 pub struct Task {
-    /// The subagent every call starts from; each call clones it with its own scope.
+    /// The subagent every call starts from; each call varies it with its own profile and
+    /// scope.
     template: Agent,
+    /// What makes a subagent's profile from its caller's and its type's `model`.
+    profiles: Profiles,
     /// The defined subagent types, in name order. A call's subagent is made from the template
-    /// when it starts (see [`typed`]): a project of 500 agent files should not clone 500
-    /// agents at every start for the one or two a run uses.
+    /// when it starts: a project of 500 agent files should not clone 500 agents at every
+    /// start for the one or two a run uses.
     types: Vec<Definition>,
     /// The list of types in the description, made once so the schema never changes in a run.
     listing: String,
     started: AtomicU32,
+    /// The retired model names a type gave that were said already (once per run each).
+    said: Mutex<BTreeSet<String>>,
 }
 
 impl Task {
-    pub fn new(template: Agent) -> Self {
-        Task::with_types(template, Vec::new())
-    }
-
-    /// A `task` that also starts subagents of the given types (`subagent_type`).
-    pub fn with_types(template: Agent, mut types: Vec<Definition>) -> Self {
+    /// A `task` that starts `template`'s subagents, and those of the given types
+    /// (`subagent_type`), each on a profile `profiles` makes.
+    pub fn new(template: Agent, profiles: Profiles, mut types: Vec<Definition>) -> Self {
         types.sort_by(|a, b| a.name.cmp(&b.name));
         types.dedup_by(|a, b| a.name == b.name);
         Task {
             template,
+            profiles,
             listing: agents::listing(&types, agents::LIST_BUDGET),
             types,
             started: AtomicU32::new(0),
+            said: Mutex::new(BTreeSet::new()),
         }
     }
 
@@ -68,53 +76,63 @@ impl Task {
         })
     }
 
-    /// The subagent a call starts: the generic one, or the type it names.
-    fn child(&self, args: &Value) -> Result<Agent, ToolResult> {
+    /// The type a call names: none for the generic subagent.
+    fn kind(&self, args: &Value) -> Result<Option<&Definition>, ToolResult> {
         let kind = match args.get("subagent_type") {
-            None | Some(Value::Null) => return Ok(self.template.clone()),
-            Some(Value::String(s)) if s.trim().is_empty() => return Ok(self.template.clone()),
+            None | Some(Value::Null) => return Ok(None),
+            Some(Value::String(s)) if s.trim().is_empty() => return Ok(None),
             Some(Value::String(s)) => s.trim(),
             Some(_) => return Err(ToolResult::error("task.subagent_type must be a string")),
         };
-        let Ok(i) = self.types.binary_search_by(|d| d.name.as_str().cmp(kind)) else {
-            // Every name: where the description's list had to count the last ones, it points
-            // here. Bounded all the same: at most `agents::MAX_FILES` names of 64 characters,
-            // and the result is cut to the tool output limit like any other.
-            let known: Vec<&str> = self.types.iter().map(|d| d.name.as_str()).collect();
-            return Err(ToolResult::error(if known.is_empty() {
-                format!(
-                    "unknown subagent_type {kind:?}: no subagent types are defined; leave \
-                     subagent_type out for a general subagent"
-                )
-            } else {
-                format!(
-                    "unknown subagent_type {kind:?}; the defined ones are: {} (or leave it out \
-                     for a general subagent)",
-                    known.join(", ")
-                )
-            }));
+        if let Ok(i) = self.types.binary_search_by(|d| d.name.as_str().cmp(kind)) {
+            return Ok(Some(&self.types[i]));
+        }
+        // Every name: where the description's list had to count the last ones, it points
+        // here. Bounded all the same: at most `agents::MAX_FILES` names of 64 characters, and
+        // the result is cut to the tool output limit like any other.
+        let known: Vec<&str> = self.types.iter().map(|d| d.name.as_str()).collect();
+        Err(ToolResult::error(if known.is_empty() {
+            format!(
+                "unknown subagent_type {kind:?}: no subagent types are defined; leave \
+                 subagent_type out for a general subagent"
+            )
+        } else {
+            format!(
+                "unknown subagent_type {kind:?}; the defined ones are: {} (or leave it out \
+                 for a general subagent)",
+                known.join(", ")
+            )
+        }))
+    }
+
+    /// The subagent a call starts: the generic one, or the type it names, on the profile
+    /// made from its caller's (`caller`) and the type's `model`, narrowed to the type's
+    /// tools (never wider: [`crate::tools::ToolSet::only`] picks from the template's).
+    fn child(&self, args: &Value, caller: &Profile) -> Result<Agent, ToolResult> {
+        let def = self.kind(args)?;
+        let model = def.and_then(|d| d.model.as_deref());
+        let (profile, notice) = self.profiles.subagent(caller, model);
+        let mut child = self.template.with_profile(profile);
+        if let (Some(notice), Some(model)) = (notice, model) {
+            let first = self
+                .said
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(model.to_string());
+            if first {
+                child.events.warn(&child.hook_cx.scope, &notice);
+            }
+        }
+        let Some(def) = def else {
+            return Ok(child);
         };
-        let def = &self.types[i];
         let body = agents::read_body(def).map_err(ToolResult::error)?;
-        let mut child = typed(&self.template, def);
+        if let Some(names) = &def.tools {
+            child = child.with_tools(self.template.tools.only(names));
+        }
         child.system_prompt = prompt::assemble(body, std::slice::from_ref(&child.system_prompt));
         Ok(child)
     }
-}
-
-/// The subagent of type `def` before its body: the generic `template` narrowed to the
-/// file's tools (never wider: [`crate::tools::ToolSet::only`] picks from the template's) and
-/// set to its model.
-pub fn typed(template: &Agent, def: &Definition) -> Agent {
-    let mut agent = template.clone();
-    if let Some(names) = &def.tools {
-        agent.tools = template.tools.only(names);
-    }
-    if let Some(model) = &def.model {
-        agent.model_name = model.clone();
-        agent.recorder.model = model.clone();
-    }
-    agent
 }
 
 impl Tool for Task {
@@ -167,7 +185,8 @@ impl Tool for Task {
                 Ok(_) => return ToolResult::error("task.prompt must not be empty"),
                 Err(e) => return e,
             };
-            let mut child = match self.child(&args) {
+            let caller = cx.profile.as_deref().unwrap_or(&self.template.profile);
+            let mut child = match self.child(&args, caller) {
                 Ok(c) => c,
                 Err(e) => return e,
             };
@@ -175,9 +194,8 @@ impl Tool for Task {
             // Its events name this call, so a view can tell whose work they are.
             child.hook_cx.scope = self.template.hook_cx.scope.subagent(n, &cx.call_id);
             // The subagent's own session, linked to the parent's through this call.
-            let (mut session, unrecorded) = child
-                .recorder
-                .start(Some((cx.session_id.as_str(), cx.call_id.as_str())));
+            let parent = Some((cx.session_id.as_str(), cx.call_id.as_str()));
+            let (mut session, unrecorded) = child.recorder.start(parent, &child.profile);
             if let Some(why) = unrecorded {
                 child.warn(&why);
             }

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::agent::task::Task;
-use crate::agent::{prompt, Agent};
+use crate::agent::{prompt, Agent, Role};
 use crate::config::{Config, Env};
 use crate::context::instructions;
 use crate::events::{Events, Scope};
@@ -178,53 +178,53 @@ pub fn build_editing_skills(
     if let Some(m) = &mcp {
         registry.set_source(m.source(false));
     }
-    let child = Agent {
-        model: Arc::new(client),
-        model_name: config.model.clone(),
-        // `subagent_effort`, else the main agent's: a cheaper subagent is a common choice.
-        thinking: config.subagent_thinking(),
-        tools: ToolSet::for_subagents(child_registry),
-        tool_cx: ToolContext {
-            limits: config.limits.clone(),
-            env: tool_env,
-            sandbox,
-            // From the setting, not the plan: read-only holds even where the kernel cannot
-            // enforce it for bash.
-            file_writes: FileWrites::of(&config.sandbox),
-            editor,
-            ..ToolContext::new(workspace)
-        },
-        hooks,
-        hook_cx: HookContext {
-            cwd: root.clone(),
-            scope: Scope::default(),
-            session_id: session_id.to_string(),
-            tool_aliases: Arc::new(registry.claude_names()),
-        },
+    let profiles = config.profiles();
+    let main_profile = config.profile();
+    // The subagent's own profile is made from its caller's when `task` starts it; this one
+    // is the template's until then.
+    let (child_profile, _) = profiles.subagent(&main_profile, None);
+    let tool_cx = ToolContext {
+        limits: config.limits.clone(),
+        env: tool_env,
+        sandbox,
+        // From the setting, not the plan: read-only holds even where the kernel cannot
+        // enforce it for bash.
+        file_writes: FileWrites::of(&config.sandbox),
+        editor,
+        ..ToolContext::new(workspace)
+    };
+    let hook_cx = HookContext {
+        cwd: root.clone(),
+        scope: Scope::default(),
+        session_id: session_id.to_string(),
+        tool_aliases: Arc::new(registry.claude_names()),
+    };
+    // One builder for both: the main agent and its subagents share a budget and what is
+    // learned of the window.
+    let common = Agent::builder(
+        Arc::new(client),
+        child_profile,
+        ToolSet::for_subagents(child_registry),
+        tool_cx,
         events,
+    )
+    .recorder(recorder)
+    .compact_at(config.context.compact_at)
+    .budget(
+        config.max_cost,
+        env.get("HX_NOW").and_then(|v| fixed_now(v)),
+    );
+    let child = common
+        .clone()
+        .hooks(hooks.clone(), hook_cx.clone())
         // The same project, so the same instructions; no skill catalog (no load_skill).
-        system_prompt: prompt::assemble(
+        .system_prompt(prompt::assemble(
             prompt::subagent(&root),
             std::slice::from_ref(&project_doc),
-        ),
-        max_turns: config.subagent_max_turns,
-        reasoning_echo: config.reasoning_echo,
-        reminders: Vec::new(),
-        is_subagent: true,
-        // The sessions of the subagents it starts say the subagents' effort.
-        recorder: Recorder {
-            effort: config.effort_of_subagents(),
-            ..recorder
-        },
-        context: config.context,
-        learned: Default::default(),
-        restore: Vec::new(),
-        checkpoints: None,
-        price: config.price(&config.model),
-        fixed_now: env.get("HX_NOW").and_then(|v| fixed_now(v)),
-        max_cost: config.max_cost,
-        spent: Default::default(),
-    };
+        ))
+        .max_turns(config.subagent_max_turns)
+        .role(Role::Subagent)
+        .build();
     warnings.extend(discovery.warnings.iter().map(Warning::new));
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
@@ -237,12 +237,12 @@ pub fn build_editing_skills(
         crate::agents::discover_cached(&root, home.as_deref(), agent_cache.as_deref())
     });
     let types = subagent_types(found, &planned_servers, warnings);
-    registry.register(Arc::new(Task::with_types(child.clone(), types)));
+    registry.register(Arc::new(Task::new(child, profiles, types)));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     registry.register(load_skill.clone());
     let hook_cx = HookContext {
         tool_aliases: Arc::new(registry.claude_names()),
-        ..child.hook_cx.clone()
+        ..hook_cx
     };
     let base = prompt::base(&root);
     let mut parts: PromptParts = vec![("hx's own instructions".into(), base.clone())];
@@ -254,24 +254,22 @@ pub fn build_editing_skills(
         parts.extend(instructions.parts());
     }
     parts.push(("skill catalog".into(), catalog.clone()));
-    let agent = Agent {
-        thinking: config.thinking(),
-        tools: ToolSet::all(registry),
-        hook_cx,
-        system_prompt: prompt::assemble(base, &[project_doc, catalog]),
-        max_turns: config.max_turns,
-        reminders: vec![todos.clone()],
-        is_subagent: false,
-        restore: vec![load_skill, todos],
-        checkpoints: config.checkpoints.enabled.then(|| {
+    let agent = common
+        .profile(main_profile)
+        .tools(ToolSet::all(registry))
+        .hooks(hooks, hook_cx)
+        .system_prompt(prompt::assemble(base, &[project_doc, catalog]))
+        .max_turns(config.max_turns)
+        .reminders(vec![todos.clone()])
+        .restore(vec![load_skill, todos])
+        .checkpoints(config.checkpoints.enabled.then(|| {
             Arc::new(crate::checkpoint::Checkpoints::new(
                 &root,
                 env,
                 &config.checkpoints,
             ))
-        }),
-        ..child
-    };
+        }))
+        .build();
     Ok(Built {
         agent,
         skills,
@@ -326,10 +324,8 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
     Recorder {
         store,
         workspace: workspace.display().to_string(),
-        model: config.model.clone(),
         provider: config.provider.clone(),
         base_url: recorded_url(&config.base_url),
-        effort: config.main_effort(),
     }
 }
 

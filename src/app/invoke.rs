@@ -2,7 +2,7 @@
 //! the same for `hx chat` and `hx agent`.
 //!
 //! A command's body, its arguments put in, is the user's message; its `model` and
-//! `allowed-tools` hold for that message only (an agent made for it, [`for_message`]). A
+//! `allowed-tools` hold for that message only (see [`Invocation::outgoing`]). A
 //! skill's body goes in as `load_skill` would give it, the `<skill name=...>` block, with
 //! the user's words after it: one user message appended, so the history before it, the
 //! system prompt and the tools stay byte for byte what the prompt cache holds.
@@ -17,6 +17,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use super::Outgoing;
 use crate::agent::Agent;
 use crate::commands::{self, Command, ShellSpan};
 use crate::config::{Config, Env};
@@ -227,6 +228,8 @@ pub struct Invocation {
     pub message: String,
     pub model: Option<String>,
     pub tools: Option<Vec<String>>,
+    /// A skill's block, not a command's body.
+    pub skill: bool,
 }
 
 /// Reads what `target` invokes with `args`: a command's body (its notes as warnings when
@@ -320,6 +323,7 @@ impl Prepared {
             message,
             model: self.model,
             tools: self.tools,
+            skill: self.skill,
         }
     }
 
@@ -329,53 +333,44 @@ impl Prepared {
     }
 }
 
-/// The agent for one invocation's message, when it asks for another model or fewer tools;
-/// `None` when the agent as it is will do. A tool it names that this run does not have is a
-/// warning.
-pub fn for_message(
-    agent: &Agent,
-    inv: &Invocation,
-    config: &Config,
-    warnings: &mut Vec<Warning>,
-) -> Option<Agent> {
-    if inv.model.is_none() && inv.tools.is_none() {
-        return None;
-    }
-    let mut a = agent.clone();
-    if let Some(names) = &inv.tools {
-        let have: Vec<String> = agent
-            .tools
-            .as_listed()
-            .specs()
-            .into_iter()
-            .map(|s| s.name)
-            .collect();
-        let missing: Vec<&str> = names
-            .iter()
-            .filter(|n| !have.contains(n))
-            .map(String::as_str)
-            .collect();
-        if !missing.is_empty() {
-            warnings.push(Warning::new(format!(
-                "allowed-tools names {} this run does not have",
-                missing.join(", ")
-            )));
+impl Invocation {
+    /// The message to send, with what holds for it alone: the profile of the command's
+    /// `model` (made as `/model` makes one) and the tools of its `allowed-tools`, picked from
+    /// `agent`'s. A tool it names that this run does not have is a warning.
+    pub fn outgoing(self, agent: &Agent, config: &Config, warnings: &mut Vec<Warning>) -> Outgoing {
+        let tools = self.tools.as_ref().map(|names| {
+            let have: Vec<String> = agent
+                .tools()
+                .as_listed()
+                .specs()
+                .into_iter()
+                .map(|s| s.name)
+                .collect();
+            let missing: Vec<&str> = names
+                .iter()
+                .filter(|n| !have.contains(n))
+                .map(String::as_str)
+                .collect();
+            if !missing.is_empty() {
+                warnings.push(Warning::new(format!(
+                    "allowed-tools names {} this run does not have",
+                    missing.join(", ")
+                )));
+            }
+            agent.tools().only(names)
+        });
+        let profile = self.model.as_deref().map(|m| {
+            let (profile, notice) = config.profile_for(m);
+            warnings.extend(notice);
+            profile
+        });
+        Outgoing {
+            text: self.message,
+            profile,
+            tools,
+            invoked_skill: self.skill,
         }
-        a.tools = agent.tools.only(names);
     }
-    if let Some(model) = &inv.model {
-        // As `/model` would set it, for this message: a retired name's successor thinking as
-        // it did, its window (unless a config file set one) and its price.
-        let mut c = config.clone();
-        warnings.extend(c.set_model(model));
-        a.thinking = c.thinking();
-        a.recorder.effort = c.main_effort();
-        a.context.window = c.context.window;
-        a.price = c.price(&c.model);
-        a.recorder.model = c.model.clone();
-        a.model_name = c.model;
-    }
-    Some(a)
 }
 
 #[cfg(test)]

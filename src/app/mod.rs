@@ -11,6 +11,7 @@
 
 pub mod build;
 pub mod config;
+pub mod conversation;
 pub mod exit;
 pub mod invoke;
 pub mod outcome;
@@ -22,6 +23,7 @@ pub mod signals;
 pub mod skill_eval;
 
 pub use build::{build_agent, build_agent_with};
+pub use conversation::{Closed, Conversation, Outgoing, Switched};
 
 use crate::text::Warning;
 

@@ -10,7 +10,7 @@
 use std::collections::BTreeSet;
 
 use crate::checkpoint::{Restored, Snap, Store};
-use crate::session::{Checkpoint, CheckpointLine};
+use crate::session::{Checkpoint, CheckpointKind, CheckpointLine};
 
 /// Why a rewind did not happen.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -84,7 +84,7 @@ async fn attribute(
         .map(|(i, c)| {
             let next_is_after = checkpoints
                 .get(from + i + 1)
-                .is_some_and(|n| n.line.what == "after");
+                .is_some_and(|n| n.line.what == CheckpointKind::After);
             (
                 c.line.tree.as_str(),
                 c.line.starts_hx_work() && next_is_after,
@@ -243,7 +243,7 @@ pub fn lines_of(r: &CodeRewound, n: u32, next: u32, at_message: usize) -> [Check
     [
         CheckpointLine {
             n: Some(next),
-            what: "rewind".into(),
+            what: CheckpointKind::Rewind,
             commit: r.safety.commit.clone(),
             tree: r.safety.tree.clone(),
             at_message,
@@ -252,7 +252,7 @@ pub fn lines_of(r: &CodeRewound, n: u32, next: u32, at_message: usize) -> [Check
         },
         CheckpointLine {
             n: None,
-            what: "after".into(),
+            what: CheckpointKind::After,
             commit: r.after.commit.clone(),
             tree: r.after.tree.clone(),
             at_message,
@@ -264,12 +264,7 @@ pub fn lines_of(r: &CodeRewound, n: u32, next: u32, at_message: usize) -> [Check
 
 /// `3  2026-12-02 03:40:01  message  fix the bug   2 files changed since`.
 pub fn listed_line(l: &Listed<'_>) -> String {
-    let what = match l.line.what.as_str() {
-        "message" => "before message",
-        "turn" => "before turn",
-        "rewind" => "before rewind",
-        other => other,
-    };
+    let what = l.line.what.shown();
     let since = match l.changed_since {
         0 => "no change since".to_string(),
         1 => "1 file changed since".to_string(),

@@ -4,6 +4,7 @@
 
 use std::path::PathBuf;
 
+use super::conversation::{Closed, Conversation, Outgoing};
 use super::outcome::{Ending, Front};
 use super::session::{self, Resumed};
 use super::signals::{self, Signals};
@@ -12,7 +13,7 @@ use crate::agent::compact::Ended;
 use crate::agent::Outcome;
 use crate::config::{Config, Env};
 use crate::events::{Event, Events, Scope, Start, TurnEnd};
-use crate::session::EndOutcome;
+use crate::model::ModelError;
 use crate::text::Warning;
 
 /// What one run is asked to do.
@@ -76,21 +77,18 @@ pub async fn run(
         Ok(b) => b,
         Err(e) => return fatal(exit::USAGE, &e, &warnings),
     };
+    let mut conversation = Conversation::new(recorder.clone(), id.clone());
     let agent = built.agent;
+    let root = agent.tool_cx().workspace.root().to_path_buf();
     // `/NAME args`: read before anything is recorded, so an unknown name sends nothing;
     // `//text` is the message `/text`. Command files are looked for only then.
     let (message, prepared) = match message.as_deref().map(invoke::classify) {
         Some(invoke::Line::Slash { name, args }) => {
-            let invocables = invoke::Invocables::discover_for(
-                agent.tool_cx.workspace.root(),
-                built.skills,
-                name,
-            );
+            let invocables = invoke::Invocables::discover_for(&root, built.skills, name);
             warnings.extend(invocables.warnings());
             let Some(target) = invocables.find(name) else {
                 return fatal(exit::USAGE, &invocables.unknown(name), &warnings);
             };
-            let root = agent.tool_cx.workspace.root().to_path_buf();
             match invoke::prepare(target, args, &invocables.skills, &root, &env, true) {
                 Ok(p) => {
                     warnings.extend(p.warnings.iter().cloned());
@@ -103,15 +101,15 @@ pub async fn run(
         None => (None, None),
     };
     let resumed = resume.is_some();
-    let session = session::open(&recorder, id, resume, config.reasoning_echo, &mut warnings);
-    let mut session = match session {
-        Ok(s) => s,
+    let session = session::open(&recorder, id, resume, agent.profile(), &mut warnings);
+    match session {
+        Ok(s) => conversation.open(s),
         Err(e) => return fatal(exit::FAILED, &e, &warnings),
-    };
+    }
     events.emit(
         &main,
         &Event::Started(&Start {
-            session_id: session.id(),
+            session_id: conversation.id(),
             model: &config.model,
             provider: &config.provider,
             base_url: &config.base_url,
@@ -122,15 +120,16 @@ pub async fn run(
         events.warn(&main, w);
     }
     // What the tools remember (skills loaded, the todo list) follows the history they see.
-    for r in &agent.restore {
-        r.restore(session.messages());
-    }
+    conversation.set_agent(agent);
     let mut signals = match Signals::cancelling() {
         Ok(s) => s,
         Err(e) => {
-            session.end(EndOutcome::Error, Some(&e.to_string()));
+            conversation.ended(
+                Ending::Run(Err(ModelError::Transport(e.to_string()))),
+                Front::Run,
+            );
             let code = fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
-            session::close(&mut session, &events);
+            closed(conversation.close(), &events);
             return code;
         }
     };
@@ -139,20 +138,22 @@ pub async fn run(
     let work = async {
         match (&message, prepared) {
             (Some(_), Some(prepared)) => {
-                let inv = prepared.finish(&agent.tool_cx).await;
+                let Some(agent) = conversation.agent() else {
+                    return Ending::Run(Ok(Outcome::Stopped("the agent is not ready".into())));
+                };
+                let inv = prepared.finish(agent.tool_cx()).await;
                 let mut said = Vec::new();
-                let narrowed = invoke::for_message(&agent, &inv, &config, &mut said);
+                let outgoing = inv.outgoing(agent, &config, &mut said);
                 for w in &said {
                     events.warn(&main, w);
                 }
-                let agent = narrowed.as_ref().unwrap_or(&agent);
-                Ending::Run(agent.run(&mut session, &inv.message).await)
+                Ending::Run(conversation.send(&outgoing).await)
             }
-            (Some(text), None) => Ending::Run(agent.run(&mut session, text).await),
+            (Some(text), None) => Ending::Run(conversation.send(&Outgoing::text(text)).await),
             (None, _) => {
                 // A compaction on its own is the run's one turn.
                 events.emit(&main, &Event::TurnStarted);
-                match agent.compact_now(&mut session).await {
+                match conversation.compact().await {
                     Ok(()) => Ending::Compacted,
                     Err(Ended::Stopped(reason)) => Ending::Run(Ok(Outcome::Stopped(reason))),
                     Err(Ended::Error(e)) => Ending::Run(Err(e)),
@@ -172,11 +173,9 @@ pub async fn run(
     drop(signals);
     reaper.abort();
     if let Ending::Signalled(_) = ending {
-        agent.stopped(&session, began.elapsed());
+        conversation.stopped(began.elapsed());
     }
-    let unreached = ending.unreached();
-    let mapped = ending.map(config.max_turns, Front::Run);
-    session.end(mapped.outcome, mapped.detail.as_deref());
+    let mapped = conversation.ended(ending, Front::Run);
     events.emit(&main, &Event::TurnEnded(&mapped.turn));
     let mut code = mapped.code;
     if let (TurnEnd::Answered(text), Some(_)) = (&mapped.turn, &message) {
@@ -184,12 +183,27 @@ pub async fn run(
             code = fatal(exit::FAILED, &e, &[]);
         }
     }
-    // No key, a host that does not resolve, a 401: nothing to go on with, and no line
-    // saying how to.
-    if unreached && session.never_answered() {
-        session.discard();
-    } else {
-        session::close(&mut session, &events);
-    }
+    closed(conversation.close(), &events);
     code
+}
+
+/// Tells the views what became of the session: its id and how to go on from it when it was
+/// kept and recorded, and a failure to write it.
+pub fn closed(closed: Closed, events: &Events) {
+    let main = Scope::default();
+    let Closed::Kept { id, short, error } = closed else {
+        return;
+    };
+    if let Some(e) = error {
+        events.warn(&main, &Warning::new(e));
+    }
+    if let Some(short) = short {
+        events.emit(
+            &main,
+            &Event::SessionSaved {
+                id: &id,
+                short: &short,
+            },
+        );
+    }
 }

@@ -4,8 +4,7 @@ use std::path::{Path, PathBuf};
 
 use super::Failure;
 use crate::config::{Env, Flags};
-use crate::events::{Event, Events, Scope};
-use crate::model::{Effort, ReasoningEcho};
+use crate::model::{Effort, Profile};
 use crate::session::{self, Recorder, Session, SessionLog, Store};
 use crate::text::Warning;
 
@@ -183,7 +182,7 @@ pub fn open(
     recorder: &Recorder,
     id: String,
     resume: Option<Resumed>,
-    echo: ReasoningEcho,
+    profile: &Profile,
     warnings: &mut Vec<Warning>,
 ) -> Result<Session, String> {
     let Some(Resumed {
@@ -193,7 +192,7 @@ pub fn open(
         elsewhere,
     }) = resume
     else {
-        let (session, unrecorded) = recorder.start_with_id(id, None);
+        let (session, unrecorded) = recorder.start_with_id(id, None, profile);
         if let Some(why) = unrecorded {
             warnings.push(Warning::new(why));
         }
@@ -218,7 +217,7 @@ pub fn open(
         (Some(_), None) => Some(SessionLog::append(&path, loaded.valid_len).map_err(cannot)?),
     };
     let switched = loaded.provider != recorder.provider;
-    let (mut session, repaired) = Session::resume(loaded, recorder.run_info(), log);
+    let (mut session, repaired) = Session::resume(loaded, recorder.run_info(profile), log);
     if repaired > 0 {
         warnings.push(Warning::notice(format!(
             "session {}: {repaired} tool call(s) had no result (the run ended during them); \
@@ -229,7 +228,7 @@ pub fn open(
     if switched {
         // The history was written for another server: DeepSeek answers 400 to a tool-calling
         // turn without `reasoning_content`, strict servers to one with it.
-        session.adapt_reasoning(echo);
+        session.adapt_reasoning(profile.reasoning_echo());
     }
     Ok(session)
 }
@@ -239,22 +238,4 @@ pub fn open(
 pub fn short_id(session: &Session) -> Option<String> {
     let dir = session.path()?.parent()?;
     Some(Store::at(dir).short(session.id()))
-}
-
-/// Writes the session out; a recorded one is named to the views, with how to go on from it.
-pub fn close(session: &mut Session, events: &Events) {
-    let main = Scope::default();
-    let short = short_id(session);
-    if let Some(e) = session.close() {
-        events.warn(&main, &Warning::new(e));
-    }
-    if let Some(short) = short {
-        events.emit(
-            &main,
-            &Event::SessionSaved {
-                id: session.id(),
-                short: &short,
-            },
-        );
-    }
 }

@@ -388,24 +388,22 @@ pub async fn evaluate(
     done: &dyn Fn(u32),
 ) -> Result<Report, String> {
     // As the loop lists them before its first request: this starts the MCP servers.
-    let mut toolset = agent.tools.clone();
+    let mut toolset = agent.tools().clone();
     toolset.refresh().await;
     let tools = toolset.specs();
     let answered = std::cell::Cell::new(0u32);
     let (tools, answered) = (&tools, &answered);
     let queries = cases.iter().enumerate().map(|(i, case)| async move {
         let messages = [
-            Message::System(agent.system_prompt.clone()),
+            Message::System(agent.system_prompt().to_string()),
             Message::User(case.query.clone()),
         ];
         let req = agent.chat_request(&messages, tools);
         let label = format!("query {}: ", i + 1);
-        let mut sink = agent.events.retry_sink(&agent.hook_cx.scope, &label);
         let mut tally = Tally::default();
         for _ in 0..settings.runs {
             let turn = agent
-                .model
-                .complete(&req, &mut sink)
+                .complete_quietly(&req, &label)
                 .await
                 .map_err(|e| format!("{label}{e}"))?;
             tally.runs += 1;
@@ -429,7 +427,7 @@ pub async fn evaluate(
         let (i, tally) = finished?;
         tallies[i] = tally;
     }
-    let spend = *agent.spent.lock().unwrap_or_else(|e| e.into_inner());
+    let spend = agent.spent();
     Ok(Report::new(
         name,
         description,

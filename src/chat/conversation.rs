@@ -22,18 +22,17 @@ use super::approve::Approvals;
 use super::commands::{self, Input};
 use super::editor::{self, LineEditor, Read, SkillNames};
 use super::terminal::SavedTerminal;
-use crate::agent::{Agent, Outcome};
+use crate::agent::Outcome;
 use crate::app::invoke::Invocables;
 use crate::app::outcome::{Ending, Front};
 use crate::app::session::Resumed;
 use crate::app::signals::{self, Signals, ENDING};
-use crate::app::{build, exit};
+use crate::app::{build, exit, Conversation, Outgoing};
 use crate::config::{Config, Env};
 use crate::events::{Event, Events, HumanView, Scope, Verbosity};
 use crate::hooks;
-use crate::model::Effort;
 use crate::process::signal_name;
-use crate::session::{self, EndOutcome, Recorder, Session};
+use crate::session::{self, Recorder, Session};
 use crate::skills::SkillRegistry;
 use crate::term::Term;
 use crate::text::Warning;
@@ -78,25 +77,16 @@ pub(super) struct Chat {
     pub(super) editor: LineEditor,
     pub(super) approvals: Arc<Approvals>,
     pub(super) skill_names: SkillNames,
-    /// `None` until the first build is done: it runs while the first prompt is up.
-    pub(super) agent: Option<Agent>,
+    /// The first build, until it is done: it runs while the first prompt is up.
     pub(super) building: Option<tokio::task::JoinHandle<Built>>,
     pub(super) skills: Arc<SkillRegistry>,
     /// The command files `/NAME` runs.
     pub(super) commands: Arc<crate::commands::Discovery>,
     /// The commands whose notes were said already (once per conversation).
     pub(super) noted: std::collections::HashSet<String>,
-    /// The current session's id: chosen before its file exists.
-    pub(super) id: String,
-    /// Created with the first message (an empty chat leaves no session for `-c` to find),
-    /// or opened by `-c`, `-r`, `/resume`.
-    pub(super) session: Option<Session>,
-    /// SessionStart hooks already ran for the current session.
-    pub(super) started: bool,
-    /// How the last message ended, for the session's `end` line.
-    pub(super) outcome: (EndOutcome, Option<String>),
-    /// The last message's request never reached the model (see `Ending::unreached`).
-    pub(super) unreached: bool,
+    /// The agent and the current session (created with the first message: an empty chat
+    /// leaves no session for `-c` to find; or opened by `-c`, `-r`, `/resume`).
+    pub(super) conversation: Conversation,
 }
 
 /// Runs the conversation until the user leaves (0) or a signal ends it (128 + its number);
@@ -157,7 +147,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
             );
             let built = built.map(|b| {
                 let invocables =
-                    Invocables::discover(b.agent.tool_cx.workspace.root(), b.skills.clone());
+                    Invocables::discover(b.agent.tool_cx().workspace.root(), b.skills.clone());
                 warnings.extend(invocables.warnings());
                 warnings.extend(invocables.shadowed(&commands::builtin_names()));
                 (b, invocables.commands)
@@ -174,20 +164,15 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         env,
         term,
         events,
+        conversation: Conversation::new(recorder.clone(), id),
         recorder,
         editor,
         approvals,
         skill_names,
-        agent: None,
         building: Some(building),
         skills: Arc::new(SkillRegistry::default()),
         commands: Default::default(),
         noted: Default::default(),
-        id,
-        session: None,
-        started: false,
-        outcome: (EndOutcome::Answered, None),
-        unreached: false,
     };
     if let Some(r) = resume {
         if let Err(code) = chat.open(r) {
@@ -206,9 +191,6 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     reaper.abort();
     code
 }
-
-/// How long `/model` waits for the server's list of models.
-const MODELS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long the banner waits for the agent's build, so that its warnings come first.
 const BANNER_WAIT: std::time::Duration = std::time::Duration::from_millis(300);
@@ -300,7 +282,7 @@ impl Chat {
             match input {
                 Input::Empty => {}
                 Input::Message(m) => {
-                    if let Some(code) = self.send(&m, None, ends, terminal).await {
+                    if let Some(code) = self.send(&Outgoing::text(m), ends, terminal).await {
                         return code;
                     }
                 }
@@ -338,10 +320,9 @@ impl Chat {
                 )),
                 Input::Todos => self.say(&super::todos_text(self.messages())),
                 Input::Usage => {
-                    let totals = self.session.as_ref().map(Session::totals);
-                    let by_model = self
-                        .session
-                        .as_ref()
+                    let session = self.conversation.session();
+                    let totals = session.map(Session::totals);
+                    let by_model = session
                         .map(|s| super::by_model_text(&s.stats.by_model))
                         .unwrap_or_default();
                     self.say(&format!(
@@ -350,17 +331,17 @@ impl Chat {
                     ));
                 }
                 Input::Context => {
-                    if let Some(agent) = &self.agent {
-                        let specs = agent.tools.as_listed().specs();
+                    if let Some(agent) = self.conversation.agent() {
+                        let specs = agent.tools().as_listed().specs();
                         let size = super::ContextSize::measure(
-                            self.config.context,
-                            &self.config.model,
-                            &agent.system_prompt,
+                            agent.context(),
+                            agent.profile().model(),
+                            agent.system_prompt(),
                             &specs,
                             self.messages(),
                         );
                         self.say(&super::context_text(
-                            &agent.system_prompt,
+                            agent.system_prompt(),
                             &self.skills.catalog(self.config.skills_catalog_budget),
                             self.skills.len(),
                             self.config.skills_catalog_budget,
@@ -377,7 +358,7 @@ impl Chat {
     }
 
     fn messages(&self) -> &[crate::model::Message] {
-        self.session.as_ref().map_or(&[], |s| s.messages())
+        self.conversation.messages()
     }
 
     /// One line from the editor; SIGTERM or SIGHUP meanwhile ends the program, and so does
@@ -411,13 +392,11 @@ impl Chat {
     }
 
     /// Lets the agent's tools that remember the conversation (`load_skill`'s "already
-    /// loaded", the todo list) take it up from the current session's history, as `hx agent`
-    /// does after opening a session: after every build and every switch of session.
+    /// loaded", the todo list) take it up again from the session's history, after a rewind
+    /// changed it.
     pub(super) fn restore_tools(&self) {
-        if let (Some(agent), Some(session)) = (&self.agent, &self.session) {
-            for r in &agent.restore {
-                r.restore(session.messages());
-            }
+        if let Some(agent) = self.conversation.agent() {
+            agent.restore_tools(self.conversation.messages());
         }
     }
 
@@ -445,11 +424,10 @@ impl Chat {
     ) -> Result<(), i32> {
         let failed = match built {
             Ok(Ok((built, commands))) => {
-                self.agent = Some(built.agent);
+                self.conversation.set_agent(built.agent);
                 self.skills = built.skills;
                 self.commands = commands;
                 self.set_skill_names();
-                self.restore_tools();
                 return Ok(());
             }
             Ok(Err(e)) => (exit::USAGE, e),
@@ -469,76 +447,49 @@ impl Chat {
         terminal.restore();
         // The handlers stay: a second signal must not cut the session's last lines short.
         self.say(&format!("\nhx: terminated by {}", signal_name(sig)));
-        let mapped = Ending::Signalled(sig).map(self.config.max_turns, Front::Conversation);
-        self.outcome = (mapped.outcome, mapped.detail);
+        let mapped = self
+            .conversation
+            .ended(Ending::Signalled(sig), Front::Conversation);
         self.close_session();
         mapped.code
     }
 
-    /// The current session, created (and its file) on first use.
-    fn session(&mut self) -> &mut Session {
-        let Chat {
-            session,
-            recorder,
-            id,
-            term,
-            ..
-        } = self;
-        session.get_or_insert_with(|| {
-            let (s, unrecorded) = recorder.start_with_id(id.clone(), None);
-            if let Some(why) = unrecorded {
-                term.line(&Warning::new(why).to_string());
-            }
-            s
-        })
-    }
-
     /// Sends one message and runs its turn to the end, a cancel, or a signal (`Some`: the
-    /// program's exit code). `narrowed`: the agent for this message alone (a command's
-    /// `model` or `allowed-tools`), instead of the conversation's.
+    /// program's exit code).
     pub(super) async fn send(
         &mut self,
-        text: &str,
-        narrowed: Option<Agent>,
+        message: &Outgoing,
         ends: &mut Signals,
         terminal: &SavedTerminal,
     ) -> Option<i32> {
-        let session_start = !self.started;
-        self.started = true;
-        self.session();
-        let Chat {
-            agent: Some(agent),
-            session: Some(session),
-            term,
-            events,
-            config,
-            approvals,
-            outcome,
-            unreached,
-            ..
-        } = &mut *self
-        else {
-            return None;
-        };
-        let agent: &Agent = narrowed.as_ref().unwrap_or(agent);
+        let agent = self.conversation.agent()?;
+        // The window of the model this message goes to, for the status line.
+        let window = message
+            .profile
+            .as_ref()
+            .map_or(agent.context().window, |p| p.window());
+        let spent_before = agent.spent();
+        let usage_before = self
+            .conversation
+            .session()
+            .map(|s| s.stats.usage)
+            .unwrap_or_default();
         let main = Scope::default();
         // A fresh watcher: a SIGINT that arrived while the prompt waited is not this turn's.
         let mut sigint = match signal(SignalKind::interrupt()) {
             Ok(s) => s,
             Err(e) => {
-                term.line(&format!("hx: cannot watch Ctrl-C: {e}"));
+                self.say(&format!("hx: cannot watch Ctrl-C: {e}"));
                 return None;
             }
         };
-        let cancel = approvals.begin_turn();
+        let cancel = self.approvals.begin_turn();
         // The view shows the turn as it runs, the spinner too (waiting for the model, or for
         // a tool that takes over a second); every way out below ends the turn for it, so no
         // spinner outlives its turn.
         let began = Instant::now();
-        let spent_before = *agent.spent.lock().unwrap_or_else(|e| e.into_inner());
-        let usage_before = session.stats.usage;
         let end = tokio::select! {
-            r = agent.run_message(session, text, session_start) => TurnEnd::Done(r),
+            r = self.conversation.send(message) => TurnEnd::Done(r),
             _ = sigint.recv() => TurnEnd::Cancelled,
             Ok(()) = cancel => TurnEnd::Cancelled,
             sig = ends.recv() => TurnEnd::Ended(sig),
@@ -546,216 +497,95 @@ impl Chat {
         // The run's future is gone: the HTTP request is dropped, the running commands'
         // process groups killed, the subagents stopped.
         drop(sigint);
-        for a in approvals.take_answered() {
-            session.record_approval(&a);
+        let answered = self.approvals.take_answered();
+        if let Some(session) = self.conversation.session_mut() {
+            for a in answered {
+                session.record_approval(&a);
+            }
         }
-        let sig = match end {
-            TurnEnd::Done(r) => {
-                let ending = Ending::Run(r);
-                *unreached = ending.unreached();
-                let mapped = ending.map(config.max_turns, Front::Conversation);
-                events.emit(&main, &Event::TurnEnded(&mapped.turn));
-                *outcome = (mapped.outcome, mapped.detail);
-                session.turn_done();
-                let spent = *agent.spent.lock().unwrap_or_else(|e| e.into_inner());
-                let mut turn = spent;
-                turn.nanos = spent.nanos.saturating_sub(spent_before.nanos);
-                turn.priced = spent.priced.saturating_sub(spent_before.priced);
-                turn.unpriced = spent.unpriced.saturating_sub(spent_before.unpriced);
-                // Its own requests, every run of it (a subagent's are in its own session).
-                let whole = session.totals().cost;
-                let u = session.stats.usage;
-                let delta = crate::model::Usage {
-                    prompt_tokens: u.prompt_tokens.saturating_sub(usage_before.prompt_tokens),
-                    prompt_cache_hit_tokens: u
-                        .prompt_cache_hit_tokens
-                        .saturating_sub(usage_before.prompt_cache_hit_tokens),
-                    ..Default::default()
-                };
-                if !turn.is_empty() {
-                    term.dim_line(&super::status_text(
-                        session.stats.last_prompt_tokens,
-                        agent.context.window,
-                        &turn,
-                        &whole,
-                        crate::events::cache_share(&delta),
-                    ));
-                }
-                return None;
-            }
-            TurnEnd::Cancelled => {
-                agent.stopped(session, began.elapsed());
-                let open = super::answer_open_calls(session);
-                let mapped = Ending::Cancelled { open }.map(config.max_turns, Front::Conversation);
-                events.emit(&main, &Event::TurnEnded(&mapped.turn));
-                *outcome = (mapped.outcome, mapped.detail);
-                return None;
-            }
+        let ending = match end {
+            TurnEnd::Done(r) => Ending::Run(r),
+            TurnEnd::Cancelled => self.conversation.cancelled(began.elapsed()),
             TurnEnd::Ended(sig) => {
                 // The view's Stop line; the program's own line follows.
-                agent.stopped(session, began.elapsed());
-                sig
+                self.conversation.stopped(began.elapsed());
+                return Some(self.end_by_signal(sig, terminal));
             }
         };
-        Some(self.end_by_signal(sig, terminal))
+        let ran = matches!(ending, Ending::Run(_));
+        let mapped = self.conversation.ended(ending, Front::Conversation);
+        self.events.emit(&main, &Event::TurnEnded(&mapped.turn));
+        if ran {
+            self.status_line(window, spent_before, usage_before);
+        }
+        None
+    }
+
+    /// The line after a turn: how full the context is, what the turn and the session cost,
+    /// and the turn's cache hits; nothing when nothing was spent.
+    fn status_line(
+        &self,
+        window: u64,
+        before: crate::model::Spend,
+        usage_before: crate::model::Usage,
+    ) {
+        let (Some(agent), Some(session)) = (self.conversation.agent(), self.conversation.session())
+        else {
+            return;
+        };
+        let spent = agent.spent();
+        let mut turn = spent;
+        turn.nanos = spent.nanos.saturating_sub(before.nanos);
+        turn.priced = spent.priced.saturating_sub(before.priced);
+        turn.unpriced = spent.unpriced.saturating_sub(before.unpriced);
+        if turn.is_empty() {
+            return;
+        }
+        // Its own requests, every run of it (a subagent's are in its own session).
+        let whole = session.totals().cost;
+        let u = session.stats.usage;
+        let delta = crate::model::Usage {
+            prompt_tokens: u.prompt_tokens.saturating_sub(usage_before.prompt_tokens),
+            prompt_cache_hit_tokens: u
+                .prompt_cache_hit_tokens
+                .saturating_sub(usage_before.prompt_cache_hit_tokens),
+            ..Default::default()
+        };
+        self.term.dim_line(&super::status_text(
+            session.stats.last_prompt_tokens,
+            window,
+            &turn,
+            &whole,
+            crate::events::cache_share(&delta),
+        ));
     }
 
     /// `/compact`: the conversation's history summarised now (as `hx agent --compact`), so
     /// it takes less of the context window. Ctrl-C stops it; the history is then unchanged.
     /// A signal that ends the program (SIGTERM, SIGHUP, SIGQUIT) is given back.
     async fn compact(&mut self, ends: &mut Signals) -> Option<i32> {
-        let Chat {
-            agent: Some(agent),
-            session: Some(session),
-            term,
-            ..
-        } = &mut *self
-        else {
+        if self.messages().len() < 3 || self.conversation.agent().is_none() {
             self.say("hx: nothing to compact yet");
-            return None;
-        };
-        if session.messages().len() < 3 {
-            term.line("hx: nothing to compact yet");
             return None;
         }
         let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
             return None;
         };
         let done = tokio::select! {
-            r = agent.compact_now(session) => Some(r),
+            r = self.conversation.compact() => Some(r),
             _ = sigint.recv() => None,
             sig = ends.recv() => return Some(sig),
         };
         match done {
-            Some(Ok(())) => session.turn_done(),
+            Some(Ok(())) => {}
             Some(Err(crate::agent::compact::Ended::Error(e))) => {
-                term.line(&format!("hx: compaction failed: {e}"))
+                self.say(&format!("hx: compaction failed: {e}"))
             }
             Some(Err(crate::agent::compact::Ended::Stopped(r))) => {
-                term.line(&format!("hx: a hook stopped the compaction: {r}"))
+                self.say(&format!("hx: a hook stopped the compaction: {r}"))
             }
-            None => term.line("hx: compaction interrupted; the history is as it was"),
+            None => self.say("hx: compaction interrupted; the history is as it was"),
         }
         None
     }
-
-    /// `/model [NAME]`: shows the model, or goes on with another (recorded in the session).
-    /// `/model` alone: the model, then the ones the provider's server lists to switch to.
-    async fn offer_models(&mut self) {
-        self.say(&format!(
-            "model: {} (provider {})",
-            self.config.model, self.config.provider
-        ));
-        let client = match crate::model::OpenAiClient::new(self.config.client_options()) {
-            Ok(c) => c,
-            Err(e) => return self.say(&format!("hx: {e}")),
-        };
-        let listed = tokio::time::timeout(MODELS_WAIT, client.list_models()).await;
-        let models = match listed {
-            Ok(Ok(m)) if !m.is_empty() => m,
-            Ok(Ok(_)) => return self.say("the server lists no models; /model NAME switches"),
-            Ok(Err(e)) => return self.say(&format!("hx: cannot list the models: {e}")),
-            Err(_) => {
-                return self.say(&format!(
-                    "hx: the server did not list its models within {} s; /model NAME switches",
-                    MODELS_WAIT.as_secs()
-                ))
-            }
-        };
-        let mut text = String::from("the provider offers (/model NAME switches):");
-        for m in &models {
-            let mark = if *m == self.config.model { "*" } else { " " };
-            text.push_str(&format!("\n{mark} {m}"));
-        }
-        self.say(&text);
-    }
-
-    fn model(&mut self, name: Option<String>) {
-        let Some(name) = name else {
-            self.say(&format!(
-                "model: {} (provider {})",
-                self.config.model, self.config.provider
-            ));
-            return;
-        };
-        if name.chars().count() > MAX_MODEL_CHARS || name.chars().any(char::is_control) {
-            self.say(&format!(
-                "hx: a model name is one word of at most {MAX_MODEL_CHARS} characters"
-            ));
-            return;
-        }
-        if name.contains(char::is_whitespace) {
-            self.say("hx: a model name is one word");
-            return;
-        }
-        let old = self.config.clone();
-        // A retired DeepSeek name is the model that answers it now, thinking as it did.
-        let retired = self.config.set_model(&name);
-        let name = self.config.model.clone();
-        self.recorder.model = name.clone();
-        self.recorder.effort = self.config.main_effort();
-        // The subagents' model is fixed when the agent is built: build it again, for the
-        // same session.
-        if let Err(e) = self.rebuild(self.id.clone(), false) {
-            self.recorder.model = old.model.clone();
-            self.recorder.effort = old.main_effort();
-            self.config = old;
-            self.say(&format!("hx: {e}"));
-            return;
-        }
-        if let Some(s) = &mut self.session {
-            s.record_model(&name);
-            if self.config.main_effort() != old.main_effort() {
-                s.record_effort(self.config.main_effort());
-            }
-        }
-        if let Some(r) = retired {
-            self.say(&r.to_string());
-        }
-        self.say(&format!("model: {name}"));
-        // Another model has a prompt cache of its own: nothing sent so far is in it.
-        if name != old.model {
-            if let (Some(agent), Some(s)) = (&self.agent, &self.session) {
-                if s.stats.last_prompt_tokens > 0 {
-                    agent.cache_broken("another model", s.stats.last_prompt_tokens);
-                }
-            }
-        }
-    }
 }
-
-impl Chat {
-    /// `/effort [EFFORT]`: shows how hard the model thinks, or goes on at another effort
-    /// (recorded in the session, so that `-c` goes on with it).
-    fn effort(&mut self, name: Option<String>) {
-        let Some(name) = name else {
-            self.say(&super::effort_text(&self.config));
-            return;
-        };
-        let effort = match Effort::parse(&name) {
-            Ok(e) => e,
-            Err(e) => {
-                self.say(&format!("hx: {e}"));
-                return;
-            }
-        };
-        let old = self.config.clone();
-        self.config.set_effort(effort);
-        self.recorder.effort = self.config.main_effort();
-        // The subagents' effort, when no subagent_effort sets it, follows; theirs is fixed
-        // when the agent is built: build it again, for the same session.
-        if let Err(e) = self.rebuild(self.id.clone(), false) {
-            self.recorder.effort = old.main_effort();
-            self.config = old;
-            self.say(&format!("hx: {e}"));
-            return;
-        }
-        if let Some(s) = &mut self.session {
-            s.record_effort(self.config.main_effort());
-        }
-        self.say(&super::effort_text(&self.config));
-    }
-}
-
-/// Longest model name `/model` takes.
-const MAX_MODEL_CHARS: usize = 200;

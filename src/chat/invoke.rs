@@ -33,10 +33,8 @@ impl Chat {
             Target::Command(c) => self.noted.insert(c.name.clone()),
             Target::Skill(_) => false,
         };
-        let Some(agent) = &self.agent else {
-            return None;
-        };
-        let root = agent.tool_cx.workspace.root().to_path_buf();
+        let agent = self.conversation.agent()?;
+        let root = agent.tool_cx().workspace.root().to_path_buf();
         let prepared = invoke::prepare(target, args, &self.skills, &root, &self.env, notes);
         let prepared = match prepared {
             Ok(p) => p,
@@ -50,7 +48,7 @@ impl Chat {
         }
         let (model, tools) = (prepared.model.clone(), prepared.tools.clone());
         let shown = prepared.shown.clone();
-        let cx = agent.tool_cx.clone();
+        let cx = agent.tool_cx().clone();
         let invocation = if prepared.runs() {
             let Ok(mut sigint) = signal(SignalKind::interrupt()) else {
                 return None;
@@ -66,8 +64,9 @@ impl Chat {
         } else {
             prepared.finish(&cx).await
         };
+        let agent = self.conversation.agent()?;
         let mut warnings: Vec<Warning> = Vec::new();
-        let narrowed = invoke::for_message(agent, &invocation, &self.config, &mut warnings);
+        let outgoing = invocation.outgoing(agent, &self.config, &mut warnings);
         for w in warnings {
             self.say(&w.to_string());
         }
@@ -85,7 +84,6 @@ impl Chat {
                 }
             ));
         }
-        self.send(&invocation.message, narrowed, ends, terminal)
-            .await
+        self.send(&outgoing, ends, terminal).await
     }
 }

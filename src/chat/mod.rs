@@ -21,6 +21,7 @@ pub mod commands;
 mod conversation;
 pub mod editor;
 mod invoke;
+mod model;
 mod recap;
 mod rewind;
 mod switch;

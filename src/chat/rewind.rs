@@ -18,10 +18,11 @@ impl Chat {
     }
 
     async fn diff_text(&self) -> String {
-        let (Some(agent), Some(session)) = (&self.agent, &self.session) else {
+        let (Some(agent), Some(session)) = (self.conversation.agent(), self.conversation.session())
+        else {
             return "no change yet: this conversation has no checkpoint".into();
         };
-        let Some(cps) = &agent.checkpoints else {
+        let Some(cps) = agent.checkpoints() else {
             return "checkpoints are off".into();
         };
         let say = |l: &str| self.say(l);
@@ -91,10 +92,11 @@ impl Chat {
     }
 
     async fn list_text(&self) -> String {
-        let (Some(agent), Some(session)) = (&self.agent, &self.session) else {
+        let (Some(agent), Some(session)) = (self.conversation.agent(), self.conversation.session())
+        else {
             return "no checkpoints yet: send a message first".into();
         };
-        let Some(cps) = &agent.checkpoints else {
+        let Some(cps) = agent.checkpoints() else {
             return "hx: checkpoints are off".into();
         };
         let say = |l: &str| self.say(l);
@@ -122,7 +124,11 @@ impl Chat {
         force: bool,
     ) -> Vec<String> {
         let mut said = Vec::new();
-        let (Some(agent), Some(session)) = (&self.agent, &mut self.session) else {
+        let Some(agent) = self.conversation.agent() else {
+            return vec!["no checkpoints yet: send a message first".into()];
+        };
+        let checkpoints = agent.checkpoints().cloned();
+        let Some(session) = self.conversation.session_mut() else {
             return vec!["no checkpoints yet: send a message first".into()];
         };
         let at = match rewind::find(session.checkpoints(), n) {
@@ -139,7 +145,7 @@ impl Chat {
         let mut safety = None;
         let mut paths = 0;
         if code {
-            let Some(cps) = &agent.checkpoints else {
+            let Some(cps) = &checkpoints else {
                 return vec!["hx: checkpoints are off".into()];
             };
             let term = self.term.clone();

@@ -6,8 +6,8 @@ use super::editor::Read;
 use super::terminal::SavedTerminal;
 use crate::app::session::{self as sessions, Pick, Resumed};
 use crate::app::signals::Signals;
-use crate::app::{build, exit};
-use crate::session::{self, EndOutcome};
+use crate::app::{build, exit, Closed, Conversation};
+use crate::session;
 use crate::term::one_line;
 use crate::text::Warning;
 
@@ -15,25 +15,15 @@ impl Chat {
     /// Ends the current session's run in its file and names it; the next message starts a
     /// new one.
     pub(super) fn close_session(&mut self) {
-        let Some(mut session) = self.session.take() else {
-            return;
-        };
-        let (outcome, detail) = &self.outcome;
-        session.end(outcome.clone(), detail.as_deref());
-        // Its only messages never reached the model (no key, no network, a 401): nothing
-        // to go on with.
-        if self.unreached && session.never_answered() {
-            session.discard();
-            return;
-        }
-        let short = sessions::short_id(&session);
-        if let Some(e) = session.close() {
-            self.say(&Warning::new(e).to_string());
-        }
-        if let Some(id) = short {
-            self.say(&format!(
-                "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\""
-            ));
+        if let Closed::Kept { short, error, .. } = self.conversation.close() {
+            if let Some(e) = error {
+                self.say(&Warning::new(e).to_string());
+            }
+            if let Some(id) = short {
+                self.say(&format!(
+                    "hx: session {id} · continue with: hx chat -r {id}, or hx agent -r {id} \"...\""
+                ));
+            }
         }
     }
 
@@ -41,16 +31,16 @@ impl Chat {
     /// agent built anew (fresh todos, skills read again).
     pub(super) fn new_session(&mut self) {
         self.close_session();
-        if let Err(e) = self.rebuild(session::store::new_id(), true) {
+        if let Err(e) = self.rebuild(session::store::new_id()) {
             self.say(&format!("hx: {e}"));
             return;
         }
         self.say("hx: new session");
     }
 
-    /// Builds the agent for session `id` with the current config and puts it in place. A
-    /// `fresh` session starts over: no approvals, and SessionStart hooks run again.
-    pub(super) fn rebuild(&mut self, id: String, fresh: bool) -> Result<(), String> {
+    /// Starts a conversation for session `id` with an agent built anew from the current
+    /// config: no approvals, and SessionStart hooks run again.
+    pub(super) fn rebuild(&mut self, id: String) -> Result<(), String> {
         let mut warnings = Vec::new();
         let built = build::build_agent_with(
             &self.config,
@@ -70,16 +60,11 @@ impl Chat {
         }
         let build::Built { agent, skills, .. } = built?;
         // Command files stay as the first build found them; the skills are found again.
-        self.agent = Some(agent);
+        self.conversation = Conversation::new(self.recorder.clone(), id);
+        self.conversation.set_agent(agent);
         self.skills = skills;
-        self.id = id;
         self.set_skill_names();
-        self.restore_tools();
-        if fresh {
-            self.started = false;
-            self.outcome = (EndOutcome::Answered, None);
-            self.approvals.reset();
-        }
+        self.approvals.reset();
         Ok(())
     }
 
@@ -87,13 +72,11 @@ impl Chat {
     pub(super) fn open(&mut self, resumed: Resumed) -> Result<(), i32> {
         let id = resumed.loaded.header.id.clone();
         let mut warnings = Vec::new();
-        let session = sessions::open(
-            &self.recorder,
-            id,
-            Some(resumed),
-            self.config.reasoning_echo,
-            &mut warnings,
-        );
+        let profile = self
+            .conversation
+            .agent()
+            .map_or_else(|| self.config.profile(), |a| a.profile().clone());
+        let session = sessions::open(&self.recorder, id, Some(resumed), &profile, &mut warnings);
         for w in warnings {
             self.say(&w.to_string());
         }
@@ -116,8 +99,7 @@ impl Chat {
             crate::text::count(messages as u64, "message"),
             recap.trim_end()
         ));
-        self.session = Some(session);
-        self.restore_tools();
+        self.conversation.open(session);
         Ok(())
     }
 
@@ -154,7 +136,8 @@ impl Chat {
         let Some(found) = self.find(Pick::Id(&id), false) else {
             return Ok(());
         };
-        if found.loaded.header.id == self.id && self.session.is_some() {
+        if found.loaded.header.id == self.conversation.id() && self.conversation.session().is_some()
+        {
             self.say("hx: that is the current session");
             return Ok(());
         }
@@ -164,7 +147,7 @@ impl Chat {
         let Some(found) = self.find(Pick::Id(found.id()), record) else {
             return Ok(());
         };
-        if let Err(e) = self.rebuild(found.loaded.header.id.clone(), true) {
+        if let Err(e) = self.rebuild(found.loaded.header.id.clone()) {
             self.say(&format!("hx: {e}"));
             return Ok(());
         }
@@ -187,7 +170,7 @@ impl Chat {
         let store = sessions::store_for(&root, &self.cwd);
         let (mut list, _) = store.list(false);
         // The one this conversation is in is not one to resume.
-        list.retain(|s| s.id != self.id);
+        list.retain(|s| s.id != self.conversation.id());
         if list.is_empty() {
             self.say("hx: no other sessions in this workspace yet");
             return Ok(None);

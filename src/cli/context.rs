@@ -48,7 +48,7 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         Ok(b) => (b.agent, b.parts),
         Err(e) => return fail(exit::USAGE, e),
     };
-    let specs = agent.tools.specs();
+    let specs = agent.tools().specs();
     let mut rows: Vec<(String, usize)> = parts
         .iter()
         .map(|(what, text)| (what.clone(), text.len()))
@@ -58,9 +58,9 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         format!("tool schemas ({} tools)", specs.len()),
         schema_bytes,
     ));
-    let total = agent.system_prompt.len() + schema_bytes;
+    let total = agent.system_prompt().len() + schema_bytes;
 
-    term.out_raw(&agent.system_prompt);
+    term.out_raw(agent.system_prompt());
     term.out_raw("\n\n");
     let width = rows
         .iter()

@@ -9,6 +9,7 @@
 mod file;
 pub mod origins;
 mod presets;
+mod profile;
 mod resolve;
 
 use std::collections::BTreeMap;
@@ -16,6 +17,7 @@ use std::path::Path;
 
 pub use file::{review, CompactAtFile, FileConfig, NetworkFile, ProviderFile, ToolsFile, TRUST};
 pub use presets::{Retired, PRESETS, RETIRED};
+pub use profile::Profiles;
 // The environment map and the user's folders are a leaf module every layer reads; re-exported
 // here, where callers have always found them.
 pub use crate::paths::{process_env, Env};
@@ -23,7 +25,7 @@ pub use crate::paths::{process_env, Env};
 use crate::paths::user_config_dir;
 
 use crate::context;
-use crate::model::{ClientOptions, Dialect, Effort, ReasoningEcho, Thinking};
+use crate::model::{ClientOptions, Dialect, Effort, ReasoningEcho};
 use crate::process::EnvPolicy;
 use crate::sandbox;
 use crate::text::Warning;
@@ -141,15 +143,6 @@ impl Config {
         Ok(config)
     }
 
-    /// The prices of `model`'s requests: the config's, else the built-in ones of its
-    /// provider; `None`: unknown (its cost is never guessed).
-    pub fn price(&self, model: &str) -> Option<crate::model::Price> {
-        self.pricing
-            .get(model)
-            .cloned()
-            .or_else(|| crate::model::price::builtin(&self.provider, model))
-    }
-
     /// Goes on with another model of the same provider (`/model` in `hx chat`). A window
     /// that no config file set is the new model's: a chat that moves from a 1M-token model to
     /// a local one must compact for the local one's window.
@@ -167,50 +160,14 @@ impl Config {
         self.retired_notice()
     }
 
-    /// The line saying which model answers the retired name the user gave.
-    pub fn retired_notice(&self) -> Option<Warning> {
-        let r = self.retired?;
-        let how = match self.effort {
-            Some(e) => format!(", at effort {} as set", e.name()),
-            None if r.effort == Effort::Off => " with thinking off, as it answered".into(),
-            None => " with thinking on, as it answered".into(),
-        };
-        Some(Warning::notice(format!(
-            "{} was retired on 2026-07-24: using {}{how}",
-            r.name, self.model
-        )))
-    }
-
     /// Goes on at another effort (`/effort` in `hx chat`).
     pub fn set_effort(&mut self, effort: Effort) {
         self.effort = Some(effort);
     }
 
-    /// What the main agent's requests say of thinking; `None`: nothing (the model's default).
-    pub fn thinking(&self) -> Option<Thinking> {
-        self.thinking_at(self.main_effort())
-    }
-
     /// The main agent's effort: the user's, else the retired model name's.
     pub fn main_effort(&self) -> Option<Effort> {
         self.effort.or(self.retired.map(|r| r.effort))
-    }
-
-    /// What the subagents' requests say of thinking: `subagent_effort`, else the main agent's.
-    pub fn subagent_thinking(&self) -> Option<Thinking> {
-        self.thinking_at(self.effort_of_subagents())
-    }
-
-    /// The subagents' effort: `subagent_effort`, else the main agent's.
-    pub fn effort_of_subagents(&self) -> Option<Effort> {
-        self.subagent_effort.or(self.main_effort())
-    }
-
-    fn thinking_at(&self, effort: Option<Effort>) -> Option<Thinking> {
-        effort.map(|effort| Thinking {
-            effort,
-            dialect: self.dialect,
-        })
     }
 
     /// Fails, naming the variable, when the provider needs a key that is not set. Checked

@@ -421,23 +421,43 @@ fn each_provider_is_told_the_effort_in_its_words() {
     ] {
         let c = of(provider, set);
         let thinking = |effort| Some(Thinking { effort, dialect });
-        assert_eq!(c.thinking(), thinking(Effort::Max), "{provider}");
-        assert_eq!(c.subagent_thinking(), thinking(Effort::Low), "{provider}");
+        assert_eq!(c.profile().thinking(), thinking(Effort::Max), "{provider}");
+        assert_eq!(
+            c.profiles().subagent(&c.profile(), None).0.thinking(),
+            thinking(Effort::Low),
+            "{provider}"
+        );
         // Without a setting, nothing: the model's default holds.
         let c = of(provider, "");
-        assert_eq!((c.thinking(), c.subagent_thinking()), (None, None));
+        assert_eq!(
+            (
+                c.profile().thinking(),
+                c.profiles().subagent(&c.profile(), None).0.thinking()
+            ),
+            (None, None)
+        );
         // The subagents follow the main agent unless told otherwise.
         let c = of(provider, "effort = \"off\"\n");
-        assert_eq!(c.subagent_thinking(), thinking(Effort::Off), "{provider}");
+        assert_eq!(
+            c.profiles().subagent(&c.profile(), None).0.thinking(),
+            thinking(Effort::Off),
+            "{provider}"
+        );
     }
     let c = of("ollama", set);
-    assert_eq!((c.thinking(), c.subagent_thinking()), (None, None));
+    assert_eq!(
+        (
+            c.profile().thinking(),
+            c.profiles().subagent(&c.profile(), None).0.thinking()
+        ),
+        (None, None)
+    );
     let c = of(
         "work",
         "[providers.work]\nbase_url = \"http://localhost:1\"\neffort = \"low\"\n",
     );
     assert_eq!(
-        c.thinking(),
+        c.profile().thinking(),
         Some(Thinking {
             effort: Effort::Low,
             dialect: Dialect::OpenAi

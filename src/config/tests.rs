@@ -325,8 +325,11 @@ fn a_retired_deepseek_name_is_deepseek_flash_thinking_as_it_did_with_one_line_sa
     };
     let chat = with("deepseek-chat", None);
     assert_eq!(chat.model, "deepseek-flash");
-    assert_eq!(chat.thinking(), deepseek(Effort::Off));
-    assert_eq!(chat.subagent_thinking(), deepseek(Effort::Off));
+    assert_eq!(chat.profile().thinking(), deepseek(Effort::Off));
+    assert_eq!(
+        chat.profiles().subagent(&chat.profile(), None).0.thinking(),
+        deepseek(Effort::Off)
+    );
     assert_eq!(
         chat.retired_notice().map(|w| w.to_string()).as_deref(),
         Some("hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash with thinking off, as it answered")
@@ -337,14 +340,14 @@ fn a_retired_deepseek_name_is_deepseek_flash_thinking_as_it_did_with_one_line_sa
     );
     let reasoner = with("deepseek-reasoner", None);
     assert_eq!(reasoner.model, "deepseek-flash");
-    assert_eq!(reasoner.thinking(), deepseek(Effort::High));
+    assert_eq!(reasoner.profile().thinking(), deepseek(Effort::High));
     assert_eq!(
         reasoner.retired_notice().map(|w| w.to_string()).as_deref(),
         Some("hx: deepseek-reasoner was retired on 2026-07-24: using deepseek-flash with thinking on, as it answered")
     );
     // An effort the user set wins over the old name's.
     let set = with("deepseek-chat", Some(Effort::Max));
-    assert_eq!(set.thinking(), deepseek(Effort::Max));
+    assert_eq!(set.profile().thinking(), deepseek(Effort::Max));
     assert_eq!(
         set.retired_notice().map(|w| w.to_string()).as_deref(),
         Some("hx: deepseek-chat was retired on 2026-07-24: using deepseek-flash, at effort max as set")
@@ -352,7 +355,7 @@ fn a_retired_deepseek_name_is_deepseek_flash_thinking_as_it_did_with_one_line_sa
     // The current names, and the old V4 Flash name DeepSeek still takes, go as they are.
     for name in ["deepseek-flash", "deepseek-v4-pro", "deepseek-v4-flash"] {
         let c = with(name, None);
-        assert_eq!((c.model.as_str(), c.thinking()), (name, None));
+        assert_eq!((c.model.as_str(), c.profile().thinking()), (name, None));
         assert!(c.retired_notice().is_none(), "{name}");
     }
     // Another provider's model of that name is its own business.
@@ -362,7 +365,10 @@ fn a_retired_deepseek_name_is_deepseek_flash_thinking_as_it_did_with_one_line_sa
         ..Flags::default()
     };
     let c = Config::resolve(FileConfig::default(), &env(&[]), &flags).expect("config");
-    assert_eq!((c.model.as_str(), c.thinking()), ("deepseek-chat", None));
+    assert_eq!(
+        (c.model.as_str(), c.profile().thinking()),
+        ("deepseek-chat", None)
+    );
     assert!(c.retired_notice().is_none());
 }
 

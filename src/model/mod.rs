@@ -7,6 +7,7 @@ pub mod client;
 pub mod effort;
 pub mod overflow;
 pub mod price;
+pub mod profile;
 pub mod retry;
 pub mod sse;
 pub mod types;
@@ -14,6 +15,7 @@ pub mod types;
 pub use client::{ClientOptions, OpenAiClient};
 pub use effort::{Dialect, Effort, Thinking};
 pub use price::{Cost, Price, Spend};
+pub use profile::Profile;
 pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, ToolSpec, Usage};
 
 /// Receives a response while it streams in; the agent turns each callback into an event

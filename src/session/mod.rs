@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::model::{Cost, Effort, Message, ReasoningEcho, Spend, Usage};
+use crate::model::{Cost, Effort, Message, Profile, ReasoningEcho, Spend, Usage};
 
 pub mod history;
 pub mod log;
@@ -18,8 +18,8 @@ pub mod store;
 
 pub use log::SessionLog;
 pub use record::{
-    ApprovalLine, Change, Checkpoint, CheckpointLine, Compaction, End, EndOutcome, Figures, Header,
-    Line, Loaded, RewindLine, RunInfo,
+    ApprovalLine, Change, Checkpoint, CheckpointKind, CheckpointLine, Compaction, End, EndOutcome,
+    Figures, Header, Line, Loaded, RewindLine, RunInfo,
 };
 pub use store::Store;
 
@@ -134,35 +134,37 @@ impl RunStats {
 pub struct Recorder {
     pub store: Option<Store>,
     pub workspace: String,
-    pub model: String,
     pub provider: String,
     pub base_url: String,
-    /// The effort the sessions' requests are sent with.
-    pub effort: Option<Effort>,
 }
 
 impl Recorder {
-    /// The header of a new session; `parent` is the starting session's id and call id.
-    pub fn header(&self, id: String, parent: Option<(&str, &str)>) -> Header {
+    /// The header of a new session whose requests `profile` makes; `parent` is the starting
+    /// session's id and call id.
+    pub fn header(&self, id: String, parent: Option<(&str, &str)>, profile: &Profile) -> Header {
         Header {
             id,
             parent_id: parent.map(|(s, _)| s.to_string()),
             parent_call_id: parent.map(|(_, c)| c.to_string()),
             workspace: self.workspace.clone(),
-            model: self.model.clone(),
+            model: profile.model().to_string(),
             provider: self.provider.clone(),
             base_url: self.base_url.clone(),
             hx_version: env!("CARGO_PKG_VERSION").to_string(),
             started_at: store::now_rfc3339(),
-            effort: self.effort.map(|e| e.name().to_string()),
+            effort: profile.effort().map(|e| e.name().to_string()),
             ..Header::default()
         }
     }
 
-    /// A new session, recorded when there is a store. A file that cannot be created leaves
-    /// the session unrecorded, with the reason.
-    pub fn start(&self, parent: Option<(&str, &str)>) -> (Session, Option<String>) {
-        self.start_with_id(store::new_id(), parent)
+    /// A new session of an agent on `profile`, recorded when there is a store. A file that
+    /// cannot be created leaves the session unrecorded, with the reason.
+    pub fn start(
+        &self,
+        parent: Option<(&str, &str)>,
+        profile: &Profile,
+    ) -> (Session, Option<String>) {
+        self.start_with_id(store::new_id(), parent, profile)
     }
 
     /// [`Recorder::start`] with an id chosen beforehand (the agent is built with it before
@@ -171,8 +173,9 @@ impl Recorder {
         &self,
         id: String,
         parent: Option<(&str, &str)>,
+        profile: &Profile,
     ) -> (Session, Option<String>) {
-        let header = self.header(id.clone(), parent);
+        let header = self.header(id.clone(), parent, profile);
         match &self.store {
             None => (Session::new(header, None), None),
             Some(store) => match store.create(&id) {
@@ -185,15 +188,15 @@ impl Recorder {
         }
     }
 
-    /// What this run records when it continues a session.
-    pub fn run_info(&self) -> RunInfo {
+    /// What this run, on `profile`, records when it continues a session.
+    pub fn run_info(&self, profile: &Profile) -> RunInfo {
         RunInfo {
             started_at: store::now_rfc3339(),
-            model: self.model.clone(),
+            model: profile.model().to_string(),
             provider: self.provider.clone(),
             base_url: self.base_url.clone(),
             hx_version: env!("CARGO_PKG_VERSION").to_string(),
-            effort: self.effort.map(|e| e.name().to_string()),
+            effort: profile.effort().map(|e| e.name().to_string()),
         }
     }
 }

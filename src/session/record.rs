@@ -30,8 +30,8 @@ use crate::model::{Message, ToolCall};
 mod lines;
 
 pub use lines::{
-    ApprovalLine, Change, CheckpointLine, Compaction, End, EndOutcome, Figures, Header, Line,
-    RewindLine, RunInfo,
+    ApprovalLine, Change, CheckpointKind, CheckpointLine, Compaction, End, EndOutcome, Figures,
+    Header, Line, RewindLine, RunInfo,
 };
 
 /// The file format this hx writes and the newest it reads.
@@ -162,7 +162,7 @@ struct EventLine {
     #[serde(default)]
     n: Option<u32>,
     #[serde(default)]
-    what: Option<String>,
+    what: Option<CheckpointKind>,
     #[serde(default)]
     commit: Option<String>,
     #[serde(default)]

@@ -113,6 +113,9 @@ pub struct ToolContext {
     pub call_id: String,
     /// The editor the file tools go through (`hx acp`), if any.
     pub editor: Editor,
+    /// The profile of the agent making the call (none outside a run): the `task` tool starts
+    /// its subagent from it.
+    pub profile: Option<Arc<crate::model::Profile>>,
 }
 
 impl ToolContext {
@@ -127,6 +130,7 @@ impl ToolContext {
             session_id: String::new(),
             call_id: String::new(),
             editor: Editor::default(),
+            profile: None,
         }
     }
 

@@ -11,7 +11,7 @@ use futures_util::future::BoxFuture;
 use hx::agent::{Agent, Outcome};
 use hx::events::{Event, Events, Observer, Scope};
 use hx::hooks::{HookContext, Hooks};
-use hx::model::{ClientOptions, OpenAiClient, ReasoningEcho};
+use hx::model::{ClientOptions, OpenAiClient, Profile, ReasoningEcho};
 use hx::session::Recorder;
 use hx::tools::{Registry, Tool, ToolContext, ToolResult, ToolSet, ToolSpec, Workspace};
 use serde_json::{json, Value};
@@ -91,35 +91,32 @@ fn agent(server: &FakeServer, workspace: &std::path::Path, events: Events) -> Ag
         ..ClientOptions::default()
     })
     .expect("client");
-    Agent {
-        model: Arc::new(client),
-        model_name: "deepseek-v4-flash".into(),
-        thinking: None,
-        tools: ToolSet::all(registry),
-        tool_cx: ToolContext::new(Workspace::new(workspace).expect("workspace")),
-        hooks: Hooks::new(),
-        hook_cx: HookContext {
+    let profile = Profile::new(
+        "deepseek-v4-flash",
+        None,
+        None,
+        128_000,
+        ReasoningEcho::Always,
+    );
+    Agent::builder(
+        Arc::new(client),
+        profile,
+        ToolSet::all(registry),
+        ToolContext::new(Workspace::new(workspace).expect("workspace")),
+        events,
+    )
+    .hooks(
+        Hooks::new(),
+        HookContext {
             cwd: workspace.to_path_buf(),
             scope: Default::default(),
             session_id: "test".into(),
             ..HookContext::default()
         },
-        events,
-        system_prompt: "You are a test.".into(),
-        max_turns: 5,
-        reasoning_echo: ReasoningEcho::Always,
-        reminders: Vec::new(),
-        is_subagent: false,
-        recorder: Recorder::default(),
-        context: Default::default(),
-        learned: Default::default(),
-        restore: Vec::new(),
-        checkpoints: None,
-        price: None,
-        fixed_now: None,
-        max_cost: None,
-        spent: Default::default(),
-    }
+    )
+    .system_prompt("You are a test.".into())
+    .max_turns(5)
+    .build()
 }
 
 #[tokio::test]
@@ -139,9 +136,10 @@ async fn a_panicking_tool_call_is_an_error_result_and_the_run_goes_on() {
         Reply::tool_calls(vec![Call::new("c6", "boom", "{}")]),
         Reply::text("done"),
     ]);
-    let (mut session, _) = Recorder::default().start(None);
     let seen = Arc::new(Calls::default());
-    let outcome = agent(&server, dir.path(), Events::new(seen.clone()))
+    let agent = agent(&server, dir.path(), Events::new(seen.clone()));
+    let (mut session, _) = Recorder::default().start(None, agent.profile());
+    let outcome = agent
         .run(&mut session, "go")
         .await
         .expect("the run ends normally");

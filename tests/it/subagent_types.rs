@@ -167,7 +167,7 @@ fn an_unknown_subagent_type_is_an_error_naming_the_known_ones() {
 }
 
 #[test]
-fn a_model_name_of_the_provider_is_used_and_no_agents_leave_the_schema_as_it_was() {
+fn a_retired_model_name_is_mapped_and_no_agents_leave_the_schema_as_it_was() {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![typed_call("t1", "deep", "Think.")]),
         Reply::text("Thought."),
@@ -179,10 +179,23 @@ fn a_model_name_of_the_provider_is_used_and_no_agents_leave_the_schema_as_it_was
         "---\nname: deep\ndescription: Thinks\nmodel: deepseek-reasoner\n---\nThink hard.\n",
     )
     .args(["agent", "go"]);
-    hx.run().assert_code(0);
+    let run = hx.run();
+    run.assert_code(0);
     let reqs = server.requests();
-    assert_eq!(reqs[1].body["model"], "deepseek-reasoner");
-    assert_ne!(reqs[0].body["model"], "deepseek-reasoner");
+    // A retired name is the model that answers it now, thinking as it did: as for the main
+    // agent's --model.
+    assert_eq!(reqs[1].body["model"], "deepseek-flash");
+    assert_eq!(reqs[1].body["thinking"]["type"], "enabled");
+    assert_eq!(reqs[1].body["reasoning_effort"], "high");
+    assert!(reqs[0].body.get("reasoning_effort").is_none());
+    assert_eq!(
+        run.stderr
+            .matches("deepseek-reasoner was retired on 2026-07-24: using deepseek-flash with thinking on")
+            .count(),
+        1,
+        "{}",
+        run.stderr
+    );
     // The generic subagent keeps all five tools.
     assert_eq!(tool_names(&reqs[1].body).len(), 5);
 
@@ -377,5 +390,69 @@ fn unchanged_agent_files_come_from_the_cache_and_an_edited_one_is_read_again() {
     assert_eq!(
         listed(3),
         "\n- reviewer: Use when: code needs review\n- writer: Writes the docs"
+    );
+}
+
+/// A typed subagent on another model of the provider is that model's: its requests name it,
+/// its usage is priced at its rates (in its session, in the Stop lines and against
+/// `--max-cost`), and a retired name is mapped as it is for the main agent.
+#[test]
+fn a_typed_subagent_on_another_model_is_priced_and_mapped_as_that_model() {
+    let deep = "---\nname: deep\ndescription: Thinks\nmodel: deepseek-v4-pro\n---\nThink hard.\n";
+    // One subagent request of 1,000,000 prompt tokens (900,000 hits) and 10,000 out: at
+    // deepseek-v4-pro's off-peak rates 0.9 * $0.022 + 0.1 * $0.66 + 0.01 * $1.98 = $0.1056
+    // (at the parent's flash rates it would be $0.0237).
+    let replies = || {
+        vec![
+            Reply::tool_calls(vec![typed_call("t1", "deep", "Think.")]),
+            Reply::text("Thought.").with_usage(1_000_000, 900_000, 10_000),
+            Reply::text("Done."),
+        ]
+    };
+    let server = FakeServer::start(replies());
+    let mut hx = Hx::new(&server);
+    hx.write_file(".claude/agents/deep.md", deep)
+        .args(["agent", "go"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs[1].body["model"], "deepseek-v4-pro");
+    assert!(
+        run.stderr.contains("cost=$0.1056 cache=90%, duration="),
+        "the SubagentStop line: {}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("(subagents $0.1056)"),
+        "the Stop line: {}",
+        run.stderr
+    );
+    let files = hx.session_files();
+    let child = files
+        .iter()
+        .map(|f| crate::support::session_lines(f))
+        .find(|lines| lines[0]["parent_id"].is_string())
+        .expect("the subagent's session");
+    assert_eq!(child[0]["model"], "deepseek-v4-pro");
+    let usage = child.iter().find(|l| l["type"] == "usage").expect("usage");
+    assert_eq!(usage["model"], "deepseek-v4-pro");
+    assert_eq!(usage["cost"], 0.1056);
+    let end = child.iter().find(|l| l["type"] == "end").expect("end");
+    assert_eq!(end["session"]["cost"]["amount"], 0.1056);
+
+    // --max-cost counts it at those rates: with the parent's first request ($0.0001 at the
+    // fake server's usage) $0.1057 passes $0.05, so the parent's next request is never made.
+    let server = FakeServer::start(replies());
+    let mut hx = Hx::new(&server);
+    hx.write_file(".claude/agents/deep.md", deep)
+        .args(["agent", "--max-cost", "0.05", "go"]);
+    let run = hx.run();
+    run.assert_code(3);
+    assert_eq!(server.requests().len(), 2, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("stopped: the run cost $0.1057 and passed --max-cost $0.0500"),
+        "{}",
+        run.stderr
     );
 }

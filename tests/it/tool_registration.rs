@@ -96,7 +96,7 @@ fn run_child(json_path: &str) {
         JsonView::new(Box::new(file), Term::plain()),
     )));
     let recorder = Recorder::default();
-    let mut agent = hx::app::build_agent(
+    let agent = hx::app::build_agent(
         &config,
         &cwd,
         &env,
@@ -106,9 +106,11 @@ fn run_child(json_path: &str) {
         &mut warnings,
     )
     .expect("agent");
-    agent.tools.register(Arc::new(Probe));
-    agent.tools.register(Arc::new(Echo));
-    let (mut session, _) = recorder.start(None);
+    let mut tools = agent.tools().clone();
+    tools.register(Arc::new(Probe));
+    tools.register(Arc::new(Echo));
+    let agent = agent.with_tools(tools);
+    let (mut session, _) = recorder.start(None, agent.profile());
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -258,9 +258,7 @@ pub struct CheckpointLine {
     /// turn's tools ran, which only tell the turn's changes from the user's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub n: Option<u32>,
-    /// `message` (before a user message), `turn` (before a turn's tool calls run), `after`
-    /// (after them, or after a rewind), `rewind` (what a rewind is about to replace).
-    pub what: String,
+    pub what: CheckpointKind,
     pub commit: String,
     pub tree: String,
     /// Messages of the history before it: where a conversation rewind to it cuts.
@@ -276,7 +274,37 @@ impl CheckpointLine {
     /// Whether what follows it, up to the next checkpoint, is hx's own doing (a turn's tools,
     /// a rewind) rather than possibly the user's.
     pub fn starts_hx_work(&self) -> bool {
-        matches!(self.what.as_str(), "turn" | "rewind")
+        matches!(self.what, CheckpointKind::Turn | CheckpointKind::Rewind)
+    }
+}
+
+/// What a checkpoint was taken before or after.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CheckpointKind {
+    /// Before a user message.
+    Message,
+    /// Before a turn's tool calls run.
+    Turn,
+    /// After them, or after a rewind: unnumbered, it only tells hx's changes from others'.
+    After,
+    /// What a rewind is about to replace.
+    Rewind,
+    /// A kind a newer hx wrote: kept, shown as it is not known.
+    #[serde(other)]
+    Other,
+}
+
+impl CheckpointKind {
+    /// How a listing names the point it marks.
+    pub fn shown(self) -> &'static str {
+        match self {
+            CheckpointKind::Message => "before message",
+            CheckpointKind::Turn => "before turn",
+            CheckpointKind::Rewind => "before rewind",
+            CheckpointKind::After => "after",
+            CheckpointKind::Other => "checkpoint",
+        }
     }
 }
 

@@ -1,0 +1,185 @@
+//! The main agent's checkpoints of the workspace (see `crate::checkpoint`): one before each
+//! user message (taken beside its first request), one before each turn whose calls may change
+//! files, and one after that turn's tools, which tells the views what the turn changed. Each
+//! is a `checkpoint` line of the session; one that cannot be taken is a warning, never the
+//! end of the run.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use super::{Agent, Run};
+use crate::checkpoint::{Snap, Store};
+use crate::events::Event;
+use crate::model::ToolCall;
+use crate::session::{CheckpointLine, Session};
+use crate::tools::{Kind as ToolKind, ToolSet};
+
+pub(super) use crate::session::CheckpointKind as Kind;
+
+/// What taking a checkpoint gave: none when checkpoints are off or the run is unrecorded;
+/// else the checkpoint and its warnings, or why it could not be taken.
+pub(super) type Taken = Option<Result<(Snap, Vec<String>), String>>;
+
+/// A checkpoint being taken.
+type Taking<'a> = Pin<Box<dyn Future<Output = Taken> + Send + 'a>>;
+
+/// A checkpoint being taken beside other work, until what it took is asked for once.
+pub(super) struct Beside<'a> {
+    taking: Option<Taking<'a>>,
+    taken: Option<Taken>,
+}
+
+impl<'a> Beside<'a> {
+    pub(super) fn new(taking: Taking<'a>) -> Self {
+        Beside {
+            taking: Some(taking),
+            taken: None,
+        }
+    }
+
+    /// Runs `work` to its end while the checkpoint, if still being taken, goes on beside it.
+    pub(super) async fn run<T>(&mut self, work: impl Future<Output = T>) -> T {
+        let mut work = std::pin::pin!(work);
+        if let Some(t) = self.taking.as_mut() {
+            tokio::select! {
+                biased;
+                out = &mut work => return out,
+                t = t.as_mut() => {
+                    self.taken = Some(t);
+                    self.taking = None;
+                }
+            }
+        }
+        work.await
+    }
+
+    /// What the checkpoint took, waited for if need be; none once asked before.
+    async fn finish(&mut self) -> Option<Taken> {
+        if let Some(t) = self.taking.take() {
+            self.taken = Some(t.await);
+        }
+        self.taken.take()
+    }
+}
+
+impl Agent {
+    /// Whether a turn's calls may change files: any call of a tool that does not say it only
+    /// reads or searches (a tool the set does not have is answered without running).
+    pub(super) fn may_change_files(&self, tools: &ToolSet, calls: &[ToolCall]) -> bool {
+        self.checkpoints.is_some()
+            && calls.iter().any(|c| {
+                tools
+                    .get(&c.name)
+                    .is_some_and(|t| !matches!(t.kind(), ToolKind::Read | ToolKind::Search))
+            })
+    }
+
+    /// Takes a checkpoint of the workspace for `session` and records it. Its number (none
+    /// for [`Kind::After`]) and what the store knows of it, or nothing when checkpoints are
+    /// off or it could not be taken (the run goes on; a warning says why).
+    pub(super) async fn checkpoint(
+        &self,
+        session: &mut Session,
+        kind: Kind,
+        label: String,
+    ) -> Option<(u32, Snap)> {
+        let at_message = session.messages().len();
+        let taken = self.take_checkpoint(session).await;
+        let numbered = kind != Kind::After;
+        self.record_checkpoint(session, kind, label, at_message, taken, numbered)
+    }
+
+    /// The message's checkpoint of `run`, once: waited for if it is still being taken, then
+    /// recorded (`numbered`: as a point to rewind to).
+    pub(super) async fn message_checkpoint(
+        &self,
+        session: &mut Session,
+        run: &mut Run<'_>,
+        numbered: bool,
+    ) {
+        if let Some(t) = run.beside.finish().await {
+            let label = run.label.clone();
+            self.record_checkpoint(session, Kind::Message, label, run.at_message, t, numbered);
+        }
+    }
+
+    /// The work of a checkpoint that does not need the session, so that it can go on while
+    /// the session is busy: none when checkpoints are off or the run is unrecorded.
+    pub(super) fn take_checkpoint(
+        &self,
+        session: &Session,
+    ) -> impl Future<Output = Taken> + Send + '_ {
+        // A rewind needs the session file: an unrecorded run keeps none.
+        let recorded = session.path().is_some();
+        let id = session.id().to_string();
+        let previous = session.checkpoints().last().map(|c| Snap {
+            commit: c.line.commit.clone(),
+            tree: c.line.tree.clone(),
+        });
+        async move {
+            if !recorded {
+                return None;
+            }
+            let store = self.store().await?;
+            Some(store.snapshot(&id, previous.as_ref()).await)
+        }
+    }
+
+    /// Records what [`Agent::take_checkpoint`] took, `at_message` the place in the history
+    /// it precedes; warns when it could not be taken.
+    fn record_checkpoint(
+        &self,
+        session: &mut Session,
+        kind: Kind,
+        label: String,
+        at_message: usize,
+        taken: Taken,
+        numbered: bool,
+    ) -> Option<(u32, Snap)> {
+        match taken? {
+            Ok((snap, warnings)) => {
+                for w in warnings {
+                    self.warn(&w);
+                }
+                let n = numbered.then(|| session.next_checkpoint());
+                session.record_checkpoint(CheckpointLine {
+                    n,
+                    what: kind,
+                    commit: snap.commit.clone(),
+                    tree: snap.tree.clone(),
+                    at_message,
+                    label,
+                    at: crate::session::store::now_rfc3339(),
+                });
+                Some((n.unwrap_or(0), snap))
+            }
+            Err(e) => {
+                self.warn(&format!("no checkpoint taken: {e}"));
+                None
+            }
+        }
+    }
+
+    async fn store(&self) -> Option<&Store> {
+        let warn = |line: &str| self.warn(line);
+        self.checkpoints.as_ref()?.store(&warn).await
+    }
+
+    /// After a turn's tools: the checkpoint that tells what they changed, and the views told.
+    pub(super) async fn after_turn(&self, session: &mut Session, n: u32, before: &Snap) {
+        let Some((_, after)) = self.checkpoint(session, Kind::After, String::new()).await else {
+            return;
+        };
+        let Some(store) = self.store().await else {
+            return;
+        };
+        match store.changes(&before.tree, &after.tree).await {
+            Ok(c) if !c.paths.is_empty() => self.emit(&Event::FilesChanged {
+                checkpoint: n,
+                changes: &c,
+            }),
+            Ok(_) => {}
+            Err(e) => self.warn(&format!("cannot tell what the turn changed: {e}")),
+        }
+    }
+}

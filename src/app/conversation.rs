@@ -1,0 +1,269 @@
+//! One conversation: an agent and the session it appends to, message by message, and how it
+//! ends. `hx agent` (one message), `hx chat` and `hx acp` each drive one: they decide when a
+//! message is sent and what cancels it, and show what happened; what a message does to the
+//! session, and whether the session is kept when the conversation closes, is decided here,
+//! once.
+//!
+//! Sending is a future the front end may drop (Ctrl-C, `session/cancel`, a signal): the
+//! session keeps everything appended until then, and [`Conversation::cancelled`] answers the
+//! calls left open so the next request is valid.
+
+use std::time::Duration;
+
+use super::outcome::{Ending, Front, Mapped, INTERRUPTED};
+use super::session::short_id;
+use crate::agent::compact::Ended;
+use crate::agent::{Agent, Input, Outcome};
+use crate::model::{Message, ModelError, Profile};
+use crate::session::{EndOutcome, Recorder, Session};
+use crate::tools::ToolSet;
+
+/// One message to send, and what holds for it alone.
+#[derive(Clone, Default)]
+pub struct Outgoing {
+    pub text: String,
+    /// Another model (a command's `model:`), for this message.
+    pub profile: Option<Profile>,
+    /// Fewer tools (a command's `allowed-tools`), for this message.
+    pub tools: Option<ToolSet>,
+    /// It opens with the block of a skill the user invoked (`/NAME`).
+    pub invoked_skill: bool,
+}
+
+impl Outgoing {
+    /// A message as the user typed it.
+    pub fn text(text: impl Into<String>) -> Outgoing {
+        Outgoing {
+            text: text.into(),
+            ..Outgoing::default()
+        }
+    }
+}
+
+/// What the user switched: `/model` or `/effort`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Switched {
+    Model,
+    Effort,
+}
+
+/// What closing a conversation did with its session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Closed {
+    /// There was none: nothing was sent, nothing opened.
+    NoSession,
+    /// It held nothing to go on with, and its file was removed.
+    Discarded,
+    /// Written out: its id, and as the user types it when it is recorded, and what went
+    /// wrong writing it.
+    Kept {
+        id: String,
+        short: Option<String>,
+        error: Option<String>,
+    },
+}
+
+pub struct Conversation {
+    /// `None` until the front end's build of it is done (`hx chat` and `hx acp` build it
+    /// while the user or the client goes on).
+    agent: Option<Agent>,
+    recorder: Recorder,
+    /// The session's id, chosen before its file exists.
+    id: String,
+    /// Created with the first message (an empty conversation leaves no session behind), or
+    /// opened (resumed, or `hx acp`'s `session/new`).
+    session: Option<Session>,
+    /// A message was sent: the SessionStart hooks ran.
+    started: bool,
+    /// How the last message ended, for the session's `end` line.
+    ending: (EndOutcome, Option<String>),
+    /// The last message never reached the model (see [`Ending::unreached`]).
+    unreached: bool,
+}
+
+impl Conversation {
+    /// A conversation whose session will have the id `id`, recorded by `recorder`.
+    pub fn new(recorder: Recorder, id: String) -> Conversation {
+        Conversation {
+            agent: None,
+            recorder,
+            id,
+            session: None,
+            started: false,
+            ending: (EndOutcome::Answered, None),
+            unreached: false,
+        }
+    }
+
+    /// Puts `agent` in place (the first one, or one built anew for the same session): the
+    /// tools that remember the conversation take it up from the session's history.
+    pub fn set_agent(&mut self, agent: Agent) {
+        if let Some(s) = &self.session {
+            agent.restore_tools(s.messages());
+        }
+        self.agent = Some(agent);
+    }
+
+    /// Goes on with `session`, opened by the front end (resumed, or new): its id is the
+    /// conversation's.
+    pub fn open(&mut self, session: Session) {
+        self.id = session.id().to_string();
+        if let Some(a) = &self.agent {
+            a.restore_tools(session.messages());
+        }
+        self.session = Some(session);
+    }
+
+    pub fn agent(&self) -> Option<&Agent> {
+        self.agent.as_ref()
+    }
+
+    pub fn session(&self) -> Option<&Session> {
+        self.session.as_ref()
+    }
+
+    pub fn session_mut(&mut self) -> Option<&mut Session> {
+        self.session.as_mut()
+    }
+
+    /// The history so far (none before the first message).
+    pub fn messages(&self) -> &[Message] {
+        self.session.as_ref().map_or(&[], Session::messages)
+    }
+
+    /// The session's id (chosen before its file exists).
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The session, created (its file too) on first use; the reason it is not recorded, when
+    /// it could not be.
+    fn session_or_start(&mut self, agent: &Agent) -> (&mut Session, Option<String>) {
+        let mut unrecorded = None;
+        let session = self.session.get_or_insert_with(|| {
+            let (s, why) = self
+                .recorder
+                .start_with_id(self.id.clone(), None, agent.profile());
+            unrecorded = why;
+            s
+        });
+        (session, unrecorded)
+    }
+
+    /// Sends one message and runs it to the model's answer (or the end the run came to).
+    /// The agent must be in place ([`Conversation::set_agent`]); without it nothing is sent.
+    /// The future may be dropped: then [`Conversation::cancelled`] or
+    /// [`Conversation::stopped`] says so.
+    pub async fn send(&mut self, message: &Outgoing) -> Result<Outcome, ModelError> {
+        let Some(mut agent) = self.agent.clone() else {
+            return Ok(Outcome::Stopped("the agent is not ready".into()));
+        };
+        if let Some(p) = &message.profile {
+            agent = agent.with_profile(p.clone());
+        }
+        if let Some(t) = &message.tools {
+            agent = agent.with_tools(t.clone());
+        }
+        let session_start = !std::mem::replace(&mut self.started, true);
+        let (session, unrecorded) = self.session_or_start(&agent);
+        if let Some(why) = unrecorded {
+            agent.warn(&why);
+        }
+        let input = Input {
+            text: &message.text,
+            session_start,
+            invoked_skill: message.invoked_skill,
+        };
+        agent.run_message(session, input).await
+    }
+
+    /// `hx agent --compact`, `/compact`: the history summarised now.
+    pub async fn compact(&mut self) -> Result<(), Ended> {
+        let (Some(agent), Some(session)) = (&self.agent, &mut self.session) else {
+            return Ok(());
+        };
+        agent.compact_now(session).await?;
+        session.turn_done();
+        Ok(())
+    }
+
+    /// After a send was dropped (Ctrl-C, `session/cancel`): the views told that the run
+    /// stopped, and the calls it left open answered as interrupted, so the next request is
+    /// valid. The ending to map.
+    pub fn cancelled(&mut self, elapsed: Duration) -> Ending {
+        self.stopped(elapsed);
+        let open = self
+            .session
+            .as_mut()
+            .map_or(0, |s| s.answer_open_calls(INTERRUPTED));
+        Ending::Cancelled { open }
+    }
+
+    /// The views told that the run stopped, without asking the hooks (a signal, a cancel).
+    pub fn stopped(&self, elapsed: Duration) {
+        if let (Some(agent), Some(session)) = (&self.agent, &self.session) {
+            agent.stopped(session, elapsed);
+        }
+    }
+
+    /// How the last message (or the conversation) ended, mapped for `front` and kept for
+    /// the session's `end` line.
+    pub fn ended(&mut self, ending: Ending, front: Front) -> Mapped {
+        self.unreached = ending.unreached();
+        let max_turns = self.agent.as_ref().map_or(0, Agent::max_turns);
+        let mapped = ending.map(max_turns, front);
+        self.ending = (mapped.outcome.clone(), mapped.detail.clone());
+        if let Some(s) = &self.session {
+            s.turn_done();
+        }
+        mapped
+    }
+
+    /// Goes on with another profile, as the user `switched` it (`/model`, `/effort`): the
+    /// conversation's tools, hooks and history stay. Recorded in the session: a line for
+    /// what was switched, and one for the other part when it changed with it (a retired
+    /// name's effort). Another model's prompt cache holds nothing sent so far, which is said.
+    pub fn set_profile(&mut self, profile: Profile, switched: Switched) {
+        let Some(agent) = &self.agent else {
+            return;
+        };
+        let old = agent.profile().clone();
+        let agent = agent.with_profile(profile);
+        let new = agent.profile();
+        if let Some(s) = &mut self.session {
+            if switched == Switched::Model || new.model() != old.model() {
+                s.record_model(new.model());
+            }
+            if switched == Switched::Effort || new.effort() != old.effort() {
+                s.record_effort(new.effort());
+            }
+            if new.model() != old.model() && s.stats.last_prompt_tokens > 0 {
+                agent.cache_broken("another model", s.stats.last_prompt_tokens);
+            }
+        }
+        self.agent = Some(agent);
+    }
+
+    /// Ends the conversation's session: its `end` line written, then kept, or removed when
+    /// it holds nothing to go on with (no message was sent, or none reached the model: no
+    /// key, no network, a 401). The conversation can go on with a new session.
+    pub fn close(&mut self) -> Closed {
+        let Some(mut session) = self.session.take() else {
+            return Closed::NoSession;
+        };
+        let (outcome, detail) = std::mem::replace(&mut self.ending, (EndOutcome::Answered, None));
+        session.end(outcome, detail.as_deref());
+        let sent = std::mem::replace(&mut self.started, false);
+        if session.never_answered() && (self.unreached || !sent) {
+            session.discard();
+            return Closed::Discarded;
+        }
+        let short = short_id(&session);
+        let error = session.close();
+        Closed::Kept {
+            id: session.id().to_string(),
+            short,
+            error,
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! `/model` and `/effort` in `hx chat`: the config's choice changed, and the conversation
+//! goes on with the profile made from it (`app::Conversation::set_profile`): the same agent,
+//! tools, MCP servers and history, another model or effort. The subagents it starts follow,
+//! since each starts from its caller's profile.
+
+use super::conversation::Chat;
+use crate::app::Switched;
+use crate::model::Effort;
+
+/// How long `/model` waits for the server's list of models.
+const MODELS_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Longest model name `/model` takes.
+const MAX_MODEL_CHARS: usize = 200;
+
+impl Chat {
+    /// `/model` alone: the model, then the ones the provider's server lists to switch to.
+    pub(super) async fn offer_models(&mut self) {
+        self.say(&format!(
+            "model: {} (provider {})",
+            self.config.model, self.config.provider
+        ));
+        let client = match crate::model::OpenAiClient::new(self.config.client_options()) {
+            Ok(c) => c,
+            Err(e) => return self.say(&format!("hx: {e}")),
+        };
+        let listed = tokio::time::timeout(MODELS_WAIT, client.list_models()).await;
+        let models = match listed {
+            Ok(Ok(m)) if !m.is_empty() => m,
+            Ok(Ok(_)) => return self.say("the server lists no models; /model NAME switches"),
+            Ok(Err(e)) => return self.say(&format!("hx: cannot list the models: {e}")),
+            Err(_) => {
+                return self.say(&format!(
+                    "hx: the server did not list its models within {} s; /model NAME switches",
+                    MODELS_WAIT.as_secs()
+                ))
+            }
+        };
+        let mut text = String::from("the provider offers (/model NAME switches):");
+        for m in &models {
+            let mark = if *m == self.config.model { "*" } else { " " };
+            text.push_str(&format!("\n{mark} {m}"));
+        }
+        self.say(&text);
+    }
+
+    /// `/model [NAME]`: shows the model, or goes on with another (recorded in the session).
+    pub(super) fn model(&mut self, name: Option<String>) {
+        let Some(name) = name else {
+            self.say(&format!(
+                "model: {} (provider {})",
+                self.config.model, self.config.provider
+            ));
+            return;
+        };
+        if name.chars().count() > MAX_MODEL_CHARS || name.chars().any(char::is_control) {
+            self.say(&format!(
+                "hx: a model name is one word of at most {MAX_MODEL_CHARS} characters"
+            ));
+            return;
+        }
+        if name.contains(char::is_whitespace) {
+            self.say("hx: a model name is one word");
+            return;
+        }
+        // A retired DeepSeek name is the model that answers it now, thinking as it did.
+        let retired = self.config.set_model(&name);
+        let profile = self.config.profile();
+        self.conversation.set_profile(profile, Switched::Model);
+        if let Some(r) = retired {
+            self.say(&r.to_string());
+        }
+        self.say(&format!("model: {}", self.config.model));
+    }
+
+    /// `/effort [EFFORT]`: shows how hard the model thinks, or goes on at another effort
+    /// (recorded in the session, so that `-c` goes on with it).
+    pub(super) fn effort(&mut self, name: Option<String>) {
+        let Some(name) = name else {
+            self.say(&super::effort_text(&self.config));
+            return;
+        };
+        let effort = match Effort::parse(&name) {
+            Ok(e) => e,
+            Err(e) => {
+                self.say(&format!("hx: {e}"));
+                return;
+            }
+        };
+        self.config.set_effort(effort);
+        let profile = self.config.profile();
+        self.conversation.set_profile(profile, Switched::Effort);
+        self.say(&super::effort_text(&self.config));
+    }
+}
