@@ -33,6 +33,8 @@ pub mod git;
 mod restore;
 mod snapshot;
 mod store;
+#[cfg(test)]
+mod tests;
 mod watch;
 
 use git::Git;
