@@ -1,0 +1,358 @@
+//! Taking a checkpoint: the workspace looked at (or known unchanged from the watches), the
+//! index brought up to date, its tree written and committed under the session's ref.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use super::git::{GitError, Run};
+use super::watch::Watch;
+use super::{
+    index_entries, index_signature, named, plural, ref_safe, Snap, Store, LIST_BYTES, REFS,
+};
+use crate::paths::write_atomic;
+
+impl Store {
+    fn run_index(&self) -> Run<'_> {
+        Run {
+            index: Some(&self.index),
+            limit: LIST_BYTES,
+            ..Run::default()
+        }
+    }
+
+    /// The pathspec of the workspace.
+    fn spec(&self) -> &str {
+        if self.prefix.is_empty() {
+            "."
+        } else {
+            &self.prefix
+        }
+    }
+
+    /// Takes a checkpoint for `session`: the workspace as it is now. `previous` is the
+    /// session's last one; when nothing changed since, it is the answer (nothing is written).
+    /// The lines of what was skipped (too large, too many) come back once per path per run.
+    pub async fn snapshot(
+        &self,
+        session: &str,
+        previous: Option<&Snap>,
+    ) -> Result<(Snap, Vec<String>), String> {
+        let _lock = self.lock().await?;
+        let (tree, warnings) = match self.watch.as_ref().and_then(Watch::unchanged) {
+            // No event since the last look: the same files, the same tree.
+            Some(tree) => (tree, Vec::new()),
+            None => self.look().await?,
+        };
+        if let Some(p) = previous.filter(|p| p.tree == tree) {
+            return Ok((p.clone(), warnings));
+        }
+        let mut args = vec!["commit-tree", tree.as_str(), "-m", "hx checkpoint"];
+        // The previous checkpoint stays reachable through the new one, from the one ref.
+        if let Some(p) = previous {
+            args.extend(["-p", p.commit.as_str()]);
+        }
+        let commit = self
+            .git
+            .line(&args, Run::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        // The ref last: a crash before it leaves only objects nothing names.
+        let name = format!("{REFS}{}", ref_safe(session));
+        self.git
+            .run(&["update-ref", &name, &commit], Run::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok((Snap { commit, tree }, warnings))
+    }
+
+    /// Looks at the workspace: the watches set first where folders came (so that nothing
+    /// after them is missed), then the index brought up to date and its tree written.
+    async fn look(&self) -> Result<(String, Vec<String>), String> {
+        self.looks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        self.sync_exclude();
+        if let Some(w) = &self.watch {
+            if w.begin() {
+                self.sync_watch(w).await;
+            }
+        }
+        let staged = match self.stage().await {
+            Ok(t) => t,
+            // The index is only a cache: one that git cannot read is thrown away.
+            Err(GitError::Failed(e)) if e.contains("index") => {
+                let _ = std::fs::remove_file(&self.index);
+                self.stage().await.map_err(|e| e.to_string())?
+            }
+            Err(e) => return Err(e.to_string()),
+        };
+        if let Some(w) = &self.watch {
+            w.looked(&staged.0);
+        }
+        Ok(staged)
+    }
+
+    /// Sets the watches on every folder that is not ignored (git names those, collapsed).
+    async fn sync_watch(&self, w: &Watch) {
+        let listing = self
+            .git
+            .run(
+                &[
+                    "ls-files",
+                    "-z",
+                    "-o",
+                    "-i",
+                    "--directory",
+                    "--exclude-standard",
+                    "--",
+                    self.spec(),
+                ],
+                self.run_index(),
+            )
+            .await;
+        let Ok(listing) = listing else {
+            // Without the ignored folders, watching could take a build folder's every event.
+            w.give_up();
+            return;
+        };
+        // A folder is listed so when all it holds is ignored too; only the folders a rule
+        // ignores themselves are left unwatched (a file made in the others counts).
+        let folders: Vec<&[u8]> = listing
+            .split(|b| *b == 0)
+            .filter(|p| p.ends_with(b"/"))
+            .collect();
+        let mut ignored = std::collections::HashSet::new();
+        if !folders.is_empty() {
+            let checked = self
+                .git
+                .run(
+                    &["check-ignore", "-z", "--stdin"],
+                    Run {
+                        stdin: Some(folders.join(&0u8)),
+                        check_ignore: true,
+                        ..self.run_index()
+                    },
+                )
+                .await;
+            let Ok(checked) = checked else {
+                w.give_up();
+                return;
+            };
+            ignored.extend(
+                checked
+                    .split(|b| *b == 0)
+                    .filter(|p| !p.is_empty())
+                    .map(<[u8]>::to_vec),
+            );
+        }
+        let top = &self.git.work_tree;
+        let root = top.join(&self.prefix);
+        // The folders above the workspace, for their `.gitignore`; `info`, for `exclude`.
+        let mut also: Vec<PathBuf> = root
+            .ancestors()
+            .skip(1)
+            .take_while(|a| a.starts_with(top))
+            .map(Path::to_path_buf)
+            .collect();
+        if let Some(info) = self.user_exclude.as_ref().and_then(|x| x.parent()) {
+            also.push(info.to_path_buf());
+        }
+        w.sync(top, &root, &ignored, &also);
+    }
+
+    /// Brings the index up to date with the workspace and writes its tree.
+    async fn stage(&self) -> Result<(String, Vec<String>), GitError> {
+        self.settle().await?;
+        // Two gits at once, one for each core: the stat of every tracked file, and the walk
+        // for untracked ones. Disjoint but for a path both modified and deleted, which the
+        // loop below takes once; the untracked ones keep their order, so `max_files` keeps
+        // the same files.
+        let spec = self.spec();
+        let changed = ["ls-files", "-z", "-t", "-m", "-d", "--", spec];
+        let others = [
+            "ls-files",
+            "-z",
+            "-t",
+            "-o",
+            "--exclude-standard",
+            "--",
+            spec,
+        ];
+        let (tracked, untracked) = tokio::join!(
+            self.git.run(&changed, self.run_index()),
+            self.git.run(&others, self.run_index()),
+        );
+        let mut listing = tracked?;
+        if !listing.is_empty() && !listing.ends_with(&[0]) {
+            listing.push(0);
+        }
+        listing.extend(untracked?);
+        let mut seen = BTreeSet::new();
+        let mut update: Vec<u8> = Vec::new();
+        let mut drop_: Vec<u8> = Vec::new();
+        let mut too_big: Vec<String> = Vec::new();
+        let mut too_many: Vec<String> = Vec::new();
+        let mut files = index_entries(&self.index);
+        for item in listing.split(|b| *b == 0).filter(|i| i.len() > 2) {
+            let (tag, path) = (item[0], &item[2..]);
+            if !seen.insert(path.to_vec()) {
+                continue;
+            }
+            let rel = String::from_utf8_lossy(path).into_owned();
+            // A folder with a repository of its own: its git keeps it.
+            if path.ends_with(b"/") {
+                continue;
+            }
+            let full = self
+                .git
+                .work_tree
+                .join(<std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(path));
+            match std::fs::symlink_metadata(&full) {
+                Err(_) => {
+                    update.extend_from_slice(path);
+                    update.push(0);
+                }
+                Ok(m) if m.file_type().is_symlink() => {
+                    if tag == b'?' && files >= self.settings.max_files {
+                        too_many.push(rel);
+                        continue;
+                    }
+                    files += usize::from(tag == b'?');
+                    update.extend_from_slice(path);
+                    update.push(0);
+                }
+                Ok(m) if m.is_file() => {
+                    if m.len() > self.settings.max_file_bytes {
+                        too_big.push(rel);
+                        drop_.extend_from_slice(path);
+                        drop_.push(0);
+                        continue;
+                    }
+                    if tag == b'?' && files >= self.settings.max_files {
+                        too_many.push(rel);
+                        continue;
+                    }
+                    files += usize::from(tag == b'?');
+                    update.extend_from_slice(path);
+                    update.push(0);
+                }
+                // FIFOs, sockets, devices: not files to keep.
+                Ok(_) => {}
+            }
+        }
+        let unchanged = update.is_empty() && drop_.is_empty();
+        if !unchanged {
+            // Entries written in the second their files changed are "racily clean": git
+            // reads their content on every look until the index is written again later.
+            let _ = write_atomic(&self.dir.join("racy"), b"");
+        }
+        if !drop_.is_empty() {
+            self.git
+                .run(
+                    &["update-index", "-z", "--force-remove", "--stdin"],
+                    Run {
+                        stdin: Some(drop_),
+                        ..self.run_index()
+                    },
+                )
+                .await?;
+        }
+        if !update.is_empty() {
+            self.git
+                .run(
+                    &[
+                        "update-index",
+                        "-z",
+                        "--add",
+                        "--remove",
+                        "--replace",
+                        "--stdin",
+                    ],
+                    Run {
+                        stdin: Some(update),
+                        ..self.run_index()
+                    },
+                )
+                .await?;
+        }
+        let warnings = self.warnings(too_big, too_many);
+        // Nothing changed: the index is the one whose tree was written last time.
+        let cached = self.dir.join("tree");
+        if unchanged {
+            if let (Some(sig), Ok(text)) = (
+                index_signature(&self.index),
+                std::fs::read_to_string(&cached),
+            ) {
+                if let Some(tree) = text.strip_prefix(&sig).map(str::trim) {
+                    if tree.len() >= 40 {
+                        return Ok((tree.to_string(), warnings));
+                    }
+                }
+            }
+        }
+        let tree = self.git.line(&["write-tree"], self.run_index()).await?;
+        if let Some(sig) = index_signature(&self.index) {
+            let _ = write_atomic(&cached, format!("{sig}{tree}\n").as_bytes());
+        }
+        Ok((tree, warnings))
+    }
+
+    /// Writes the index again once a second has passed since it was last changed, so that
+    /// the entries it took in the second their files changed are checked by their stat data
+    /// from then on instead of by their content: what keeps an unchanged checkpoint a walk
+    /// of stat calls.
+    async fn settle(&self) -> Result<(), GitError> {
+        let marker = self.dir.join("racy");
+        let Ok(changed) = std::fs::metadata(&marker).and_then(|m| m.modified()) else {
+            return Ok(());
+        };
+        if SystemTime::now()
+            .duration_since(changed)
+            .unwrap_or_default()
+            < Duration::from_secs(1)
+        {
+            return Ok(());
+        }
+        let _ = std::fs::remove_file(&marker);
+        // Exit 1 only says some entry needs an update, which the listing that follows sees.
+        match self
+            .git
+            .run(&["update-index", "-q", "--refresh"], self.run_index())
+            .await
+        {
+            Ok(_) | Err(GitError::Failed(_)) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// One line for each kind of skip, naming the paths not named before in this run.
+    fn warnings(&self, too_big: Vec<String>, too_many: Vec<String>) -> Vec<String> {
+        let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
+        let mut out = Vec::new();
+        let big: Vec<String> = too_big
+            .into_iter()
+            .filter(|p| warned.insert(p.clone()))
+            .collect();
+        if !big.is_empty() {
+            out.push(format!(
+                "checkpoints skip {} over checkpoints.max_file_bytes ({} bytes): {}",
+                plural(big.len(), "file"),
+                crate::text::thousands(self.settings.max_file_bytes),
+                named(&big)
+            ));
+        }
+        let many: Vec<String> = too_many
+            .into_iter()
+            .filter(|p| warned.insert(p.clone()))
+            .collect();
+        if !many.is_empty() {
+            out.push(format!(
+                "checkpoints stop at checkpoints.max_files ({}): {} not kept: {}",
+                crate::text::thousands(self.settings.max_files as u64),
+                plural(many.len(), "file"),
+                named(&many)
+            ));
+        }
+        out
+    }
+}

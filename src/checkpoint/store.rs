@@ -1,0 +1,341 @@
+//! The store itself: opening (and making) the shadow repository, its lock, what it copies of
+//! the user's repository, and what it keeps (usage, pruning, the sessions' refs).
+
+use std::collections::BTreeSet;
+use std::ffi::OsString;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, SystemTime};
+
+use super::git::{self, Git, GitError, Run};
+use super::watch::Watch;
+use super::{dir_size, find_repo, root, Locked, Off, Settings, Store, LIST_BYTES, REFS};
+use crate::paths::{write_atomic, Env};
+
+/// How long a checkpoint waits for another hx's to finish before it is skipped.
+const LOCK_WAIT: Duration = Duration::from_secs(30);
+/// How often the store is pruned without being asked.
+const PRUNE_EVERY: Duration = Duration::from_secs(24 * 3600);
+/// The attributes every path gets in the shadow: no filter, no line-ending or encoding
+/// conversion, so a checkpoint holds the bytes on disk and a rewind writes them back.
+const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding\n";
+
+impl Store {
+    /// The store of `workspace`, created if needed. `Off` when checkpoints are off here (the
+    /// config, the home folder, `/`, no git, no state folder).
+    pub async fn open(workspace: &Path, env: &Env, settings: &Settings) -> Result<Store, Off> {
+        if !settings.enabled {
+            return Err(Off { line: None });
+        }
+        let ws = crate::paths::real_path(workspace).unwrap_or_else(|_| workspace.to_path_buf());
+        let home = crate::paths::home_dir().and_then(|h| crate::paths::real_path(&h).ok());
+        if ws == Path::new("/") || home.as_deref() == Some(ws.as_path()) {
+            return Err(Off::said(format!(
+                "checkpoints are off in {}: hx keeps none of the home folder itself or of /",
+                ws.display()
+            )));
+        }
+        let Some(root) = root(env) else {
+            return Err(Off::said(
+                "checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)",
+            ));
+        };
+        let dir = root.join(crate::paths::workspace_folder(&ws));
+        Store::open_at(&ws, &dir, env, settings).await
+    }
+
+    /// [`Store::open`] with the store's folder chosen (tests, benchmarks).
+    pub async fn open_at(
+        ws: &Path,
+        dir: &Path,
+        env: &Env,
+        settings: &Settings,
+    ) -> Result<Store, Off> {
+        let off = |e: String| Off::said(format!("checkpoints are off: {e}"));
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(|e| off(format!("cannot create {}: {e}", dir.display())))?;
+        let (work_tree, prefix, user_git) = match find_repo(ws) {
+            Some((top, common)) => {
+                let rel = ws.strip_prefix(&top).unwrap_or(Path::new(""));
+                let mut prefix = rel.to_string_lossy().into_owned();
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                (top, prefix, Some(common))
+            }
+            None => (ws.to_path_buf(), String::new(), None),
+        };
+        let path: Option<OsString> = env.get("PATH").map(OsString::from);
+        let git_dir = dir.join("git");
+        let excludes = match git::global_excludes(path.as_ref(), env, &git_dir).await {
+            Ok(x) => x,
+            Err(GitError::Missing) => return Err(off("git is not installed".into())),
+            Err(e) => return Err(off(e.to_string())),
+        };
+        let excludes_file = excludes.clone();
+        let store = Store {
+            dir: dir.to_path_buf(),
+            git: Git::new(path, git_dir, work_tree, excludes),
+            index: dir.join("index"),
+            prefix,
+            user_objects: user_git
+                .as_ref()
+                .map(|g| g.join("objects"))
+                .filter(|o| o.is_dir()),
+            user_exclude: user_git.map(|g| g.join("info").join("exclude")),
+            settings: settings.clone(),
+            warned: Mutex::new(BTreeSet::new()),
+            watch: Watch::new(excludes_file),
+            looks: std::sync::atomic::AtomicUsize::new(0),
+        };
+        let lock = store.lock().await.map_err(off)?;
+        store.init().await.map_err(|e| off(e.to_string()))?;
+        drop(lock);
+        Ok(store)
+    }
+
+    /// The store without its watches: every checkpoint looks at the workspace, as a run's
+    /// first does (for benchmarks).
+    pub fn unwatched(mut self) -> Store {
+        self.watch = None;
+        self
+    }
+
+    /// How many checkpoints looked at the workspace (the others knew from the watches that
+    /// nothing changed).
+    pub fn looks(&self) -> usize {
+        self.looks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// The store's folder.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// The folder the paths of a checkpoint are relative to.
+    pub fn work_tree(&self) -> &Path {
+        &self.git.work_tree
+    }
+
+    /// The workspace below the work tree (`sub/dir/`; empty: the same folder).
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    pub(super) async fn lock(&self) -> Result<Locked, String> {
+        let path = self.dir.join("lock");
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+        let began = std::time::Instant::now();
+        loop {
+            use std::os::fd::AsRawFd;
+            // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
+            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+            if r == 0 {
+                break;
+            }
+            if began.elapsed() > LOCK_WAIT {
+                return Err(format!(
+                    "another hx held {} for {}s",
+                    path.display(),
+                    LOCK_WAIT.as_secs()
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        // Under the lock no git of ours runs, so a lock file git left is a crash's.
+        for stale in [
+            self.dir.join("index.lock"),
+            self.dir.join("restore.index.lock"),
+            self.git.git_dir.join("packed-refs.lock"),
+        ] {
+            let _ = std::fs::remove_file(stale);
+        }
+        Ok(Locked { _file: file })
+    }
+
+    async fn init(&self) -> Result<(), GitError> {
+        let git_dir = &self.git.git_dir;
+        if !git_dir.join("HEAD").is_file() {
+            // Made beside and renamed into place: a crash leaves no half-made repository.
+            let tmp = self.dir.join(format!("git.tmp-{}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&tmp);
+            let g = Git {
+                git_dir: tmp.clone(),
+                ..self.git.clone()
+            };
+            g.run(
+                &["init", "-q", "--bare"],
+                Run {
+                    bare: true,
+                    ..Run::default()
+                },
+            )
+            .await?;
+            let _ = std::fs::remove_dir_all(tmp.join("hooks"));
+            write_atomic(&tmp.join("info").join("attributes"), ATTRIBUTES.as_bytes())
+                .map_err(|e| GitError::Failed(format!("cannot write: {e}")))?;
+            // A new store has nothing to prune for a day.
+            let _ = write_atomic(&self.dir.join("pruned"), b"");
+            if let Err(e) = std::fs::rename(&tmp, git_dir) {
+                let _ = std::fs::remove_dir_all(&tmp);
+                if !git_dir.join("HEAD").is_file() {
+                    return Err(GitError::Failed(format!("cannot create the store: {e}")));
+                }
+            }
+        }
+        let alternates = git_dir.join("objects").join("info").join("alternates");
+        let want = self
+            .user_objects
+            .as_ref()
+            .map(|o| format!("{}\n", o.display()))
+            .unwrap_or_default();
+        if std::fs::read_to_string(&alternates).unwrap_or_default() != want {
+            write_atomic(&alternates, want.as_bytes())
+                .map_err(|e| GitError::Failed(format!("cannot write: {e}")))?;
+        }
+        Ok(())
+    }
+
+    /// The user's `info/exclude` in the shadow, as it is now.
+    pub(super) fn sync_exclude(&self) {
+        let want = self
+            .user_exclude
+            .as_ref()
+            .and_then(|p| crate::paths::open_regular(p).ok())
+            .and_then(|f| {
+                let mut buf = Vec::new();
+                use std::io::Read;
+                f.take(1024 * 1024).read_to_end(&mut buf).ok()?;
+                Some(buf)
+            })
+            .unwrap_or_default();
+        let ours = self.git.git_dir.join("info").join("exclude");
+        if std::fs::read(&ours).unwrap_or_default() != want {
+            let _ = write_atomic(&ours, &want);
+        }
+    }
+
+    /// The store's size in bytes, its sessions with checkpoints and its checkpoints.
+    pub async fn usage(&self) -> (u64, usize, u64) {
+        let size = dir_size(&self.dir, 0);
+        let refs = self.session_refs().await.unwrap_or_default();
+        let count = self
+            .git
+            .line(&["rev-list", "--all", "--count"], Run::default())
+            .await
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(0);
+        (size, refs.len(), count)
+    }
+
+    /// Every session's ref and the time of its newest checkpoint (Unix seconds).
+    async fn session_refs(&self) -> Result<Vec<(String, u64)>, String> {
+        let out = self
+            .git
+            .run(
+                &[
+                    "for-each-ref",
+                    "--format=%(refname) %(committerdate:unix)",
+                    REFS,
+                ],
+                Run {
+                    limit: LIST_BYTES,
+                    ..Run::default()
+                },
+            )
+            .await
+            .map_err(|e| e.to_string())?;
+        Ok(String::from_utf8_lossy(&out)
+            .lines()
+            .filter_map(|l| {
+                let (name, t) = l.rsplit_once(' ')?;
+                Some((name.to_string(), t.parse().ok()?))
+            })
+            .collect())
+    }
+
+    /// Prunes when the last prune is a day old (or never was): what a run does unasked.
+    pub async fn prune_if_due(&self) -> Result<Option<Pruned>, String> {
+        let stamp = self.dir.join("pruned");
+        let due = std::fs::metadata(&stamp)
+            .and_then(|m| m.modified())
+            .map(|t| SystemTime::now().duration_since(t).unwrap_or_default() > PRUNE_EVERY)
+            .unwrap_or(true);
+        if !due {
+            return Ok(None);
+        }
+        self.prune().await.map(Some)
+    }
+
+    /// Drops the checkpoints of sessions past `keep_sessions` or older than `keep_days`, then
+    /// packs the store and drops what nothing names.
+    pub async fn prune(&self) -> Result<Pruned, String> {
+        let _lock = self.lock().await?;
+        let mut refs = self.session_refs().await?;
+        refs.sort_by_key(|r| std::cmp::Reverse(r.1));
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let oldest = now.saturating_sub(self.settings.keep_days.saturating_mul(86_400));
+        let mut delete = String::new();
+        let mut dropped = 0;
+        for (i, (name, t)) in refs.iter().enumerate() {
+            if i >= self.settings.keep_sessions || *t < oldest {
+                delete.push_str(&format!("delete {name}\n"));
+                dropped += 1;
+            }
+        }
+        let before = dir_size(&self.dir, 0);
+        let git = |args: &'static [&'static str], stdin: Option<Vec<u8>>| {
+            self.git.run(
+                args,
+                Run {
+                    stdin,
+                    limit: LIST_BYTES,
+                    ..Run::default()
+                },
+            )
+        };
+        if !delete.is_empty() {
+            git(&["update-ref", "--stdin"], Some(delete.into_bytes()))
+                .await
+                .map_err(|e| e.to_string())?;
+        }
+        // `-l`: objects the user's repository has stay there, not copied into the pack.
+        git(&["repack", "-a", "-d", "-l", "-q"], None)
+            .await
+            .map_err(|e| e.to_string())?;
+        git(&["prune", "--expire=now"], None)
+            .await
+            .map_err(|e| e.to_string())?;
+        git(&["pack-refs", "--all"], None)
+            .await
+            .map_err(|e| e.to_string())?;
+        let _ = write_atomic(&self.dir.join("pruned"), b"");
+        let after = dir_size(&self.dir, 0);
+        Ok(Pruned {
+            sessions_dropped: dropped,
+            bytes_before: before,
+            bytes_after: after,
+        })
+    }
+}
+
+/// What a prune did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pruned {
+    pub sessions_dropped: usize,
+    pub bytes_before: u64,
+    pub bytes_after: u64,
+}

@@ -1,0 +1,808 @@
+//! Unit tests of the store with real git: what a checkpoint takes (a plain folder, a
+//! repository, a subfolder of one, the size and count limits), what `changes` and `restore`
+//! make of two checkpoints, pruning, and the pure helpers.
+//!
+//! Tests run as threads of one process, so none changes the working folder or the
+//! environment: each has its own temporary folder, and the `Env` the store reads points HOME
+//! and the XDG folders into it (the user's global git ignore rules never apply here).
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use super::git::Run;
+use super::*;
+
+/// A temporary folder holding the workspace (`ws`), the store and the environment's folders.
+struct Place {
+    root: tempfile::TempDir,
+}
+
+impl Place {
+    fn new() -> Place {
+        let root = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(root.path().join("ws")).expect("mkdir ws");
+        Place { root }
+    }
+
+    fn path(&self) -> &Path {
+        self.root.path()
+    }
+
+    fn ws(&self) -> PathBuf {
+        self.root.path().join("ws")
+    }
+
+    fn env(&self) -> Env {
+        let mut env = Env::new();
+        env.insert(
+            "PATH".into(),
+            std::env::var("PATH").unwrap_or_else(|_| "/usr/bin:/bin".into()),
+        );
+        for (k, sub) in [
+            ("HOME", "home"),
+            ("XDG_STATE_HOME", "state"),
+            ("XDG_CONFIG_HOME", "config"),
+        ] {
+            env.insert(k.into(), self.path().join(sub).display().to_string());
+        }
+        env
+    }
+
+    /// The store of `ws` in this place, without watches: every snapshot looks, so what a test
+    /// sees does not depend on when inotify delivers an event.
+    async fn store_of(&self, ws: &Path, settings: &Settings) -> Store {
+        Store::open_at(ws, &self.path().join("store"), &self.env(), settings)
+            .await
+            .expect("store opens")
+            .unwatched()
+    }
+
+    async fn store(&self) -> Store {
+        self.store_of(&self.ws(), &Settings::default()).await
+    }
+
+    fn write(&self, rel: &str, text: &str) {
+        write(&self.ws().join(rel), text);
+    }
+
+    fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.ws().join(rel)).expect("read")
+    }
+}
+
+fn write(p: &Path, text: &str) {
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(p, text).expect("write");
+}
+
+fn mode_of(p: &Path) -> u32 {
+    std::fs::symlink_metadata(p)
+        .expect("lstat")
+        .permissions()
+        .mode()
+        & 0o7777
+}
+
+fn set_mode(p: &Path, mode: u32) {
+    std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).expect("chmod");
+}
+
+/// The user's git, as a user runs it in `dir` (no global config, so no hook or setting of the
+/// machine's changes what the test sees).
+fn user_git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env_remove("GIT_DIR")
+        .env_remove("GIT_WORK_TREE")
+        .env_remove("GIT_INDEX_FILE")
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+}
+
+/// `ws` made a repository with everything in it committed.
+fn commit_all(ws: &Path) {
+    user_git(ws, &["init", "-q", "."]);
+    user_git(ws, &["add", "-A"]);
+    user_git(ws, &["commit", "-qm", "init"]);
+}
+
+/// The shadow's git, asked something by the test.
+async fn shadow(store: &Store, args: &[&str]) -> String {
+    let out = store
+        .git
+        .run(
+            args,
+            Run {
+                limit: 1 << 20,
+                ..Run::default()
+            },
+        )
+        .await
+        .expect("shadow git");
+    String::from_utf8_lossy(&out).trim_end().to_string()
+}
+
+/// Each path of a tree and its mode.
+async fn entries(store: &Store, tree: &str) -> Vec<(String, String)> {
+    shadow(store, &["ls-tree", "-r", "--full-tree", tree])
+        .await
+        .lines()
+        .map(|l| {
+            let (meta, path) = l.split_once('\t').expect("a tab");
+            let mode = meta.split(' ').next().expect("a mode");
+            (path.to_string(), mode.to_string())
+        })
+        .collect()
+}
+
+async fn paths(store: &Store, tree: &str) -> Vec<String> {
+    entries(store, tree)
+        .await
+        .into_iter()
+        .map(|e| e.0)
+        .collect()
+}
+
+fn is_hash(s: &str) -> bool {
+    s.len() == 40 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+fn strings(v: &[&str]) -> Vec<String> {
+    v.iter().map(|s| s.to_string()).collect()
+}
+
+#[tokio::test]
+async fn a_plain_folder_is_taken_whole_and_an_unchanged_one_keeps_its_commit() {
+    let place = Place::new();
+    place.write("a.txt", "alpha\n");
+    place.write("sub/b.txt", "beta\n");
+    std::os::unix::fs::symlink("a.txt", place.ws().join("link")).expect("symlink");
+    let store = place.store().await;
+    assert_eq!(store.work_tree(), place.ws());
+    assert_eq!(store.prefix(), "");
+
+    let (first, warnings) = store.snapshot("s1", None).await.expect("snapshot");
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert!(is_hash(&first.commit) && is_hash(&first.tree), "{first:?}");
+    assert_eq!(
+        entries(&store, &first.tree).await,
+        [
+            ("a.txt".to_string(), "100644".to_string()),
+            ("link".to_string(), "120000".to_string()),
+            ("sub/b.txt".to_string(), "100644".to_string()),
+        ]
+    );
+    assert_eq!(
+        shadow(
+            &store,
+            &["cat-file", "-p", &format!("{}:a.txt", first.tree)]
+        )
+        .await,
+        "alpha"
+    );
+    // A link is kept as a link: its blob is the target's name.
+    assert_eq!(
+        shadow(&store, &["cat-file", "-p", &format!("{}:link", first.tree)]).await,
+        "a.txt"
+    );
+    let head = format!("{}^{{tree}}", first.commit);
+    assert_eq!(shadow(&store, &["rev-parse", &head]).await, first.tree);
+    assert_eq!(
+        shadow(&store, &["rev-parse", "refs/hx/s1"]).await,
+        first.commit
+    );
+
+    // Looked at again, unchanged: the same tree, so the previous checkpoint is the answer.
+    let looks = store.looks();
+    let (again, _) = store.snapshot("s1", Some(&first)).await.expect("again");
+    assert_eq!(
+        store.looks(),
+        looks + 1,
+        "an unwatched store looks every time"
+    );
+    assert_eq!(again, first);
+
+    place.write("a.txt", "changed\n");
+    let (next, _) = store.snapshot("s1", Some(&first)).await.expect("next");
+    assert_ne!(next.commit, first.commit);
+    assert_ne!(next.tree, first.tree);
+    let parent = format!("{}^", next.commit);
+    assert_eq!(shadow(&store, &["rev-parse", &parent]).await, first.commit);
+    assert_eq!(
+        shadow(&store, &["rev-parse", "refs/hx/s1"]).await,
+        next.commit
+    );
+}
+
+#[tokio::test]
+async fn in_a_repository_the_tree_is_what_git_commits_and_the_users_git_is_left_alone() {
+    let place = Place::new();
+    let ws = place.ws();
+    place.write("a.txt", "alpha\n");
+    place.write(".gitignore", "*.log\n");
+    place.write("src/lib.rs", "fn main() {}\n");
+    commit_all(&ws);
+    let index_before = std::fs::read(ws.join(".git/index")).expect("index");
+    let head_before = user_git(&ws, &["rev-parse", "HEAD"]);
+
+    let store = place.store().await;
+    let (snap, _) = store.snapshot("s", None).await.expect("snapshot");
+    assert_eq!(snap.tree, user_git(&ws, &["rev-parse", "HEAD^{tree}"]));
+    // The user's objects are borrowed, not copied.
+    let alternates = store.dir().join("git/objects/info/alternates");
+    assert_eq!(
+        std::fs::read_to_string(alternates).expect("alternates"),
+        format!("{}\n", ws.join(".git/objects").display())
+    );
+    let blob = user_git(&ws, &["rev-parse", "HEAD:a.txt"]);
+    let copied = store
+        .dir()
+        .join("git/objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    assert!(!copied.exists(), "{} was copied", copied.display());
+
+    place.write("new.txt", "untracked\n");
+    place.write("noise.log", "ignored\n");
+    let (next, _) = store.snapshot("s", Some(&snap)).await.expect("next");
+    assert_eq!(
+        paths(&store, &next.tree).await,
+        strings(&[".gitignore", "a.txt", "new.txt", "src/lib.rs"])
+    );
+    assert_eq!(
+        std::fs::read(ws.join(".git/index")).expect("index"),
+        index_before
+    );
+    assert_eq!(user_git(&ws, &["rev-parse", "HEAD"]), head_before);
+    // Its one branch is its only ref: the checkpoints' refs are in the shadow.
+    assert_eq!(
+        user_git(&ws, &["for-each-ref", "--format=%(refname)"]),
+        user_git(&ws, &["symbolic-ref", "HEAD"])
+    );
+}
+
+#[tokio::test]
+async fn in_a_subfolder_of_a_repository_only_it_is_taken_and_changes_are_shown_from_it() {
+    let place = Place::new();
+    let top = place.ws();
+    place.write("top.txt", "top\n");
+    place.write("sub/in.txt", "in\n");
+    commit_all(&top);
+    let store = place.store_of(&top.join("sub"), &Settings::default()).await;
+    assert_eq!(store.work_tree(), top);
+    assert_eq!(store.prefix(), "sub/");
+
+    let (first, _) = store.snapshot("s", None).await.expect("first");
+    assert_eq!(paths(&store, &first.tree).await, strings(&["sub/in.txt"]));
+    place.write("sub/in.txt", "in, changed\n");
+    place.write("sub/new.txt", "new\n");
+    place.write("top.txt", "outside the workspace\n");
+    let (next, _) = store.snapshot("s", Some(&first)).await.expect("next");
+    let changes = store
+        .changes(&first.tree, &next.tree)
+        .await
+        .expect("changes");
+    assert_eq!(
+        changes.paths,
+        [
+            ("in.txt".to_string(), "update"),
+            ("new.txt".to_string(), "add")
+        ]
+    );
+    // `changed` names paths from the work tree, as a restore takes them.
+    assert_eq!(
+        store
+            .changed(&first.tree, &next.tree)
+            .await
+            .expect("changed"),
+        strings(&["sub/in.txt", "sub/new.txt"])
+    );
+}
+
+#[tokio::test]
+async fn changes_name_each_path_added_updated_and_deleted_with_its_lines() {
+    let place = Place::new();
+    place.write("keep.txt", "same\n");
+    place.write("mod.txt", "a\nb\n");
+    place.write("del.txt", "x\n");
+    std::fs::write(place.ws().join("bin.dat"), b"\0\x01\x02").expect("write");
+    let store = place.store().await;
+    let (one, _) = store.snapshot("s", None).await.expect("one");
+
+    place.write("mod.txt", "a\nc\nd\n");
+    std::fs::remove_file(place.ws().join("del.txt")).expect("rm");
+    place.write("new.txt", "n1\nn2\n");
+    std::fs::write(place.ws().join("bin.dat"), b"\0\x03").expect("write");
+    let (two, _) = store.snapshot("s", Some(&one)).await.expect("two");
+
+    let c = store.changes(&one.tree, &two.tree).await.expect("changes");
+    assert_eq!(
+        c.paths,
+        [
+            ("bin.dat".to_string(), "update"),
+            ("del.txt".to_string(), "delete"),
+            ("mod.txt".to_string(), "update"),
+            ("new.txt".to_string(), "add"),
+        ]
+    );
+    // mod.txt: +c +d -b; new.txt: +2; del.txt: -1; the binary file counts no lines.
+    assert_eq!((c.added, c.removed), (4, 2));
+    assert_eq!(
+        store.changed(&one.tree, &two.tree).await.expect("changed"),
+        strings(&["bin.dat", "del.txt", "mod.txt", "new.txt"])
+    );
+    assert_eq!(
+        store.changes(&one.tree, &one.tree).await.expect("same"),
+        Changes::default()
+    );
+    assert!(store
+        .changed(&one.tree, &one.tree)
+        .await
+        .expect("same")
+        .is_empty());
+
+    // How each differing path is in the first: its mode and blob, or none.
+    let d = store.differences(&one.tree, &two.tree).await.expect("diff");
+    let del_blob = shadow(&store, &["rev-parse", &format!("{}:del.txt", one.tree)]).await;
+    assert_eq!(
+        d.keys().cloned().collect::<Vec<_>>(),
+        strings(&["bin.dat", "del.txt", "mod.txt", "new.txt"])
+    );
+    assert_eq!(d["del.txt"], Some(("100644".to_string(), del_blob)));
+    assert_eq!(d["new.txt"], None);
+}
+
+#[tokio::test]
+async fn restore_brings_back_the_earlier_files_and_removes_what_came_after() {
+    let place = Place::new();
+    let ws = place.ws();
+    place.write("a.txt", "one\n");
+    place.write("gone.txt", "keep me\n");
+    place.write("script.sh", "#!/bin/sh\n");
+    set_mode(&ws.join("script.sh"), 0o755);
+    place.write("private.txt", "secret v1\n");
+    set_mode(&ws.join("private.txt"), 0o600);
+    let store = place.store().await;
+    let (before, _) = store.snapshot("s", None).await.expect("before");
+
+    place.write("a.txt", "two\n");
+    std::fs::remove_file(ws.join("gone.txt")).expect("rm");
+    place.write("gen/deep/out.txt", "made\n");
+    place.write("new.txt", "new\n");
+    set_mode(&ws.join("script.sh"), 0o644);
+    place.write("private.txt", "secret v2\n");
+    let (after, _) = store.snapshot("s", Some(&before)).await.expect("after");
+
+    let target = store
+        .differences(&before.tree, &after.tree)
+        .await
+        .expect("differences");
+    let names: Vec<String> = target.keys().cloned().collect();
+    let done = store.restore(&target, &names).await.expect("restore");
+    assert_eq!(
+        done,
+        Restored {
+            written: strings(&["a.txt", "gone.txt", "private.txt", "script.sh"]),
+            removed: strings(&["gen/deep/out.txt", "new.txt"]),
+            refused: Vec::new(),
+        }
+    );
+    assert_eq!(place.read("a.txt"), "one\n");
+    assert_eq!(place.read("gone.txt"), "keep me\n");
+    assert_eq!(place.read("private.txt"), "secret v1\n");
+    assert!(!ws.join("new.txt").exists());
+    // The folders the removed file left empty go too.
+    assert!(!ws.join("gen").exists());
+    // Permission bits stay the file's, but for the executable bit, which is the target's.
+    assert_eq!(mode_of(&ws.join("private.txt")), 0o600);
+    assert_eq!(mode_of(&ws.join("script.sh")), 0o755);
+
+    let (now, _) = store.snapshot("s", Some(&after)).await.expect("now");
+    assert_eq!(now.tree, before.tree);
+}
+
+#[tokio::test]
+async fn restore_does_not_write_through_a_folder_that_became_a_link() {
+    let place = Place::new();
+    let ws = place.ws();
+    let outside = place.path().join("outside");
+    write(&outside.join("f.txt"), "outside\n");
+    place.write("dir/f.txt", "one\n");
+    let store = place.store().await;
+    let (before, _) = store.snapshot("s", None).await.expect("before");
+
+    std::fs::remove_dir_all(ws.join("dir")).expect("rm dir");
+    std::os::unix::fs::symlink(&outside, ws.join("dir")).expect("symlink");
+    let (after, _) = store.snapshot("s", Some(&before)).await.expect("after");
+
+    let target = store
+        .differences(&before.tree, &after.tree)
+        .await
+        .expect("differences");
+    assert_eq!(
+        target.keys().cloned().collect::<Vec<_>>(),
+        strings(&["dir", "dir/f.txt"])
+    );
+    let names: Vec<String> = target.keys().cloned().collect();
+    let done = store.restore(&target, &names).await.expect("restore");
+    // The link itself is a path of the workspace and goes; the file beyond it is refused.
+    assert_eq!(
+        done,
+        Restored {
+            written: Vec::new(),
+            removed: strings(&["dir"]),
+            refused: strings(&["dir/f.txt"]),
+        }
+    );
+    assert_eq!(
+        std::fs::read_to_string(outside.join("f.txt")).expect("read"),
+        "outside\n"
+    );
+}
+
+#[tokio::test]
+async fn restore_removes_nothing_through_a_link_or_outside_the_work_tree() {
+    let place = Place::new();
+    let ws = place.ws();
+    let outside = place.path().join("outside");
+    write(&outside.join("x.txt"), "outside\n");
+    write(&place.path().join("escape.txt"), "beside the workspace\n");
+    std::os::unix::fs::symlink(&outside, ws.join("ln")).expect("symlink");
+    place.write("b", "b\n");
+    let store = place.store().await;
+
+    let names = strings(&["ln/x.txt", "../escape.txt", "/abs", "a/../b", "./b"]);
+    let target: BTreeMap<String, Option<(String, String)>> =
+        names.iter().map(|n| (n.clone(), None)).collect();
+    let done = store.restore(&target, &names).await.expect("restore");
+    // Unsafe names are not paths a restore takes at all; the one through a link is refused.
+    assert_eq!(
+        done,
+        Restored {
+            written: Vec::new(),
+            removed: Vec::new(),
+            refused: strings(&["ln/x.txt"]),
+        }
+    );
+    assert!(outside.join("x.txt").exists());
+    assert!(place.path().join("escape.txt").exists());
+    assert_eq!(place.read("b"), "b\n");
+}
+
+#[tokio::test]
+async fn files_over_the_limits_are_left_out_and_named_once_a_run() {
+    let place = Place::new();
+    place.write("a.txt", "a\n");
+    place.write("b.txt", "b\n");
+    place.write("big.bin", "0123456789abcdefghij");
+    place.write("c.txt", "c\n");
+    let settings = Settings {
+        max_file_bytes: 10,
+        max_files: 2,
+        ..Settings::default()
+    };
+    let store = place.store_of(&place.ws(), &settings).await;
+
+    let (first, warnings) = store.snapshot("s", None).await.expect("first");
+    assert_eq!(
+        warnings,
+        [
+            "checkpoints skip 1 file over checkpoints.max_file_bytes (10 bytes): big.bin",
+            "checkpoints stop at checkpoints.max_files (2): 1 file not kept: c.txt",
+        ]
+    );
+    assert_eq!(
+        paths(&store, &first.tree).await,
+        strings(&["a.txt", "b.txt"])
+    );
+
+    let (again, warnings) = store.snapshot("s", Some(&first)).await.expect("again");
+    assert_eq!(again, first);
+    assert!(warnings.is_empty(), "named twice: {warnings:?}");
+
+    // A file already taken that grows past the limit leaves the checkpoint.
+    place.write("a.txt", "now more than ten bytes\n");
+    let (next, warnings) = store.snapshot("s", Some(&first)).await.expect("next");
+    assert_eq!(
+        warnings,
+        ["checkpoints skip 1 file over checkpoints.max_file_bytes (10 bytes): a.txt"]
+    );
+    assert_eq!(paths(&store, &next.tree).await, strings(&["b.txt"]));
+}
+
+#[tokio::test]
+async fn tree_with_takes_only_the_named_paths_and_diff_shows_them() {
+    let place = Place::new();
+    place.write("mod.txt", "a\nb\n");
+    place.write("del.txt", "x\n");
+    let store = place.store().await;
+    let (one, _) = store.snapshot("s", None).await.expect("one");
+    place.write("mod.txt", "a\nc\n");
+    std::fs::remove_file(place.ws().join("del.txt")).expect("rm");
+    place.write("new.txt", "n\n");
+    let (two, _) = store.snapshot("s", Some(&one)).await.expect("two");
+
+    let only = strings(&["mod.txt", "del.txt"]);
+    let mixed = store
+        .tree_with(&one.tree, &two.tree, &only)
+        .await
+        .expect("tree_with");
+    assert_eq!(
+        store.changed(&one.tree, &mixed).await.expect("changed"),
+        strings(&["del.txt", "mod.txt"])
+    );
+    assert_eq!(
+        store.changed(&mixed, &two.tree).await.expect("changed"),
+        strings(&["new.txt"])
+    );
+    assert!(!store.dir().join("diff.index").exists());
+
+    let patch = store
+        .diff(&one.tree, &mixed, false, false)
+        .await
+        .expect("diff");
+    let patch = String::from_utf8(patch).expect("utf-8");
+    assert!(patch.contains("deleted file mode 100644"), "{patch}");
+    assert!(patch.contains("--- a/mod.txt\n+++ b/mod.txt\n"), "{patch}");
+    assert!(patch.contains(" a\n-b\n+c\n"), "{patch}");
+    assert!(!patch.contains("\x1b["), "colour asked off: {patch}");
+    let stat = store
+        .diff(&one.tree, &mixed, false, true)
+        .await
+        .expect("stat");
+    assert!(
+        String::from_utf8_lossy(&stat).contains("2 files changed, 1 insertion(+), 2 deletions(-)"),
+        "{}",
+        String::from_utf8_lossy(&stat)
+    );
+}
+
+#[tokio::test]
+async fn prune_drops_the_sessions_past_keep_sessions_and_what_only_they_named() {
+    let place = Place::new();
+    place.write("a.txt", "one\n");
+    let settings = Settings {
+        keep_sessions: 1,
+        ..Settings::default()
+    };
+    let store = place.store_of(&place.ws(), &settings).await;
+    store.snapshot("s1", None).await.expect("s1");
+    place.write("a.txt", "two\n");
+    store.snapshot("s2", None).await.expect("s2");
+    let (size, sessions, commits) = store.usage().await;
+    assert!(size > 0);
+    assert_eq!((sessions, commits), (2, 2));
+
+    // A new store was just made: nothing is due for a day.
+    assert_eq!(store.prune_if_due().await.expect("due"), None);
+    let pruned = store.prune().await.expect("prune");
+    assert_eq!(pruned.sessions_dropped, 1);
+    assert!(pruned.bytes_before > 0 && pruned.bytes_after > 0);
+    let (_, sessions, commits) = store.usage().await;
+    assert_eq!((sessions, commits), (1, 1));
+}
+
+#[tokio::test]
+async fn a_lock_file_a_crash_left_is_cleared_by_the_next_lock() {
+    let place = Place::new();
+    place.write("a.txt", "a\n");
+    let store = place.store().await;
+    let stale = store.dir().join("index.lock");
+    std::fs::write(&stale, b"").expect("write");
+    store.snapshot("s", None).await.expect("snapshot");
+    assert!(!stale.exists());
+}
+
+#[tokio::test]
+async fn open_keeps_the_store_under_the_state_folder_and_says_why_it_is_off() {
+    let place = Place::new();
+    let ws = place.ws();
+    let env = place.env();
+    let store = Store::open(&ws, &env, &Settings::default())
+        .await
+        .expect("opens");
+    let real = crate::paths::real_path(&ws).expect("real path");
+    let want = place
+        .path()
+        .join("state/hx/checkpoints")
+        .join(crate::paths::workspace_folder(&real));
+    assert_eq!(store.dir(), want);
+    assert_eq!(
+        std::fs::read_to_string(want.join("git/info/attributes")).expect("attributes"),
+        "* -text -eol -filter -ident -working-tree-encoding\n"
+    );
+    // Hooks are never there to run.
+    assert!(!want.join("git/hooks").exists());
+
+    let disabled = Settings {
+        enabled: false,
+        ..Settings::default()
+    };
+    let off = Store::open(&ws, &env, &disabled).await.expect_err("off");
+    assert_eq!(off.line, None);
+
+    let mut nowhere = env.clone();
+    nowhere.remove("HOME");
+    nowhere.remove("XDG_STATE_HOME");
+    let off = Store::open(&ws, &nowhere, &Settings::default())
+        .await
+        .expect_err("no place");
+    assert_eq!(
+        off.line.as_deref(),
+        Some("checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)")
+    );
+
+    let mut no_git = env.clone();
+    let empty = place.path().join("empty-bin");
+    std::fs::create_dir_all(&empty).expect("mkdir");
+    no_git.insert("PATH".into(), empty.display().to_string());
+    let off = Store::open(&ws, &no_git, &Settings::default())
+        .await
+        .expect_err("no git");
+    assert_eq!(
+        off.line.as_deref(),
+        Some("checkpoints are off: git is not installed")
+    );
+}
+
+#[tokio::test]
+async fn checkpoints_open_the_store_once_and_warn_once() {
+    let place = Place::new();
+    let warned = std::sync::Mutex::new(Vec::<String>::new());
+    let warn = |line: &str| warned.lock().expect("lock").push(line.to_string());
+
+    let mut nowhere = place.env();
+    nowhere.remove("HOME");
+    nowhere.remove("XDG_STATE_HOME");
+    let off = Checkpoints::new(&place.ws(), &nowhere, &Settings::default());
+    assert!(off.store(&warn).await.is_none());
+    assert!(off.store(&warn).await.is_none());
+    assert_eq!(
+        *warned.lock().expect("lock"),
+        ["checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)"]
+    );
+
+    let on = Checkpoints::new(&place.ws(), &place.env(), &Settings::default());
+    let store = on.store(&warn).await.expect("a store");
+    assert!(store.dir().join("git/HEAD").is_file());
+    assert_eq!(warned.lock().expect("lock").len(), 1, "a new store warns");
+}
+
+#[test]
+fn safe_rel_takes_only_plain_relative_paths() {
+    for ok in ["a", "a/b.txt", ".hidden", "a..b", "dir/.x/y"] {
+        assert!(safe_rel(ok), "{ok} refused");
+    }
+    for bad in [
+        "", "/a", "a//b", "./a", "a/./b", "../a", "a/..", "a/", "..", ".",
+    ] {
+        assert!(!safe_rel(bad), "{bad:?} taken");
+    }
+}
+
+#[test]
+fn ref_safe_keeps_uuids_and_replaces_everything_else() {
+    let uuid = "0192f5a4-7b3c-7d1e-9f00-123456789abc";
+    assert_eq!(ref_safe(uuid), uuid);
+    assert_eq!(ref_safe("a/b c..d"), "a_b_c__d");
+    assert_eq!(ref_safe("../x"), "___x");
+    assert_eq!(ref_safe("é~^:"), "____");
+}
+
+#[test]
+fn split_paths_splits_on_nul_and_skips_empty_items() {
+    assert_eq!(
+        split_paths(b"a\0b c\0\0d/e\0"),
+        strings(&["a", "b c", "d/e"])
+    );
+    assert_eq!(split_paths(b"bad\xff\0"), strings(&["bad\u{fffd}"]));
+    assert!(split_paths(b"").is_empty());
+}
+
+#[test]
+fn plural_and_named_make_the_warnings_words() {
+    assert_eq!(plural(1, "file"), "1 file");
+    assert_eq!(plural(0, "file"), "0 files");
+    assert_eq!(plural(1234, "file"), "1,234 files");
+    assert_eq!(named(&strings(&["a", "b"])), "a, b");
+    let seven = strings(&["a", "b", "c", "d", "e", "f", "g"]);
+    assert_eq!(named(&seven), "a, b, c, d, e and 2 more");
+    // A path is shown to a terminal: its control characters are not sent as they are.
+    assert_eq!(named(&strings(&["x\x1b[2Jy"])), "x^[[2Jy");
+}
+
+#[test]
+fn find_repo_names_the_top_folder_and_the_common_git_folder() {
+    let place = Place::new();
+    let ws = place.ws();
+    assert_eq!(
+        find_repo(&ws),
+        None,
+        "the temporary folder is in a repository"
+    );
+
+    place.write("sub/deep/f.txt", "f\n");
+    commit_all(&ws);
+    assert_eq!(find_repo(&ws), Some((ws.clone(), ws.join(".git"))));
+    assert_eq!(
+        find_repo(&ws.join("sub/deep")),
+        Some((ws.clone(), ws.join(".git")))
+    );
+
+    // A linked worktree's objects and `info/exclude` are the main repository's.
+    let linked = place.path().join("linked");
+    user_git(
+        &ws,
+        &["worktree", "add", "-q", &linked.display().to_string()],
+    );
+    let (top, common) = find_repo(&linked.join("sub")).expect("a repository");
+    assert_eq!(top, linked);
+    assert_eq!(
+        common.canonicalize().expect("common"),
+        ws.join(".git").canonicalize().expect("git")
+    );
+}
+
+#[test]
+fn index_entries_and_signature_read_an_index_and_nothing_else() {
+    let place = Place::new();
+    let ws = place.ws();
+    let index = ws.join(".git/index");
+    assert_eq!(index_entries(&index), 0);
+    assert_eq!(index_signature(&index), None);
+
+    place.write("a", "a\n");
+    place.write("b/c", "c\n");
+    commit_all(&ws);
+    assert_eq!(index_entries(&index), 2);
+    let before = index_signature(&index).expect("signature");
+    place.write("d", "d\n");
+    user_git(&ws, &["add", "d"]);
+    assert_eq!(index_entries(&index), 3);
+    assert_ne!(index_signature(&index).expect("signature"), before);
+
+    let junk = place.path().join("junk");
+    std::fs::write(&junk, b"not an index at all").expect("write");
+    assert_eq!(index_entries(&junk), 0);
+}
+
+#[test]
+fn dir_size_counts_files_below_and_follows_no_link() {
+    let place = Place::new();
+    let big = place.path().join("big");
+    std::fs::create_dir_all(&big).expect("mkdir");
+    std::fs::write(big.join("f"), vec![7u8; 2 << 20]).expect("write");
+    assert!(dir_size(&big, 0) >= 2 << 20);
+
+    let ws = place.ws();
+    std::os::unix::fs::symlink(&big, ws.join("link")).expect("symlink");
+    assert!(dir_size(&ws, 0) < 1 << 20, "the link was followed");
+    assert_eq!(dir_size(&place.path().join("missing"), 0), 0);
+}
+
+#[test]
+fn root_is_below_the_state_folder() {
+    let place = Place::new();
+    assert_eq!(
+        root(&place.env()),
+        Some(place.path().join("state/hx/checkpoints"))
+    );
+    assert_eq!(root(&Env::new()), None);
+}
