@@ -2,20 +2,29 @@
 //!
 //! It matches parsed words, not substrings, so `echo "sudo is a word"` or `grep reboot
 //! notes.txt` pass while `sudo ls` or `x; reboot` do not. A script handed to a shell is checked
-//! like the command line itself, whether it comes as `sh -c '…'`, `eval '…'`, a here-doc or
-//! here-string (`sh <<EOF`, `bash <<< '…'`) or the output of a literal piped in (`echo '…' |
-//! sh`, `printf … | bash`, `cat <<EOF | sh`). A path is resolved by name as far as the words
-//! tell (`/usr/..`, `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
+//! like the command line itself when the line holds it as plain text: `sh -c '…'`, `eval '…'`,
+//! a here-doc or here-string (`sh <<EOF`, `bash <<< '…'`), or an `echo '…'` without backslashes
+//! or a `cat <<EOF` piped in. A path is resolved by name as far as the words tell (`/usr/..`,
+//! `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
 //!
-//! It is a seat belt against a model's mistakes, not a sandbox against an adversary: what a
-//! shell will run is only checked when the command line itself holds it. A script read from a
-//! file (`sh install.sh`, `sh < x`, `cat x | sh`) or built at run time (`eval "$x"`, `make |
-//! sh`) cannot be known here and is let through. Two such cases are refused on a rule: a shell
-//! running what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`),
-//! because the model would run code that nobody, the guard included, has seen (the reason tells
-//! it to save the file and read it first); and a command word made at run time that the line
-//! does not tell (`$a -rf /`), when its arguments would be refused for `rm`. The rest is the
-//! sandbox's.
+//! Its scope is the cheap refusal that a model reads and understands before anything runs: a
+//! seat belt against a model's mistakes. The wall is the sandbox (the run's pod of namespaces
+//! and Landlock), which confines whatever the guard lets through, so the guard does not emulate
+//! programs to guess what a shell will run. A script read from a file (`sh install.sh`, `sh <
+//! x`, `cat x | sh`), built at run time (`eval "$x"`, `make | sh`) or printed through a format
+//! or escapes (`printf … | sh`, `echo -e '\x72m' | sh`) passes. Reading those meant a second
+//! small interpreter that is never done (formats, `%b`, octal and hex bytes, `\c`, each echo
+//! its own dialect), and a script spelled in escapes is no slip but a disguise, which only the
+//! pod stops. Refusing every such pipe as "cannot tell what reaches the shell" was the other
+//! choice, but it needs a list of which programs count as printers and would refuse `printf
+//! '%s\n' ls | sh` while `sh script.sh` passes: not a rule a model learns from one refusal.
+//!
+//! Two cases it cannot read are still refused on a rule, since each is one cheap test with a
+//! reason worth telling: a shell running what a download prints (`curl … | sh`, `bash -c
+//! "$(curl …)"`, `bash <(wget …)`), because the model would run code that nobody, the guard
+//! included, has seen (the reason tells it to save the file and read it first); and a command
+//! word made at run time that the line does not tell (`$a -rf /`, `$(printf rm) -rf /`), when
+//! its arguments would be refused for `rm`.
 
 use std::cell::Cell;
 use std::collections::HashMap;
@@ -33,9 +42,6 @@ pub fn check_command(command: &str) -> Option<String> {
 const MAX_NESTING: usize = 4;
 /// Pipes followed back from a shell to what produces its script.
 const MAX_PIPE_HOPS: usize = 16;
-/// Characters of a script rebuilt from `echo`/`printf`, so a short `printf` cannot make a huge
-/// one.
-const MAX_SCRIPT_CHARS: usize = 64 * 1024;
 
 /// Checks `script`, which starts in `cwd`; a `cd` in it moves the commands after it.
 fn check_script(script: &str, depth: usize, cwd: &Place) -> Option<String> {
@@ -366,7 +372,7 @@ fn check_xargs(
 fn input_words(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Vec<String> {
     if let Script::Text(text) = stdin_script(cmd, all) {
         return text
-            .split(|c: char| c.is_whitespace() || c == '\0')
+            .split_whitespace()
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect();
@@ -388,8 +394,8 @@ fn input_words(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Vec<String> {
 }
 
 /// A command whose program the shell makes when it runs the line: a variable (`$a -rf /`) or a
-/// substitution (`$(printf rm) -rf /`). A substitution whose output the line tells (a literal
-/// printed) is checked as the command it makes. Otherwise what runs cannot be told, and the
+/// substitution (`$(cat cmd) -rf /`). A substitution whose output the line tells (a literal
+/// echoed) is checked as the command it makes. Otherwise what runs cannot be told, and the
 /// command is refused when its arguments would be refused for `rm`: whatever the program is,
 /// they aim at the machine, and the sandbox, not the guard, covers the rest.
 fn check_made_command(
@@ -653,9 +659,9 @@ fn substituted(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
     }
 }
 
-/// What `producer` prints, when the command line says: `echo` and `printf` print their
+/// What `producer` prints, when the command line holds it as plain text: `echo` prints its
 /// arguments, `cat` and `tee` their input; a download anywhere up the pipe makes the whole a
-/// download.
+/// download. Any other program (`printf` included) prints what the guard does not read.
 fn output_of(producer: &SimpleCommand, all: &[SimpleCommand], hops: usize) -> Script {
     let upstream = || match &producer.stdin {
         Input::Pipe(i) if hops > 0 => all
@@ -668,8 +674,7 @@ fn output_of(producer: &SimpleCommand, all: &[SimpleCommand], hops: usize) -> Sc
         return Script::Unknown;
     };
     match name {
-        "echo" => Script::Text(echo_output(&args)),
-        "printf" => Script::Text(printf_output(&args)),
+        "echo" => echo_output(&args).map_or(Script::Unknown, Script::Text),
         n if DOWNLOADERS.contains(&n) => Script::Download(n.to_string()),
         "tee" => upstream(),
         // `cat FILE` prints a file; without one (or with `-`) it prints its input.
@@ -681,157 +686,18 @@ fn output_of(producer: &SimpleCommand, all: &[SimpleCommand], hops: usize) -> Sc
     }
 }
 
-/// What `echo ARGS` prints. Backslash escapes are read as `sh`'s echo (dash) reads them: a
-/// script that has a newline there for one shell has it for the guard.
-fn echo_output(args: &[&str]) -> String {
+/// What `echo ARGS` prints, when no word holds a backslash: then every echo (`sh`'s, bash's,
+/// with `-e` or without) prints the words as written. With one, what it prints depends on which
+/// echo runs and is not read (see the module doc).
+fn echo_output(args: &[&str]) -> Option<String> {
     let first = args
         .iter()
         .position(|a| {
             !(a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
         })
         .unwrap_or(args.len());
-    let mut out = String::new();
-    if unescape(&args[first..].join(" "), &mut out) {
-        out.push('\n');
-    }
-    out
-}
-
-/// What `printf FORMAT ARGS` prints: each `%` directive takes the next argument, and the format
-/// is reused while arguments remain, as printf does.
-fn printf_output(args: &[&str]) -> String {
-    let Some((format, mut rest)) = args.split_first() else {
-        return String::new();
-    };
-    let mut out = String::new();
-    loop {
-        let mut used = false;
-        let mut chars = format.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '%' if chars.peek() == Some(&'%') => {
-                    chars.next();
-                    out.push('%');
-                }
-                '%' => {
-                    // Flags, width and precision, then the conversion letter.
-                    let mut conversion = None;
-                    for d in chars.by_ref() {
-                        if d.is_ascii_alphabetic() {
-                            conversion = Some(d);
-                            break;
-                        }
-                    }
-                    if let Some((arg, tail)) = rest.split_first() {
-                        rest = tail;
-                        used = true;
-                        if conversion == Some('b') {
-                            if !unescape(arg, &mut out) {
-                                return out;
-                            }
-                        } else {
-                            out.push_str(arg);
-                        }
-                    }
-                }
-                '\\' => match chars.next() {
-                    // In the format, `\NNN` is octal without a leading 0.
-                    Some(d @ '0'..='7') => {
-                        let first = d.to_digit(8).unwrap_or(0);
-                        out.push(escaped_byte(&mut chars, 8, 2, first).unwrap_or(byte(first)));
-                    }
-                    Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
-                        Some(b) => out.push(b),
-                        None => out.push_str("\\x"),
-                    },
-                    Some(c) => {
-                        if !unescape(&format!("\\{c}"), &mut out) {
-                            return out;
-                        }
-                    }
-                    None => out.push('\\'),
-                },
-                c => out.push(c),
-            }
-            if out.len() > MAX_SCRIPT_CHARS {
-                return out;
-            }
-        }
-        if !used || rest.is_empty() {
-            return out;
-        }
-    }
-}
-
-/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, `\0NNN`, `\xHH`, …) read, as
-/// `echo -e` and `printf %b` read them; false after `\c`, which ends all output.
-fn unescape(text: &str, out: &mut String) -> bool {
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('c') => return false,
-            Some('0') => out.push(escaped_byte(&mut chars, 8, 3, 0).unwrap_or('\0')),
-            Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
-                Some(b) => out.push(b),
-                None => out.push_str("\\x"),
-            },
-            Some(other) => match letter_escape(other) {
-                Some(e) => out.push(e),
-                None => {
-                    out.push('\\');
-                    out.push(other);
-                }
-            },
-            None => out.push('\\'),
-        }
-    }
-    true
-}
-
-/// What a one-letter escape (`\n`, `\t`, …) stands for.
-fn letter_escape(c: char) -> Option<char> {
-    Some(match c {
-        'n' => '\n',
-        't' => '\t',
-        'r' => '\r',
-        '\\' => '\\',
-        'a' => '\x07',
-        'b' => '\x08',
-        'e' | 'E' => '\x1b',
-        'f' => '\x0c',
-        'v' => '\x0b',
-        _ => return None,
-    })
-}
-
-/// The byte that up to `max` more digits of `radix` from `chars`, after `value`, stand for
-/// (`\0162`, `\x72`); `None` when no digit follows.
-fn escaped_byte(
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-    radix: u32,
-    max: usize,
-    mut value: u32,
-) -> Option<char> {
-    let mut n = 0;
-    while n < max {
-        let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
-            break;
-        };
-        value = value.saturating_mul(radix).saturating_add(d);
-        chars.next();
-        n += 1;
-    }
-    (n > 0).then(|| byte(value))
-}
-
-/// A byte the shell writes, as a character (a byte above 127 alone is no UTF-8; it cannot
-/// spell a command's name either way).
-fn byte(value: u32) -> char {
-    char::from((value & 0xff) as u8)
+    let words = &args[first..];
+    (!words.iter().any(|w| w.contains('\\'))).then(|| words.join(" ") + "\n")
 }
 
 fn is_assignment(w: &str) -> bool {
