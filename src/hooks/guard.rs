@@ -31,8 +31,10 @@ use std::collections::HashMap;
 
 use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, SUBSTITUTION};
 use paths::{is_protected, matches_every_entry, moves_to, resolve, shown, Place};
+use signals::{check_kill, check_killall, check_pkill};
 
 mod paths;
+mod signals;
 
 /// Why `command` is refused, or `None` when it may run.
 pub fn check_command(command: &str) -> Option<String> {
@@ -831,160 +833,6 @@ fn check_git_clean(args: &[&str], cwd: &Place) -> Option<String> {
         .iter()
         .find(|p| is_protected(&resolve(p, &at)))
         .map(|p| format!("git clean of {}", shown(p, &at)))
-}
-
-/// `kill` of pid -1: every process the user may signal, hx and the user's desktop included. A
-/// lone `kill -1` too, which some `kill`s read as that pid.
-fn check_kill(args: &[&str]) -> Option<String> {
-    let mut signal = None;
-    let mut i = 0;
-    while let Some(&a) = args.get(i) {
-        match a {
-            "-l" | "-L" | "--list" | "--table" => return None,
-            "--" => {
-                i += 1;
-                break;
-            }
-            "-s" | "-n" | "--signal" | "-q" | "--queue" => {
-                signal = args.get(i + 1).copied();
-                i += 2;
-            }
-            _ if a.starts_with("--") => i += 1,
-            // The first `-N` or `-NAME` is the signal; pids follow, negative ones too.
-            _ if signal.is_none() && a.len() > 1 && a.starts_with('-') => {
-                signal = Some(a);
-                i += 1;
-            }
-            _ => break,
-        }
-    }
-    let pids = args.get(i..).unwrap_or_default();
-    (pids.contains(&"-1") || pids.is_empty() && signal == Some("-1"))
-        .then(|| "signals every process (kill -1)".into())
-}
-
-/// `pkill`'s options that take the next word as their value.
-const PKILL_VALUES: &[&str] = &[
-    "-u",
-    "-U",
-    "-g",
-    "-G",
-    "-P",
-    "-s",
-    "-t",
-    "-r",
-    "-q",
-    "-O",
-    "--signal",
-    "--euid",
-    "--uid",
-    "--group",
-    "--pgroup",
-    "--parent",
-    "--session",
-    "--terminal",
-    "--runstates",
-    "--queue",
-    "--older",
-    "--ns",
-    "--nslist",
-    "--cgroup",
-    "--env",
-];
-
-/// `pkill` that picks no process by name: without a pattern (`pkill -u USER` signals all the
-/// user's processes), with one that matches every name, or with `-v`, which signals all the
-/// others.
-fn check_pkill(args: &[&str]) -> Option<String> {
-    let mut patterns = Vec::new();
-    let (mut pidfile, mut inverse) = (false, false);
-    let mut options_done = false;
-    let mut it = args.iter();
-    while let Some(&a) = it.next() {
-        if options_done || !a.starts_with('-') || a == "-" {
-            patterns.push(a);
-        } else if a == "--" {
-            options_done = true;
-        } else if a == "-F" || a == "--pidfile" {
-            pidfile = true;
-            it.next();
-        } else if a.starts_with("--pidfile=") {
-            pidfile = true;
-        } else if a == "--inverse" {
-            inverse = true;
-        } else if PKILL_VALUES.contains(&a) {
-            it.next();
-        } else if !a.starts_with("--") && a[1..].chars().all(|c| c.is_ascii_lowercase()) {
-            // A cluster of flags (`-fx`), whose last may take a value (`-fu root`); a signal
-            // (`-9`, `-HUP`) takes none.
-            inverse |= a.contains('v');
-            if a.ends_with(['u', 'g', 's', 't', 'r', 'q']) {
-                it.next();
-            }
-        }
-    }
-    if inverse {
-        return Some("signals every process but the ones named (pkill -v)".into());
-    }
-    match patterns.first() {
-        None if !pidfile => {
-            Some("signals every process it selects (pkill without a pattern)".into())
-        }
-        Some(p) if matches_every_name(p) => Some(format!(
-            "signals every process (pkill {p:?} matches every name)"
-        )),
-        _ => None,
-    }
-}
-
-/// `killall`'s options that take the next word as their value.
-const KILLALL_VALUES: &[&str] = &[
-    "-u",
-    "--user",
-    "-s",
-    "--signal",
-    "-o",
-    "--older-than",
-    "-y",
-    "--younger-than",
-    "-n",
-    "--ns",
-    "-Z",
-    "--context",
-];
-
-/// `killall` without a process name (`killall -u USER` signals all the user's processes), or
-/// with a regular expression that matches every name.
-fn check_killall(args: &[&str]) -> Option<String> {
-    let mut names = Vec::new();
-    let mut regex = false;
-    let mut options_done = false;
-    let mut it = args.iter();
-    while let Some(&a) = it.next() {
-        if options_done || !a.starts_with('-') || a == "-" {
-            names.push(a);
-        } else if matches!(a, "-l" | "--list" | "-V" | "--version" | "--help") {
-            return None;
-        } else if a == "--" {
-            options_done = true;
-        } else if a == "--regexp" {
-            regex = true;
-        } else if KILLALL_VALUES.contains(&a) {
-            it.next();
-        } else if !a.starts_with("--") && a[1..].chars().all(|c| c.is_ascii_lowercase()) {
-            regex |= a.contains('r');
-            if a.ends_with(['u', 's', 'o', 'y', 'n']) {
-                it.next();
-            }
-        }
-    }
-    if names.is_empty() {
-        return Some("signals every process it selects (killall without a process name)".into());
-    }
-    names
-        .iter()
-        .find(|n| regex && matches_every_name(n))
-        .map(|n| format!("signals every process (killall -r {n:?} matches every name)"))
 }
 
 fn is_disk_device(t: &str) -> bool {
