@@ -616,7 +616,7 @@ fn a_script_printed_through_a_format_or_escapes_is_not_read() {
 
 #[test]
 fn echo_output_is_read_only_without_backslashes() {
-    use super::echo_output;
+    use super::scripts::echo_output;
     assert_eq!(
         echo_output(&["-n", "-e", "a b", "c"]).as_deref(),
         Some("a b c\n")
