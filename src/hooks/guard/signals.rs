@@ -1,6 +1,6 @@
 //! Signals to every process: `kill -1`, and a `pkill` or `killall` that picks none out by name.
 
-use super::matches_every_name;
+use super::find::matches_every_name;
 
 /// `kill` of pid -1: every process the user may signal, hx and the user's desktop included. A
 /// lone `kill -1` too, which some `kill`s read as that pid.
