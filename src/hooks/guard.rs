@@ -2,26 +2,43 @@
 //!
 //! It matches parsed words, not substrings, so `echo "sudo is a word"` or `grep reboot
 //! notes.txt` pass while `sudo ls` or `x; reboot` do not. A script handed to a shell is checked
-//! like the command line itself, whether it comes as `sh -c '…'`, `eval '…'`, a here-doc or
-//! here-string (`sh <<EOF`, `bash <<< '…'`) or the output of a literal piped in (`echo '…' |
-//! sh`, `printf … | bash`, `cat <<EOF | sh`). A path is resolved by name as far as the words
-//! tell (`/usr/..`, `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
+//! like the command line itself when the line holds it as plain text: `sh -c '…'`, `eval '…'`,
+//! a here-doc or here-string (`sh <<EOF`, `bash <<< '…'`), or an `echo '…'` without backslashes
+//! or a `cat <<EOF` piped in. A path is resolved by name as far as the words tell (`/usr/..`,
+//! `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
 //!
-//! It is a seat belt against a model's mistakes, not a sandbox against an adversary: what a
-//! shell will run is only checked when the command line itself holds it. A script read from a
-//! file (`sh install.sh`, `sh < x`, `cat x | sh`) or built at run time (`eval "$x"`, `make |
-//! sh`) cannot be known here and is let through. Two such cases are refused on a rule: a shell
-//! running what a download prints (`curl … | sh`, `bash -c "$(curl …)"`, `bash <(wget …)`),
-//! because the model would run code that nobody, the guard included, has seen (the reason tells
-//! it to save the file and read it first); and a command word made at run time that the line
-//! does not tell (`$a -rf /`), when its arguments would be refused for `rm`. The rest is the
-//! sandbox's.
+//! Its scope is the cheap refusal that a model reads and understands before anything runs: a
+//! seat belt against a model's mistakes. The wall is the sandbox (the run's pod of namespaces
+//! and Landlock), which confines whatever the guard lets through, so the guard does not emulate
+//! programs to guess what a shell will run. A script read from a file (`sh install.sh`, `sh <
+//! x`, `cat x | sh`), built at run time (`eval "$x"`, `make | sh`) or printed through a format
+//! or escapes (`printf … | sh`, `echo -e '\x72m' | sh`) passes. Reading those meant a second
+//! small interpreter that is never done (formats, `%b`, octal and hex bytes, `\c`, each echo
+//! its own dialect), and a script spelled in escapes is no slip but a disguise, which only the
+//! pod stops. Refusing every such pipe as "cannot tell what reaches the shell" was the other
+//! choice, but it needs a list of which programs count as printers and would refuse `printf
+//! '%s\n' ls | sh` while `sh script.sh` passes: not a rule a model learns from one refusal.
+//!
+//! Two cases it cannot read are still refused on a rule, since each is one cheap test with a
+//! reason worth telling: a shell running what a download prints (`curl … | sh`, `bash -c
+//! "$(curl …)"`, `bash <(wget …)`), because the model would run code that nobody, the guard
+//! included, has seen (the reason tells it to save the file and read it first); and a command
+//! word made at run time that the line does not tell (`$a -rf /`, `$(printf rm) -rf /`), when
+//! its arguments would be refused for `rm`.
 
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::fmt;
 
 use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, SUBSTITUTION};
+use find::{check_find, find_parts, picks_by_name};
+use paths::{is_protected, moves_to, resolve, shown, Place};
+use scripts::{output_of, script_of, stdin_script, Script};
+use signals::{check_kill, check_killall, check_pkill};
+
+mod find;
+mod paths;
+mod scripts;
+mod signals;
 
 /// Why `command` is refused, or `None` when it may run.
 pub fn check_command(command: &str) -> Option<String> {
@@ -33,9 +50,6 @@ pub fn check_command(command: &str) -> Option<String> {
 const MAX_NESTING: usize = 4;
 /// Pipes followed back from a shell to what produces its script.
 const MAX_PIPE_HOPS: usize = 16;
-/// Characters of a script rebuilt from `echo`/`printf`, so a short `printf` cannot make a huge
-/// one.
-const MAX_SCRIPT_CHARS: usize = 64 * 1024;
 
 /// Checks `script`, which starts in `cwd`; a `cd` in it moves the commands after it.
 fn check_script(script: &str, depth: usize, cwd: &Place) -> Option<String> {
@@ -110,9 +124,6 @@ const WRAPPERS: &[&str] = &[
 
 /// Shells that run a script given with `-c`, as a file operand, or on stdin.
 const SHELLS: &[&str] = &["sh", "bash", "dash", "zsh", "ksh", "mksh", "ash"];
-
-/// Programs whose output is a download.
-const DOWNLOADERS: &[&str] = &["curl", "wget"];
 
 /// A wrapper's options that take a separate argument (`timeout -s KILL`, `env -u VAR`).
 fn option_takes_value(wrapper: &str, opt: &str) -> bool {
@@ -366,7 +377,7 @@ fn check_xargs(
 fn input_words(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Vec<String> {
     if let Script::Text(text) = stdin_script(cmd, all) {
         return text
-            .split(|c: char| c.is_whitespace() || c == '\0')
+            .split_whitespace()
             .filter(|w| !w.is_empty())
             .map(str::to_string)
             .collect();
@@ -388,8 +399,8 @@ fn input_words(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Vec<String> {
 }
 
 /// A command whose program the shell makes when it runs the line: a variable (`$a -rf /`) or a
-/// substitution (`$(printf rm) -rf /`). A substitution whose output the line tells (a literal
-/// printed) is checked as the command it makes. Otherwise what runs cannot be told, and the
+/// substitution (`$(cat cmd) -rf /`). A substitution whose output the line tells (a literal
+/// echoed) is checked as the command it makes. Otherwise what runs cannot be told, and the
 /// command is refused when its arguments would be refused for `rm`: whatever the program is,
 /// they aim at the machine, and the sandbox, not the guard, covers the rest.
 fn check_made_command(
@@ -432,406 +443,6 @@ fn check_made_command(
             prog.word
         )
     })
-}
-
-/// `find`: the commands it runs, and a sweep that deletes (or re-owns) everything below `/`, a
-/// home folder or a system folder (`find / -delete`, `find ~ -exec rm -rf {} +`).
-fn check_find(args: &[&str], all: &[SimpleCommand], depth: usize, cwd: &Place) -> Option<String> {
-    let (starts, expr) = find_parts(args);
-    let runs = find_exec(expr);
-    for (c, in_found_dir) in &runs {
-        // `-execdir` runs in the folder of each file found.
-        let at = if *in_found_dir { &Place::Unknown } else { cwd };
-        if let Some(why) = check_simple(c, all, depth, at) {
-            return Some(why);
-        }
-    }
-    if picks_by_name(expr) {
-        return None;
-    }
-    let start = starts.iter().find(|s| is_protected(&resolve(s, cwd)))?;
-    let start = shown(start, cwd);
-    if expr.contains(&"-delete") {
-        return Some(format!("recursive delete of {start} (find -delete)"));
-    }
-    runs.iter().find_map(|(c, _)| {
-        let (name, _) = program(&c.words)?;
-        match name {
-            "rm" | "unlink" | "shred" => {
-                Some(format!("recursive delete of {start} (find -exec {name})"))
-            }
-            "chmod" | "chown" | "chgrp" => {
-                Some(format!("recursive {name} of {start} (find -exec {name})"))
-            }
-            _ => None,
-        }
-    })
-}
-
-/// `find`'s start points (`.` when it names none) and its expression.
-fn find_parts<'a, 'b>(args: &'b [&'a str]) -> (Vec<&'a str>, &'b [&'a str]) {
-    let mut i = 0;
-    // Options before the start points: `-H`, `-L`, `-P`, `-D DEBUGOPTS`, `-O3`.
-    while let Some(a) = args.get(i) {
-        match *a {
-            "-H" | "-L" | "-P" => i += 1,
-            "-D" => i += 2,
-            a if a.starts_with("-O") => i += 1,
-            _ => break,
-        }
-    }
-    let first = i.min(args.len());
-    let end = args[first..]
-        .iter()
-        .position(|a| a.len() > 1 && a.starts_with('-') || matches!(*a, "(" | "!" | ","))
-        .map_or(args.len(), |p| first + p);
-    let mut starts = args[first..end].to_vec();
-    if starts.is_empty() {
-        starts.push(".");
-    }
-    (starts, &args[end..])
-}
-
-/// `find`'s tests of a file's name or path.
-const NAME_TESTS: &[&str] = &[
-    "-name",
-    "-iname",
-    "-path",
-    "-ipath",
-    "-wholename",
-    "-iwholename",
-    "-regex",
-    "-iregex",
-    "-lname",
-    "-ilname",
-    "-samefile",
-    "-inum",
-];
-
-/// Whether a `find` expression picks files by name or path (`-name '*.o'`), so that it does
-/// not reach everything below its start points. A pattern that matches every name picks
-/// nothing out, and `-o`, `!` or `,` could undo any pick.
-fn picks_by_name(expr: &[&str]) -> bool {
-    if expr
-        .iter()
-        .any(|a| matches!(*a, "-o" | "-or" | "!" | "-not" | ","))
-    {
-        return false;
-    }
-    expr.windows(2)
-        .any(|w| NAME_TESTS.contains(&w[0]) && !matches_every_name(w[1]))
-}
-
-/// A glob or regular expression that matches every name.
-fn matches_every_name(pattern: &str) -> bool {
-    pattern.is_empty()
-        || matches_every_entry(pattern)
-        || matches!(pattern, ".*" | ".+" | "^.*" | "^.*$" | ".*$")
-}
-
-/// The commands `find` runs for what it finds (`-exec CMD {} ;`, `-execdir`, `-ok`, `-okdir`),
-/// each with whether it runs in the folder of the file found.
-fn find_exec(args: &[&str]) -> Vec<(SimpleCommand, bool)> {
-    let mut found = Vec::new();
-    let mut args = args.iter();
-    while let Some(a) = args.next() {
-        if matches!(*a, "-exec" | "-execdir" | "-ok" | "-okdir") {
-            let words = args
-                .by_ref()
-                .take_while(|w| !matches!(**w, ";" | "+"))
-                .map(|w| w.to_string())
-                .collect();
-            let command = SimpleCommand {
-                words,
-                ..SimpleCommand::default()
-            };
-            found.push((command, a.ends_with("dir")));
-        }
-    }
-    found
-}
-
-/// What a shell is given to run.
-enum Script {
-    Text(String),
-    /// The output of this download program.
-    Download(String),
-    /// Read from a file or built at run time.
-    Unknown,
-}
-
-/// The script that `name` (a shell, `eval`, `source` or `.`) runs.
-fn script_of(name: &str, args: &[&str], cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
-    if name == "eval" {
-        let script = args.join(" ");
-        return if script.trim() == SUBSTITUTION {
-            substituted(cmd, all)
-        } else {
-            Script::Text(script)
-        };
-    }
-    let (dash_c, dash_s, operand) = if matches!(name, "source" | ".") {
-        (false, false, args.first().copied())
-    } else {
-        shell_options(args)
-    };
-    match operand {
-        Some(s) if dash_c && s.trim() == SUBSTITUTION => substituted(cmd, all),
-        Some(s) if dash_c => Script::Text(s.to_string()),
-        // `bash -c` alone is an error: nothing runs.
-        None if dash_c => Script::Unknown,
-        Some(PROCESS_SUBSTITUTION) if !dash_s => substituted(cmd, all),
-        Some("/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0") => stdin_script(cmd, all),
-        // A script file: stdin is its data.
-        Some(_) if !dash_s => Script::Unknown,
-        _ => stdin_script(cmd, all),
-    }
-}
-
-/// A shell's options: whether it has `-c` and `-s`, and its first operand (the `-c` script, or
-/// the script file).
-fn shell_options<'a>(args: &[&'a str]) -> (bool, bool, Option<&'a str>) {
-    let (mut dash_c, mut dash_s) = (false, false);
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        if *a == "--" || *a == "-" {
-            return (dash_c, dash_s, it.next().copied());
-        }
-        if let Some(long) = a.strip_prefix("--") {
-            if matches!(long, "rcfile" | "init-file") {
-                it.next();
-            }
-        } else if (a.starts_with('-') || a.starts_with('+')) && a.len() > 1 {
-            for c in a.chars().skip(1) {
-                match c {
-                    'c' => dash_c = true,
-                    's' => dash_s = true,
-                    // `-o pipefail`, `-O extglob`: the option name is the next word.
-                    'o' | 'O' => {
-                        it.next();
-                    }
-                    _ => {}
-                }
-            }
-        } else {
-            return (dash_c, dash_s, Some(a));
-        }
-    }
-    (dash_c, dash_s, None)
-}
-
-/// The script a command reads on stdin.
-fn stdin_script(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
-    match &cmd.stdin {
-        Input::Text(t) => Script::Text(t.clone()),
-        Input::Pipe(i) => all
-            .get(*i)
-            .map_or(Script::Unknown, |p| output_of(p, all, MAX_PIPE_HOPS)),
-        Input::Inherited | Input::File(_) | Input::Unknown => Script::Unknown,
-    }
-}
-
-/// What a command substitution that is a whole script prints: the output of its last command
-/// when that is a literal, or a download when any command in it downloads.
-fn substituted(cmd: &SimpleCommand, all: &[SimpleCommand]) -> Script {
-    let inside = || {
-        cmd.substitutions
-            .iter()
-            .flat_map(|r| all.get(r.clone()))
-            .flatten()
-    };
-    if let Some(d) =
-        inside().find_map(|c| program(&c.words).filter(|(n, _)| DOWNLOADERS.contains(n)))
-    {
-        return Script::Download(d.0.to_string());
-    }
-    match cmd.substitutions.as_slice() {
-        [only] if !only.is_empty() => all
-            .get(only.end - 1)
-            .map_or(Script::Unknown, |last| output_of(last, all, MAX_PIPE_HOPS)),
-        _ => Script::Unknown,
-    }
-}
-
-/// What `producer` prints, when the command line says: `echo` and `printf` print their
-/// arguments, `cat` and `tee` their input; a download anywhere up the pipe makes the whole a
-/// download.
-fn output_of(producer: &SimpleCommand, all: &[SimpleCommand], hops: usize) -> Script {
-    let upstream = || match &producer.stdin {
-        Input::Pipe(i) if hops > 0 => all
-            .get(*i)
-            .map_or(Script::Unknown, |p| output_of(p, all, hops - 1)),
-        Input::Text(t) => Script::Text(t.clone()),
-        _ => Script::Unknown,
-    };
-    let Some((name, args)) = program(&producer.words) else {
-        return Script::Unknown;
-    };
-    match name {
-        "echo" => Script::Text(echo_output(&args)),
-        "printf" => Script::Text(printf_output(&args)),
-        n if DOWNLOADERS.contains(&n) => Script::Download(n.to_string()),
-        "tee" => upstream(),
-        // `cat FILE` prints a file; without one (or with `-`) it prints its input.
-        "cat" if args.iter().all(|a| a.starts_with('-')) => upstream(),
-        _ => match upstream() {
-            d @ Script::Download(_) => d,
-            _ => Script::Unknown,
-        },
-    }
-}
-
-/// What `echo ARGS` prints. Backslash escapes are read as `sh`'s echo (dash) reads them: a
-/// script that has a newline there for one shell has it for the guard.
-fn echo_output(args: &[&str]) -> String {
-    let first = args
-        .iter()
-        .position(|a| {
-            !(a.len() > 1 && a.starts_with('-') && a[1..].chars().all(|c| "neE".contains(c)))
-        })
-        .unwrap_or(args.len());
-    let mut out = String::new();
-    if unescape(&args[first..].join(" "), &mut out) {
-        out.push('\n');
-    }
-    out
-}
-
-/// What `printf FORMAT ARGS` prints: each `%` directive takes the next argument, and the format
-/// is reused while arguments remain, as printf does.
-fn printf_output(args: &[&str]) -> String {
-    let Some((format, mut rest)) = args.split_first() else {
-        return String::new();
-    };
-    let mut out = String::new();
-    loop {
-        let mut used = false;
-        let mut chars = format.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '%' if chars.peek() == Some(&'%') => {
-                    chars.next();
-                    out.push('%');
-                }
-                '%' => {
-                    // Flags, width and precision, then the conversion letter.
-                    let mut conversion = None;
-                    for d in chars.by_ref() {
-                        if d.is_ascii_alphabetic() {
-                            conversion = Some(d);
-                            break;
-                        }
-                    }
-                    if let Some((arg, tail)) = rest.split_first() {
-                        rest = tail;
-                        used = true;
-                        if conversion == Some('b') {
-                            if !unescape(arg, &mut out) {
-                                return out;
-                            }
-                        } else {
-                            out.push_str(arg);
-                        }
-                    }
-                }
-                '\\' => match chars.next() {
-                    // In the format, `\NNN` is octal without a leading 0.
-                    Some(d @ '0'..='7') => {
-                        let first = d.to_digit(8).unwrap_or(0);
-                        out.push(escaped_byte(&mut chars, 8, 2, first).unwrap_or(byte(first)));
-                    }
-                    Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
-                        Some(b) => out.push(b),
-                        None => out.push_str("\\x"),
-                    },
-                    Some(c) => {
-                        if !unescape(&format!("\\{c}"), &mut out) {
-                            return out;
-                        }
-                    }
-                    None => out.push('\\'),
-                },
-                c => out.push(c),
-            }
-            if out.len() > MAX_SCRIPT_CHARS {
-                return out;
-            }
-        }
-        if !used || rest.is_empty() {
-            return out;
-        }
-    }
-}
-
-/// Appends `text` with its backslash escapes (`\n`, `\t`, `\\`, `\0NNN`, `\xHH`, …) read, as
-/// `echo -e` and `printf %b` read them; false after `\c`, which ends all output.
-fn unescape(text: &str, out: &mut String) -> bool {
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('c') => return false,
-            Some('0') => out.push(escaped_byte(&mut chars, 8, 3, 0).unwrap_or('\0')),
-            Some('x') => match escaped_byte(&mut chars, 16, 2, 0) {
-                Some(b) => out.push(b),
-                None => out.push_str("\\x"),
-            },
-            Some(other) => match letter_escape(other) {
-                Some(e) => out.push(e),
-                None => {
-                    out.push('\\');
-                    out.push(other);
-                }
-            },
-            None => out.push('\\'),
-        }
-    }
-    true
-}
-
-/// What a one-letter escape (`\n`, `\t`, …) stands for.
-fn letter_escape(c: char) -> Option<char> {
-    Some(match c {
-        'n' => '\n',
-        't' => '\t',
-        'r' => '\r',
-        '\\' => '\\',
-        'a' => '\x07',
-        'b' => '\x08',
-        'e' | 'E' => '\x1b',
-        'f' => '\x0c',
-        'v' => '\x0b',
-        _ => return None,
-    })
-}
-
-/// The byte that up to `max` more digits of `radix` from `chars`, after `value`, stand for
-/// (`\0162`, `\x72`); `None` when no digit follows.
-fn escaped_byte(
-    chars: &mut std::iter::Peekable<std::str::Chars<'_>>,
-    radix: u32,
-    max: usize,
-    mut value: u32,
-) -> Option<char> {
-    let mut n = 0;
-    while n < max {
-        let Some(d) = chars.peek().and_then(|c| c.to_digit(radix)) else {
-            break;
-        };
-        value = value.saturating_mul(radix).saturating_add(d);
-        chars.next();
-        n += 1;
-    }
-    (n > 0).then(|| byte(value))
-}
-
-/// A byte the shell writes, as a character (a byte above 127 alone is no UTF-8; it cannot
-/// spell a command's name either way).
-fn byte(value: u32) -> char {
-    char::from((value & 0xff) as u8)
 }
 
 fn is_assignment(w: &str) -> bool {
@@ -963,355 +574,6 @@ fn check_git_clean(args: &[&str], cwd: &Place) -> Option<String> {
         .iter()
         .find(|p| is_protected(&resolve(p, &at)))
         .map(|p| format!("git clean of {}", shown(p, &at)))
-}
-
-/// `kill` of pid -1: every process the user may signal, hx and the user's desktop included. A
-/// lone `kill -1` too, which some `kill`s read as that pid.
-fn check_kill(args: &[&str]) -> Option<String> {
-    let mut signal = None;
-    let mut i = 0;
-    while let Some(&a) = args.get(i) {
-        match a {
-            "-l" | "-L" | "--list" | "--table" => return None,
-            "--" => {
-                i += 1;
-                break;
-            }
-            "-s" | "-n" | "--signal" | "-q" | "--queue" => {
-                signal = args.get(i + 1).copied();
-                i += 2;
-            }
-            _ if a.starts_with("--") => i += 1,
-            // The first `-N` or `-NAME` is the signal; pids follow, negative ones too.
-            _ if signal.is_none() && a.len() > 1 && a.starts_with('-') => {
-                signal = Some(a);
-                i += 1;
-            }
-            _ => break,
-        }
-    }
-    let pids = args.get(i..).unwrap_or_default();
-    (pids.contains(&"-1") || pids.is_empty() && signal == Some("-1"))
-        .then(|| "signals every process (kill -1)".into())
-}
-
-/// `pkill`'s options that take the next word as their value.
-const PKILL_VALUES: &[&str] = &[
-    "-u",
-    "-U",
-    "-g",
-    "-G",
-    "-P",
-    "-s",
-    "-t",
-    "-r",
-    "-q",
-    "-O",
-    "--signal",
-    "--euid",
-    "--uid",
-    "--group",
-    "--pgroup",
-    "--parent",
-    "--session",
-    "--terminal",
-    "--runstates",
-    "--queue",
-    "--older",
-    "--ns",
-    "--nslist",
-    "--cgroup",
-    "--env",
-];
-
-/// `pkill` that picks no process by name: without a pattern (`pkill -u USER` signals all the
-/// user's processes), with one that matches every name, or with `-v`, which signals all the
-/// others.
-fn check_pkill(args: &[&str]) -> Option<String> {
-    let mut patterns = Vec::new();
-    let (mut pidfile, mut inverse) = (false, false);
-    let mut options_done = false;
-    let mut it = args.iter();
-    while let Some(&a) = it.next() {
-        if options_done || !a.starts_with('-') || a == "-" {
-            patterns.push(a);
-        } else if a == "--" {
-            options_done = true;
-        } else if a == "-F" || a == "--pidfile" {
-            pidfile = true;
-            it.next();
-        } else if a.starts_with("--pidfile=") {
-            pidfile = true;
-        } else if a == "--inverse" {
-            inverse = true;
-        } else if PKILL_VALUES.contains(&a) {
-            it.next();
-        } else if !a.starts_with("--") && a[1..].chars().all(|c| c.is_ascii_lowercase()) {
-            // A cluster of flags (`-fx`), whose last may take a value (`-fu root`); a signal
-            // (`-9`, `-HUP`) takes none.
-            inverse |= a.contains('v');
-            if a.ends_with(['u', 'g', 's', 't', 'r', 'q']) {
-                it.next();
-            }
-        }
-    }
-    if inverse {
-        return Some("signals every process but the ones named (pkill -v)".into());
-    }
-    match patterns.first() {
-        None if !pidfile => {
-            Some("signals every process it selects (pkill without a pattern)".into())
-        }
-        Some(p) if matches_every_name(p) => Some(format!(
-            "signals every process (pkill {p:?} matches every name)"
-        )),
-        _ => None,
-    }
-}
-
-/// `killall`'s options that take the next word as their value.
-const KILLALL_VALUES: &[&str] = &[
-    "-u",
-    "--user",
-    "-s",
-    "--signal",
-    "-o",
-    "--older-than",
-    "-y",
-    "--younger-than",
-    "-n",
-    "--ns",
-    "-Z",
-    "--context",
-];
-
-/// `killall` without a process name (`killall -u USER` signals all the user's processes), or
-/// with a regular expression that matches every name.
-fn check_killall(args: &[&str]) -> Option<String> {
-    let mut names = Vec::new();
-    let mut regex = false;
-    let mut options_done = false;
-    let mut it = args.iter();
-    while let Some(&a) = it.next() {
-        if options_done || !a.starts_with('-') || a == "-" {
-            names.push(a);
-        } else if matches!(a, "-l" | "--list" | "-V" | "--version" | "--help") {
-            return None;
-        } else if a == "--" {
-            options_done = true;
-        } else if a == "--regexp" {
-            regex = true;
-        } else if KILLALL_VALUES.contains(&a) {
-            it.next();
-        } else if !a.starts_with("--") && a[1..].chars().all(|c| c.is_ascii_lowercase()) {
-            regex |= a.contains('r');
-            if a.ends_with(['u', 's', 'o', 'y', 'n']) {
-                it.next();
-            }
-        }
-    }
-    if names.is_empty() {
-        return Some("signals every process it selects (killall without a process name)".into());
-    }
-    names
-        .iter()
-        .find(|n| regex && matches_every_name(n))
-        .map(|n| format!("signals every process (killall -r {n:?} matches every name)"))
-}
-
-/// Where a path leads, as far as the words tell: `.` and `..` are resolved by name (as the
-/// shell's `cd` does), links are not followed.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Place {
-    /// The folder the command line starts in (the workspace), or this many folders below it.
-    Workspace(usize),
-    /// An absolute path: its names below `/`.
-    Root(Vec<String>),
-    /// A home folder (`~`, `$HOME`; `~user` is `user`'s), `up` folders above it, then `names`.
-    Home {
-        user: Option<String>,
-        up: usize,
-        names: Vec<String>,
-    },
-    /// What the words do not tell: `$DIR`, `cd -`, above the workspace.
-    Unknown,
-}
-
-impl Place {
-    fn home(user: Option<&str>) -> Place {
-        Place::Home {
-            user: user.map(str::to_string),
-            up: 0,
-            names: Vec::new(),
-        }
-    }
-
-    /// The entry `name` of this folder; `..` is its parent.
-    fn join(self, name: &str) -> Place {
-        match (self, name) {
-            (p, "" | ".") => p,
-            (Place::Unknown, _) | (Place::Workspace(0), "..") => Place::Unknown,
-            (Place::Workspace(d), "..") => Place::Workspace(d - 1),
-            (Place::Workspace(d), _) => Place::Workspace(d + 1),
-            (Place::Root(mut names), "..") => {
-                names.pop();
-                Place::Root(names)
-            }
-            (Place::Root(mut names), n) => {
-                names.push(n.to_string());
-                Place::Root(names)
-            }
-            (Place::Home { user, up, names }, n) => {
-                let (mut up, mut names) = (up, names);
-                if n != ".." {
-                    names.push(n.to_string());
-                } else if names.pop().is_none() {
-                    up += 1;
-                }
-                Place::Home { user, up, names }
-            }
-        }
-    }
-}
-
-impl fmt::Display for Place {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Place::Root(names) => write!(f, "/{}", names.join("/")),
-            Place::Home { user, up, names } => {
-                write!(f, "~{}", user.as_deref().unwrap_or(""))?;
-                for _ in 0..*up {
-                    write!(f, "/..")?;
-                }
-                names.iter().try_for_each(|n| write!(f, "/{n}"))
-            }
-            Place::Workspace(_) => write!(f, "."),
-            Place::Unknown => write!(f, "?"),
-        }
-    }
-}
-
-/// Where the path `word` leads from `cwd`.
-fn resolve(word: &str, cwd: &Place) -> Place {
-    let home_var = ["$HOME", "${HOME}"].iter().find_map(|h| {
-        word.strip_prefix(h)
-            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-    });
-    let (from, rest) = if let Some(rest) = word.strip_prefix('/') {
-        (Place::Root(Vec::new()), rest)
-    } else if let Some(rest) = home_var {
-        (Place::home(None), rest)
-    } else if let Some(after) = word.strip_prefix('~') {
-        let (user, rest) = after.split_once('/').unwrap_or((after, ""));
-        match user {
-            "" => (Place::home(None), rest),
-            // `~+` is the working folder, `~-` the one before.
-            "+" => (cwd.clone(), rest),
-            "-" => return Place::Unknown,
-            u => (Place::home(Some(u)), rest),
-        }
-    } else if word.starts_with('$') || word.starts_with(PROCESS_SUBSTITUTION) {
-        return Place::Unknown;
-    } else {
-        (cwd.clone(), word)
-    };
-    let names: Vec<&str> = rest.split('/').collect();
-    let mut place = from;
-    for (i, name) in names.iter().enumerate() {
-        // A last name that matches every entry (`*`, `.*`) reaches the folder's whole content:
-        // for a delete, the folder itself.
-        if i + 1 == names.len() && matches_every_entry(name) {
-            break;
-        }
-        place = place.join(name);
-    }
-    place
-}
-
-/// A glob that matches every name in a folder (`*`, `.*`, `?*`, `.[!.]*`): with the glob
-/// characters and bracket expressions taken out, at most dots are left.
-fn matches_every_entry(name: &str) -> bool {
-    let mut rest = String::new();
-    let mut in_bracket = false;
-    let mut any_glob = false;
-    for c in name.chars() {
-        match c {
-            '[' if !in_bracket => {
-                in_bracket = true;
-                any_glob = true;
-            }
-            ']' if in_bracket => in_bracket = false,
-            '*' | '?' if !in_bracket => any_glob = true,
-            _ if in_bracket => {}
-            c => rest.push(c),
-        }
-    }
-    any_glob && rest.chars().all(|c| c == '.')
-}
-
-/// Top-level folders of the system: deleting one, or all it holds, breaks the machine.
-const SYSTEM_FOLDERS: &[&str] = &[
-    "root", "home", "usr", "etc", "var", "bin", "boot", "lib", "lib64", "sbin", "opt", "srv",
-    "dev", "proc", "sys",
-];
-
-/// `/`, a home folder (the user's, another's, or `/home/NAME`), a folder above one, or a
-/// top-level system folder. A top-level name the words do not fix (`/u*`, `/$X`) may be any of
-/// them. The workspace's own `.` or `*` are not the machine.
-fn is_protected(p: &Place) -> bool {
-    match p {
-        Place::Root(names) => match names.as_slice() {
-            [] => true,
-            [top] => SYSTEM_FOLDERS.contains(&top.as_str()) || top.contains(['*', '?', '[', '$']),
-            [first, _] => first == "home",
-            _ => false,
-        },
-        Place::Home { up, names, .. } => names.len() <= *up,
-        Place::Workspace(_) | Place::Unknown => false,
-    }
-}
-
-/// `word` as a reason names it: with the folder a `cd` moved to, when it is relative to that.
-fn shown(word: &str, cwd: &Place) -> String {
-    let relative = !(word.starts_with('/') || word.starts_with('~') || word.starts_with('$'));
-    match cwd {
-        Place::Root(_) | Place::Home { .. } if relative => format!("{word} in {cwd}"),
-        _ => word.to_string(),
-    }
-}
-
-/// Where `cmd` moves the commands after it when it is a `cd` (or `pushd`, `popd`).
-fn moves_to(cmd: &SimpleCommand, cwd: &Place) -> Option<Place> {
-    let (name, args) = program(&cmd.words)?;
-    if name == "popd" {
-        return Some(Place::Unknown);
-    }
-    if name != "cd" && name != "pushd" {
-        return None;
-    }
-    let mut dir = None;
-    let mut options_done = false;
-    for a in &args {
-        if !options_done && *a == "--" {
-            options_done = true;
-        } else if !options_done
-            && a.len() > 1
-            && a.starts_with('-')
-            && !a[1..].starts_with(|c: char| c.is_ascii_digit())
-        {
-            // `-L`, `-P`, `-e`, `-@`, pushd's `-n`.
-        } else {
-            dir = Some(*a);
-            break;
-        }
-    }
-    Some(match dir {
-        None if name == "cd" => Place::home(None),
-        // `pushd` alone swaps the top two folders of its stack, `cd -` goes back: unknown here.
-        None | Some("-") => Place::Unknown,
-        Some(d) if name == "pushd" && (d.starts_with('+') || d.starts_with('-')) => Place::Unknown,
-        Some(d) => resolve(d, cwd),
-    })
 }
 
 fn is_disk_device(t: &str) -> bool {

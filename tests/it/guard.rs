@@ -93,7 +93,6 @@ fn scripts_fed_to_a_shell_on_stdin_are_refused_before_they_run() {
         format!("bash <<< '{script}'"),
         format!("cat <<'EOF' | bash -s\n{script}\nEOF"),
         format!("echo '{script}' | /bin/sh"),
-        format!("printf '%s\\n' '{script}' | env bash"),
         format!("eval \"{script}\""),
     ];
     for command in forms {
@@ -115,6 +114,26 @@ fn scripts_fed_to_a_shell_on_stdin_are_refused_before_they_run() {
         assert!(!hx.workspace().join("ran").exists(), "{command:?} ran");
         assert!(stop_line(&run).contains("blocked=1"), "{}", run.dump());
     }
+}
+
+/// The guard does not read what `printf` prints (see `hooks::guard`): a script it pipes into a
+/// shell runs, in the sandbox, as one read from a file would.
+#[test]
+fn a_script_printf_pipes_into_a_shell_is_not_read_and_runs() {
+    let command = "printf '%s\\n' 'touch ran; su --help >/dev/null 2>&1' | env bash";
+    let args = json!({ "command": command }).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "do it"]);
+    let run = hx.run();
+    run.assert_success();
+    let content = tool_message(&server);
+    assert!(!content.contains("blocked"), "{content}\n{}", run.dump());
+    assert!(hx.workspace().join("ran").exists(), "{}", run.dump());
+    assert!(stop_line(&run).contains("blocked=0"), "{}", run.dump());
 }
 
 #[test]

@@ -269,18 +269,17 @@ fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
         format!("cannot tell what {word} runs, and its arguments would be refused for rm ({why})")
     };
     let refused = [
-        // A substitution printing a literal is the command it prints.
+        // A substitution echoing a literal is the command it prints.
         (
-            "$(printf rm) -rf /".to_string(),
+            "`echo rm` -rf /".to_string(),
             "recursive delete of /".to_string(),
         ),
-        ("`echo rm` -rf /".into(), "recursive delete of /".into()),
         (
             "$(echo sudo) id".into(),
             "privilege escalation (sudo)".into(),
         ),
         (
-            "X=$(date) $(printf 'rm -r') ~".into(),
+            "X=$(date) $(echo rm -r) ~".into(),
             "recursive delete of ~".into(),
         ),
         (
@@ -308,6 +307,16 @@ fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
             "$(cat cmd.txt) -rf /".into(),
             cannot_tell("$(…)", "recursive delete of /"),
         ),
+        // `printf`'s output is not read (module doc): it is judged by its arguments, whatever
+        // it prints.
+        (
+            "$(printf rm) -rf /".into(),
+            cannot_tell("$(…)", "recursive delete of /"),
+        ),
+        (
+            "$(printf ls) -rf /".into(),
+            cannot_tell("$(…)", "recursive delete of /"),
+        ),
         (
             "env $tool --no-preserve-root x".into(),
             cannot_tell("$tool", "rm --no-preserve-root"),
@@ -325,7 +334,8 @@ fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
         );
     }
     let allowed = [
-        "$(printf ls) -rf /",
+        "$(echo ls) -rf /",
+        "X=$(date) $(printf 'rm -r') ~",
         "$EDITOR notes.txt",
         "$CC -r -o out.o a.o b.o",
         "\"$PYTHON\" -m pytest -x tests",
@@ -348,7 +358,6 @@ fn a_command_word_made_at_run_time_is_read_or_judged_by_its_arguments() {
 fn xargs_runs_its_command_with_the_words_of_its_input() {
     let refused = [
         ("echo / | xargs rm -rf", "recursive delete of /"),
-        ("printf '%s\\0' ~ | xargs -0 rm -r", "recursive delete of ~"),
         ("xargs rm -rf <<< '/etc'", "recursive delete of /etc"),
         ("echo / | xargs -I{} rm -rf {}", "recursive delete of /"),
         (
@@ -370,6 +379,8 @@ fn xargs_runs_its_command_with_the_words_of_its_input() {
         "ls | xargs rm -rf",
         "xargs -a list.txt rm -rf",
         "echo / | xargs ls -la",
+        // What `printf` prints is not read (module doc), so its words are not known here.
+        "printf '%s\\0' ~ | xargs -0 rm -r",
     ];
     for cmd in allowed {
         assert_eq!(check_command(cmd), None, "{cmd}");
@@ -522,12 +533,7 @@ fn scripts_fed_to_a_shell_on_stdin_are_checked() {
         ("cat <<'EOF' | bash -s -- arg\nmkfs.ext4 /dev/sdb1\nEOF", "formats a filesystem (mkfs.ext4)"),
         ("echo 'sudo id' | bash", "privilege escalation (sudo)"),
         ("echo \"rm -rf /\" | sh -", "recursive delete of /"),
-        ("printf 'sudo id\\n' | sh", "privilege escalation (sudo)"),
-        ("printf '%s\\n' 'rm -rf ~' | dash", "recursive delete of ~"),
-        ("printf '\\x72\\x6d -rf /' | sh", "recursive delete of /"),
-        ("printf '\\162\\155 -rf ~' | bash", "recursive delete of ~"),
-        ("printf '%b' '\\0163udo id' | sh", "privilege escalation (sudo)"),
-        ("echo -e '\\x73udo id' | bash", "privilege escalation (sudo)"),
+        ("echo -e 'sudo id' | bash", "privilege escalation (sudo)"),
         ("echo 'reboot' | cat | zsh", "stops the machine (reboot)"),
         ("echo 'reboot' | env FOO=1 /bin/bash", "stops the machine (reboot)"),
         ("echo 'reboot' | timeout 5 ksh -e", "stops the machine (reboot)"),
@@ -589,30 +595,38 @@ fn shell_input_that_is_data_or_unknown_passes() {
     }
 }
 
+/// The guard does not emulate `printf` or the echos' escapes (module doc): a script printed
+/// through them passes, as one read from a file does, and the sandbox confines it.
 #[test]
-fn printf_and_echo_output_is_rebuilt_as_the_shell_prints_it() {
-    use super::{echo_output, printf_output, MAX_SCRIPT_CHARS};
-    assert_eq!(printf_output(&["%s;\\n", "a", "b"]), "a;\nb;\n");
-    assert_eq!(printf_output(&["%5s|%b|%%", "x", "y\\tz"]), "x|y\tz|%");
+fn a_script_printed_through_a_format_or_escapes_is_not_read() {
+    let allowed = [
+        "printf 'sudo id\\n' | sh",
+        "printf '%s\\n' 'rm -rf ~' | dash",
+        "printf '\\x72\\x6d -rf /' | sh",
+        "printf '\\162\\155 -rf ~' | bash",
+        "printf '%b' '\\0163udo id' | sh",
+        "echo -e '\\x73udo id' | bash",
+        "echo '\\x72m -rf /' | sh",
+        "echo 'rm -rf /\\n' | sh",
+    ];
+    for cmd in allowed {
+        assert_eq!(check_command(cmd), None, "{cmd:?}");
+    }
+}
+
+#[test]
+fn echo_output_is_read_only_without_backslashes() {
+    use super::scripts::echo_output;
     assert_eq!(
-        printf_output(&["no directive\\n", "unused"]),
-        "no directive\n"
+        echo_output(&["-n", "-e", "a b", "c"]).as_deref(),
+        Some("a b c\n")
     );
-    assert_eq!(echo_output(&["-n", "-e", "a\\nb", "c"]), "a\nb c\n");
-    assert_eq!(echo_output(&["-x", "y"]), "-x y\n");
-    assert_eq!(echo_output(&["stop\\cthere"]), "stop");
-    // Bytes in octal and hex: `\NNN` in a format, `\0NNN` in `%b` and echo, `\xHH` in all.
-    assert_eq!(printf_output(&["\\x72\\x6d -rf \\57"]), "rm -rf /");
-    assert_eq!(printf_output(&["\\1623\\x"]), "r3\\x");
-    assert_eq!(printf_output(&["%b", "\\0162\\x6D\\e"]), "rm\x1b");
-    assert_eq!(echo_output(&["-e", "\\x73udo\\0"]), "sudo\0\n");
-    assert_eq!(printf_output(&["\\777\\"]), "\u{ff}\\");
-    assert_eq!(printf_output(&["%b.", "stop\\cthere"]), "stop");
-    // A short format reused for many arguments cannot build a huge script.
-    let format = "x".repeat(4096) + "%s";
-    let mut args = vec![format.as_str()];
-    args.extend(std::iter::repeat_n("a", 10_000));
-    assert!(printf_output(&args).len() <= MAX_SCRIPT_CHARS + format.len());
+    assert_eq!(echo_output(&["-x", "y"]).as_deref(), Some("-x y\n"));
+    assert_eq!(echo_output(&[]).as_deref(), Some("\n"));
+    // Each echo reads escapes its own way; the guard reads none.
+    assert_eq!(echo_output(&["-e", "a\\nb", "c"]), None);
+    assert_eq!(echo_output(&["stop\\cthere"]), None);
+    assert_eq!(echo_output(&["-e", "\\x73udo\\0"]), None);
 }
 
 mod properties {
@@ -757,13 +771,22 @@ mod properties {
                 format!("bash -c '{x}'"),
                 format!("eval '{x}'"),
                 format!("echo '{x}' | sh"),
-                format!("printf '%s\\n' '{x}' | bash -s"),
                 format!("sh <<EOF\n{x}\nEOF"),
                 format!("cat <<'EOF' | /bin/dash\n{x}\nEOF"),
                 format!("bash <<< '{x}'"),
             ] {
                 prop_assert_eq!(&check_command(&wrapped), &verdict, "{:?}", wrapped);
             }
+        }
+
+        /// `printf`'s output is not read (module doc): a script it pipes into a shell gets the
+        /// verdict of the same `printf` written to a file, whatever the script holds.
+        #[test]
+        fn a_script_printf_pipes_into_a_shell_is_judged_as_data(x in script()) {
+            prop_assert_eq!(
+                check_command(&format!("printf '%s\\n' '{x}' | bash -s")),
+                check_command(&format!("printf '%s\\n' '{x}' > script.sh"))
+            );
         }
     }
 }
