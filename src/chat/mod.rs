@@ -1,17 +1,17 @@
-//! The interactive mode: the conversation loop, which owns the session and the agent
-//! (`conversation`), switching and resuming sessions (`switch`), the line editor
-//! (`editor`), what a typed line asks for (`commands`), the approval questions (`approve`),
-//! the terminal's saved settings (`terminal`), and what the slash commands show.
+//! The interactive mode: the loop that drives an `app::Conversation` from the terminal
+//! (`conversation`), `/model` and `/effort` (`model`), switching and resuming sessions
+//! (`switch`), the line editor (`editor`), what a typed line asks for (`commands`), the
+//! approval questions (`approve`), the terminal's saved settings (`terminal`), and what the
+//! slash commands show.
 //!
-//! A conversation is one [`Session`]: each message is `Agent::run_message` on it, so the
-//! request of every message extends the previous one exactly. A turn cancelled with Ctrl-C
-//! drops the run's future; [`answer_open_calls`] then answers what it left open before the
-//! next request.
+//! Each message is one `Conversation::send` on the session, so the request of every message
+//! extends the previous one exactly. A turn cancelled with Ctrl-C drops that future;
+//! `Conversation::cancelled` then answers what it left open before the next request.
 
 use std::fmt::Write as _;
 
 use crate::model::Message;
-use crate::session::{Figures, Session};
+use crate::session::Figures;
 use crate::skills::SkillRegistry;
 use crate::tools::todo::{self, Todo};
 use crate::tools::ToolSpec;
@@ -30,12 +30,6 @@ mod terminal;
 pub use crate::app::outcome::INTERRUPTED;
 pub use conversation::{run, Setup, PROMPT};
 pub use terminal::SavedTerminal;
-
-/// Answers the calls of the last assistant turn that have no result yet (a turn cancelled
-/// during its tools), recording the answers, so the next request is valid. Returns how many.
-pub fn answer_open_calls(session: &mut Session) -> usize {
-    session.answer_open_calls(INTERRUPTED)
-}
 
 /// The model's latest todo list: the last `todo_write` call that succeeded (as the todo tool
 /// itself finds it when it takes up a history).

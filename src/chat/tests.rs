@@ -1,6 +1,6 @@
 use super::*;
 use crate::model::ToolCall;
-use crate::session::Header;
+use crate::session::{Header, Session};
 
 fn call(id: &str, name: &str, arguments: &str) -> ToolCall {
     ToolCall {
@@ -41,10 +41,10 @@ fn a_cancelled_turn_gets_answers_after_the_ones_it_has() {
         assistant(vec![call("a", "bash", "{}"), call("b", "bash", "{}")]),
         tool("a", "done"),
     ]);
-    assert_eq!(answer_open_calls(&mut s), 1);
+    assert_eq!(s.answer_open_calls(INTERRUPTED), 1);
     assert_eq!(s.messages().last(), Some(&tool("b", INTERRUPTED)));
     // Nothing more to answer the second time.
-    assert_eq!(answer_open_calls(&mut s), 0);
+    assert_eq!(s.answer_open_calls(INTERRUPTED), 0);
     assert_eq!(s.messages().len(), 5);
 }
 
@@ -56,10 +56,10 @@ fn a_complete_conversation_is_left_alone() {
         tool("a", "done"),
         Message::User("<reminder>".into()),
     ]);
-    assert_eq!(answer_open_calls(&mut s), 0);
+    assert_eq!(s.answer_open_calls(INTERRUPTED), 0);
     // Cancelled while the model was still answering: there is no open call.
     let mut s = session(vec![Message::User("go".into())]);
-    assert_eq!(answer_open_calls(&mut s), 0);
+    assert_eq!(s.answer_open_calls(INTERRUPTED), 0);
 }
 
 #[test]
