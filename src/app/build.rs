@@ -156,10 +156,14 @@ pub fn build_editing_skills(
     // subagents get those of the servers that say `subagents = true`.
     let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
     let for_subagents = planned.iter().any(|p| p.config.subagents);
-    let planned_servers: Vec<(String, bool)> = planned
-        .iter()
-        .map(|p| (p.config.name.clone(), p.config.subagents))
-        .collect();
+    let servers = Servers {
+        configured: planned.iter().map(|p| p.config.name.clone()).collect(),
+        for_subagents: planned
+            .iter()
+            .filter(|p| p.config.subagents)
+            .map(|p| p.config.name.clone())
+            .collect(),
+    };
     // Computed once: every command of the run, and every local MCP server, gets the same.
     let tool_env = process::env::for_tools(&config.shell_env, &config.sandbox);
     let mcp = (!planned.is_empty()).then(|| {
@@ -236,7 +240,7 @@ pub fn build_editing_skills(
     let found = agent_files.and_then(|t| t.join().ok()).unwrap_or_else(|| {
         crate::agents::discover_cached(&root, home.as_deref(), agent_cache.as_deref())
     });
-    let types = subagent_types(found, &planned_servers, warnings);
+    let types = subagent_types(found, &servers, warnings);
     registry.register(Arc::new(Task::new(child, profiles, types)));
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     registry.register(load_skill.clone());
@@ -277,6 +281,12 @@ pub fn build_editing_skills(
     })
 }
 
+/// The MCP servers of a run by name, and those offered to subagents (`subagents = true`).
+struct Servers {
+    configured: Vec<String>,
+    for_subagents: Vec<String>,
+}
+
 /// The subagent types of the agent files `found` (`crate::agents`); `task` makes each one's
 /// subagent from the generic one when it starts (`agent::task::typed`). What the files ask
 /// for and cannot have is said once, grouped; so is an MCP tool of a server that is not
@@ -284,7 +294,7 @@ pub fn build_editing_skills(
 /// what the user's config gives subagents.
 fn subagent_types(
     mut found: crate::agents::Discovery,
-    servers: &[(String, bool)],
+    servers: &Servers,
     warnings: &mut Vec<Warning>,
 ) -> Vec<crate::agents::Definition> {
     for def in &mut found.agents {
@@ -293,15 +303,15 @@ fn subagent_types(
                 continue;
             };
             let server = rest.split("__").next().unwrap_or_default();
-            match servers.iter().find(|(name, _)| name == server) {
-                None => def.notes.push(format!(
+            if !servers.configured.iter().any(|n| n == server) {
+                def.notes.push(format!(
                     "tool {tool}: no MCP server {server} is configured, left out"
-                )),
-                Some((_, false)) => def.notes.push(format!(
+                ));
+            } else if !servers.for_subagents.iter().any(|n| n == server) {
+                def.notes.push(format!(
                     "tool {tool}: MCP server {server} is not offered to subagents \
                      (subagents = true in its config), left out"
-                )),
-                Some((_, true)) => {}
+                ));
             }
         }
     }

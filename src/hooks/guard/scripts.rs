@@ -31,8 +31,15 @@ pub(super) fn script_of(
             Script::Text(script)
         };
     }
-    let (dash_c, dash_s, operand) = if matches!(name, "source" | ".") {
-        (false, false, args.first().copied())
+    let ShellOptions {
+        dash_c,
+        dash_s,
+        operand,
+    } = if matches!(name, "source" | ".") {
+        ShellOptions {
+            operand: args.first().copied(),
+            ..ShellOptions::default()
+        }
     } else {
         shell_options(args)
     };
@@ -49,14 +56,29 @@ pub(super) fn script_of(
     }
 }
 
-/// A shell's options: whether it has `-c` and `-s`, and its first operand (the `-c` script, or
-/// the script file).
-fn shell_options<'a>(args: &[&'a str]) -> (bool, bool, Option<&'a str>) {
+/// What a shell's arguments say of where its script comes from.
+#[derive(Default)]
+struct ShellOptions<'a> {
+    /// `-c`: the operand is the script.
+    dash_c: bool,
+    /// `-s`: the script is read on stdin, the operands are its arguments.
+    dash_s: bool,
+    /// The first operand: the `-c` script, or the script file.
+    operand: Option<&'a str>,
+}
+
+/// A shell's options (see [`ShellOptions`]).
+fn shell_options<'a>(args: &[&'a str]) -> ShellOptions<'a> {
     let (mut dash_c, mut dash_s) = (false, false);
     let mut it = args.iter();
+    let done = |dash_c, dash_s, operand| ShellOptions {
+        dash_c,
+        dash_s,
+        operand,
+    };
     while let Some(a) = it.next() {
         if *a == "--" || *a == "-" {
-            return (dash_c, dash_s, it.next().copied());
+            return done(dash_c, dash_s, it.next().copied());
         }
         if let Some(long) = a.strip_prefix("--") {
             if matches!(long, "rcfile" | "init-file") {
@@ -75,10 +97,10 @@ fn shell_options<'a>(args: &[&'a str]) -> (bool, bool, Option<&'a str>) {
                 }
             }
         } else {
-            return (dash_c, dash_s, Some(a));
+            return done(dash_c, dash_s, Some(a));
         }
     }
-    (dash_c, dash_s, None)
+    done(dash_c, dash_s, None)
 }
 
 /// The script a command reads on stdin.
