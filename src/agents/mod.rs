@@ -9,7 +9,7 @@
 //! starts, so start-up stays cheap and a body never sits in memory unused.
 
 pub mod cache;
-mod tools;
+pub mod tools;
 
 use std::collections::BTreeMap;
 use std::io::Read;

@@ -3,12 +3,40 @@
 
 use super::quoted;
 use crate::skills::parse::Yaml;
+use crate::tools::{bash, edit_file, glob, read_file, todo, write_file, Claude};
+
+/// Claude Code's `Task`, and `Agent`, another name its files give it: the tool that starts
+/// the subagents agent files define. That tool lives in `agent`, a layer above this one, so it
+/// takes its names from here ([`TOOLS`] cannot take them from it).
+pub const TASK: Claude = Claude {
+    tool: "task",
+    names: &["Task", "Agent"],
+    for_subagents: false,
+    by_command: false,
+};
+
+/// Every tool of hx's that Claude Code's files may name, as each tool states it next to its
+/// code. A list of those statements rather than a run's registry: agent files are read before
+/// the registry is complete (`task` is made from what they define) and what they map to is
+/// cached across runs ([`super::cache`]), so the mapping must not depend on a run. A new tool
+/// Claude Code has a name for is added here too. In the order the notes name them.
+pub const TOOLS: &[Claude] = &[
+    bash::CLAUDE,
+    read_file::CLAUDE,
+    write_file::CLAUDE,
+    edit_file::CLAUDE,
+    glob::CLAUDE,
+    TASK,
+    todo::CLAUDE,
+    crate::skills::load::CLAUDE,
+];
 
 /// Whom a list of Claude Code tool names is mapped for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum For {
-    /// A subagent type (`tools`): never `task`, `todo_write` or `load_skill`, and a narrowed
-    /// `Bash(...)` is left out, since hx cannot narrow it.
+    /// A subagent type (`tools`): never a tool that is not for subagents (`task`,
+    /// `todo_write`, `load_skill`), and a narrowed `Bash(...)` is left out, since hx cannot
+    /// narrow it.
     Subagent,
     /// One message of the main agent (a command's `allowed-tools`): every tool of hx's, and
     /// `Bash(...)` gives bash whole (the main agent has it anyway; the guard still watches).
@@ -54,45 +82,44 @@ pub fn tools_for(v: &Yaml, who: For, notes: &mut Vec<String>) -> Option<Vec<Stri
         return None;
     }
     let mut out: Vec<String> = Vec::new();
-    let mut whole: Vec<String> = Vec::new();
+    let mut give = |name: &str| {
+        if !out.iter().any(|o| o == name) {
+            out.push(name.to_string());
+        }
+    };
+    // Each tool's asks given whole, by tool, in the order first asked.
+    let mut whole: Vec<(&'static str, Vec<String>)> = Vec::new();
     for t in &asked {
         match map_tool(t, who) {
-            Mapped::To(name) => {
-                if !out.iter().any(|o| o == name) {
-                    out.push(name.to_string());
-                }
-            }
-            Mapped::Mcp => {
-                if !out.contains(t) {
-                    out.push(t.clone());
-                }
-            }
+            Mapped::To(name) => give(name),
+            Mapped::Mcp => give(t),
             Mapped::Never => notes.push(format!(
-                "tool {}: a subagent never gets it (no task, todo_write or load_skill in a \
-                 subagent), left out",
-                quoted(t)
+                "tool {}: a subagent never gets it (no {} in a subagent), left out",
+                quoted(t),
+                never_given()
             )),
-            Mapped::Narrowed => notes.push(format!(
-                "tool {}: hx cannot limit bash to some commands, left out",
+            Mapped::Narrowed(name) => notes.push(format!(
+                "tool {}: hx cannot limit {name} to some commands, left out",
                 quoted(t)
             )),
             Mapped::Missing => {
                 notes.push(format!("tool {}: hx has no such tool, left out", quoted(t)))
             }
             Mapped::Whole(name) => {
-                whole.push(quoted(t));
-                if !out.iter().any(|o| o == name) {
-                    out.push(name.to_string());
+                match whole.iter_mut().find(|(n, _)| *n == name) {
+                    Some((_, asks)) => asks.push(quoted(t)),
+                    None => whole.push((name, vec![quoted(t)])),
                 }
+                give(name);
             }
         }
     }
     // One note for all of a file's patterns: a commit command names three.
-    if !whole.is_empty() {
-        let tools = if whole.len() == 1 { "tool" } else { "tools" };
+    for (name, asks) in whole {
+        let tools = if asks.len() == 1 { "tool" } else { "tools" };
         notes.push(format!(
-            "{tools} {}: hx cannot limit bash to some commands, gives it whole",
-            whole.join(", ")
+            "{tools} {}: hx cannot limit {name} to some commands, gives it whole",
+            asks.join(", ")
         ));
     }
     Some(out)
@@ -129,36 +156,45 @@ enum Mapped {
     To(&'static str),
     Mcp,
     Never,
-    Narrowed,
+    /// A tool limited to some commands (`Bash(...)`), left out.
+    Narrowed(&'static str),
     Missing,
-    /// A narrowed tool (`Bash(...)`) given whole, with a note.
+    /// A tool limited to some commands given whole, with a note.
     Whole(&'static str),
 }
 
-/// Claude Code's tool names (and hx's own) to hx's tools for `who`.
+/// Claude Code's tool names (and hx's own) to hx's tools for `who`, as [`TOOLS`] say.
 fn map_tool(t: &str, who: For) -> Mapped {
-    if who == For::Message {
-        match t {
-            "Task" | "Agent" | "task" => return Mapped::To("task"),
-            "TodoWrite" | "todo_write" => return Mapped::To("todo_write"),
-            "Skill" | "load_skill" => return Mapped::To("load_skill"),
-            _ if t.starts_with("Bash(") => return Mapped::Whole("bash"),
-            _ => {}
-        }
+    if let Some(tool) = TOOLS.iter().find(|c| c.means(t)) {
+        return match who {
+            For::Subagent if !tool.for_subagents => Mapped::Never,
+            _ => Mapped::To(tool.tool),
+        };
     }
-    match t {
-        "Bash" | "bash" => Mapped::To("bash"),
-        "Read" | "read_file" => Mapped::To("read_file"),
-        "Write" | "write_file" => Mapped::To("write_file"),
-        "Edit" | "MultiEdit" | "edit_file" => Mapped::To("edit_file"),
-        // `LS` lists a folder, which `glob` does (`DIR/*`).
-        "Glob" | "LS" | "glob" => Mapped::To("glob"),
-        "Task" | "Agent" | "task" | "TodoWrite" | "todo_write" | "Skill" | "load_skill" => {
-            Mapped::Never
-        }
-        _ if t.starts_with("Bash(") => Mapped::Narrowed,
-        // The prefix MCP tools are named with (`mcp::names::PREFIX`, a layer above).
-        _ if t.starts_with("mcp__") && t.len() > "mcp__".len() => Mapped::Mcp,
-        _ => Mapped::Missing,
+    if let Some(tool) = TOOLS.iter().find(|c| c.limited(t)) {
+        return match who {
+            For::Subagent => Mapped::Narrowed(tool.tool),
+            For::Message => Mapped::Whole(tool.tool),
+        };
+    }
+    // The prefix MCP tools are named with (`mcp::names::PREFIX`, a layer above).
+    if t.starts_with("mcp__") && t.len() > "mcp__".len() {
+        Mapped::Mcp
+    } else {
+        Mapped::Missing
+    }
+}
+
+/// The tools no subagent gets, as a note names them: `task, todo_write or load_skill`.
+fn never_given() -> String {
+    let names: Vec<&str> = TOOLS
+        .iter()
+        .filter(|c| !c.for_subagents)
+        .map(|c| c.tool)
+        .collect();
+    match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!("{} or {last}", rest.join(", ")),
+        Some((last, _)) => last.to_string(),
+        None => String::new(),
     }
 }

@@ -16,6 +16,7 @@ use serde_json::Value;
 
 pub mod about;
 pub mod bash;
+pub mod claude;
 pub mod edit_file;
 pub mod editor;
 pub mod glob;
@@ -27,6 +28,7 @@ pub mod workspace;
 pub mod write_file;
 
 pub use about::{About, Kind, Shown};
+pub use claude::Claude;
 pub use editor::{Editor, EditorFiles};
 pub use history::{Carried, Carry, Restore};
 pub use workspace::Workspace;
@@ -198,15 +200,17 @@ pub trait Tool: Send + Sync {
         false
     }
 
-    /// Claude Code's name for this tool (`Bash`, `Read`), so hook matchers written for Claude
-    /// Code match it too.
-    fn claude_name(&self) -> Option<&'static str> {
+    /// How Claude Code knows this tool (see [`Claude`]), so hook matchers written for Claude
+    /// Code match it too; `None` for a tool Claude Code has no counterpart of.
+    fn claude(&self) -> Option<Claude> {
         None
     }
 
-    /// Whether subagents (`task`) get this tool as well as the main agent.
+    /// Whether subagents (`task`) get this tool as well as the main agent. Taken from
+    /// [`Tool::claude`] by default, since the reading of agent files tells what a subagent
+    /// never gets from the same statement.
     fn for_subagents(&self) -> bool {
-        false
+        self.claude().is_some_and(|c| c.for_subagents)
     }
 
     /// What a call does, for an editor (see [`Kind`]).
@@ -314,7 +318,7 @@ impl Registry {
     pub fn claude_names(&self) -> BTreeMap<String, &'static str> {
         self.tools
             .iter()
-            .filter_map(|t| Some((t.spec().name, t.claude_name()?)))
+            .filter_map(|t| Some((t.spec().name, t.claude()?.name()?)))
             .collect()
     }
 }
