@@ -13,9 +13,9 @@ use super::{prompt, Agent, Outcome};
 use crate::agents::{self, Definition};
 use crate::config::Profiles;
 use crate::model::Profile;
-use crate::tools::{args, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+use crate::tools::{args, Claude, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
-const NAME: &str = "task";
+const NAME: &str = agents::tools::TASK.tool;
 
 pub struct Task {
     /// The subagent every call starts from; each call varies it with its own profile and
@@ -136,8 +136,8 @@ impl Task {
 }
 
 impl Tool for Task {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Task")
+    fn claude(&self) -> Option<Claude> {
+        Some(agents::tools::TASK)
     }
 
     fn spec(&self) -> ToolSpec {

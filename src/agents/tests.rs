@@ -34,6 +34,36 @@ fn a_yaml_list_of_tools_and_the_boundary() {
 }
 
 #[test]
+fn the_tool_names_are_what_each_tool_states() {
+    use std::sync::Arc;
+
+    use crate::tools::todo::{TodoList, TodoWrite};
+    use crate::tools::Registry;
+
+    // Every tool this layer can make; `task` (a layer above) states tools::TASK itself.
+    let mut registry = Registry::standard();
+    registry.register(Arc::new(TodoWrite::new(TodoList::new())));
+    registry.register(Arc::new(crate::skills::LoadSkill::new(Default::default())));
+    let mut stated: Vec<_> = registry
+        .names()
+        .filter_map(|n| registry.get(&n).and_then(|t| t.claude()))
+        .collect();
+    stated.push(tools::TASK);
+    for tool in &stated {
+        assert!(tools::TOOLS.contains(tool), "{tool:?} is not in TOOLS");
+    }
+    assert_eq!(tools::TOOLS.len(), stated.len());
+    let d = def("name: a\ndescription: d\ntools: Agent\n").expect("parses");
+    assert_eq!(
+        d.notes,
+        [
+            "tool Agent: a subagent never gets it (no task, todo_write or load_skill in a \
+          subagent), left out"
+        ]
+    );
+}
+
+#[test]
 fn no_tools_or_a_star_means_every_subagent_tool() {
     assert_eq!(def("name: a\ndescription: d\n").expect("ok").tools, None);
     assert_eq!(

@@ -1,7 +1,7 @@
 //! `hx config`: the effective configuration here, each value with where it came from.
 
 use super::{exit, ConfigArgs};
-use crate::config::origins::origins;
+use crate::config::origins::report;
 use crate::config::process_env;
 
 pub(super) fn config_command(args: ConfigArgs) -> i32 {
@@ -16,7 +16,7 @@ pub(super) fn config_command(args: ConfigArgs) -> i32 {
         Ok(loaded) => loaded.config,
         Err(f) => return super::show_failure(f),
     };
-    let o = origins(&config, &cwd, &env, &flags);
+    let o = report(&config);
     if args.json {
         let ignored = o.ignored.as_ref().map(|(path, keys)| {
             serde_json::json!({

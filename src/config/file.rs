@@ -6,6 +6,7 @@ use std::path::Path;
 
 use serde::Deserialize;
 
+use super::origins::Written;
 use super::ConfigError;
 use crate::model::{Effort, ReasoningEcho};
 use crate::process::Inherit;
@@ -134,6 +135,10 @@ pub struct FileConfig {
     /// `[pricing."MODEL"]`: a model's prices, over the built-in ones.
     #[serde(default)]
     pub pricing: BTreeMap<String, PriceFile>,
+    /// Every key as written, with the file it is in (filled in by the loader, never read from
+    /// TOML), so that resolving the configuration can say where each setting came from.
+    #[serde(skip)]
+    pub written: Written,
 }
 
 /// `[pricing."MODEL"]`: per million tokens.
@@ -236,11 +241,21 @@ impl FileConfig {
     /// Parses the text of the file `path`; the error names the file.
     pub fn parse(path: &Path, text: &str) -> Result<FileConfig, ConfigError> {
         parse_toml(text)
-            .map(|c| c.sandbox_read_from(path))
+            .map(|c| FileConfig {
+                written: Written::read(text, format!("file {}", path.display())),
+                ..c.sandbox_read_from(path)
+            })
             .map_err(|(line, msg)| {
                 let at = line.map(|l| format!(" (line {l})")).unwrap_or_default();
                 ConfigError(format!("bad config file {}{at}: {msg}", path.display()))
             })
+    }
+
+    /// The same settings, their file named `name` where `hx config` says where they came from
+    /// (`user file PATH`): whose file it is, the loader knows.
+    pub(super) fn named(mut self, name: &str) -> FileConfig {
+        self.written = self.written.named(name);
+        self
     }
 
     /// Remembers which file set the sandbox mode, for `hx sandbox`.
@@ -310,6 +325,7 @@ impl FileConfig {
             keep_days,
             keep_sessions
         );
+        self.written = self.written.under(top.written);
         self.shell_env.exclude.extend(top.shell_env.exclude);
         self.shell_env.set.extend(top.shell_env.set);
         self.sandbox = self.sandbox.overlay(top.sandbox);

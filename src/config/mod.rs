@@ -116,6 +116,8 @@ pub struct Config {
     pub pricing: BTreeMap<String, crate::model::Price>,
     /// `--max-cost` or `max_cost`: the run ends after the request that takes its cost past it.
     pub max_cost: Option<f64>,
+    /// Where the settings `hx config` lists came from, recorded as they were resolved.
+    pub origins: origins::Origins,
 }
 
 impl Config {
@@ -129,16 +131,35 @@ impl Config {
     ) -> Result<Config, ConfigError> {
         let mut merged = FileConfig::default();
         if let Some(dir) = user_config_dir(env) {
-            merged = merged.overlay(FileConfig::load(&dir.join("config.toml"))?);
+            let path = dir.join("config.toml");
+            let name = format!("user file {}", path.display());
+            merged = merged.overlay(FileConfig::load(&path)?.named(&name));
         }
+        let mut ignored = None;
         match gate(&TRUST, cwd, env).map_err(ConfigError)? {
             Some(Gate::Trusted { path, text }) => {
-                merged = merged.overlay(FileConfig::parse(&path, &text)?);
+                let name = format!("project file {} (trusted)", path.display());
+                merged = merged.overlay(FileConfig::parse(&path, &text)?.named(&name));
             }
-            Some(Gate::Skipped { notice, .. }) => warnings.push(notice),
+            Some(Gate::Skipped {
+                notice,
+                path,
+                bytes,
+            }) => {
+                warnings.push(notice);
+                ignored = Some((path, bytes));
+            }
             None => {}
         }
-        let config = Config::resolve(merged, env, flags)?;
+        let mut config = Config::resolve(merged, env, flags)?;
+        // Kept for `hx config`, which lists what the file would set; a file not read (a link
+        // out of the project) would set nothing hx can show.
+        if let Some((path, bytes)) = ignored {
+            let text = bytes
+                .map(|b| String::from_utf8_lossy(&b).into_owned())
+                .unwrap_or_default();
+            config.origins.ignore(path, &text);
+        }
         warnings.extend(config.retired_notice());
         Ok(config)
     }

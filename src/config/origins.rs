@@ -1,13 +1,235 @@
 //! Where each setting of the effective configuration came from, for `hx config`: the
 //! defaults, the user's file, the project's (applied only while trusted), the environment, a
-//! flag. The values are the resolved ones; the origins are found by asking the layers in the
-//! order they win.
+//! flag. Recorded while the configuration is resolved: each setting `hx config` lists is
+//! chosen through a [`Pick`], which keeps the value and where it was found together, so the
+//! order in which flags, variables, files and defaults win is stated once, in `resolve.rs`.
 
-use std::path::{Path, PathBuf};
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::PathBuf;
 
-use super::presets::find_preset;
-use super::{Config, Env, Flags, TRUST};
-use crate::trust::{gate, Gate};
+use super::Config;
+
+/// Where one setting in force came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Origin {
+    /// A command-line flag (`--model`).
+    Flag(&'static str),
+    /// A variable of the environment (`HX_MODEL`).
+    Env(String),
+    /// A config file, as [`Written`] names it (`user file PATH`).
+    File(String),
+    /// The session this run continues (its effort).
+    Session,
+    /// Nothing set it: `default`, or `the provider's default`.
+    Default(&'static str),
+}
+
+impl fmt::Display for Origin {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            Origin::Flag(flag) => write!(f, "flag {flag}"),
+            Origin::Env(var) => write!(f, "environment {var}"),
+            Origin::File(name) => f.write_str(name),
+            Origin::Session => f.write_str("the continued session"),
+            Origin::Default(what) => f.write_str(what),
+        }
+    }
+}
+
+/// What the config files in force wrote, each file's keys flattened (`tools.output_chars`)
+/// with their values as TOML (a credential's hidden), in the order the files are laid over
+/// each other: the last file that wrote a key set it.
+#[derive(Debug, Clone, Default)]
+pub struct Written(Vec<WrittenFile>);
+
+#[derive(Debug, Clone)]
+struct WrittenFile {
+    /// The file as `hx config` names it.
+    name: String,
+    keys: Vec<(String, String)>,
+}
+
+impl Written {
+    /// The keys of one file's text, named `name`. Text that is not TOML writes nothing: the
+    /// loader refuses it, or (an untrusted file) it only ever applies once it parses.
+    pub(super) fn read(text: &str, name: String) -> Written {
+        let keys = toml::from_str::<toml::Table>(text)
+            .map(|t| flatten(&t))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(k, v)| {
+                let v = if secret(&k) { "\"***\"".to_string() } else { v };
+                (k, v)
+            })
+            .collect();
+        Written(vec![WrittenFile { name, keys }])
+    }
+
+    /// The same keys, the files named `name` (the loader knows whose file it read).
+    pub(super) fn named(mut self, name: &str) -> Written {
+        for file in &mut self.0 {
+            file.name = name.to_string();
+        }
+        self
+    }
+
+    /// `top`'s files laid over these, as [`super::FileConfig`] overlays them.
+    pub(super) fn under(mut self, top: Written) -> Written {
+        self.0.extend(top.0);
+        self
+    }
+
+    /// The file that wrote any of `keys` (spellings of one setting, `sessions` and
+    /// `sessions.enabled`) last.
+    fn file_of(&self, keys: &[&str]) -> Option<&str> {
+        self.0
+            .iter()
+            .rev()
+            .find(|f| f.keys.iter().any(|(k, _)| keys.contains(&k.as_str())))
+            .map(|f| f.name.as_str())
+    }
+
+    /// Every key with its value and the file that set it last, in key order.
+    fn last(&self) -> BTreeMap<&str, (&str, &str)> {
+        let mut out = BTreeMap::new();
+        for file in &self.0 {
+            for (k, v) in &file.keys {
+                out.insert(k.as_str(), (v.as_str(), file.name.as_str()));
+            }
+        }
+        out
+    }
+
+    /// Every key with its value, in file order (one file's: an untrusted one).
+    fn keys(self) -> Vec<(String, String)> {
+        self.0.into_iter().flat_map(|f| f.keys).collect()
+    }
+}
+
+/// Where the settings of a [`Config`] came from, as resolving it found.
+#[derive(Debug, Clone, Default)]
+pub struct Origins {
+    /// By key as `hx config` lists it (`sandbox.mode`).
+    chosen: BTreeMap<&'static str, Origin>,
+    /// The file keys those settings were read from (and their own keys): not listed again
+    /// among the rest, since a file's `model` under another provider's table is not in force.
+    read: BTreeSet<String>,
+    written: Written,
+    /// The untrusted project file and what it would set.
+    ignored: Option<(PathBuf, Vec<(String, String)>)>,
+    /// The provider chosen, whose table the later settings are read from.
+    provider: String,
+}
+
+impl Origins {
+    pub(super) fn new(written: Written) -> Origins {
+        Origins {
+            written,
+            ..Origins::default()
+        }
+    }
+
+    /// Starts choosing the setting `key`: the first of the places [`Pick`] is given that has
+    /// a value wins.
+    pub(super) fn pick<T>(&mut self, key: &'static str) -> Pick<'_, T> {
+        self.read.insert(key.to_string());
+        Pick {
+            origins: self,
+            key,
+            found: None,
+        }
+    }
+
+    /// Records where `key` came from, for a setting another module chose.
+    pub(super) fn set(&mut self, key: &'static str, origin: Origin) {
+        self.read.insert(key.to_string());
+        self.chosen.insert(key, origin);
+    }
+
+    /// The file that set any of `keys` last, for a setting whose value was found in the files.
+    pub(super) fn file(&self, keys: &[&str]) -> Origin {
+        Origin::File(
+            self.written
+                .file_of(keys)
+                // A configuration resolved from no file's text (a test's).
+                .unwrap_or("a config file")
+                .to_string(),
+        )
+    }
+
+    /// The provider whose table [`Pick::table`] reads.
+    pub(super) fn read_tables_of(&mut self, name: &str) {
+        self.provider = name.to_string();
+    }
+
+    /// The project file left out until trusted, with what it would set.
+    pub(super) fn ignore(&mut self, path: PathBuf, text: &str) {
+        self.ignored = Some((path, Written::read(text, String::new()).keys()));
+    }
+}
+
+/// One setting being chosen: each place is offered in the order it wins, and the first with
+/// a value is kept with its origin.
+pub(super) struct Pick<'a, T> {
+    origins: &'a mut Origins,
+    key: &'static str,
+    found: Option<(T, Origin)>,
+}
+
+impl<T> Pick<'_, T> {
+    fn offer(mut self, value: Option<T>, origin: impl FnOnce(&Origins) -> Origin) -> Self {
+        if self.found.is_none() {
+            if let Some(v) = value {
+                let origin = origin(self.origins);
+                self.found = Some((v, origin));
+            }
+        }
+        self
+    }
+
+    pub(super) fn flag(self, flag: &'static str, value: Option<T>) -> Self {
+        self.offer(value, |_| Origin::Flag(flag))
+    }
+
+    pub(super) fn env(self, var: &str, value: Option<T>) -> Self {
+        self.offer(value, |_| Origin::Env(var.to_string()))
+    }
+
+    pub(super) fn session(self, value: Option<T>) -> Self {
+        self.offer(value, |_| Origin::Session)
+    }
+
+    /// The files' value, written under any of `keys` (spellings of one setting).
+    pub(super) fn file(self, keys: &[&str], value: Option<T>) -> Self {
+        self.origins.read.extend(keys.iter().map(|k| k.to_string()));
+        self.offer(value, |o| o.file(keys))
+    }
+
+    /// The value of the chosen provider's table, its key `field`.
+    pub(super) fn table(self, field: &str, value: Option<T>) -> Self {
+        let key = format!("providers.{}.{field}", self.origins.provider);
+        self.file(&[&key], value)
+    }
+
+    /// The value found, else `value` (none too) as `default` says.
+    pub(super) fn finish(self, default: &'static str, value: Option<T>) -> Option<T> {
+        let (value, origin) = match self.found {
+            Some((v, origin)) => (Some(v), origin),
+            None => (value, Origin::Default(default)),
+        };
+        self.origins.chosen.insert(self.key, origin);
+        value
+    }
+
+    /// The value found, else `value`, as `default` says.
+    pub(super) fn or(self, default: &'static str, value: T) -> T {
+        match self.finish(default, None) {
+            Some(v) => v,
+            None => value,
+        }
+    }
+}
 
 /// One setting: its key as a config file writes it (`sandbox.mode`), its value as TOML, and
 /// where it came from.
@@ -21,38 +243,10 @@ pub struct Setting {
 /// What `hx config` shows: the settings in force, and the project file's that are not,
 /// because the file waits for `hx trust`.
 #[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct Origins {
+pub struct Report {
     pub settings: Vec<Setting>,
     /// The untrusted project file and what it would set.
     pub ignored: Option<(PathBuf, Vec<(String, String)>)>,
-}
-
-/// One config file's keys, flattened (`tools.output_chars`), with its description.
-struct Layer {
-    origin: String,
-    keys: Vec<(String, String)>,
-}
-
-impl Layer {
-    fn read(text: &str, origin: String) -> Layer {
-        let keys = toml::from_str::<toml::Table>(text)
-            .map(|t| flatten(&t))
-            .unwrap_or_default()
-            .into_iter()
-            .map(|(k, v)| {
-                let v = if secret(&k) { "\"***\"".to_string() } else { v };
-                (k, v)
-            })
-            .collect();
-        Layer { origin, keys }
-    }
-
-    fn get(&self, key: &str) -> Option<&str> {
-        self.keys
-            .iter()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.as_str())
-    }
 }
 
 /// A key whose value may be a credential (an MCP server's `env` or headers, a token): its
@@ -91,199 +285,69 @@ fn quoted(s: &str) -> String {
     toml::Value::String(s.to_string()).to_string()
 }
 
-/// The settings of `config` (resolved for `cwd` with `env` and `flags`) and their origins.
-/// The files are read again; one that cannot be read adds nothing here (loading the config
-/// said why).
-pub fn origins(config: &Config, cwd: &Path, env: &Env, flags: &Flags) -> Origins {
-    let mut layers = Vec::new();
-    if let Some(dir) = crate::paths::user_config_dir(env) {
-        let path = dir.join("config.toml");
-        // Read as the loader reads it: a regular file only, bounded.
-        if let Ok(Some(bytes)) = crate::trust::read_file(&path) {
-            let text = String::from_utf8_lossy(&bytes);
-            layers.push(Layer::read(&text, format!("user file {}", path.display())));
-        }
-    }
-    let mut ignored = None;
-    match gate(&TRUST, cwd, env) {
-        Ok(Some(Gate::Trusted { path, text })) => layers.push(Layer::read(
-            &text,
-            format!("project file {} (trusted)", path.display()),
-        )),
-        Ok(Some(Gate::Skipped { path, bytes, .. })) => {
-            let text = bytes
-                .map(|b| String::from_utf8_lossy(&b).into_owned())
-                .unwrap_or_default();
-            ignored = Some((path, Layer::read(&text, String::new()).keys));
-        }
-        Ok(None) | Err(_) => {}
-    }
-    // The file that set a key last, as the overlay does.
-    let from_files = |key: &str| layers.iter().rev().find(|l| l.get(key).is_some());
-    let env_var = |name: &str| {
-        env.get(name)
-            .filter(|v| !v.trim().is_empty())
-            .map(|_| format!("environment {name}"))
+/// The settings of `config` and their origins, as resolving it recorded them: the ones it
+/// chose, then every other key a file in force set, with the file that set it last.
+pub fn report(config: &Config) -> Report {
+    let o = &config.origins;
+    let setting = |key: &str, value: String| Setting {
+        key: key.to_string(),
+        value,
+        origin: o
+            .chosen
+            .get(key)
+            .map_or_else(|| "default".to_string(), Origin::to_string),
     };
-    let origin = |flag: Option<&str>, var: Option<&str>, keys: &[&str], default: &str| {
-        if let Some(f) = flag {
-            return format!("flag {f}");
-        }
-        if let Some(o) = var.and_then(env_var) {
-            return o;
-        }
-        keys.iter()
-            .find_map(|k| from_files(k).map(|l| l.origin.clone()))
-            .unwrap_or_else(|| default.to_string())
-    };
-    let provider_key = |field: &str| format!("providers.{}.{field}", config.provider);
-    let preset = find_preset(&config.provider);
-    let mut settings = vec![
-        Setting {
-            key: "provider".into(),
-            value: quoted(&config.provider),
-            origin: origin(
-                flags.provider.as_ref().map(|_| "--provider"),
-                Some("HX_PROVIDER"),
-                &["provider"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "model".into(),
-            value: quoted(&config.model),
-            origin: origin(
-                flags.model.as_ref().map(|_| "--model"),
-                Some("HX_MODEL"),
-                &[&provider_key("model"), "model"],
-                "the provider's default",
-            ),
-        },
-        Setting {
-            key: "base_url".into(),
-            value: quoted(&crate::model::client::shown_url(&config.base_url)),
-            origin: origin(
-                flags.base_url.as_ref().map(|_| "--base-url"),
-                preset.and_then(|p| p.base_url_env),
-                &[&provider_key("base_url")],
-                "the provider's default",
-            ),
-        },
-        Setting {
-            key: "api_key_env".into(),
-            value: config
+    let api_key_env = {
+        let mut s = setting(
+            "api_key_env",
+            config
                 .api_key_env
                 .as_deref()
                 .map(quoted)
                 .unwrap_or_else(|| "\"\" (no key sent)".into()),
-            origin: {
-                let o = origin(
-                    None,
-                    None,
-                    &[&provider_key("api_key_env")],
-                    "the provider's default",
-                );
-                match (&config.api_key_env, &config.api_key) {
-                    (Some(_), Some(_)) => format!("{o}; the variable is set"),
-                    (Some(_), None) => format!("{o}; the variable is NOT set"),
-                    (None, _) => o,
-                }
-            },
-        },
-        Setting {
-            key: "max_turns".into(),
-            value: config.max_turns.to_string(),
-            origin: origin(
-                flags.max_turns.map(|_| "--max-turns"),
-                None,
-                &["max_turns"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "effort".into(),
-            value: config.main_effort().map_or_else(
+        );
+        match (&config.api_key_env, &config.api_key) {
+            (Some(_), Some(_)) => s.origin.push_str("; the variable is set"),
+            (Some(_), None) => s.origin.push_str("; the variable is NOT set"),
+            (None, _) => {}
+        }
+        s
+    };
+    let mut settings = vec![
+        setting("provider", quoted(&config.provider)),
+        setting("model", quoted(&config.model)),
+        setting(
+            "base_url",
+            quoted(&crate::model::client::shown_url(&config.base_url)),
+        ),
+        api_key_env,
+        setting("max_turns", config.max_turns.to_string()),
+        setting(
+            "effort",
+            config.main_effort().map_or_else(
                 || "(none sent: the model's own)".into(),
                 |e| quoted(e.name()),
             ),
-            origin: origin(
-                flags.effort.map(|_| "--effort"),
-                None,
-                &[&provider_key("effort"), "effort"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "sandbox.mode".into(),
-            value: quoted(config.sandbox.mode.name()),
-            origin: origin(
-                flags.sandbox.map(|_| "--sandbox"),
-                None,
-                &["sandbox.mode"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "guard".into(),
-            value: config.guard.to_string(),
-            origin: origin(
-                flags.no_guard.then_some("--no-guard"),
-                None,
-                &["guard"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "project_doc".into(),
-            value: config.project_doc.to_string(),
-            origin: origin(
-                flags.no_project_doc.then_some("--no-project-doc"),
-                None,
-                &["project_doc"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "show_reasoning".into(),
-            value: config.show_reasoning.to_string(),
-            origin: origin(
-                flags.show_reasoning.then_some("--show-reasoning"),
-                None,
-                &["show_reasoning"],
-                "default",
-            ),
-        },
-        Setting {
-            key: "sessions".into(),
-            value: config.sessions.to_string(),
-            origin: origin(None, None, &["sessions", "sessions.enabled"], "default"),
-        },
+        ),
+        setting("sandbox.mode", quoted(config.sandbox.mode.name())),
+        setting("guard", config.guard.to_string()),
+        setting("project_doc", config.project_doc.to_string()),
+        setting("show_reasoning", config.show_reasoning.to_string()),
+        setting("sessions", config.sessions.to_string()),
     ];
-    // Every other key a file set, with the file that set it last. The keys above are the
-    // resolved ones: a file's `model` under another provider's table is not in force.
-    let shown: Vec<String> = settings.iter().map(|s| s.key.clone()).collect();
-    let covered = |k: &str| {
-        shown.iter().any(|s| s == k)
-            || k == provider_key("model")
-            || k == provider_key("base_url")
-            || k == provider_key("api_key_env")
-            || k == provider_key("effort")
-            || k == "sessions.enabled"
-    };
-    let mut rest: Vec<(String, String, String)> = Vec::new();
-    for layer in &layers {
-        for (k, v) in &layer.keys {
-            if covered(k) {
-                continue;
-            }
-            rest.retain(|(key, _, _)| key != k);
-            rest.push((k.clone(), v.clone(), layer.origin.clone()));
-        }
-    }
-    rest.sort();
     settings.extend(
-        rest.into_iter()
-            .map(|(key, value, origin)| Setting { key, value, origin }),
+        o.written
+            .last()
+            .into_iter()
+            .filter(|(k, _)| !o.read.contains(*k))
+            .map(|(key, (value, origin))| Setting {
+                key: key.to_string(),
+                value: value.to_string(),
+                origin: origin.to_string(),
+            }),
     );
-    Origins { settings, ignored }
+    Report {
+        settings,
+        ignored: o.ignored.clone(),
+    }
 }

@@ -4,6 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 
+use super::origins::{Origin, Origins};
 use super::presets::{find_preset, preset, retired, PRESETS};
 use super::{
     CompactAtFile, Config, ConfigError, FileConfig, Flags, NetworkFile, ProviderFile, ToolsFile,
@@ -19,13 +20,15 @@ use crate::tools::ToolLimits;
 
 impl Config {
     pub(super) fn resolve(
-        file: FileConfig,
+        mut file: FileConfig,
         env: &Env,
         flags: &Flags,
     ) -> Result<Config, ConfigError> {
+        // Each setting `hx config` lists records where it came from as it is chosen.
+        let mut origins = Origins::new(std::mem::take(&mut file.written));
         // The sections run in this order, and each stops at its first problem: with two
         // mistakes in the files, the one reported is always the same.
-        let provider = provider(&file, env, flags)?;
+        let provider = provider(&file, env, flags, &mut origins)?;
         let mut client = network(
             &file.network,
             &provider.base_url,
@@ -42,10 +45,17 @@ impl Config {
             ),
         });
         let limits = tool_limits(&file.tools);
-        let turns = turn_limits(&file, flags)?;
+        let turns = turn_limits(&file, flags, &mut origins)?;
         let shell_env = shell_env(&file)?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox, env).map_err(ConfigError)?;
+        let sandbox_origin = match &sandbox.source {
+            sandbox::Source::Flag => Origin::Flag("--sandbox"),
+            // `sandbox = "MODE"` or a table's `mode`, whichever file set it last.
+            sandbox::Source::File(_) => origins.file(&["sandbox.mode", "sandbox"]),
+            sandbox::Source::Default => Origin::Default("default"),
+        };
+        origins.set("sandbox.mode", sandbox_origin);
         // A retired DeepSeek name is the model that answers it now, window included.
         let retired = (provider.dialect == Some(Dialect::DeepSeek))
             .then(|| retired(&provider.model))
@@ -63,7 +73,35 @@ impl Config {
                 )));
             }
         }
-        let efforts = efforts(&file, provider.dialect.is_some(), &provider.table, flags);
+        let efforts = efforts(
+            &file,
+            provider.dialect.is_some(),
+            &provider.table,
+            flags,
+            &mut origins,
+        );
+        let show_reasoning = origins
+            .pick("show_reasoning")
+            .flag("--show-reasoning", flags.show_reasoning.then_some(true))
+            .file(&["show_reasoning"], file.show_reasoning)
+            .or("default", false);
+        let guard = origins
+            .pick("guard")
+            .flag("--no-guard", flags.no_guard.then_some(false))
+            .file(&["guard"], file.guard)
+            .or("default", true);
+        let project_doc = origins
+            .pick("project_doc")
+            .flag("--no-project-doc", flags.no_project_doc.then_some(false))
+            .file(&["project_doc"], file.project_doc)
+            .or("default", true);
+        let sessions = origins
+            .pick("sessions")
+            .file(
+                &["sessions", "sessions.enabled"],
+                file.sessions.as_ref().and_then(|s| s.enabled()),
+            )
+            .or("default", true);
         Ok(Config {
             sandbox,
             api_key: provider.api_key,
@@ -78,20 +116,16 @@ impl Config {
             base_url: provider.base_url,
             max_turns: turns.max_turns,
             subagent_max_turns: turns.subagent_max_turns,
-            show_reasoning: flags.show_reasoning || file.show_reasoning.unwrap_or(false),
-            guard: !flags.no_guard && file.guard.unwrap_or(true),
+            show_reasoning,
+            guard,
             skills_catalog_budget: file
                 .skills_catalog_budget
                 .unwrap_or(crate::skills::DEFAULT_CATALOG_BUDGET),
-            sessions: file
-                .sessions
-                .as_ref()
-                .and_then(|s| s.enabled())
-                .unwrap_or(true),
+            sessions,
             sessions_keep_days: file.sessions.as_ref().and_then(|s| s.keep_days()),
             context,
             window_configured,
-            project_doc: !flags.no_project_doc && file.project_doc.unwrap_or(true),
+            project_doc,
             project_doc_max_bytes: file
                 .project_doc_max_bytes
                 .unwrap_or(context::DEFAULT_PROJECT_DOC_MAX_BYTES),
@@ -103,6 +137,7 @@ impl Config {
             mcp_servers: file.mcp_servers,
             pricing,
             max_cost,
+            origins,
         })
     }
 }
@@ -196,29 +231,35 @@ struct Provider {
     table: ProviderFile,
 }
 
-fn provider(file: &FileConfig, env: &Env, flags: &Flags) -> Result<Provider, ConfigError> {
-    let name = flags
-        .provider
-        .clone()
-        .or_else(|| nonempty(env, "HX_PROVIDER"))
-        .or(file.provider.clone())
-        .unwrap_or_else(|| DEFAULT_PROVIDER.into());
+fn provider(
+    file: &FileConfig,
+    env: &Env,
+    flags: &Flags,
+    origins: &mut Origins,
+) -> Result<Provider, ConfigError> {
+    let name = origins
+        .pick("provider")
+        .flag("--provider", flags.provider.clone())
+        .env("HX_PROVIDER", nonempty(env, "HX_PROVIDER"))
+        .file(&["provider"], file.provider.clone())
+        .or("default", DEFAULT_PROVIDER.into());
+    origins.read_tables_of(&name);
     let (preset, table) = preset_and_table(&name, &file.providers)?;
     // A table inherits what it does not set from the preset of the same name;
     // `api_key_env = ""` makes a preset keyless.
-    let api_key_env = table
-        .api_key_env
-        .clone()
-        .or(preset.api_key_env.clone())
+    let api_key_env = origins
+        .pick("api_key_env")
+        .table("api_key_env", table.api_key_env.clone())
+        .finish("the provider's default", preset.api_key_env.clone())
         .filter(|v| !v.is_empty());
-    let base_url = base_url(&name, &preset, &table, env, flags)?;
-    let model = flags
-        .model
-        .clone()
-        .or_else(|| nonempty(env, "HX_MODEL"))
-        .or(table.model.clone())
-        .or(file.model.clone())
-        .or(preset.model.clone())
+    let base_url = base_url(&name, &preset, &table, env, flags, origins)?;
+    let model = origins
+        .pick("model")
+        .flag("--model", flags.model.clone())
+        .env("HX_MODEL", nonempty(env, "HX_MODEL"))
+        .table("model", table.model.clone())
+        .file(&["model"], file.model.clone())
+        .finish("the provider's default", preset.model.clone())
         .ok_or_else(|| {
             ConfigError(format!(
                 "no model set for provider '{name}'; pass --model, set HX_MODEL, or set [providers.{name}] model in a config file"
@@ -253,13 +294,23 @@ struct Efforts {
 /// `--effort`, else the continued session's, else the provider's table, else the top-level
 /// key. A provider whose effort words hx does not know (`known` false: Ollama, a table of
 /// one's own) may reject a key it does not know, so it gets only what was set for it.
-fn efforts(file: &FileConfig, known: bool, table: &ProviderFile, flags: &Flags) -> Efforts {
+fn efforts(
+    file: &FileConfig,
+    known: bool,
+    table: &ProviderFile,
+    flags: &Flags,
+    origins: &mut Origins,
+) -> Efforts {
     let top = |e: Option<Effort>| e.filter(|_| known);
-    let main = match (flags.effort, flags.session_effort) {
-        (Some(e), _) => Some(e),
-        (None, Some(session)) => session,
-        (None, None) => table.effort.or(top(file.effort)),
-    };
+    // A top-level effort this provider is not sent still counts as found, none: `hx config`
+    // shows none sent, and the file that set the one left out.
+    let main = origins
+        .pick("effort")
+        .flag("--effort", flags.effort.map(Some))
+        .session(flags.session_effort)
+        .table("effort", table.effort.map(Some))
+        .file(&["effort"], file.effort.map(|e| top(Some(e))))
+        .or("default", None);
     Efforts {
         main,
         subagents: table.subagent_effort.or(top(file.subagent_effort)),
@@ -300,18 +351,17 @@ fn base_url(
     table: &ProviderFile,
     env: &Env,
     flags: &Flags,
+    origins: &mut Origins,
 ) -> Result<String, ConfigError> {
     // A preset's own variable (DEEPSEEK_BASE_URL, OPENAI_BASE_URL), as their own tools
     // read it.
-    let env_url = find_preset(name)
-        .and_then(|p| p.base_url_env)
-        .and_then(|k| nonempty(env, k));
-    let base_url = flags
-        .base_url
-        .clone()
-        .or(env_url)
-        .or(table.base_url.clone())
-        .or(preset.base_url.clone())
+    let var = find_preset(name).and_then(|p| p.base_url_env);
+    let base_url = origins
+        .pick("base_url")
+        .flag("--base-url", flags.base_url.clone())
+        .env(var.unwrap_or_default(), var.and_then(|k| nonempty(env, k)))
+        .table("base_url", table.base_url.clone())
+        .finish("the provider's default", preset.base_url.clone())
         .ok_or_else(|| {
             ConfigError(format!(
                 "provider '{name}' has no base_url; set [providers.{name}] base_url in a config file or pass --base-url"
@@ -393,11 +443,16 @@ struct Turns {
 }
 
 /// `--max-turns` over the files; each limit at least 1.
-fn turn_limits(file: &FileConfig, flags: &Flags) -> Result<Turns, ConfigError> {
-    let max_turns = flags
-        .max_turns
-        .or(file.max_turns)
-        .unwrap_or(DEFAULT_MAX_TURNS);
+fn turn_limits(
+    file: &FileConfig,
+    flags: &Flags,
+    origins: &mut Origins,
+) -> Result<Turns, ConfigError> {
+    let max_turns = origins
+        .pick("max_turns")
+        .flag("--max-turns", flags.max_turns)
+        .file(&["max_turns"], file.max_turns)
+        .or("default", DEFAULT_MAX_TURNS);
     let subagent_max_turns = file
         .subagent_max_turns
         .unwrap_or(DEFAULT_SUBAGENT_MAX_TURNS);

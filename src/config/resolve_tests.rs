@@ -17,6 +17,20 @@ fn err<T: std::fmt::Debug>(r: Result<T, ConfigError>) -> String {
     r.expect_err("a config error").0
 }
 
+// The sections as the tests of their values call them: where each value came from is the
+// tests' of `origins` below.
+fn provider(file: &FileConfig, env: &Env, flags: &Flags) -> Result<Provider, ConfigError> {
+    super::provider(file, env, flags, &mut Origins::default())
+}
+
+fn turn_limits(file: &FileConfig, flags: &Flags) -> Result<Turns, ConfigError> {
+    super::turn_limits(file, flags, &mut Origins::default())
+}
+
+fn efforts(file: &FileConfig, known: bool, table: &ProviderFile, flags: &Flags) -> Efforts {
+    super::efforts(file, known, table, flags, &mut Origins::default())
+}
+
 #[test]
 fn blank_variables_choose_nothing() {
     let e = env(&[
@@ -498,4 +512,114 @@ fn the_project_files_efforts_lie_over_the_users() {
         (t.effort, t.subagent_effort),
         (Some(Effort::High), Some(Effort::Max))
     );
+}
+
+/// A file as the loader reads it: named as `hx config` names it.
+fn file(path: &str, name: &str, text: &str) -> FileConfig {
+    FileConfig::parse(std::path::Path::new(path), text)
+        .expect("valid test TOML")
+        .named(name)
+}
+
+/// `hx config`'s lines of `config`, as `key = value  # origin`.
+fn origins_of(config: &Config) -> Vec<String> {
+    crate::config::origins::report(config)
+        .settings
+        .iter()
+        .map(|s| format!("{} = {}  # {}", s.key, s.value, s.origin))
+        .collect()
+}
+
+#[test]
+fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
+    let user = file(
+        "/u.toml",
+        "user file /u.toml",
+        "max_turns = 9\nsessions = false\nmodel = \"top\"\n[tools]\noutput_chars = 5000\n\
+         [providers.deepseek]\nmodel = \"from-user\"\neffort = \"low\"\n\
+         [providers.other]\nmodel = \"o\"\n[mcp_servers.x]\ncommand = \"srv\"\n\
+         env = { TOKEN = \"hunter2\" }\n",
+    );
+    let project = file(
+        "/p.toml",
+        "project file /p.toml (trusted)",
+        "guard = false\n[sessions]\nenabled = true\n[tools]\noutput_chars = 6000\n",
+    );
+    let flags = Flags {
+        sandbox: Some(sandbox::Mode::ReadOnly),
+        ..Flags::default()
+    };
+    let e = env(&[("HX_MODEL", "from-env"), ("DEEPSEEK_API_KEY", "k")]);
+    let c = Config::resolve(
+        FileConfig::default().overlay(user).overlay(project),
+        &e,
+        &flags,
+    )
+    .expect("config");
+    assert_eq!(
+        origins_of(&c),
+        [
+            "provider = \"deepseek\"  # default",
+            "model = \"from-env\"  # environment HX_MODEL",
+            "base_url = \"https://api.deepseek.com\"  # the provider's default",
+            "api_key_env = \"DEEPSEEK_API_KEY\"  # the provider's default; the variable is set",
+            "max_turns = 9  # user file /u.toml",
+            "effort = \"low\"  # user file /u.toml",
+            "sandbox.mode = \"read-only\"  # flag --sandbox",
+            "guard = false  # project file /p.toml (trusted)",
+            "project_doc = true  # default",
+            "show_reasoning = false  # default",
+            // `enabled` in the project's table is over the user's `sessions = false`.
+            "sessions = true  # project file /p.toml (trusted)",
+            // The keys no setting above was read from: another provider's table is not.
+            "mcp_servers.x.command = \"srv\"  # user file /u.toml",
+            "mcp_servers.x.env.TOKEN = \"***\"  # user file /u.toml",
+            "providers.other.model = \"o\"  # user file /u.toml",
+            "tools.output_chars = 6000  # project file /p.toml (trusted)",
+        ]
+    );
+}
+
+#[test]
+fn a_mode_written_short_names_its_file_and_a_flag_wins_over_every_file() {
+    let user = file("/u.toml", "user file /u.toml", "sandbox = \"read-only\"\n");
+    let c = Config::resolve(user.clone(), &env(&[]), &Flags::default()).expect("config");
+    let lines = origins_of(&c);
+    assert!(
+        lines.contains(&"sandbox.mode = \"read-only\"  # user file /u.toml".to_string()),
+        "{lines:?}"
+    );
+    // The short form is a key of its own as written, listed with the rest as before.
+    assert!(
+        lines.contains(&"sandbox = \"read-only\"  # user file /u.toml".to_string()),
+        "{lines:?}"
+    );
+    let flags = Flags {
+        provider: Some("openai".into()),
+        model: Some("m".into()),
+        base_url: Some("http://h".into()),
+        max_turns: Some(3),
+        show_reasoning: true,
+        no_guard: true,
+        no_project_doc: true,
+        effort: Some(Effort::High),
+        ..Flags::default()
+    };
+    let c = Config::resolve(user, &env(&[]), &flags).expect("config");
+    let lines = origins_of(&c);
+    for flag in [
+        "--provider",
+        "--model",
+        "--base-url",
+        "--max-turns",
+        "--effort",
+        "--no-guard",
+        "--no-project-doc",
+        "--show-reasoning",
+    ] {
+        assert!(
+            lines.iter().any(|l| l.ends_with(&format!("# flag {flag}"))),
+            "{flag}: {lines:?}"
+        );
+    }
 }

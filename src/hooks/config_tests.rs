@@ -57,7 +57,7 @@ fn matcher_text_is_what_was_written() {
 
 #[test]
 fn claude_names_are_aliases() {
-    // The names the tools themselves give (see each tool's `claude_name`).
+    // The names the tools themselves give (see each tool's `Tool::claude`).
     let alias = |t: &str| -> Option<&'static str> {
         let standard = crate::tools::Registry::standard().claude_names();
         standard.get(t).copied().or(match t {

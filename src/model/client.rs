@@ -12,6 +12,9 @@ use super::retry::{backoff, is_retryable_status, retry_after};
 use super::sse::{EventTooLarge, SseEvent, SseParser};
 use super::types::Chunk;
 use super::{AssistantTurn, ChatModel, ChatRequest, EventSink, ModelError};
+use describe::describe_reqwest;
+
+mod describe;
 
 /// How the client connects, waits and retries.
 #[derive(Debug, Clone)]
@@ -477,14 +480,6 @@ impl ChatModel for OpenAiClient {
     }
 }
 
-/// One cause in a send error's chain says the host name did not resolve (reqwest and the
-/// system resolver word it so; there is no typed kind for it).
-fn is_dns_failure(cause: &str) -> bool {
-    cause == "dns error"
-        || cause.contains("failed to lookup address")
-        || cause.contains("Name or service")
-}
-
 /// Fails once the response has started more tool calls than hx runs from one response (a
 /// fixed limit, see [`MAX_TOOL_CALLS`]).
 fn check_calls(acc: &Accumulator) -> Result<(), AttemptError> {
@@ -574,70 +569,6 @@ fn stream_error(err: &serde_json::Value) -> AttemptError {
     }
 }
 
-impl OpenAiClient {
-    /// Why a request could not be sent, saying what to check: the URL it went to, and for
-    /// the common causes the next step. A refused port on this machine means no server runs
-    /// there; a name that does not resolve is a wrong base URL or no network.
-    /// A request that could not be sent: a connection that was never made is
-    /// [`ModelError::Unreachable`], anything else a transport error.
-    fn send_error(&self, e: &reqwest::Error, url: &str) -> AttemptError {
-        let message = self.describe_send_error(e, url);
-        if !e.is_connect() {
-            return transport(message);
-        }
-        let dns = source_chain(e).iter().any(|c| is_dns_failure(c));
-        AttemptError::Retry {
-            error: ModelError::Unreachable { message, dns },
-            after: None,
-        }
-    }
-
-    fn describe_send_error(&self, e: &reqwest::Error, to: &str) -> String {
-        if !e.is_connect() {
-            return describe_reqwest(e);
-        }
-        let url = shown_url(to);
-        let (host, port, loopback) = match reqwest::Url::parse(to) {
-            Ok(u) => {
-                let host = u.host_str().unwrap_or_default().to_string();
-                let bare = host.trim_start_matches('[').trim_end_matches(']');
-                let loopback = bare.eq_ignore_ascii_case("localhost")
-                    || bare
-                        .parse::<std::net::IpAddr>()
-                        .is_ok_and(|ip| ip.is_loopback());
-                (host, u.port_or_known_default().unwrap_or(0), loopback)
-            }
-            Err(_) => (String::new(), 0, false),
-        };
-        let cause = source_chain(e);
-        let refused = io_kinds(e).contains(&std::io::ErrorKind::ConnectionRefused);
-        let dns = cause.iter().any(|c| is_dns_failure(c));
-        if refused && loopback {
-            let hint = self.opts.refused_hint.as_deref().unwrap_or(
-                "start it, or check the port in the base URL (--base-url, or the provider's \
-                 base_url)",
-            );
-            format!("cannot connect to {url}: connection refused: no server is running on {host}:{port}; {hint}")
-        } else if refused {
-            format!("cannot connect to {url}: {host}:{port} refused the connection; check the port in the base URL")
-        } else if dns {
-            let last = cause.last().map(String::as_str).unwrap_or("dns error");
-            format!("cannot connect to {url}: cannot resolve {host} ({last}); check the base URL and the network connection")
-        } else if e.is_timeout() || io_kinds(e).contains(&std::io::ErrorKind::TimedOut) {
-            format!(
-                "cannot connect to {url}: no answer from {host}:{port} within {} s ([network] \
-                 connect_timeout_secs); check the base URL and the network connection",
-                self.opts.connect_timeout.as_secs()
-            )
-        } else {
-            match cause.last() {
-                Some(last) => format!("cannot connect to {url}: {last}"),
-                None => format!("cannot connect to {url}"),
-            }
-        }
-    }
-}
-
 /// A base URL as shown to the user (the trace's first line, `thread.started`, connection
 /// errors): a user name or password in it is replaced by `***`, and so is a query, where a
 /// key is sometimes put (`?key=...`); a fragment is left out.
@@ -661,96 +592,5 @@ pub fn shown_url(url: &str) -> String {
     u.to_string()
 }
 
-/// The messages of an error's sources, outermost first.
-fn source_chain(e: &(dyn std::error::Error + 'static)) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut source = e.source();
-    while let Some(s) = source {
-        out.push(s.to_string());
-        source = s.source();
-    }
-    out
-}
-
-/// The kinds of the I/O errors among an error's sources.
-fn io_kinds(e: &(dyn std::error::Error + 'static)) -> Vec<std::io::ErrorKind> {
-    let mut out = Vec::new();
-    let mut source = e.source();
-    while let Some(s) = source {
-        if let Some(io) = s.downcast_ref::<std::io::Error>() {
-            out.push(io.kind());
-        }
-        source = s.source();
-    }
-    out
-}
-
-/// reqwest's errors hide the useful part (connection refused, DNS) in their source chain.
-fn describe_reqwest(e: &reqwest::Error) -> String {
-    let mut msg = if e.is_connect() {
-        "cannot connect".to_string()
-    } else if e.is_timeout() {
-        "timed out".to_string()
-    } else {
-        e.to_string()
-    };
-    let mut source = std::error::Error::source(e);
-    let mut last = String::new();
-    while let Some(s) = source {
-        last = s.to_string();
-        source = s.source();
-    }
-    if !last.is_empty() && !msg.contains(&last) {
-        msg = format!("{msg}: {last}");
-    }
-    msg
-}
-
 #[cfg(test)]
-mod tests {
-    #[test]
-    fn only_a_plain_http_url_without_a_tls_proxy_skips_the_certificates() {
-        use super::is_plain_http;
-        assert!(is_plain_http("http://localhost:11434/v1", &[]));
-        assert!(is_plain_http(
-            "HTTP://127.0.0.1:8080",
-            &["http://proxy:3128".into()]
-        ));
-        assert!(!is_plain_http("https://api.deepseek.com", &[]));
-        assert!(!is_plain_http(
-            "http://localhost:8080",
-            &["https://proxy:443".into()]
-        ));
-        assert!(!is_plain_http("http", &[]));
-    }
-
-    use super::*;
-
-    #[test]
-    fn credentials_in_a_url_are_not_shown() {
-        assert_eq!(
-            shown_url("https://user:secret@llm.example/v1"),
-            "https://***@llm.example/v1"
-        );
-        assert_eq!(
-            shown_url("http://localhost:11434/v1"),
-            "http://localhost:11434/v1"
-        );
-        assert_eq!(shown_url("not a url"), "not a url");
-        assert_eq!(
-            shown_url("https://llm.example/v1?key=sk-1#x"),
-            "https://llm.example/v1?***"
-        );
-    }
-
-    #[test]
-    fn error_message_shapes() {
-        assert_eq!(
-            error_message(r#"{"error":{"message":"Authentication Fails","type":"x"}}"#),
-            "Authentication Fails"
-        );
-        assert_eq!(error_message(r#"{"message":"bad"}"#), "bad");
-        assert_eq!(error_message(r#"{"error":"nope"}"#), "nope");
-        assert_eq!(error_message("plain\ntext"), "plain text");
-    }
-}
+mod tests;

@@ -12,10 +12,17 @@ use super::render::render;
 use super::SkillRegistry;
 use crate::model::Message;
 use crate::tools::history::{answered_calls, Carried, Carry, Restore};
-use crate::tools::{Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+use crate::tools::{Claude, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// The tool's name, as the catalog tells the model to call it.
 pub const LOAD_SKILL: &str = "load_skill";
+/// Claude Code's `Skill`. Subagents have no skill catalog, so no subagent gets it.
+pub const CLAUDE: Claude = Claude {
+    tool: LOAD_SKILL,
+    names: &["Skill"],
+    for_subagents: false,
+    by_command: false,
+};
 
 /// The skill a call of `load_skill` with these arguments asks for, read as the tool reads it
 /// (trimmed); `None` when they name none.
@@ -133,8 +140,8 @@ fn invoked_in(m: &Message) -> Option<String> {
 }
 
 impl Tool for LoadSkill {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Skill")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn kind(&self) -> Kind {

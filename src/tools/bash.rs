@@ -13,7 +13,7 @@ use tokio::net::unix::pipe;
 use tokio::time::Instant;
 
 use super::output::{BoundedText, Utf8Decoder};
-use super::{args, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Claude, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::process::{signal_name, Launch, Role, ToolEnv};
 use crate::sandbox::Sandbox;
 
@@ -21,11 +21,19 @@ use crate::sandbox::Sandbox;
 /// background keeps the pipe open.
 const GRACE: Duration = Duration::from_millis(200);
 
+/// Claude Code's `Bash`, which its files may limit to some commands (`Bash(git add:*)`).
+pub const CLAUDE: Claude = Claude {
+    tool: "bash",
+    names: &["Bash"],
+    for_subagents: true,
+    by_command: true,
+};
+
 pub struct Bash;
 
 impl Tool for Bash {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Bash")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn kind(&self) -> Kind {
@@ -40,13 +48,9 @@ impl Tool for Bash {
         args.get("command").and_then(Value::as_str)
     }
 
-    fn for_subagents(&self) -> bool {
-        true
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "bash".into(),
+            name: CLAUDE.tool.into(),
             description: "Run a shell command (bash -c) in the workspace root and return its \
                 combined stdout and stderr. Stdin is empty, so interactive commands will not \
                 wait for input. Long output keeps its start and end. A non-zero exit code is \

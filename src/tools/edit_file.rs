@@ -8,13 +8,21 @@ use serde_json::{json, Value};
 
 use super::output::quote;
 use super::workspace::{Opened, Target};
-use super::{args, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Claude, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+
+/// Claude Code's `Edit`, and its `MultiEdit`: several edits are several calls.
+pub const CLAUDE: Claude = Claude {
+    tool: "edit_file",
+    names: &["Edit", "MultiEdit"],
+    for_subagents: true,
+    by_command: false,
+};
 
 pub struct EditFile;
 
 impl Tool for EditFile {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Edit")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn kind(&self) -> Kind {
@@ -25,13 +33,9 @@ impl Tool for EditFile {
         Shown::FileEdit
     }
 
-    fn for_subagents(&self) -> bool {
-        true
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "edit_file".into(),
+            name: CLAUDE.tool.into(),
             description: "Replace one exact occurrence of old_text with new_text in a file. \
                 old_text must match the file exactly (whitespace and indentation included) and \
                 occur exactly once; if it occurs several times, include more surrounding lines \

@@ -9,7 +9,7 @@ use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::{json, Value};
 
 use super::workspace::escape_error;
-use super::{args, Kind, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Claude, Kind, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// Most paths listed; the rest are only counted.
 const MAX_RESULTS: usize = 200;
@@ -17,24 +17,28 @@ const MAX_RESULTS: usize = 200;
 /// seconds to compile into a regex and, past the regex size limit, cannot be compiled at all.
 pub const MAX_PATTERN_CHARS: usize = 1000;
 
+/// Claude Code's `Glob`, and its `LS`: listing a folder is `DIR/*`.
+pub const CLAUDE: Claude = Claude {
+    tool: "glob",
+    names: &["Glob", "LS"],
+    for_subagents: true,
+    by_command: false,
+};
+
 pub struct Glob;
 
 impl Tool for Glob {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Glob")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn kind(&self) -> Kind {
         Kind::Search
     }
 
-    fn for_subagents(&self) -> bool {
-        true
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "glob".into(),
+            name: CLAUDE.tool.into(),
             description: "List files in the workspace matching a glob pattern, e.g. \
                 `src/**/*.rs` or `*.toml`. `*` matches within one folder, `**` across folders. \
                 Returns sorted paths relative to the workspace root, at most 200. Files \

@@ -8,29 +8,33 @@ use serde_json::{json, Value};
 
 use super::output::{quote, BoundedText, Utf8Decoder};
 use super::workspace::{Opened, Target};
-use super::{args, Kind, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Claude, Kind, Tool, ToolContext, ToolResult, ToolSpec};
 
 /// How much of the start of a file is checked for NUL bytes, the usual sign of a binary file.
 const BINARY_PROBE: usize = 8 * 1024;
 
+/// Claude Code's `Read`.
+pub const CLAUDE: Claude = Claude {
+    tool: "read_file",
+    names: &["Read"],
+    for_subagents: true,
+    by_command: false,
+};
+
 pub struct ReadFile;
 
 impl Tool for ReadFile {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Read")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn kind(&self) -> Kind {
         Kind::Read
     }
 
-    fn for_subagents(&self) -> bool {
-        true
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "read_file".into(),
+            name: CLAUDE.tool.into(),
             description: "Read a UTF-8 text file from the workspace and return its content \
                 exactly as stored (no line numbers). Use offset and limit to read part of a \
                 long file; remaining lines are counted at the end. Very long output keeps its \

@@ -8,10 +8,17 @@ use futures_util::future::BoxFuture;
 use serde_json::{json, Value};
 
 use super::history::{answered_calls, Carried, Carry, Restore};
-use super::{Shown, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{Claude, Shown, Tool, ToolContext, ToolResult, ToolSpec};
 use crate::model::{Message, ToolCall};
 
 const NAME: &str = "todo_write";
+/// Claude Code's `TodoWrite`; the main agent's plan, so no subagent gets it.
+pub const CLAUDE: Claude = Claude {
+    tool: NAME,
+    names: &["TodoWrite"],
+    for_subagents: false,
+    by_command: false,
+};
 const MAX_ITEMS: usize = 20;
 /// Characters of one item's content or activeForm: a todo is a line of a checklist, printed to
 /// the user on every update and kept for the whole run.
@@ -221,8 +228,8 @@ pub fn render(items: &[Todo], active: bool) -> String {
 }
 
 impl Tool for TodoWrite {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("TodoWrite")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn shown(&self) -> Shown {

@@ -7,13 +7,21 @@ use serde_json::{json, Value};
 
 use super::output::quote;
 use super::workspace::Target;
-use super::{args, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+use super::{args, Claude, Kind, Shown, Tool, ToolContext, ToolResult, ToolSpec};
+
+/// Claude Code's `Write`.
+pub const CLAUDE: Claude = Claude {
+    tool: "write_file",
+    names: &["Write"],
+    for_subagents: true,
+    by_command: false,
+};
 
 pub struct WriteFile;
 
 impl Tool for WriteFile {
-    fn claude_name(&self) -> Option<&'static str> {
-        Some("Write")
+    fn claude(&self) -> Option<Claude> {
+        Some(CLAUDE)
     }
 
     fn kind(&self) -> Kind {
@@ -24,13 +32,9 @@ impl Tool for WriteFile {
         Shown::FileWrite
     }
 
-    fn for_subagents(&self) -> bool {
-        true
-    }
-
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "write_file".into(),
+            name: CLAUDE.tool.into(),
             description: "Create a file or replace its whole content. Missing parent folders \
                 are created. Paths are relative to the workspace root. To change part of an \
                 existing file, prefer edit_file."
