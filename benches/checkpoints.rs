@@ -172,8 +172,10 @@ fn main() {
                 std::fs::write(&p, format!("changed in round {round}\n")).expect("write");
             }
             let (after, _) = store.snapshot("bench", Some(&turn)).await.expect("after");
-            let cps = vec![line(Some(1), CheckpointKind::Turn, &turn),
-                line(None, CheckpointKind::After, &after),];
+            let cps = vec![
+                line(Some(1), CheckpointKind::Turn, &turn),
+                line(None, CheckpointKind::After, &after),
+            ];
             tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
             let (t, c) = (Instant::now(), cpu_ms());
             let r = rewind::rewind_code(&store, "bench", &cps, 1, false)

@@ -556,12 +556,7 @@ impl Slot {
         };
         // The run's future is gone: its HTTP request dropped, its commands' process groups
         // killed, its subagents stopped.
-        let answered = self.permissions.take_answered();
-        if let Some(session) = conversation.session_mut() {
-            for a in answered {
-                session.record_approval(&a);
-            }
-        }
+        conversation.record_approvals(self.permissions.take_answered());
         let (ending, answer) = match end {
             Some(result) => {
                 let answer = match &result {

@@ -11,10 +11,8 @@ use super::{Agent, Run};
 use crate::checkpoint::{Snap, Store};
 use crate::events::Event;
 use crate::model::ToolCall;
-use crate::session::{CheckpointLine, Session};
+use crate::session::{CheckpointKind, CheckpointLine, Session};
 use crate::tools::{Kind as ToolKind, ToolSet};
-
-pub(super) use crate::session::CheckpointKind as Kind;
 
 /// What taking a checkpoint gave: none when checkpoints are off or the run is unrecorded;
 /// else the checkpoint and its warnings, or why it could not be taken.
@@ -75,17 +73,17 @@ impl Agent {
     }
 
     /// Takes a checkpoint of the workspace for `session` and records it. Its number (none
-    /// for [`Kind::After`]) and what the store knows of it, or nothing when checkpoints are
+    /// for [`CheckpointKind::After`]) and what the store knows of it, or nothing when checkpoints are
     /// off or it could not be taken (the run goes on; a warning says why).
     pub(super) async fn checkpoint(
         &self,
         session: &mut Session,
-        kind: Kind,
+        kind: CheckpointKind,
         label: String,
     ) -> Option<(u32, Snap)> {
         let at_message = session.messages().len();
         let taken = self.take_checkpoint(session).await;
-        let numbered = kind != Kind::After;
+        let numbered = kind != CheckpointKind::After;
         self.record_checkpoint(session, kind, label, at_message, taken, numbered)
     }
 
@@ -99,7 +97,14 @@ impl Agent {
     ) {
         if let Some(t) = run.beside.finish().await {
             let label = run.label.clone();
-            self.record_checkpoint(session, Kind::Message, label, run.at_message, t, numbered);
+            self.record_checkpoint(
+                session,
+                CheckpointKind::Message,
+                label,
+                run.at_message,
+                t,
+                numbered,
+            );
         }
     }
 
@@ -130,7 +135,7 @@ impl Agent {
     fn record_checkpoint(
         &self,
         session: &mut Session,
-        kind: Kind,
+        kind: CheckpointKind,
         label: String,
         at_message: usize,
         taken: Taken,
@@ -167,7 +172,10 @@ impl Agent {
 
     /// After a turn's tools: the checkpoint that tells what they changed, and the views told.
     pub(super) async fn after_turn(&self, session: &mut Session, n: u32, before: &Snap) {
-        let Some((_, after)) = self.checkpoint(session, Kind::After, String::new()).await else {
+        let Some((_, after)) = self
+            .checkpoint(session, CheckpointKind::After, String::new())
+            .await
+        else {
             return;
         };
         let Some(store) = self.store().await else {

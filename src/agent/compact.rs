@@ -97,7 +97,7 @@ impl Drop for Unfinished<'_> {
 impl Agent {
     /// The meter of one run of this agent with these tools.
     pub fn meter(&self, tools: &[ToolSpec]) -> Meter {
-        let learned = *self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        let learned = self.learned();
         Meter::new(
             self.context(),
             estimate::overhead(self.profile.model(), tools),
@@ -139,10 +139,7 @@ impl Agent {
                         self.warn(&w);
                     }
                     // Merged, not replaced: a subagent sharing it may have learned more.
-                    self.learned
-                        .lock()
-                        .unwrap_or_else(|e| e.into_inner())
-                        .merge(meter.learned(&self.context()));
+                    self.learn(meter.learned(&self.context()));
                     self.compact(session, (toolset, tools), meter, Trigger::Overflow, size)
                         .await?;
                 }

@@ -8,11 +8,12 @@
 //! beside it: the tool calls of a turn ([`calls`]), checkpoints ([`checkpoints`]), cost and
 //! budgets ([`cost`]), compaction ([`compact`]).
 
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::context::{CompactAt, Learned, Meter};
-use crate::events::{Event, Events, Scope};
+use crate::events::{Event, Events};
 use crate::hooks::{Combined, HookContext, HookEvent, Hooks};
 use crate::model::{AssistantTurn, ChatModel, Message, ModelError, Profile, ToolSpec};
 use crate::session::{Recorder, RunStats, Session};
@@ -27,7 +28,8 @@ pub mod outcome;
 pub mod prompt;
 pub mod task;
 
-use checkpoints::{Beside, Kind as CheckpointKind};
+use crate::session::CheckpointKind;
+use checkpoints::Beside;
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -97,9 +99,10 @@ pub struct Agent {
     recorder: Recorder,
     /// When to compact; the window is the profile's.
     compact_at: CompactAt,
-    /// What earlier runs learned of the server's window (see [`compact`]); shared by the
-    /// clones that talk to the same model.
-    learned: Arc<Mutex<Learned>>,
+    /// What earlier runs learned of the server's window, by model (see [`compact`]): shared
+    /// by every clone, so a subagent or the next message on the same model does not pay for
+    /// the same refused request again. One entry per model the run used.
+    learned: Arc<Mutex<BTreeMap<String, Learned>>>,
     /// Told the history when it changes other than by appending (the loaded skills, the todo
     /// list): a compaction, a resumed session, a skill the user invoked.
     restore: Vec<Arc<dyn Restore>>,
@@ -152,15 +155,13 @@ impl Agent {
     }
 
     /// This agent on another model, effort or price: everything else, the conversation's
-    /// tools and hooks included, stays. What was learned of the old model's window is not
-    /// the new one's.
+    /// tools and hooks, the budget and what was learned of each model's window included,
+    /// stays.
     pub fn with_profile(&self, profile: Profile) -> Agent {
-        let mut a = self.clone();
-        if profile.model() != self.profile.model() {
-            a.learned = Default::default();
+        Agent {
+            profile: Arc::new(profile),
+            ..self.clone()
         }
-        a.profile = Arc::new(profile);
-        a
     }
 
     /// This agent with other tools (a subset: [`ToolSet::only`]).
@@ -198,6 +199,20 @@ impl Agent {
             window: self.profile.window(),
             compact_at: self.compact_at,
         }
+    }
+
+    /// What was learned of its model's window.
+    fn learned(&self) -> Learned {
+        let all = self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        all.get(self.profile.model()).copied().unwrap_or_default()
+    }
+
+    /// Keeps what a run learned of its model's window, with what others learned of it.
+    fn learn(&self, learned: Learned) {
+        let mut all = self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        all.entry(self.profile.model().to_string())
+            .or_default()
+            .merge(learned);
     }
 
     /// Where its checkpoints are kept (none: off, or a subagent).
@@ -542,11 +557,6 @@ impl Agent {
                 stop_hook_active,
             },
         }
-    }
-
-    /// The scope its events and hooks belong to.
-    pub fn scope(&self) -> &Scope {
-        &self.hook_cx.scope
     }
 }
 

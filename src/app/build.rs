@@ -288,7 +288,7 @@ struct Servers {
 }
 
 /// The subagent types of the agent files `found` (`crate::agents`); `task` makes each one's
-/// subagent from the generic one when it starts (`agent::task::typed`). What the files ask
+/// subagent from the generic one when it starts (`agent::task::Task`, from its caller's profile). What the files ask
 /// for and cannot have is said once, grouped; so is an MCP tool of a server that is not
 /// configured or not offered to subagents (`subagents = true`): a project's file cannot widen
 /// what the user's config gives subagents.

@@ -15,7 +15,7 @@ use super::session::short_id;
 use crate::agent::compact::Ended;
 use crate::agent::{Agent, Input, Outcome};
 use crate::model::{Message, ModelError, Profile};
-use crate::session::{EndOutcome, Recorder, Session};
+use crate::session::{ApprovalLine, EndOutcome, Recorder, Session};
 use crate::tools::ToolSet;
 
 /// One message to send, and what holds for it alone.
@@ -77,7 +77,8 @@ pub struct Conversation {
     started: bool,
     /// How the last message ended, for the session's `end` line.
     ending: (EndOutcome, Option<String>),
-    /// The last message never reached the model (see [`Ending::unreached`]).
+    /// The last message's run failed before the model answered anything (see
+    /// [`Ending::unreached`]).
     unreached: bool,
 }
 
@@ -95,8 +96,8 @@ impl Conversation {
         }
     }
 
-    /// Puts `agent` in place (the first one, or one built anew for the same session): the
-    /// tools that remember the conversation take it up from the session's history.
+    /// Puts `agent` in place (its build is done): the tools that remember the conversation
+    /// take it up from the session's history.
     pub fn set_agent(&mut self, agent: Agent) {
         if let Some(s) = &self.session {
             agent.restore_tools(s.messages());
@@ -155,26 +156,61 @@ impl Conversation {
     /// The future may be dropped: then [`Conversation::cancelled`] or
     /// [`Conversation::stopped`] says so.
     pub async fn send(&mut self, message: &Outgoing) -> Result<Outcome, ModelError> {
-        let Some(mut agent) = self.agent.clone() else {
+        let Some(base) = self.agent.clone() else {
             return Ok(Outcome::Stopped("the agent is not ready".into()));
         };
-        if let Some(p) = &message.profile {
-            agent = agent.with_profile(p.clone());
-        }
-        if let Some(t) = &message.tools {
-            agent = agent.with_tools(t.clone());
-        }
         let session_start = !std::mem::replace(&mut self.started, true);
-        let (session, unrecorded) = self.session_or_start(&agent);
+        // The session is the conversation's, on its own profile, whatever this one message
+        // goes to: `-c` goes on with the conversation's model.
+        let (session, unrecorded) = self.session_or_start(&base);
         if let Some(why) = unrecorded {
-            agent.warn(&why);
+            base.warn(&why);
         }
+        let agent = Self::for_message(base, message);
         let input = Input {
             text: &message.text,
             session_start,
             invoked_skill: message.invoked_skill,
         };
         agent.run_message(session, input).await
+    }
+
+    /// The agent a message goes to: the conversation's, with the message's own profile and
+    /// tools.
+    fn for_message(agent: Agent, message: &Outgoing) -> Agent {
+        let agent = match &message.profile {
+            Some(p) => agent.with_profile(p.clone()),
+            None => agent,
+        };
+        match &message.tools {
+            Some(t) => agent.with_tools(t.clone()),
+            None => agent,
+        }
+    }
+
+    /// The window of the model `message` goes to (its own profile's, else the
+    /// conversation's).
+    pub fn window_for(&self, message: &Outgoing) -> Option<u64> {
+        let own = message.profile.as_ref().map(Profile::window);
+        own.or_else(|| self.agent.as_ref().map(|a| a.context().window))
+    }
+
+    /// Records the user's answers to the guard's questions asked during the last message
+    /// (`hx chat`'s and `hx acp`'s approvers queue them).
+    pub fn record_approvals(&mut self, answers: Vec<ApprovalLine>) {
+        if let Some(session) = &mut self.session {
+            for a in answers {
+                session.record_approval(&a);
+            }
+        }
+    }
+
+    /// After the front end changed the history other than by a message (a rewind): the tools
+    /// that remember the conversation take it up again.
+    pub fn history_changed(&self) {
+        if let (Some(agent), Some(session)) = (&self.agent, &self.session) {
+            agent.restore_tools(session.messages());
+        }
     }
 
     /// `hx agent --compact`, `/compact`: the history summarised now.
@@ -207,9 +243,12 @@ impl Conversation {
     }
 
     /// How the last message (or the conversation) ended, mapped for `front` and kept for
-    /// the session's `end` line.
+    /// the session's `end` line. Only a message's own end says whether it reached the model:
+    /// a signal at the prompt leaves what the last message found.
     pub fn ended(&mut self, ending: Ending, front: Front) -> Mapped {
-        self.unreached = ending.unreached();
+        if let Ending::Run(_) = ending {
+            self.unreached = ending.unreached();
+        }
         let max_turns = self.agent.as_ref().map_or(0, Agent::max_turns);
         let mapped = ending.map(max_turns, front);
         self.ending = (mapped.outcome.clone(), mapped.detail.clone());
@@ -245,8 +284,9 @@ impl Conversation {
     }
 
     /// Ends the conversation's session: its `end` line written, then kept, or removed when
-    /// it holds nothing to go on with (no message was sent, or none reached the model: no
-    /// key, no network, a 401). The conversation can go on with a new session.
+    /// it holds nothing to go on with (it never got an answer, and no message was sent or
+    /// the last one never reached the model: no key, no network, a 401). A message after it
+    /// starts a new session, with a new id.
     pub fn close(&mut self) -> Closed {
         let Some(mut session) = self.session.take() else {
             return Closed::NoSession;
@@ -254,6 +294,7 @@ impl Conversation {
         let (outcome, detail) = std::mem::replace(&mut self.ending, (EndOutcome::Answered, None));
         session.end(outcome, detail.as_deref());
         let sent = std::mem::replace(&mut self.started, false);
+        self.id = crate::session::store::new_id();
         if session.never_answered() && (self.unreached || !sent) {
             session.discard();
             return Closed::Discarded;

@@ -23,6 +23,8 @@ pub enum Ending {
     /// Ctrl-C cancelled a turn of `hx chat`; `open` calls it left were answered as
     /// interrupted.
     Cancelled { open: usize },
+    /// The front end could not go on (it cannot watch the signals): why.
+    Failed(String),
 }
 
 impl Ending {
@@ -68,6 +70,7 @@ impl Ending {
                 EndOutcome::Interrupted,
                 Some(signal_name(libc::SIGINT).into()),
             ),
+            Ending::Failed(why) => (EndOutcome::Error, Some(why.clone())),
         };
         let (code, turn) = match self {
             Ending::Run(Ok(Outcome::Answered(text))) => (exit::ANSWERED, TurnEnd::Answered(text)),
@@ -93,6 +96,7 @@ impl Ending {
                 (exit::MAX_TURNS, TurnEnd::Failed(format!("stopped: {why}")))
             }
             Ending::Run(Err(e)) => (exit::FAILED, TurnEnd::Failed(e.to_string())),
+            Ending::Failed(why) => (exit::FAILED, TurnEnd::Failed(why)),
             // The compaction's lines said what it did.
             Ending::Compacted => (exit::ANSWERED, TurnEnd::Answered(String::new())),
             Ending::Signalled(sig) => {

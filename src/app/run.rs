@@ -13,7 +13,6 @@ use crate::agent::compact::Ended;
 use crate::agent::Outcome;
 use crate::config::{Config, Env};
 use crate::events::{Event, Events, Scope, Start, TurnEnd};
-use crate::model::ModelError;
 use crate::text::Warning;
 
 /// What one run is asked to do.
@@ -120,14 +119,11 @@ pub async fn run(
         events.warn(&main, w);
     }
     // What the tools remember (skills loaded, the todo list) follows the history they see.
-    conversation.set_agent(agent);
+    conversation.set_agent(agent.clone());
     let mut signals = match Signals::cancelling() {
         Ok(s) => s,
         Err(e) => {
-            conversation.ended(
-                Ending::Run(Err(ModelError::Transport(e.to_string()))),
-                Front::Run,
-            );
+            conversation.ended(Ending::Failed(e.to_string()), Front::Run);
             let code = fatal(exit::FAILED, &format!("cannot watch signals: {e}"), &[]);
             closed(conversation.close(), &events);
             return code;
@@ -138,12 +134,9 @@ pub async fn run(
     let work = async {
         match (&message, prepared) {
             (Some(_), Some(prepared)) => {
-                let Some(agent) = conversation.agent() else {
-                    return Ending::Run(Ok(Outcome::Stopped("the agent is not ready".into())));
-                };
                 let inv = prepared.finish(agent.tool_cx()).await;
                 let mut said = Vec::new();
-                let outgoing = inv.outgoing(agent, &config, &mut said);
+                let outgoing = inv.outgoing(&agent, &config, &mut said);
                 for w in &said {
                     events.warn(&main, w);
                 }

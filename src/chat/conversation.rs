@@ -1,7 +1,7 @@
 //! The conversation of `hx chat`, and bare `hx` on a terminal. Each message is a user turn
 //! on one session; Ctrl-C cancels the running turn, not the program; slash commands manage
-//! the session. This loop owns the session and the agent; switching and resuming sessions
-//! is `switch`.
+//! the session. This loop drives an `app::Conversation`, which holds the agent and the
+//! session; switching and resuming sessions is `switch`, `/model` and `/effort` `model`.
 //!
 //! What a turn does is shown by the same view as `hx agent`'s trace (`events::HumanView`, on
 //! the terminal this loop prints through), spinner included; the loop adds how each turn
@@ -391,15 +391,6 @@ impl Chat {
         }
     }
 
-    /// Lets the agent's tools that remember the conversation (`load_skill`'s "already
-    /// loaded", the todo list) take it up again from the session's history, after a rewind
-    /// changed it.
-    pub(super) fn restore_tools(&self) {
-        if let Some(agent) = self.conversation.agent() {
-            agent.restore_tools(self.conversation.messages());
-        }
-    }
-
     /// Waits for the first build, if it is still running.
     async fn ready(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> Result<(), i32> {
         if let Some(building) = self.building.take() {
@@ -464,10 +455,7 @@ impl Chat {
     ) -> Option<i32> {
         let agent = self.conversation.agent()?;
         // The window of the model this message goes to, for the status line.
-        let window = message
-            .profile
-            .as_ref()
-            .map_or(agent.context().window, |p| p.window());
+        let window = self.conversation.window_for(message).unwrap_or_default();
         let spent_before = agent.spent();
         let usage_before = self
             .conversation
@@ -498,11 +486,7 @@ impl Chat {
         // process groups killed, the subagents stopped.
         drop(sigint);
         let answered = self.approvals.take_answered();
-        if let Some(session) = self.conversation.session_mut() {
-            for a in answered {
-                session.record_approval(&a);
-            }
-        }
+        self.conversation.record_approvals(answered);
         let ending = match end {
             TurnEnd::Done(r) => Ending::Run(r),
             TurnEnd::Cancelled => self.conversation.cancelled(began.elapsed()),

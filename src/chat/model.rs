@@ -65,12 +65,13 @@ impl Chat {
         }
         // A retired DeepSeek name is the model that answers it now, thinking as it did.
         let retired = self.config.set_model(&name);
-        let profile = self.config.profile();
-        self.conversation.set_profile(profile, Switched::Model);
         if let Some(r) = retired {
             self.say(&r.to_string());
         }
         self.say(&format!("model: {}", self.config.model));
+        // Last, as it says what the switch costs: the next request misses the cache.
+        let profile = self.config.profile();
+        self.conversation.set_profile(profile, Switched::Model);
     }
 
     /// `/effort [EFFORT]`: shows how hard the model thinks, or goes on at another effort

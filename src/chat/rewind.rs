@@ -87,7 +87,7 @@ impl Chat {
         for line in said {
             self.say(&line);
         }
-        self.restore_tools();
+        self.conversation.history_changed();
         Ok(())
     }
 

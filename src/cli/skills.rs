@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::{exit, fail, SkillsArgs, SkillsCommand};
+use crate::paths::shown_from;
 use crate::skills::{self, Severity, SkillRegistry};
 use crate::term::{escape_controls, one_line, Term};
 use crate::text::Warning;
@@ -35,10 +36,6 @@ pub(super) fn skills_command(args: SkillsArgs) -> i32 {
         SkillsCommand::Check { path } => check(&term, &cwd, home.as_deref(), path),
         SkillsCommand::Eval(args) => super::skills_eval::eval_command(args),
     }
-}
-
-fn shown(path: &Path, cwd: &Path) -> String {
-    crate::paths::shown_from(path, cwd)
 }
 
 /// What `hx skills check` finds wrong with a SKILL.md: its errors.
@@ -147,7 +144,7 @@ fn list(term: &Term, d: &skills::Discovery, cwd: &Path, json: bool) -> i32 {
                 cell(r.name.clone()),
                 r.source.as_str().to_string(),
                 check,
-                cell(shown(r.path, cwd)),
+                cell(shown_from(r.path, cwd)),
                 cell(desc),
             ]
         })
@@ -233,7 +230,11 @@ fn check(term: &Term, cwd: &Path, home: Option<&Path>, path: Option<PathBuf>) ->
             Severity::Error => "error",
             Severity::Warning => "warning",
         };
-        term.out_line(&format!("{}: {sev}: {}", shown(&p.file, cwd), p.message));
+        term.out_line(&format!(
+            "{}: {sev}: {}",
+            shown_from(&p.file, cwd),
+            p.message
+        ));
     }
     let warnings = problems.len() - errors;
     term.line(&format!(

@@ -103,7 +103,7 @@ impl Config {
         self.profiles().make(&self.model, self.main_effort())
     }
 
-    /// The profile of `model` for one message (a command's or a skill's `model:`), as
+    /// The profile of `model` for one message (a command's `model:`), as
     /// `/model` would make it, at the effort the user chose; and the retired name's line.
     pub fn profile_for(&self, model: &str) -> (Profile, Option<Warning>) {
         self.profiles().resolve(model, self.effort)

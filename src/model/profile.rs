@@ -3,7 +3,7 @@
 //! assistant messages carry their reasoning back.
 //!
 //! One value, so that a change of model is one change: the main agent's, `/model` and
-//! `/effort` in a chat, a command's or a skill's `model:` for one message, and a typed
+//! `/effort` in a chat, a command's `model:` for one message, and a typed
 //! subagent's `model:` each get a whole `Profile` from the config layer (`Config::profile`
 //! and `Profiles`, which map a retired name and find the price and the window) instead of
 //! patching some of its parts. It lives

@@ -235,6 +235,37 @@ fn sigterm_at_the_prompt_ends_with_143_and_the_session_line() {
 }
 
 #[test]
+fn a_chat_whose_only_message_never_reached_the_model_leaves_no_session_on_sigterm() {
+    // Nothing answers at the server's address: the message fails unreached, as with no key.
+    let mut hx = Hx::new_offline();
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    chat.say("hello");
+    chat.signal(rexpect::process::Signal::SIGTERM);
+    chat.expect("hx: terminated by SIGTERM");
+    assert_eq!(chat.exit_code(), 143);
+    // As after Ctrl-D: nothing in it to go on with, so nothing for -c to find.
+    assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+}
+
+#[test]
+fn max_cost_holds_for_the_whole_conversation_across_effort_and_model_switches() {
+    let server = FakeServer::start(vec![Reply::text("First."), Reply::text("never asked")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["chat", "--max-cost", "0.0001"]);
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("first").contains("First."));
+    // Another effort or model goes on with the same purse: the first message's cost counts.
+    chat.say("/effort high");
+    chat.say("/model deepseek-v4-pro");
+    let shown = chat.say("second");
+    assert!(shown.contains("passed --max-cost $0.0001"), "{shown}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_eq!(server.requests().len(), 1);
+}
+
+#[test]
 fn the_history_file_is_written_outside_the_project() {
     let server = FakeServer::start(vec![Reply::text("Answer.")]);
     let hx = chat_hx(&server);

@@ -3,7 +3,9 @@
 //! and without `hx trust`, and the chat's own commands winning over a file.
 
 use crate::support::pty::Chat;
-use crate::support::{messages, tool_names, tool_results, Call, FakeServer, Hx, Reply};
+use crate::support::{
+    messages, session_lines, tool_names, tool_results, Call, FakeServer, Hx, Reply,
+};
 use serde_json::{json, Value};
 
 fn last_user(body: &Value) -> String {
@@ -245,6 +247,10 @@ fn a_commands_model_and_tools_hold_for_its_message_only() {
     }
     let (m1, m2) = (messages(first), messages(second));
     assert_eq!(&m2[..m1.len()], &m1[..]);
+    // The session is the conversation's, on its own model: `-c` goes on with that one, not
+    // with the model of the command its first message happened to be.
+    let header = &session_lines(&hx.session_files()[0])[0];
+    assert_eq!(header["model"], "deepseek-flash");
 }
 
 #[test]

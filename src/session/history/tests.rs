@@ -171,7 +171,7 @@ mod props {
         (added, all_at_end)
     }
 
-    /// The ids `chat::answer_open_calls` answered before the pairing had one home.
+    /// The ids a cancelled chat turn's answers went to before the pairing had one home.
     fn old_open_at_end(messages: &[Message]) -> Vec<String> {
         let Some(last) = messages
             .iter()
