@@ -45,6 +45,7 @@ mod mcp_npm;
 mod output;
 mod output_skills;
 mod panic_guard;
+mod portable;
 mod project_trust;
 mod redirects;
 mod sandbox;
