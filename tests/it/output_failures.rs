@@ -4,7 +4,7 @@
 
 use crate::support::calls::{bash_printing, call};
 use crate::support::hooks::{groups, script, user_hooks};
-use crate::support::{FakeServer, Hx, Reply, Run};
+use crate::support::{session_lines, FakeServer, Hx, Reply, Run};
 use serde_json::{json, Value};
 
 /// No retry: the server's first refusal is the run's end.
@@ -20,19 +20,30 @@ fn turn_failed(run: &Run) -> Value {
 }
 
 /// `hx agent --json` against a server that answers with `replies`, retries off.
-fn json_run(replies: Vec<Reply>, args: &[&str]) -> (FakeServer, Run) {
+fn json_run(replies: Vec<Reply>, args: &[&str]) -> (Hx, Run) {
     let server = FakeServer::start(replies);
     let mut hx = Hx::new(&server);
     hx.write_user_config("config.toml", NO_RETRIES)
         .args(["agent", "--json"])
         .args(args);
     let run = hx.run();
-    (server, run)
+    (hx, run)
+}
+
+/// The `end` line of the run's session file.
+fn session_end(hx: &Hx) -> Value {
+    let files = hx.session_files();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let lines = session_lines(&files[0]);
+    lines
+        .into_iter()
+        .rfind(|l| l["type"] == "end")
+        .expect("an end line")
 }
 
 #[test]
 fn a_rate_limit_is_a_turn_failed_of_kind_rate_limit_with_its_status() {
-    let (_server, run) = json_run(
+    let (hx, run) = json_run(
         vec![Reply::status(
             429,
             r#"{"error":{"message":"Rate limit reached"}}"#,
@@ -52,6 +63,12 @@ fn a_rate_limit_is_a_turn_failed_of_kind_rate_limit_with_its_status() {
     assert_eq!(
         run.stderr,
         "hx: API error 429: Too Many Requests: Rate limit reached\n"
+    );
+    // The session's end line says the same.
+    let end = session_end(&hx);
+    assert_eq!(
+        (&end["outcome"], &end["kind"]),
+        (&json!("error"), &json!("rate_limit"))
     );
 }
 
@@ -96,7 +113,7 @@ fn each_refusal_has_the_kind_its_status_and_words_give() {
         ),
     ];
     for (status, body, message, kind) in cases {
-        let (_server, run) = json_run(vec![Reply::status(status, body)], &["go"]);
+        let (_hx, run) = json_run(vec![Reply::status(status, body)], &["go"]);
         run.assert_code(1);
         assert_eq!(
             turn_failed(&run)["error"],
@@ -156,7 +173,7 @@ fn an_unreachable_server_is_kind_network_without_a_status() {
 
 #[test]
 fn a_second_overflow_is_kind_context_overflow_with_the_server_s_status() {
-    let (_server, run) = json_run(
+    let (_hx, run) = json_run(
         vec![
             Reply::tool_calls(vec![bash_printing("c1", 6_000)]),
             Reply::deepseek_overflow(9_000),
@@ -184,7 +201,7 @@ fn a_second_overflow_is_kind_context_overflow_with_the_server_s_status() {
 
 #[test]
 fn the_limits_the_user_set_are_kinds_max_turns_and_max_cost_with_exit_code_3() {
-    let (_server, run) = json_run(
+    let (_hx, run) = json_run(
         vec![Reply::tool_calls(vec![call(
             "c1",
             "glob",
@@ -209,7 +226,7 @@ fn the_limits_the_user_set_are_kinds_max_turns_and_max_cost_with_exit_code_3() {
         Reply::tool_calls(vec![call("c", "bash", json!({"command": "true"}))])
             .with_usage(100_000, 0, 1_000)
     };
-    let (_server, run) = json_run(
+    let (hx, run) = json_run(
         vec![costly(), costly(), Reply::text("never asked")],
         &["--max-cost", "0.02", "go"],
     );
@@ -226,6 +243,11 @@ fn the_limits_the_user_set_are_kinds_max_turns_and_max_cost_with_exit_code_3() {
         run.dump()
     );
     assert_eq!(event["usage"]["cost"], 0.0312);
+    let end = session_end(&hx);
+    assert_eq!(
+        (&end["outcome"], &end["kind"]),
+        (&json!("max_cost"), &json!("max_cost"))
+    );
 }
 
 #[test]
