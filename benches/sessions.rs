@@ -66,7 +66,7 @@ fn write_session(home: &Path, workspace: &Path) -> (String, u64) {
         });
         i += 1;
     }
-    s.end(hx::session::EndOutcome::Answered, None);
+    s.end(hx::session::EndOutcome::Answered, None, None);
     s.close();
     let size = std::fs::metadata(store.path_of(&id)).expect("size").len();
     (id, size)

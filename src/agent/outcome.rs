@@ -2,7 +2,7 @@
 //! the main agent's commands (through `app::Ending`) and the `task` tool share.
 
 use super::Outcome;
-use crate::model::ModelError;
+use crate::model::{FailureKind, ModelError};
 use crate::session::EndOutcome;
 
 /// The outcome and detail a session's `end` line gives a run that ended with `result`.
@@ -13,6 +13,17 @@ pub fn session_end(result: &Result<Outcome, ModelError>) -> (EndOutcome, Option<
         Ok(Outcome::MaxCost(why)) => (EndOutcome::MaxCost, Some(why.clone())),
         Ok(Outcome::Stopped(reason)) => (EndOutcome::Stopped, Some(reason.clone())),
         Err(e) => (EndOutcome::Error, Some(e.to_string())),
+    }
+}
+
+/// The kind of failure of a run that ended with `result`; `None` when the model answered.
+pub fn failure_kind(result: &Result<Outcome, ModelError>) -> Option<FailureKind> {
+    match result {
+        Ok(Outcome::Answered(_)) => None,
+        Ok(Outcome::MaxTurns(_)) => Some(FailureKind::MaxTurns),
+        Ok(Outcome::MaxCost(_)) => Some(FailureKind::MaxCost),
+        Ok(Outcome::Stopped(_)) => Some(FailureKind::Hook),
+        Err(e) => Some(e.kind()),
     }
 }
 

@@ -201,7 +201,8 @@ impl Tool for Task {
             }
             let result = child.run(&mut session, &prompt).await;
             let (outcome, detail) = super::outcome::session_end(&result);
-            session.end(outcome, detail.as_deref());
+            let kind = super::outcome::failure_kind(&result);
+            session.end(outcome, detail.as_deref(), kind);
             if let Some(e) = session.close() {
                 child.warn(&e);
             }

@@ -14,7 +14,8 @@ use super::outcome::{Ending, Front, Mapped, INTERRUPTED};
 use super::session::short_id;
 use crate::agent::compact::Ended;
 use crate::agent::{Agent, Input, Outcome};
-use crate::model::{Message, ModelError, Profile};
+use crate::events::TurnEnd;
+use crate::model::{FailureKind, Message, ModelError, Profile};
 use crate::session::{ApprovalLine, EndOutcome, Recorder, Session};
 use crate::tools::ToolSet;
 
@@ -75,8 +76,9 @@ pub struct Conversation {
     session: Option<Session>,
     /// A message was sent: the SessionStart hooks ran.
     started: bool,
-    /// How the last message ended, for the session's `end` line.
-    ending: (EndOutcome, Option<String>),
+    /// How the last message ended, for the session's `end` line: its outcome, detail and,
+    /// when it failed, kind.
+    ending: (EndOutcome, Option<String>, Option<FailureKind>),
     /// The last message's run failed before the model answered anything (see
     /// [`Ending::unreached`]).
     unreached: bool,
@@ -91,7 +93,7 @@ impl Conversation {
             id,
             session: None,
             started: false,
-            ending: (EndOutcome::Answered, None),
+            ending: (EndOutcome::Answered, None, None),
             unreached: false,
         }
     }
@@ -251,7 +253,11 @@ impl Conversation {
         }
         let max_turns = self.agent.as_ref().map_or(0, Agent::max_turns);
         let mapped = ending.map(max_turns, front);
-        self.ending = (mapped.outcome.clone(), mapped.detail.clone());
+        let kind = match &mapped.turn {
+            TurnEnd::Failed { kind, .. } => Some(*kind),
+            TurnEnd::Answered(_) => None,
+        };
+        self.ending = (mapped.outcome.clone(), mapped.detail.clone(), kind);
         if let Some(s) = &self.session {
             s.turn_done();
         }
@@ -291,8 +297,9 @@ impl Conversation {
         let Some(mut session) = self.session.take() else {
             return Closed::NoSession;
         };
-        let (outcome, detail) = std::mem::replace(&mut self.ending, (EndOutcome::Answered, None));
-        session.end(outcome, detail.as_deref());
+        let (outcome, detail, kind) =
+            std::mem::replace(&mut self.ending, (EndOutcome::Answered, None, None));
+        session.end(outcome, detail.as_deref(), kind);
         let sent = std::mem::replace(&mut self.started, false);
         self.id = crate::session::store::new_id();
         if session.never_answered() && (self.unreached || !sent) {

@@ -4,7 +4,7 @@
 use super::exit;
 use crate::agent::{outcome, Outcome};
 use crate::events::TurnEnd;
-use crate::model::ModelError;
+use crate::model::{FailureKind, ModelError};
 use crate::process::signal_name;
 use crate::session::EndOutcome;
 
@@ -72,12 +72,28 @@ impl Ending {
             ),
             Ending::Failed(why) => (EndOutcome::Error, Some(why.clone())),
         };
+        // Decided before the arms below take the ending apart: a model error's kind and
+        // status are its own (`ModelError::kind`), the others are named here.
+        let kind = match &self {
+            Ending::Run(result) => outcome::failure_kind(result),
+            Ending::Compacted => None,
+            Ending::Signalled(_) | Ending::Cancelled { .. } => Some(FailureKind::Interrupted),
+            Ending::Failed(_) => Some(FailureKind::Other),
+        };
+        let status = match &self {
+            Ending::Run(Err(e)) => e.status(),
+            _ => None,
+        };
+        let failed = |message: String| TurnEnd::Failed {
+            message,
+            kind: kind.unwrap_or(FailureKind::Other),
+            status,
+        };
         let (code, turn) = match self {
             Ending::Run(Ok(Outcome::Answered(text))) => (exit::ANSWERED, TurnEnd::Answered(text)),
-            Ending::Run(Ok(Outcome::Stopped(reason))) => (
-                exit::FAILED,
-                TurnEnd::Failed(format!("stopped by a hook: {reason}")),
-            ),
+            Ending::Run(Ok(Outcome::Stopped(reason))) => {
+                (exit::FAILED, failed(format!("stopped by a hook: {reason}")))
+            }
             Ending::Run(Ok(Outcome::MaxTurns(_))) => {
                 let then = match front {
                     Front::Run => "",
@@ -85,7 +101,7 @@ impl Ending {
                 };
                 (
                     exit::MAX_TURNS,
-                    TurnEnd::Failed(format!(
+                    failed(format!(
                         "{} (--max-turns) without a final answer{then}",
                         outcome::stopped_after(max_turns)
                     )),
@@ -93,10 +109,10 @@ impl Ending {
             }
             // The same code as --max-turns: the run reached a limit the user set.
             Ending::Run(Ok(Outcome::MaxCost(why))) => {
-                (exit::MAX_TURNS, TurnEnd::Failed(format!("stopped: {why}")))
+                (exit::MAX_TURNS, failed(format!("stopped: {why}")))
             }
-            Ending::Run(Err(e)) => (exit::FAILED, TurnEnd::Failed(e.to_string())),
-            Ending::Failed(why) => (exit::FAILED, TurnEnd::Failed(why)),
+            Ending::Run(Err(e)) => (exit::FAILED, failed(e.to_string())),
+            Ending::Failed(why) => (exit::FAILED, failed(why)),
             // The compaction's lines said what it did.
             Ending::Compacted => (exit::ANSWERED, TurnEnd::Answered(String::new())),
             Ending::Signalled(sig) => {
@@ -104,7 +120,7 @@ impl Ending {
                     libc::SIGINT => "interrupted".to_string(),
                     other => format!("terminated by {}", signal_name(other)),
                 };
-                (exit::signalled(sig), TurnEnd::Failed(message))
+                (exit::signalled(sig), failed(message))
             }
             Ending::Cancelled { open } => {
                 let note = match open {
@@ -113,7 +129,7 @@ impl Ending {
                 };
                 (
                     exit::signalled(libc::SIGINT),
-                    TurnEnd::Failed(format!("interrupted{note}")),
+                    failed(format!("interrupted{note}")),
                 )
             }
         };
@@ -137,14 +153,17 @@ mod tests {
         assert_eq!(run.code, exit::MAX_TURNS);
         assert_eq!(
             run.turn,
-            TurnEnd::Failed("stopped after 2 turns (--max-turns) without a final answer".into())
+            TurnEnd::failed(
+                FailureKind::MaxTurns,
+                "stopped after 2 turns (--max-turns) without a final answer"
+            )
         );
         assert_eq!(
             chat.turn,
-            TurnEnd::Failed(
+            TurnEnd::failed(
+                FailureKind::MaxTurns,
                 "stopped after 2 turns (--max-turns) without a final answer; a message goes on \
                  from here"
-                    .into()
             )
         );
         assert_eq!(
@@ -157,7 +176,10 @@ mod tests {
     fn a_signal_names_itself_and_gives_128_plus_its_number() {
         let m = Ending::Signalled(libc::SIGTERM).map(1, Front::Run);
         assert_eq!(m.code, 143);
-        assert_eq!(m.turn, TurnEnd::Failed("terminated by SIGTERM".into()));
+        assert_eq!(
+            m.turn,
+            TurnEnd::failed(FailureKind::Interrupted, "terminated by SIGTERM")
+        );
         assert_eq!(
             (m.outcome, m.detail.as_deref()),
             (EndOutcome::Interrupted, Some("SIGTERM"))
@@ -165,7 +187,10 @@ mod tests {
         let m = Ending::Signalled(libc::SIGINT).map(1, Front::Run);
         assert_eq!(
             (m.code, m.turn),
-            (130, TurnEnd::Failed("interrupted".into()))
+            (
+                130,
+                TurnEnd::failed(FailureKind::Interrupted, "interrupted")
+            )
         );
     }
 
@@ -174,9 +199,9 @@ mod tests {
         let m = Ending::Cancelled { open: 2 }.map(1, Front::Conversation);
         assert_eq!(
             m.turn,
-            TurnEnd::Failed(
+            TurnEnd::failed(
+                FailureKind::Interrupted,
                 "interrupted; 2 unfinished call(s) answered \"Error: interrupted by the user\""
-                    .into()
             )
         );
         assert_eq!(
@@ -184,7 +209,49 @@ mod tests {
             (EndOutcome::Interrupted, Some("SIGINT"))
         );
         let m = Ending::Cancelled { open: 0 }.map(1, Front::Conversation);
-        assert_eq!(m.turn, TurnEnd::Failed("interrupted".into()));
+        assert_eq!(
+            m.turn,
+            TurnEnd::failed(FailureKind::Interrupted, "interrupted")
+        );
+    }
+
+    #[test]
+    fn a_failed_run_carries_its_kind_and_the_server_s_status() {
+        let m = Ending::Run(Err(ModelError::Api {
+            status: 429,
+            message: "Too Many Requests: slow down".into(),
+        }))
+        .map(1, Front::Run);
+        assert_eq!(m.code, exit::FAILED);
+        assert_eq!(
+            m.turn,
+            TurnEnd::Failed {
+                message: "API error 429: Too Many Requests: slow down".into(),
+                kind: FailureKind::RateLimit,
+                status: Some(429),
+            }
+        );
+        let m = Ending::Run(Ok(Outcome::Stopped("no".into()))).map(1, Front::Run);
+        assert_eq!(
+            (m.code, m.turn),
+            (
+                exit::FAILED,
+                TurnEnd::failed(FailureKind::Hook, "stopped by a hook: no")
+            )
+        );
+        let m = Ending::Run(Ok(Outcome::MaxCost("over".into()))).map(1, Front::Run);
+        assert_eq!(
+            (m.code, m.turn),
+            (
+                exit::MAX_TURNS,
+                TurnEnd::failed(FailureKind::MaxCost, "stopped: over")
+            )
+        );
+        let m = Ending::Failed("cannot watch signals".into()).map(1, Front::Run);
+        assert_eq!(
+            m.turn,
+            TurnEnd::failed(FailureKind::Other, "cannot watch signals")
+        );
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use super::{exit, fail, show_failure, AgentArgs};
 use crate::app::runtime::Guard;
@@ -11,6 +12,7 @@ use crate::app::session::{find_picked, Pick};
 use crate::app::{self, run::Task};
 use crate::config::{process_env, Config};
 use crate::events::{Events, HumanView, JsonView, Verbosity};
+use crate::text::Warning;
 use crate::tools::workspace::Dir;
 
 pub(super) fn agent_command(args: AgentArgs) -> i32 {
@@ -37,11 +39,13 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     }
     // The config's warnings are shown by the views (in `--json`, as items), once they exist;
     // a config that cannot be used is the error, its warnings printed before it.
-    let app::config::Loaded { config, warnings } =
-        match app::config::load_for_model(&cwd, &env, &flags) {
-            Ok(l) => l,
-            Err(f) => return show_failure(f),
-        };
+    let app::config::Loaded {
+        config,
+        mut warnings,
+    } = match app::config::load_for_model(&cwd, &env, &flags) {
+        Ok(l) => l,
+        Err(f) => return show_failure(f),
+    };
     // Resolved before any request: a typo in the path must not cost a run, and nothing the
     // model does can move it.
     let output_file = match args.output_last_message.as_deref().map(open_output_file) {
@@ -53,7 +57,10 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     let message = match args.compact {
         true => None,
         false => match read_task(&args.task, !args.no_stdin) {
-            Ok(t) => Some(t),
+            Ok((t, notice)) => {
+                warnings.extend(notice);
+                Some(t)
+            }
             Err(e) => return fail(exit::USAGE, e),
         },
     };
@@ -158,10 +165,28 @@ fn write_last_message(out: &OutputFile, answer: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", out.given.display()))
 }
 
-/// Builds the task from the words and, unless `read_stdin` is off, a piped stdin.
-fn read_task(words: &[String], read_stdin: bool) -> Result<String, String> {
+/// How long `hx agent WORDS` waits for a stdin that is not a terminal to start (its first
+/// byte, or its end) before going on with the words alone. Under CI and harnesses stdin is
+/// often a pipe nobody writes to and nobody closes, and reading it to its end would wait
+/// forever; a command piped in starts writing (or ends) well within this. Claude Code waits
+/// the same 3 s.
+const STDIN_GRACE: Duration = Duration::from_secs(3);
+
+/// Builds the task from the words and, unless `read_stdin` is off, a piped stdin; with the
+/// notice to show when a stdin beside words said nothing in time and was left unread.
+fn read_task(words: &[String], read_stdin: bool) -> Result<(String, Option<Warning>), String> {
     let words = words.join(" ");
-    let stdin_piped = read_stdin && !std::io::stdin().is_terminal();
+    let mut notice = None;
+    let mut stdin_piped = read_stdin && !std::io::stdin().is_terminal();
+    // Without words stdin is the task, worth any wait; beside words it is an extra.
+    if stdin_piped && !words.trim().is_empty() && !stdin_starts_within(STDIN_GRACE) {
+        stdin_piped = false;
+        notice = Some(Warning::notice(format!(
+            "nothing came on stdin in {} s: the task is the words alone (--no-stdin or \
+             < /dev/null skips the wait)",
+            STDIN_GRACE.as_secs()
+        )));
+    }
     let stdin = if stdin_piped {
         let mut buf = Vec::new();
         // Bounded: a task is text for a model, not a data pipe.
@@ -196,7 +221,34 @@ fn read_task(words: &[String], read_stdin: bool) -> Result<String, String> {
                     .into(),
             ),
         };
-    Ok(task)
+    Ok((task, notice))
+}
+
+/// Whether stdin has something for a read within `wait`: data, or its end (a closed pipe,
+/// `/dev/null`, a file). poll(2) rather than a reading thread, which could not be cancelled
+/// once the wait is over and would go on holding the unread pipe.
+fn stdin_starts_within(wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one pollfd we own, for a descriptor poll only looks at.
+        let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+        if ready >= 0 {
+            // Any event counts (POLLHUP at the end, POLLNVAL for a closed descriptor): the
+            // read that follows answers at once and says what it found.
+            return ready > 0;
+        }
+        if std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+            // poll itself failed: read as before, which reports what is wrong.
+            return true;
+        }
+    }
 }
 
 /// The views of this run, as one stream of events: the trace and answer for a person, or

@@ -331,7 +331,7 @@ impl HumanView {
                         .out_raw(&format!("{}\n", text.trim_end_matches('\n')));
                 }
             }
-            TurnEnd::Failed(message) => self.term.line(&format!("hx: {message}")),
+            TurnEnd::Failed { message, .. } => self.term.line(&format!("hx: {message}")),
         }
         st.answer_streamed = false;
         st.streamed_any = false;

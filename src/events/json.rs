@@ -452,10 +452,14 @@ impl JsonView {
                 "type": "turn.completed",
                 "usage": usage_json(&usage, &costs),
             })),
-            TurnEnd::Failed(message) => {
+            TurnEnd::Failed {
+                message,
+                kind,
+                status,
+            } => {
                 self.send(json!({
                     "type": "turn.failed",
-                    "error": {"message": message},
+                    "error": {"message": message, "kind": kind.as_str(), "status": status},
                     "usage": usage_json(&usage, &costs),
                 }));
                 // The one thing this mode writes on stderr: why the run failed.

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::model::{AssistantTurn, EventSink, ToolCall, Usage};
+use crate::model::{AssistantTurn, EventSink, FailureKind, ToolCall, Usage};
 use crate::session::RunStats;
 use crate::text::Warning;
 use crate::tools::{About, ToolResult};
@@ -149,8 +149,24 @@ pub enum TurnEnd {
     /// The model answered with this text.
     Answered(String),
     /// No answer: the reason, as one line for the user (an API error, a hook's stop, the turn
-    /// limit, a signal).
-    Failed(String),
+    /// limit, a signal), its kind for programs, and the HTTP status the server refused the
+    /// request with, when it did.
+    Failed {
+        message: String,
+        kind: FailureKind,
+        status: Option<u16>,
+    },
+}
+
+impl TurnEnd {
+    /// A failure without an HTTP status.
+    pub fn failed(kind: FailureKind, message: impl Into<String>) -> TurnEnd {
+        TurnEnd::Failed {
+            message: message.into(),
+            kind,
+            status: None,
+        }
+    }
 }
 
 /// Whose event it is: the main agent or one of its subagents.

@@ -5,6 +5,7 @@ use futures_util::future::BoxFuture;
 mod accumulate;
 pub mod client;
 pub mod effort;
+mod failure;
 pub mod overflow;
 pub mod price;
 pub mod profile;
@@ -14,6 +15,7 @@ pub mod types;
 
 pub use client::{ClientOptions, OpenAiClient};
 pub use effort::{Dialect, Effort, Thinking};
+pub use failure::FailureKind;
 pub use price::{Cost, Price, Spend};
 pub use profile::Profile;
 pub use types::{AssistantTurn, ChatRequest, Message, ReasoningEcho, ToolCall, ToolSpec, Usage};

@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::model::{Cost, Effort, Message, Profile, ReasoningEcho, Spend, Usage};
+use crate::model::{Cost, Effort, FailureKind, Message, Profile, ReasoningEcho, Spend, Usage};
 
 pub mod history;
 pub mod log;
@@ -505,8 +505,8 @@ impl Session {
         t
     }
 
-    /// Records how this run ended (once; later calls do nothing).
-    pub fn end(&mut self, outcome: EndOutcome, detail: Option<&str>) {
+    /// Records how this run ended (once; later calls do nothing); `kind` when it failed.
+    pub fn end(&mut self, outcome: EndOutcome, detail: Option<&str>, kind: Option<FailureKind>) {
         if self.ended {
             return;
         }
@@ -515,6 +515,7 @@ impl Session {
             let end = End {
                 outcome,
                 detail: detail.map(str::to_string),
+                kind: kind.map(|k| k.as_str().to_string()),
                 ended_at: store::now_rfc3339(),
                 duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 run: self.stats.figures(),

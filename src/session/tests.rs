@@ -62,7 +62,7 @@ fn a_recorded_session_reads_back_and_continues() {
         "deepseek-flash",
     );
     s.push(call_turn());
-    s.end(EndOutcome::Interrupted, None);
+    s.end(EndOutcome::Interrupted, None, None);
     assert_eq!(s.close(), None);
 
     let path = store.path_of(&id);
@@ -86,7 +86,7 @@ fn a_recorded_session_reads_back_and_continues() {
         })
     );
     s.push(Message::User("more".into()));
-    s.end(EndOutcome::Answered, None);
+    s.end(EndOutcome::Answered, None, None);
     s.close();
 
     let again = record::read(&path).expect("read again");
@@ -155,7 +155,7 @@ fn find_by_prefix_and_newest() {
     for id in ids {
         let mut s = Session::new(header(id), Some(store.create(id).expect("create")));
         s.push(Message::User(format!("task {id}")));
-        s.end(EndOutcome::Answered, None);
+        s.end(EndOutcome::Answered, None, None);
         s.close();
     }
     assert_eq!(
@@ -247,7 +247,7 @@ fn a_model_switch_and_approvals_are_recorded_and_the_model_is_read_back() {
         at: store::now_rfc3339(),
     });
     s.record_model("other-model");
-    s.end(EndOutcome::Answered, None);
+    s.end(EndOutcome::Answered, None, None);
     assert_eq!(s.close(), None);
 
     let path = store.path_of(&id);
@@ -302,9 +302,9 @@ fn an_outcome_is_recorded_by_its_name_and_read_back_as_itself() {
         let id = store::new_id();
         let mut s = Session::new(header(&id), Some(store.create(&id).expect("create")));
         s.push(Message::User("task".into()));
-        s.end(expected.clone(), Some("why"));
+        s.end(expected.clone(), Some("why"), None);
         // Only the first end counts.
-        s.end(EndOutcome::Error, None);
+        s.end(EndOutcome::Error, None, None);
         assert_eq!(s.close(), None);
         let path = store.path_of(&id);
         let loaded = record::read(&path).expect("read");

@@ -4,9 +4,11 @@
 
 use crate::support::pty::run_on_terminal;
 use crate::support::{
-    messages, tool_messages, tool_names, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS,
+    messages, tool_messages, tool_names, Call, FakeServer, Hx, Reply, Run, BUILT_IN_TOOLS,
 };
 use serde_json::{json, Value};
+use std::io::Write;
+use std::time::Duration;
 
 /// Fast retries so the retry tests take milliseconds, not seconds.
 const FAST_RETRIES: &str = "[network]\nretry_base_delay_ms = 5\n";
@@ -411,6 +413,72 @@ fn task_from_stdin_and_appended_stdin() {
         reqs[1].body["messages"][1]["content"],
         "summarize this\n\n<stdin>\nline one\nline two\n</stdin>"
     );
+}
+
+/// hx started with a stdin pipe the test holds: `feed` gets the pipe's end (drop it to close
+/// it); the run is collected after, with a generous deadline.
+fn with_held_stdin(hx: &Hx, feed: impl FnOnce(std::process::ChildStdin)) -> Run {
+    use std::process::Stdio;
+    let mut cmd = hx.command();
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn hx");
+    let pipe = child.stdin.take().expect("stdin pipe");
+    feed(pipe);
+    let run = Run::wait(child, Duration::from_secs(30));
+    assert!(!run.timed_out, "hx waited on stdin\n{}", run.dump());
+    run
+}
+
+#[test]
+fn a_stdin_nobody_writes_to_is_left_after_a_while_beside_words() {
+    let server = FakeServer::start(vec![Reply::text("ok"), Reply::text("ok")]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "summarize", "this"]);
+    let (tx, rx) = std::sync::mpsc::channel();
+    // Held open and never written to until hx has answered, as a harness's stdin is.
+    let run = with_held_stdin(&hx, |pipe| {
+        std::thread::spawn(move || {
+            let _ = rx.recv();
+            drop(pipe);
+        });
+    });
+    let _ = tx.send(());
+    run.assert_code(0);
+    assert_eq!(
+        server.requests()[0].body["messages"][1]["content"],
+        "summarize this"
+    );
+    assert_eq!(
+        run.stderr
+            .lines()
+            .filter(|l| l.contains("stdin"))
+            .collect::<Vec<_>>(),
+        [
+            "hx: nothing came on stdin in 3 s: the task is the words alone (--no-stdin or \
+             < /dev/null skips the wait)"
+        ],
+        "{}",
+        run.dump()
+    );
+
+    // Once it has begun, stdin is read to its end, however long that takes.
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "summarize", "this"]);
+    let run = with_held_stdin(&hx, |mut pipe| {
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(b"line one\n");
+            std::thread::sleep(Duration::from_secs(4));
+            let _ = pipe.write_all(b"line two\n");
+        });
+    });
+    run.assert_code(0);
+    assert_eq!(
+        server.requests()[1].body["messages"][1]["content"],
+        "summarize this\n\n<stdin>\nline one\nline two\n</stdin>"
+    );
+    assert!(!run.stderr.contains("stdin"), "{}", run.dump());
 }
 
 #[test]

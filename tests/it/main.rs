@@ -43,6 +43,7 @@ mod layers;
 mod mcp;
 mod mcp_npm;
 mod output;
+mod output_failures;
 mod output_skills;
 mod panic_guard;
 mod portable;

@@ -68,8 +68,9 @@ impl RunArgs {
 #[command(after_long_help = AGENT_HELP)]
 pub struct AgentArgs {
     /// The task, as words. Without words the task is read from stdin. With both, a piped
-    /// stdin is read to its end and appended to the task as a <stdin> block (so in a `while
-    /// read` loop hx would eat the loop's input: pass --no-stdin there)
+    /// stdin is read to its end and appended to the task as a <stdin> block, if it starts
+    /// within 3 s (so in a `while read` loop hx would eat the loop's input: pass --no-stdin
+    /// there)
     #[arg(value_name = "TASK")]
     pub task: Vec<String>,
     /// Never read stdin: the task is the words alone
@@ -223,8 +224,9 @@ Output:
   schema), stderr only fatal errors. -o FILE also writes the answer to FILE.
 
 Stdin:
-  A piped stdin is read to its end and added to the task. Inside a 'while read' loop that
-  would eat the loop's input: pass --no-stdin (or < /dev/null).
+  A piped stdin is read to its end and added to the task. Beside words, a stdin that gives
+  nothing (no byte, no end) within 3 s is left unread, with a notice. Inside a 'while read'
+  loop that would eat the loop's input: pass --no-stdin (or < /dev/null).
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error

@@ -228,6 +228,10 @@ pub struct End {
     /// The error or the reason, when there is one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
+    /// A failed run's kind, as `turn.failed` names it (`rate_limit`, `max_turns`, ...). Text,
+    /// so a kind a newer hx wrote reads back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
     pub ended_at: String,
     pub duration_ms: u64,
     /// This run's figures.

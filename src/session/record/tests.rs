@@ -80,6 +80,7 @@ fn full_file() -> String {
         Line::End(&End {
             outcome: EndOutcome::Answered,
             detail: None,
+            kind: None,
             ended_at: "2026-12-01T00:00:01Z".into(),
             duration_ms: 5,
             run: Figures {
@@ -294,6 +295,7 @@ fn each_line_kind_has_its_exact_text() {
     let answered = End {
         outcome: EndOutcome::Answered,
         detail: None,
+        kind: None,
         ended_at: "2026-12-01T00:00:01Z".into(),
         duration_ms: 5,
         run: Figures {
@@ -313,6 +315,7 @@ fn each_line_kind_has_its_exact_text() {
     let failed = End {
         outcome: EndOutcome::Error,
         detail: Some("bad \"x\"".into()),
+        kind: Some("network".into()),
         ended_at: "t".into(),
         duration_ms: 0,
         run: Figures::default(),
@@ -364,7 +367,7 @@ fn each_line_kind_has_its_exact_text() {
         r#"{"type":"model","model":"other","at":"2026-12-01T00:00:04Z"}"#,
         r#"{"type":"repair","answers":[[3,{"role":"tool","tool_call_id":"c2","content":"Error: not run"}]]}"#,
         r#"{"type":"end","outcome":"answered","ended_at":"2026-12-01T00:00:01Z","duration_ms":5,"run":{"turns":2,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":2,"tool_calls":2,"blocked":1,"prompt_tokens":10,"cache_hit_tokens":4,"completion_tokens":2}}"#,
-        r#"{"type":"end","outcome":"error","detail":"bad \"x\"","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
+        r#"{"type":"end","outcome":"error","detail":"bad \"x\"","kind":"network","ended_at":"t","duration_ms":0,"run":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0},"session":{"turns":0,"tool_calls":0,"blocked":0,"prompt_tokens":0,"cache_hit_tokens":0,"completion_tokens":0}}"#,
     ];
     assert_eq!(lines.len(), expected.len());
     for (line, want) in lines.iter().zip(expected) {
