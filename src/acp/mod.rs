@@ -467,7 +467,10 @@ impl Server {
                 st.running = None;
             }
             match answer {
-                Ok(stop) => out.result(&id, PromptResponse::new(stop)),
+                Ok(stop) => out.result(
+                    &id,
+                    PromptResponse::new(stop).usage(slot.view.prompt_usage()),
+                ),
                 Err(e) => out.error(&id, &e),
             }
         });
@@ -541,6 +544,7 @@ impl Slot {
         mut cancelled: oneshot::Receiver<()>,
     ) -> Result<StopReason, rpc::RpcError> {
         let began = Instant::now();
+        self.view.begin_prompt();
         // A cancel while the agent is still being built ends the prompt before it starts.
         let agent = tokio::select! {
             a = self.agent() => a?,

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    InitializeResponse, PromptResponse, SessionNotification, StopReason,
+    InitializeResponse, PromptResponse, SessionNotification, StopReason, Usage,
 };
 use serde_json::{json, Value};
 
@@ -23,10 +23,13 @@ fn bash(id: &str, command: &str) -> Call {
     Call::new(id, "bash", &json!({ "command": command }).to_string())
 }
 
-fn stop_reason(response: &Value) -> StopReason {
+fn prompt_response(response: &Value) -> PromptResponse {
     serde_json::from_value::<PromptResponse>(response["result"].clone())
         .unwrap_or_else(|e| panic!("not a prompt response ({e}): {response}"))
-        .stop_reason
+}
+
+fn stop_reason(response: &Value) -> StopReason {
+    prompt_response(response).stop_reason
 }
 
 /// Every line hx wrote is a JSON-RPC 2.0 message, and every notification a session update
@@ -666,4 +669,50 @@ fn an_agent_that_cannot_be_built_fails_the_prompt_and_leaves_no_session() {
     assert_eq!(code, Some(0));
     assert!(server.requests().is_empty());
     assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+}
+
+#[test]
+fn the_prompt_answer_carries_the_prompts_token_totals() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "true")])
+            .with_reasoning(&"r".repeat(40))
+            .with_usage(1_000, 600, 80),
+        Reply::text("done")
+            .with_reasoning(&"r".repeat(20))
+            .with_usage(1_400, 1_000, 40),
+        Reply::text("again")
+            .without_reasoning()
+            .with_usage(2_000, 1_500, 10),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "two requests");
+    let r = acp.response(id);
+    // Both requests of the prompt, as the fake server reported them: input with the cached
+    // part, output with the thinking (the fake server counts 4 reasoning characters a token).
+    let usage = prompt_response(&r)
+        .usage
+        .unwrap_or_else(|| panic!("no usage: {r}"));
+    assert_eq!(
+        usage,
+        Usage::new(2_520, 2_400, 120)
+            .cached_read_tokens(1_600)
+            .thought_tokens(15)
+    );
+    assert_eq!(r["result"]["usage"]["inputTokens"], 2_400, "{r}");
+    // Each prompt its own totals, not the session's.
+    let id = acp.prompt(&sid, "one request");
+    let r = acp.response(id);
+    let usage = prompt_response(&r)
+        .usage
+        .unwrap_or_else(|| panic!("no usage: {r}"));
+    assert_eq!(
+        usage,
+        Usage::new(2_010, 2_000, 10).cached_read_tokens(1_500)
+    );
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
 }
