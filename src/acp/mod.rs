@@ -11,6 +11,7 @@
 //! command points hx's own stdout at stderr before anything starts (see `cli::acp`), and the
 //! protocol's stream is a descriptor of its own.
 
+pub mod auth;
 pub mod files;
 pub mod permission;
 pub mod prompt;
@@ -27,10 +28,10 @@ use std::time::{Duration, Instant};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, StopReason,
-    AGENT_METHOD_NAMES,
+    AgentCapabilities, AuthenticateRequest, CancelNotification, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    StopReason, AGENT_METHOD_NAMES,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
@@ -54,11 +55,13 @@ pub const AUTH_REQUIRED: i32 = -32000;
 /// How long the end of hx acp waits for the prompts it cancelled to answer.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
-/// What `hx acp` starts from: the flags of its command line, which every session gets, and
-/// the environment as it was before the secrets were blanked.
+/// What `hx acp` starts from: the flags of its command line, which every session gets, the
+/// environment as it was before the secrets were blanked, and where the key of the provider
+/// it starts with comes from.
 pub struct Setup {
     pub flags: Flags,
     pub env: Env,
+    pub key: auth::Key,
 }
 
 /// Serves one client on `input` / `output` until `input` ends or a signal arrives; every
@@ -203,14 +206,12 @@ impl Server {
             };
         }
         if method == m.authenticate {
-            return self.out.error(
-                &id,
-                &error(
-                    rpc::INVALID_PARAMS,
-                    "hx offers no authentication methods: it reads its API key from its config \
-                     and environment (see hx agent --help)",
-                ),
-            );
+            let answer = params::<AuthenticateRequest>(method, p)
+                .and_then(|req| auth::authenticate(&self.setup.key, &req));
+            return match answer {
+                Ok(r) => self.out.result(&id, r),
+                Err(e) => self.out.error(&id, &e),
+            };
         }
         let server = self.clone();
         if method == m.session_new {
@@ -260,6 +261,7 @@ impl Server {
             .mcp_capabilities(McpCapabilities::new().http(true));
         let response = InitializeResponse::new(version)
             .agent_capabilities(caps)
+            .auth_methods(vec![auth::method(&self.setup.key)])
             .agent_info(Implementation::new("hx", env!("CARGO_PKG_VERSION")).title("hx"));
         self.out.result(id, response);
     }

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    InitializeResponse, PromptResponse, SessionNotification, StopReason, Usage,
+    AuthMethod, InitializeResponse, PromptResponse, SessionNotification, StopReason, Usage,
 };
 use serde_json::{json, Value};
 
@@ -67,7 +67,18 @@ fn initialize_says_what_hx_can_do() {
     assert!(caps.prompt_capabilities.embedded_context);
     assert!(!caps.prompt_capabilities.image);
     assert!(caps.mcp_capabilities.http);
-    assert!(init.auth_methods.is_empty());
+    // One method, of the schema's default kind (`agent`, which the ACP registry requires),
+    // saying where the key comes from.
+    let [AuthMethod::Agent(method)] = init.auth_methods.as_slice() else {
+        panic!("auth methods: {:?}", init.auth_methods)
+    };
+    assert_eq!(&*method.id.0, "api-key");
+    assert!(method.name.contains("DEEPSEEK_API_KEY"), "{method:?}");
+    let description = method.description.as_deref().unwrap_or_default();
+    assert!(
+        description.contains("DEEPSEEK_API_KEY") && description.contains("config.toml"),
+        "{description}"
+    );
     let info = init.agent_info.expect("agent info");
     assert_eq!(
         (info.name.as_str(), info.version.as_str()),
@@ -669,6 +680,32 @@ fn an_agent_that_cannot_be_built_fails_the_prompt_and_leaves_no_session() {
     assert_eq!(code, Some(0));
     assert!(server.requests().is_empty());
     assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+}
+
+#[test]
+fn authenticate_says_whether_the_key_is_set() {
+    let server = FakeServer::start(vec![]);
+    let mut hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let ok = acp.result("authenticate", json!({"methodId": "api-key"}));
+    assert_eq!(ok, json!({}));
+    let unknown = acp.call("authenticate", json!({"methodId": "oauth"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    hx.env_remove("DEEPSEEK_API_KEY");
+    let mut acp = Acp::start(&hx);
+    let init = acp.initialize();
+    // Listed without the key too: a client (or the registry's check) learns where it goes.
+    assert_eq!(init["authMethods"][0]["id"], "api-key", "{init}");
+    let missing = acp.call("authenticate", json!({"methodId": "api-key"}));
+    assert_eq!(missing["error"]["code"], -32000, "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("DEEPSEEK_API_KEY is not set"),
+        "{missing}"
+    );
 }
 
 #[test]
