@@ -10,6 +10,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol::v1::schema::{
@@ -60,7 +61,8 @@ pub fn chunk(text: &str) -> ContentChunk {
 pub struct AcpView {
     updates: Updates,
     root: PathBuf,
-    window: u64,
+    /// The model's context window: another model chosen for the session has its own.
+    window: AtomicU64,
     state: Mutex<State>,
 }
 
@@ -83,7 +85,7 @@ impl AcpView {
         Arc::new(AcpView {
             updates,
             root: root.to_path_buf(),
-            window,
+            window: AtomicU64::new(window),
             state: Mutex::new(State::default()),
         })
     }
@@ -94,6 +96,10 @@ impl AcpView {
 
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_window(&self, window: u64) {
+        self.window.store(window, Ordering::Relaxed);
     }
 
     /// A prompt begins: [`AcpView::prompt_usage`] counts from here.
@@ -231,7 +237,7 @@ impl AcpView {
             .known()
             .map(|(nanos, currency)| Cost::new(nanos as f64 / 1e9, currency.code()));
         self.updates.send(SessionUpdate::UsageUpdate(
-            UsageUpdate::new(used, self.window).cost(cost),
+            UsageUpdate::new(used, self.window.load(Ordering::Relaxed)).cost(cost),
         ));
     }
 }

@@ -104,7 +104,7 @@ fn the_typescript_sdk_client_prompts_is_asked_cancels_and_loads() {
         .expect("the cancelled call answered");
     assert_eq!(c2_end["status"], "failed");
     // What hx sent the model: the prompt with the embedded file, the allowed command's output.
-    let reqs = server.requests();
+    let reqs = server.completions();
     let task = messages(&reqs[0].body).last().unwrap()["content"]
         .as_str()
         .unwrap()
