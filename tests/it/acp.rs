@@ -916,3 +916,40 @@ fn the_prompt_answer_carries_the_prompts_token_totals() {
     assert_eq!(code, Some(0));
     assert_protocol_only(&seen);
 }
+
+/// integrations/acp/agent.json, the ACP registry entry, says what the crate says (its README
+/// tells where each field comes from), runs `hx acp`, and has only fields the registry knows.
+#[test]
+fn the_registry_entry_follows_the_crate() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/acp/agent.json");
+    let text = std::fs::read_to_string(&path).expect("agent.json");
+    let entry: Value = serde_json::from_str(&text).expect("agent.json is JSON");
+    assert_eq!(entry["id"], "hx");
+    assert_eq!(entry["name"], "hx");
+    assert_eq!(entry["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(entry["description"], env!("CARGO_PKG_DESCRIPTION"));
+    assert_eq!(entry["license"], env!("CARGO_PKG_LICENSE"));
+    let registry_fields = [
+        "id",
+        "name",
+        "version",
+        "description",
+        "repository",
+        "website",
+        "authors",
+        "license",
+        "license_url",
+        "icon",
+        "distribution",
+    ];
+    for key in entry.as_object().expect("an object").keys() {
+        assert!(
+            registry_fields.contains(&key.as_str()),
+            "{key} is no registry field"
+        );
+    }
+    assert_eq!(
+        entry["distribution"]["local"],
+        json!({"cmd": "hx", "args": ["acp"]})
+    );
+}
