@@ -152,16 +152,21 @@ struct SlotState {
 }
 
 impl SlotState {
-    /// The options, with the models the provider listed so far added at the end of those
-    /// offered: the ones offered before stay where they were (a client's list does not
-    /// reorder under the user, and the model the session started with can be chosen again).
-    fn options(&mut self) -> Vec<SessionConfigOption> {
-        let listing = self.listing.borrow().clone().unwrap_or_default();
+    /// Adds the models the provider listed so far at the end of those offered: the ones
+    /// offered before stay where they were (a client's list does not reorder under the user,
+    /// and the model the session started with can be chosen again).
+    fn refresh(&mut self) {
+        let listing = self.listing.borrow();
+        let listed = listing.as_deref().unwrap_or_default();
         if self.offered.is_empty() {
-            self.offered = options::offered(&self.config, &listing);
+            self.offered = options::offered(&self.config, listed);
         } else {
-            options::merge(&mut self.offered, listing.iter().map(String::as_str));
+            options::merge(&mut self.offered, listed.iter().map(String::as_str));
         }
+    }
+
+    fn options(&mut self) -> Vec<SessionConfigOption> {
+        self.refresh();
         options::options(&self.config, &self.offered)
     }
 
@@ -389,7 +394,7 @@ impl Server {
             return Err(unknown(&sid));
         };
         let mut st = slot.state.borrow_mut();
-        st.options();
+        st.refresh();
         match options::change(req, &st.config, &st.offered)? {
             options::Change::Model(name) => {
                 // A retired DeepSeek name is the model that answers it now, thinking as it did.
