@@ -3,7 +3,8 @@
 //! `cwd`, built and recorded as any run (so `hx agent -c` continues it), and each prompt is
 //! one message of it, as in chat. What happens in a run reaches the client as `session/update`
 //! notifications through an `Observer` ([`view`]); where chat would ask at the terminal, hx
-//! asks the client ([`permission`]).
+//! asks the client ([`permission`]). A session's model and effort are config options
+//! ([`options`]), switched as `/model` and `/effort` switch them in chat.
 //!
 //! The loop reads stdin on a thread of its own ([`rpc`]), so a `session/cancel` is read while
 //! a prompt runs; prompts and session setups are tasks on the current thread, each session's
@@ -11,7 +12,9 @@
 //! command points hx's own stdout at stderr before anything starts (see `cli::acp`), and the
 //! protocol's stream is a descriptor of its own.
 
+pub mod auth;
 pub mod files;
+pub mod options;
 pub mod permission;
 pub mod prompt;
 pub mod replay;
@@ -27,13 +30,14 @@ use std::time::{Duration, Instant};
 
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
-    AgentCapabilities, CancelNotification, Implementation, InitializeRequest, InitializeResponse,
-    LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer, NewSessionRequest,
-    NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse, StopReason,
+    AgentCapabilities, AuthenticateRequest, CancelNotification, Implementation, InitializeRequest,
+    InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
+    NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
+    SessionConfigOption, SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason,
     AGENT_METHOD_NAMES,
 };
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, watch};
 
 use self::permission::Permissions;
 use self::rpc::{error, params, Incoming, Message, Output, Pending};
@@ -42,10 +46,12 @@ use crate::agent::{Agent, Outcome};
 use crate::app::outcome::{Ending, Front};
 use crate::app::session::{self as app_session, Pick};
 use crate::app::signals::{self, Signals};
-use crate::app::{build, exit, Closed, Conversation, Outgoing};
+use crate::app::{build, exit, Closed, Conversation, Outgoing, Switched};
 use crate::config::{Config, Env, Flags};
 use crate::events::Events;
 use crate::mcp::config::ServerFile;
+use crate::model::Profile;
+use crate::text::Warning;
 use crate::tools::Editor;
 
 /// ACP's code for a request that needs credentials hx does not have (the missing key).
@@ -54,12 +60,26 @@ pub const AUTH_REQUIRED: i32 = -32000;
 /// How long the end of hx acp waits for the prompts it cancelled to answer.
 const SHUTDOWN_WAIT: Duration = Duration::from_secs(2);
 
-/// What `hx acp` starts from: the flags of its command line, which every session gets, and
-/// the environment as it was before the secrets were blanked.
+/// How long `session/new` (and `session/load`) waits for the provider's list of models
+/// before it answers with the models it has: the list is asked once per provider, so only
+/// the first session of a slow server waits this long.
+const MODELS_WAIT: Duration = Duration::from_secs(2);
+
+/// When the list of models is given up on altogether (it goes on behind the sessions that
+/// stopped waiting, and a later session gets it).
+const MODELS_GIVE_UP: Duration = Duration::from_secs(60);
+
+/// What `hx acp` starts from: the flags of its command line, which every session gets, the
+/// environment as it was before the secrets were blanked, and where the key of the provider
+/// it starts with comes from.
 pub struct Setup {
     pub flags: Flags,
     pub env: Env,
+    pub key: auth::Key,
 }
+
+/// The models a provider's server lists, once it answered (empty when it could not).
+type Listing = watch::Receiver<Option<Vec<String>>>;
 
 /// Serves one client on `input` / `output` until `input` ends or a signal arrives; every
 /// session is closed (its `end` line written) and everything hx started ended.
@@ -78,6 +98,7 @@ pub async fn serve(
                 pending: Pending::default(),
                 client: RefCell::new(None),
                 sessions: RefCell::new(HashMap::new()),
+                listings: RefCell::new(HashMap::new()),
             });
             server.run(input).await
         })
@@ -94,6 +115,8 @@ struct Server {
     /// What the client said it can do, once it initialized.
     client: RefCell<Option<agent_client_protocol::v1::schema::ClientCapabilities>>,
     sessions: RefCell<HashMap<String, Rc<Slot>>>,
+    /// The models of each provider (by name and server) asked for so far.
+    listings: RefCell<HashMap<(String, String), Listing>>,
 }
 
 /// What building an agent on the blocking pool gives back.
@@ -117,6 +140,40 @@ struct SlotState {
     conversation: Option<Conversation>,
     cancel: Option<oneshot::Sender<()>>,
     running: Option<tokio::task::JoinHandle<()>>,
+    /// The session's config, whose model and effort its config options change.
+    config: Config,
+    /// The models the session offers (see [`options`]).
+    offered: Vec<String>,
+    listing: Listing,
+    /// The profiles chosen since the last prompt, at most one for what each switched, in the
+    /// order chosen: the next prompt goes on with them (the agent may still be building, or
+    /// a prompt running, when the client chooses).
+    pending: Vec<(Profile, Switched)>,
+}
+
+impl SlotState {
+    /// Adds the models the provider listed so far at the end of those offered: the ones
+    /// offered before stay where they were (a client's list does not reorder under the user,
+    /// and the model the session started with can be chosen again).
+    fn refresh(&mut self) {
+        let listing = self.listing.borrow();
+        let listed = listing.as_deref().unwrap_or_default();
+        if self.offered.is_empty() {
+            self.offered = options::offered(&self.config, listed);
+        } else {
+            options::merge(&mut self.offered, listed.iter().map(String::as_str));
+        }
+    }
+
+    fn options(&mut self) -> Vec<SessionConfigOption> {
+        self.refresh();
+        options::options(&self.config, &self.offered)
+    }
+
+    fn switch(&mut self, switched: Switched) {
+        self.pending.retain(|(_, s)| *s != switched);
+        self.pending.push((self.config.profile(), switched));
+    }
 }
 
 impl Server {
@@ -203,14 +260,20 @@ impl Server {
             };
         }
         if method == m.authenticate {
-            return self.out.error(
-                &id,
-                &error(
-                    rpc::INVALID_PARAMS,
-                    "hx offers no authentication methods: it reads its API key from its config \
-                     and environment (see hx agent --help)",
-                ),
-            );
+            let answer = params::<AuthenticateRequest>(method, p)
+                .and_then(|req| auth::authenticate(&self.setup.key, &req));
+            return match answer {
+                Ok(r) => self.out.result(&id, r),
+                Err(e) => self.out.error(&id, &e),
+            };
+        }
+        if method == m.session_set_config_option {
+            let answer = params::<SetSessionConfigOptionRequest>(method, p)
+                .and_then(|req| self.set_config_option(&req));
+            return match answer {
+                Ok(r) => self.out.result(&id, r),
+                Err(e) => self.out.error(&id, &e),
+            };
         }
         let server = self.clone();
         if method == m.session_new {
@@ -260,6 +323,7 @@ impl Server {
             .mcp_capabilities(McpCapabilities::new().http(true));
         let response = InitializeResponse::new(version)
             .agent_capabilities(caps)
+            .auth_methods(vec![auth::method(&self.setup.key)])
             .agent_info(Implementation::new("hx", env!("CARGO_PKG_VERSION")).title("hx"));
         self.out.result(id, response);
     }
@@ -307,11 +371,81 @@ impl Server {
         req: NewSessionRequest,
     ) -> Result<NewSessionResponse, rpc::RpcError> {
         let config = self.config(&req.cwd, &self.setup.flags, req.mcp_servers)?;
+        let listing = self.listing(&config);
         let id = crate::session::store::new_id();
-        let slot = self.open(config, req.cwd, id, None).await?;
+        let slot = self
+            .open(config, req.cwd, id, None, listing.clone())
+            .await?;
         let id = slot.session_id();
-        self.sessions.borrow_mut().insert(id.clone(), slot);
-        Ok(NewSessionResponse::new(id))
+        self.sessions.borrow_mut().insert(id.clone(), slot.clone());
+        listed(listing).await;
+        let options = slot.state.borrow_mut().options();
+        Ok(NewSessionResponse::new(id).config_options(options))
+    }
+
+    /// `session/set_config_option`: the model or the effort of the session's next prompt, as
+    /// `/model` and `/effort` choose them in chat; answered with every option as it now is.
+    fn set_config_option(
+        &self,
+        req: &SetSessionConfigOptionRequest,
+    ) -> Result<SetSessionConfigOptionResponse, rpc::RpcError> {
+        let sid = req.session_id.0.to_string();
+        let Some(slot) = self.sessions.borrow().get(&sid).cloned() else {
+            return Err(unknown(&sid));
+        };
+        let mut st = slot.state.borrow_mut();
+        st.refresh();
+        match options::change(req, &st.config, &st.offered)? {
+            options::Change::Model(name) => {
+                // A retired DeepSeek name is the model that answers it now, thinking as it did.
+                if let Some(notice) = st.config.set_model(&name) {
+                    log(&notice.to_string());
+                }
+                st.switch(Switched::Model);
+            }
+            options::Change::Effort(Some(effort)) => {
+                st.config.set_effort(effort);
+                st.switch(Switched::Effort);
+            }
+            options::Change::Effort(None) => {}
+        }
+        Ok(SetSessionConfigOptionResponse::new(st.options()))
+    }
+
+    /// The models `config`'s provider lists, asked for once per provider and server for the
+    /// whole process, in a task of its own: a session waits for it at most [`MODELS_WAIT`].
+    fn listing(&self, config: &Config) -> Listing {
+        let key = (config.provider.clone(), config.base_url.clone());
+        if let Some(listing) = self.listings.borrow().get(&key) {
+            return listing.clone();
+        }
+        let (tx, rx) = watch::channel(None);
+        let (options, provider) = (config.client_options(), config.provider.clone());
+        tokio::task::spawn_local(async move {
+            let listed = match crate::model::OpenAiClient::new(options) {
+                Ok(client) => tokio::time::timeout(MODELS_GIVE_UP, client.list_models())
+                    .await
+                    .unwrap_or_else(|_| {
+                        Err(crate::model::ModelError::Transport(format!(
+                            "no list within {} s",
+                            MODELS_GIVE_UP.as_secs()
+                        )))
+                    })
+                    .map_err(|e| e.to_string()),
+                Err(e) => Err(e),
+            };
+            let models = listed.unwrap_or_else(|e| {
+                log(&Warning::new(format!(
+                    "cannot list the models of provider {provider}: {e}; the sessions offer \
+                     the configured model"
+                ))
+                .to_string());
+                Vec::new()
+            });
+            let _ = tx.send(Some(models));
+        });
+        self.listings.borrow_mut().insert(key, rx.clone());
+        rx
     }
 
     async fn load_session(
@@ -322,12 +456,12 @@ impl Server {
         let live = self.sessions.borrow().get(&wanted).cloned();
         if let Some(slot) = live {
             let agent = slot.agent().await?;
-            let st = slot.state.borrow();
+            let mut st = slot.state.borrow_mut();
             let Some(conversation) = &st.conversation else {
                 return Err(busy(&wanted));
             };
             replay::replay(conversation.messages(), agent.tools(), &slot.view_updates());
-            return Ok(LoadSessionResponse::new());
+            return Ok(LoadSessionResponse::new().config_options(st.options()));
         }
         let resumed = app_session::find(Pick::Id(&wanted), true, &req.cwd, &self.setup.env)
             .map_err(|f| error(rpc::INVALID_PARAMS, f.message))?;
@@ -343,8 +477,15 @@ impl Server {
         let mut flags = self.setup.flags.clone();
         resumed.keep_provider(&mut flags);
         let config = self.config(&req.cwd, &flags, req.mcp_servers)?;
+        let listing = self.listing(&config);
         let slot = self
-            .open(config, req.cwd, wanted.clone(), Some(resumed))
+            .open(
+                config,
+                req.cwd,
+                wanted.clone(),
+                Some(resumed),
+                listing.clone(),
+            )
             .await?;
         let agent = slot.agent().await?;
         {
@@ -355,8 +496,10 @@ impl Server {
                 replay::replay(conversation.messages(), agent.tools(), &slot.view_updates());
             }
         }
-        self.sessions.borrow_mut().insert(wanted, slot);
-        Ok(LoadSessionResponse::new())
+        self.sessions.borrow_mut().insert(wanted, slot.clone());
+        listed(listing).await;
+        let options = slot.state.borrow_mut().options();
+        Ok(LoadSessionResponse::new().config_options(options))
     }
 
     /// Opens the session, new or `resume`d, and starts building its agent (on the blocking
@@ -367,6 +510,7 @@ impl Server {
         cwd: PathBuf,
         id: String,
         resume: Option<app_session::Resumed>,
+        listing: Listing,
     ) -> Result<Rc<Slot>, rpc::RpcError> {
         let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
         let recorder = build::recorder(&config, &workspace, &self.setup.env, false);
@@ -431,6 +575,10 @@ impl Server {
                 conversation: Some(conversation),
                 cancel: None,
                 running: None,
+                offered: Vec::new(),
+                config,
+                listing,
+                pending: Vec::new(),
             }),
         }))
     }
@@ -467,7 +615,10 @@ impl Server {
                 st.running = None;
             }
             match answer {
-                Ok(stop) => out.result(&id, PromptResponse::new(stop)),
+                Ok(stop) => out.result(
+                    &id,
+                    PromptResponse::new(stop).usage(slot.view.prompt_usage()),
+                ),
                 Err(e) => out.error(&id, &e),
             }
         });
@@ -541,6 +692,7 @@ impl Slot {
         mut cancelled: oneshot::Receiver<()>,
     ) -> Result<StopReason, rpc::RpcError> {
         let began = Instant::now();
+        self.view.begin_prompt();
         // A cancel while the agent is still being built ends the prompt before it starts.
         let agent = tokio::select! {
             a = self.agent() => a?,
@@ -548,6 +700,11 @@ impl Slot {
         };
         if conversation.agent().is_none() {
             conversation.set_agent(agent);
+        }
+        let pending = std::mem::take(&mut self.state.borrow_mut().pending);
+        for (profile, switched) in pending {
+            self.view.set_window(profile.window());
+            conversation.set_profile(profile, switched);
         }
         let message = Outgoing::text(text);
         let end = tokio::select! {
@@ -591,6 +748,11 @@ impl Slot {
             log(&crate::text::Warning::new(e).to_string());
         }
     }
+}
+
+/// Waits, at most [`MODELS_WAIT`], for the provider's list.
+async fn listed(mut listing: Listing) {
+    let _ = tokio::time::timeout(MODELS_WAIT, listing.wait_for(Option::is_some)).await;
 }
 
 fn busy(id: &str) -> rpc::RpcError {

@@ -5,24 +5,25 @@
 //! (a subagent's too, its id and title marked with the subagent) is a `tool_call` when it
 //! starts and a `tool_call_update` when it ends; a file write or edit ends with a diff of the
 //! whole file; a successful `todo_write` is a `plan`; each response's usage is a
-//! `usage_update`. Everything else (warnings, hooks' lines) goes to stderr, which the
-//! protocol leaves free for logs.
+//! `usage_update`, and a prompt's token totals are its answer's `usage`. Everything else
+//! (warnings, hooks' lines) goes to stderr, which the protocol leaves free for logs.
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use agent_client_protocol::v1::schema::{
     ContentBlock, ContentChunk, Cost, Diff, Plan, PlanEntry, PlanEntryPriority, PlanEntryStatus,
     SessionNotification, SessionUpdate, TextContent, ToolCall as AcpCall, ToolCallContent,
-    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind, UsageUpdate,
-    CLIENT_METHOD_NAMES,
+    ToolCallLocation, ToolCallStatus, ToolCallUpdate, ToolCallUpdateFields, ToolKind,
+    Usage as AcpUsage, UsageUpdate, CLIENT_METHOD_NAMES,
 };
 use serde_json::Value;
 
 use super::rpc::Output;
 use crate::events::{arg_str, Event, Observer, Scope};
-use crate::model::{Spend, ToolCall};
+use crate::model::{Spend, ToolCall, Usage};
 use crate::text::{one_line, Warning};
 use crate::tools::todo::{self, Status};
 use crate::tools::{About, Kind, Shown, ToolResult};
@@ -60,7 +61,8 @@ pub fn chunk(text: &str) -> ContentChunk {
 pub struct AcpView {
     updates: Updates,
     root: PathBuf,
-    window: u64,
+    /// The model's context window: another model chosen for the session has its own.
+    window: AtomicU64,
     state: Mutex<State>,
 }
 
@@ -72,6 +74,10 @@ struct State {
     before: HashMap<String, Option<String>>,
     /// What this session's requests cost so far.
     spent: Spend,
+    /// The tokens of the running prompt's requests (its subagents' and summaries' too, as
+    /// `--json` counts a run), and whether any response reported usage at all.
+    prompt: Usage,
+    prompt_reported: bool,
 }
 
 impl AcpView {
@@ -79,7 +85,7 @@ impl AcpView {
         Arc::new(AcpView {
             updates,
             root: root.to_path_buf(),
-            window,
+            window: AtomicU64::new(window),
             state: Mutex::new(State::default()),
         })
     }
@@ -90,6 +96,45 @@ impl AcpView {
 
     fn state(&self) -> MutexGuard<'_, State> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn set_window(&self, window: u64) {
+        self.window.store(window, Ordering::Relaxed);
+    }
+
+    /// A prompt begins: [`AcpView::prompt_usage`] counts from here.
+    pub fn begin_prompt(&self) {
+        let mut st = self.state();
+        st.prompt = Usage::default();
+        st.prompt_reported = false;
+    }
+
+    /// The running (or just ended) prompt's token totals in the schema's shape; `None` when
+    /// no response said what it used, so that zeros are never reported as counts. Input
+    /// includes the cached tokens, as the servers count `prompt_tokens`; output includes the
+    /// thinking.
+    pub fn prompt_usage(&self) -> Option<AcpUsage> {
+        let st = self.state();
+        if !st.prompt_reported {
+            return None;
+        }
+        let u = &st.prompt;
+        let total = u.prompt_tokens.saturating_add(u.completion_tokens);
+        Some(
+            AcpUsage::new(total, u.prompt_tokens, u.completion_tokens)
+                .cached_read_tokens(u.prompt_cache_hit_tokens)
+                .thought_tokens((u.reasoning_tokens > 0).then_some(u.reasoning_tokens)),
+        )
+    }
+
+    fn count(&self, usage: Option<&Usage>, cost: Option<crate::model::Cost>) -> Spend {
+        let mut st = self.state();
+        st.spent.add_cost(cost);
+        if let Some(u) = usage {
+            st.prompt.add(u);
+            st.prompt_reported = true;
+        }
+        st.spent
     }
 
     /// The calls a cancelled prompt left open end as failed, so that no spinner in the editor
@@ -184,19 +229,15 @@ impl AcpView {
         }
     }
 
-    fn response(&self, usage: Option<&crate::model::Usage>, cost: Option<crate::model::Cost>) {
-        let spent = {
-            let mut st = self.state();
-            st.spent.add_cost(cost);
-            st.spent
-        };
+    fn response(&self, usage: Option<&Usage>, cost: Option<crate::model::Cost>) {
+        let spent = self.count(usage, cost);
         let Some(u) = usage else { return };
         let used = u.prompt_tokens.saturating_add(u.completion_tokens);
         let cost = spent
             .known()
             .map(|(nanos, currency)| Cost::new(nanos as f64 / 1e9, currency.code()));
         self.updates.send(SessionUpdate::UsageUpdate(
-            UsageUpdate::new(used, self.window).cost(cost),
+            UsageUpdate::new(used, self.window.load(Ordering::Relaxed)).cost(cost),
         ));
     }
 }
@@ -217,8 +258,8 @@ impl Observer for AcpView {
                 result,
             } => self.tool_finished(scope, call, *args, tool, result),
             Event::Response(turn) => self.response(turn.usage.as_ref(), turn.cost),
-            Event::SummaryUsage(_, cost) => {
-                self.state().spent.add_cost(*cost);
+            Event::SummaryUsage(usage, cost) => {
+                self.count(Some(usage), *cost);
             }
             Event::Warning(w) => log(&format!("{}{w}", scope.prefix)),
             Event::Error(e) => log(&Warning::new(*e).to_string()),

@@ -32,7 +32,11 @@ pub(super) fn acp_command(args: AcpArgs) -> i32 {
         shell_env: &config.shell_env,
         keep_background: config.keep_background,
     };
-    let setup = Setup { flags, env };
+    let setup = Setup {
+        flags,
+        env,
+        key: acp::auth::Key::of(&config),
+    };
     let output = std::fs::File::from(protocol);
     guard
         .run(|| {}, || acp::serve(setup, std::io::stdin(), output))

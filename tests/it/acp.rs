@@ -5,7 +5,9 @@
 use std::time::{Duration, Instant};
 
 use agent_client_protocol::v1::schema::{
-    InitializeResponse, PromptResponse, SessionNotification, StopReason,
+    AuthMethod, InitializeResponse, NewSessionResponse, PromptResponse, SessionConfigKind,
+    SessionConfigOption, SessionConfigOptionCategory, SessionConfigSelectOptions,
+    SessionNotification, SetSessionConfigOptionResponse, StopReason, Usage,
 };
 use serde_json::{json, Value};
 
@@ -23,10 +25,45 @@ fn bash(id: &str, command: &str) -> Call {
     Call::new(id, "bash", &json!({ "command": command }).to_string())
 }
 
-fn stop_reason(response: &Value) -> StopReason {
+fn prompt_response(response: &Value) -> PromptResponse {
     serde_json::from_value::<PromptResponse>(response["result"].clone())
         .unwrap_or_else(|e| panic!("not a prompt response ({e}): {response}"))
-        .stop_reason
+}
+
+fn stop_reason(response: &Value) -> StopReason {
+    prompt_response(response).stop_reason
+}
+
+/// The option `id` of `options`, with its current value and its values, as the crate reads it.
+fn option(options: &[SessionConfigOption], id: &str) -> (SessionConfigOption, String, Vec<String>) {
+    let o = options
+        .iter()
+        .find(|o| &*o.id.0 == id)
+        .unwrap_or_else(|| panic!("no option {id} in {options:?}"))
+        .clone();
+    let SessionConfigKind::Select(select) = &o.kind else {
+        panic!("{id} is not a select: {o:?}")
+    };
+    let SessionConfigSelectOptions::Ungrouped(values) = &select.options else {
+        panic!("{id}'s values are grouped: {o:?}")
+    };
+    let values = values.iter().map(|v| v.value.0.to_string()).collect();
+    let current = select.current_value.0.to_string();
+    (o, current, values)
+}
+
+fn set_option(acp: &mut Acp, sid: &str, id: &str, value: &str) -> Value {
+    acp.call(
+        "session/set_config_option",
+        json!({"sessionId": sid, "configId": id, "value": value}),
+    )
+}
+
+/// The options a `session/set_config_option` answered with.
+fn options_set(response: &Value) -> Vec<SessionConfigOption> {
+    serde_json::from_value::<SetSessionConfigOptionResponse>(response["result"].clone())
+        .unwrap_or_else(|e| panic!("not a set_config_option response ({e}): {response}"))
+        .config_options
 }
 
 /// Every line hx wrote is a JSON-RPC 2.0 message, and every notification a session update
@@ -64,7 +101,18 @@ fn initialize_says_what_hx_can_do() {
     assert!(caps.prompt_capabilities.embedded_context);
     assert!(!caps.prompt_capabilities.image);
     assert!(caps.mcp_capabilities.http);
-    assert!(init.auth_methods.is_empty());
+    // One method, of the schema's default kind (`agent`, which the ACP registry requires),
+    // saying where the key comes from.
+    let [AuthMethod::Agent(method)] = init.auth_methods.as_slice() else {
+        panic!("auth methods: {:?}", init.auth_methods)
+    };
+    assert_eq!(&*method.id.0, "api-key");
+    assert!(method.name.contains("DEEPSEEK_API_KEY"), "{method:?}");
+    let description = method.description.as_deref().unwrap_or_default();
+    assert!(
+        description.contains("DEEPSEEK_API_KEY") && description.contains("config.toml"),
+        "{description}"
+    );
     let info = init.agent_info.expect("agent info");
     assert_eq!(
         (info.name.as_str(), info.version.as_str()),
@@ -104,7 +152,7 @@ fn a_write_to_a_fifo_does_not_stop_the_agent() {
     let id = acp.prompt(&sid, "write to the pipe");
     assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
     // The write itself replaces the FIFO with a file, atomically, as any write does.
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs.len(), 2);
     assert_eq!(tool_answer(&reqs[1].body, "w1"), "Wrote 1 bytes to pipe");
 }
@@ -193,7 +241,7 @@ fn a_prompt_streams_its_run_and_ends_its_turn() {
         "{k:?}"
     );
     // What hx sent the model: the prompt as the task, the results after it.
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs.len(), 2);
     let first = messages(&reqs[0].body);
     assert_eq!(first.last().unwrap()["content"], "write the notes");
@@ -219,7 +267,7 @@ fn the_session_is_recorded_and_hx_agent_continues_it() {
     assert_eq!(crate::support::session_id(&files[0]), sid);
     hx.clear_args().args(["agent", "-c", "what was the word?"]);
     hx.run().assert_success();
-    let body = &server.requests()[1].body;
+    let body = &server.completions()[1].body;
     let texts: Vec<String> = messages(body)
         .iter()
         .map(|m| m["content"].to_string())
@@ -265,7 +313,7 @@ fn session_load_replays_the_history_then_goes_on() {
     assert!(at("tool_call_update") < at("agent_message_chunk"), "{k:?}");
     let id = acp.prompt(&sid, "and now?");
     assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
-    let body = &server.requests()[2].body;
+    let body = &server.completions()[2].body;
     assert!(tool_answer(body, "c1").contains("replayed"));
     assert_eq!(messages(body).last().unwrap()["content"], "and now?");
     let missing = acp.call(
@@ -317,7 +365,7 @@ fn cancel_kills_the_running_command_and_answers_cancelled_within_a_second() {
     // The session goes on: the model is told the call was interrupted.
     let id = acp.prompt(&sid, "go on");
     assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
-    let body = &server.requests()[1].body;
+    let body = &server.completions()[1].body;
     assert!(tool_answer(body, "c1").contains("interrupted"), "{body}");
     let (code, seen, _) = acp.finish();
     assert_eq!(code, Some(0));
@@ -367,7 +415,7 @@ fn the_guard_asks_the_client_and_a_rejection_is_the_calls_refusal() {
         json!({"outcome": {"outcome": "selected", "optionId": "reject_once"}}),
     );
     assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
-    let refused = tool_answer(&server.requests()[1].body, "c1").to_string();
+    let refused = tool_answer(&server.completions()[1].body, "c1").to_string();
     assert!(refused.starts_with("Error"), "{refused}");
     let updates = acp.updates(&sid);
     let ended = updates
@@ -462,7 +510,7 @@ fn sessions_in_one_process_are_independent() {
     acp.response(id);
     assert_eq!(chunks(&acp.updates(&a), "agent_message_chunk"), "one");
     assert_eq!(chunks(&acp.updates(&b), "agent_message_chunk"), "two");
-    let second: Vec<String> = messages(&server.requests()[1].body)
+    let second: Vec<String> = messages(&server.completions()[1].body)
         .iter()
         .map(|m| m["content"].to_string())
         .collect();
@@ -542,7 +590,7 @@ fn the_file_tools_go_through_the_clients_file_system_when_it_offers_one() {
     assert_eq!(write["params"]["content"], "written by hx\n");
     acp.answer(&write["id"], json!({}));
     assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert!(
         tool_answer(&reqs[1].body, "c1").contains("unsaved buffer"),
         "{}",
@@ -573,7 +621,7 @@ fn a_hook_that_stops_the_prompt_is_a_refusal() {
     let sid = acp.new_session(hx.workspace());
     let id = acp.prompt(&sid, "go");
     assert_eq!(stop_reason(&acp.response(id)), StopReason::Refusal);
-    assert_eq!(server.requests().len(), 1);
+    assert_eq!(server.completions().len(), 1);
 }
 
 /// Nothing but protocol messages on stdout through a session with everything that writes:
@@ -622,7 +670,7 @@ fn stdout_holds_only_protocol_messages_through_hooks_mcp_and_compaction() {
         "{r}\n{}",
         acp.stderr()
     );
-    let reqs = server.requests();
+    let reqs = server.completions();
     let with_echo = reqs.iter().find(|r| {
         r.body
             .to_string()
@@ -664,6 +712,244 @@ fn an_agent_that_cannot_be_built_fails_the_prompt_and_leaves_no_session() {
     let _ = acp.new_session(hx.workspace());
     let (code, _, _) = acp.finish();
     assert_eq!(code, Some(0));
-    assert!(server.requests().is_empty());
+    assert!(server.completions().is_empty());
     assert!(hx.session_files().is_empty(), "{:?}", hx.session_files());
+}
+
+#[test]
+fn authenticate_says_whether_the_key_is_set() {
+    let server = FakeServer::start(vec![]);
+    let mut hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let ok = acp.result("authenticate", json!({"methodId": "api-key"}));
+    assert_eq!(ok, json!({}));
+    let unknown = acp.call("authenticate", json!({"methodId": "oauth"}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    hx.env_remove("DEEPSEEK_API_KEY");
+    let mut acp = Acp::start(&hx);
+    let init = acp.initialize();
+    // Listed without the key too: a client (or the registry's check) learns where it goes.
+    assert_eq!(init["authMethods"][0]["id"], "api-key", "{init}");
+    let missing = acp.call("authenticate", json!({"methodId": "api-key"}));
+    assert_eq!(missing["error"]["code"], -32000, "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("DEEPSEEK_API_KEY is not set"),
+        "{missing}"
+    );
+}
+
+#[test]
+fn the_model_option_switches_the_next_prompts_model() {
+    let server = FakeServer::start(vec![
+        Reply::text("one"),
+        Reply::text("two"),
+        Reply::text("three"),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let r = acp.result(
+        "session/new",
+        json!({"cwd": hx.workspace(), "mcpServers": []}),
+    );
+    let session: NewSessionResponse = serde_json::from_value(r).expect("new session response");
+    let sid = session.session_id.0.to_string();
+    let options = session.config_options.expect("config options");
+    let (model, current, values) = option(&options, "model");
+    assert_eq!(model.category, Some(SessionConfigOptionCategory::Model));
+    // The configured model, the fake server's list (GET /models), the retired names.
+    assert_eq!(current, "deepseek-flash");
+    assert_eq!(
+        values,
+        [
+            "deepseek-flash",
+            "deepseek-v4-pro",
+            "deepseek-chat",
+            "deepseek-reasoner"
+        ]
+    );
+    let (effort, current, values) = option(&options, "effort");
+    assert_eq!(
+        effort.category,
+        Some(SessionConfigOptionCategory::ThoughtLevel)
+    );
+    assert_eq!(current, "default");
+    assert_eq!(values, ["default", "off", "low", "high", "max"]);
+
+    let id = acp.prompt(&sid, "first");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let set = set_option(&mut acp, &sid, "model", "deepseek-v4-pro");
+    assert_eq!(option(&options_set(&set), "model").1, "deepseek-v4-pro");
+    let set = set_option(&mut acp, &sid, "effort", "max");
+    let now = options_set(&set);
+    assert_eq!(option(&now, "effort").1, "max");
+    assert_eq!(option(&now, "model").1, "deepseek-v4-pro");
+    // What is not offered is refused, saying what was asked and what would do.
+    let refused = set_option(&mut acp, &sid, "model", "gpt-nope");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("gpt-nope") && message.contains("deepseek-v4-pro"),
+        "{message}"
+    );
+    let refused = set_option(&mut acp, &sid, "temperature", "hot");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"temperature\""));
+    let refused = set_option(&mut acp, &sid, "effort", "extreme");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let refused = set_option(&mut acp, "nope", "model", "deepseek-v4-pro");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    let id = acp.prompt(&sid, "second");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    let reqs = server.completions();
+    assert_eq!(reqs[0].body["model"], "deepseek-flash");
+    assert_eq!(reqs[1].body["model"], "deepseek-v4-pro");
+    assert_eq!(reqs[1].body["reasoning_effort"], "max", "{}", reqs[1].body);
+    // The conversation went on: the second request carries the first exchange.
+    let texts: Vec<String> = messages(&reqs[1].body)
+        .iter()
+        .map(|m| m["content"].to_string())
+        .collect();
+    assert!(texts.iter().any(|t| t.contains("first")), "{texts:?}");
+
+    // A retired DeepSeek name: the model that answers it now, said on stderr, as in chat.
+    let set = set_option(&mut acp, &sid, "model", "deepseek-chat");
+    assert_eq!(option(&options_set(&set), "model").1, "deepseek-chat");
+    let id = acp.prompt(&sid, "third");
+    assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
+    assert_eq!(server.completions()[2].body["model"], "deepseek-flash");
+    let (code, seen, stderr) = acp.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_protocol_only(&seen);
+    assert!(
+        stderr.contains("deepseek-chat was retired on 2026-07-24: using deepseek-flash"),
+        "{stderr}"
+    );
+    // Recorded as /model and /effort record them, so `hx agent -c` goes on with them.
+    let lines = crate::support::session_lines(&hx.session_files()[0]);
+    let switches: Vec<(String, String)> = lines
+        .iter()
+        .filter(|l| l["type"] == "model" || l["type"] == "effort")
+        .map(|l| {
+            let v = if l["type"] == "model" {
+                &l["model"]
+            } else {
+                &l["effort"]
+            };
+            (
+                l["type"].as_str().unwrap().to_string(),
+                v.as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        switches,
+        [
+            ("model".to_string(), "deepseek-v4-pro".to_string()),
+            ("effort".to_string(), "max".to_string()),
+            ("model".to_string(), "deepseek-flash".to_string()),
+        ],
+        "{lines:?}"
+    );
+    // Loaded again, the session offers what it was left with.
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let loaded = acp.result(
+        "session/load",
+        json!({"sessionId": sid, "cwd": hx.workspace(), "mcpServers": []}),
+    );
+    let options: Vec<SessionConfigOption> =
+        serde_json::from_value(loaded["configOptions"].clone()).expect("config options");
+    assert_eq!(option(&options, "model").1, "deepseek-flash");
+    assert_eq!(option(&options, "effort").1, "max");
+}
+
+#[test]
+fn the_prompt_answer_carries_the_prompts_token_totals() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "true")])
+            .with_reasoning(&"r".repeat(40))
+            .with_usage(1_000, 600, 80),
+        Reply::text("done")
+            .with_reasoning(&"r".repeat(20))
+            .with_usage(1_400, 1_000, 40),
+        Reply::text("again")
+            .without_reasoning()
+            .with_usage(2_000, 1_500, 10),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let id = acp.prompt(&sid, "two requests");
+    let r = acp.response(id);
+    // Both requests of the prompt, as the fake server reported them: input with the cached
+    // part, output with the thinking (the fake server counts 4 reasoning characters a token).
+    let usage = prompt_response(&r)
+        .usage
+        .unwrap_or_else(|| panic!("no usage: {r}"));
+    assert_eq!(
+        usage,
+        Usage::new(2_520, 2_400, 120)
+            .cached_read_tokens(1_600)
+            .thought_tokens(15)
+    );
+    assert_eq!(r["result"]["usage"]["inputTokens"], 2_400, "{r}");
+    // Each prompt its own totals, not the session's.
+    let id = acp.prompt(&sid, "one request");
+    let r = acp.response(id);
+    let usage = prompt_response(&r)
+        .usage
+        .unwrap_or_else(|| panic!("no usage: {r}"));
+    assert_eq!(
+        usage,
+        Usage::new(2_010, 2_000, 10).cached_read_tokens(1_500)
+    );
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
+}
+
+/// integrations/acp/agent.json, the ACP registry entry, says what the crate says (its README
+/// tells where each field comes from), runs `hx acp`, and has only fields the registry knows.
+#[test]
+fn the_registry_entry_follows_the_crate() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("integrations/acp/agent.json");
+    let text = std::fs::read_to_string(&path).expect("agent.json");
+    let entry: Value = serde_json::from_str(&text).expect("agent.json is JSON");
+    assert_eq!(entry["id"], "hx");
+    assert_eq!(entry["name"], "hx");
+    assert_eq!(entry["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(entry["description"], env!("CARGO_PKG_DESCRIPTION"));
+    assert_eq!(entry["license"], env!("CARGO_PKG_LICENSE"));
+    let registry_fields = [
+        "id",
+        "name",
+        "version",
+        "description",
+        "repository",
+        "website",
+        "authors",
+        "license",
+        "license_url",
+        "icon",
+        "distribution",
+    ];
+    for key in entry.as_object().expect("an object").keys() {
+        assert!(
+            registry_fields.contains(&key.as_str()),
+            "{key} is no registry field"
+        );
+    }
+    assert_eq!(
+        entry["distribution"]["local"],
+        json!({"cmd": "hx", "args": ["acp"]})
+    );
 }

@@ -1,9 +1,11 @@
-//! `hx acp` against a client written with the protocol's official TypeScript SDK
+//! `hx acp` against clients written with the protocol's official TypeScript SDK
 //! (`@agentclientprotocol/sdk`, run with tsx; both installed by `npm ci --prefix tests/npm`, as
-//! the README's test command and `.ci/run` do). The client (tests/npm/acp_client.mts) initializes,
+//! the README's test command and `.ci/run` do). One client (tests/npm/acp_client.mts) initializes,
 //! opens a session, prompts with an embedded file, allows a command the guard refuses when asked,
-//! cancels a sleeping command, then loads the session in a second hx. Without the npm tree this
-//! test fails, naming that step: it never passes by skipping.
+//! cancels a sleeping command, then loads the session in a second hx; another
+//! (tests/npm/acp_options_client.mts) authenticates, switches the model option and reads each
+//! prompt's token totals. Without the npm tree these tests fail, naming that step: they never
+//! pass by skipping.
 
 use std::path::PathBuf;
 
@@ -104,7 +106,7 @@ fn the_typescript_sdk_client_prompts_is_asked_cancels_and_loads() {
         .expect("the cancelled call answered");
     assert_eq!(c2_end["status"], "failed");
     // What hx sent the model: the prompt with the embedded file, the allowed command's output.
-    let reqs = server.requests();
+    let reqs = server.completions();
     let task = messages(&reqs[0].body).last().unwrap()["content"]
         .as_str()
         .unwrap()
@@ -139,4 +141,63 @@ fn the_typescript_sdk_client_prompts_is_asked_cancels_and_loads() {
     assert!(replayed
         .iter()
         .any(|u| u["sessionUpdate"] == "tool_call" && u["toolCallId"] == "c2"));
+}
+
+#[test]
+fn the_typescript_sdk_client_switches_the_model_and_reads_the_tokens() {
+    let tsx = npm_file("tsx/dist/cli.mjs");
+    npm_file("@agentclientprotocol/sdk/package.json");
+    let server = FakeServer::start(vec![
+        Reply::text("one")
+            .with_reasoning(&"r".repeat(20))
+            .with_usage(3_000, 2_048, 200),
+        Reply::text("two").with_usage(3_300, 3_000, 20),
+    ]);
+    let mut hx = Hx::new(&server);
+    let workspace = hx.workspace().canonicalize().expect("workspace");
+    let client = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/npm/acp_options_client.mts");
+    hx.program("node").args([
+        tsx.as_os_str(),
+        client.as_os_str(),
+        std::ffi::OsStr::new(env!("CARGO_BIN_EXE_hx")),
+        workspace.as_os_str(),
+        std::ffi::OsStr::new("deepseek-v4-pro"),
+    ]);
+    let run = hx.run();
+    run.assert_success();
+    let out: Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("the client printed no JSON ({e}):\n{}", run.dump()));
+    let dump = || format!("{out:#}");
+    assert_eq!(out["init"]["authMethods"][0]["id"], "api-key", "{}", dump());
+    assert_eq!(out["authenticated"], json!({}), "{}", dump());
+    let model = out["session"]["configOptions"]
+        .as_array()
+        .and_then(|o| o.iter().find(|o| o["category"] == "model"))
+        .unwrap_or_else(|| panic!("no model option: {}", dump()));
+    assert_eq!(model["currentValue"], "deepseek-flash", "{}", dump());
+    assert!(model["options"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|o| o["value"] == "deepseek-v4-pro"));
+    let switched = out["switched"]["configOptions"]
+        .as_array()
+        .and_then(|o| o.iter().find(|o| o["id"] == "model"))
+        .unwrap_or_else(|| panic!("no model option: {}", dump()));
+    assert_eq!(switched["currentValue"], "deepseek-v4-pro", "{}", dump());
+    assert_eq!(out["refused"]["code"], -32602, "{}", dump());
+    // The fake server's counts, through the SDK's own parsing of the answer.
+    assert_eq!(
+        out["first"]["usage"],
+        json!({"totalTokens": 3_200, "inputTokens": 3_000, "outputTokens": 200,
+               "cachedReadTokens": 2_048, "thoughtTokens": 5}),
+        "{}",
+        dump()
+    );
+    assert_eq!(out["second"]["usage"]["inputTokens"], 3_300, "{}", dump());
+    assert_eq!(out["exit"], 0, "{}", dump());
+    let reqs = server.completions();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(reqs[0].body["model"], "deepseek-flash");
+    assert_eq!(reqs[1].body["model"], "deepseek-v4-pro");
 }

@@ -157,6 +157,16 @@ impl FakeServer {
         lock(&self.shared.requests).clone()
     }
 
+    /// The chat requests received so far, in arrival order: without the `GET /models` that
+    /// `hx acp` sends when a session opens (for the models it offers).
+    pub fn completions(&self) -> Vec<Recorded> {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.method == "POST" && r.path.ends_with("/chat/completions"))
+            .cloned()
+            .collect()
+    }
+
     /// Scripted replies not yet used.
     pub fn remaining(&self) -> usize {
         lock(&self.shared.replies).len()
