@@ -300,8 +300,8 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Write one session out for another program: as an ATIF trajectory or the session
-    /// file's own lines (nothing is uploaded)
+    /// Write one session out for another program or person: as an ATIF trajectory, a
+    /// Markdown document or the session file's own lines (nothing is uploaded)
     #[command(after_long_help = EXPORT_HELP)]
     Export {
         /// The session's id, or any unique part of it (the short id of a listing)
@@ -336,6 +336,8 @@ pub enum ExportFormat {
     /// Harbor's Agent Trajectory Interchange Format (ATIF v1.7), one JSON document, the
     /// subagents' sessions embedded
     Atif,
+    /// A readable document: each message, tool call and result, for people
+    Markdown,
     /// The session file's lines as recorded
     Jsonl,
 }
@@ -352,6 +354,11 @@ Formats:
             sessions are embedded (subagent_trajectories), referred to from the task call
             that started each. Harbor checks one with:
               python -m harbor.utils.trajectory_validator FILE
+  markdown  A document for people: the task as its title, model, provider, start and
+            figures, then each user message, the model's reasoning and text, its tool calls
+            and results in fenced blocks (results, arguments and reasoning longer than 4,000
+            characters keep their start and end), compactions, rewinds and runs in line,
+            subagents under the call that started them. The system prompt is left out.
   jsonl     The session file's complete lines, byte for byte, once the whole file reads as
             a session (a last line cut short by a crash is left out, with a warning).
 Session text is never run or fetched; on a terminal, control characters are shown, not

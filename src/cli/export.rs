@@ -11,6 +11,7 @@ use crate::session::Store;
 use crate::text::Warning;
 
 mod atif;
+mod markdown;
 mod timeline;
 
 #[cfg(test)]
@@ -42,6 +43,10 @@ pub(super) fn export(
                 crate::events::json::safe_json(&text).into_owned(),
                 t.warnings,
             )
+        }),
+        ExportFormat::Markdown => timeline::load(store, &path).map(|t| {
+            let text = markdown::document(&t);
+            (crate::text::escape_controls(&text).into_owned(), t.warnings)
         }),
     };
     let (text, warnings) = match made {

@@ -2,8 +2,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
-use super::atif;
 use super::timeline::{self, By, Step, Timeline};
+use super::{atif, markdown};
 use crate::context::summary;
 use crate::model::price::Currency;
 use crate::model::{Cost, Message, ToolCall, Usage};
@@ -346,6 +346,19 @@ fn compactions_are_system_steps_and_the_new_history_follows_as_copied_context() 
     assert_eq!(steps[11]["metrics"]["cached_tokens"], 700);
     assert_eq!(steps.len(), 12);
     assert_eq!(t["final_metrics"]["total_steps"], 12);
+
+    let md = markdown::document(&tl);
+    assert!(
+        md.contains("*Compacted (`auto`, `prune`): about 900 tokens before, 300 after; 1 old tool results cleared.*"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("```text\n{summary_text}\n```")),
+        "{md}"
+    );
+    // The copied history and hx's summary message are not shown again.
+    assert_eq!(md.matches("list the files").count(), 2, "{md}");
+    assert!(!md.contains("todo\\_write"), "{md}");
 }
 
 /// A rewind of the conversation says where the history went back to; a resumed session's
@@ -447,6 +460,151 @@ fn subagents_are_embedded_and_referred_to_by_their_task_call() {
     assert_eq!(subs[0]["steps"][1]["metrics"]["cost_usd"], 0.000003);
     // The parent priced nothing of its own; with its subagent's the total is known.
     assert_eq!(t["final_metrics"]["total_cost_usd"], 0.000003);
+
+    let md = markdown::document(&tl);
+    let call = md.find("Tool call `task` (`t1`)").expect("the call");
+    let sub = md.find("### Subagent").expect("the subagent");
+    let answer = md.find("```text\nDone.").expect("the answer");
+    assert!(call < sub && sub < answer, "{md}");
+    assert!(md.contains(&format!("- Session: `{CHILD}`")), "{md}");
+}
+
+#[test]
+fn markdown_fences_cannot_be_closed_by_the_text_they_hold() {
+    let hostile = "```\n# not a heading\n````\n<img src=x>";
+    let lines = vec![
+        user("[click](http://evil) <b>task</b>\nsecond line"),
+        assistant("", None, &[("c1", "bash", r#"{"command":"cat x"}"#)]),
+        tool("c1", hostile),
+        assistant(hostile, None, &[]),
+    ];
+    let md = markdown::document(&load(&lines));
+    assert!(
+        md.starts_with("# \\[click\\]\\(http\\:\\/\\/evil\\) \\<b\\>task\\<\\/b\\> second line\n"),
+        "{md}"
+    );
+    assert!(
+        md.contains(&format!("`````text\n{hostile}\n`````\n")),
+        "{md}"
+    );
+    assert_eq!(md.matches("`````text\n").count(), 2, "{md}");
+    assert!(
+        md.contains("```json\n{\n  \"command\": \"cat x\"\n}\n```\n"),
+        "{md}"
+    );
+}
+
+#[test]
+fn markdown_cuts_long_results_and_says_so() {
+    let long = format!("{}\nEND", "x".repeat(10_000));
+    let lines = vec![
+        user("go"),
+        assistant("", None, &[("c1", "bash", "{}")]),
+        tool("c1", &long),
+    ];
+    let md = markdown::document(&load(&lines));
+    assert!(
+        md.contains("*Cut: 6,004 of its 10,004 characters left out in the middle.*"),
+        "{md}"
+    );
+    assert!(md.contains("END\n```"), "{md}");
+    assert!(md.len() < 6_000, "{}", md.len());
+    // A call without a result says so.
+    let md = markdown::document(&load(&[
+        user("go"),
+        assistant("", None, &[("c1", "bash", "{}")]),
+    ]));
+    assert!(
+        md.contains("*No result: the session stopped before the call ended.*"),
+        "{md}"
+    );
+}
+
+/// The exact document of a small session: the facts, then each message.
+#[test]
+fn markdown_of_a_task() {
+    let md = markdown::document(&load(&one_task()));
+    let expected = format!(
+        "# list the files
+
+- Session: `{ID}`
+- Model: `deepseek-flash` (`deepseek`), effort `high`
+- Started: `2026-12-01T00:00:00Z`
+- Runs: 1, the last `answered`
+- Figures: 2 turns, 2 tool calls (0 blocked); 3,000 prompt tokens (2,000 cache hits), 150 \
+completion tokens (40 reasoning); cost $0.001500
+
+## User
+
+```text
+list the files
+```
+
+## Assistant
+
+Reasoning:
+
+```text
+I should look.
+```
+
+```text
+Looking.
+```
+
+Tool call `bash` (`c1`):
+
+```json
+{{
+  \"command\": \"ls\"
+}}
+```
+
+Result:
+
+```text
+a.txt
+b.txt
+```
+
+Tool call `glob` (`c2`):
+
+```json
+not json
+```
+
+Result:
+
+```text
+Error: bad arguments
+```
+
+## Assistant
+
+```text
+Two files.
+```
+
+*Run 1 ended: `answered`.*
+
+---
+
+Exported by hx {version} (`hx sessions export --format markdown`). Tool results, arguments and \
+reasoning longer than 4,000 characters keep their start and end. The system prompt is left out \
+(`hx context` shows it).
+",
+        version = env!("CARGO_PKG_VERSION"),
+    );
+    assert_eq!(md, expected);
+}
+
+#[test]
+fn code_spans_hold_any_backticks() {
+    assert_eq!(markdown::code("c1"), "`c1`");
+    assert_eq!(markdown::code("a`b"), "``a`b``");
+    assert_eq!(markdown::code("`x``"), "``` `x`` ```");
+    assert_eq!(markdown::code("two\nlines"), "`two lines`");
+    assert_eq!(markdown::code(" "), "(none)");
 }
 
 /// A later run, a `/model` switch, a summary request that gave no summary, and a resume's
@@ -518,4 +676,14 @@ fn runs_switches_failed_summaries_and_old_repairs() {
     assert!(steps[5].get("metrics").is_none());
     assert_eq!(t["extra"]["runs"][1]["model"], "deepseek-v4-pro");
     assert_eq!(t["extra"]["runs"][1]["effort"], "max");
+
+    let md = markdown::document(&tl);
+    for part in [
+        "*Run 2 started `2026-12-01T01:00:00Z`, `deepseek-v4-pro` (`deepseek`).*",
+        "Result (given when the session was resumed):",
+        "*A compaction's summary request was made; no compaction followed it.*",
+        "*Model switched to `other-model`.*",
+    ] {
+        assert!(md.contains(part), "{part:?} not in:\n{md}");
+    }
 }
