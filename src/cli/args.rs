@@ -300,6 +300,19 @@ pub enum SessionsCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Write one session out for another program or person: as an ATIF trajectory, a
+    /// Markdown document or the session file's own lines (nothing is uploaded)
+    #[command(after_long_help = EXPORT_HELP)]
+    Export {
+        /// The session's id, or any unique part of it (the short id of a listing)
+        id: String,
+        /// What to write
+        #[arg(long, value_name = "FORMAT")]
+        format: ExportFormat,
+        /// Write to FILE (replaced whole, atomically) instead of stdout
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<std::path::PathBuf>,
+    },
     /// Remove sessions (with their subagents' files); one in use by a running hx is left
     Rm {
         /// Ids, or unique parts of them
@@ -316,6 +329,40 @@ pub enum SessionsCommand {
         all: bool,
     },
 }
+
+/// What `hx sessions export` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    /// Harbor's Agent Trajectory Interchange Format (ATIF v1.7), one JSON document, the
+    /// subagents' sessions embedded
+    Atif,
+    /// A readable document: each message, tool call and result, for people
+    Markdown,
+    /// The session file's lines as recorded
+    Jsonl,
+}
+
+const EXPORT_HELP: &str = "\
+Formats:
+  atif      One JSON document in Harbor's Agent Trajectory Interchange Format (ATIF v1.7),
+            as Harbor writes trajectory.json: the system prompt and each user message a
+            step, each model response an agent step with its reasoning, tool calls (their
+            arguments as JSON) and results (its observation), and the tokens and cost of its
+            request; totals in final_metrics. A compaction or a rewind is a system step
+            (extra.context_management), and the history a compaction put in place follows it
+            as steps marked is_copied_context: steps are what happened, in order. Subagents'
+            sessions are embedded (subagent_trajectories), referred to from the task call
+            that started each. Harbor checks one with:
+              python -m harbor.utils.trajectory_validator FILE
+  markdown  A document for people: the task as its title, model, provider, start and
+            figures, then each user message, the model's reasoning and text, its tool calls
+            and results in fenced blocks (results, arguments and reasoning longer than 4,000
+            characters keep their start and end), compactions, rewinds and runs in line,
+            subagents under the call that started them. The system prompt is left out.
+  jsonl     The session file's complete lines, byte for byte, once the whole file reads as
+            a session (a last line cut short by a crash is left out, with a warning).
+Session text is never run or fetched; on a terminal, control characters are shown, not
+obeyed. Without -o the document goes to stdout.";
 
 fn parse_age(text: &str) -> Result<std::time::Duration, String> {
     humantime::parse_duration(text).map_err(|e| format!("{e} (for example 30d, 12h, 2w)"))

@@ -22,6 +22,7 @@ mod checkpoints;
 mod commands;
 mod config;
 mod context;
+mod export;
 mod mcp;
 mod models;
 mod sandbox;

@@ -1,4 +1,5 @@
-//! `hx sessions list | show ID`: the recorded sessions of this workspace.
+//! `hx sessions list | show ID | rm | prune`: the recorded sessions of this workspace
+//! (`export` is in `export.rs`).
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
@@ -37,6 +38,9 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
     match args.command {
         SessionsCommand::List { all, json } => list(&root, &store, all, json),
         SessionsCommand::Show { id, json } => show(&root, &store, &id, json),
+        SessionsCommand::Export { id, format, output } => {
+            super::export::export(&root, &store, &id, format, output.as_deref())
+        }
         SessionsCommand::Rm { ids } => remove(&root, &store, &ids),
         SessionsCommand::Prune { older_than, all } => prune(&root, &store, older_than, all),
     }

@@ -13,7 +13,10 @@
 //! conversation, the history is cut where that checkpoint was taken).
 //! Readers skip types they do not know, so later versions can add lines without breaking
 //! older readers.
-//! Every line is written as a [`Line`], by [`Line::text`].
+//! Every line is written as a [`Line`], by [`Line::text`]. Every line is read by one loop
+//! (`walk`) into an [`Entry`]: [`read`] applies them and gives where the session ended,
+//! [`read_entries`] gives them too, in order, for what replays the session as it went
+//! (`hx sessions export`).
 //!
 //! A compaction never rewrites the lines before it: the file keeps the whole conversation as
 //! it was sent, and the `compaction` line says what the history became from there on, so a
@@ -127,6 +130,8 @@ struct EventLine {
     cost_nanos: Option<u64>,
     #[serde(default)]
     currency: Option<String>,
+    #[serde(default)]
+    peak: Option<bool>,
     // run
     #[serde(default)]
     model: Option<String>,
@@ -189,6 +194,8 @@ struct EventLine {
     outcome: Option<String>,
     #[serde(default)]
     detail: Option<String>,
+    #[serde(default)]
+    ended_at: Option<String>,
     #[serde(default)]
     session: Option<Figures>,
 }
@@ -302,12 +309,16 @@ fn parse_header(line: &[u8]) -> Result<Header, ReadError> {
 /// Reads a whole session file. A torn last line (a crash mid-write) is skipped with a
 /// warning; any other damage is an error naming the line.
 pub fn read(path: &Path) -> Result<Loaded, ReadError> {
+    read_from(open(path)?)
+}
+
+fn open(path: &Path) -> Result<BufReader<std::fs::File>, ReadError> {
     let meta = std::fs::metadata(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
     if !meta.is_file() {
         return Err(err(0, "not a file"));
     }
     let file = std::fs::File::open(path).map_err(|e| err(0, format!("cannot open: {e}")))?;
-    read_from(BufReader::with_capacity(256 * 1024, file))
+    Ok(BufReader::with_capacity(256 * 1024, file))
 }
 
 /// [`read`] from a file already open (and locked) for the run that continues it.
@@ -319,15 +330,118 @@ pub fn read_file(file: &std::fs::File) -> Result<Loaded, ReadError> {
     read_from(BufReader::with_capacity(256 * 1024, f))
 }
 
-pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
-    let mut loaded = Loaded {
-        sent_bytes: Some(0),
-        ..Loaded::default()
+pub fn read_from(reader: impl BufRead) -> Result<Loaded, ReadError> {
+    let mut state = State::new();
+    let walked = walk(reader, &mut |line| state.apply(line))?;
+    Ok(state.finish(walked))
+}
+
+/// [`read`], and every line after the header as an [`Entry`] with its line number, in the
+/// order written: the session as it went, where [`Loaded`] is where it ended. Checked as
+/// [`read`] checks it, so a file one reads the other does.
+pub fn read_entries(path: &Path) -> Result<(Loaded, Vec<(usize, Entry)>), ReadError> {
+    read_entries_from(open(path)?)
+}
+
+fn read_entries_from(reader: impl BufRead) -> Result<(Loaded, Vec<(usize, Entry)>), ReadError> {
+    let mut state = State::new();
+    let mut entries = Vec::new();
+    let walked = walk(reader, &mut |line| {
+        if let Item::Entry { n, entry, .. } = &line {
+            entries.push((*n, entry.clone()));
+        }
+        state.apply(line)
+    })?;
+    Ok((state.finish(walked), entries))
+}
+
+/// One line of a session file after the header, as written: a message, one request's usage,
+/// a change of the history (compaction, repair, rewind), a run's start and end, a switch.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Entry {
+    Message(Message),
+    Usage(RequestUsage),
+    Compaction(Compaction),
+    /// Answers to calls a crash left open inside the history, each with its index once all
+    /// are in.
+    Repair(Vec<(usize, Message)>),
+    Run(RunLine),
+    /// `/model`: the model the conversation goes on with.
+    Model(Option<String>),
+    /// `/effort`: the effort it goes on with (`None`: no setting).
+    Effort(Option<String>),
+    Checkpoint(CheckpointLine),
+    Rewind(RewindLine),
+    End(EndLine),
+    /// A line the history does not depend on (an approval), or of a type a later hx wrote:
+    /// its type.
+    Other(String),
+}
+
+/// A `usage` line: one request's token figures, and its cost when it had a price.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestUsage {
+    pub usage: crate::model::Usage,
+    /// The request was not a turn of the conversation (`summary`: a compaction's).
+    pub request: Option<String>,
+    /// The model it went to (older files do not say).
+    pub model: Option<String>,
+    pub cost: Option<crate::model::Cost>,
+}
+
+/// A `run` line, as much of it as is there.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RunLine {
+    pub started_at: Option<String>,
+    pub model: Option<String>,
+    pub provider: Option<String>,
+    pub base_url: Option<String>,
+    /// This run's effort; none: its requests said none.
+    pub effort: Option<String>,
+}
+
+/// An `end` line, as much of it as a reader needs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct EndLine {
+    /// `unknown` when the line does not say.
+    pub outcome: String,
+    pub detail: Option<String>,
+    pub ended_at: Option<String>,
+    /// The session's figures so far.
+    pub session: Option<Figures>,
+}
+
+/// A line as [`walk`] hands it on.
+enum Item<'a> {
+    Header(Header),
+    Entry {
+        n: usize,
+        /// The line's bytes, its newline included.
+        raw: &'a [u8],
+        entry: Entry,
+    },
+}
+
+/// What [`walk`] found besides the lines.
+struct Walked {
+    warnings: Vec<String>,
+    valid_len: u64,
+}
+
+/// The one loop over a session file's lines, each read bounded: the header, then each later
+/// complete line parsed into an [`Entry`] and handed to `each`. A torn last line (a crash
+/// mid-write) is left out with a warning; any other damage is an error naming the line.
+fn walk(
+    mut reader: impl BufRead,
+    each: &mut dyn FnMut(Item<'_>) -> Result<(), ReadError>,
+) -> Result<Walked, ReadError> {
+    let mut walked = Walked {
+        warnings: Vec::new(),
+        valid_len: 0,
     };
     let mut buf = Vec::new();
     let mut n = 0usize;
     let mut offset = 0u64;
-    let mut run_figures_open = Figures::default();
     loop {
         buf.clear();
         let got = (&mut reader)
@@ -346,102 +460,205 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
             if n == 1 {
                 return Err(err(1, "no complete header line"));
             }
-            loaded.warnings.push(format!(
+            walked.warnings.push(format!(
                 "line {n} is incomplete (hx stopped while writing it); it is skipped"
             ));
             break;
         }
         offset += got as u64;
         if n == 1 {
-            let h = parse_header(&buf)?;
-            loaded.model = h.model.clone();
-            loaded.provider = h.provider.clone();
-            loaded.base_url = h.base_url.clone();
-            loaded.effort = h.effort.clone();
-            loaded.header = h;
-            loaded.runs = 1;
-            loaded.valid_len = offset;
-            continue;
+            each(Item::Header(parse_header(&buf)?))?;
+        } else if !buf.iter().all(u8::is_ascii_whitespace) {
+            let ev: EventLine = serde_json::from_slice(&buf)
+                .map_err(|e| err(n, format!("not a valid session line ({e})")))?;
+            let entry = entry(ev).map_err(|e| err(n, e))?;
+            each(Item::Entry {
+                n,
+                raw: &buf,
+                entry,
+            })?;
         }
-        if buf.iter().all(u8::is_ascii_whitespace) {
-            loaded.valid_len = offset;
-            continue;
+        walked.valid_len = offset;
+    }
+    if n == 0 {
+        return Err(err(0, "the file is empty"));
+    }
+    Ok(walked)
+}
+
+/// What a line says, checked for what its type needs.
+fn entry(ev: EventLine) -> Result<Entry, String> {
+    Ok(match ev.kind.as_str() {
+        "message" => Entry::Message(
+            ev.message
+                .ok_or("a message line without a message")?
+                .into_message()?,
+        ),
+        "usage" => {
+            // A line without a cost: no price, or an hx from before costs; either way, not
+            // known.
+            let nanos = ev.cost_nanos.or_else(|| {
+                ev.cost
+                    .filter(|a| a.is_finite() && *a >= 0.0)
+                    .map(|a| (a * 1e9).round() as u64)
+            });
+            let currency = ev
+                .currency
+                .as_deref()
+                .and_then(crate::model::price::Currency::parse);
+            Entry::Usage(RequestUsage {
+                usage: crate::model::Usage {
+                    prompt_tokens: ev.prompt_tokens.unwrap_or(0),
+                    prompt_cache_hit_tokens: ev.prompt_cache_hit_tokens.unwrap_or(0),
+                    completion_tokens: ev.completion_tokens.unwrap_or(0),
+                    reasoning_tokens: ev.reasoning_tokens.unwrap_or(0),
+                },
+                request: ev.request,
+                model: ev.model,
+                cost: match (nanos, currency) {
+                    (Some(nanos), Some(currency)) => Some(crate::model::Cost {
+                        nanos,
+                        currency,
+                        peak: ev.peak.unwrap_or(false),
+                    }),
+                    _ => None,
+                },
+            })
         }
-        let ev: EventLine = serde_json::from_slice(&buf)
-            .map_err(|e| err(n, format!("not a valid session line ({e})")))?;
-        match ev.kind.as_str() {
-            "message" => {
-                let m = ev
-                    .message
-                    .ok_or_else(|| err(n, "a message line without a message"))?
-                    .into_message()
-                    .map_err(|e| err(n, e))?;
+        "compaction" => {
+            let change = match (ev.messages, ev.cleared) {
+                (Some(ms), _) => Change::Replaced(
+                    ms.into_iter()
+                        .map(WireMessage::into_message)
+                        .collect::<Result<_, _>>()?,
+                ),
+                (None, Some(cleared)) => Change::Cleared(cleared),
+                (None, None) => return Err("a compaction line without messages or cleared".into()),
+            };
+            Entry::Compaction(Compaction {
+                trigger: ev.trigger.unwrap_or_default(),
+                step: ev.step.unwrap_or_default(),
+                tokens_before: ev.tokens_before.unwrap_or(0),
+                tokens_after: ev.tokens_after.unwrap_or(0),
+                change,
+            })
+        }
+        "repair" => Entry::Repair(
+            ev.answers
+                .ok_or("a repair line without answers")?
+                .into_iter()
+                .map(|(at, m)| match m.into_message()? {
+                    m @ Message::Tool { .. } => Ok((at, m)),
+                    _ => Err("a repair line's answer is not a tool result".to_string()),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+        "run" => Entry::Run(RunLine {
+            started_at: ev.started_at,
+            model: ev.model,
+            provider: ev.provider,
+            base_url: ev.base_url,
+            effort: ev.effort,
+        }),
+        "model" => Entry::Model(ev.model),
+        "effort" => Entry::Effort(ev.effort),
+        "checkpoint" => {
+            let (Some(what), Some(commit), Some(tree)) = (ev.what, ev.commit, ev.tree) else {
+                return Err("a checkpoint line without what, commit or tree".into());
+            };
+            Entry::Checkpoint(CheckpointLine {
+                n: ev.n,
+                what,
+                commit,
+                tree,
+                at_message: ev.at_message.unwrap_or(0),
+                label: ev.label.unwrap_or_default(),
+                at: ev.at.unwrap_or_default(),
+            })
+        }
+        "rewind" => Entry::Rewind(RewindLine {
+            to: ev.to.unwrap_or(0),
+            code: ev.code.unwrap_or(false),
+            conversation: ev.conversation.unwrap_or(false),
+            at_message: ev.at_message,
+            safety: ev.safety,
+            paths: ev.paths.unwrap_or(0),
+            at: ev.at.unwrap_or_default(),
+        }),
+        "end" => Entry::End(EndLine {
+            outcome: ev.outcome.unwrap_or_else(|| "unknown".into()),
+            detail: ev.detail,
+            ended_at: ev.ended_at,
+            session: ev.session,
+        }),
+        // Written by a later hx, or not needed to continue the conversation.
+        other => Entry::Other(other.to_string()),
+    })
+}
+
+/// A session as read so far: the lines applied in order give the history the run had.
+struct State {
+    loaded: Loaded,
+    /// The figures of requests after the last `end` line (a run that has not ended).
+    run_figures_open: Figures,
+}
+
+impl State {
+    fn new() -> State {
+        State {
+            loaded: Loaded {
+                sent_bytes: Some(0),
+                ..Loaded::default()
+            },
+            run_figures_open: Figures::default(),
+        }
+    }
+
+    fn apply(&mut self, line: Item<'_>) -> Result<(), ReadError> {
+        let (n, raw, entry) = match line {
+            Item::Header(h) => {
+                let loaded = &mut self.loaded;
+                loaded.model = h.model.clone();
+                loaded.provider = h.provider.clone();
+                loaded.base_url = h.base_url.clone();
+                loaded.effort = h.effort.clone();
+                loaded.header = h;
+                loaded.runs = 1;
+                return Ok(());
+            }
+            Item::Entry { n, raw, entry } => (n, raw, entry),
+        };
+        let loaded = &mut self.loaded;
+        match entry {
+            Entry::Message(m) => {
                 loaded.messages.push(m);
                 // The line is `{"type":"message","message":` + the message as sent + `}`.
-                let json = buf.len().checked_sub(MESSAGE_FRAME + 1);
+                let json = raw.len().checked_sub(MESSAGE_FRAME + 1);
                 loaded.sent_bytes = match (loaded.sent_bytes, json) {
-                    (Some(t), Some(bytes)) if buf.starts_with(MESSAGE_PREFIX) => {
+                    (Some(t), Some(bytes)) if raw.starts_with(MESSAGE_PREFIX) => {
                         Some(t.saturating_add(bytes as u64))
                     }
                     _ => None,
                 };
             }
-            "usage" => {
-                if ev.request.is_none() {
-                    run_figures_open.turns = run_figures_open.turns.saturating_add(1);
+            Entry::Usage(u) => {
+                let open = &mut self.run_figures_open;
+                if u.request.is_none() {
+                    open.turns = open.turns.saturating_add(1);
                 }
-                run_figures_open.prompt_tokens = run_figures_open
-                    .prompt_tokens
-                    .saturating_add(ev.prompt_tokens.unwrap_or(0));
-                run_figures_open.cache_hit_tokens = run_figures_open
+                open.prompt_tokens = open.prompt_tokens.saturating_add(u.usage.prompt_tokens);
+                open.cache_hit_tokens = open
                     .cache_hit_tokens
-                    .saturating_add(ev.prompt_cache_hit_tokens.unwrap_or(0));
-                run_figures_open.completion_tokens = run_figures_open
+                    .saturating_add(u.usage.prompt_cache_hit_tokens);
+                open.completion_tokens = open
                     .completion_tokens
-                    .saturating_add(ev.completion_tokens.unwrap_or(0));
-                run_figures_open.reasoning_tokens = run_figures_open
+                    .saturating_add(u.usage.completion_tokens);
+                open.reasoning_tokens = open
                     .reasoning_tokens
-                    .saturating_add(ev.reasoning_tokens.unwrap_or(0));
-                // A line without a cost: no price, or an hx from before costs; either way,
-                // not known.
-                let nanos = ev.cost_nanos.or_else(|| {
-                    ev.cost
-                        .filter(|a| a.is_finite() && *a >= 0.0)
-                        .map(|a| (a * 1e9).round() as u64)
-                });
-                let currency = ev
-                    .currency
-                    .as_deref()
-                    .and_then(crate::model::price::Currency::parse);
-                run_figures_open.cost.add_cost(match (nanos, currency) {
-                    (Some(nanos), Some(currency)) => Some(crate::model::Cost {
-                        nanos,
-                        currency,
-                        peak: false,
-                    }),
-                    _ => None,
-                });
+                    .saturating_add(u.usage.reasoning_tokens);
+                open.cost.add_cost(u.cost);
             }
-            "compaction" => {
-                let change = match (ev.messages, ev.cleared) {
-                    (Some(ms), _) => Change::Replaced(
-                        ms.into_iter()
-                            .map(WireMessage::into_message)
-                            .collect::<Result<_, _>>()
-                            .map_err(|e| err(n, e))?,
-                    ),
-                    (None, Some(cleared)) => Change::Cleared(cleared),
-                    (None, None) => {
-                        return Err(err(n, "a compaction line without messages or cleared"))
-                    }
-                };
-                let c = Compaction {
-                    trigger: ev.trigger.unwrap_or_default(),
-                    step: ev.step.unwrap_or_default(),
-                    tokens_before: ev.tokens_before.unwrap_or(0),
-                    tokens_after: ev.tokens_after.unwrap_or(0),
-                    change,
-                };
+            Entry::Compaction(c) => {
                 c.apply(&mut loaded.messages).map_err(|e| err(n, e))?;
                 // Before repair lines, a repair at resume was written as a compaction line,
                 // but nothing was compacted.
@@ -451,72 +668,39 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 loaded.sent_bytes = None;
                 reshaped(&mut loaded.checkpoints, 0);
             }
-            "repair" => {
-                let answers = ev
-                    .answers
-                    .ok_or_else(|| err(n, "a repair line without answers"))?
-                    .into_iter()
-                    .map(|(at, m)| match m.into_message()? {
-                        m @ Message::Tool { .. } => Ok((at, m)),
-                        _ => Err("a repair line's answer is not a tool result".to_string()),
-                    })
-                    .collect::<Result<Vec<_>, _>>()
-                    .map_err(|e| err(n, e))?;
+            Entry::Repair(answers) => {
                 history::insert(&mut loaded.messages, answers)
                     .map_err(|e| err(n, format!("the repair does not fit the history: {e}")))?;
                 loaded.sent_bytes = None;
                 reshaped(&mut loaded.checkpoints, 0);
             }
-            "run" => {
+            Entry::Run(run) => {
                 loaded.runs = loaded.runs.saturating_add(1);
                 loaded.last_outcome = None;
                 loaded.last_detail = None;
-                if let Some(m) = ev.model {
+                if let Some(m) = run.model {
                     loaded.model = m;
                 }
-                if let Some(p) = ev.provider {
+                if let Some(p) = run.provider {
                     loaded.provider = p;
                 }
-                if let Some(u) = ev.base_url {
+                if let Some(u) = run.base_url {
                     loaded.base_url = u;
                 }
                 // Each run says its own; a run line without one sent none.
-                loaded.effort = ev.effort;
-                let _ = ev.started_at;
+                loaded.effort = run.effort;
             }
-            "model" => {
-                if let Some(m) = ev.model {
+            Entry::Model(model) => {
+                if let Some(m) = model {
                     loaded.model = m;
                 }
             }
-            "effort" => loaded.effort = ev.effort,
-            "checkpoint" => {
-                let (Some(what), Some(commit), Some(tree)) = (ev.what, ev.commit, ev.tree) else {
-                    return Err(err(n, "a checkpoint line without what, commit or tree"));
-                };
-                loaded.checkpoints.push(Checkpoint {
-                    line: CheckpointLine {
-                        n: ev.n,
-                        what,
-                        commit,
-                        tree,
-                        at_message: ev.at_message.unwrap_or(0),
-                        label: ev.label.unwrap_or_default(),
-                        at: ev.at.unwrap_or_default(),
-                    },
-                    conversation_ok: true,
-                });
-            }
-            "rewind" => {
-                let r = RewindLine {
-                    to: ev.to.unwrap_or(0),
-                    code: ev.code.unwrap_or(false),
-                    conversation: ev.conversation.unwrap_or(false),
-                    at_message: ev.at_message,
-                    safety: ev.safety,
-                    paths: ev.paths.unwrap_or(0),
-                    at: ev.at.unwrap_or_default(),
-                };
+            Entry::Effort(effort) => loaded.effort = effort,
+            Entry::Checkpoint(line) => loaded.checkpoints.push(Checkpoint {
+                line,
+                conversation_ok: true,
+            }),
+            Entry::Rewind(r) => {
                 if let (true, Some(k)) = (r.conversation, r.at_message) {
                     if k > loaded.messages.len() {
                         return Err(err(n, "a rewind past the end of the history"));
@@ -527,25 +711,26 @@ pub fn read_from(mut reader: impl BufRead) -> Result<Loaded, ReadError> {
                 }
                 loaded.rewinds.push(r);
             }
-            "end" => {
-                loaded.last_outcome = Some(ev.outcome.unwrap_or_else(|| "unknown".into()));
-                loaded.last_detail = ev.detail;
-                if let Some(s) = ev.session {
+            Entry::End(end) => {
+                loaded.last_outcome = Some(end.outcome);
+                loaded.last_detail = end.detail;
+                if let Some(s) = end.session {
                     loaded.totals = s;
                 }
-                run_figures_open = Figures::default();
+                self.run_figures_open = Figures::default();
             }
-            // Written by a later hx: not needed to continue the conversation.
-            _ => {}
+            Entry::Other(_) => {}
         }
-        loaded.valid_len = offset;
+        Ok(())
     }
-    if n == 0 {
-        return Err(err(0, "the file is empty"));
+
+    fn finish(mut self, walked: Walked) -> Loaded {
+        self.loaded.warnings = walked.warnings;
+        self.loaded.valid_len = walked.valid_len;
+        // Requests of a run that has no end line yet (crashed or running) still happened.
+        self.loaded.totals.add(&self.run_figures_open);
+        self.loaded
     }
-    // Requests of a run that has no end line yet (crashed or running) still happened.
-    loaded.totals.add(&run_figures_open);
-    Ok(loaded)
 }
 
 /// The history changed other than by appending: the checkpoints taken after its first `keep`

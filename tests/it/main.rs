@@ -52,6 +52,7 @@ mod redirects;
 mod sandbox;
 mod session_ids;
 mod sessions;
+mod sessions_export;
 mod shell_env;
 mod skills;
 mod skills_eval;

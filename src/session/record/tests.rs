@@ -672,3 +672,77 @@ mod props {
         }
     }
 }
+
+/// The lines in the order written, each with its number, and the session they end in, as
+/// `read` gives it.
+#[test]
+fn entries_are_the_lines_in_order_and_end_in_what_read_gives() {
+    let mut text = full_file();
+    let usage = Usage {
+        prompt_tokens: 100,
+        prompt_cache_hit_tokens: 60,
+        completion_tokens: 7,
+        reasoning_tokens: 3,
+    };
+    let cost = crate::model::Cost {
+        nanos: 1_500,
+        currency: crate::model::price::Currency::USD,
+        peak: true,
+    };
+    for line in [
+        r#"{"type":"run","started_at":"2026-12-01T00:01:00Z","model":"m2","provider":"p"}"#
+            .to_string(),
+        Line::message(&Message::User("more".into())).text(),
+        Line::usage(&usage, Some(&cost), Some("m2"), Some("summary")).text(),
+        r#"{"type":"compaction","trigger":"auto","step":"summary","messages":[{"role":"user","content":"s"}]}"#.to_string(),
+        r#"{"type":"approval","call_id":"c9"}"#.to_string(),
+        r#"{"type":"rewind","to":1,"code":false,"conversation":true,"at_message":0,"at":"x"}"#
+            .to_string(),
+    ] {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    let (loaded, entries) = read_entries_from(text.as_bytes()).expect("read");
+    let numbers: Vec<usize> = entries.iter().map(|(n, _)| *n).collect();
+    assert_eq!(numbers, (2..=15).collect::<Vec<_>>());
+    let messages: Vec<&Message> = entries
+        .iter()
+        .filter_map(|(_, e)| match e {
+            Entry::Message(m) => Some(m),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages.len(), 7);
+    assert_eq!(*messages[6], Message::User("more".into()));
+    assert_eq!(
+        entries[8].1,
+        Entry::Run(RunLine {
+            started_at: Some("2026-12-01T00:01:00Z".into()),
+            model: Some("m2".into()),
+            provider: Some("p".into()),
+            ..RunLine::default()
+        })
+    );
+    assert_eq!(
+        entries[10].1,
+        Entry::Usage(RequestUsage {
+            usage,
+            request: Some("summary".into()),
+            model: Some("m2".into()),
+            cost: Some(cost),
+        })
+    );
+    assert!(
+        matches!(&entries[7].1, Entry::End(e) if e.outcome == "answered"
+        && e.ended_at.as_deref() == Some("2026-12-01T00:00:01Z")
+        && e.session.map(|s| s.tool_calls) == Some(2))
+    );
+    assert!(matches!(&entries[11].1, Entry::Compaction(c) if c.step == "summary"));
+    assert_eq!(entries[12].1, Entry::Other("approval".into()));
+    assert!(matches!(&entries[13].1, Entry::Rewind(r) if r.at_message == Some(0)));
+    let read = read_from(text.as_bytes()).expect("read");
+    assert_eq!(loaded.messages, read.messages);
+    assert!(loaded.messages.is_empty());
+    assert_eq!(loaded.totals, read.totals);
+    assert_eq!(loaded.valid_len, read.valid_len);
+}
