@@ -76,6 +76,7 @@ fn end(session: Figures) -> String {
     Line::End(&End {
         outcome: EndOutcome::Answered,
         detail: None,
+        kind: None,
         ended_at: "2026-12-01T00:00:09Z".into(),
         duration_ms: 9000,
         run: session,
