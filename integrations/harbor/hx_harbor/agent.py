@@ -60,6 +60,10 @@ EXIT_LIMIT = 3
 class HxOptions(InstalledAgentOptions):
     """`--ak key=value` options of hx_harbor:HxAgent (`harbor agent schema hx_harbor:HxAgent`)."""
 
+    version: str | None = Field(
+        default=None,
+        description="Refuse an hx binary of another version (as hx --version prints it).",
+    )
     hx_binary: str | None = Field(
         default=None,
         description="The hx binary to upload into the task environment, on the machine "
@@ -85,8 +89,8 @@ class HxOptions(InstalledAgentOptions):
         default=None,
         ge=0,
         le=100,
-        description="hx's [network] retries of a failed request (default 4); 0 leaves "
-        "retrying to Harbor's --max-retries.",
+        description="How often hx retries a failed request (its network.retries, default "
+        "4); 0 leaves retrying to Harbor's --max-retries.",
     )
     sandbox: Annotated[
         Literal["off", "workspace-write", "read-only"], Cli("--sandbox")
