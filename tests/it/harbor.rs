@@ -445,7 +445,24 @@ fn a_rate_limit_is_harbors_rate_limit_error() {
     assert!(message.contains("429"), "{message}");
     // The verifier still graded what the agent left: nothing.
     assert_eq!(reward(trial), Some(0.0), "{trial:#}");
-    assert_eq!(trial["agent_result"]["metadata"]["hx_exit_code"], 1);
+    let metadata = &trial["agent_result"]["metadata"];
+    assert_eq!(metadata["hx_exit_code"], 1, "{metadata:#}");
+    // An hx whose turn.failed names the kind and status of its error (another change adds
+    // them) must name these; the adapter classifies from them when they are there.
+    let error = &metadata["hx_error"];
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("429"),
+        "{error:#}"
+    );
+    if !error["kind"].is_null() {
+        assert_eq!(
+            (&error["kind"], &error["status"]),
+            (&json!("rate_limit"), &json!(429))
+        );
+    }
     assert_eq!(server.requests().len(), 1, "retries = 0 sends one request");
 }
 
