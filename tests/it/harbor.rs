@@ -7,7 +7,9 @@
 //! Needs a Python with Harbor and the adapter installed, named by `HX_TEST_HARBOR_PYTHON`
 //! (`.ci/run` makes one), and bubblewrap. Without the variable the tests say so and pass.
 
-use crate::support::{messages, system_prompt, tool_results, Call, FakeServer, Recorded, Reply};
+use crate::support::{
+    mcp, messages, system_prompt, tool_names, tool_results, Call, FakeServer, Recorded, Reply,
+};
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -22,7 +24,7 @@ const USAGE: (u64, u64, u64) = (1200, 1024, 150);
 const PRICE: (f64, f64, f64) = (0.003e-6, 0.15e-6, 0.60e-6);
 /// Model requests of each task's script below.
 const REQUESTS: [(&str, u64); 3] = [
-    ("create-file", 2),
+    ("create-file", 3),
     ("fix-failing-test", 3),
     ("release-notes-skill", 3),
 ];
@@ -207,12 +209,18 @@ fn script(req: &Recorded) -> Reply {
         .count();
     let last = tool_results(&req.body).pop().unwrap_or_default();
     if task.contains("greeting.txt") {
+        // This trial also has an MCP server of the job's (--mcp-config): its tool first.
         return match step {
-            0 => call(
-                "call_1",
+            0 if tool_names(&req.body).contains(&"mcp__probe__echo".to_string()) => {
+                call("call_1", "mcp__probe__echo", json!({"text": "from harbor"}))
+            }
+            0 => Reply::text("The probe MCP server is not there."),
+            1 if last.contains("echo: from harbor") => call(
+                "call_2",
                 "write_file",
                 json!({"path": "greeting.txt", "content": "Hello, Harbor!\n"}),
             ),
+            1 => Reply::text(&format!("The MCP call failed: {last}")),
             _ => Reply::text("Created greeting.txt."),
         };
     }
@@ -323,6 +331,17 @@ fn hx_solves_every_task_and_reports_its_usage() {
     let server = FakeServer::start_with(script);
     let url = server.url();
     let hx = hx_binary_arg();
+    // An MCP server for every trial, as `--mcp-config` gives one (a task's
+    // [[environment.mcp_servers]] go the same way). The host environment shows this
+    // machine's files read-only, but has a /tmp and /root of its own: the server is copied
+    // where it can be seen, whatever folder the checkout is in.
+    let probe = tempfile::tempdir_in("/var/tmp").expect("a folder in /var/tmp");
+    let probe_server = probe.path().join("mcp_test_server");
+    std::fs::copy(mcp::server_path(), &probe_server).expect("copy the MCP test server");
+    let mcp_config = probe.path().join("mcp.json");
+    let mcp_json = json!({"mcpServers": {"probe": {"command": probe_server, "args": []}}});
+    std::fs::write(&mcp_config, mcp_json.to_string()).expect("write the MCP config");
+    let mcp_config = mcp_config.to_str().expect("a UTF-8 path");
     let job = harbor_run(
         &python,
         &repo().join("bench/tasks"),
@@ -330,7 +349,7 @@ fn hx_solves_every_task_and_reports_its_usage() {
             ("DEEPSEEK_API_KEY", "sk-harbor-test"),
             ("DEEPSEEK_BASE_URL", &url),
         ],
-        &hx_args(&hx, &[]),
+        &hx_args(&hx, &["--mcp-config", mcp_config]),
     );
     assert!(job.out.status.success(), "{}", job.dump());
     let trials = job.trials();
