@@ -40,7 +40,8 @@ KINDS: dict[str, ErrorClass] = {
     "not_found": ModelNotFoundError,
     "bad_request": UnknownApiError,
     "network": NetworkConnectionError,
-    "stream": ApiConnectionClosedError,
+    # The server reported an error inside a 200 stream: Harbor's "Server error mid-response".
+    "stream": ApiInternalServerError,
     "response_limit": NonZeroAgentExitCodeError,
     "max_turns": NonZeroAgentExitCodeError,
     "max_cost": NonZeroAgentExitCodeError,
@@ -65,6 +66,8 @@ _NETWORK = re.compile(
 )
 _CLOSED = re.compile(r"connection (?:closed|reset)|stream ended|unexpected eof", re.I)
 _STATUS = re.compile(r"\bAPI error (\d{3})\b")
+# hx's words for an error the server reported inside a 200 stream (ModelError::Stream).
+_IN_STREAM = re.compile(r"\bAPI error in stream\b")
 
 
 def from_status(status: int, message: str) -> ErrorClass | None:
@@ -103,6 +106,8 @@ def classify(failure: Failure) -> ErrorClass:
         return by_status
     if _OVERFLOW.search(failure.message):
         return ContextWindowExceededError
+    if _IN_STREAM.search(failure.message):
+        return ApiInternalServerError
     if _NETWORK.search(failure.message):
         return NetworkConnectionError
     if _CLOSED.search(failure.message):

@@ -101,6 +101,7 @@ class ClassifyTest(unittest.TestCase):
             ("auth", AgentAuthenticationError),
             ("not_found", ModelNotFoundError),
             ("network", NetworkConnectionError),
+            ("stream", ApiInternalServerError),
             ("hook", NonZeroAgentExitCodeError),
         ]:
             # The kind wins over a message that would say otherwise.
@@ -133,6 +134,10 @@ class ClassifyTest(unittest.TestCase):
                 "cannot connect to http://127.0.0.1:9/: connection refused: no server is "
                 "running on 127.0.0.1:9 (after 5 attempts)"
             ),
+        )
+        self.check(
+            ApiInternalServerError,
+            events.Failure("API error in stream: upstream overloaded, try again"),
         )
         self.check(NonZeroAgentExitCodeError, events.Failure("a hook stopped the run"))
 
