@@ -34,6 +34,7 @@ mod fake_server;
 mod fake_server_http;
 mod fs_race;
 mod guard;
+mod harbor;
 mod harness_runner;
 mod hooks;
 mod hooks_bounds;
