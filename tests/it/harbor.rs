@@ -4,8 +4,12 @@
 //! against the fake server on loopback. Each trial is read back from the job folder Harbor
 //! writes: its reward, the tokens and cost the adapter reported, its exception.
 //!
-//! Needs a Python with Harbor and the adapter installed, named by `HX_TEST_HARBOR_PYTHON`
-//! (`.ci/run` makes one), and bubblewrap. Without the variable the tests say so and pass.
+//! Harbor's own ACP agent (`-a acp`) runs hx the same way from its ACP registry entry,
+//! `integrations/acp/agent.json`.
+//!
+//! Needs a Python with Harbor, the adapter and `agent-client-protocol` (the ACP agent's
+//! runner) installed, named by `HX_TEST_HARBOR_PYTHON` (`.ci/run` makes one), and
+//! bubblewrap. Without the variable the tests say so and pass.
 
 use crate::support::{
     mcp, messages, system_prompt, tool_names, tool_results, Call, FakeServer, Recorded, Reply,
@@ -22,6 +26,8 @@ const USAGE: (u64, u64, u64) = (1200, 1024, 150);
 /// deepseek-flash's off-peak prices per token (README, Cost): cache hit, miss, output. In
 /// DeepSeek's peak hours each is twice that.
 const PRICE: (f64, f64, f64) = (0.003e-6, 0.15e-6, 0.60e-6);
+/// deepseek-v4-pro's, the same way.
+const PRO_PRICE: (f64, f64, f64) = (0.022e-6, 0.66e-6, 1.98e-6);
 /// Model requests of each task's script below.
 const REQUESTS: [(&str, u64); 3] = [
     ("create-file", 3),
@@ -258,21 +264,25 @@ fn script(req: &Recorded) -> Reply {
     Reply::text(&format!("unknown task: {task}"))
 }
 
-/// What `requests` requests cost when each is priced off-peak or at DeepSeek's peak (twice
-/// that): one of these, exactly, whichever hours the run fell in.
-fn possible_costs(requests: u64) -> Vec<f64> {
+/// What `requests` requests cost at `price` when each is priced off-peak or at DeepSeek's
+/// peak (twice that): one of these, exactly, whichever hours the run fell in.
+fn possible_costs(requests: u64, price: (f64, f64, f64)) -> Vec<f64> {
     let (prompt, hit, out) = USAGE;
-    let one = hit as f64 * PRICE.0 + (prompt - hit) as f64 * PRICE.1 + out as f64 * PRICE.2;
+    let one = hit as f64 * price.0 + (prompt - hit) as f64 * price.1 + out as f64 * price.2;
     (0..=requests)
         .map(|peak| one * (requests + peak) as f64)
         .collect()
 }
 
 fn assert_cost(what: &str, cost: &Value, requests: u64) {
+    assert_cost_at(what, cost, requests, PRICE);
+}
+
+fn assert_cost_at(what: &str, cost: &Value, requests: u64, price: (f64, f64, f64)) {
     let cost = cost
         .as_f64()
         .unwrap_or_else(|| panic!("{what}: no cost_usd"));
-    let possible = possible_costs(requests);
+    let possible = possible_costs(requests, price);
     assert!(
         possible.iter().any(|c| (c - cost).abs() < 1e-12),
         "{what}: cost_usd {cost}, expected one of {possible:?}"
@@ -494,5 +504,259 @@ fn a_missing_key_or_binary_stops_the_job_before_any_trial() {
             .contains("--ak hx_binary=/nonexistent/hx: no such file"),
         "{}",
         no_binary.dump()
+    );
+}
+
+/// The model Harbor's ACP agent asks hx for. hx starts a session with its configured model,
+/// deepseek-flash; a request naming this one shows that Harbor's choice went through
+/// `session/set_config_option` to the server.
+const ACP_MODEL: &str = "deepseek-v4-pro";
+/// The folder the hx under test is in, inside the environment, before the system's.
+const ACP_BIN: &str = "/opt/hx/bin";
+
+/// What a task's image would give Harbor's ACP agent and the host environment cannot, in a
+/// folder bound as the environment's `/opt` (Harbor's `--mounts`, which the host environment
+/// binds as a container engine would), with the `--mounts` that bring it in.
+///
+/// - `hx` on the `PATH`, as the registry entry's `local` distribution runs it:
+///   `/opt/hx/bin/hx`, a link to the binary under test, whose folder is bound read-only at
+///   its own path, wherever the checkout is (the host environment hides this machine's /tmp
+///   and /root).
+/// - `apt-get`: the ACP agent's setup runs `apt-get update` and `apt-get install python3
+///   curl ca-certificates tar` first, which cannot write this machine's /usr here; those
+///   are on this machine already, so a stand-in beside `hx` answers.
+/// - The runner's venv, `/opt/harbor-acp-venv`, which the setup keeps when its Python is
+///   3.12 or newer and imports `acp`, rather than downloading uv and a Python: a venv of
+///   Harbor's own Python whose packages (agent-client-protocol among them) are Harbor's
+///   venv's, both bound read-only at the paths the venv names. uv is a stand-in that says
+///   so if it is ever run.
+fn acp_stage(python: &Path) -> (tempfile::TempDir, String) {
+    let stage = tempfile::tempdir().expect("a stage folder");
+    let opt = stage.path().join("opt");
+    let bin = opt.join("hx/bin");
+    std::fs::create_dir_all(&bin).expect("mkdir opt/hx/bin");
+    let hx = Path::new(env!("CARGO_BIN_EXE_hx"));
+    std::os::unix::fs::symlink(hx, bin.join("hx")).expect("link hx");
+    let hx_dir = hx
+        .parent()
+        .expect("hx's folder")
+        .to_str()
+        .expect("a UTF-8 path");
+    write_script(
+        &bin.join("apt-get"),
+        "#!/bin/sh\n# tests/it/harbor.rs: nothing can be installed in the host environment, and \
+         what Harbor's ACP setup asks for is on this machine.\necho \"apt-get stand-in: $*\" >&2\n",
+    );
+    let tools = opt.join("harbor-acp-tools");
+    std::fs::create_dir_all(&tools).expect("mkdir opt/harbor-acp-tools");
+    write_script(
+        &tools.join("uv"),
+        "#!/bin/sh\necho \"uv stand-in: offline, the runner's venv is in place: $*\" >&2\nexit 1\n",
+    );
+    std::fs::create_dir_all(opt.join("harbor-acp-python")).expect("mkdir harbor-acp-python");
+    std::fs::create_dir_all(opt.join("harbor-site-packages")).expect("mkdir site-packages");
+
+    let where_ = Command::new(python)
+        .args([
+            "-c",
+            "import sys, sysconfig; print(sys.base_prefix); print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .expect("ask Harbor's Python where it is");
+    let where_ = String::from_utf8_lossy(&where_.stdout).into_owned();
+    let mut lines = where_.lines();
+    let (base_prefix, site_packages) = (
+        lines.next().expect("sys.base_prefix").to_string(),
+        lines.next().expect("purelib").to_string(),
+    );
+    let venv = opt.join("harbor-acp-venv");
+    let made = Command::new(python)
+        .args(["-m", "venv", "--without-pip"])
+        .arg(&venv)
+        .output()
+        .expect("make the runner's venv");
+    assert!(
+        made.status.success(),
+        "python -m venv: {}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    // Its site-packages, as its Python names it (lib/python3.X/site-packages).
+    let venv_site = Command::new(venv.join("bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .expect("ask the runner's venv for its site-packages");
+    let venv_site = PathBuf::from(String::from_utf8_lossy(&venv_site.stdout).trim());
+    assert!(venv_site.is_dir(), "no {}", venv_site.display());
+    // Where Harbor's venv's packages are bound in the environment.
+    std::fs::write(venv_site.join("harbor.pth"), "/opt/harbor-site-packages\n")
+        .expect("write harbor.pth");
+
+    let bind = |source: &str, target: &str, read_only: bool| {
+        let mut mount = json!({"type": "bind", "source": source, "target": target});
+        if read_only {
+            mount["read_only"] = json!(true);
+        }
+        mount
+    };
+    let mounts = json!([
+        bind(opt.to_str().expect("a UTF-8 path"), "/opt", false),
+        bind(hx_dir, hx_dir, true),
+        bind(&site_packages, "/opt/harbor-site-packages", true),
+        bind(&base_prefix, &base_prefix, true),
+    ]);
+    (stage, mounts.to_string())
+}
+
+fn write_script(path: &Path, text: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::write(path, text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+}
+
+#[test]
+fn harbors_acp_agent_runs_hx_from_its_registry_entry() {
+    let Some(python) = harbor_python() else {
+        return;
+    };
+    let check = Command::new(&python)
+        .args(["-c", "import acp"])
+        .output()
+        .expect("run HX_TEST_HARBOR_PYTHON");
+    assert!(
+        check.status.success(),
+        "HX_TEST_HARBOR_PYTHON={} cannot import acp, the runner of Harbor's ACP agent: pip \
+         install agent-client-protocol into it, as .ci/run does: {}",
+        python.display(),
+        String::from_utf8_lossy(&check.stderr)
+    );
+    let server = FakeServer::start_with(|req| {
+        // A request for any other model gets an answer that leaves the test failing.
+        if req.body["model"] != ACP_MODEL {
+            return Reply::text(&format!("wrong model: {}", req.body["model"]));
+        }
+        script(req)
+    });
+    let url = server.url();
+    let (_stage, mounts) = acp_stage(&python);
+    let entry = repo().join("integrations/acp/agent.json");
+    let entry = format!("registry_entry_path={}", entry.display());
+    let model = format!("deepseek/{ACP_MODEL}");
+    let path =
+        format!("PATH={ACP_BIN}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+    let job = harbor_run(
+        &python,
+        &repo().join("bench/tasks/fix-failing-test"),
+        // The key in the env file, as a user keeps it; `--ae` below hands it to the agent.
+        &[
+            ("DEEPSEEK_API_KEY", "sk-harbor-test"),
+            ("DEEPSEEK_BASE_URL", &url),
+        ],
+        &[
+            "-a",
+            "acp",
+            "--ak",
+            &entry,
+            // hx's one auth method (of kind `agent`, which Harbor's `auto` policy passes
+            // over): Harbor calls `authenticate`, which hx answers only when the key is set.
+            "--ak",
+            "authenticate_method_id=api-key",
+            "-m",
+            &model,
+            // Harbor's ACP agent passes into the environment only what --ae gives it.
+            "--ae",
+            "DEEPSEEK_API_KEY=${DEEPSEEK_API_KEY}",
+            "--ae",
+            "DEEPSEEK_BASE_URL=${DEEPSEEK_BASE_URL}",
+            "--ae",
+            &path,
+            "--mounts",
+            &mounts,
+        ],
+    );
+    assert!(job.out.status.success(), "{}", job.dump());
+    let trials = job.trials();
+    let trial = trials
+        .get("fix-failing-test")
+        .unwrap_or_else(|| panic!("no trial\n{}", job.dump()));
+    let trial_dir = job
+        .dir
+        .join(trial["trial_name"].as_str().expect("trial_name"));
+    let summary = std::fs::read_to_string(trial_dir.join("agent/acp-summary.json"))
+        .unwrap_or_else(|e| panic!("acp-summary.json: {e}\n{trial:#}\n{}", job.dump()));
+    let summary: Value = serde_json::from_str(&summary).expect("acp-summary.json");
+    assert_eq!(
+        reward(trial),
+        Some(1.0),
+        "{trial:#}\n{summary:#}\n{}",
+        job.dump()
+    );
+    assert!(trial["exception_info"].is_null(), "{trial:#}");
+    assert_eq!(trial["agent_info"]["name"], "hx", "{trial:#}");
+    assert_eq!(trial["agent_info"]["version"], env!("CARGO_PKG_VERSION"));
+
+    // Every chat request named the model Harbor asked for, with the key it passed.
+    let requests = server.completions();
+    let (prompt, hit, out) = USAGE;
+    let n = requests.len() as u64;
+    assert_eq!(n, 3, "{summary:#}");
+    for req in &requests {
+        assert_eq!(req.body["model"], ACP_MODEL);
+        assert_eq!(req.header("authorization"), Some("Bearer sk-harbor-test"));
+    }
+
+    // The figures Harbor took from the prompt's `usage` and the last `usage_update`'s cost.
+    let agent = &trial["agent_result"];
+    assert_eq!(
+        [
+            &agent["n_input_tokens"],
+            &agent["n_cache_tokens"],
+            &agent["n_output_tokens"]
+        ],
+        [&json!(prompt * n), &json!(hit * n), &json!(out * n)],
+        "{agent:#}"
+    );
+    assert_cost_at("acp", &agent["cost_usd"], n, PRO_PRICE);
+
+    // The model was set through the session's config option: Harbor's summary says by
+    // which mechanism, and result.json keeps hx's answer.
+    assert_eq!(
+        summary["set_model_mechanism"], "session_config_option",
+        "{summary:#}"
+    );
+    let acp = &agent["metadata"]["acp"];
+    assert_eq!(acp["requested_model"], model.as_str(), "{acp:#}");
+    assert_eq!(acp["resolved_session_model_id"], ACP_MODEL, "{acp:#}");
+    assert!(acp["set_model_error"].is_null(), "{acp:#}");
+    let options = acp["set_model_response"]["configOptions"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no configOptions: {acp:#}"));
+    let model_option = options
+        .iter()
+        .find(|o| o["id"] == "model")
+        .unwrap_or_else(|| panic!("no model option: {acp:#}"));
+    assert_eq!(model_option["currentValue"], ACP_MODEL, "{model_option:#}");
+    assert_eq!(acp["registry_entry_id"], "hx", "{acp:#}");
+    assert_eq!(acp["selected_distribution"], "local", "{acp:#}");
+    assert_eq!(acp["selected_authenticate_method_id"], "api-key", "{acp:#}");
+    assert_eq!(acp["authenticate_response"], json!({}), "{acp:#}");
+    assert_eq!(acp["prompt_response"]["stopReason"], "end_turn", "{acp:#}");
+
+    // The trajectory Harbor made of hx's session updates passes Harbor's own validator.
+    let trajectory = trial_dir.join("agent/trajectory.json");
+    let check = Command::new(&python)
+        .args(["-m", "harbor.utils.trajectory_validator"])
+        .arg(&trajectory)
+        .output()
+        .expect("run the validator");
+    assert!(
+        check.status.success(),
+        "Harbor's validator refused {}: {}{}",
+        trajectory.display(),
+        String::from_utf8_lossy(&check.stdout),
+        String::from_utf8_lossy(&check.stderr)
     );
 }
