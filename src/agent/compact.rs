@@ -20,7 +20,7 @@
 //! itself; otherwise (the window is at stake, the server refused a request, or the user asked)
 //! the run ends with the error, the session saved as it was.
 
-use crate::context::{estimate, prune, summary, thousands, Budgets, Meter};
+use crate::context::{estimate, prune, summary, thousands, Budgets, Learned, Meter};
 use crate::events::Event;
 use crate::hooks::HookEvent;
 use crate::model::{AssistantTurn, Message, ModelError, ToolSpec};
@@ -117,6 +117,7 @@ impl Agent {
     ) -> Result<AssistantTurn, Ended> {
         let mut overflowed = false;
         loop {
+            self.take_stated(meter);
             let size = meter.request(session.messages());
             if meter.over_limit(size) {
                 self.compact(session, (toolset, tools), meter, Trigger::Auto, size)
@@ -146,6 +147,25 @@ impl Agent {
                 Err(e) => return Err(Ended::Error(e)),
             }
         }
+    }
+
+    /// Tells this agent, and every agent sharing what it learned (its subagents, the next
+    /// messages, another profile), the window the server stated for a model when asked (the
+    /// app asks it beside the run): they plan for it from their next request on. The teller
+    /// holds nothing of the agent but that, so it may outlive the run on another thread.
+    pub fn window_teller(&self) -> impl Fn(&str, u64) + Send + Sync + 'static {
+        let learned = self.learned.clone();
+        move |model: &str, window: u64| {
+            let mut all = learned.lock().unwrap_or_else(|e| e.into_inner());
+            all.entry(model.to_string())
+                .or_default()
+                .merge(Learned::stated(window));
+        }
+    }
+
+    /// Before a request: a window the server stated since the run began applies now.
+    fn take_stated(&self, meter: &mut Meter) {
+        meter.restate(self.learned());
     }
 
     /// `hx agent --compact`: the session's history summarised now, whatever its size.

@@ -57,6 +57,8 @@ pub struct Built {
     pub skills: Arc<skills::SkillRegistry>,
     /// What the system prompt was assembled from (`hx context`).
     pub parts: PromptParts,
+    /// The question of the server's window (`hx context` waits for its answer).
+    pub window: super::window::Probe,
 }
 
 /// Who a run asks, besides the model: whom the guard's refusals are put to (`hx chat`'s user,
@@ -101,6 +103,8 @@ pub fn build_editing_skills(
     warnings: &mut Vec<Warning>,
 ) -> Result<Built, String> {
     let Asks { approver, editor } = asks;
+    // Asked first, so that the server answers while the rest is built.
+    let probe = super::window::Probe::start(config, env);
     let workspace = Workspace::new(cwd)
         .map_err(|e| format!("cannot open the workspace {}: {e}", cwd.display()))?;
     let root: PathBuf = workspace.root().to_path_buf();
@@ -182,8 +186,11 @@ pub fn build_editing_skills(
     if let Some(m) = &mcp {
         registry.set_source(m.source(false));
     }
-    let profiles = config.profiles();
-    let main_profile = config.profile();
+    // The window the server stated, when it did within the grace: the profiles, the main
+    // agent's and its subagents', are made for it, so the first request is planned for it.
+    let stated = probe.wait(super::window::GRACE).stated().cloned();
+    let profiles = config.profiles().with_server(&config.model, stated);
+    let main_profile = profiles.make(&config.model, config.main_effort());
     // The subagent's own profile is made from its caller's when `task` starts it; this one
     // is the template's until then.
     let (child_profile, _) = profiles.subagent(&main_profile, None);
@@ -274,10 +281,16 @@ pub fn build_editing_skills(
             ))
         }))
         .build();
+    // What the agent and every agent sharing what it learns (its subagents, the next
+    // messages, another profile) plan for; an answer after the grace applies from their next
+    // request on.
+    let (tell, model) = (agent.window_teller(), config.model.clone());
+    probe.then(move |stated| tell(&model, stated.tokens));
     Ok(Built {
         agent,
         skills,
         parts,
+        window: probe,
     })
 }
 
@@ -341,7 +354,7 @@ pub fn recorder(config: &Config, workspace: &Path, env: &Env, ephemeral: bool) -
 
 /// The base URL as a session file keeps it: without user, password, query or fragment, where
 /// a key is sometimes put (`?key=...`); session files never hold a key.
-fn recorded_url(url: &str) -> String {
+pub(super) fn recorded_url(url: &str) -> String {
     match reqwest::Url::parse(url) {
         Ok(mut u) => {
             let _ = u.set_username("");

@@ -21,6 +21,7 @@ pub mod runtime;
 pub mod session;
 pub mod signals;
 pub mod skill_eval;
+pub mod window;
 
 pub use build::{build_agent, build_agent_with};
 pub use conversation::{Closed, Conversation, Outgoing, Switched};

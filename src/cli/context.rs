@@ -1,10 +1,14 @@
 //! `hx context`: the system prompt a run here would start with, and what takes its room, so a
-//! user can see what the model sees. No API key needed; nothing is sent.
+//! user can see what the model sees; and the window, with where it came from. No API key
+//! needed; nothing is sent to the model (a local server is asked its window, as a run asks).
 
 use super::{exit, fail, ContextArgs};
+use std::time::Duration;
+
 use crate::app::build_agent_with;
-use crate::config::{process_env, Flags};
-use crate::context::{estimate, thousands};
+use crate::app::window::{self, Outcome};
+use crate::config::{process_env, Flags, WindowFrom};
+use crate::context::{estimate, thousands, Settings};
 use crate::events::Events;
 use crate::sandbox::Mode;
 use crate::session::Recorder;
@@ -44,8 +48,8 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
     for w in warnings {
         term.line(&w.to_string());
     }
-    let (agent, parts) = match built {
-        Ok(b) => (b.agent, b.parts),
+    let (agent, parts, probe) = match built {
+        Ok(b) => (b.agent, b.parts, b.window),
         Err(e) => return fail(exit::USAGE, e),
     };
     let specs = agent.tools().specs();
@@ -76,13 +80,46 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
             thousands(estimate::tokens(*bytes))
         ));
     }
-    let c = config.context;
+    // The question of the server's window is what a run would ask: here its answer is
+    // waited for, within its bound, since showing it is the point.
+    let outcome = probe.wait(window::PROBE_TIME + Duration::from_millis(100));
+    let (tokens, from) = config
+        .profiles()
+        .with_server(&config.model, outcome.stated().cloned())
+        .window_of(&config.model);
+    let c = Settings {
+        window: tokens,
+        compact_at: config.context.compact_at,
+    };
     table.push_str(&format!(
-        "\ncontext window: {} tokens ({}); compaction at {} tokens\n",
+        "\ncontext window: {} tokens ({}, {}); compaction at {} tokens\n",
         thousands(c.window),
         config.model,
+        source(&from, &outcome),
         thousands(c.limit())
     ));
     term.out_raw(&table);
     exit::ANSWERED
+}
+
+/// Where the window came from, and for an assumed one why the server did not say.
+fn source(from: &WindowFrom, outcome: &Outcome) -> String {
+    let cached = matches!(
+        outcome,
+        Outcome::Stated { cached: true, .. }
+            | Outcome::NoneStated { cached: true }
+            | Outcome::NoAnswer { cached: true }
+    );
+    let when = if cached { ", an earlier run asked" } else { "" };
+    match (from, outcome) {
+        (WindowFrom::Server(_), _) => format!("{from}{when}"),
+        (WindowFrom::Assumed, Outcome::NoneStated { .. }) => {
+            format!("assumed: the server states none{when}; set context_window")
+        }
+        (WindowFrom::Assumed, Outcome::NoAnswer { .. } | Outcome::Pending) => format!(
+            "assumed: the server did not say within {} s{when}; set context_window",
+            window::PROBE_TIME.as_secs()
+        ),
+        _ => from.to_string(),
+    }
 }

@@ -17,7 +17,7 @@ use std::path::Path;
 
 pub use file::{review, CompactAtFile, FileConfig, NetworkFile, ProviderFile, ToolsFile, TRUST};
 pub use presets::{Retired, PRESETS, RETIRED};
-pub use profile::Profiles;
+pub use profile::{Profiles, WindowFrom};
 // The environment map and the user's folders are a leaf module every layer reads; re-exported
 // here, where callers have always found them.
 pub use crate::paths::{process_env, Env};

@@ -1,13 +1,15 @@
 //! The one place a model name becomes a [`Profile`]: a retired DeepSeek name mapped to the
 //! model that answers it now (thinking as it did, unless an effort is set), the window (a
-//! configured one, else the model's own), the price (`[pricing."MODEL"]`, else the built-in
-//! table of the provider) and the provider's reasoning echo.
+//! configured one, else the one the server stated when asked, else the model's own, else the
+//! assumption), the price (`[pricing."MODEL"]`, else the built-in table of the provider) and
+//! the provider's reasoning echo.
 
 use std::collections::BTreeMap;
 
 use super::presets::{self, Retired};
 use super::Config;
 use crate::context;
+use crate::model::window::Stated;
 use crate::model::{Dialect, Effort, Price, Profile, ReasoningEcho, Thinking};
 use crate::text::Warning;
 
@@ -22,6 +24,8 @@ pub struct Profiles {
     pricing: BTreeMap<String, Price>,
     /// The window a config file (or the provider's table) set; `None`: each model's own.
     window: Option<u64>,
+    /// The window the server stated for a model when asked (see [`Profiles::with_server`]).
+    server: Option<(String, Stated)>,
     /// `subagent_effort`: the subagents' own, when it differs from their caller's.
     subagent_effort: Option<Effort>,
 }
@@ -41,16 +45,35 @@ impl Profiles {
         )
     }
 
+    /// These profiles, with the window the server stated for `model` (asked only when no
+    /// window is configured, which wins anyway).
+    pub fn with_server(mut self, model: &str, stated: Option<Stated>) -> Profiles {
+        self.server = stated.map(|s| (model.to_string(), s));
+        self
+    }
+
+    /// The window of `model` and where it comes from.
+    pub fn window_of(&self, model: &str) -> (u64, WindowFrom) {
+        if let Some(w) = self.window {
+            return (w, WindowFrom::Configured);
+        }
+        if let Some((_, s)) = self.server.as_ref().filter(|(m, _)| m == model) {
+            return (s.tokens, WindowFrom::Server(s.from.clone()));
+        }
+        match context::builtin_window(model) {
+            Some(w) => (w, WindowFrom::BuiltIn),
+            None => (context::DEFAULT_WINDOW, WindowFrom::Assumed),
+        }
+    }
+
     /// The profile of `model` as named (no mapping) at `effort`.
-    fn make(&self, model: &str, effort: Option<Effort>) -> Profile {
+    pub fn make(&self, model: &str, effort: Option<Effort>) -> Profile {
         let price = self
             .pricing
             .get(model)
             .cloned()
             .or_else(|| crate::model::price::builtin(&self.provider, model));
-        let window = self
-            .window
-            .unwrap_or_else(|| context::builtin_window(model).unwrap_or(context::DEFAULT_WINDOW));
+        let (window, _) = self.window_of(model);
         let thinking = effort.map(|effort| Thinking {
             effort,
             dialect: self.dialect,
@@ -66,6 +89,30 @@ impl Profiles {
         match model {
             None => (self.make(caller.model(), effort), None),
             Some(m) => self.resolve(m, effort),
+        }
+    }
+}
+
+/// Where the window of a profile comes from (`hx context` says it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WindowFrom {
+    /// `context_window` in a config file.
+    Configured,
+    /// The server stated it when asked: the path asked and the field read.
+    Server(String),
+    /// hx knows the model (DeepSeek's).
+    BuiltIn,
+    /// Nothing said otherwise: [`context::DEFAULT_WINDOW`].
+    Assumed,
+}
+
+impl std::fmt::Display for WindowFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            WindowFrom::Configured => f.write_str("set: context_window"),
+            WindowFrom::Server(from) => write!(f, "the server said: {from}"),
+            WindowFrom::BuiltIn => f.write_str("built in"),
+            WindowFrom::Assumed => f.write_str("assumed"),
         }
     }
 }
@@ -93,6 +140,7 @@ impl Config {
             reasoning_echo: self.reasoning_echo,
             pricing: self.pricing.clone(),
             window: self.window_configured.then_some(self.context.window),
+            server: None,
             subagent_effort: self.subagent_effort,
         }
     }

@@ -89,6 +89,8 @@ pub struct Meter {
     /// A summary failed this run: proactive compaction waits until the window itself is at
     /// stake, rather than paying for a failing request on every turn.
     summary_failed: bool,
+    /// The window the server stated that this meter took (see [`Meter::restate`]).
+    stated: Option<u64>,
 }
 
 /// What runs learned of the server's window, kept by the agent for its next run (the next
@@ -99,6 +101,9 @@ pub struct Learned {
     window: Option<u64>,
     /// The limit a refused request showed to be real.
     limit: Option<u64>,
+    /// The window the server stated when asked, which replaces the assumed one, larger or
+    /// smaller (it is asked only when no `context_window` is set).
+    stated: Option<u64>,
 }
 
 impl Learned {
@@ -110,6 +115,15 @@ impl Learned {
         };
         self.window = min(self.window, other.window);
         self.limit = min(self.limit, other.limit);
+        self.stated = other.stated.or(self.stated);
+    }
+
+    /// What the server stated of the window when asked.
+    pub fn stated(window: u64) -> Learned {
+        Learned {
+            stated: Some(window),
+            ..Learned::default()
+        }
     }
 }
 
@@ -122,11 +136,13 @@ impl Meter {
             measured: (0, 0),
             learned_limit: None,
             summary_failed: false,
+            stated: None,
         }
     }
 
     /// A meter that starts from what earlier runs learned.
     pub fn with_learned(mut self, learned: Learned) -> Meter {
+        self.restate(learned);
         if let Some(w) = learned.window.filter(|&w| w < self.settings.window) {
             self.settings.window = w;
         }
@@ -134,11 +150,27 @@ impl Meter {
         self
     }
 
+    /// Takes the window the server stated, once: the answer to a question asked beside the
+    /// run may come while it runs, and applies from the next request on. A window a refused
+    /// request showed to be smaller still wins. Whether the window changed.
+    pub fn restate(&mut self, learned: Learned) -> bool {
+        let Some(stated) = learned.stated.filter(|&w| Some(w) != self.stated) else {
+            return false;
+        };
+        self.stated = Some(stated);
+        let window = learned.window.map_or(stated, |w| w.min(stated));
+        let changed = window != self.settings.window;
+        self.settings.window = window;
+        changed
+    }
+
     /// What this run learned, for the next.
     pub fn learned(&self, configured: &Settings) -> Learned {
         Learned {
             window: (self.settings.window < configured.window).then_some(self.settings.window),
             limit: self.learned_limit,
+            // The agent keeps what the server stated; the meter only took it.
+            stated: None,
         }
     }
 

@@ -173,6 +173,31 @@ fn an_overflow_teaches_the_meter_the_real_window_or_a_smaller_limit() {
 }
 
 #[test]
+fn a_window_the_server_stated_replaces_the_assumed_one_once_and_yields_to_an_overflow() {
+    let assumed = Settings {
+        window: 128_000,
+        compact_at: CompactAt::Fraction(0.8),
+    };
+    // At the start of a run: larger or smaller, the stated window is the one.
+    let m = Meter::new(assumed, 0).with_learned(Learned::stated(262_144));
+    assert_eq!(m.window(), 262_144);
+    let mut m = Meter::new(assumed, 0);
+    assert!(m.restate(Learned::stated(4_096)));
+    assert_eq!((m.window(), m.limit()), (4_096, 3_276));
+    // Taken once: a later overflow's smaller window is not undone by the same statement.
+    m.overflowed(Some(3_000), 4_000);
+    assert!(!m.restate(Learned::stated(4_096)));
+    assert_eq!(m.window(), 3_000);
+    // A window a refused request showed wins over the statement.
+    let mut learned = m.learned(&assumed);
+    learned.merge(Learned::stated(4_096));
+    let next = Meter::new(assumed, 0).with_learned(learned);
+    assert_eq!(next.window(), 3_000);
+    // Nothing stated: nothing changes.
+    assert!(!Meter::new(assumed, 0).restate(Learned::default()));
+}
+
+#[test]
 fn what_a_run_learned_survives_new_tools_and_starts_the_next_run() {
     let settings = Settings {
         window: 128_000,

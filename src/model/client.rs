@@ -15,6 +15,7 @@ use super::{AssistantTurn, ChatModel, ChatRequest, EventSink, ModelError};
 use describe::describe_reqwest;
 
 mod describe;
+mod probe;
 
 /// How the client connects, waits and retries.
 #[derive(Debug, Clone)]
@@ -163,7 +164,7 @@ pub fn http_client(base_url: &str, connect_timeout: Duration) -> Result<reqwest:
 /// Bytes of a `/models` answer read; a list of thousands of models (OpenRouter's) fits.
 const MAX_MODELS_BYTES: usize = 4 * 1024 * 1024;
 /// Models of a `/models` answer kept, and characters of each name.
-const MAX_MODELS: usize = 10_000;
+pub const MAX_MODELS: usize = 10_000;
 const MAX_MODEL_NAME: usize = 200;
 
 impl OpenAiClient {
@@ -177,34 +178,8 @@ impl OpenAiClient {
     /// DeepSeek, OpenRouter, Ollama, vLLM and llama.cpp's server all serve), in its order.
     /// One attempt: a person is waiting, and the error says what to fix.
     pub async fn list_models(&self) -> Result<Vec<String>, ModelError> {
-        let url = format!("{}/models", self.opts.base_url.trim_end_matches('/'));
-        let mut rb = self.http.get(&url);
-        if let Some(key) = &self.opts.api_key {
-            rb = rb.bearer_auth(key);
-        }
-        let resp = tokio::time::timeout(self.opts.request_timeout, rb.send())
-            .await
-            .map_err(|_| ModelError::Transport(format!("no answer from {url} in time")))?
-            .map_err(|e| match self.send_error(&e, &url) {
-                AttemptError::Fatal(e) | AttemptError::Retry { error: e, .. } => e,
-            })?;
-        let status = resp.status().as_u16();
-        let reason = resp.status().canonical_reason().unwrap_or("");
-        let ok = resp.status().is_success();
-        let text = read_capped(resp, MAX_MODELS_BYTES).await;
-        if !ok {
-            let message = format!("{reason}: {}", error_message(&text))
-                .trim_start_matches(": ")
-                .to_string();
-            let message = match (&self.opts.auth_hint, status) {
-                (Some(hint), 401 | 403) => format!("{message} ({hint})"),
-                _ => message,
-            };
-            return Err(ModelError::Api { status, message });
-        }
-        let v: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-            ModelError::Transport(format!("{url} did not answer with a list of models: {e}"))
-        })?;
+        let until = tokio::time::Instant::now() + self.opts.request_timeout;
+        let (v, url) = self.models_json(until).await?;
         let list = v
             .get("data")
             .or_else(|| v.get("models"))
@@ -218,6 +193,46 @@ impl OpenAiClient {
             .take(MAX_MODELS)
             .map(|id| crate::text::one_line(id, MAX_MODEL_NAME))
             .collect())
+    }
+
+    /// The server's `GET {base}/models` answer as JSON, and the URL asked; an answer that is
+    /// not a success is the error, in words that say what to fix. No answer by `until` is one
+    /// too.
+    async fn models_json(
+        &self,
+        until: tokio::time::Instant,
+    ) -> Result<(serde_json::Value, String), ModelError> {
+        let url = format!("{}/models", self.opts.base_url.trim_end_matches('/'));
+        let mut rb = self.http.get(&url);
+        if let Some(key) = &self.opts.api_key {
+            rb = rb.bearer_auth(key);
+        }
+        let resp = tokio::time::timeout_at(until, rb.send())
+            .await
+            .map_err(|_| ModelError::Transport(format!("no answer from {url} in time")))?
+            .map_err(|e| match self.send_error(&e, &url) {
+                AttemptError::Fatal(e) | AttemptError::Retry { error: e, .. } => e,
+            })?;
+        let status = resp.status().as_u16();
+        let reason = resp.status().canonical_reason().unwrap_or("");
+        let ok = resp.status().is_success();
+        let text = tokio::time::timeout_at(until, read_capped(resp, MAX_MODELS_BYTES))
+            .await
+            .map_err(|_| ModelError::Transport(format!("no whole answer from {url} in time")))?;
+        if !ok {
+            let message = format!("{reason}: {}", error_message(&text))
+                .trim_start_matches(": ")
+                .to_string();
+            let message = match (&self.opts.auth_hint, status) {
+                (Some(hint), 401 | 403) => format!("{message} ({hint})"),
+                _ => message,
+            };
+            return Err(ModelError::Api { status, message });
+        }
+        let v = serde_json::from_str(&text).map_err(|e| {
+            ModelError::Transport(format!("{url} did not answer with a list of models: {e}"))
+        })?;
+        Ok((v, url))
     }
 
     async fn attempt(

@@ -12,6 +12,7 @@ pub mod profile;
 pub mod retry;
 pub mod sse;
 pub mod types;
+pub mod window;
 
 pub use client::{ClientOptions, OpenAiClient};
 pub use effort::{Dialect, Effort, Thinking};

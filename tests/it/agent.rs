@@ -505,7 +505,7 @@ fn custom_provider_from_project_config_sends_no_key() {
     hx.run_args(&["trust", "--yes"]).assert_success();
     let run = hx.run();
     run.assert_code(0);
-    let r = &server.requests()[0];
+    let r = &server.completions()[0];
     assert_eq!(r.path, "/v1/chat/completions");
     assert_eq!(r.header("authorization"), None);
     assert_eq!(r.body["model"], "qwen3-coder");
@@ -519,7 +519,7 @@ fn flags_beat_environment_and_files() {
         .env("HX_MODEL", "from-env")
         .args(["agent", "--model", "from-flag", "x"]);
     hx.run().assert_code(0);
-    assert_eq!(server.requests()[0].body["model"], "from-flag");
+    assert_eq!(server.completions()[0].body["model"], "from-flag");
 }
 
 #[test]
@@ -705,7 +705,7 @@ fn the_user_config_file_is_read_from_xdg_config_home() {
     hx.write_file(".hx/config.toml", "model = \"project-model\"\n");
     hx.run_args(&["trust", "--yes"]).assert_success();
     hx.run().assert_code(0);
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs[0].body["model"], "user-model");
     assert_eq!(reqs[1].body["model"], "project-model");
 }

@@ -157,7 +157,9 @@ fn hx_models_lists_the_servers_models_and_marks_the_configured_one() {
     run.assert_success();
     assert_eq!(
         run.stdout,
-        "* deepseek-flash\n  deepseek-v4-pro\n",
+        "  model               window  from\n\
+         * deepseek-flash   1,048,576  built in\n  \
+         deepseek-v4-pro  1,048,576  built in\n",
         "{}",
         run.dump()
     );

@@ -176,7 +176,7 @@ fn provider_request(provider: &str, config: &str, effort: Option<&str>) -> Value
     hx.arg("go");
     let run = hx.run();
     run.assert_code(0);
-    thinking(&server.requests()[0])
+    thinking(&server.completions()[0])
 }
 
 #[test]

@@ -66,4 +66,5 @@ mod terminal;
 mod tool_registration;
 mod tools;
 mod trust_revoke;
+mod window;
 mod workspace_props;

@@ -492,7 +492,7 @@ fn dash_c_runs_in_another_folder_and_dash_m_names_the_model() {
     ]);
     let run = hx.run();
     run.assert_success();
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs[0].body["model"], "my-model");
     let sub = hx.workspace().join("sub").canonicalize().expect("sub");
     assert_eq!(
@@ -541,7 +541,7 @@ fn openai_base_url_is_honoured_for_the_openai_provider() {
         .args(["agent", "--provider", "openai", "-m", "gpt-test", "x"]);
     let run = hx.run();
     run.assert_success();
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs.len(), 1, "{}", run.dump());
     assert_eq!(reqs[0].header("authorization"), Some("Bearer sk-openai"));
 }

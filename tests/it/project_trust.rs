@@ -122,7 +122,7 @@ fn a_trusted_project_config_lies_between_the_user_file_and_the_environment() {
     hx.run().assert_success();
     hx.env("HX_MODEL", "env-model").run().assert_success();
     let models: Vec<_> = server
-        .requests()
+        .completions()
         .iter()
         .map(|r| r.body["model"].clone())
         .collect();

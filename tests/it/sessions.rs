@@ -361,7 +361,7 @@ fn continue_keeps_the_model_unless_a_flag_changes_it() {
     hx.clear_args()
         .args(["agent", "-c", "--model", "other-model", "three"]);
     hx.run().assert_code(0);
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs[1].body["model"], "first-model");
     assert_eq!(reqs[2].body["model"], "other-model");
     let loaded = record::read(&only_session(&hx)).expect("read");
@@ -501,7 +501,7 @@ fn switching_provider_on_resume_adapts_the_reasoning_field() {
     hx.clear_args()
         .args(["agent", "-c", "--provider", "deepseek", "two"]);
     hx.run().assert_code(0);
-    let reqs = server.requests();
+    let reqs = server.completions();
     let assistant = |body: &Value| -> Vec<Value> {
         messages(body)
             .iter()

@@ -74,7 +74,7 @@ fn a_configured_api_key_env_is_dropped_whatever_its_name() {
         .args(["agent", "show env"]);
     hx.run().assert_success();
     assert_eq!(
-        server.requests()[0].header("authorization"),
+        server.completions()[0].header("authorization"),
         Some("Bearer cred-41aa90")
     );
     let out = tool_message(&server, 1);

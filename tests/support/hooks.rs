@@ -42,9 +42,9 @@ pub fn one_call(command: &str) -> FakeServer {
     ])
 }
 
-/// The content of the (last) tool message in request `n` (0-based).
+/// The content of the (last) tool message in chat request `n` (0-based).
 pub fn tool_message(server: &FakeServer, n: usize) -> String {
-    let reqs = server.requests();
+    let reqs = server.completions();
     let tools = tool_messages(&reqs[n].body);
     let tool = tools.last().expect("a tool message");
     tool["content"].as_str().expect("content").to_string()

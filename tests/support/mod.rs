@@ -24,6 +24,7 @@ pub mod server;
 pub mod trust;
 pub mod user;
 pub mod visible;
+pub mod windows;
 
 pub use body::{
     is_summary, messages, system_prompt, tool_answer, tool_messages, tool_names, tool_results,

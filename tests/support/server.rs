@@ -53,8 +53,22 @@ impl Recorded {
 /// Makes the reply to a request from the request itself (see [`FakeServer::start_with`]).
 pub type Responder = Box<dyn Fn(&Recorded) -> Reply + Send + Sync>;
 
+/// A fixed answer to one method and path (see [`FakeServer::answer`]).
+#[derive(Clone)]
+struct Canned {
+    method: String,
+    path: String,
+    status: u16,
+    body: String,
+    delay: Duration,
+    /// Never answers: the connection is held until the server is dropped.
+    hang: bool,
+}
+
 struct Shared {
     replies: Mutex<VecDeque<Reply>>,
+    /// Answers that win over the fake's own routes.
+    canned: Mutex<Vec<Canned>>,
     responder: Option<Responder>,
     requests: Mutex<Vec<Recorded>>,
     stop: AtomicBool,
@@ -118,6 +132,7 @@ impl FakeServer {
         let addr = listener.local_addr().expect("fake server: local_addr");
         let shared = Arc::new(Shared {
             replies: Mutex::new(replies.into()),
+            canned: Mutex::new(Vec::new()),
             responder,
             requests: Mutex::new(Vec::new()),
             stop: AtomicBool::new(false),
@@ -165,6 +180,60 @@ impl FakeServer {
             .filter(|r| r.method == "POST" && r.path.ends_with("/chat/completions"))
             .cloned()
             .collect()
+    }
+
+    /// Answers `method path` (the path as sent, without its query) with `status` and the JSON
+    /// `body` from now on, instead of the fake's own routes: the shapes a server answers
+    /// besides chat completions (llama.cpp's `/props`, Ollama's `/api/show`, ...).
+    pub fn answer(&self, method: &str, path: &str, status: u16, body: &str) -> &Self {
+        self.answer_after(method, path, Duration::ZERO, status, body)
+    }
+
+    /// [`FakeServer::answer`], `delay` after the request came.
+    pub fn answer_after(
+        &self,
+        method: &str,
+        path: &str,
+        delay: Duration,
+        status: u16,
+        body: &str,
+    ) -> &Self {
+        self.can(Canned {
+            method: method.into(),
+            path: path.into(),
+            status,
+            body: body.into(),
+            delay,
+            hang: false,
+        })
+    }
+
+    /// Never answers `method path`: the connection stays open, silent, until the server is
+    /// dropped.
+    pub fn never_answer(&self, method: &str, path: &str) -> &Self {
+        self.can(Canned {
+            method: method.into(),
+            path: path.into(),
+            status: 0,
+            body: String::new(),
+            delay: Duration::ZERO,
+            hang: true,
+        })
+    }
+
+    fn can(&self, c: Canned) -> &Self {
+        let mut canned = lock(&self.shared.canned);
+        canned.retain(|o| !(o.method == c.method && o.path == c.path));
+        canned.push(c);
+        self
+    }
+
+    /// How many requests of `method` to `path` (without its query) came so far.
+    pub fn count(&self, method: &str, path: &str) -> usize {
+        lock(&self.shared.requests)
+            .iter()
+            .filter(|r| r.method == method && r.path.split('?').next() == Some(path))
+            .count()
     }
 
     /// Scripted replies not yet used.
@@ -241,7 +310,17 @@ fn serve(stream: TcpStream, shared: &Shared) {
         (reqs.len() - 1, made)
     };
     let mut out = &stream;
-    if method == "POST" && route.ends_with("/chat/completions") {
+    let canned = lock(&shared.canned)
+        .iter()
+        .find(|c| c.method == method && c.path == route)
+        .cloned();
+    if let Some(c) = canned {
+        if c.hang {
+            while pause(shared, Duration::from_millis(50)) {}
+        } else if pause(shared, c.delay) {
+            let _ = plain(&mut out, c.status, &c.body, &[]);
+        }
+    } else if method == "POST" && route.ends_with("/chat/completions") {
         let mut next = made.or_else(|| lock(&shared.replies).pop_front());
         if let Some(cache) = &shared.cache {
             let recorded = lock(&shared.requests).get(index).cloned();
