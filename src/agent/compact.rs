@@ -327,6 +327,7 @@ impl Agent {
         let keep = summary::Keep {
             tools: toolset,
             reminders: &self.reminders,
+            notes: &[super::repeats::NOTICE],
         };
         let rebuilt = summary::rebuild(
             session.messages(),

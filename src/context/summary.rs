@@ -245,6 +245,9 @@ pub struct Rebuilt {
 pub struct Keep<'a> {
     pub tools: &'a ToolSet,
     pub reminders: &'a [Arc<dyn Reminder>],
+    /// How the loop's own notes to the model begin (a repeated call, a call written as
+    /// text): hx's words too.
+    pub notes: &'a [&'a str],
 }
 
 /// Instructions a tool loaded by name, which a summary carries while they fit.
@@ -280,7 +283,9 @@ pub fn rebuild(
     let mut left = budgets.user_messages;
     for m in history[after_task..].iter().rev() {
         let Message::User(text) = m else { continue };
-        if is_summary(m) || keep.reminders.iter().any(|r| r.wrote(text)) {
+        let hx_wrote = keep.reminders.iter().any(|r| r.wrote(text))
+            || keep.notes.iter().any(|n| text.starts_with(n));
+        if is_summary(m) || hx_wrote {
             continue;
         }
         let size = estimate::message(m);

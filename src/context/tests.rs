@@ -27,6 +27,7 @@ fn rebuild(
     let keep = summary::Keep {
         tools: &tools,
         reminders: &reminders,
+        notes: &[],
     };
     summary::rebuild(history, text, budgets, echo, room, &keep)
 }

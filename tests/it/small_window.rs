@@ -20,9 +20,10 @@ const LIMIT_TOKENS: usize = 3_276;
 const CLEARED: &str = "[output cleared to save context";
 const CUT: &str = "\n... [hx cut this output to fit the context window: ";
 
-/// Which server, and how it says the window is small.
+/// Which server, and how it says the window is small (the other modules of small models'
+/// troubles point hx at the same servers).
 #[derive(Clone, Copy, Debug)]
-enum Server {
+pub(crate) enum Server {
     /// llama-server with `-c 4096` and no `context_window` set: the 400 teaches hx the window.
     LlamaCpp,
     /// vLLM, the same through its own 400.
@@ -32,8 +33,10 @@ enum Server {
 }
 
 impl Server {
+    pub(crate) const ALL: [Server; 3] = [Server::LlamaCpp, Server::Vllm, Server::Ollama];
+
     /// A reply in this server's streaming shape, without token counts.
-    fn shape(self, r: Reply) -> Reply {
+    pub(crate) fn shape(self, r: Reply) -> Reply {
         let r = r.with_usage(0, 0, 0).unpaced();
         match self {
             Server::LlamaCpp => r.without_reasoning(),
@@ -52,29 +55,25 @@ impl Server {
     }
 
     /// hx pointed at `server` as a user of this one would point it.
-    fn hx(self, server: &FakeServer) -> Hx {
+    pub(crate) fn hx(self, server: &FakeServer) -> Hx {
+        self.hx_with(server, "")
+    }
+
+    /// [`Server::hx`] with `tables` (TOML tables) added to the user's config.
+    pub(crate) fn hx_with(self, server: &FakeServer, tables: &str) -> Hx {
         let mut hx = Hx::new(server);
         let url = server.url();
-        match self {
-            Server::LlamaCpp | Server::Vllm => {
-                hx.write_user_config(
-                    "config.toml",
-                    &format!(
-                        "provider = \"local\"\n[providers.local]\nbase_url = \"{url}\"\n\
-                         model = \"qwen2.5-coder-1.5b\"\n"
-                    ),
-                );
-            }
-            Server::Ollama => {
-                hx.write_user_config(
-                    "config.toml",
-                    &format!(
-                        "provider = \"ollama\"\n[providers.ollama]\nbase_url = \"{url}\"\n\
-                         model = \"qwen2.5-coder:1.5b\"\ncontext_window = 4096\n"
-                    ),
-                );
-            }
-        }
+        let provider = match self {
+            Server::LlamaCpp | Server::Vllm => format!(
+                "provider = \"local\"\n[providers.local]\nbase_url = \"{url}\"\n\
+                 model = \"qwen2.5-coder-1.5b\"\n"
+            ),
+            Server::Ollama => format!(
+                "provider = \"ollama\"\n[providers.ollama]\nbase_url = \"{url}\"\n\
+                 model = \"qwen2.5-coder:1.5b\"\ncontext_window = 4096\n"
+            ),
+        };
+        hx.write_user_config("config.toml", &format!("{provider}{tables}"));
         hx
     }
 }
@@ -114,7 +113,7 @@ fn is_cut(answer: &str, s: Server) {
 
 #[test]
 fn the_newest_output_is_cut_to_fit_never_cleared_before_the_model_saw_it() {
-    for s in [Server::LlamaCpp, Server::Vllm, Server::Ollama] {
+    for s in Server::ALL {
         let (reqs, stderr) = two_big_outputs(s);
         assert!(!reqs.iter().any(|r| is_summary(&r.body)), "{s:?}: {stderr}");
         // With an overflow, the refused request sent the output whole; the request after it
