@@ -327,7 +327,7 @@ impl Agent {
         let keep = summary::Keep {
             tools: toolset,
             reminders: &self.reminders,
-            notes: &[super::repeats::NOTICE],
+            notes: &[super::repeats::NOTICE, super::text_call::CORRECTION],
         };
         let rebuilt = summary::rebuild(
             session.messages(),

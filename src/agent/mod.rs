@@ -7,7 +7,7 @@
 //! (fewer tools: a command's `allowed-tools`, a typed subagent's `tools:`). Its parts live
 //! beside it: the tool calls of a turn ([`calls`]), checkpoints ([`checkpoints`]), cost and
 //! budgets ([`cost`]), compaction ([`compact`]), what the loop watches the model for: the same
-//! call over and over ([`repeats`]).
+//! call over and over ([`repeats`]), calls written as text ([`text_call`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -29,6 +29,7 @@ pub mod outcome;
 pub mod prompt;
 pub mod repeats;
 pub mod task;
+pub mod text_call;
 
 use crate::session::CheckpointKind;
 use checkpoints::Beside;
@@ -323,6 +324,7 @@ impl Agent {
             last_text: String::new(),
             continuations: 0,
             repeats: repeats::Repeats::new(self.loops),
+            text_calls: 0,
         };
         // A compaction due before the first request would reshape the history the message's
         // checkpoint names a place in: then it is taken and recorded first.
@@ -449,6 +451,10 @@ impl Agent {
         // disagree on it, and a call without an answer would break the next request.
         if turn.tool_calls.is_empty() {
             session.push(turn.to_message(self.profile.reasoning_echo()));
+            if self.text_call(session, run, &turn.content) {
+                session.turn_done();
+                return None;
+            }
             return self.answered(session, run, turn.content).await;
         }
         // Before the calls of a turn that may change files, whoever would change them.
@@ -679,6 +685,8 @@ struct Run<'a> {
     continuations: u32,
     /// The calls so far, watched for the same one again.
     repeats: repeats::Repeats,
+    /// Answers that were calls written as text, sent back to the model.
+    text_calls: u32,
 }
 
 /// Stop hooks may keep a run going this many times in a row, so a hook that always says

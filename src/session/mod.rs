@@ -39,6 +39,8 @@ pub struct RunStats {
     pub compactions: u32,
     /// Times the model was told it made the same call again (`[loop]`).
     pub loop_notices: u32,
+    /// Answers that were a tool call written as text, sent back to the model.
+    pub text_calls: u32,
     /// What its requests cost (this agent's own; subagents have sessions of their own).
     pub cost: Spend,
     /// Tokens and cost by model, in the order first used.
@@ -67,6 +69,7 @@ impl RunStats {
             has_usage: self.has_usage,
             compactions: self.compactions.saturating_sub(base.compactions),
             loop_notices: self.loop_notices.saturating_sub(base.loop_notices),
+            text_calls: self.text_calls.saturating_sub(base.text_calls),
             cost: crate::model::Spend {
                 nanos: u(self.cost.nanos, base.cost.nanos),
                 priced: self.cost.priced.saturating_sub(base.cost.priced),
@@ -97,12 +100,13 @@ impl RunStats {
         s
     }
 
-    /// `, compactions=1, loop_notices=2`: the figures shown only when not 0.
+    /// `, compactions=1, loop_notices=2, text_calls=1`: the figures shown only when not 0.
     pub fn occasional(&self) -> String {
         let mut s = String::new();
         for (name, n) in [
             ("compactions", self.compactions),
             ("loop_notices", self.loop_notices),
+            ("text_calls", self.text_calls),
         ] {
             if n > 0 {
                 s.push_str(&format!(", {name}={n}"));

@@ -1,6 +1,6 @@
-//! What small models do that hx must not make worse: the same call over and over (`[loop]`).
-//! Each against the fake server in the shapes of llama.cpp's server, vLLM and Ollama,
-//! asserting on what the next request holds.
+//! What small models do that hx must not make worse: the same call over and over (`[loop]`),
+//! and tool calls written as text in the answer. Each against the fake server in the shapes
+//! of llama.cpp's server, vLLM and Ollama, asserting on what the next request holds.
 
 use crate::small_window::Server;
 use crate::support::calls::call;
@@ -8,6 +8,7 @@ use crate::support::{json_lines, messages, session_lines, Call, FakeServer, Hx, 
 use serde_json::{json, Value};
 
 const NOTICE: &str = "[hx: the same call again] ";
+const CORRECTION: &str = "[hx: a tool call written as text] ";
 
 /// The same `glob` each time; a new id each turn, as a model gives.
 fn same_glob(n: usize) -> Call {
@@ -212,4 +213,103 @@ fn a_subagent_that_loops_ends_and_its_parent_is_told_why() {
         "{}",
         run.stderr
     );
+}
+
+/// A call of `glob` as small models write it in their answer, in each server's case: Qwen2.5-
+/// Coder's bare JSON and fenced JSON, and its template's tags left unparsed.
+fn written(s: Server) -> String {
+    let call = r#"{"name": "glob", "arguments": {"pattern": "*.txt"}}"#;
+    match s {
+        Server::LlamaCpp => call.to_string(),
+        Server::Ollama => format!("```json\n{call}\n```"),
+        Server::Vllm => format!("<tool_call>\n{call}\n</tool_call>"),
+    }
+}
+
+#[test]
+fn a_call_written_as_text_is_not_run_and_the_model_is_told_so_once() {
+    for s in Server::ALL {
+        let server = FakeServer::start(vec![
+            s.shape(Reply::text(&written(s))),
+            s.shape(Reply::tool_calls(vec![same_glob(1)])),
+            s.shape(Reply::text("There is a.txt.")),
+        ]);
+        let mut hx = s.hx(&server);
+        hx.write_file("a.txt", "x");
+        hx.args(["agent", "find the text files"]);
+        let run = hx.run();
+        run.assert_code(0);
+        assert_eq!(run.stdout, "There is a.txt.\n", "{s:?}: {}", run.stderr);
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 3, "{s:?}");
+        each_extends_the_last(&reqs);
+        // The text as the model wrote it, then the correction; nothing ran.
+        let m = messages(&reqs[1].body);
+        assert_eq!(m.len(), 4, "{s:?}");
+        assert_eq!(
+            (&m[2]["role"], &m[2]["content"]),
+            (&json!("assistant"), &json!(written(s)))
+        );
+        assert!(m[2].get("tool_calls").is_none(), "{s:?}: {}", m[2]);
+        let (role, text) = last(&reqs[1]);
+        assert_eq!(role, "user");
+        assert!(
+            text.starts_with(&format!(
+                "{CORRECTION}Your last reply was a call of glob written as text, so nothing ran"
+            )),
+            "{s:?}: {text}"
+        );
+        assert!(
+            run.stderr.contains(
+                "hx: the model wrote a call of glob as text instead of calling it: not run; it \
+                 is told so (1 of 2)"
+            ) && run.stderr.contains("tool_calls=1, blocked=0")
+                && run.stderr.contains(", text_calls=1"),
+            "{s:?}: {}",
+            run.stderr
+        );
+    }
+}
+
+#[test]
+fn after_two_corrections_the_text_is_taken_as_the_answer() {
+    let s = Server::Ollama;
+    let text = written(s);
+    let server = FakeServer::start(vec![
+        s.shape(Reply::text(&text)),
+        s.shape(Reply::text(&text)),
+        s.shape(Reply::text(&text)),
+        s.shape(Reply::text("never asked")),
+    ]);
+    let mut hx = s.hx(&server);
+    hx.args(["agent", "--json", "find the text files"]);
+    let run = hx.run();
+    run.assert_code(0);
+    assert_eq!(server.requests().len(), 3);
+    let events = json_lines(&run.stdout);
+    let items: Vec<&Value> = events
+        .iter()
+        .filter(|e| e["type"] == "item.completed")
+        .map(|e| &e["item"])
+        .collect();
+    let notices: Vec<&str> = items
+        .iter()
+        .filter(|i| i["type"] == "error")
+        .filter_map(|i| i["message"].as_str())
+        .collect();
+    assert_eq!(notices.len(), 3, "{notices:?}");
+    assert!(notices[0].ends_with("(1 of 2)") && notices[1].ends_with("(2 of 2)"));
+    assert!(
+        notices[2].contains("as text again; taken as its answer"),
+        "{}",
+        notices[2]
+    );
+    // The last agent message is the answer, as ever.
+    let answer = items
+        .iter()
+        .rev()
+        .find(|i| i["type"] == "agent_message")
+        .expect("an answer");
+    assert_eq!(answer["text"], json!(text));
+    assert_eq!(events.last().expect("events")["type"], "turn.completed");
 }
