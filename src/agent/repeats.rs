@@ -43,6 +43,16 @@ pub enum Verdict {
     Stop(u32),
 }
 
+impl Verdict {
+    fn rank(self) -> u8 {
+        match self {
+            Verdict::Fine => 0,
+            Verdict::Tell(_) => 1,
+            Verdict::Stop(_) => 2,
+        }
+    }
+}
+
 impl Repeats {
     pub fn new(limits: LoopSettings) -> Repeats {
         Repeats {
@@ -142,12 +152,8 @@ impl Agent {
                 continue;
             };
             let v = run.repeats.call(&call.name, &call.arguments, content);
-            let rank = |v: Verdict| match v {
-                Verdict::Fine => 0,
-                Verdict::Tell(_) => 1,
-                Verdict::Stop(_) => 2,
-            };
-            if rank(v) >= rank(worst.0) && v != Verdict::Fine {
+            // The gravest of the turn's, and of those the last: its count is the streak's.
+            if v != Verdict::Fine && v.rank() >= worst.0.rank() {
                 worst = (v, Some(call));
             }
         }
