@@ -145,7 +145,7 @@ impl Slot {
             Some(result) => {
                 let answer = match &result {
                     Ok(Outcome::Answered(_)) => Ok(StopReason::EndTurn),
-                    Ok(Outcome::MaxTurns(_) | Outcome::MaxCost(_)) => {
+                    Ok(Outcome::MaxTurns(_) | Outcome::MaxCost(_) | Outcome::Looped(_)) => {
                         Ok(StopReason::MaxTurnRequests)
                     }
                     Ok(Outcome::Stopped(_)) => Ok(StopReason::Refusal),

@@ -245,15 +245,18 @@ impl Agent {
         let limit = meter.limit();
         let budgets = Budgets::for_limit(limit);
         if trigger != Trigger::Manual {
-            let plan = prune::plan(session.messages(), budgets.keep_tool_output, toolset);
+            let plan = prune_plan(session.messages(), toolset, &budgets, before, limit);
             let after = before.saturating_sub(plan.freed);
-            // From the first output cleared on, the history is not what the cache holds.
-            let first = plan.cleared.iter().map(|(i, _)| *i).min().unwrap_or(0);
-            let rewritten = session
-                .messages()
-                .get(first..)
-                .map_or(0, estimate::messages)
-                .saturating_sub(plan.freed);
+            // From the first old output cleared on, the history is not what the cache holds;
+            // the results cut were never sent, so cutting them alone misses nothing.
+            let rewritten = match plan.old().iter().map(|(i, _)| *i).min() {
+                Some(first) => session
+                    .messages()
+                    .get(first..)
+                    .map_or(0, estimate::messages)
+                    .saturating_sub(plan.freed),
+                None => 0,
+            };
             let weighed = prune::Weighed {
                 freed: plan.freed,
                 rewritten,
@@ -263,16 +266,14 @@ impl Agent {
             // A server that refused the request must get a shorter one whatever it costs.
             let pays = trigger == Trigger::Overflow || prune::pays(weighed, self.cache(session));
             if plan.freed >= budgets.min_prune_gain && after <= limit && pays {
-                let n = plan.cleared.len();
+                let detail = prune_detail(&plan);
                 self.record(session, meter, trigger, "prune", (before, after), {
                     Change::Cleared(plan.cleared)
                 })?;
-                self.cache_broken("compaction cleared old tool outputs", rewritten);
-                return Ok(Done::Compacted(
-                    "prune",
-                    after,
-                    format!("cleared {n} old tool outputs"),
-                ));
+                if rewritten > 0 {
+                    self.cache_broken("compaction cleared old tool outputs", rewritten);
+                }
+                return Ok(Done::Compacted("prune", after, detail));
             }
         }
 
@@ -346,6 +347,7 @@ impl Agent {
         let keep = summary::Keep {
             tools: toolset,
             reminders: &self.reminders,
+            notes: &[super::repeats::NOTICE, super::text_call::CORRECTION],
         };
         let rebuilt = summary::rebuild(
             session.messages(),
@@ -393,6 +395,53 @@ impl Agent {
             .map_err(|e| Ended::Error(ModelError::TooLarge(e)))?;
         meter.history_changed();
         Ok(())
+    }
+}
+
+/// Tokens a cut result may come out above its share (the proportion of characters it keeps
+/// is an estimate): the cut aims this much lower, so that the request lands under the limit.
+const CUT_MARGIN: u64 = 32;
+
+/// The prune step's plan for a request of `before` tokens against `limit`: older outputs
+/// cleared beyond their budget; then, when the request would still pass the limit, the results
+/// the model has not seen cut to the room the limit leaves them (at most their budget, so the
+/// next turns have room too). When that room is under `newest_floor`, they are left whole:
+/// the older history takes the rest of the window, and the summary makes room instead.
+fn prune_plan(
+    history: &[Message],
+    toolset: &ToolSet,
+    budgets: &Budgets,
+    before: u64,
+    limit: u64,
+) -> prune::Plan {
+    let plan = prune::plan(history, budgets.keep_tool_output, toolset);
+    let after = before.saturating_sub(plan.freed);
+    if after <= limit {
+        return plan;
+    }
+    let unseen = prune::unseen(history, toolset);
+    let rest = after.saturating_sub(unseen.iter().map(|(_, size)| size).sum());
+    let room = limit.saturating_sub(rest);
+    if room < budgets.newest_floor {
+        return plan;
+    }
+    let share = room
+        .min(budgets.keep_tool_output)
+        .saturating_sub(CUT_MARGIN);
+    plan.with_cuts(prune::cut(history, &unseen, share))
+}
+
+/// What a prune did, as one phrase.
+fn prune_detail(plan: &prune::Plan) -> String {
+    let old = plan.old().len();
+    let cut = match plan.cut {
+        1 => "cut the newest tool output to fit".to_string(),
+        n => format!("cut the {n} newest tool outputs to fit"),
+    };
+    match (old, plan.cut) {
+        (_, 0) => format!("cleared {old} old tool outputs"),
+        (0, _) => cut,
+        _ => format!("cleared {old} old tool outputs, {cut}"),
     }
 }
 

@@ -6,7 +6,8 @@
 //! `/model`, `/effort`, a command's `model:`, a typed subagent) and [`Agent::with_tools`]
 //! (fewer tools: a command's `allowed-tools`, a typed subagent's `tools:`). Its parts live
 //! beside it: the tool calls of a turn ([`calls`]), checkpoints ([`checkpoints`]), cost and
-//! budgets ([`cost`]), compaction ([`compact`]).
+//! budgets ([`cost`]), compaction ([`compact`]), what the loop watches the model for: the same
+//! call over and over ([`repeats`]), calls written as text ([`text_call`]).
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
@@ -26,7 +27,9 @@ pub mod compact;
 pub mod cost;
 pub mod outcome;
 pub mod prompt;
+pub mod repeats;
 pub mod task;
+pub mod text_call;
 
 use crate::session::CheckpointKind;
 use checkpoints::Beside;
@@ -42,6 +45,8 @@ pub enum Outcome {
     Stopped(String),
     /// Its requests cost more than `--max-cost`; the line saying so.
     MaxCost(String),
+    /// The model kept making the same call after it was told (`[loop]`); the line saying so.
+    Looped(String),
 }
 
 /// One user message for [`Agent::run_message`].
@@ -92,6 +97,8 @@ pub struct Agent {
     events: Events,
     system_prompt: String,
     max_turns: u32,
+    /// When the same call again is pointed out, and when it ends the run.
+    loops: crate::config::LoopSettings,
     /// Asked after every tool-calling turn for a user message to append (todo reminders).
     reminders: Vec<Arc<dyn Reminder>>,
     role: Role,
@@ -142,6 +149,7 @@ impl Agent {
                 events,
                 system_prompt: String::new(),
                 max_turns: crate::config::DEFAULT_MAX_TURNS,
+                loops: crate::config::DEFAULT_LOOP,
                 reminders: Vec::new(),
                 role: Role::Main,
                 recorder: Recorder::default(),
@@ -315,6 +323,8 @@ impl Agent {
             meter,
             last_text: String::new(),
             continuations: 0,
+            repeats: repeats::Repeats::new(self.loops),
+            text_calls: 0,
         };
         // A compaction due before the first request would reshape the history the message's
         // checkpoint names a place in: then it is taken and recorded first.
@@ -441,6 +451,10 @@ impl Agent {
         // disagree on it, and a call without an answer would break the next request.
         if turn.tool_calls.is_empty() {
             session.push(turn.to_message(self.profile.reasoning_echo()));
+            if self.text_call(session, run, &turn.content) {
+                session.turn_done();
+                return None;
+            }
             return self.answered(session, run, turn.content).await;
         }
         // Before the calls of a turn that may change files, whoever would change them.
@@ -469,6 +483,7 @@ impl Agent {
             self.stop(session, run.began, false).await;
             return Some(Outcome::MaxCost(why));
         }
+        let answers_at = session.messages().len();
         let stopped = self
             .answer_calls(session, &run.toolset, &turn.tool_calls)
             .await;
@@ -486,7 +501,8 @@ impl Agent {
                 session.push(Message::User(text));
             }
         }
-        None
+        self.watch_repeats(session, run, &turn.tool_calls, answers_at)
+            .await
     }
 
     /// A turn without calls: the answer, unless a Stop hook keeps the run going (at most
@@ -516,6 +532,12 @@ impl Agent {
     pub fn warn(&self, text: &str) {
         self.events
             .warn(&self.hook_cx.scope, &crate::text::Warning::new(text));
+    }
+
+    /// A line for the user about the run's course (`hx: ...`), beside the trace.
+    fn notice(&self, text: &str) {
+        self.events
+            .warn(&self.hook_cx.scope, &crate::text::Warning::notice(text));
     }
 
     fn emit(&self, event: &Event<'_>) {
@@ -575,6 +597,12 @@ impl Builder {
 
     pub fn max_turns(mut self, n: u32) -> Builder {
         self.agent.max_turns = n;
+        self
+    }
+
+    /// `[loop]`: when the same call again is pointed out, and when it ends the run.
+    pub fn loops(mut self, loops: crate::config::LoopSettings) -> Builder {
+        self.agent.loops = loops;
         self
     }
 
@@ -655,6 +683,10 @@ struct Run<'a> {
     last_text: String,
     /// Stop hooks that kept the run going, in a row.
     continuations: u32,
+    /// The calls so far, watched for the same one again.
+    repeats: repeats::Repeats,
+    /// Answers that were calls written as text, sent back to the model.
+    text_calls: u32,
 }
 
 /// Stop hooks may keep a run going this many times in a row, so a hook that always says

@@ -11,6 +11,7 @@ pub fn session_end(result: &Result<Outcome, ModelError>) -> (EndOutcome, Option<
         Ok(Outcome::Answered(_)) => (EndOutcome::Answered, None),
         Ok(Outcome::MaxTurns(_)) => (EndOutcome::MaxTurns, None),
         Ok(Outcome::MaxCost(why)) => (EndOutcome::MaxCost, Some(why.clone())),
+        Ok(Outcome::Looped(why)) => (EndOutcome::Loop, Some(why.clone())),
         Ok(Outcome::Stopped(reason)) => (EndOutcome::Stopped, Some(reason.clone())),
         Err(e) => (EndOutcome::Error, Some(e.to_string())),
     }
@@ -22,6 +23,7 @@ pub fn failure_kind(result: &Result<Outcome, ModelError>) -> Option<FailureKind>
         Ok(Outcome::Answered(_)) => None,
         Ok(Outcome::MaxTurns(_)) => Some(FailureKind::MaxTurns),
         Ok(Outcome::MaxCost(_)) => Some(FailureKind::MaxCost),
+        Ok(Outcome::Looped(_)) => Some(FailureKind::Loop),
         Ok(Outcome::Stopped(_)) => Some(FailureKind::Hook),
         Err(e) => Some(e.kind()),
     }

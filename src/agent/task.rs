@@ -215,7 +215,9 @@ impl Tool for Task {
                     Outcome::Stopped(reason) => {
                         ToolResult::error(format!("subagent stopped by a hook: {reason}"))
                     }
-                    Outcome::MaxCost(why) => ToolResult::error(format!("subagent stopped: {why}")),
+                    Outcome::MaxCost(why) | Outcome::Looped(why) => {
+                        ToolResult::error(format!("subagent stopped: {why}"))
+                    }
                     Outcome::MaxTurns(last) => {
                         let mut msg = format!(
                             "The subagent {} without a final answer.",

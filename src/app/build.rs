@@ -221,6 +221,7 @@ pub fn build_editing_skills(
     )
     .recorder(recorder)
     .compact_at(config.context.compact_at)
+    .loops(config.loops)
     .budget(
         config.max_cost,
         env.get("HX_NOW").and_then(|v| fixed_now(v)),

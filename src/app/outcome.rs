@@ -107,8 +107,9 @@ impl Ending {
                     )),
                 )
             }
-            // The same code as --max-turns: the run reached a limit the user set.
-            Ending::Run(Ok(Outcome::MaxCost(why))) => {
+            // The same code as --max-turns: the run reached a limit the user set. A loop is
+            // one too (`[loop]`): the run went nowhere, as one at its turn limit does.
+            Ending::Run(Ok(Outcome::MaxCost(why) | Outcome::Looped(why))) => {
                 (exit::MAX_TURNS, failed(format!("stopped: {why}")))
             }
             Ending::Run(Err(e)) => (exit::FAILED, failed(e.to_string())),

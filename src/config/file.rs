@@ -70,6 +70,15 @@ pub struct CheckpointsFile {
     pub keep_sessions: Option<usize>,
 }
 
+/// `[loop]`: the same call made over and over (see [`super::LoopSettings`]): when the model is told,
+/// and when the run ends.
+#[derive(Debug, Default, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LoopFile {
+    pub repeats: Option<u32>,
+    pub stop_after: Option<u32>,
+}
+
 /// `[shell_env]`: the environment of tool commands (see `process::env`). `exclude` and `set`
 /// of the user's and the project's file add up; the other keys of the project file win.
 #[derive(Debug, Default, Clone, Deserialize)]
@@ -124,6 +133,9 @@ pub struct FileConfig {
     pub shell_env: ShellEnvFile,
     #[serde(default)]
     pub checkpoints: CheckpointsFile,
+    /// `[loop]` (a keyword in Rust, hence the field's name).
+    #[serde(default, rename = "loop")]
+    pub loops: LoopFile,
     /// `sandbox = "MODE"` or a `[sandbox]` table (mode, writable_roots, network, required).
     #[serde(default)]
     pub sandbox: sandbox::SandboxFile,
@@ -325,6 +337,7 @@ impl FileConfig {
             keep_days,
             keep_sessions
         );
+        overlay!(self.loops, top.loops, repeats, stop_after);
         self.written = self.written.under(top.written);
         self.shell_env.exclude.extend(top.shell_env.exclude);
         self.shell_env.set.extend(top.shell_env.set);

@@ -36,6 +36,22 @@ pub const DEFAULT_PROVIDER: &str = "deepseek";
 pub const DEFAULT_MAX_TURNS: u32 = 200;
 pub const DEFAULT_SUBAGENT_MAX_TURNS: u32 = 30;
 
+/// `[loop]`: the same call (tool, arguments and result) made again and again, as small models
+/// do. From `repeats` such calls in a row on, the model is told so; `stop_after` more end the
+/// run. 0 turns either off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoopSettings {
+    pub repeats: u32,
+    pub stop_after: u32,
+}
+
+/// Told at the third identical call, the run ended at the fifth: a model that ignored two
+/// notices is not going to stop (one repeated a `git clone` 29 times, to its turn limit).
+pub const DEFAULT_LOOP: LoopSettings = LoopSettings {
+    repeats: 3,
+    stop_after: 2,
+};
+
 /// A configuration problem: reported in one line, exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -85,6 +101,8 @@ pub struct Config {
     pub dialect: Dialect,
     pub max_turns: u32,
     pub subagent_max_turns: u32,
+    /// `[loop]`, for the main agent and its subagents.
+    pub loops: LoopSettings,
     pub show_reasoning: bool,
     pub guard: bool,
     pub skills_catalog_budget: usize,

@@ -322,6 +322,8 @@ pub fn report(config: &Config) -> Report {
         ),
         api_key_env,
         setting("max_turns", config.max_turns.to_string()),
+        setting("loop.repeats", config.loops.repeats.to_string()),
+        setting("loop.stop_after", config.loops.stop_after.to_string()),
         setting(
             "effort",
             config.main_effort().map_or_else(

@@ -7,8 +7,8 @@ use std::time::Duration;
 use super::origins::{Origin, Origins};
 use super::presets::{find_preset, preset, retired, PRESETS};
 use super::{
-    CompactAtFile, Config, ConfigError, FileConfig, Flags, NetworkFile, ProviderFile, ToolsFile,
-    DEFAULT_MAX_TURNS, DEFAULT_PROVIDER, DEFAULT_SUBAGENT_MAX_TURNS,
+    CompactAtFile, Config, ConfigError, FileConfig, Flags, LoopSettings, NetworkFile, ProviderFile,
+    ToolsFile, DEFAULT_LOOP, DEFAULT_MAX_TURNS, DEFAULT_PROVIDER, DEFAULT_SUBAGENT_MAX_TURNS,
 };
 use crate::context::{self, CompactAt};
 use crate::mcp::config::ServerFile;
@@ -46,6 +46,7 @@ impl Config {
         });
         let limits = tool_limits(&file.tools);
         let turns = turn_limits(&file, flags, &mut origins)?;
+        let loops = loop_settings(&file, &mut origins)?;
         let shell_env = shell_env(&file)?;
         let sandbox =
             sandbox::Settings::resolve(&file.sandbox, flags.sandbox, env).map_err(ConfigError)?;
@@ -116,6 +117,7 @@ impl Config {
             base_url: provider.base_url,
             max_turns: turns.max_turns,
             subagent_max_turns: turns.subagent_max_turns,
+            loops,
             show_reasoning,
             guard,
             skills_catalog_budget: file
@@ -464,6 +466,28 @@ fn turn_limits(
     Ok(Turns {
         max_turns,
         subagent_max_turns,
+    })
+}
+
+/// `[loop]`, each key with where it came from.
+fn loop_settings(file: &FileConfig, origins: &mut Origins) -> Result<LoopSettings, ConfigError> {
+    let repeats = origins
+        .pick("loop.repeats")
+        .file(&["loop.repeats"], file.loops.repeats)
+        .or("default", DEFAULT_LOOP.repeats);
+    let stop_after = origins
+        .pick("loop.stop_after")
+        .file(&["loop.stop_after"], file.loops.stop_after)
+        .or("default", DEFAULT_LOOP.stop_after);
+    // One call is no repetition: every call would be pointed out.
+    if repeats == 1 {
+        return Err(ConfigError(
+            "loop.repeats must be 0 (off) or at least 2".into(),
+        ));
+    }
+    Ok(LoopSettings {
+        repeats,
+        stop_after,
     })
 }
 

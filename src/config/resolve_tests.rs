@@ -218,6 +218,65 @@ fn the_flag_sets_the_turn_limit_and_neither_limit_may_be_zero() {
 }
 
 #[test]
+fn the_loop_settings_default_to_small_models_and_one_repeat_is_refused() {
+    let mut o = Origins::default();
+    assert_eq!(
+        loop_settings(&FileConfig::default(), &mut o).expect("loop"),
+        DEFAULT_LOOP
+    );
+    assert_eq!((DEFAULT_LOOP.repeats, DEFAULT_LOOP.stop_after), (3, 2));
+    let f = parse(
+        "[loop]
+repeats = 0
+stop_after = 7
+",
+    );
+    assert_eq!(
+        loop_settings(&f, &mut o).expect("loop"),
+        LoopSettings {
+            repeats: 0,
+            stop_after: 7
+        }
+    );
+    assert_eq!(
+        err(loop_settings(
+            &parse(
+                "[loop]
+repeats = 1
+"
+            ),
+            &mut o
+        )),
+        "loop.repeats must be 0 (off) or at least 2"
+    );
+    assert!(toml::from_str::<FileConfig>(
+        "[loop]
+repeat = 3
+"
+    )
+    .is_err());
+    // A project's table is laid over the user's key by key.
+    let both = parse(
+        "[loop]
+repeats = 5
+stop_after = 1
+",
+    )
+    .overlay(parse(
+        "[loop]
+stop_after = 4
+",
+    ));
+    assert_eq!(
+        loop_settings(&both, &mut o).expect("loop"),
+        LoopSettings {
+            repeats: 5,
+            stop_after: 4
+        }
+    );
+}
+
+#[test]
 fn every_key_variable_of_the_presets_and_the_tables_but_an_empty_one() {
     let f = parse(
         "[providers.work]\napi_key_env = \"WORK_CRED\"\n[providers.deepseek]\napi_key_env = \"\"\n",
@@ -543,7 +602,8 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
     let project = file(
         "/p.toml",
         "project file /p.toml (trusted)",
-        "guard = false\n[sessions]\nenabled = true\n[tools]\noutput_chars = 6000\n",
+        "guard = false\n[sessions]\nenabled = true\n[tools]\noutput_chars = 6000\n\
+         [loop]\nrepeats = 4\n",
     );
     let flags = Flags {
         sandbox: Some(sandbox::Mode::ReadOnly),
@@ -564,6 +624,8 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "base_url = \"https://api.deepseek.com\"  # the provider's default",
             "api_key_env = \"DEEPSEEK_API_KEY\"  # the provider's default; the variable is set",
             "max_turns = 9  # user file /u.toml",
+            "loop.repeats = 4  # project file /p.toml (trusted)",
+            "loop.stop_after = 2  # default",
             "effort = \"low\"  # user file /u.toml",
             "sandbox.mode = \"read-only\"  # flag --sandbox",
             "guard = false  # project file /p.toml (trusted)",

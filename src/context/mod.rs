@@ -100,6 +100,9 @@ pub struct Budgets {
     pub user_messages: u64,
     /// The summary itself.
     pub summary: u64,
+    /// The least room under the limit worth cutting results the model has not seen to;
+    /// with less, the older history is summarised first.
+    pub newest_floor: u64,
 }
 
 impl Budgets {
@@ -111,6 +114,7 @@ impl Budgets {
             skills_total: (limit / 4).min(25_000),
             user_messages: (limit / 4).min(20_000),
             summary: (limit / 4).min(8_000),
+            newest_floor: (limit / 10).min(4_000),
         }
     }
 }

@@ -4,6 +4,13 @@
 //! Old command output and file contents are most of a long run's history and the part the
 //! model needs least: it can run the command or read the file again. Results of tools that
 //! say they are not output (skill bodies: instructions) are never cleared.
+//!
+//! Results the model has not seen yet (those after the newest assistant message) are never
+//! cleared: a model that only ever sees that its output was cleared runs the command again,
+//! and in a small window it did so turn after turn without ever reading it. When they do not
+//! fit, they are cut ([`cut`]): their head and tail kept, with a line saying how much is left
+//! out and how to read it. They were never sent, so cutting them costs the prompt cache
+//! nothing.
 
 use std::collections::HashMap;
 
@@ -24,18 +31,43 @@ pub fn placeholder(chars: usize, tool: &str) -> String {
     )
 }
 
-/// The results to clear: their index in the history and the line that replaces each.
+/// The results to clear or cut: their index in the history and the text that replaces each.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Plan {
     pub cleared: Vec<(usize, String)>,
     /// Estimated tokens the request loses.
     pub freed: u64,
+    /// How many of `cleared` are results the model has not seen, cut rather than cleared
+    /// (the last ones: they are the newest).
+    pub cut: usize,
 }
 
-/// The tool results of `history` to clear so that only the newest `keep` tokens of tool output
-/// stay whole. The result that crosses `keep` and every older one are cleared, unless
-/// clearing would not make it shorter or its tool in `tools` says it must stay.
-pub fn plan(history: &[Message], keep: u64, tools: &ToolSet) -> Plan {
+impl Plan {
+    /// The results cleared of those the model has seen.
+    pub fn old(&self) -> &[(usize, String)] {
+        &self.cleared[..self.cleared.len() - self.cut]
+    }
+
+    /// This plan and `cuts` (of results after all of its own).
+    pub fn with_cuts(mut self, cuts: Plan) -> Plan {
+        self.cut += cuts.cleared.len();
+        self.freed = self.freed.saturating_add(cuts.freed);
+        self.cleared.extend(cuts.cleared);
+        self
+    }
+}
+
+/// Where the messages the model has not seen yet begin: after the newest assistant message
+/// (the results of its calls, a reminder after them).
+pub fn unseen_from(history: &[Message]) -> usize {
+    history
+        .iter()
+        .rposition(|m| matches!(m, Message::Assistant { .. }))
+        .map_or(0, |i| i + 1)
+}
+
+/// The tool of each call in `history`, by call id.
+fn tool_names(history: &[Message]) -> HashMap<&str, &str> {
     let mut names: HashMap<&str, &str> = HashMap::new();
     for m in history {
         if let Message::Assistant { tool_calls, .. } = m {
@@ -44,6 +76,16 @@ pub fn plan(history: &[Message], keep: u64, tools: &ToolSet) -> Plan {
             }
         }
     }
+    names
+}
+
+/// The tool results of `history` to clear so that only the newest `keep` tokens of tool output
+/// stay whole. The result that crosses `keep` and every older one are cleared, unless
+/// clearing would not make it shorter, its tool in `tools` says it must stay, or the model has
+/// not seen it yet ([`unseen_from`]: it counts as kept).
+pub fn plan(history: &[Message], keep: u64, tools: &ToolSet) -> Plan {
+    let names = tool_names(history);
+    let unseen = unseen_from(history);
     let mut plan = Plan::default();
     let mut kept = 0u64;
     for (i, m) in history.iter().enumerate().rev() {
@@ -60,7 +102,7 @@ pub fn plan(history: &[Message], keep: u64, tools: &ToolSet) -> Plan {
         }
         let size = estimate::message(m);
         kept = kept.saturating_add(size);
-        if kept <= keep {
+        if kept <= keep || i >= unseen {
             continue;
         }
         let line = placeholder(content.chars().count(), tool);
@@ -75,6 +117,115 @@ pub fn plan(history: &[Message], keep: u64, tools: &ToolSet) -> Plan {
     }
     plan.cleared.reverse();
     plan
+}
+
+/// The results the model has not seen that `tools` lets a compaction shorten: their index
+/// and estimated tokens, in history order.
+pub fn unseen(history: &[Message], tools: &ToolSet) -> Vec<(usize, u64)> {
+    let names = tool_names(history);
+    let from = unseen_from(history);
+    history
+        .iter()
+        .enumerate()
+        .skip(from)
+        .filter_map(|(i, m)| match m {
+            Message::Tool { tool_call_id, .. } => {
+                let tool = names.get(tool_call_id.as_str()).copied().unwrap_or("?");
+                tools.prunable(tool).then(|| (i, estimate::message(m)))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// The results `at` (index and estimated tokens, as [`unseen`] gives them) cut so that
+/// together they take at most about `room` tokens: a result smaller than its share stays
+/// whole and leaves the rest of its share to the larger ones; each larger one keeps its head
+/// and tail around [`cut_note`].
+pub fn cut(history: &[Message], at: &[(usize, u64)], room: u64) -> Plan {
+    let mut by_size = at.to_vec();
+    by_size.sort_by_key(|&(i, size)| (size, i));
+    let mut left = room;
+    let mut plan = Plan::default();
+    for (k, &(i, size)) in by_size.iter().enumerate() {
+        let share = left / (by_size.len() - k) as u64;
+        if size <= share {
+            left -= size;
+            continue;
+        }
+        left -= share;
+        let Some(Message::Tool {
+            tool_call_id,
+            content,
+        }) = history.get(i)
+        else {
+            continue;
+        };
+        // The message's keys and id are the same however much of its content is kept.
+        let fixed = estimate::message(&Message::Tool {
+            tool_call_id: tool_call_id.clone(),
+            content: String::new(),
+        });
+        let text = cut_text(
+            content,
+            size.saturating_sub(fixed),
+            share.saturating_sub(fixed),
+        );
+        let after = estimate::message(&Message::Tool {
+            tool_call_id: tool_call_id.clone(),
+            content: text.clone(),
+        });
+        if after < size {
+            plan.freed += size - after;
+            plan.cleared.push((i, text));
+        }
+    }
+    plan.cleared.sort_by_key(|(i, _)| *i);
+    plan.cut = plan.cleared.len();
+    plan
+}
+
+/// The line standing for the middle of an output that was cut to fit the context window,
+/// `omitted` of its `total` characters.
+pub fn cut_note(omitted: usize, total: usize) -> String {
+    format!(
+        "... [hx cut this output to fit the context window: {} of its {} characters are left \
+         out here. To see them, read it again in parts: a narrower command (grep, head, tail, \
+         sed -n), or read_file with offset and limit] ...",
+        super::thousands(omitted as u64),
+        super::thousands(total as u64)
+    )
+}
+
+/// `content`, `size` tokens as sent, cut to at most about `tokens` tokens: its first and last
+/// characters around [`cut_note`]. Characters are taken in the proportion the whole content
+/// has to its tokens, so escapes and multi-byte text are counted as the estimate counts them.
+fn cut_text(content: &str, size: u64, tokens: u64) -> String {
+    let total = content.chars().count();
+    let note = cut_note(total, total);
+    // The note, the newlines around it, and the rounding of two halves.
+    let budget = tokens.saturating_sub(estimate::tokens(note.len() + 2) + 2);
+    let keep = ((total as u128 * budget as u128) / size.max(1) as u128) as usize;
+    let keep = keep.min(total);
+    let head = keep / 2;
+    let tail = keep - head;
+    let head_end = content
+        .char_indices()
+        .nth(head)
+        .map_or(content.len(), |(b, _)| b);
+    let tail_start = content
+        .char_indices()
+        .nth(total - tail)
+        .map_or(content.len(), |(b, _)| b);
+    let mut out = String::with_capacity(keep * 4 + note.len() + 2);
+    out.push_str(&content[..head_end]);
+    if !out.is_empty() && !out.ends_with('\n') {
+        out.push('\n');
+    }
+    out.push_str(&cut_note(total - keep, total));
+    out.push('\n');
+    out.push_str(&content[tail_start..]);
+    out
 }
 
 /// `history` with the plan's results replaced.

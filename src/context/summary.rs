@@ -61,9 +61,10 @@ pub fn is_summary(m: &Message) -> bool {
 }
 
 /// The messages of the summary request: the history, then [`PROMPT`]. When that is more than
-/// `room` tokens, tool outputs are cleared (oldest first), then the oldest messages after the
-/// task are left out. `Err` is the size of what cannot be left out (system prompt, task,
-/// earlier summaries and the prompt) when even that passes `room`.
+/// `room` tokens, tool outputs are cleared (oldest first; those the model has not seen yet are
+/// cut to the room left, and cleared only when there is hardly any), then the oldest messages
+/// after the task are left out. `Err` is the size of what cannot be left out (system prompt,
+/// task, earlier summaries and the prompt) when even that passes `room`.
 pub fn request(history: &[Message], room: u64) -> Result<Vec<Message>, u64> {
     let mut msgs: Vec<Message> = history.to_vec();
     msgs.push(Message::User(PROMPT.to_string()));
@@ -71,24 +72,68 @@ pub fn request(history: &[Message], room: u64) -> Result<Vec<Message>, u64> {
     if size <= room {
         return Ok(msgs);
     }
-    // Outputs first: they are most of the bytes, and the calls that made them stay.
-    for m in msgs.iter_mut() {
+    // Outputs first: they are most of the bytes, and the calls that made them stay. The
+    // newest are the model's to read here: this request is where it sees them.
+    let unseen = super::prune::unseen_from(history);
+    for m in msgs.iter_mut().take(unseen) {
         if size <= room {
             return Ok(msgs);
         }
-        if let Message::Tool { content, .. } = m {
-            if content.starts_with(super::prune::CLEARED_PREFIX) {
-                continue;
+        clear(m, &mut size);
+    }
+    if size > room {
+        let newest: Vec<(usize, u64)> = msgs
+            .iter()
+            .enumerate()
+            .take(history.len())
+            .skip(unseen)
+            .filter(|(_, m)| matches!(m, Message::Tool { .. }))
+            .map(|(i, m)| (i, estimate::message(m)))
+            .collect();
+        let theirs: u64 = newest.iter().map(|(_, s)| s).sum();
+        let left = room.saturating_sub(size.saturating_sub(theirs));
+        if left >= MIN_CUT {
+            let plan = super::prune::cut(&msgs, &newest, left);
+            super::prune::apply(&mut msgs, &plan.cleared);
+            size = size.saturating_sub(plan.freed);
+        }
+        for m in msgs.iter_mut().take(history.len()).skip(unseen) {
+            if size <= room {
+                break;
             }
-            let before = estimate::message(m);
-            let cleared = super::prune::placeholder(content_len(m), "this tool");
-            if let Message::Tool { content, .. } = m {
-                *content = cleared;
-            }
-            size = size.saturating_sub(before.saturating_sub(estimate::message(m)));
+            clear(m, &mut size);
         }
     }
-    // Then whole messages after the task, oldest first; a call's answers go with it.
+    if size <= room {
+        return Ok(msgs);
+    }
+    drop_oldest(msgs, room)
+}
+
+/// Tokens of room under which results are cleared rather than cut: a few lines of head and
+/// tail would tell the model less than the line saying they were cleared.
+const MIN_CUT: u64 = 200;
+
+/// Clears the output `m` holds, if it is one not cleared yet, taking what that saves from
+/// `size`.
+fn clear(m: &mut Message, size: &mut u64) {
+    let Message::Tool { content, .. } = &*m else {
+        return;
+    };
+    if content.starts_with(super::prune::CLEARED_PREFIX) {
+        return;
+    }
+    let before = estimate::message(m);
+    let cleared = super::prune::placeholder(content_len(m), "this tool");
+    if let Message::Tool { content, .. } = m {
+        *content = cleared;
+    }
+    *size = size.saturating_sub(before.saturating_sub(estimate::message(m)));
+}
+
+/// `msgs` with whole messages after the task left out, oldest first, until they fit `room`.
+fn drop_oldest(mut msgs: Vec<Message>, room: u64) -> Result<Vec<Message>, u64> {
+    // Whole messages after the task, oldest first; a call's answers go with it.
     let first_user = msgs
         .iter()
         .position(|m| matches!(m, Message::User(_)))
@@ -200,6 +245,9 @@ pub struct Rebuilt {
 pub struct Keep<'a> {
     pub tools: &'a ToolSet,
     pub reminders: &'a [Arc<dyn Reminder>],
+    /// How the loop's own notes to the model begin (a repeated call, a call written as
+    /// text): hx's words too.
+    pub notes: &'a [&'a str],
 }
 
 /// Instructions a tool loaded by name, which a summary carries while they fit.
@@ -235,7 +283,9 @@ pub fn rebuild(
     let mut left = budgets.user_messages;
     for m in history[after_task..].iter().rev() {
         let Message::User(text) = m else { continue };
-        if is_summary(m) || keep.reminders.iter().any(|r| r.wrote(text)) {
+        let hx_wrote = keep.reminders.iter().any(|r| r.wrote(text))
+            || keep.notes.iter().any(|n| text.starts_with(n));
+        if is_summary(m) || hx_wrote {
             continue;
         }
         let size = estimate::message(m);

@@ -27,6 +27,7 @@ fn rebuild(
     let keep = summary::Keep {
         tools: &tools,
         reminders: &reminders,
+        notes: &[],
     };
     summary::rebuild(history, text, budgets, echo, room, &keep)
 }
@@ -282,6 +283,74 @@ fn prune_clears_older_outputs_keeps_the_newest_and_never_touches_skills() {
     assert_eq!(pruned[13], h[13]);
     // Cleared outputs are not cleared again.
     assert_eq!(prune::plan(&pruned, 2_500, &tools).cleared, []);
+}
+
+#[test]
+fn results_the_model_has_not_seen_are_never_cleared_and_are_cut_head_and_tail() {
+    let mut h = long_history(2, 3_000);
+    let last = h.len() - 1;
+    if let Some(Message::Tool { content, .. }) = h.get_mut(last) {
+        *content = format!("START{}END", "o".repeat(15_000));
+    }
+    assert_eq!(prune::unseen_from(&h), last);
+    let (tools, _) = main_tools();
+    // The newest result alone passes what a prune keeps: the older ones go, it stays.
+    let plan = prune::plan(&h, 2_500, &tools);
+    assert!(plan.cleared.iter().all(|(i, _)| *i < last), "{plan:?}");
+    assert_eq!((plan.old().len(), plan.cut), (plan.cleared.len(), 0));
+    // Cut to the room given, its start and end kept around the line saying so.
+    let unseen = prune::unseen(&h, &tools);
+    assert_eq!(unseen.iter().map(|(i, _)| *i).collect::<Vec<_>>(), [last]);
+    let cuts = prune::cut(&h, &unseen, 1_000);
+    assert_eq!(cuts.cut, 1);
+    let (at, text) = &cuts.cleared[0];
+    assert_eq!(*at, last);
+    assert!(
+        text.starts_with("STARTooo") && text.ends_with("oooEND"),
+        "{text}"
+    );
+    assert!(
+        text.contains("characters are left out here") && text.contains("of its 15,008"),
+        "{text}"
+    );
+    let mut cut = h.clone();
+    prune::apply(&mut cut, &cuts.cleared);
+    let size = estimate::message(&cut[last]);
+    assert!((900..=1_000).contains(&size), "{size}");
+    let both = plan.with_cuts(cuts);
+    assert_eq!(both.cut, 1);
+    assert!(both.old().iter().all(|(i, _)| *i < last));
+    // Results that fit their share stay whole, and leave the rest of it to the others.
+    let mut two = h.clone();
+    two.insert(last, tool("c1b", "small"));
+    let unseen = prune::unseen(&two, &tools);
+    assert_eq!(unseen.len(), 2);
+    let cuts = prune::cut(&two, &unseen, 1_000);
+    assert_eq!(cuts.cleared.len(), 1);
+    assert_eq!(cuts.cleared[0].0, last + 1);
+}
+
+#[test]
+fn the_summary_request_cuts_the_newest_results_rather_than_clearing_them() {
+    let mut h = long_history(3, 3_000);
+    let last = h.len() - 1;
+    if let Some(Message::Tool { content, .. }) = h.get_mut(last) {
+        *content = format!("START{}END", "o".repeat(15_000));
+    }
+    let shrunk = summary::request(&h, 3_000).expect("fits");
+    assert!(estimate::messages(&shrunk) <= 3_000);
+    let Message::Tool { content, .. } = &shrunk[last] else {
+        panic!("{shrunk:?}")
+    };
+    assert!(
+        content.starts_with("START") && content.ends_with("END"),
+        "{content}"
+    );
+    // The older ones were cleared first.
+    let Message::Tool { content, .. } = &shrunk[last - 2] else {
+        panic!("{shrunk:?}")
+    };
+    assert!(content.starts_with(prune::CLEARED_PREFIX), "{content}");
 }
 
 #[test]

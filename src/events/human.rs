@@ -312,9 +312,7 @@ impl HumanView {
                 super::cost_words(&usage, &costs)
             ));
         }
-        if stats.compactions > 0 {
-            line.push_str(&format!(", compactions={}", stats.compactions));
-        }
+        line.push_str(&stats.occasional());
         line.push_str(&format!(", duration={:.1}s", elapsed.as_secs_f64()));
         drop(st);
         self.trace(&line);

@@ -36,6 +36,8 @@ pub enum FailureKind {
     MaxTurns,
     /// `--max-cost`.
     MaxCost,
+    /// The model kept making the same call (`[loop]`).
+    Loop,
     /// A hook stopped the run.
     Hook,
     /// A signal (Ctrl-C, SIGTERM, SIGHUP) cut the run short.
@@ -61,6 +63,7 @@ impl FailureKind {
             FailureKind::ResponseLimit => "response_limit",
             FailureKind::MaxTurns => "max_turns",
             FailureKind::MaxCost => "max_cost",
+            FailureKind::Loop => "loop",
             FailureKind::Hook => "hook",
             FailureKind::Interrupted => "interrupted",
             FailureKind::Other => "other",

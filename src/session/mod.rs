@@ -37,6 +37,10 @@ pub struct RunStats {
     pub has_usage: bool,
     /// Times the history was compacted to fit the context window.
     pub compactions: u32,
+    /// Times the model was told it made the same call again (`[loop]`).
+    pub loop_notices: u32,
+    /// Answers that were a tool call written as text, sent back to the model.
+    pub text_calls: u32,
     /// What its requests cost (this agent's own; subagents have sessions of their own).
     pub cost: Spend,
     /// Tokens and cost by model, in the order first used.
@@ -64,6 +68,8 @@ impl RunStats {
             },
             has_usage: self.has_usage,
             compactions: self.compactions.saturating_sub(base.compactions),
+            loop_notices: self.loop_notices.saturating_sub(base.loop_notices),
+            text_calls: self.text_calls.saturating_sub(base.text_calls),
             cost: crate::model::Spend {
                 nanos: u(self.cost.nanos, base.cost.nanos),
                 priced: self.cost.priced.saturating_sub(base.cost.priced),
@@ -90,8 +96,21 @@ impl RunStats {
                 self.usage.completion_tokens
             ));
         }
-        if self.compactions > 0 {
-            s.push_str(&format!(", compactions={}", self.compactions));
+        s.push_str(&self.occasional());
+        s
+    }
+
+    /// `, compactions=1, loop_notices=2, text_calls=1`: the figures shown only when not 0.
+    pub fn occasional(&self) -> String {
+        let mut s = String::new();
+        for (name, n) in [
+            ("compactions", self.compactions),
+            ("loop_notices", self.loop_notices),
+            ("text_calls", self.text_calls),
+        ] {
+            if n > 0 {
+                s.push_str(&format!(", {name}={n}"));
+            }
         }
         s
     }

@@ -321,11 +321,13 @@ fn a_response_the_server_gave_up_on_is_retried() {
 
 #[test]
 fn keep_alives_and_server_variants_are_understood() {
+    // Each call its own arguments: six identical calls in a row would be a loop ([loop]).
     let call = |id: &str| {
         Call::new(
             id,
             "todo_write",
-            r#"{"todos":[{"content":"A","status":"completed"}]}"#,
+            &json!({"todos": [{"content": "A", "status": "completed", "activeForm": id}]})
+                .to_string(),
         )
     };
     let server = FakeServer::start(vec![

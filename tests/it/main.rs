@@ -60,6 +60,8 @@ mod skills_eval;
 mod skills_links;
 mod skills_props;
 mod slash_commands;
+mod small_models;
+mod small_window;
 mod subagent_types;
 mod subagents;
 mod terminal;

@@ -187,7 +187,11 @@ fn todo_write_validates_renders_and_reminds_after_the_tool_messages() {
         {"content": "Test", "status": "pending"}
     ]})
     .to_string();
-    let glob = |id: &str| Reply::tool_calls(vec![Call::new(id, "glob", r#"{"pattern":"*"}"#)]);
+    // Another pattern each time: the same call three times in a row would be pointed out.
+    let glob = |id: &str| {
+        let pattern = json!({ "pattern": format!("{id}*") }).to_string();
+        Reply::tool_calls(vec![Call::new(id, "glob", &pattern)])
+    };
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![
             Call::new(

@@ -403,8 +403,8 @@ class HxAgent(BaseInstalledAgent):
         if result.return_code == EXIT_ANSWERED:
             return
         if result.return_code == EXIT_LIMIT:
-            # --max-turns or --max-cost: the budget the user set ran out. Not a failure of
-            # the harness: the tests grade what the agent left.
+            # --max-turns, --max-cost or [loop]: a limit the user set was reached. Not a
+            # failure of the harness: the tests grade what the agent left.
             self.logger.warning(
                 "hx: stopped at a limit: %s", run.failure.message if run.failure else ""
             )

@@ -45,6 +45,7 @@ KINDS: dict[str, ErrorClass] = {
     "response_limit": NonZeroAgentExitCodeError,
     "max_turns": NonZeroAgentExitCodeError,
     "max_cost": NonZeroAgentExitCodeError,
+    "loop": NonZeroAgentExitCodeError,
     "hook": NonZeroAgentExitCodeError,
     "interrupted": NonZeroAgentExitCodeError,
 }

@@ -230,5 +230,6 @@ Stdin:
 
 Exit codes:
   0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
-  3 stopped at --max-turns or --max-cost   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
+  3 stopped at --max-turns, --max-cost or [loop] stop_after (the same call over and over)
+  130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
   A signal kills the running commands, and hx ends everything it started before it exits.";

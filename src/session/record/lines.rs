@@ -172,6 +172,8 @@ pub enum EndOutcome {
     MaxTurns,
     /// The run's requests cost more than `--max-cost`.
     MaxCost,
+    /// The model kept making the same call (`[loop]`).
+    Loop,
     /// A hook stopped the run.
     Stopped,
     /// The run failed (the model's server, a broken history); `detail` says how.
@@ -191,6 +193,7 @@ impl EndOutcome {
             EndOutcome::Answered => "answered",
             EndOutcome::MaxTurns => "max_turns",
             EndOutcome::MaxCost => "max_cost",
+            EndOutcome::Loop => "loop",
             EndOutcome::Stopped => "stopped",
             EndOutcome::Error => "error",
             EndOutcome::Interrupted => "interrupted",
@@ -206,6 +209,7 @@ impl From<&str> for EndOutcome {
             "answered" => EndOutcome::Answered,
             "max_turns" => EndOutcome::MaxTurns,
             "max_cost" => EndOutcome::MaxCost,
+            "loop" => EndOutcome::Loop,
             "stopped" => EndOutcome::Stopped,
             "error" => EndOutcome::Error,
             "interrupted" => EndOutcome::Interrupted,
