@@ -47,7 +47,7 @@ fn the_same_call_again_is_pointed_out_then_ends_the_run_with_its_own_kind() {
         hx.args(["agent", "find the text files"]);
         let run = hx.run();
         run.assert_code(3);
-        let reqs = server.requests();
+        let reqs = server.completions();
         assert_eq!(reqs.len(), 5, "{s:?}: {}", run.stderr);
         each_extends_the_last(&reqs);
         // Two calls are no loop.
@@ -160,7 +160,7 @@ fn the_loop_settings_turn_the_notice_and_the_end_off() {
         hx.args(["agent", "find the text files"]);
         let run = hx.run();
         run.assert_code(code);
-        let reqs = server.requests();
+        let reqs = server.completions();
         assert_eq!(reqs.len(), if code == 0 { 7 } else { 6 }, "{tables}");
         let sent = messages(&reqs[reqs.len() - 1].body)
             .iter()
@@ -200,7 +200,7 @@ fn a_subagent_that_loops_ends_and_its_parent_is_told_why() {
     hx.args(["agent", "what files are there?"]);
     let run = hx.run();
     run.assert_code(0);
-    let reqs = server.requests();
+    let reqs = server.completions();
     assert_eq!(reqs.len(), 7, "{}", run.stderr);
     let answer = crate::support::tool_answer(&reqs[6].body, "t1");
     assert!(
@@ -240,7 +240,7 @@ fn a_call_written_as_text_is_not_run_and_the_model_is_told_so_once() {
         let run = hx.run();
         run.assert_code(0);
         assert_eq!(run.stdout, "There is a.txt.\n", "{s:?}: {}", run.stderr);
-        let reqs = server.requests();
+        let reqs = server.completions();
         assert_eq!(reqs.len(), 3, "{s:?}");
         each_extends_the_last(&reqs);
         // The text as the model wrote it, then the correction; nothing ran.
@@ -285,7 +285,7 @@ fn after_two_corrections_the_text_is_taken_as_the_answer() {
     hx.args(["agent", "--json", "find the text files"]);
     let run = hx.run();
     run.assert_code(0);
-    assert_eq!(server.requests().len(), 3);
+    assert_eq!(server.completions().len(), 3);
     let events = json_lines(&run.stdout);
     let items: Vec<&Value> = events
         .iter()

@@ -91,7 +91,7 @@ fn two_big_outputs(s: Server) -> (Vec<Recorded>, String) {
     let run = hx.run();
     run.assert_code(0);
     assert_eq!(run.stdout, "done\n", "{s:?}: {}", run.stderr);
-    (server.requests(), run.stderr)
+    (server.completions(), run.stderr)
 }
 
 /// Asserts that `answer` is a cut of [`BIG`] `a`s: its head and tail, and the line between
