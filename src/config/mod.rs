@@ -36,6 +36,35 @@ pub const DEFAULT_PROVIDER: &str = "deepseek";
 pub const DEFAULT_MAX_TURNS: u32 = 200;
 pub const DEFAULT_SUBAGENT_MAX_TURNS: u32 = 30;
 
+/// How much the trace on stderr shows (`trace` in a config file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trace {
+    /// What happened: a line per tool call, a short line where one failed or was refused,
+    /// the plan, the Stop line.
+    #[default]
+    Short,
+    /// Every hook step as a `[HOOK]` line, with previews of tool results.
+    Hooks,
+}
+
+impl Trace {
+    pub fn name(self) -> &'static str {
+        match self {
+            Trace::Short => "short",
+            Trace::Hooks => "hooks",
+        }
+    }
+
+    /// The trace's level without `-q` or `-v`.
+    pub fn verbosity(self) -> crate::events::Verbosity {
+        match self {
+            Trace::Short => crate::events::Verbosity::Normal,
+            Trace::Hooks => crate::events::Verbosity::Hooks,
+        }
+    }
+}
+
 /// A configuration problem: reported in one line, exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -86,6 +115,8 @@ pub struct Config {
     pub max_turns: u32,
     pub subagent_max_turns: u32,
     pub show_reasoning: bool,
+    /// `trace`: how much the trace shows without `-q` or `-v`.
+    pub trace: Trace,
     pub guard: bool,
     pub skills_catalog_budget: usize,
     /// Whether runs are recorded as session files.

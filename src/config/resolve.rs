@@ -85,6 +85,10 @@ impl Config {
             .flag("--show-reasoning", flags.show_reasoning.then_some(true))
             .file(&["show_reasoning"], file.show_reasoning)
             .or("default", false);
+        let trace = origins
+            .pick("trace")
+            .file(&["trace"], file.trace)
+            .or("default", super::Trace::Short);
         let guard = origins
             .pick("guard")
             .flag("--no-guard", flags.no_guard.then_some(false))
@@ -117,6 +121,7 @@ impl Config {
             max_turns: turns.max_turns,
             subagent_max_turns: turns.subagent_max_turns,
             show_reasoning,
+            trace,
             guard,
             skills_catalog_budget: file
                 .skills_catalog_budget

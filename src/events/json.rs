@@ -608,6 +608,7 @@ impl Observer for JsonView {
             | Event::Text(_)
             | Event::Stopped { .. }
             | Event::HookRan { .. }
+            | Event::UserHooks(_)
             | Event::SessionSaved { .. } => {}
         }
     }

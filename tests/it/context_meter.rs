@@ -39,7 +39,7 @@ fn a_server_counting_one_token_does_not_switch_compaction_off() {
         "config.toml",
         "context_window = 10000\nmodel = \"local-coder\"\n",
     );
-    hx.args(["agent", "make output"]);
+    hx.args(["agent", "-v", "make output"]);
     let run = hx.run();
     run.assert_code(0);
 

@@ -81,8 +81,8 @@ pub struct AgentArgs {
     /// No trace on stderr: only warnings, errors and the answer
     #[arg(short = 'q', long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Whole tool results in the trace instead of their first and last lines, and every
-    /// retry in full
+    /// The whole trace: every hook step as a [HOOK] line (UserPromptSubmit, PreToolUse,
+    /// PostToolUse with output_chars, PreCompact), whole tool results, every retry in full
     #[arg(short = 'v', long)]
     pub verbose: bool,
     /// Events as JSON Lines on stdout, one per line (schema in the README); stderr gets only
@@ -218,7 +218,11 @@ Sessions:
 
 Output:
   stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and
-  on a terminal a spinner shows what hx waits for. -q: no trace; -v: whole tool results.
+  on a terminal a spinner shows what hx waits for. The trace says what happened: a '> TOOL
+  ARGS' line per call, a short line under one that failed or was refused, the plan, the Stop
+  line with the run's figures; [HOOK] lines only for the events your hooks listen to.
+  -q: no trace; -v: every hook step and whole tool results; trace = \"hooks\" in a config
+  file: every hook step, results previewed (the first and last lines).
   --json: stdout is JSON Lines events (thread.started, turn.started, item.started,
   item.updated, item.completed, turn.completed, turn.failed, error; the README has the
   schema), stderr only fatal errors. -o FILE also writes the answer to FILE.
