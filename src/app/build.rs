@@ -320,7 +320,7 @@ fn subagent_types(
             }
         }
     }
-    warnings.extend(found.run_warnings().iter().map(Warning::new));
+    warnings.extend(found.run_warnings());
     found.agents
 }
 
