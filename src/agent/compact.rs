@@ -244,13 +244,18 @@ impl Agent {
             let pays = trigger == Trigger::Overflow || prune::pays(weighed, self.cache(session));
             if plan.freed >= budgets.min_prune_gain && after <= limit && pays {
                 let n = plan.cleared.len();
-                self.record(session, meter, trigger, "prune", (before, after), {
+                // The size left is reported as a summary's is, the pruned history estimated
+                // whole (what the next request is taken to be until the server counts it):
+                // `before` may be the server's count, whose tokens are not the estimate's,
+                // so taking the freed estimate off it can leave nothing.
+                let left = meter.whole(session.messages()).saturating_sub(plan.freed);
+                self.record(session, meter, trigger, "prune", (before, left), {
                     Change::Cleared(plan.cleared)
                 })?;
                 self.cache_broken("compaction cleared old tool outputs", rewritten);
                 return Ok(Done::Compacted(
                     "prune",
-                    after,
+                    left,
                     format!("cleared {n} old tool outputs"),
                 ));
             }
