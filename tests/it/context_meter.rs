@@ -123,17 +123,7 @@ fn a_prune_reports_the_size_of_the_history_it_leaves() {
         .expect("a compaction line");
     assert_eq!(line["tokens_after"], after);
     let shown = hx.run_args(&["sessions", "show", &crate::support::session_id(&file)]);
-    let thousands = |n: u64| {
-        let s = n.to_string();
-        let mut out = String::new();
-        for (i, c) in s.chars().enumerate() {
-            if i > 0 && (s.len() - i) % 3 == 0 {
-                out.push(',');
-            }
-            out.push(c);
-        }
-        out
-    };
+    let thousands = hx::text::thousands;
     assert!(
         shown.stdout.contains(&format!(
             "── compacted (auto, prune): {} → {} tokens",
