@@ -134,7 +134,8 @@ fn a_prune_reports_the_size_of_the_history_it_leaves() {
         shown.dump()
     );
     // The trace of the same run.
-    hx.clear_args().args(["agent", "--ephemeral", "make output"]);
+    hx.clear_args()
+        .args(["agent", "--ephemeral", "make output"]);
     let run = hx.run();
     run.assert_code(0);
     let line = run
