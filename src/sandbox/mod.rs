@@ -572,6 +572,12 @@ impl Sandbox {
         self.pod.as_ref()?.gone()
     }
 
+    /// Whether a command cannot see `path`, a file of the host's: it lies under `/tmp`,
+    /// which the run's pod replaces with its own (see [`Pod::hides`]); never without a pod.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.pod.as_ref().is_some_and(|p| p.hides(path))
+    }
+
     /// The pod's own folder on the host, whose `tmp` is the commands' `/tmp`.
     pub fn run_dir(&self) -> Option<&Path> {
         self.pod.as_ref().map(|p| p.run_dir())

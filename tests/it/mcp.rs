@@ -834,3 +834,55 @@ fn a_server_failing_on_a_refused_write_says_how_to_allow_it() {
         run.dump()
     );
 }
+
+/// A server kept under the host's `/tmp` is not there in the sandbox, whose `/tmp` is the
+/// run's own: the program's own error (here the launcher's "No such file") does not say why,
+/// so hx says it and what to do; with `sandbox = "off"` the same server starts.
+#[test]
+fn a_server_under_the_hosts_tmp_says_the_sandbox_has_its_own() {
+    let dir = tempfile::Builder::new()
+        .prefix("hx-mcp-tmp-")
+        .tempdir_in("/tmp")
+        .expect("a folder in /tmp");
+    let script = dir.path().join("server.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec '{}'\n",
+            crate::support::mcp::server_path().display()
+        ),
+    )
+    .expect("write the script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let table = |extra: &str| {
+        format!(
+            "[mcp_servers.kept]\ncommand = {}\n{extra}\n",
+            toml_str(&script.display().to_string())
+        )
+    };
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    hx.write_user_config("config.toml", &table(""));
+    let run = hx.run_args(&["mcp", "list"]);
+    run.assert_code(1);
+    let hint = format!(
+        "  kept runs in hx's sandbox, whose /tmp is the run's own: {} in the host's /tmp is not \
+         there; move it out of /tmp (into the workspace, say), or give its table sandbox = \"off\"",
+        script.display()
+    );
+    assert!(
+        run.stderr.contains("hx: MCP server kept failed to start: ")
+            && run.stderr.lines().any(|l| l == hint),
+        "{hint:?} in\n{}",
+        run.dump()
+    );
+
+    hx.write_user_config("config.toml", &table("sandbox = \"off\""));
+    let run = hx.run_args(&["mcp", "list"]);
+    run.assert_success();
+    assert!(
+        !run.stderr.contains("failed to start") && run.stdout.contains("mcp__kept__echo"),
+        "{}",
+        run.dump()
+    );
+}
