@@ -385,11 +385,12 @@ impl Mcp {
             "MCP server {} failed to start: {why}; the run goes on without it",
             cfg.name
         )));
-        for l in lock(&server.stderr).last_lines(STDERR_LINES_SHOWN) {
+        let tail = lock(&server.stderr).last_lines(STDERR_LINES_SHOWN);
+        for l in &tail {
             (self.warn)(&Warning::detail(format!(
                 "{} stderr: {}",
                 cfg.name,
-                crate::text::one_line(&l, 200)
+                crate::text::one_line(l, 200)
             )));
         }
         if let Some(hint) = self.hidden_tmp_hint(server) {
@@ -397,6 +398,12 @@ impl Mcp {
         } else if let Some(hint) = self.refused_write_hint(server) {
             (self.warn)(&Warning::detail(hint));
         }
+        // What `hx mcp list` and the tools' errors say carries the server's last words too:
+        // they are seen without the lines above.
+        let why = match tail.last() {
+            Some(l) => format!("{why}: {}", crate::text::one_line(l, 200)),
+            None => why,
+        };
         *lock(&server.state) = State::Failed { why, took };
     }
 

@@ -513,7 +513,8 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
     assert_eq!(bad["state"], "failed");
     assert_eq!(
         bad["why"],
-        "it exited or closed the connection before the MCP handshake ended"
+        "it exited with code 1 before the MCP handshake ended: test server: fatal: the \
+         database is not reachable"
     );
     assert_eq!(by_name("off")["state"], "disabled");
     let proj = by_name("proj");
@@ -885,4 +886,55 @@ fn a_server_under_the_hosts_tmp_says_the_sandbox_has_its_own() {
         "{}",
         run.dump()
     );
+}
+
+/// A server that exits at once (`sh -c 'echo oops >&2; exit 1'`) is noticed at once: the
+/// failure names its exit and the end of its stderr, and neither `hx mcp list` nor a run
+/// waits on its processes when it ends (it waited 2 s for a pod that could not end while a
+/// dead server of it was left unreaped).
+#[test]
+fn a_server_that_exits_at_once_fails_at_once_with_its_stderr() {
+    let config =
+        "[mcp_servers.crash]\ncommand = \"sh\"\nargs = [\"-c\", \"echo oops >&2; exit 1\"]\n";
+    let server = FakeServer::start(vec![Reply::text("done"); 3]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", config);
+    for _ in 0..3 {
+        let began = std::time::Instant::now();
+        let run = hx.run_args(&["mcp", "list", "--json"]);
+        let took = began.elapsed();
+        run.assert_code(1);
+        let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
+        assert_eq!(list[0]["state"], "failed", "{}", run.dump());
+        assert_eq!(
+            list[0]["why"],
+            "it exited with code 1 before the MCP handshake ended: oops",
+            "{}",
+            run.dump()
+        );
+        assert!(
+            took < Duration::from_millis(1500),
+            "{took:?}\n{}",
+            run.dump()
+        );
+    }
+    for _ in 0..3 {
+        let began = std::time::Instant::now();
+        let run = hx.run_args(&["agent", "hi"]);
+        let took = began.elapsed();
+        run.assert_success();
+        assert!(
+            run.stderr.contains(
+                "hx: MCP server crash failed to start: it exited with code 1 before the MCP \
+                 handshake ended; the run goes on without it\n  crash stderr: oops\n"
+            ),
+            "{}",
+            run.dump()
+        );
+        assert!(
+            took < Duration::from_millis(1500),
+            "{took:?}\n{}",
+            run.dump()
+        );
+    }
 }
