@@ -302,6 +302,9 @@ impl Server {
         config
             .require_key()
             .map_err(|e| error(AUTH_REQUIRED, e.to_string()))?;
+        config
+            .require_price()
+            .map_err(|e| error(rpc::INTERNAL_ERROR, e.to_string()))?;
         for (name, server) in client_servers(servers)? {
             config.mcp_servers.insert(name, server);
         }
@@ -340,7 +343,13 @@ impl Server {
         match options::change(req, &st.config, &st.offered)? {
             options::Change::Model(name) => {
                 // A retired DeepSeek name is the model that answers it now, thinking as it did.
-                if let Some(notice) = st.config.set_model(&name) {
+                let mut next = st.config.clone();
+                let notice = next.set_model(&name);
+                // The session's cost limit holds on: a model without a price is refused.
+                next.require_price()
+                    .map_err(|e| error(rpc::INVALID_PARAMS, e.to_string()))?;
+                st.config = next;
+                if let Some(notice) = notice {
                     log(&notice.to_string());
                 }
                 st.switch(Switched::Model);

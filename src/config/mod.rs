@@ -147,6 +147,9 @@ pub struct Config {
     pub pricing: BTreeMap<String, crate::model::Price>,
     /// `--max-cost` or `max_cost`: the run ends after the request that takes its cost past it.
     pub max_cost: Option<f64>,
+    /// Where `max_cost` came from (the flag, or the file that set it), for the error that
+    /// refuses a limit on a model without a price.
+    pub max_cost_origin: Option<origins::Origin>,
     /// Where the settings `hx config` lists came from, recorded as they were resolved.
     pub origins: origins::Origins,
 }
@@ -232,6 +235,27 @@ impl Config {
             ))),
             _ => Ok(()),
         }
+    }
+
+    /// Fails, naming `[pricing."MODEL"]`, when a cost limit is set for a model hx has no price
+    /// for: its cost is unknown, so the run could never reach the limit and would end only at
+    /// `--max-turns`. Checked before any request, as the key is.
+    pub fn require_price(&self) -> Result<(), ConfigError> {
+        if self.max_cost.is_none() || self.profile().price().is_some() {
+            return Ok(());
+        }
+        let limit = match &self.max_cost_origin {
+            Some(origins::Origin::Flag(flag)) => flag.to_string(),
+            Some(other) => format!("max_cost ({other})"),
+            None => "max_cost".to_string(),
+        };
+        let model = &self.model;
+        Err(ConfigError(format!(
+            "{limit} needs the price of model {model}, and hx has none: its cost is unknown, so \
+             the limit could never be reached; give its rates as [pricing.\"{model}\"] in a \
+             config file (input_cache_hit, input_cache_miss and output per million tokens), or \
+             leave the limit out"
+        )))
     }
 
     pub fn client_options(&self) -> ClientOptions {

@@ -66,6 +66,10 @@ impl Config {
         check_mcp_servers(&file.mcp_servers)?;
         let pricing = pricing(&file.pricing)?;
         let max_cost = flags.max_cost.or(file.max_cost);
+        let max_cost_origin = max_cost.map(|_| match flags.max_cost {
+            Some(_) => Origin::Flag("--max-cost"),
+            None => origins.file(&["max_cost"]),
+        });
         if let Some(m) = max_cost {
             if !(m.is_finite() && m > 0.0) {
                 return Err(ConfigError(format!(
@@ -142,6 +146,7 @@ impl Config {
             mcp_servers: file.mcp_servers,
             pricing,
             max_cost,
+            max_cost_origin,
             origins,
         })
     }

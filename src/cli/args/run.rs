@@ -19,7 +19,8 @@ pub struct RunArgs {
     pub max_turns: Option<u32>,
     /// End the run after the request that takes its cost past AMOUNT (in the model's price
     /// currency, dollars for DeepSeek; hx agent then exits with code 3); needs a priced model
-    /// (built in for DeepSeek, [pricing."MODEL"] for others) [default: max_cost, or none]
+    /// (built in for DeepSeek, [pricing."MODEL"] for others): refused at start without one
+    /// [default: max_cost, or none]
     #[arg(long, value_name = "AMOUNT")]
     pub max_cost: Option<f64>,
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
@@ -197,7 +198,7 @@ Cost:
   on weekdays), [pricing.\"MODEL\"] in a config file for others; a model without a price
   shows cost=unknown. The Stop line, --json's usage, hx chat and 'hx sessions list' say what
   a run cost; --max-cost AMOUNT (max_cost = AMOUNT) ends the run after the request that takes
-  it past AMOUNT.
+  it past AMOUNT, and is refused at start for a model without a price.
 
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
