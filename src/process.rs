@@ -150,6 +150,7 @@ impl Launch {
                         Ok(())
                     });
                 }
+                default_signals(&mut cmd);
                 if let Some(s) = sandbox {
                     s.apply(cmd.as_std_mut());
                     if let Some(why) = s.gone() {
@@ -161,9 +162,11 @@ impl Launch {
                 cmd.process_group(0)
                     .env_clear()
                     .envs(vars.iter().map(|(k, v)| (k, v)));
+                default_signals(&mut cmd);
             }
             Role::Hook => {
                 cmd.process_group(0);
+                default_signals(&mut cmd);
                 if let Some(vars) = env::hook_vars() {
                     cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
                 }
@@ -206,6 +209,19 @@ impl Launch {
             pid,
             group: GroupGuard { pgid: pid },
         })
+    }
+}
+
+/// Makes the child start with no signal ignored or blocked, whatever hx inherited (std
+/// resets only SIGPIPE and the mask): see [`crate::sandbox::default_signals`].
+fn default_signals(cmd: &mut tokio::process::Command) {
+    // SAFETY: runs in the forked child; `default_signals` makes only async-signal-safe
+    // calls on its own stack.
+    unsafe {
+        cmd.pre_exec(|| {
+            crate::sandbox::default_signals();
+            Ok(())
+        });
     }
 }
 
