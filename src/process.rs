@@ -162,11 +162,15 @@ impl Launch {
                 cmd.process_group(0)
                     .env_clear()
                     .envs(vars.iter().map(|(k, v)| (k, v)));
-                default_signals(&mut cmd);
+                if inherited_ignored() {
+                    default_signals(&mut cmd);
+                }
             }
             Role::Hook => {
                 cmd.process_group(0);
-                default_signals(&mut cmd);
+                if inherited_ignored() {
+                    default_signals(&mut cmd);
+                }
                 if let Some(vars) = env::hook_vars() {
                     cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
                 }
@@ -223,6 +227,14 @@ fn default_signals(cmd: &mut tokio::process::Command) {
             Ok(())
         });
     }
+}
+
+/// Whether hx was started with a signal ignored other than SIGPIPE (which std resets in
+/// every child itself), read once: hx ignores none of its own. Without one, a hook or a git
+/// of hx's needs no `pre_exec`, and std may start it the fast way (`posix_spawn`).
+fn inherited_ignored() -> bool {
+    static IGNORED: OnceLock<bool> = OnceLock::new();
+    *IGNORED.get_or_init(|| (1..=64).any(|s| s != libc::SIGPIPE && crate::sandbox::ignored(s)))
 }
 
 /// Whether `program` names a file that exists, as `execvp` would look for it: itself when it

@@ -30,7 +30,7 @@ use std::sync::Arc;
 
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
-pub use pod::sys::default_signals;
+pub use pod::sys::{default_signals, ignored};
 pub use pod::{Pod, PodConfig};
 pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
 pub use settings::{
