@@ -757,7 +757,8 @@ fn mcp_list_without_landlock_warns_or_refuses_as_a_run_does() {
 /// Commands start as programs expect to, with no signal ignored or blocked, in the pod, under
 /// Landlock alone and with the sandbox off: not with SIGPIPE ignored as the pod's launcher (a
 /// Rust program) has it, so `yes | head -3` ends quietly, nor with what hx inherited ignored
-/// (here SIGHUP, SIGINT and SIGQUIT, as `nohup` and a script's `&` leave them).
+/// (here SIGHUP, SIGINT and SIGQUIT, as `nohup` and a script's `&` leave them); nor do the
+/// user's hooks.
 #[test]
 fn commands_start_with_default_signals_in_and_out_of_the_sandbox() {
     const SIGNALS: &str = "grep -E '^Sig(Blk|Ign):' /proc/self/status";
@@ -784,6 +785,15 @@ fn commands_start_with_default_signals_in_and_out_of_the_sandbox() {
         hx.env("DEEPSEEK_BASE_URL", server.url())
             .write_user_config("config.toml", &format!("sandbox = {mode:?}\n"))
             .args(["agent", "run the commands"]);
+        let hook = crate::support::hooks::script(
+            &hx,
+            "post.sh",
+            &format!("cat >/dev/null\n{SIGNALS} > hook-signals.txt"),
+        );
+        crate::support::hooks::user_hooks(
+            &hx,
+            json!({ "PostToolUse": crate::support::hooks::groups("Bash", &[&hook], None) }),
+        );
         let mut cmd = hx.command();
         cmd.stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -812,5 +822,6 @@ fn commands_start_with_default_signals_in_and_out_of_the_sandbox() {
         let case = format!("{mode}, no pod: {no_pod}\n{}", run.dump());
         assert_eq!(out[0], quiet, "{case}");
         assert_eq!(out[1], "y\ny\ny\n", "{case}");
+        assert_eq!(hx.read_file("hook-signals.txt"), quiet, "{case}");
     }
 }
