@@ -150,6 +150,7 @@ impl Launch {
                         Ok(())
                     });
                 }
+                default_signals(&mut cmd);
                 if let Some(s) = sandbox {
                     s.apply(cmd.as_std_mut());
                     if let Some(why) = s.gone() {
@@ -161,9 +162,15 @@ impl Launch {
                 cmd.process_group(0)
                     .env_clear()
                     .envs(vars.iter().map(|(k, v)| (k, v)));
+                if inherited_ignored() {
+                    default_signals(&mut cmd);
+                }
             }
             Role::Hook => {
                 cmd.process_group(0);
+                if inherited_ignored() {
+                    default_signals(&mut cmd);
+                }
                 if let Some(vars) = env::hook_vars() {
                     cmd.env_clear().envs(vars.iter().map(|(k, v)| (k, v)));
                 }
@@ -207,6 +214,27 @@ impl Launch {
             group: GroupGuard { pgid: pid },
         })
     }
+}
+
+/// Makes the child start with no signal ignored or blocked, whatever hx inherited (std
+/// resets only SIGPIPE and the mask): see [`crate::sandbox::default_signals`].
+fn default_signals(cmd: &mut tokio::process::Command) {
+    // SAFETY: runs in the forked child; `default_signals` makes only async-signal-safe
+    // calls on its own stack.
+    unsafe {
+        cmd.pre_exec(|| {
+            crate::sandbox::default_signals();
+            Ok(())
+        });
+    }
+}
+
+/// Whether hx was started with a signal ignored other than SIGPIPE (which std resets in
+/// every child itself), read once: hx ignores none of its own. Without one, a hook or a git
+/// of hx's needs no `pre_exec`, and std may start it the fast way (`posix_spawn`).
+fn inherited_ignored() -> bool {
+    static IGNORED: OnceLock<bool> = OnceLock::new();
+    *IGNORED.get_or_init(|| (1..=64).any(|s| s != libc::SIGPIPE && crate::sandbox::ignored(s)))
 }
 
 /// Whether `program` names a file that exists, as `execvp` would look for it: itself when it

@@ -133,6 +133,8 @@ pub struct Warning {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Level {
     Warning,
+    /// Shown as a warning, but about something that works, only otherwise than asked.
+    Advisory,
     Notice,
     Detail,
 }
@@ -141,6 +143,18 @@ impl Warning {
     /// `hx: warning: TEXT`.
     pub fn new(text: impl Into<String>) -> Warning {
         Warning::with(Level::Warning, text)
+    }
+
+    /// `hx: warning: TEXT` about something that works, only otherwise than its author asked
+    /// (an agent file's Claude model, a tool hx lacks): `--json` gives it as a `warning`
+    /// item, never as an `error` one.
+    pub fn advisory(text: impl Into<String>) -> Warning {
+        Warning::with(Level::Advisory, text)
+    }
+
+    /// Whether it is an [`Warning::advisory`] one.
+    pub fn is_advisory(&self) -> bool {
+        self.level == Level::Advisory
     }
 
     /// `hx: TEXT`.
@@ -169,7 +183,7 @@ impl Warning {
 impl std::fmt::Display for Warning {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let prefix = match self.level {
-            Level::Warning => "hx: warning: ",
+            Level::Warning | Level::Advisory => "hx: warning: ",
             Level::Notice => "hx: ",
             Level::Detail => "  ",
         };

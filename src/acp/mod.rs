@@ -98,6 +98,7 @@ pub async fn serve(
                 client: RefCell::new(None),
                 sessions: RefCell::new(HashMap::new()),
                 listings: RefCell::new(HashMap::new()),
+                opening: RefCell::new(Vec::new()),
             });
             server.run(input).await
         })
@@ -116,6 +117,9 @@ struct Server {
     sessions: RefCell<HashMap<String, Rc<Slot>>>,
     /// The models of each provider (by name and server) asked for so far.
     listings: RefCell<HashMap<(String, String), Listing>>,
+    /// The `session/new` and `session/load` requests being answered: the end of the input
+    /// waits for them, so a request read before it always gets its answer.
+    opening: RefCell<Vec<tokio::task::JoinHandle<()>>>,
 }
 
 impl Server {
@@ -151,7 +155,16 @@ impl Server {
                         ),
                     ),
                 ),
-                Some(Incoming::Eof) | None => break,
+                Some(Incoming::Eof) | None => {
+                    // The client wrote its last request: each one read gets its answer (a
+                    // prompt's is `cancelled`, below) before hx exits; a signal waits for none.
+                    let opening = std::mem::take(&mut *self.opening.borrow_mut());
+                    tokio::select! {
+                        _ = futures_util::future::join_all(opening) => {}
+                        sig = signals.recv() => code = exit::signalled(sig),
+                    }
+                    break;
+                }
             }
         }
         self.shutdown().await;
@@ -223,23 +236,25 @@ impl Server {
                 Ok(r) => r,
                 Err(e) => return self.out.error(&id, &e),
             };
-            tokio::task::spawn_local(async move {
+            let task = tokio::task::spawn_local(async move {
                 match server.new_session(req).await {
                     Ok(r) => server.out.result(&id, r),
                     Err(e) => server.out.error(&id, &e),
                 }
             });
+            self.opening(task);
         } else if method == m.session_load {
             let req = match params::<LoadSessionRequest>(method, p) {
                 Ok(r) => r,
                 Err(e) => return self.out.error(&id, &e),
             };
-            tokio::task::spawn_local(async move {
+            let task = tokio::task::spawn_local(async move {
                 match server.load_session(req).await {
                     Ok(r) => server.out.result(&id, r),
                     Err(e) => server.out.error(&id, &e),
                 }
             });
+            self.opening(task);
         } else if method == m.session_prompt {
             match params::<PromptRequest>(method, p) {
                 Ok(req) => self.prompt(id, req),
@@ -251,6 +266,14 @@ impl Server {
                 &error(rpc::METHOD_NOT_FOUND, format!("Method not found: {method}")),
             );
         }
+    }
+
+    /// Keeps the task answering a `session/new` or `session/load` for the end of the input
+    /// to wait for (those already answered are let go).
+    fn opening(&self, task: tokio::task::JoinHandle<()>) {
+        let mut opening = self.opening.borrow_mut();
+        opening.retain(|t| !t.is_finished());
+        opening.push(task);
     }
 
     fn initialize(&self, id: &Value, req: InitializeRequest) {
@@ -302,6 +325,9 @@ impl Server {
         config
             .require_key()
             .map_err(|e| error(AUTH_REQUIRED, e.to_string()))?;
+        config
+            .require_price()
+            .map_err(|e| error(rpc::INTERNAL_ERROR, e.to_string()))?;
         for (name, server) in client_servers(servers)? {
             config.mcp_servers.insert(name, server);
         }
@@ -340,7 +366,13 @@ impl Server {
         match options::change(req, &st.config, &st.offered)? {
             options::Change::Model(name) => {
                 // A retired DeepSeek name is the model that answers it now, thinking as it did.
-                if let Some(notice) = st.config.set_model(&name) {
+                let mut next = st.config.clone();
+                let notice = next.set_model(&name);
+                // The session's cost limit holds on: a model without a price is refused.
+                next.require_price()
+                    .map_err(|e| error(rpc::INVALID_PARAMS, e.to_string()))?;
+                st.config = next;
+                if let Some(notice) = notice {
                     log(&notice.to_string());
                 }
                 st.switch(Switched::Model);

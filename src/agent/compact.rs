@@ -267,13 +267,18 @@ impl Agent {
             let pays = trigger == Trigger::Overflow || prune::pays(weighed, self.cache(session));
             if plan.freed >= budgets.min_prune_gain && after <= limit && pays {
                 let detail = prune_detail(&plan);
-                self.record(session, meter, trigger, "prune", (before, after), {
+                // The size left is reported as a summary's is, the pruned history estimated
+                // whole (what the next request is taken to be until the server counts it):
+                // `before` may be the server's count, whose tokens are not the estimate's,
+                // so taking the freed estimate off it can leave nothing.
+                let left = meter.whole(session.messages()).saturating_sub(plan.freed);
+                self.record(session, meter, trigger, "prune", (before, left), {
                     Change::Cleared(plan.cleared)
                 })?;
                 if rewritten > 0 {
                     self.cache_broken("compaction cleared old tool outputs", rewritten);
                 }
-                return Ok(Done::Compacted("prune", after, detail));
+                return Ok(Done::Compacted("prune", left, detail));
             }
         }
 

@@ -11,6 +11,12 @@
 //! stamp as it was. The whole cache is dropped when hx's binary is another one (a parsing rule
 //! may have changed) or the file is malformed or larger than [`MAX_CACHE_BYTES`].
 //!
+//! The cache also remembers what a run said about each file: a run says a file's notes (a
+//! Claude model, a tool hx lacks) only when it read the file at a state no run had read it at
+//! before, so a file that does not change is warned about once. A file read in its racy
+//! window is kept too, marked unsettled: its definition is read again next time, but notes
+//! that come out the same are not said again.
+//!
 //! The file is hx's own (`$XDG_CACHE_HOME/hx/agent-files.json`), written atomically and only
 //! when a run read a file it did not hold; what it holds is checked against the same bounds as
 //! a parsed file, so a damaged cache can cost a re-read, never a wrong or oversized definition.
@@ -36,7 +42,7 @@ pub const MAX_ENTRIES: usize = 4 * super::MAX_FILES;
 /// A file changed this recently (by the clock when discovery starts) is read but not kept.
 pub const RACY_SECS: u64 = 2;
 /// Bumped when an entry's shape or meaning changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
 /// Most notes, and tool names, a kept definition may have; longest note.
 const MAX_NOTES: usize = 64;
 const MAX_TOOLS: usize = 256;
@@ -120,6 +126,9 @@ struct Entry {
     path: String,
     stamp: Stamp,
     read: Result<Kept, String>,
+    /// Read at least [`RACY_SECS`] after the file last changed: its definition can be used.
+    /// An unsettled entry only says which notes were said already.
+    settled: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -144,6 +153,8 @@ pub struct Cache {
 /// What one file gave: its result, and the entry to keep when it was read (not found kept).
 pub struct Looked {
     pub read: Result<Definition, String>,
+    /// An earlier run said the file's notes, at the state it has now.
+    pub notes_said: bool,
     fresh: Option<Entry>,
 }
 
@@ -152,6 +163,7 @@ impl Looked {
     pub fn failed(reason: String) -> Looked {
         Looked {
             read: Err(reason),
+            notes_said: false,
             fresh: None,
         }
     }
@@ -199,9 +211,12 @@ impl Cache {
     ) -> Looked {
         let key = path.to_str();
         let stamp = key.and(self.now).and_then(|_| Stamp::of(path));
+        let mut before = None;
         if let (Some(key), Some(stamp)) = (key, stamp) {
             if let Some(e) = self.by_path.get(key).map(|&i| &self.entries[i]) {
-                if e.stamp == stamp {
+                if e.stamp == stamp && !e.settled {
+                    before = Some(&e.read);
+                } else if e.stamp == stamp {
                     return Looked {
                         read: e.read.clone().map(|k| Definition {
                             name: k.name,
@@ -213,22 +228,31 @@ impl Cache {
                             model: k.model,
                             notes: k.notes,
                         }),
+                        notes_said: true,
                         fresh: None,
                     };
                 }
             }
         }
         let result = read();
+        // Read again within the racy window of a state an earlier run read: the notes were
+        // said then, unless a write in the same tick changed them.
+        let notes_said = match (before, &result) {
+            (Some(Ok(kept)), Ok(def)) => kept.notes == def.notes,
+            _ => false,
+        };
         let fresh = match (key, stamp, self.now) {
-            (Some(key), Some(stamp), Some(now)) if stamp.settled(now) => Some(Entry {
+            (Some(key), Some(stamp), Some(now)) => Some(Entry {
                 path: key.to_string(),
                 stamp,
                 read: result.as_ref().map(Kept::of).map_err(Clone::clone),
+                settled: stamp.settled(now),
             }),
             _ => None,
         };
         Looked {
             read: result,
+            notes_said,
             fresh,
         }
     }

@@ -4,8 +4,8 @@
 //! The files are written for other tools, so reading them is forgiving: YAML that strict
 //! parsing rejects is retried (the skills' rewrite, then line by line), a tool hx lacks is
 //! left out with a note, a Claude model name means the configured model. What was left out
-//! is said once per run, grouped ([`Discovery::run_warnings`]); `hx agents check` says it per
-//! file. Discovery reads only frontmatter; a body is read when a subagent of that type
+//! is said grouped ([`Discovery::run_warnings`]), once per change of the file (the cache
+//! remembers what was said, [`cache`]); `hx agents check` says it per file, every time. Discovery reads only frontmatter; a body is read when a subagent of that type
 //! starts, so start-up stays cheap and a body never sits in memory unused.
 
 pub mod cache;
@@ -24,7 +24,7 @@ use crate::skills::discover::{
 use crate::skills::parse::{parse_frontmatter, split_frontmatter, Frontmatter, Yaml};
 use crate::skills::walk::{walk, MAX_DIRS};
 use crate::skills::{Source, MAX_DESCRIPTION_CHARS};
-use crate::text::{collapse_whitespace, cut};
+use crate::text::{collapse_whitespace, cut, Warning};
 use tools::tool_names;
 pub use tools::{tools_for, For};
 
@@ -74,6 +74,8 @@ pub struct Discovery {
     pub broken: Vec<Broken>,
     /// Roots skipped, links not followed, bounds reached, names shadowed: one line each.
     pub warnings: Vec<String>,
+    /// By file, the notes an earlier run said about it as it is now: not said again.
+    pub said: BTreeMap<PathBuf, Vec<String>>,
 }
 
 impl Discovery {
@@ -86,19 +88,28 @@ impl Discovery {
 
     /// What a run says about its agent files: the discovery warnings, then one line per
     /// distinct note naming the agents it concerns, then one for the files not read. A
-    /// collection of a hundred agents that all say `model: sonnet` gives one line.
-    pub fn run_warnings(&self) -> Vec<String> {
-        let mut out = self.warnings.clone();
+    /// collection of a hundred agents that all say `model: sonnet` gives one line. A note an
+    /// earlier run said about the file as it is now is left out: it works, only differently
+    /// than its author's tool would run it, so it is advice (never an `error` item in
+    /// `--json`), and once per change of the file is enough.
+    pub fn run_warnings(&self) -> Vec<Warning> {
+        let mut out: Vec<Warning> = self.warnings.iter().map(Warning::new).collect();
         let mut by_note: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
         for a in &self.agents {
+            let said = self.said.get(&a.path);
             for n in &a.notes {
-                by_note.entry(n).or_default().push(&a.name);
+                if !said.is_some_and(|s| s.contains(n)) {
+                    by_note.entry(n).or_default().push(&a.name);
+                }
             }
         }
         for (note, names) in by_note {
-            out.push(format!("agent {}: {note}", some_names(&names)));
+            out.push(Warning::advisory(format!(
+                "agent {}: {note}",
+                some_names(&names)
+            )));
         }
-        out.extend(broken_line(&self.broken, "agent", "hx agents check"));
+        out.extend(broken_line(&self.broken, "agent", "hx agents check").map(Warning::new));
         out
     }
 }
@@ -224,6 +235,9 @@ pub fn discover_roots_with(roots: &[SkillRoot], cache: &cache::Cache) -> Discove
         match looked.read {
             Ok(mut def) => {
                 def.within = root.bound().map(Path::to_path_buf);
+                if looked.notes_said {
+                    d.said.insert(def.path.clone(), def.notes.clone());
+                }
                 match by_name.get(&def.name) {
                     Some(winner) => d.warnings.push(format!(
                         "agent {} at {} is shadowed by {}",

@@ -140,6 +140,11 @@ pub fn build_editing_skills(
     warnings.extend(hook_warnings);
     let user_hooks =
         CommandHooks::new(entries, events.clone()).with_output_chars(config.limits.output_chars);
+    // The trace shows the steps of the events the user hooked, whatever its level.
+    events.emit(
+        &Scope::default(),
+        &crate::events::Event::UserHooks(&user_hooks.events()),
+    );
     if !user_hooks.is_empty() {
         hooks = hooks.with_user(Arc::new(user_hooks));
     }
@@ -329,7 +334,7 @@ fn subagent_types(
             }
         }
     }
-    warnings.extend(found.run_warnings().iter().map(Warning::new));
+    warnings.extend(found.run_warnings());
     found.agents
 }
 

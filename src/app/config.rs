@@ -24,6 +24,16 @@ pub fn load(cwd: &Path, env: &Env, flags: &Flags) -> Result<Loaded, Failure> {
     }
 }
 
+/// [`load_for_model`], for a command that runs the agent: a cost limit needs the model's
+/// price too.
+pub fn load_for_run(cwd: &Path, env: &Env, flags: &Flags) -> Result<Loaded, Failure> {
+    let loaded = load_for_model(cwd, env, flags)?;
+    match loaded.config.require_price() {
+        Ok(()) => Ok(loaded),
+        Err(e) => Err(Failure::usage(e).after(loaded.warnings)),
+    }
+}
+
 /// [`load`], for a command that talks to the model: the provider's key must be set.
 pub fn load_for_model(cwd: &Path, env: &Env, flags: &Flags) -> Result<Loaded, Failure> {
     let loaded = load(cwd, env, flags)?;

@@ -29,7 +29,7 @@ use crate::app::session::Resumed;
 use crate::app::signals::{self, Signals, ENDING};
 use crate::app::{build, exit, Conversation, Outgoing};
 use crate::config::{Config, Env};
-use crate::events::{Event, Events, HumanView, Scope, Verbosity};
+use crate::events::{Event, Events, HumanView, Scope};
 use crate::hooks;
 use crate::process::signal_name;
 use crate::session::{self, Recorder, Session};
@@ -103,7 +103,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     let events = Events::new(Arc::new(HumanView::new(
         term.clone(),
         config.show_reasoning,
-        Verbosity::Normal,
+        config.trace.verbosity(),
     )));
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     let recorder = build::recorder(&config, &workspace, &env, ephemeral);

@@ -64,7 +64,15 @@ impl Chat {
             return;
         }
         // A retired DeepSeek name is the model that answers it now, thinking as it did.
-        let retired = self.config.set_model(&name);
+        let mut next = self.config.clone();
+        let retired = next.set_model(&name);
+        // The conversation's cost limit holds on: a model without a price would leave it
+        // unreachable, so the switch is refused and the conversation stays as it was.
+        if let Err(e) = next.require_price() {
+            self.say(&format!("hx: {e}"));
+            return;
+        }
+        self.config = next;
         if let Some(r) = retired {
             self.say(&r.to_string());
         }

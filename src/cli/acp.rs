@@ -24,6 +24,11 @@ pub(super) fn acp_command(args: AcpArgs) -> i32 {
     for w in warnings {
         errln!("{w}");
     }
+    // A cost limit on a model without a price is refused before the editor's first request,
+    // as `hx agent` refuses it; each session checks its own config again.
+    if let Err(e) = config.require_price() {
+        return show_failure(app::Failure::usage(e));
+    }
     let protocol = match protocol_stdout() {
         Ok(fd) => fd,
         Err(e) => return fail(exit::FAILED, format!("cannot set up stdout: {e}")),

@@ -42,7 +42,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     let app::config::Loaded {
         config,
         mut warnings,
-    } = match app::config::load_for_model(&cwd, &env, &flags) {
+    } = match app::config::load_for_run(&cwd, &env, &flags) {
         Ok(l) => l,
         Err(f) => return show_failure(f),
     };
@@ -67,7 +67,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     let verbosity = match (args.quiet, args.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
-        _ => Verbosity::Normal,
+        _ => config.trace.verbosity(),
     };
     let shell_env = config.shell_env.clone();
     let guard = Guard {

@@ -32,7 +32,7 @@ pub(super) fn chat_command(args: ChatArgs) -> i32 {
         r.keep_provider(&mut flags);
     }
     let app::config::Loaded { config, warnings } =
-        match app::config::load_for_model(&cwd, &env, &flags) {
+        match app::config::load_for_run(&cwd, &env, &flags) {
             Ok(l) => l,
             Err(f) => return show_failure(f),
         };

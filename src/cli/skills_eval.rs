@@ -84,7 +84,7 @@ pub(super) fn eval_command(args: SkillsEvalArgs) -> i32 {
         ..Flags::default()
     };
     let app::config::Loaded { config, warnings } =
-        match app::config::load_for_model(&cwd, &env, &flags) {
+        match app::config::load_for_run(&cwd, &env, &flags) {
             Ok(l) => l,
             Err(f) => return show_failure(f),
         };

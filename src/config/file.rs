@@ -108,6 +108,8 @@ pub struct FileConfig {
     /// How hard the subagents' model thinks (default: as the main agent's).
     pub subagent_effort: Option<Effort>,
     pub show_reasoning: Option<bool>,
+    /// How much the trace shows: `short` (the default) or `hooks` (every hook step).
+    pub trace: Option<super::Trace>,
     /// The built-in guard against destructive bash commands (default on).
     pub guard: Option<bool>,
     /// Characters the skill catalog may take in the system prompt (default 8,000).
@@ -293,6 +295,7 @@ impl FileConfig {
             effort,
             subagent_effort,
             show_reasoning,
+            trace,
             guard,
             skills_catalog_budget,
             context_window,

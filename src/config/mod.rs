@@ -52,6 +52,35 @@ pub const DEFAULT_LOOP: LoopSettings = LoopSettings {
     stop_after: 2,
 };
 
+/// How much the trace on stderr shows (`trace` in a config file).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Trace {
+    /// What happened: a line per tool call, a short line where one failed or was refused,
+    /// the plan, the Stop line.
+    #[default]
+    Short,
+    /// Every hook step as a `[HOOK]` line, with previews of tool results.
+    Hooks,
+}
+
+impl Trace {
+    pub fn name(self) -> &'static str {
+        match self {
+            Trace::Short => "short",
+            Trace::Hooks => "hooks",
+        }
+    }
+
+    /// The trace's level without `-q` or `-v`.
+    pub fn verbosity(self) -> crate::events::Verbosity {
+        match self {
+            Trace::Short => crate::events::Verbosity::Normal,
+            Trace::Hooks => crate::events::Verbosity::Hooks,
+        }
+    }
+}
+
 /// A configuration problem: reported in one line, exit code 2.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
@@ -104,6 +133,8 @@ pub struct Config {
     /// `[loop]`, for the main agent and its subagents.
     pub loops: LoopSettings,
     pub show_reasoning: bool,
+    /// `trace`: how much the trace shows without `-q` or `-v`.
+    pub trace: Trace,
     pub guard: bool,
     pub skills_catalog_budget: usize,
     /// Whether runs are recorded as session files.
@@ -134,6 +165,9 @@ pub struct Config {
     pub pricing: BTreeMap<String, crate::model::Price>,
     /// `--max-cost` or `max_cost`: the run ends after the request that takes its cost past it.
     pub max_cost: Option<f64>,
+    /// Where `max_cost` came from (the flag, or the file that set it), for the error that
+    /// refuses a limit on a model without a price.
+    pub max_cost_origin: Option<origins::Origin>,
     /// Where the settings `hx config` lists came from, recorded as they were resolved.
     pub origins: origins::Origins,
 }
@@ -219,6 +253,27 @@ impl Config {
             ))),
             _ => Ok(()),
         }
+    }
+
+    /// Fails, naming `[pricing."MODEL"]`, when a cost limit is set for a model hx has no price
+    /// for: its cost is unknown, so the run could never reach the limit and would end only at
+    /// `--max-turns`. Checked before any request, as the key is.
+    pub fn require_price(&self) -> Result<(), ConfigError> {
+        if self.max_cost.is_none() || self.profile().price().is_some() {
+            return Ok(());
+        }
+        let limit = match &self.max_cost_origin {
+            Some(origins::Origin::Flag(flag)) => flag.to_string(),
+            Some(other) => format!("max_cost ({other})"),
+            None => "max_cost".to_string(),
+        };
+        let model = &self.model;
+        Err(ConfigError(format!(
+            "{limit} needs the price of model {model}, and hx has none: its cost is unknown, so \
+             the limit could never be reached; give its rates as [pricing.\"{model}\"] in a \
+             config file (input_cache_hit, input_cache_miss and output per million tokens), or \
+             leave the limit out"
+        )))
     }
 
     pub fn client_options(&self) -> ClientOptions {

@@ -335,6 +335,7 @@ pub fn report(config: &Config) -> Report {
         setting("guard", config.guard.to_string()),
         setting("project_doc", config.project_doc.to_string()),
         setting("show_reasoning", config.show_reasoning.to_string()),
+        setting("trace", quoted(config.trace.name())),
         setting("sessions", config.sessions.to_string()),
     ];
     settings.extend(

@@ -67,6 +67,10 @@ impl Config {
         check_mcp_servers(&file.mcp_servers)?;
         let pricing = pricing(&file.pricing)?;
         let max_cost = flags.max_cost.or(file.max_cost);
+        let max_cost_origin = max_cost.map(|_| match flags.max_cost {
+            Some(_) => Origin::Flag("--max-cost"),
+            None => origins.file(&["max_cost"]),
+        });
         if let Some(m) = max_cost {
             if !(m.is_finite() && m > 0.0) {
                 return Err(ConfigError(format!(
@@ -86,6 +90,10 @@ impl Config {
             .flag("--show-reasoning", flags.show_reasoning.then_some(true))
             .file(&["show_reasoning"], file.show_reasoning)
             .or("default", false);
+        let trace = origins
+            .pick("trace")
+            .file(&["trace"], file.trace)
+            .or("default", super::Trace::Short);
         let guard = origins
             .pick("guard")
             .flag("--no-guard", flags.no_guard.then_some(false))
@@ -119,6 +127,7 @@ impl Config {
             subagent_max_turns: turns.subagent_max_turns,
             loops,
             show_reasoning,
+            trace,
             guard,
             skills_catalog_budget: file
                 .skills_catalog_budget
@@ -139,6 +148,7 @@ impl Config {
             mcp_servers: file.mcp_servers,
             pricing,
             max_cost,
+            max_cost_origin,
             origins,
         })
     }

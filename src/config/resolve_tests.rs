@@ -631,6 +631,7 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "guard = false  # project file /p.toml (trusted)",
             "project_doc = true  # default",
             "show_reasoning = false  # default",
+            "trace = \"short\"  # default",
             // `enabled` in the project's table is over the user's `sessions = false`.
             "sessions = true  # project file /p.toml (trusted)",
             // The keys no setting above was read from: another provider's table is not.

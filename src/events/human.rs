@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Event, Observer, Scope, Start, TurnEnd};
+use super::{brief, Event, Observer, Scope, Start, TurnEnd};
 use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::session::RunStats;
 use crate::term::{one_line, Spinner, Term, WaitGuard};
@@ -29,13 +29,17 @@ const PREVIEW_LINE_CHARS: usize = 200;
 const VALUE_CHARS: usize = 80;
 
 /// How much of the run the trace shows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
 pub enum Verbosity {
     /// No trace at all; warnings and errors only (`-q`).
     Quiet,
+    /// What happened: each call's `>` line, a short line under a call that failed or was
+    /// refused, the plan, the Stop line; the `[HOOK]` lines of the events the user hooked.
     #[default]
     Normal,
-    /// Whole tool results instead of previews, every retry in full (`-v`).
+    /// Every hook step as a `[HOOK]` line, tool results previewed (`trace = "hooks"`).
+    Hooks,
+    /// As `Hooks`, with whole tool results instead of previews, every retry in full (`-v`).
     Verbose,
 }
 
@@ -67,6 +71,13 @@ struct State {
     waits: HashMap<String, WaitGuard>,
     /// The reason of the last retry, so a repeated one is said once.
     last_retry: Option<String>,
+    /// The events the user's hooks listen to: their steps are traced at every level.
+    hooked: Vec<String>,
+    /// Calls the hooks or the guard refused, whose refusal line said how they ended.
+    refused: std::collections::HashSet<String>,
+    /// The last call started, by scope: a call that ends right after its own `>` line needs
+    /// no name on its result line.
+    last_started: HashMap<String, String>,
 }
 
 const MODEL_WAIT: &str = "\u{0}model";
@@ -94,6 +105,14 @@ impl HumanView {
 
     fn tracing(&self) -> bool {
         self.verbosity != Verbosity::Quiet
+    }
+
+    /// Whether the `[HOOK]` line of `event` is shown: at `Hooks` and above, or when the user
+    /// hooked that event.
+    fn hook_line(&self, event: &str) -> bool {
+        self.tracing()
+            && (self.verbosity >= Verbosity::Hooks
+                || self.state().hooked.iter().any(|e| e == event))
     }
 
     /// A trace line (or lines), each line starting with the scope's prefix.
@@ -227,15 +246,50 @@ impl HumanView {
 
     fn tool_started(&self, scope: &Scope, call: &ToolCall, args: Option<&Value>) {
         let p = &scope.prefix;
-        self.trace(&format!(
-            "{p}> {}\n{p}[HOOK] PreToolUse {}({})",
-            call_summary(&call.name, args),
-            call.name,
-            compact_args(call, args, self.verbosity == Verbosity::Verbose)
-        ));
+        let mut text = format!("{p}> {}", call_summary(&call.name, args));
+        if self.hook_line("PreToolUse") {
+            text.push_str(&format!(
+                "\n{p}[HOOK] PreToolUse {}({})",
+                call.name,
+                compact_args(call, args, self.verbosity == Verbosity::Verbose)
+            ));
+        }
+        self.trace(&text);
+        let mut st = self.state();
+        st.last_started.insert(scope.key.clone(), call.id.clone());
         if !scope.is_subagent() {
             let wait = self.spinner.wait(&format!("running {}", call.name));
-            self.state().waits.insert(call.id.clone(), wait);
+            st.waits.insert(call.id.clone(), wait);
+        }
+    }
+
+    fn tool_blocked(
+        &self,
+        scope: &Scope,
+        call: &ToolCall,
+        args: Option<&Value>,
+        by: &str,
+        why: &str,
+    ) {
+        let mut st = self.state();
+        if !scope.is_subagent() {
+            st.waits.remove(&call.id);
+        }
+        st.refused.insert(call.id.clone());
+        let named = st.last_started.get(&scope.key) != Some(&call.id);
+        drop(st);
+        let p = &scope.prefix;
+        if self.hook_line("PreToolUse") {
+            // The guard stands in the PreToolUse step too, but it is not a hook the user
+            // wrote: the line says which refused.
+            let who = if by == "guard" { " (guard)" } else { "" };
+            self.trace(&format!(
+                "{p}[HOOK] PreToolUse blocked {}({}){who}: {why}",
+                call.name,
+                compact_args(call, args, self.verbosity == Verbosity::Verbose)
+            ));
+        } else {
+            self.trace(&result_line(p, &brief::refused(by, why), named, call, args));
         }
     }
 
@@ -247,17 +301,24 @@ impl HumanView {
         tool: &About,
         result: &ToolResult,
     ) {
+        let mut st = self.state();
         if !scope.is_subagent() {
-            self.state().waits.remove(&call.id);
+            st.waits.remove(&call.id);
         }
-        let p = &scope.prefix;
-        self.trace(&format!(
-            "{p}[HOOK] PostToolUse {} output_chars={}",
-            call.name,
-            result.content.chars().count()
-        ));
+        let refused = st.refused.remove(&call.id);
+        let named = st.last_started.get(&scope.key) != Some(&call.id);
+        drop(st);
         if !self.tracing() {
             return;
+        }
+        let p = &scope.prefix;
+        let hook_line = self.hook_line("PostToolUse");
+        if hook_line {
+            self.term.line(&format!(
+                "{p}[HOOK] PostToolUse {} output_chars={}",
+                call.name,
+                result.content.chars().count()
+            ));
         }
         // The plan is what a person follows: shown whole, once, as they read it (the
         // in-progress item in its active form).
@@ -270,7 +331,14 @@ impl HumanView {
         }
         let shown = match self.verbosity {
             Verbosity::Verbose => prefixed(&result.content, p),
-            _ => preview(&result.content, p),
+            Verbosity::Hooks => preview(&result.content, p),
+            // Under a hook's line of its own, the result's end stays where it was.
+            _ if hook_line => String::new(),
+            // A refused call's line said how it ended.
+            _ if refused => String::new(),
+            _ => brief::ended(tool, result)
+                .map(|line| result_line(p, &line, named, call, args))
+                .unwrap_or_default(),
         };
         if !shown.is_empty() {
             self.term.dim_line(&shown);
@@ -350,11 +418,16 @@ impl Observer for HumanView {
                 st.costs = Default::default();
                 st.last_retry = None;
             }
-            Event::PromptSubmitted { cwd } => self.trace(&format!(
-                "{}[HOOK] UserPromptSubmit cwd={}",
-                scope.prefix,
-                cwd.display()
-            )),
+            Event::PromptSubmitted { cwd } if self.hook_line("UserPromptSubmit") => {
+                self.trace(&format!(
+                    "{}[HOOK] UserPromptSubmit cwd={}",
+                    scope.prefix,
+                    cwd.display()
+                ))
+            }
+            Event::UserHooks(events) => {
+                self.state().hooked = events.iter().map(|e| e.to_string()).collect();
+            }
             Event::RequestStarted if main => {
                 let wait = self.spinner.wait("waiting for the model");
                 self.state().waits.insert(MODEL_WAIT.into(), wait);
@@ -375,20 +448,7 @@ impl Observer for HumanView {
                 by,
                 reason,
                 ..
-            } => {
-                if main {
-                    self.state().waits.remove(&call.id);
-                }
-                // The guard stands in the PreToolUse step too, but it is not a hook the user
-                // wrote: the line says which refused.
-                let who = if *by == "guard" { " (guard)" } else { "" };
-                self.trace(&format!(
-                    "{}[HOOK] PreToolUse blocked {}({}){who}: {reason}",
-                    scope.prefix,
-                    call.name,
-                    compact_args(call, *args, self.verbosity == Verbosity::Verbose)
-                ));
-            }
+            } => self.tool_blocked(scope, call, *args, by, reason),
             Event::ToolFinished {
                 call,
                 args,
@@ -407,10 +467,12 @@ impl Observer for HumanView {
                 } else {
                     "auto"
                 };
-                self.trace(&format!(
-                    "{}[HOOK] PreCompact {hook} tokens={tokens}",
-                    scope.prefix
-                ));
+                if self.hook_line("PreCompact") {
+                    self.trace(&format!(
+                        "{}[HOOK] PreCompact {hook} tokens={tokens}",
+                        scope.prefix
+                    ));
+                }
                 if main {
                     let wait = self.spinner.wait("compacting");
                     self.state().waits.insert(COMPACTION_WAIT.into(), wait);
@@ -487,10 +549,34 @@ impl Observer for HumanView {
             Event::SessionSaved { short, .. } => self.trace(&format!(
                 "hx: session {short} · continue with: hx agent -r {short} \"...\""
             )),
-            Event::RequestStarted | Event::Text(_) | Event::Reasoning(_) => {}
+            Event::RequestStarted
+            | Event::Text(_)
+            | Event::Reasoning(_)
+            | Event::PromptSubmitted { .. } => {}
         }
     }
 }
+
+/// A call's result line, indented under its `>` line; `named` when other calls were started
+/// since, so the line says which call it is about.
+fn result_line(
+    prefix: &str,
+    line: &str,
+    named: bool,
+    call: &ToolCall,
+    args: Option<&Value>,
+) -> String {
+    match named {
+        true => format!(
+            "{prefix}  {}: {line}",
+            one_line(&call_summary(&call.name, args), NAMED_CHARS)
+        ),
+        false => format!("{prefix}  {line}"),
+    }
+}
+
+/// Characters of the call named on a result line that does not follow its `>` line.
+const NAMED_CHARS: usize = 60;
 
 /// Each line of `text` with `prefix` before it.
 fn prefixed(text: &str, prefix: &str) -> String {
@@ -550,39 +636,5 @@ fn preview(content: &str, prefix: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn summary_shows_short_one_line_values() {
-        let long = "x".repeat(200);
-        let args = json!({"command": "echo a\necho b", "n": 3, "long": long});
-        let s = call_summary("bash", Some(&args));
-        assert!(
-            s.starts_with("bash command=echo a echo b n=3 long=xxx"),
-            "{s}"
-        );
-        assert!(s.ends_with('…'));
-        assert!(s.chars().count() < 130);
-    }
-
-    #[test]
-    fn preview_keeps_the_first_and_the_last_lines() {
-        assert_eq!(preview("a\nb", ""), "a\nb");
-        assert_eq!(preview("1\n2\n3\n4\n5\n6", ""), "1\n2\n3\n4\n5\n6");
-        assert_eq!(
-            preview("1\n2\n3\n4\n5\n6\n7\nerror: boom\n[exit code: 3]\n", "  "),
-            "  1\n  2\n  3\n  ... [4 lines omitted] ...\n  error: boom\n  [exit code: 3]"
-        );
-    }
-
-    #[test]
-    fn prefixed_marks_every_line() {
-        assert_eq!(
-            prefixed("a\nb", "  [task 1] "),
-            "  [task 1] a\n  [task 1] b"
-        );
-        assert_eq!(prefixed("a\nb", ""), "a\nb");
-    }
-}
+#[path = "human_tests.rs"]
+mod tests;

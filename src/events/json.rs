@@ -130,10 +130,14 @@ impl JsonView {
         }));
     }
 
-    fn warning(&self, scope: &Scope, line: &str) {
+    fn warning(&self, scope: &Scope, w: &crate::text::Warning) {
         let mut st = self.state();
-        let mut item = Self::new_item(&mut st, scope, "error");
-        let message = line.strip_prefix("hx: ").unwrap_or(line);
+        let line = w.to_string();
+        let (kind, message) = match w.is_advisory() {
+            true => ("warning", w.text()),
+            false => ("error", line.strip_prefix("hx: ").unwrap_or(&line)),
+        };
+        let mut item = Self::new_item(&mut st, scope, kind);
         item.insert("message".into(), message.into());
         drop(st);
         self.item("item.completed", &item);
@@ -511,7 +515,7 @@ impl Observer for JsonView {
     fn event(&self, scope: &Scope, event: &Event<'_>) {
         match event {
             Event::Started(s) => self.started(s),
-            Event::Warning(w) => self.warning(scope, &w.to_string()),
+            Event::Warning(w) => self.warning(scope, w),
             Event::Error(message) => {
                 self.send(json!({"type": "error", "message": message}));
                 self.term.line(&format!("hx: {message}"));
@@ -608,6 +612,7 @@ impl Observer for JsonView {
             | Event::Text(_)
             | Event::Stopped { .. }
             | Event::HookRan { .. }
+            | Event::UserHooks(_)
             | Event::SessionSaved { .. } => {}
         }
     }

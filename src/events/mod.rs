@@ -17,6 +17,7 @@ use crate::session::RunStats;
 use crate::text::Warning;
 use crate::tools::{About, ToolResult};
 
+mod brief;
 pub mod human;
 pub mod json;
 
@@ -127,6 +128,9 @@ pub enum Event<'a> {
     },
     /// How the turn ended, from the command that ran it.
     TurnEnded(&'a TurnEnd),
+    /// The events (hooks.json's names: `PreToolUse`, ...) that the user's command hooks of the
+    /// run listen to, said once the hooks are read: the trace shows those events' steps.
+    UserHooks(&'a [&'a str]),
     /// The session is on disk under this id and can be continued.
     /// `short` is the id as the user types it (see `session::store::short_id`).
     SessionSaved { id: &'a str, short: &'a str },

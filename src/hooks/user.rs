@@ -40,6 +40,17 @@ impl CommandHooks {
         self.entries.is_empty()
     }
 
+    /// The events some entry listens to, each once, in the order first listed.
+    pub fn events(&self) -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Vec::new();
+        for e in &self.entries {
+            if !names.contains(&e.event.name()) {
+                names.push(e.event.name());
+            }
+        }
+        names
+    }
+
     /// The entries `event` runs, the first of each command per folder only: the same command
     /// listed in the user's and the project's file (or under two matchers) runs once. The
     /// same text run in two folders (a user hook from a subfolder, a project hook from the

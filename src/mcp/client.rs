@@ -149,10 +149,24 @@ pub async fn connect(
             }
             let transport =
                 AsyncRwTransport::new_client(stdout, stdin).with_max_line_length(MAX_MESSAGE_BYTES);
-            let service = handler
-                .serve(transport)
-                .await
-                .map_err(|e| handshake(&e, false))?;
+            // The server's exit ends the wait at once, whatever still holds its output (a
+            // child it left), and says how it ended rather than only that the pipe closed.
+            let served = tokio::select! {
+                served = handler.serve(transport) => served,
+                status = process.wait() => return Err(exited(status)),
+            };
+            let service = match served {
+                Ok(s) => s,
+                Err(e) => {
+                    // Its output closed: most likely it is exiting; if so, how.
+                    return Err(
+                        match tokio::time::timeout(EXIT_GRACE, process.wait()).await {
+                            Ok(status) => exited(status),
+                            Err(_) => handshake(&e, false),
+                        },
+                    );
+                }
+            };
             Ok(Connection {
                 service,
                 process: Some(process),
@@ -196,6 +210,27 @@ pub async fn connect(
             })
         }
     }
+}
+
+/// How long a server whose output closed during the handshake may take to exit, for the
+/// error to say how it ended.
+const EXIT_GRACE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// The error of a server that exited before the handshake ended.
+fn exited(status: std::io::Result<std::process::ExitStatus>) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    let how = match status {
+        Ok(s) => match (s.code(), s.signal()) {
+            (Some(code), _) => format!("it exited with code {code}"),
+            (None, Some(sig)) => format!(
+                "it was killed by signal {sig} ({})",
+                crate::process::signal_name(sig)
+            ),
+            (None, None) => "it exited".to_string(),
+        },
+        Err(e) => format!("it exited or cannot be waited for ({e})"),
+    };
+    format!("{how} before the MCP handshake ended")
 }
 
 /// Why the MCP handshake failed, in words: rmcp's messages name its own types.

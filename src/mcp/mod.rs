@@ -385,17 +385,61 @@ impl Mcp {
             "MCP server {} failed to start: {why}; the run goes on without it",
             cfg.name
         )));
-        for l in lock(&server.stderr).last_lines(STDERR_LINES_SHOWN) {
+        let tail = lock(&server.stderr).last_lines(STDERR_LINES_SHOWN);
+        for l in &tail {
             (self.warn)(&Warning::detail(format!(
                 "{} stderr: {}",
                 cfg.name,
-                crate::text::one_line(&l, 200)
+                crate::text::one_line(l, 200)
             )));
         }
-        if let Some(hint) = self.refused_write_hint(server) {
+        if let Some(hint) = self.hidden_tmp_hint(server) {
+            (self.warn)(&Warning::detail(hint));
+        } else if let Some(hint) = self.refused_write_hint(server) {
             (self.warn)(&Warning::detail(hint));
         }
+        // What `hx mcp list` and the tools' errors say carries the server's last words too:
+        // they are seen without the lines above.
+        let why = match tail.last() {
+            Some(l) => format!("{why}: {}", crate::text::one_line(l, 200)),
+            None => why,
+        };
         *lock(&server.state) = State::Failed { why, took };
+    }
+
+    /// For a server that failed in the sandbox and names a file under the host's `/tmp` (its
+    /// program, a script in its arguments, its folder): the sandbox's `/tmp` is the run's own,
+    /// so the program says only that the file is missing (node's `MODULE_NOT_FOUND`), which
+    /// does not tell the user why or what to do.
+    fn hidden_tmp_hint(&self, server: &Server) -> Option<String> {
+        let config::Transport::Stdio {
+            command,
+            args,
+            cwd,
+            sandbox,
+            ..
+        } = &server.config.transport
+        else {
+            return None;
+        };
+        let sandbox = self.local.sandbox_of(*sandbox)?;
+        // A word of a shell line (`sh -c "node /tmp/x.js"`) and an option's value
+        // (`--script=/tmp/x.js`) count too.
+        let named = std::iter::once(command)
+            .chain(args)
+            .flat_map(|a| a.split_whitespace())
+            .map(|w| w.split_once('=').map_or(w, |(_, v)| v))
+            .map(std::path::Path::new)
+            .filter(|p| p.is_absolute())
+            .chain(std::iter::once(cwd.as_path()));
+        let hidden = named.into_iter().find(|p| sandbox.hides(p))?;
+        let name = &server.config.name;
+        Some(format!(
+            "{name} runs in hx's sandbox, whose /tmp is the run's own: {} in the host's /tmp is \
+             not there; move it out of /tmp (into the workspace, say), or give its table \
+             sandbox = \"off\"",
+            hidden.display()
+        ))
     }
 
     /// For a server that failed in the sandbox with a refused write in its stderr (`npx`

@@ -91,6 +91,11 @@ pub fn end_all() {
     let own_group = unsafe { libc::getpgrp() };
     let deadline = Instant::now() + END_WAIT;
     loop {
+        // Zombies first, every round: a pod's pid 1 ends only once every process of its
+        // namespace is reaped, and one whose launcher was killed first (a server that had
+        // exited) is hx's to reap; left, it kept the pod, and hx, waiting the whole
+        // END_WAIT.
+        reap_zombie_children(me);
         let procs = scan();
         let live: Vec<&Proc> = descendants(me, &procs)
             .into_iter()
@@ -113,6 +118,11 @@ pub fn end_all() {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
+    reap_zombie_children(me);
+}
+
+/// Reaps every zombie child of hx (`me`): only at the end, when no runtime waits for one.
+fn reap_zombie_children(me: pid_t) {
     for p in scan() {
         if p.ppid == me && p.state == 'Z' {
             reap(p.pid);

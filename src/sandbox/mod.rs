@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use caps::CapDrop;
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
+pub use pod::sys::{default_signals, ignored};
 pub use pod::{Pod, PodConfig};
 pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
 pub use settings::{
@@ -570,6 +571,12 @@ impl Sandbox {
     /// Why no command can start now (the run's pod has exited); `None` when they can.
     pub fn gone(&self) -> Option<String> {
         self.pod.as_ref()?.gone()
+    }
+
+    /// Whether a command cannot see `path`, a file of the host's: it lies under `/tmp`,
+    /// which the run's pod replaces with its own (see [`Pod::hides`]); never without a pod.
+    pub fn hides(&self, path: &Path) -> bool {
+        self.pod.as_ref().is_some_and(|p| p.hides(path))
     }
 
     /// The pod's own folder on the host, whose `tmp` is the commands' `/tmp`.

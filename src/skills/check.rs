@@ -24,6 +24,8 @@ pub const KNOWN_KEYS: [&str; 6] = [
 ];
 /// Keys Claude Code adds that hx honours: who may invoke a skill (see `skills::Skill`).
 pub const INVOCATION_KEYS: [&str; 2] = ["disable-model-invocation", "user-invocable"];
+/// Keys Claude Code adds that hx reads: what `/NAME` takes after it, shown in `/help`.
+pub const HINT_KEY: &str = "argument-hint";
 pub const MAX_COMPATIBILITY_CHARS: usize = 500;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -275,8 +277,15 @@ fn check_fields(path: &Path, fm: &Frontmatter, out: &mut Vec<Problem>) {
             }
         }
     }
+    if let Err(note) = super::discover::argument_hint_of(&fm.fields) {
+        warnings.push(note);
+    }
     for key in fm.fields.keys() {
-        if !KNOWN_KEYS.contains(&key.as_str()) && !INVOCATION_KEYS.contains(&key.as_str()) {
+        let key_str = key.as_str();
+        if !KNOWN_KEYS.contains(&key_str)
+            && !INVOCATION_KEYS.contains(&key_str)
+            && key_str != HINT_KEY
+        {
             warnings.push(format!(
                 "unknown field {} (the specification defines {})",
                 quoted(key),

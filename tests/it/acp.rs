@@ -953,3 +953,34 @@ fn the_registry_entry_follows_the_crate() {
         json!({"cmd": "hx", "args": ["acp"]})
     );
 }
+
+/// A client that writes `initialize` and `session/new` and then closes its input gets both
+/// answers before hx exits: every request read before the end of the input is answered (it
+/// used to exit without answering `session/new`).
+#[test]
+fn requests_read_before_the_end_of_input_are_answered() {
+    let server = FakeServer::start(vec![Reply::text("never asked")]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    let init = acp.request(
+        "initialize",
+        json!({"protocolVersion": 1, "clientCapabilities": {}}),
+    );
+    let new = acp.request(
+        "session/new",
+        json!({"cwd": hx.workspace(), "mcpServers": []}),
+    );
+    let (code, seen, stderr) = acp.finish();
+    assert_eq!(code, Some(0), "{stderr}");
+    let answer = |id: i64| {
+        seen.iter()
+            .find(|v| crate::support::acp::is_response(v, id))
+            .unwrap_or_else(|| panic!("no answer to request {id} in {seen:#?}\n{stderr}"))
+            .clone()
+    };
+    serde_json::from_value::<InitializeResponse>(answer(init)["result"].clone())
+        .expect("an initialize response");
+    let session = serde_json::from_value::<NewSessionResponse>(answer(new)["result"].clone())
+        .unwrap_or_else(|e| panic!("not a session/new response ({e}): {seen:#?}"));
+    assert!(!session.session_id.0.is_empty());
+}

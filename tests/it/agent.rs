@@ -17,7 +17,8 @@ const FAST_RETRIES: &str = "[network]\nretry_base_delay_ms = 5\n";
 fn plain_answer_prints_only_the_answer_on_stdout() {
     let server = FakeServer::start(vec![Reply::text("Hello from the model.")]);
     let mut hx = Hx::new(&server);
-    hx.args(["agent", "say", "hello"]);
+    // `-v`: the hook steps too.
+    hx.args(["agent", "-v", "say", "hello"]);
     let run = hx.run();
     run.assert_code(0);
     assert_eq!(run.stdout, "Hello from the model.\n");
@@ -69,7 +70,7 @@ fn multi_turn_session_request_by_request() {
     ]);
     let mut hx = Hx::new(&server);
     hx.write_file("a.txt", "hello\n")
-        .args(["agent", "inspect a.txt"]);
+        .args(["agent", "-v", "inspect a.txt"]);
     let run = hx.run();
     run.assert_code(0);
     assert_eq!(run.stdout, "All done.\n");
@@ -720,7 +721,8 @@ fn colour_only_on_a_terminal_and_never_under_no_color() {
     // TERM=dumb, as some CI runners set it, would rightly turn colour off.
     hx.env_remove("NO_COLOR")
         .env("TERM", "xterm-256color")
-        .args(["agent", "look"]);
+        // `-v`: the result is shown, dimmed.
+        .args(["agent", "-v", "look"]);
     let coloured = run_on_terminal(&hx);
     coloured.assert_code(0);
     assert!(coloured.stdout.contains("\x1b[2m"), "{:?}", coloured.stdout);

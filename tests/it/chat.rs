@@ -257,6 +257,14 @@ fn max_cost_holds_for_the_whole_conversation_across_effort_and_model_switches() 
     assert!(chat.say("first").contains("First."));
     // Another effort or model goes on with the same purse: the first message's cost counts.
     chat.say("/effort high");
+    // A model without a price would leave the limit unreachable: the switch is refused.
+    let refused = chat.say("/model local-model");
+    assert!(
+        refused.contains("hx: --max-cost needs the price of model local-model")
+            && refused.contains("[pricing.\"local-model\"]")
+            && !refused.contains("model: local-model"),
+        "{refused}"
+    );
     chat.say("/model deepseek-v4-pro");
     let shown = chat.say("second");
     assert!(shown.contains("passed --max-cost $0.0001"), "{shown}");

@@ -76,7 +76,7 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
     ]);
     let mut hx = Hx::new(&server);
     hx.write_user_config("config.toml", SMALL_NO_CACHE);
-    hx.args(["agent", "make output"]);
+    hx.args(["agent", "-v", "make output"]);
     let run = hx.run();
     run.assert_code(0);
 
@@ -140,7 +140,7 @@ fn pruning_clears_old_outputs_without_a_model_call_and_requests_extend_each_othe
     assert_eq!(full, 2, "the cleared outputs are still on record");
 
     // `-c` goes on from the pruned history: nothing to compact again.
-    hx.clear_args().args(["agent", "-c", "next"]);
+    hx.clear_args().args(["agent", "-v", "-c", "next"]);
     let second = hx.run();
     second.assert_code(0);
     assert!(!second.stderr.contains("PreCompact"), "{}", second.stderr);
@@ -302,7 +302,7 @@ fn an_overflow_compacts_and_the_retry_succeeds() {
         text("done"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.args(["agent", "look"]);
+    hx.args(["agent", "-v", "look"]);
     let run = hx.run();
     run.assert_code(0);
     assert_eq!(run.stdout, "done\n");
@@ -499,7 +499,7 @@ fn a_subagent_compacts_within_its_own_window() {
     ]);
     let mut hx = Hx::new(&server);
     hx.write_user_config("config.toml", SMALL_NO_CACHE);
-    hx.args(["agent", "delegate"]);
+    hx.args(["agent", "-v", "delegate"]);
     let run = hx.run();
     run.assert_code(0);
     let reqs = server.requests();

@@ -163,3 +163,60 @@ fn sessions_list_and_show_give_each_session_s_cost() {
         show.stdout
     );
 }
+
+/// A cost limit on a model hx has no price for could never be reached (its cost is unknown),
+/// so `hx agent`, `hx chat` and `hx acp` refuse it before any request, naming the table that
+/// prices the model and where the limit was set; once priced, the same run goes.
+#[test]
+fn a_cost_limit_on_a_model_without_a_price_is_refused_at_start() {
+    let server = FakeServer::start(vec![Reply::text("done")]);
+    let mut hx = Hx::new(&server);
+    let refusal = |limit: &str| {
+        format!(
+            "hx: {limit} needs the price of model local-model, and hx has none: its cost is \
+             unknown, so the limit could never be reached; give its rates as \
+             [pricing.\"local-model\"] in a config file (input_cache_hit, input_cache_miss and \
+             output per million tokens), or leave the limit out\n"
+        )
+    };
+    for command in [
+        &["agent", "--model", "local-model", "--max-cost", "1", "go"][..],
+        &["acp", "--model", "local-model", "--max-cost", "1"],
+    ] {
+        let run = hx.run_args(command);
+        run.assert_code(2);
+        assert_eq!(run.stderr, refusal("--max-cost"), "{}", run.dump());
+    }
+    // `hx chat` on a terminal says the same before its prompt.
+    hx.args(["chat", "--model", "local-model", "--max-cost", "1"]);
+    let run = crate::support::pty::run_on_terminal(&hx);
+    assert!(
+        run.stdout
+            .replace("\r\n", "\n")
+            .contains(&refusal("--max-cost")),
+        "{}",
+        run.dump()
+    );
+    run.assert_code(2);
+    // A limit from a config file names the file.
+    hx.write_user_config("config.toml", "max_cost = 1\n");
+    let config = hx.user_config_dir().join("config.toml");
+    let run = hx.run_args(&["agent", "--model", "local-model", "go"]);
+    run.assert_code(2);
+    assert_eq!(
+        run.stderr,
+        refusal(&format!("max_cost (user file {})", config.display())),
+        "{}",
+        run.dump()
+    );
+    assert!(server.requests().is_empty());
+    // Priced, the run goes.
+    hx.write_user_config(
+        "config.toml",
+        "max_cost = 1\n[pricing.\"local-model\"]\ninput_cache_hit = 0.1\n\
+         input_cache_miss = 0.2\noutput = 0.3\n",
+    );
+    let run = hx.run_args(&["agent", "--model", "local-model", "go"]);
+    run.assert_code(0);
+    assert_eq!(run.stdout, "done\n");
+}

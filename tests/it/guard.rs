@@ -40,7 +40,7 @@ fn tool_message(server: &FakeServer) -> String {
 
 #[test]
 fn a_refused_command_is_not_run_and_the_model_is_told_why() {
-    let (server, run) = run_call("sudo rm -rf /", &[]);
+    let (server, run) = run_call("sudo rm -rf /", &["-v"]);
     assert_eq!(
         tool_message(&server),
         "Error: blocked by guard: privilege escalation (sudo)"
@@ -51,6 +51,18 @@ fn a_refused_command_is_not_run_and_the_model_is_told_why() {
         "{}",
         run.dump()
     );
+    assert!(stop_line(&run).starts_with("[HOOK] Stop: turns=2, tool_calls=1, blocked=1,"));
+
+    // The default trace: the call's line, and under it who refused it and why.
+    let (_, run) = run_call("sudo rm -rf /", &[]);
+    assert!(
+        run.stderr.contains(
+            "> bash command=sudo rm -rf /\n  blocked by the guard: privilege escalation (sudo)\n"
+        ),
+        "{}",
+        run.dump()
+    );
+    assert!(!run.stderr.contains("PreToolUse"), "{}", run.dump());
     assert!(stop_line(&run).starts_with("[HOOK] Stop: turns=2, tool_calls=1, blocked=1,"));
 }
 
@@ -65,7 +77,7 @@ fn no_guard_runs_what_the_guard_refuses() {
     );
     assert!(stop_line(&run).contains("blocked=1"));
 
-    let (server, run) = run_call(command, &["--no-guard"]);
+    let (server, run) = run_call(command, &["--no-guard", "-v"]);
     let content = tool_message(&server);
     assert!(!content.contains("blocked"), "{content}");
     assert!(!run.stderr.contains("PreToolUse blocked"), "{}", run.dump());

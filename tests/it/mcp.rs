@@ -513,7 +513,8 @@ fn mcp_list_shows_each_server_its_state_start_time_and_tools() {
     assert_eq!(bad["state"], "failed");
     assert_eq!(
         bad["why"],
-        "it exited or closed the connection before the MCP handshake ended"
+        "it exited with code 1 before the MCP handshake ended: test server: fatal: the \
+         database is not reachable"
     );
     assert_eq!(by_name("off")["state"], "disabled");
     let proj = by_name("proj");
@@ -833,4 +834,107 @@ fn a_server_failing_on_a_refused_write_says_how_to_allow_it() {
         "{}",
         run.dump()
     );
+}
+
+/// A server kept under the host's `/tmp` is not there in the sandbox, whose `/tmp` is the
+/// run's own: the program's own error (here the launcher's "No such file") does not say why,
+/// so hx says it and what to do; with `sandbox = "off"` the same server starts.
+#[test]
+fn a_server_under_the_hosts_tmp_says_the_sandbox_has_its_own() {
+    let dir = tempfile::Builder::new()
+        .prefix("hx-mcp-tmp-")
+        .tempdir_in("/tmp")
+        .expect("a folder in /tmp");
+    let script = dir.path().join("server.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nexec '{}'\n",
+            crate::support::mcp::server_path().display()
+        ),
+    )
+    .expect("write the script");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let table = |extra: &str| {
+        format!(
+            "[mcp_servers.kept]\ncommand = {}\n{extra}\n",
+            toml_str(&script.display().to_string())
+        )
+    };
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    hx.write_user_config("config.toml", &table(""));
+    let run = hx.run_args(&["mcp", "list"]);
+    run.assert_code(1);
+    let hint = format!(
+        "  kept runs in hx's sandbox, whose /tmp is the run's own: {} in the host's /tmp is not \
+         there; move it out of /tmp (into the workspace, say), or give its table sandbox = \"off\"",
+        script.display()
+    );
+    assert!(
+        run.stderr.contains("hx: MCP server kept failed to start: ")
+            && run.stderr.lines().any(|l| l == hint),
+        "{hint:?} in\n{}",
+        run.dump()
+    );
+
+    hx.write_user_config("config.toml", &table("sandbox = \"off\""));
+    let run = hx.run_args(&["mcp", "list"]);
+    run.assert_success();
+    assert!(
+        !run.stderr.contains("failed to start") && run.stdout.contains("mcp__kept__echo"),
+        "{}",
+        run.dump()
+    );
+}
+
+/// A server that exits at once (`sh -c 'echo oops >&2; exit 1'`) is noticed at once: the
+/// failure names its exit and the end of its stderr, and neither `hx mcp list` nor a run
+/// waits on its processes when it ends (it waited 2 s for a pod that could not end while a
+/// dead server of it was left unreaped).
+#[test]
+fn a_server_that_exits_at_once_fails_at_once_with_its_stderr() {
+    let config =
+        "[mcp_servers.crash]\ncommand = \"sh\"\nargs = [\"-c\", \"echo oops >&2; exit 1\"]\n";
+    let server = FakeServer::start(vec![Reply::text("done"); 3]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", config);
+    for _ in 0..3 {
+        let began = std::time::Instant::now();
+        let run = hx.run_args(&["mcp", "list", "--json"]);
+        let took = began.elapsed();
+        run.assert_code(1);
+        let list: Value = serde_json::from_str(&run.stdout).expect("JSON");
+        assert_eq!(list[0]["state"], "failed", "{}", run.dump());
+        assert_eq!(
+            list[0]["why"],
+            "it exited with code 1 before the MCP handshake ended: oops",
+            "{}",
+            run.dump()
+        );
+        assert!(
+            took < Duration::from_millis(1500),
+            "{took:?}\n{}",
+            run.dump()
+        );
+    }
+    for _ in 0..3 {
+        let began = std::time::Instant::now();
+        let run = hx.run_args(&["agent", "hi"]);
+        let took = began.elapsed();
+        run.assert_success();
+        assert!(
+            run.stderr.contains(
+                "hx: MCP server crash failed to start: it exited with code 1 before the MCP \
+                 handshake ended; the run goes on without it\n  crash stderr: oops\n"
+            ),
+            "{}",
+            run.dump()
+        );
+        assert!(
+            took < Duration::from_millis(1500),
+            "{took:?}\n{}",
+            run.dump()
+        );
+    }
 }

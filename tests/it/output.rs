@@ -80,9 +80,15 @@ fn full_script() -> Vec<Reply> {
 }
 
 fn full_run(extra: &[&str]) -> (FakeServer, Hx, Run) {
+    full_run_with("", extra)
+}
+
+/// [`full_run`] with `config` as the user's config file.
+fn full_run_with(config: &str, extra: &[&str]) -> (FakeServer, Hx, Run) {
     let server = FakeServer::start(full_script());
     let mut hx = Hx::new(&server);
-    hx.write_file("notes.txt", "old notes\n")
+    hx.write_user_config("config.toml", config)
+        .write_file("notes.txt", "old notes\n")
         .write_file(".agents/skills/deploy/SKILL.md", SKILL)
         .arg("agent")
         .args(extra)
@@ -280,7 +286,7 @@ fn json_events_of_a_full_run_parse_pair_up_and_end_with_the_answer() {
 
 #[test]
 fn the_trace_says_where_the_run_goes_shows_the_end_of_output_and_honest_totals() {
-    let (server, _, run) = full_run(&[]);
+    let (server, _, run) = full_run_with("trace = \"hooks\"\n", &[]);
     let first = run.stderr.lines().next().unwrap_or_default();
     assert_eq!(
         first,
@@ -347,6 +353,391 @@ fn the_trace_says_where_the_run_goes_shows_the_end_of_output_and_honest_totals()
         .strip_suffix('s')
         .and_then(|s| s.parse::<f64>().ok());
     assert!(secs.is_some_and(|s| s >= 0.0), "{stop}");
+}
+
+/// The trace of [`full_run`] with what changes from run to run fixed: the server's URL is
+/// `URL`, the workspace `CWD`, each duration `D` and the session's id `ID`.
+fn normalized(server: &FakeServer, hx: &Hx, run: &Run) -> String {
+    let cwd = hx.workspace().canonicalize().expect("workspace");
+    let mut text = run
+        .stderr
+        .replace(&server.url(), "URL")
+        .replace(&cwd.display().to_string(), "CWD");
+    if let Some(file) = hx.session_files().first() {
+        let id = crate::support::session_id(file);
+        text = text.replace(crate::support::short_id(&id), "ID");
+    }
+    text.lines()
+        .map(|l| match l.rfind(", duration=") {
+            Some(at) if l.ends_with('s') => format!("{}, duration=D", &l[..at]),
+            _ => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The trace as `-v` showed it before the short trace was the default, byte for byte but for
+/// what [`normalized`] fixes: every hook step, every result whole.
+const SEED_VERBOSE: &str = r#"hx VERSION · deepseek-flash · deepseek · URL
+[HOOK] UserPromptSubmit cwd=CWD
+> todo_write todos=[{"content":"Read the notes","status":"in_progress","activeForm":"Reading the n…
+[HOOK] PreToolUse todo_write({"todos":[{"content":"Read the notes","status":"in_progress","activeForm":"Reading the notes"},{"content":"Fix the file","status":"pending","activeForm":"Fixing the file"}]})
+[HOOK] PostToolUse todo_write output_chars=51
+[>] Reading the notes
+[ ] Fix the file
+(0/2 completed)
+> load_skill name=deploy
+[HOOK] PreToolUse load_skill({"name":"deploy"})
+[HOOK] PostToolUse load_skill output_chars=42
+<skill name="deploy">
+Run ./ship.
+</skill>
+Running the tests first.
+> bash command=seq 1 10; echo 'error: boom'; exit 3
+[HOOK] PreToolUse bash({"command":"seq 1 10; echo 'error: boom'; exit 3"})
+[HOOK] PostToolUse bash output_chars=47
+1
+2
+3
+4
+5
+6
+7
+8
+9
+10
+error: boom
+[exit code: 3]
+> read_file path=notes.txt
+[HOOK] PreToolUse read_file({"path":"notes.txt"})
+[HOOK] PostToolUse read_file output_chars=10
+old notes
+
+> write_file path=new.txt content=fresh 
+[HOOK] PreToolUse write_file({"path":"new.txt","content":"fresh\n"})
+[HOOK] PostToolUse write_file output_chars=24
+Wrote 6 bytes to new.txt
+> edit_file path=notes.txt old_text=old new_text=new
+[HOOK] PreToolUse edit_file({"path":"notes.txt","old_text":"old","new_text":"new"})
+[HOOK] PostToolUse edit_file output_chars=40
+Edited notes.txt (replaced 1 occurrence)
+2 files changed, +2 -1 (hx diff --turn 3; undo: hx rewind 3)
+> bash command=sudo rm -rf /
+[HOOK] PreToolUse bash({"command":"sudo rm -rf /"})
+[HOOK] PreToolUse blocked bash({"command":"sudo rm -rf /"}) (guard): privilege escalation (sudo)
+[HOOK] PostToolUse bash output_chars=52
+Error: blocked by guard: privilege escalation (sudo)
+> task description=count files prompt=Count the text files.
+[HOOK] PreToolUse task({"description":"count files","prompt":"Count the text files."})
+  [task 1] > bash command=ls *.txt
+  [task 1] [HOOK] PreToolUse bash({"command":"ls *.txt"})
+  [task 1] [HOOK] PostToolUse bash output_chars=18
+  [task 1] new.txt
+  [task 1] notes.txt
+  [task 1] [HOOK] SubagentStop: turns=2, tool_calls=1, blocked=0, prompt_tokens=200, cache_hit_tokens=100, completion_tokens=2, cost=$0.000017 cache=50%, duration=D
+[HOOK] PostToolUse task output_chars=15
+Two text files.
+> todo_write todos=[{"content":"Read the notes","status":"completed","activeForm":"Reading the not…
+[HOOK] PreToolUse todo_write({"todos":[{"content":"Read the notes","status":"completed","activeForm":"Reading the notes"},{"content":"Fix the file","status":"completed","activeForm":"Fixing the file"}]})
+[HOOK] PostToolUse todo_write output_chars=51
+[x] Read the notes
+[x] Fix the file
+(2/2 completed)
+[HOOK] Stop: turns=5, tool_calls=9, blocked=1, prompt_tokens=5200, cache_hit_tokens=2600, completion_tokens=52, cost=$0.000429 cache=50% (subagents $0.000017), duration=D
+hx: session ID · continue with: hx agent -r ID "...""#;
+
+/// The trace the seed showed by default, which `trace = "hooks"` keeps: as [`SEED_VERBOSE`],
+/// with a preview of each result.
+const SEED_HOOKS: &str = r#"hx VERSION · deepseek-flash · deepseek · URL
+[HOOK] UserPromptSubmit cwd=CWD
+> todo_write todos=[{"content":"Read the notes","status":"in_progress","activeForm":"Reading the n…
+[HOOK] PreToolUse todo_write({"todos":[{"content":"Read the notes","status":"in_progress","activeForm":"Reading the notes"},{"content":"Fix the file","status":"pending","activeForm":"Fixing the file"}]})
+[HOOK] PostToolUse todo_write output_chars=51
+[>] Reading the notes
+[ ] Fix the file
+(0/2 completed)
+> load_skill name=deploy
+[HOOK] PreToolUse load_skill({"name":"deploy"})
+[HOOK] PostToolUse load_skill output_chars=42
+<skill name="deploy">
+Run ./ship.
+</skill>
+Running the tests first.
+> bash command=seq 1 10; echo 'error: boom'; exit 3
+[HOOK] PreToolUse bash({"command":"seq 1 10; echo 'error: boom'; exit 3"})
+[HOOK] PostToolUse bash output_chars=47
+1
+2
+3
+... [7 lines omitted] ...
+error: boom
+[exit code: 3]
+> read_file path=notes.txt
+[HOOK] PreToolUse read_file({"path":"notes.txt"})
+[HOOK] PostToolUse read_file output_chars=10
+old notes
+> write_file path=new.txt content=fresh 
+[HOOK] PreToolUse write_file({"path":"new.txt","content":"fresh\n"})
+[HOOK] PostToolUse write_file output_chars=24
+Wrote 6 bytes to new.txt
+> edit_file path=notes.txt old_text=old new_text=new
+[HOOK] PreToolUse edit_file({"path":"notes.txt","old_text":"old","new_text":"new"})
+[HOOK] PostToolUse edit_file output_chars=40
+Edited notes.txt (replaced 1 occurrence)
+2 files changed, +2 -1 (hx diff --turn 3; undo: hx rewind 3)
+> bash command=sudo rm -rf /
+[HOOK] PreToolUse bash({"command":"sudo rm -rf /"})
+[HOOK] PreToolUse blocked bash({"command":"sudo rm -rf /"}) (guard): privilege escalation (sudo)
+[HOOK] PostToolUse bash output_chars=52
+Error: blocked by guard: privilege escalation (sudo)
+> task description=count files prompt=Count the text files.
+[HOOK] PreToolUse task({"description":"count files","prompt":"Count the text files."})
+  [task 1] > bash command=ls *.txt
+  [task 1] [HOOK] PreToolUse bash({"command":"ls *.txt"})
+  [task 1] [HOOK] PostToolUse bash output_chars=18
+  [task 1] new.txt
+  [task 1] notes.txt
+  [task 1] [HOOK] SubagentStop: turns=2, tool_calls=1, blocked=0, prompt_tokens=200, cache_hit_tokens=100, completion_tokens=2, cost=$0.000017 cache=50%, duration=D
+[HOOK] PostToolUse task output_chars=15
+Two text files.
+> todo_write todos=[{"content":"Read the notes","status":"completed","activeForm":"Reading the not…
+[HOOK] PreToolUse todo_write({"todos":[{"content":"Read the notes","status":"completed","activeForm":"Reading the notes"},{"content":"Fix the file","status":"completed","activeForm":"Fixing the file"}]})
+[HOOK] PostToolUse todo_write output_chars=51
+[x] Read the notes
+[x] Fix the file
+(2/2 completed)
+[HOOK] Stop: turns=5, tool_calls=9, blocked=1, prompt_tokens=5200, cache_hit_tokens=2600, completion_tokens=52, cost=$0.000429 cache=50% (subagents $0.000017), duration=D
+hx: session ID · continue with: hx agent -r ID "...""#;
+
+/// The default trace: what happened, a line per call, a short line under the call that failed
+/// and the one the guard refused, the plans, the Stop lines.
+const SHORT: &str = r#"hx VERSION · deepseek-flash · deepseek · URL
+> todo_write todos=[{"content":"Read the notes","status":"in_progress","activeForm":"Reading the n…
+[>] Reading the notes
+[ ] Fix the file
+(0/2 completed)
+> load_skill name=deploy
+Running the tests first.
+> bash command=seq 1 10; echo 'error: boom'; exit 3
+  failed: exit code 3 · 11 lines · error: boom
+> read_file path=notes.txt
+> write_file path=new.txt content=fresh 
+> edit_file path=notes.txt old_text=old new_text=new
+2 files changed, +2 -1 (hx diff --turn 3; undo: hx rewind 3)
+> bash command=sudo rm -rf /
+  blocked by the guard: privilege escalation (sudo)
+> task description=count files prompt=Count the text files.
+  [task 1] > bash command=ls *.txt
+  [task 1] [HOOK] SubagentStop: turns=2, tool_calls=1, blocked=0, prompt_tokens=200, cache_hit_tokens=100, completion_tokens=2, cost=$0.000017 cache=50%, duration=D
+> todo_write todos=[{"content":"Read the notes","status":"completed","activeForm":"Reading the not…
+[x] Read the notes
+[x] Fix the file
+(2/2 completed)
+[HOOK] Stop: turns=5, tool_calls=9, blocked=1, prompt_tokens=5200, cache_hit_tokens=2600, completion_tokens=52, cost=$0.000429 cache=50% (subagents $0.000017), duration=D
+hx: session ID · continue with: hx agent -r ID "...""#;
+
+fn with_version(text: &str) -> String {
+    text.replace("VERSION", env!("CARGO_PKG_VERSION"))
+}
+
+#[test]
+fn verbose_shows_the_seed_s_whole_trace_byte_for_byte() {
+    let (server, hx, run) = full_run(&["-v"]);
+    assert_eq!(
+        normalized(&server, &hx, &run),
+        with_version(SEED_VERBOSE),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn trace_hooks_in_the_config_shows_the_seed_s_default_trace_byte_for_byte() {
+    let server = FakeServer::start([full_script(), full_script()].concat());
+    let mut hx = Hx::new(&server);
+    hx.write_file("notes.txt", "old notes\n")
+        .write_file(".agents/skills/deploy/SKILL.md", SKILL)
+        .write_user_config("config.toml", "trace = \"hooks\"\n")
+        .args(["agent", "fix the notes"]);
+    let run = hx.run();
+    run.assert_success();
+    assert_eq!(
+        normalized(&server, &hx, &run),
+        with_version(SEED_HOOKS),
+        "{}",
+        run.dump()
+    );
+    // `-v` shows the whole results over the config's previews.
+    hx.clear_args().args(["agent", "-v", "fix the notes"]);
+    let verbose = hx.run();
+    assert!(
+        verbose
+            .stderr
+            .contains("1\n2\n3\n4\n5\n6\n7\n8\n9\n10\nerror: boom\n"),
+        "{}",
+        verbose.dump()
+    );
+}
+
+#[test]
+fn the_default_trace_is_a_line_per_call_and_a_short_line_where_one_failed() {
+    let (server, hx, run) = full_run(&[]);
+    assert_eq!(
+        normalized(&server, &hx, &run),
+        with_version(SHORT),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn a_hooked_event_s_steps_show_in_the_default_trace_and_no_other_s() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("c1", "bash", json!({"command": "echo hi"}))]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let noted = script(&hx, "noted.sh", "cat > /dev/null");
+    user_hooks(
+        &hx,
+        json!({ "PostToolUse": groups("Bash", &[&noted], None) }),
+    );
+    hx.args(["agent", "say hi"]);
+    let run = hx.run();
+    run.assert_success();
+    // The PostToolUse step the user hooked, and the run of the hook; no other hook step.
+    assert!(
+        run.stderr
+            .contains("> bash command=echo hi\nhook PostToolUse: ")
+            && run
+                .stderr
+                .contains(" ms\n[HOOK] PostToolUse bash output_chars=3\n[HOOK] Stop: "),
+        "{}",
+        run.dump()
+    );
+    for absent in ["[HOOK] PreToolUse", "[HOOK] UserPromptSubmit"] {
+        assert!(!run.stderr.contains(absent), "{absent}\n{}", run.dump());
+    }
+}
+
+#[test]
+fn a_result_line_after_other_calls_names_its_call() {
+    let task = |id: &str, job: &str| {
+        call(
+            id,
+            "task",
+            json!({"description": "look around", "prompt": job}),
+        )
+    };
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![task("t1", "Job A"), task("t2", "Job B")]),
+        // The first subagent to ask is refused at once; the other answers later.
+        Reply::status(401, r#"{"error":{"message":"bad key"}}"#),
+        Reply::text("report").delay(std::time::Duration::from_millis(700)),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "two jobs"]);
+    let run = hx.run();
+    run.assert_success();
+    // Both calls' lines came before either ended.
+    assert!(
+        run.stderr.contains(
+            "> task description=look around prompt=Job A\n> task description=look around \
+             prompt=Job B\n"
+        ),
+        "{}",
+        run.dump()
+    );
+    let refused = messages(&server.requests()[1].body)[1]["content"].clone();
+    let failed = "failed: subagent failed: API error 401";
+    // The line of the call started last follows its own `>` line as far as the trace of its
+    // agent goes; the other's names it.
+    let expected = if refused == "Job A" {
+        format!("\n  task description=look around prompt=Job A: {failed}")
+    } else {
+        format!("\n  {failed}")
+    };
+    assert!(
+        run.stderr.contains(&expected),
+        "{expected:?}\n{}",
+        run.dump()
+    );
+
+    let (_, _, quiet) = full_run(&["-q"]);
+    assert!(!quiet.stderr.contains("failed:"), "{}", quiet.dump());
+    assert!(!quiet.stderr.contains("blocked by"), "{}", quiet.dump());
+}
+
+/// A new user's five-turn fix: look around, run the failing test, edit, look again, run the
+/// test and see the change: eight calls.
+fn five_turn_fix(config: &str) -> (FakeServer, Hx, Run) {
+    let test = "sh test.sh";
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![
+            call("c1", "glob", json!({"pattern": "*"})),
+            call("c2", "read_file", json!({"path": "calc.txt"})),
+            call("c3", "read_file", json!({"path": "test.sh"})),
+        ]),
+        Reply::tool_calls(vec![call("c4", "bash", json!({"command": test}))]),
+        Reply::tool_calls(vec![
+            call(
+                "c5",
+                "edit_file",
+                json!({"path": "calc.txt", "old_text": "2+2=5", "new_text": "2+2=4"}),
+            ),
+            call("c6", "read_file", json!({"path": "calc.txt"})),
+        ]),
+        Reply::tool_calls(vec![
+            call("c7", "bash", json!({"command": test})),
+            call("c8", "bash", json!({"command": "cat calc.txt"})),
+        ]),
+        Reply::text("Fixed: 2+2 is 4 again, and the test passes."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", config)
+        .write_file("calc.txt", "sums\n2+2=5\n")
+        .write_file(
+            "test.sh",
+            "grep -q '2+2=4' calc.txt && echo ok || { echo 'FAIL: 2+2 is not 5'; exit 1; }\n",
+        )
+        .args(["agent", "fix the failing test"]);
+    let run = hx.run();
+    run.assert_success();
+    (server, hx, run)
+}
+
+#[test]
+fn a_five_turn_fix_shows_a_line_per_call_and_the_summary() {
+    let (server, hx, run) = five_turn_fix("");
+    let expected = "hx VERSION · deepseek-flash · deepseek · URL
+> glob pattern=*
+> read_file path=calc.txt
+> read_file path=test.sh
+> bash command=sh test.sh
+  failed: exit code 1 · 1 line · FAIL: 2+2 is not 5
+> edit_file path=calc.txt old_text=2+2=5 new_text=2+2=4
+> read_file path=calc.txt
+1 file changed, +1 -1 (hx diff --turn 3; undo: hx rewind 3)
+> bash command=sh test.sh
+> bash command=cat calc.txt
+[HOOK] Stop: turns=5, tool_calls=8, blocked=0, prompt_tokens=6000, cache_hit_tokens=5120, completion_tokens=750, cost=$0.000597 cache=85%, duration=D
+hx: session ID · continue with: hx agent -r ID \"...\"";
+    assert_eq!(
+        normalized(&server, &hx, &run),
+        with_version(expected),
+        "{}",
+        run.dump()
+    );
+    // The seed's trace of the same run, as `trace = "hooks"` keeps it: three lines a call and
+    // the results' previews.
+    let (_, _, hooks) = five_turn_fix("trace = \"hooks\"\n");
+    eprintln!(
+        "five-turn fix, 8 calls: {} stderr lines by default, {} with trace = \"hooks\" (the seed's)",
+        run.stderr.lines().count(),
+        hooks.stderr.lines().count()
+    );
+    assert_eq!(hooks.stderr.matches("[HOOK] PreToolUse").count(), 8);
 }
 
 #[test]
@@ -794,7 +1185,8 @@ fn a_long_call_is_cut_on_its_pre_tool_use_line_and_whole_with_verbose() {
     };
     let server = FakeServer::start(script());
     let mut hx = Hx::new(&server);
-    hx.args(["agent", "write it"]);
+    hx.write_user_config("config.toml", "trace = \"hooks\"\n")
+        .args(["agent", "write it"]);
     let run = hx.run();
     run.assert_success();
     let line = run

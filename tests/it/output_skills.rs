@@ -146,3 +146,33 @@ fn check_reports_each_broken_file_once() {
         out.dump()
     );
 }
+
+#[test]
+fn check_takes_argument_hint_as_a_field_hx_uses() {
+    let mut hx = crate::support::Hx::new_offline();
+    hx.write_file(
+        ".agents/skills/sync/SKILL.md",
+        "---\nname: sync\ndescription: Sync a branch\nargument-hint: \"[remote] [branch]\"\n---\nSync.\n",
+    )
+    .write_file(
+        ".agents/skills/odd/SKILL.md",
+        "---\nname: odd\ndescription: Odd\nargument-hint: {a: b}\n---\nOdd.\n",
+    );
+    hx.write_file(
+        ".agents/skills/list/SKILL.md",
+        "---\nname: list\ndescription: A list hint, as Claude Code writes it\nargument-hint: [message]\n---\nList.\n",
+    );
+    for skill in ["sync", "list"] {
+        let out = hx.run_args(&["skills", "check", &format!(".agents/skills/{skill}")]);
+        out.assert_code(0);
+        assert!(!out.stdout.contains("argument-hint"), "{}", out.dump());
+    }
+    // A hint that is not text is still a problem worth a warning.
+    let out = hx.run_args(&["skills", "check", ".agents/skills/odd"]);
+    assert!(
+        out.stdout
+            .contains("warning: argument-hint is a mapping, not text; left out"),
+        "{}",
+        out.dump()
+    );
+}

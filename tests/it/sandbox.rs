@@ -753,3 +753,75 @@ fn mcp_list_without_landlock_warns_or_refuses_as_a_run_does() {
     assert_eq!(run.stdout, "");
     assert!(!pid_file.exists(), "a server started");
 }
+
+/// Commands start as programs expect to, with no signal ignored or blocked, in the pod, under
+/// Landlock alone and with the sandbox off: not with SIGPIPE ignored as the pod's launcher (a
+/// Rust program) has it, so `yes | head -3` ends quietly, nor with what hx inherited ignored
+/// (here SIGHUP, SIGINT and SIGQUIT, as `nohup` and a script's `&` leave them); nor do the
+/// user's hooks.
+#[test]
+fn commands_start_with_default_signals_in_and_out_of_the_sandbox() {
+    const SIGNALS: &str = "grep -E '^Sig(Blk|Ign):' /proc/self/status";
+    const PIPE: &str = "yes | head -3";
+    let quiet = "SigBlk:\t0000000000000000\nSigIgn:\t0000000000000000\n";
+    for (mode, no_pod) in [
+        ("workspace-write", false),
+        ("workspace-write", true),
+        ("off", false),
+    ] {
+        let calls = [SIGNALS, PIPE]
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Call::new(
+                    &format!("c{i}"),
+                    "bash",
+                    &json!({ "command": c }).to_string(),
+                )
+            })
+            .collect();
+        let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
+        let mut hx = Hx::new_offline_in(&outside_tmp());
+        hx.env("DEEPSEEK_BASE_URL", server.url())
+            .write_user_config("config.toml", &format!("sandbox = {mode:?}\n"))
+            .args(["agent", "run the commands"]);
+        let hook = crate::support::hooks::script(
+            &hx,
+            "post.sh",
+            &format!("cat >/dev/null\n{SIGNALS} > hook-signals.txt"),
+        );
+        crate::support::hooks::user_hooks(
+            &hx,
+            json!({ "PostToolUse": crate::support::hooks::groups("Bash", &[&hook], None) }),
+        );
+        let mut cmd = hx.command();
+        cmd.stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        if no_pod {
+            // No user namespace: no pod, Landlock only.
+            degrade(&mut cmd, false, true);
+        }
+        // SAFETY: signal() on three signal numbers in the forked child before exec.
+        unsafe {
+            cmd.pre_exec(|| {
+                for sig in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT] {
+                    libc::signal(sig, libc::SIG_IGN);
+                }
+                Ok(())
+            });
+        }
+        let run = Run::wait(
+            cmd.spawn().expect("spawn hx"),
+            crate::support::DEFAULT_TIMEOUT,
+        );
+        run.assert_code(0);
+        let reqs = server.requests();
+        assert_eq!(reqs.len(), 2, "{}", run.dump());
+        let out = tool_results(&reqs[1].body);
+        let case = format!("{mode}, no pod: {no_pod}\n{}", run.dump());
+        assert_eq!(out[0], quiet, "{case}");
+        assert_eq!(out[1], "y\ny\ny\n", "{case}");
+        assert_eq!(hx.read_file("hook-signals.txt"), quiet, "{case}");
+    }
+}

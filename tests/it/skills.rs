@@ -51,7 +51,7 @@ fn catalog_in_the_prompt_and_bodies_only_on_demand() {
     ]);
     let mut hx = Hx::new(&server);
     fixture(&mut hx);
-    hx.args(["agent", "deploy the service"]);
+    hx.args(["agent", "-v", "deploy the service"]);
     let run = hx.run();
     run.assert_code(0);
 

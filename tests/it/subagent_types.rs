@@ -456,3 +456,70 @@ fn a_typed_subagent_on_another_model_is_priced_and_mapped_as_that_model() {
         run.stderr
     );
 }
+
+/// A standard Claude Code agent file: a Claude model and a tool hx lacks.
+const CLAUDE_REVIEWER: &str = "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Glob, Grep\nmodel: sonnet\n---\nYou review.\n";
+
+#[test]
+fn a_claude_agent_file_s_notes_are_said_once_per_change_at_warning_level() {
+    let server = FakeServer::start((0..5).map(|_| Reply::text("ok")).collect());
+    let mut hx = Hx::new(&server);
+    hx.write_file(".claude/agents/reviewer.md", CLAUDE_REVIEWER);
+    let model =
+        "hx: warning: agent reviewer: model sonnet is Claude's; the configured model is used";
+    let grep = "hx: warning: agent reviewer: tool Grep: hx has no such tool, left out";
+    // The first run says both, even with -q.
+    let first = hx.run_args(&["agent", "-q", "x"]);
+    first.assert_success();
+    for line in [model, grep] {
+        assert_eq!(first.stderr.matches(line).count(), 1, "{}", first.dump());
+    }
+    // The file has not changed: nothing more, in a run or in --json.
+    let second = hx.run_args(&["agent", "x"]);
+    second.assert_success();
+    assert!(
+        !second.stderr.contains("agent reviewer"),
+        "{}",
+        second.dump()
+    );
+    let json = hx.run_args(&["agent", "--json", "x"]);
+    json.assert_success();
+    assert!(!json.stdout.contains("agent reviewer"), "{}", json.dump());
+    // Changed, it is said again: in --json as warning items, never as error items.
+    hx.write_file(
+        ".claude/agents/reviewer.md",
+        &CLAUDE_REVIEWER.replace("Reviews code", "Reviews code for bugs"),
+    );
+    let changed = hx.run_args(&["agent", "--json", "x"]);
+    changed.assert_success();
+    let items: Vec<Value> = crate::support::json_lines(&changed.stdout)
+        .into_iter()
+        .filter(|e| {
+            e["item"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("agent reviewer"))
+        })
+        .map(|e| e["item"].clone())
+        .collect();
+    assert_eq!(items.len(), 2, "{}", changed.stdout);
+    for item in &items {
+        assert_eq!(item["type"], "warning", "{item}");
+    }
+    assert_eq!(
+        items[0]["message"],
+        "agent reviewer: model sonnet is Claude's; the configured model is used"
+    );
+    let again = hx.run_args(&["agent", "x"]);
+    assert!(!again.stderr.contains("agent reviewer"), "{}", again.dump());
+    // `hx agents check` says it every time.
+    for _ in 0..2 {
+        let check = hx.run_args(&["agents", "check"]);
+        assert!(
+            check
+                .stdout
+                .contains("reviewer.md: warning: tool Grep: hx has no such tool"),
+            "{}",
+            check.dump()
+        );
+    }
+}

@@ -29,7 +29,7 @@ fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
             ".agents/skills/deploy/SKILL.md",
             "---\nname: deploy\ndescription: Ship it\n---\nSteps.\n",
         )
-        .args(["agent", "what files are there?"]);
+        .args(["agent", "-v", "what files are there?"]);
     let run = hx.run();
     run.assert_code(0);
     assert_eq!(run.stdout, "The child found a.txt.\n");
@@ -145,7 +145,7 @@ fn subagent_turn_limit_failure_and_guard() {
     ]);
     let mut hx = Hx::new(&server);
     hx.write_user_config("config.toml", "subagent_max_turns = 2\n")
-        .args(["agent", "x"]);
+        .args(["agent", "-v", "x"]);
     let run = hx.run();
     run.assert_code(0);
     assert_eq!(run.stdout, "parent carries on\n");

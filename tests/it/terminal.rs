@@ -48,7 +48,7 @@ fn a_commands_escape_sequences_reach_the_model_but_not_the_terminal() {
         Reply::text("answer \x1b[1mbold\x1b[0m"),
     ]);
     let mut hx = Hx::new(&server);
-    hx.args(["agent", "--show-reasoning", "print it"]);
+    hx.args(["agent", "-v", "--show-reasoning", "print it"]);
     let run = hx.run();
     run.assert_success();
     assert_eq!(tool_message(&server, 1), PRINTED);
@@ -156,7 +156,7 @@ fn on_a_terminal(term: &str) -> (FakeServer, String) {
     let mut hx = Hx::new(&server);
     hx.env_remove("NO_COLOR")
         .env("TERM", term)
-        .args(["agent", "look"]);
+        .args(["agent", "-v", "look"]);
     let run = run_on_terminal(&hx);
     run.assert_success();
     (server, run.stdout.replace("\r\n", "\n"))
@@ -223,7 +223,7 @@ fn on_a_terminal_a_spinner_shows_while_hx_waits_and_is_erased() {
     let mut hx = Hx::new(&server);
     hx.env_remove("NO_COLOR")
         .env("TERM", "xterm-256color")
-        .args(["agent", "wait"]);
+        .args(["agent", "-v", "wait"]);
     let run = run_on_terminal(&hx);
     run.assert_success();
     let screen = run.stdout.replace("\r\n", "\n");

@@ -92,7 +92,8 @@ fn run_child(json_path: &str) {
         hx::config::Config::load(&cwd, &env, &Default::default(), &mut warnings).expect("config");
     let file = std::fs::File::create(json_path).expect("the --json file");
     let events = Events::new(Arc::new(Both(
-        HumanView::new(Term::plain(), false, Verbosity::Normal),
+        // The hook steps' level (`trace = "hooks"`): the steps the guard stands in.
+        HumanView::new(Term::plain(), false, Verbosity::Hooks),
         JsonView::new(Box::new(file), Term::plain()),
     )));
     let recorder = Recorder::default();

@@ -14,8 +14,9 @@ fn one_turn(hx: &mut Hx, calls: Vec<(&str, Value)>) -> (Vec<String>, String) {
         .collect();
     let n = calls.len();
     let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("ok")]);
+    // `-v`: every hook step and whole result in the trace.
     hx.env("DEEPSEEK_BASE_URL", server.url())
-        .args(["agent", "use the tools"]);
+        .args(["agent", "-v", "use the tools"]);
     let run = hx.run();
     run.assert_code(0);
     let reqs = server.requests();

@@ -93,11 +93,55 @@ fn a_file_written_again_is_read_again_even_at_the_same_size() {
 }
 
 #[test]
-fn a_file_changed_just_now_is_read_but_not_kept() {
+fn a_file_changed_just_now_is_read_again_but_its_notes_are_said_once() {
     let (_dir, project, cache) = project();
-    let d = run(&project, &cache, SystemTime::now());
-    assert_eq!(d.agents.len(), 2);
-    assert!(!cache.exists(), "nothing settled, nothing to write");
+    let first = run(&project, &cache, SystemTime::now());
+    assert_eq!(first.agents.len(), 2);
+    assert!(first.said.is_empty());
+    assert_eq!(first.run_warnings().len(), 1, "{:?}", first.run_warnings());
+    let disk = on_disk(&cache);
+    assert_eq!(disk["entries"][0]["settled"], false, "{disk}");
+    // Its definition is never taken from an unsettled entry...
+    let mut disk = disk;
+    disk["entries"][0]["read"]["Ok"]["description"] = "from the cache".into();
+    std::fs::write(&cache, disk.to_string()).expect("write");
+    let second = run(&project, &cache, SystemTime::now());
+    assert_eq!(
+        descriptions(&second),
+        ["Use when: a is asked for", "Use when: b is asked for"]
+    );
+    // ...but what was said about it is not said again.
+    assert_eq!(second.said.len(), 2);
+    assert!(
+        second.run_warnings().is_empty(),
+        "{:?}",
+        second.run_warnings()
+    );
+    // Settled, it comes from the cache, its notes said already.
+    let third = run(&project, &cache, later());
+    assert!(
+        third.run_warnings().is_empty(),
+        "{:?}",
+        third.run_warnings()
+    );
+}
+
+#[test]
+fn a_note_that_changed_is_said_though_others_were() {
+    let (_dir, project, cache) = project();
+    run(&project, &cache, later());
+    std::fs::write(
+        project.join(".claude/agents/a.md"),
+        "---\nname: a\ndescription: Use when: a is asked for\nmodel: opus\n---\nbody\n",
+    )
+    .expect("write");
+    let d = run(&project, &cache, later());
+    let said: Vec<String> = d.run_warnings().iter().map(|w| w.to_string()).collect();
+    assert_eq!(
+        said,
+        ["hx: warning: agent a: model opus is Claude's; the configured model is used"]
+    );
+    assert!(d.run_warnings()[0].is_advisory());
 }
 
 #[test]

@@ -19,7 +19,8 @@ pub struct RunArgs {
     pub max_turns: Option<u32>,
     /// End the run after the request that takes its cost past AMOUNT (in the model's price
     /// currency, dollars for DeepSeek; hx agent then exits with code 3); needs a priced model
-    /// (built in for DeepSeek, [pricing."MODEL"] for others) [default: max_cost, or none]
+    /// (built in for DeepSeek, [pricing."MODEL"] for others): refused at start without one
+    /// [default: max_cost, or none]
     #[arg(long, value_name = "AMOUNT")]
     pub max_cost: Option<f64>,
     /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
@@ -81,8 +82,8 @@ pub struct AgentArgs {
     /// No trace on stderr: only warnings, errors and the answer
     #[arg(short = 'q', long, conflicts_with = "verbose")]
     pub quiet: bool,
-    /// Whole tool results in the trace instead of their first and last lines, and every
-    /// retry in full
+    /// The whole trace: every hook step as a [HOOK] line (UserPromptSubmit, PreToolUse,
+    /// PostToolUse with output_chars, PreCompact), whole tool results, every retry in full
     #[arg(short = 'v', long)]
     pub verbose: bool,
     /// Events as JSON Lines on stdout, one per line (schema in the README); stderr gets only
@@ -197,7 +198,7 @@ Cost:
   on weekdays), [pricing.\"MODEL\"] in a config file for others; a model without a price
   shows cost=unknown. The Stop line, --json's usage, hx chat and 'hx sessions list' say what
   a run cost; --max-cost AMOUNT (max_cost = AMOUNT) ends the run after the request that takes
-  it past AMOUNT.
+  it past AMOUNT, and is refused at start for a model without a price.
 
 Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
@@ -218,7 +219,11 @@ Sessions:
 
 Output:
   stdout carries the final answer only; the trace, reasoning and warnings go to stderr, and
-  on a terminal a spinner shows what hx waits for. -q: no trace; -v: whole tool results.
+  on a terminal a spinner shows what hx waits for. The trace says what happened: a '> TOOL
+  ARGS' line per call, a short line under one that failed or was refused, the plan, the Stop
+  line with the run's figures; [HOOK] lines only for the events your hooks listen to.
+  -q: no trace; -v: every hook step and whole tool results; trace = \"hooks\" in a config
+  file: every hook step, results previewed (the first and last lines).
   --json: stdout is JSON Lines events (thread.started, turn.started, item.started,
   item.updated, item.completed, turn.completed, turn.failed, error; the README has the
   schema), stderr only fatal errors. -o FILE also writes the answer to FILE.

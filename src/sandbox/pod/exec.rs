@@ -120,15 +120,14 @@ pub fn main(args: &[OsString]) -> i32 {
     let caps = CapDrop::detect();
     // The signals L forwards, and SIGCHLD, are taken synchronously.
     // SAFETY: signal mask calls on this single-threaded process.
-    let (set, old) = unsafe {
+    let set = unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
-        let mut old: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
         for s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
             libc::sigaddset(&mut set, *s);
         }
-        libc::sigprocmask(libc::SIG_BLOCK, &set, &mut old);
-        (set, old)
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
     };
     // Built before the fork (it allocates): the filter's architecture and io_uring rules.
     // The network is the pod's own namespace's business, so IP sockets stay allowed here.
@@ -142,7 +141,7 @@ pub fn main(args: &[OsString]) -> i32 {
         return FAILED;
     }
     if child == 0 {
-        command(&argv, a.ruleset, caps, filter.as_ref(), &old);
+        command(&argv, a.ruleset, caps, filter.as_ref());
     }
     if let Some(r) = a.ruleset {
         // SAFETY: our copy of the ruleset; the command has its own.
@@ -174,11 +173,12 @@ fn command(
     ruleset: Option<RawFd>,
     caps: CapDrop,
     filter: Option<&crate::sandbox::seccomp::Filter>,
-    old: &libc::sigset_t,
 ) -> ! {
+    // Not L's state (SIGPIPE ignored by Rust's runtime, the relayed signals blocked): the
+    // command starts as any program expects to.
+    super::sys::default_signals();
     // SAFETY: plain syscalls in the forked child; on failure it prints one line and exits.
     unsafe {
-        libc::sigprocmask(libc::SIG_SETMASK, old, std::ptr::null_mut());
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         if let Err(e) = crate::sandbox::enter(ruleset, caps, filter) {
             say(&format!("cannot confine the command: {e}"));

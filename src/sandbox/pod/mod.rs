@@ -181,6 +181,19 @@ impl Pod {
         &self.run_dir
     }
 
+    /// Whether `path`, a file that exists on the host, is out of the commands' sight: it lies
+    /// under the host's `/tmp`, which the pod replaces with the run's own, and under no folder
+    /// bound back there (the workspace, the writable roots, an allowed socket).
+    pub fn hides(&self, path: &Path) -> bool {
+        let Ok(real) = path.canonicalize() else {
+            return false;
+        };
+        let tmp = Path::new("/tmp")
+            .canonicalize()
+            .unwrap_or_else(|_| PathBuf::from("/tmp"));
+        real.starts_with(&tmp) && !self.kept.iter().any(|k| real.starts_with(k))
+    }
+
     /// The launcher's program and arguments up to and including `--`, and the descriptors
     /// the child must keep across exec (the pod's pidfd, the call's ruleset).
     pub fn launcher(&self, ruleset: Option<RawFd>) -> (PathBuf, Vec<OsString>, Vec<RawFd>) {

@@ -254,3 +254,77 @@ pub fn to_null(fd: RawFd) {
         }
     }
 }
+
+/// The kernel's `struct sigaction` (handler first, as on every architecture hx builds for;
+/// all zero is SIG_DFL with no flags and an empty mask).
+#[repr(C)]
+#[derive(Default)]
+struct KernelSigaction {
+    handler: usize,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// Whether this process ignores signal `sig` (1 to 64). Async-signal-safe: one raw
+/// `rt_sigaction`, which, unlike glibc's `sigaction`, also reads glibc's own signals.
+pub fn ignored(sig: libc::c_int) -> bool {
+    let mut old = KernelSigaction::default();
+    // SAFETY: reads into a struct we own, of the kernel's layout; a signal number out of
+    // range gives EINVAL.
+    let read = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            sig,
+            std::ptr::null::<KernelSigaction>(),
+            &mut old as *mut KernelSigaction,
+            8usize,
+        )
+    };
+    read == 0 && old.handler == libc::SIG_IGN
+}
+
+/// Gives the calling process (a child between fork and exec) the signal state a program
+/// expects to start with: exec resets a handled signal to its default but keeps an ignored
+/// one ignored, and keeps the mask. Rust's runtime ignores SIGPIPE in every Rust program (the
+/// launcher of the pod is one: `yes | head` then said `Broken pipe`), and hx itself may have
+/// been started with signals ignored (`nohup`'s SIGHUP, a script's `&` ignores SIGINT and
+/// SIGQUIT). So every ignored signal goes back to its default and none stays blocked.
+/// Async-signal-safe: raw `rt_sigaction` and `sigprocmask` only. Raw, since glibc's
+/// `sigaction` refuses its own two real-time signals (32 and 33), which an ignored state
+/// reaches too.
+pub fn default_signals() {
+    let dfl = KernelSigaction::default();
+    for sig in 1..=64 {
+        if ignored(sig) {
+            // SAFETY: a struct we own, of the kernel's layout and size 8 for its signal set.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    sig,
+                    &dfl as *const KernelSigaction,
+                    std::ptr::null_mut::<KernelSigaction>(),
+                    8usize,
+                );
+            }
+        }
+    }
+    // SAFETY: a signal set we own.
+    unsafe {
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// Read only: a test must not change the signal handling of the process it shares.
+    #[test]
+    fn ignored_reads_the_process_s_dispositions() {
+        // Rust's runtime ignores SIGPIPE in every program, this test binary included.
+        assert!(super::ignored(libc::SIGPIPE));
+        assert!(!super::ignored(libc::SIGTERM));
+        assert!(!super::ignored(0) && !super::ignored(65));
+    }
+}
