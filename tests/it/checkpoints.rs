@@ -676,3 +676,39 @@ fn in_a_subfolder_of_a_repository_the_repositorys_ignore_rules_apply_and_only_th
         "the user's .git"
     );
 }
+
+/// A rewind appends its lines after the run's `end`; they are no run of their own, so the
+/// session that answered is still listed as answered, not `unfinished`.
+#[test]
+fn a_rewound_session_that_answered_is_listed_as_answered() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "by hx\n"}),
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "original\n");
+    hx.args(["agent", "write f"]);
+    hx.run().assert_code(0);
+    let listed = |hx: &Hx| {
+        let list = hx.run_args(&["sessions", "list"]);
+        list.assert_code(0);
+        list.stdout
+    };
+    assert!(listed(&hx).contains(" answered "), "{}", listed(&hx));
+    let files = hx.run_args(&["rewind", "1", "--code", "--yes"]);
+    files.assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "original\n");
+    let after = listed(&hx);
+    assert!(after.contains(" answered "), "{after}");
+    assert!(!after.contains("unfinished"), "{after}");
+    // The files and the conversation, and the undo: the same.
+    hx.run_args(&["rewind", "--undo", "--yes"]).assert_code(0);
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    let after = listed(&hx);
+    assert!(after.contains(" answered "), "{after}");
+    assert!(!after.contains("unfinished"), "{after}");
+}
