@@ -168,8 +168,9 @@ pub struct CheckpointsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CheckpointsCommand {
-    /// Drop the checkpoints of sessions past checkpoints.keep_sessions or older than
-    /// checkpoints.keep_days, and pack the store (also done once a day without asking)
+    /// Drop the checkpoints of sessions that are gone, past checkpoints.keep_sessions or
+    /// older than checkpoints.keep_days, and pack the store (also done once a day without
+    /// asking)
     Prune,
 }
 

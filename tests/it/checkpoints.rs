@@ -712,3 +712,96 @@ fn a_rewound_session_that_answered_is_listed_as_answered() {
     assert!(after.contains(" answered "), "{after}");
     assert!(!after.contains("unfinished"), "{after}");
 }
+
+/// A run that writes a file, so that its session has checkpoints.
+fn writing_run(hx: &mut Hx, task: &str) {
+    hx.clear_args().args(["agent", task]);
+    hx.run().assert_code(0);
+}
+
+/// Two answers a run that writes `f.txt` gets, for each of `runs` runs.
+fn writing_replies(runs: usize) -> Vec<Reply> {
+    (0..runs)
+        .flat_map(|i| {
+            [
+                Reply::tool_calls(vec![call(
+                    "w1",
+                    "write_file",
+                    json!({"path": "f.txt", "content": format!("run {i}\n")}),
+                )]),
+                Reply::text("Done."),
+            ]
+        })
+        .collect()
+}
+
+/// `hx checkpoints`' line that starts with `key`.
+fn store_line(hx: &Hx, key: &str) -> String {
+    let shown = hx.run_args(&["checkpoints"]);
+    shown.assert_code(0);
+    shown
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("{key} in {}", shown.stdout))
+        .to_string()
+}
+
+/// Removing sessions (`hx sessions rm`, `hx sessions prune`) takes their checkpoints with
+/// them: `hx checkpoints` counts only what a rewind can still reach.
+#[test]
+fn removing_sessions_drops_their_checkpoints() {
+    let server = FakeServer::start(writing_replies(2));
+    let mut hx = Hx::new(&server);
+    writing_run(&mut hx, "first");
+    let first = session_id(&hx);
+    writing_run(&mut hx, "second");
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    2");
+
+    let rm = hx.run_args(&["sessions", "rm", &first]);
+    rm.assert_code(0);
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    1");
+
+    let pruned = hx.run_args(&["sessions", "prune", "--older-than", "0s"]);
+    pruned.assert_code(0);
+    assert!(
+        pruned.stdout.contains("removed 1 session file"),
+        "{}",
+        pruned.stdout
+    );
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
+    assert_eq!(store_line(&hx, "checkpoints:"), "checkpoints: 0");
+}
+
+/// Sessions that went another way (a file removed by hand, or by an older hx) are counted
+/// apart, and `hx checkpoints prune` drops their checkpoints.
+#[test]
+fn checkpoints_prune_drops_the_checkpoints_of_sessions_that_are_gone() {
+    let server = FakeServer::start(writing_replies(2));
+    let mut hx = Hx::new(&server);
+    writing_run(&mut hx, "first");
+    let gone = main_session(&hx);
+    writing_run(&mut hx, "second");
+    std::fs::remove_file(&gone).expect("remove the session file");
+    assert_eq!(
+        store_line(&hx, "sessions:"),
+        "sessions:    2 (1 whose session is gone: hx checkpoints prune drops them)"
+    );
+    let pruned = hx.run_args(&["checkpoints", "prune"]);
+    pruned.assert_code(0);
+    assert!(
+        pruned
+            .stdout
+            .contains("pruned: 1 session(s) dropped (1 whose session is gone)"),
+        "{}",
+        pruned.stdout
+    );
+    assert!(
+        pruned.stdout.contains("sessions:    1\n"),
+        "{}",
+        pruned.stdout
+    );
+    // The session that is left still rewinds.
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "run 0\n");
+}
