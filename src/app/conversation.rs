@@ -29,6 +29,8 @@ pub struct Outgoing {
     pub tools: Option<ToolSet>,
     /// It opens with the block of a skill the user invoked (`/NAME`).
     pub invoked_skill: bool,
+    /// What the user typed, when `text` is not it (`/NAME args`).
+    pub typed: Option<String>,
 }
 
 impl Outgoing {
@@ -173,6 +175,7 @@ impl Conversation {
             text: &message.text,
             session_start,
             invoked_skill: message.invoked_skill,
+            typed: message.typed.as_deref(),
         };
         agent.run_message(session, input).await
     }

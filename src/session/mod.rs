@@ -398,6 +398,14 @@ impl Session {
         }
     }
 
+    /// Records what the user typed for the user message pushed next (`/NAME args`), which
+    /// lists of sessions show instead of the body it sent.
+    pub fn record_typed(&mut self, typed: &str) {
+        if let Some(l) = &self.log {
+            l.write(&Line::Typed { typed }.text());
+        }
+    }
+
     /// Records the user's answer to an approval question (`hx chat`).
     pub fn record_approval(&mut self, a: &ApprovalLine) {
         if let Some(l) = &self.log {

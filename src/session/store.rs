@@ -371,16 +371,24 @@ pub fn summarize(path: &Path) -> Result<Summary, String> {
     })
 }
 
-/// The first line of the first user message among the file's first lines.
+/// The first line of the first user message among the file's first lines: what the user
+/// typed for it (`/NAME args`, whose message is a body the user never wrote), else its text.
 fn first_task(path: &Path) -> Option<String> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).ok()?;
     let reader = std::io::BufReader::new(file).take(8 * 1024 * 1024);
+    let mut typed = None;
     for line in reader.lines().take(HEAD_LINES).skip(1) {
         let line = line.ok()?;
         let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+        if v["type"] == "typed" {
+            typed = v["typed"].as_str().map(str::to_string);
+            continue;
+        }
         if v["type"] == "message" && v["message"]["role"] == "user" {
-            let text = v["message"]["content"].as_str().unwrap_or("");
+            let text = typed
+                .as_deref()
+                .unwrap_or_else(|| v["message"]["content"].as_str().unwrap_or(""));
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             return Some(crate::text::one_line(first.trim(), 100));
         }
