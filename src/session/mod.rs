@@ -346,6 +346,12 @@ impl Session {
         &self.header.id
     }
 
+    /// Continued from its file: earlier runs' figures are in [`Session::totals`], not in
+    /// `stats`.
+    pub fn resumed(&self) -> bool {
+        !self.is_new
+    }
+
     pub fn header(&self) -> &Header {
         &self.header
     }
