@@ -828,3 +828,28 @@ fn root_is_below_the_state_folder() {
     );
     assert_eq!(root(&Env::new()), None);
 }
+
+#[tokio::test]
+async fn forget_drops_the_refs_of_the_sessions_named_packed_or_loose_in_whichever_store() {
+    let place = Place::new();
+    place.write("a.txt", "one\n");
+    let env = place.env();
+    let store = Store::open(&place.ws(), &env, &Settings::default())
+        .await
+        .expect("store opens")
+        .unwatched();
+    for (s, text) in [("s1", "1\n"), ("s2", "2\n"), ("s3", "3\n")] {
+        place.write("a.txt", text);
+        store.snapshot(s, None).await.expect("snapshot");
+    }
+    // A prune packs the refs; the next one is loose.
+    store.prune(None).await.expect("prune");
+    place.write("a.txt", "4\n");
+    store.snapshot("s4", None).await.expect("s4");
+    let ids = strings(&["s1", "s4", "never-had-any"]);
+    assert_eq!(forget(&env, &ids).await.expect("forget"), 2);
+    let usage = store.usage(None).await;
+    assert_eq!(usage.sessions, 2);
+    // Nothing left to drop: no git runs, nothing said.
+    assert_eq!(forget(&env, &ids).await.expect("again"), 0);
+}
