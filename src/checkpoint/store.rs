@@ -354,7 +354,8 @@ fn is_gone(name: &str, recorded: Option<&BTreeSet<String>>) -> bool {
         return false;
     };
     let id = name.strip_prefix(REFS).unwrap_or(name);
-    !recorded.iter().any(|r| ref_safe(r) == id)
+    // Ids are UUIDs, their own ref names; any other is compared as its ref names it.
+    !(recorded.contains(id) || recorded.iter().any(|r| ref_safe(r) == id))
 }
 
 /// Takes the lock of the store in `dir` (whose repository is `git_dir`), waiting for
