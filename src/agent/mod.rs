@@ -304,7 +304,7 @@ impl Agent {
         // model instead of adding to it.
         let beside = Beside::new(Box::pin(self.take_checkpoint(session)));
         if let Some(typed) = input.typed {
-            session.record_typed(typed);
+            session.record_typed(typed, &task);
         }
         session.push(Message::User(task));
         // A skill the user invoked is loaded as of now: `load_skill` says so rather than

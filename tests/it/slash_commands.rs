@@ -478,3 +478,31 @@ fn a_run_started_with_a_slash_is_listed_by_what_was_typed() {
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
 }
+
+/// `/rewind` in the chat puts a message sent for `/NAME args` back as typed, so Enter
+/// invokes it again (the same body goes out), rather than the body as a message of its own.
+#[test]
+fn a_chat_rewind_puts_back_the_slash_as_typed() {
+    let server = FakeServer::start(vec![Reply::text("Reviewed."), Reply::text("Again.")]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/commands/review.md",
+        "## Context\nReview $ARGUMENTS.\n",
+    );
+    let mut chat = chat(&mut hx);
+    assert!(chat.say("/review src/a.rs").contains("Reviewed."));
+    chat.type_line("/rewind");
+    chat.expect("before message  /review src/a.rs");
+    chat.expect("rewind to");
+    chat.type_line("1");
+    chat.expect("rewound to checkpoint 1");
+    chat.expect("/review src/a.rs");
+    chat.type_line("");
+    chat.expect("Again.");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(last_user(&reqs[1].body), "## Context\nReview src/a.rs.");
+    assert_eq!(messages(&reqs[1].body), messages(&reqs[0].body));
+}
