@@ -805,3 +805,20 @@ fn checkpoints_prune_drops_the_checkpoints_of_sessions_that_are_gone() {
     hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
     assert_eq!(hx.read_file("f.txt"), "run 0\n");
 }
+
+/// A run whose message never reached the model keeps no session, and the checkpoint taken
+/// beside its request goes with it.
+#[test]
+fn a_session_discarded_for_a_401_takes_its_checkpoint_with_it() {
+    let server = FakeServer::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"bad key"}}"#,
+    )]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "x\n");
+    hx.args(["agent", "hi"]);
+    let run = hx.run();
+    assert_ne!(run.code, Some(0), "{}", run.dump());
+    assert!(hx.session_files().is_empty(), "{}", run.dump());
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
+}
