@@ -59,6 +59,9 @@ pub struct Input<'a> {
     /// It opens with the block of a skill the user invoked (`/NAME`), which the model has
     /// loaded as of this message.
     pub invoked_skill: bool,
+    /// What the user typed, when `text` is not it (`/NAME args`): recorded beside the
+    /// message for what lists sessions, and the checkpoint's label.
+    pub typed: Option<&'a str>,
 }
 
 impl<'a> Input<'a> {
@@ -68,6 +71,7 @@ impl<'a> Input<'a> {
             text,
             session_start: true,
             invoked_skill: false,
+            typed: None,
         }
     }
 }
@@ -293,12 +297,15 @@ impl Agent {
         if session.is_empty() {
             session.push(Message::System(self.system_prompt.clone()));
         }
-        let label = crate::text::one_line(&task, 80);
+        let label = crate::text::one_line(input.typed.unwrap_or(&task), 80);
         let at_message = session.messages().len();
         // The message's checkpoint is taken while the MCP servers start and its first request
         // is out (the workspace does not change before a tool runs), so its work waits on the
         // model instead of adding to it.
         let beside = Beside::new(Box::pin(self.take_checkpoint(session)));
+        if let Some(typed) = input.typed {
+            session.record_typed(typed, &task);
+        }
         session.push(Message::User(task));
         // A skill the user invoked is loaded as of now: `load_skill` says so rather than
         // putting the body in twice.

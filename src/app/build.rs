@@ -280,11 +280,11 @@ pub fn build_editing_skills(
         .reminders(vec![todos.clone()])
         .restore(vec![load_skill, todos])
         .checkpoints(config.checkpoints.enabled.then(|| {
-            Arc::new(crate::checkpoint::Checkpoints::new(
-                &root,
-                env,
-                &config.checkpoints,
-            ))
+            let env = env.clone();
+            Arc::new(
+                crate::checkpoint::Checkpoints::new(&root, &env, &config.checkpoints)
+                    .recorded(Arc::new(move || super::session::recorded_ids(&env))),
+            )
         }))
         .build();
     // What the agent and every agent sharing what it learns (its subagents, the next

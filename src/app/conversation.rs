@@ -29,6 +29,8 @@ pub struct Outgoing {
     pub tools: Option<ToolSet>,
     /// It opens with the block of a skill the user invoked (`/NAME`).
     pub invoked_skill: bool,
+    /// What the user typed, when `text` is not it (`/NAME args`).
+    pub typed: Option<String>,
 }
 
 impl Outgoing {
@@ -53,8 +55,8 @@ pub enum Switched {
 pub enum Closed {
     /// There was none: nothing was sent, nothing opened.
     NoSession,
-    /// It held nothing to go on with, and its file was removed.
-    Discarded,
+    /// It held nothing to go on with, and its file was removed: its id.
+    Discarded(String),
     /// Written out: its id, and as the user types it when it is recorded, and what went
     /// wrong writing it.
     Kept {
@@ -173,6 +175,7 @@ impl Conversation {
             text: &message.text,
             session_start,
             invoked_skill: message.invoked_skill,
+            typed: message.typed.as_deref(),
         };
         agent.run_message(session, input).await
     }
@@ -303,8 +306,9 @@ impl Conversation {
         let sent = std::mem::replace(&mut self.started, false);
         self.id = crate::session::store::new_id();
         if session.never_answered() && (self.unreached || !sent) {
+            let id = session.id().to_string();
             session.discard();
-            return Closed::Discarded;
+            return Closed::Discarded(id);
         }
         let short = short_id(&session);
         let error = session.close();

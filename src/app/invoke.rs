@@ -209,6 +209,8 @@ impl Invocables {
 pub struct Prepared {
     /// `/NAME`, for messages.
     pub shown: String,
+    /// `/NAME args` as the user typed it (trimmed), what lists of sessions show.
+    typed: String,
     body: String,
     args: String,
     /// A skill's block (sent as it is), not a command's body.
@@ -226,6 +228,8 @@ pub struct Prepared {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Invocation {
     pub message: String,
+    /// `/NAME args`, as typed.
+    pub typed: String,
     pub model: Option<String>,
     pub tools: Option<Vec<String>>,
     /// A skill's block, not a command's body.
@@ -243,6 +247,10 @@ pub fn prepare(
     env: &Env,
     notes: bool,
 ) -> Result<Prepared, String> {
+    let typed = |name: &str| match args.trim() {
+        "" => format!("/{name}"),
+        args => format!("/{name} {args}"),
+    };
     match target {
         Target::Skill(skill) => {
             let block = render(skills, &skill.name, root).map_err(|e| e.to_string())?;
@@ -253,6 +261,7 @@ pub fn prepare(
             };
             Ok(Prepared {
                 shown: format!("/{}", skill.name),
+                typed: typed(&skill.name),
                 body,
                 args: String::new(),
                 skill: true,
@@ -284,6 +293,7 @@ pub fn prepare(
             }
             Ok(Prepared {
                 shown: format!("/{}", cmd.name),
+                typed: typed(&cmd.name),
                 body,
                 args: args.to_string(),
                 skill: false,
@@ -321,6 +331,7 @@ impl Prepared {
         };
         Invocation {
             message,
+            typed: self.typed,
             model: self.model,
             tools: self.tools,
             skill: self.skill,
@@ -369,6 +380,7 @@ impl Invocation {
             profile,
             tools,
             invoked_skill: self.skill,
+            typed: Some(self.typed),
         }
     }
 }

@@ -176,7 +176,14 @@ pub async fn run(
             code = fatal(exit::FAILED, &e, &[]);
         }
     }
-    closed(conversation.close(), &events);
+    let closing = conversation.close();
+    if let Closed::Discarded(id) = &closing {
+        // The message's checkpoint was taken beside the request that never got an answer:
+        // it goes with the session, which nothing can go back to. Should that fail, the
+        // store's next prune drops it, and `hx checkpoints` counts it apart until then.
+        let _ = crate::checkpoint::forget(&env, std::slice::from_ref(id)).await;
+    }
+    closed(closing, &events);
     code
 }
 

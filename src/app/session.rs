@@ -73,6 +73,28 @@ pub fn store_for(root: &Path, cwd: &Path) -> Store {
     Store::new(root, &crate::context::instructions::project_root(&ws))
 }
 
+/// The ids of every session recorded, in every workspace: what the checkpoints' prune keeps
+/// (a checkpoint is of no use once its session is gone). `None` when that cannot be known
+/// (no place for sessions, a folder that cannot be read), so nothing is dropped for it; no
+/// folder of sessions at all is none recorded.
+pub fn recorded_ids(env: &Env) -> Option<std::collections::BTreeSet<String>> {
+    let root = session::store::sessions_root(env)?;
+    let folders = match std::fs::read_dir(&root) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Some(Default::default()),
+        Err(_) => return None,
+    };
+    let mut ids = std::collections::BTreeSet::new();
+    for entry in folders {
+        let dir = entry.ok()?.path();
+        if dir.is_dir() {
+            std::fs::read_dir(&dir).ok()?;
+            ids.extend(Store::at(&dir).ids());
+        }
+    }
+    Some(ids)
+}
+
 /// The file of the session `id` names: in `store`, else (when no id there holds it) in the
 /// one other workspace under `root` that has it.
 pub fn locate(root: &Path, store: &Store, id: &str) -> Result<PathBuf, Failure> {

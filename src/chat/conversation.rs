@@ -32,7 +32,7 @@ use crate::config::{Config, Env};
 use crate::events::{Event, Events, HumanView, Scope};
 use crate::hooks;
 use crate::process::signal_name;
-use crate::session::{self, Recorder, Session};
+use crate::session::{self, Recorder};
 use crate::skills::SkillRegistry;
 use crate::term::Term;
 use crate::text::Warning;
@@ -320,15 +320,7 @@ impl Chat {
                 )),
                 Input::Todos => self.say(&super::todos_text(self.messages())),
                 Input::Usage => {
-                    let session = self.conversation.session();
-                    let totals = session.map(Session::totals);
-                    let by_model = session
-                        .map(|s| super::by_model_text(&s.stats.by_model))
-                        .unwrap_or_default();
-                    self.say(&format!(
-                        "{}{by_model}",
-                        super::usage_text(&totals.unwrap_or_default())
-                    ));
+                    self.say(&super::usage_report(self.conversation.session()));
                 }
                 Input::Context => {
                     if let Some(agent) = self.conversation.agent() {

@@ -45,7 +45,40 @@ pub fn todos_text(messages: &[Message]) -> String {
     }
 }
 
-/// `/usage`: the session's figures so far, every run of it included.
+/// `/usage`, each block headed by its scope. A resumed session's figures are shown twice:
+/// every run's (what the file adds up to) and this run's (since hx opened it); the lines per
+/// model count this run's requests only (the file keeps no earlier figures by model), so
+/// they go under this run. A session this run began has one scope.
+pub fn usage_report(session: Option<&crate::session::Session>) -> String {
+    let indented = |text: &str| {
+        text.lines()
+            .map(|l| format!("  {l}"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let Some(s) = session else {
+        return format!(
+            "this session:\n{}",
+            indented(&usage_text(&Figures::default()))
+        );
+    };
+    let this_run = format!(
+        "{}{}",
+        usage_text(&s.stats.figures()),
+        by_model_text(&s.stats.by_model)
+    );
+    if s.resumed() {
+        format!(
+            "this session, every run:\n{}\nthis run (since it was resumed):\n{}",
+            indented(&usage_text(&s.totals())),
+            indented(&this_run)
+        )
+    } else {
+        format!("this session:\n{}", indented(&this_run))
+    }
+}
+
+/// The figures of `/usage`, one scope's.
 pub fn usage_text(f: &Figures) -> String {
     let hit = if f.prompt_tokens > 0 {
         // Shown to one decimal; u64 to f64 loses nothing that matters at that precision.

@@ -13,8 +13,9 @@ const CALL_CHARS: usize = 120;
 
 /// The last [`EXCHANGES`] user messages and everything after the first of them: each user
 /// message and answer whole (up to [`MESSAGE_CHARS`]), each tool call as one line, results
-/// left out. Empty when there is nothing but the system prompt.
-pub fn last_exchanges(messages: &[Message]) -> String {
+/// left out; a message sent for `/NAME args` is shown as that (`typed`: each such message's
+/// text and what was typed). Empty when there is nothing but the system prompt.
+pub fn last_exchanges(messages: &[Message], typed: &[(String, String)]) -> String {
     let users: Vec<usize> = messages
         .iter()
         .enumerate()
@@ -36,7 +37,14 @@ pub fn last_exchanges(messages: &[Message]) -> String {
             Message::User(text) if text.starts_with(crate::context::summary::HEADER) => {
                 out.push_str("  (a summary of the conversation before it was compacted)\n");
             }
-            Message::User(text) => out.push_str(&block("you", text)),
+            Message::User(text) => {
+                let shown = typed
+                    .iter()
+                    .rev()
+                    .find(|(sent, _)| sent == text)
+                    .map_or(text.as_str(), |(_, t)| t.as_str());
+                out.push_str(&block("you", shown));
+            }
             Message::Assistant {
                 content,
                 tool_calls,
@@ -108,7 +116,7 @@ mod tests {
                 tool_calls: Vec::new(),
             });
         }
-        let text = last_exchanges(&messages);
+        let text = last_exchanges(&messages, &[]);
         assert!(
             text.starts_with("  ... 2 earlier messages of yours"),
             "{text}"
@@ -125,12 +133,20 @@ mod tests {
             "{text}"
         );
         assert!(!text.contains("secret output"), "{text}");
-        assert_eq!(last_exchanges(&messages[..1]), "");
+        assert_eq!(last_exchanges(&messages[..1], &[]), "");
+    }
+
+    #[test]
+    fn a_message_sent_for_a_slash_is_shown_as_typed() {
+        let body = "<skill name=\"x\">\nSteps.\n</skill>\n\nnow".to_string();
+        let messages = vec![Message::User(body.clone()), Message::User("plain".into())];
+        let text = last_exchanges(&messages, &[(body, "/x now".into())]);
+        assert_eq!(text, "you: /x now\nyou: plain\n");
     }
 
     #[test]
     fn a_long_message_is_cut_saying_how_much() {
         let messages = vec![Message::User("y".repeat(MESSAGE_CHARS + 10))];
-        assert!(last_exchanges(&messages).contains("(10 more characters)"));
+        assert!(last_exchanges(&messages, &[]).contains("(10 more characters)"));
     }
 }

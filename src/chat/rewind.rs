@@ -180,7 +180,10 @@ impl Chat {
         }
         let at_message = target.line.at_message;
         let taken_back = match session.messages().get(at_message) {
-            Some(Message::User(text)) if conversation => Some(text.clone()),
+            // A message sent for `/NAME args` comes back as typed, to invoke it again.
+            Some(Message::User(text)) if conversation => {
+                Some(session.typed_for(text).unwrap_or(text).to_string())
+            }
             _ => None,
         };
         session.record_rewind(&RewindLine {

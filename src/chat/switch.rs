@@ -71,6 +71,7 @@ impl Chat {
     /// Makes a recorded session the current one (its open calls answered).
     pub(super) fn open(&mut self, resumed: Resumed) -> Result<(), i32> {
         let id = resumed.loaded.header.id.clone();
+        let typed = resumed.loaded.typed.clone();
         let mut warnings = Vec::new();
         let profile = self
             .conversation
@@ -93,7 +94,7 @@ impl Chat {
             .filter(|m| !matches!(m, crate::model::Message::System(_)))
             .count();
         let short = sessions::short_id(&session).unwrap_or_else(|| session.id().to_string());
-        let recap = super::recap::last_exchanges(session.messages());
+        let recap = super::recap::last_exchanges(session.messages(), &typed);
         self.say(&format!(
             "hx: resumed session {short} ({}); where you were:\n{}",
             crate::text::count(messages as u64, "message"),

@@ -39,7 +39,7 @@ mod watch;
 
 use git::Git;
 pub use git::GitError;
-pub use store::Pruned;
+pub use store::{forget, Pruned, Usage};
 use watch::Watch;
 
 /// Bytes of a listing git may give back (paths of a tree, of changed files): far more than
@@ -162,7 +162,12 @@ pub struct Checkpoints {
     env: Env,
     settings: Settings,
     store: tokio::sync::OnceCell<Option<Store>>,
+    recorded: Option<Recorded>,
 }
+
+/// The ids of every session there is, when they can be known: what a prune asks, so that the
+/// checkpoints of a session that is gone go too (sessions are a layer above).
+pub type Recorded = std::sync::Arc<dyn Fn() -> Option<BTreeSet<String>> + Send + Sync>;
 
 impl Checkpoints {
     pub fn new(workspace: &Path, env: &Env, settings: &Settings) -> Checkpoints {
@@ -171,7 +176,14 @@ impl Checkpoints {
             env: env.clone(),
             settings: settings.clone(),
             store: tokio::sync::OnceCell::new(),
+            recorded: None,
         }
+    }
+
+    /// What the prune a run makes when it is due asks for the sessions there are.
+    pub fn recorded(mut self, recorded: Recorded) -> Checkpoints {
+        self.recorded = Some(recorded);
+        self
     }
 
     /// The store, or none when checkpoints are off here; the first call opens it, and the
@@ -181,7 +193,8 @@ impl Checkpoints {
             .get_or_init(|| async {
                 match Store::open(&self.workspace, &self.env, &self.settings).await {
                     Ok(store) => {
-                        if let Err(e) = store.prune_if_due().await {
+                        let recorded = self.recorded.as_ref().and_then(|r| r());
+                        if let Err(e) = store.prune_if_due(recorded.as_ref()).await {
                             warn(&format!("checkpoints not pruned: {e}"));
                         }
                         Some(store)

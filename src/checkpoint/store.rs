@@ -10,7 +10,7 @@ use std::time::{Duration, SystemTime};
 
 use super::git::{self, Git, GitError, Run};
 use super::watch::Watch;
-use super::{dir_size, find_repo, root, Locked, Off, Settings, Store, LIST_BYTES, REFS};
+use super::{dir_size, find_repo, ref_safe, root, Locked, Off, Settings, Store, LIST_BYTES, REFS};
 use crate::paths::{write_atomic, Env};
 
 /// How long a checkpoint waits for another hx's to finish before it is skipped.
@@ -127,39 +127,7 @@ impl Store {
     }
 
     pub(super) async fn lock(&self) -> Result<Locked, String> {
-        let path = self.dir.join("lock");
-        let file = std::fs::OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-        let began = std::time::Instant::now();
-        loop {
-            use std::os::fd::AsRawFd;
-            // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
-            let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
-            if r == 0 {
-                break;
-            }
-            if began.elapsed() > LOCK_WAIT {
-                return Err(format!(
-                    "another hx held {} for {}s",
-                    path.display(),
-                    LOCK_WAIT.as_secs()
-                ));
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        // Under the lock no git of ours runs, so a lock file git left is a crash's.
-        for stale in [
-            self.dir.join("index.lock"),
-            self.dir.join("restore.index.lock"),
-            self.git.git_dir.join("packed-refs.lock"),
-        ] {
-            let _ = std::fs::remove_file(stale);
-        }
-        Ok(Locked { _file: file })
+        lock_at(&self.dir, &self.git.git_dir).await
     }
 
     async fn init(&self) -> Result<(), GitError> {
@@ -224,18 +192,29 @@ impl Store {
         }
     }
 
-    /// The store's size in bytes, its sessions with checkpoints and its checkpoints.
-    pub async fn usage(&self) -> (u64, usize, u64) {
-        let size = dir_size(&self.dir, 0);
+    /// The store's size in bytes, its sessions with checkpoints (and how many of them are
+    /// gone: not among `recorded`, the ids of every session there is, when known) and its
+    /// checkpoints.
+    pub async fn usage(&self, recorded: Option<&BTreeSet<String>>) -> Usage {
+        let bytes = dir_size(&self.dir, 0);
         let refs = self.session_refs().await.unwrap_or_default();
-        let count = self
+        let gone = refs
+            .iter()
+            .filter(|(name, _)| is_gone(name, recorded))
+            .count();
+        let checkpoints = self
             .git
             .line(&["rev-list", "--all", "--count"], Run::default())
             .await
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or(0);
-        (size, refs.len(), count)
+        Usage {
+            bytes,
+            sessions: refs.len(),
+            gone,
+            checkpoints,
+        }
     }
 
     /// Every session's ref and the time of its newest checkpoint (Unix seconds).
@@ -265,7 +244,10 @@ impl Store {
     }
 
     /// Prunes when the last prune is a day old (or never was): what a run does unasked.
-    pub async fn prune_if_due(&self) -> Result<Option<Pruned>, String> {
+    pub async fn prune_if_due(
+        &self,
+        recorded: Option<&BTreeSet<String>>,
+    ) -> Result<Option<Pruned>, String> {
         let stamp = self.dir.join("pruned");
         let due = std::fs::metadata(&stamp)
             .and_then(|m| m.modified())
@@ -274,12 +256,14 @@ impl Store {
         if !due {
             return Ok(None);
         }
-        self.prune().await.map(Some)
+        self.prune(recorded).await.map(Some)
     }
 
-    /// Drops the checkpoints of sessions past `keep_sessions` or older than `keep_days`, then
-    /// packs the store and drops what nothing names.
-    pub async fn prune(&self) -> Result<Pruned, String> {
+    /// Drops the checkpoints of sessions past `keep_sessions` or older than `keep_days`, and
+    /// of sessions that are gone (not among `recorded`, the ids of every session there is,
+    /// when known: a rewind needs its session's file), then packs the store and drops what
+    /// nothing names.
+    pub async fn prune(&self, recorded: Option<&BTreeSet<String>>) -> Result<Pruned, String> {
         let _lock = self.lock().await?;
         let mut refs = self.session_refs().await?;
         refs.sort_by_key(|r| std::cmp::Reverse(r.1));
@@ -289,8 +273,16 @@ impl Store {
             .unwrap_or(0);
         let oldest = now.saturating_sub(self.settings.keep_days.saturating_mul(86_400));
         let mut delete = String::new();
-        let mut dropped = 0;
-        for (i, (name, t)) in refs.iter().enumerate() {
+        let (mut dropped, mut gone) = (0, 0);
+        // The sessions that are gone first, so that they take no place of the newest kept.
+        let (orphans, kept): (Vec<_>, Vec<_>) =
+            refs.iter().partition(|(name, _)| is_gone(name, recorded));
+        for (name, _) in orphans {
+            delete.push_str(&format!("delete {name}\n"));
+            dropped += 1;
+            gone += 1;
+        }
+        for (i, (name, t)) in kept.into_iter().enumerate() {
             if i >= self.settings.keep_sessions || *t < oldest {
                 delete.push_str(&format!("delete {name}\n"));
                 dropped += 1;
@@ -326,6 +318,7 @@ impl Store {
         let after = dir_size(&self.dir, 0);
         Ok(Pruned {
             sessions_dropped: dropped,
+            sessions_gone: gone,
             bytes_before: before,
             bytes_after: after,
         })
@@ -335,7 +328,126 @@ impl Store {
 /// What a prune did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pruned {
+    /// Sessions whose checkpoints were dropped, the gone ones included.
     pub sessions_dropped: usize,
+    /// Of them, the sessions that are gone.
+    pub sessions_gone: usize,
     pub bytes_before: u64,
     pub bytes_after: u64,
+}
+
+/// What a store holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub bytes: u64,
+    /// Sessions with checkpoints.
+    pub sessions: usize,
+    /// Of them, those whose session is gone.
+    pub gone: usize,
+    pub checkpoints: u64,
+}
+
+/// Whether the session of ref `name` (`refs/hx/<id>`) is not among `recorded` (the ids of
+/// every session there is); never, when they are not known.
+fn is_gone(name: &str, recorded: Option<&BTreeSet<String>>) -> bool {
+    let Some(recorded) = recorded else {
+        return false;
+    };
+    let id = name.strip_prefix(REFS).unwrap_or(name);
+    // Ids are UUIDs, their own ref names; any other is compared as its ref names it.
+    !(recorded.contains(id) || recorded.iter().any(|r| ref_safe(r) == id))
+}
+
+/// Takes the lock of the store in `dir` (whose repository is `git_dir`), waiting for
+/// another hx's; a lock file a crashed git left is removed under it.
+async fn lock_at(dir: &Path, git_dir: &Path) -> Result<Locked, String> {
+    let path = dir.join("lock");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&path)
+        .map_err(|e| format!("cannot open {}: {e}", path.display()))?;
+    let began = std::time::Instant::now();
+    loop {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a descriptor we own; LOCK_NB never blocks.
+        let r = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) };
+        if r == 0 {
+            break;
+        }
+        if began.elapsed() > LOCK_WAIT {
+            return Err(format!(
+                "another hx held {} for {}s",
+                path.display(),
+                LOCK_WAIT.as_secs()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // Under the lock no git of ours runs, so a lock file git left is a crash's.
+    for stale in [
+        dir.join("index.lock"),
+        dir.join("restore.index.lock"),
+        git_dir.join("packed-refs.lock"),
+    ] {
+        let _ = std::fs::remove_file(stale);
+    }
+    Ok(Locked { _file: file })
+}
+
+/// Drops the checkpoints of the sessions `ids` (their refs), in whichever workspace's store
+/// under the state folder holds them: a session removed takes its checkpoints with it, and
+/// what only they named goes at the store's next prune. Gives how many sessions had some.
+pub async fn forget(env: &Env, ids: &[String]) -> Result<usize, String> {
+    let Some(root) = root(env) else {
+        return Ok(0);
+    };
+    let Ok(folders) = std::fs::read_dir(&root) else {
+        return Ok(0);
+    };
+    let names: Vec<String> = ids
+        .iter()
+        .map(|id| format!("{REFS}{}", ref_safe(id)))
+        .collect();
+    let path: Option<OsString> = env.get("PATH").map(OsString::from);
+    let mut forgotten = 0;
+    for dir in folders.filter_map(Result::ok).map(|e| e.path()) {
+        let git_dir = dir.join("git");
+        if !git_dir.join("HEAD").is_file() {
+            continue;
+        }
+        // Read without git first: most stores hold none of them, and need no process.
+        let packed = std::fs::read(git_dir.join("packed-refs")).unwrap_or_default();
+        let packed = String::from_utf8_lossy(&packed);
+        let held = |name: &str| {
+            git_dir.join(name).is_file()
+                || packed
+                    .lines()
+                    .any(|l| l.split_once(' ').is_some_and(|(_, r)| r == name))
+        };
+        if !names.iter().any(|n| held(n)) {
+            continue;
+        }
+        let _lock = lock_at(&dir, &git_dir).await?;
+        let delete: String = names
+            .iter()
+            .filter(|n| held(n))
+            .map(|n| format!("delete {n}\n"))
+            .collect();
+        forgotten += delete.lines().count();
+        let git = Git::new(path.clone(), git_dir, dir.clone(), None);
+        git.run(
+            &["update-ref", "--stdin"],
+            Run {
+                stdin: Some(delete.into_bytes()),
+                limit: LIST_BYTES,
+                bare: true,
+                ..Run::default()
+            },
+        )
+        .await
+        .map_err(|e| format!("cannot drop the checkpoints in {}: {e}", dir.display()))?;
+    }
+    Ok(forgotten)
 }

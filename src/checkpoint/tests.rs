@@ -586,17 +586,39 @@ async fn prune_drops_the_sessions_past_keep_sessions_and_what_only_they_named() 
     store.snapshot("s1", None).await.expect("s1");
     place.write("a.txt", "two\n");
     store.snapshot("s2", None).await.expect("s2");
-    let (size, sessions, commits) = store.usage().await;
-    assert!(size > 0);
-    assert_eq!((sessions, commits), (2, 2));
+    let usage = store.usage(None).await;
+    assert!(usage.bytes > 0);
+    assert_eq!((usage.sessions, usage.gone, usage.checkpoints), (2, 0, 2));
 
     // A new store was just made: nothing is due for a day.
-    assert_eq!(store.prune_if_due().await.expect("due"), None);
-    let pruned = store.prune().await.expect("prune");
+    assert_eq!(store.prune_if_due(None).await.expect("due"), None);
+    let pruned = store.prune(None).await.expect("prune");
     assert_eq!(pruned.sessions_dropped, 1);
     assert!(pruned.bytes_before > 0 && pruned.bytes_after > 0);
-    let (_, sessions, commits) = store.usage().await;
-    assert_eq!((sessions, commits), (1, 1));
+    let usage = store.usage(None).await;
+    assert_eq!((usage.sessions, usage.checkpoints), (1, 1));
+}
+
+#[tokio::test]
+async fn prune_drops_the_sessions_that_are_gone_before_counting_the_kept() {
+    let place = Place::new();
+    place.write("a.txt", "one\n");
+    let settings = Settings {
+        keep_sessions: 1,
+        ..Settings::default()
+    };
+    let store = place.store_of(&place.ws(), &settings).await;
+    store.snapshot("old", None).await.expect("old");
+    place.write("a.txt", "two\n");
+    // Newer, and gone: it takes no place of the one kept.
+    store.snapshot("gone", None).await.expect("gone");
+    let recorded: BTreeSet<String> = ["old".to_string()].into();
+    let usage = store.usage(Some(&recorded)).await;
+    assert_eq!((usage.sessions, usage.gone), (2, 1));
+    let pruned = store.prune(Some(&recorded)).await.expect("prune");
+    assert_eq!((pruned.sessions_dropped, pruned.sessions_gone), (1, 1));
+    let usage = store.usage(Some(&recorded)).await;
+    assert_eq!((usage.sessions, usage.gone, usage.checkpoints), (1, 0, 1));
 }
 
 #[tokio::test]
@@ -805,4 +827,29 @@ fn root_is_below_the_state_folder() {
         Some(place.path().join("state/hx/checkpoints"))
     );
     assert_eq!(root(&Env::new()), None);
+}
+
+#[tokio::test]
+async fn forget_drops_the_refs_of_the_sessions_named_packed_or_loose_in_whichever_store() {
+    let place = Place::new();
+    place.write("a.txt", "one\n");
+    let env = place.env();
+    let store = Store::open(&place.ws(), &env, &Settings::default())
+        .await
+        .expect("store opens")
+        .unwatched();
+    for (s, text) in [("s1", "1\n"), ("s2", "2\n"), ("s3", "3\n")] {
+        place.write("a.txt", text);
+        store.snapshot(s, None).await.expect("snapshot");
+    }
+    // A prune packs the refs; the next one is loose.
+    store.prune(None).await.expect("prune");
+    place.write("a.txt", "4\n");
+    store.snapshot("s4", None).await.expect("s4");
+    let ids = strings(&["s1", "s4", "never-had-any"]);
+    assert_eq!(forget(&env, &ids).await.expect("forget"), 2);
+    let usage = store.usage(None).await;
+    assert_eq!(usage.sessions, 2);
+    // Nothing left to drop: no git runs, nothing said.
+    assert_eq!(forget(&env, &ids).await.expect("again"), 0);
 }

@@ -168,8 +168,9 @@ pub struct CheckpointsArgs {
 
 #[derive(Debug, Subcommand)]
 pub enum CheckpointsCommand {
-    /// Drop the checkpoints of sessions past checkpoints.keep_sessions or older than
-    /// checkpoints.keep_days, and pack the store (also done once a day without asking)
+    /// Drop the checkpoints of sessions that are gone, past checkpoints.keep_sessions or
+    /// older than checkpoints.keep_days, and pack the store (also done once a day without
+    /// asking)
     Prune,
 }
 
@@ -313,13 +314,14 @@ pub enum SessionsCommand {
         #[arg(short = 'o', long = "output", value_name = "FILE")]
         output: Option<std::path::PathBuf>,
     },
-    /// Remove sessions (with their subagents' files); one in use by a running hx is left
+    /// Remove sessions (with their subagents' files and their checkpoints); one in use by a
+    /// running hx is left
     Rm {
         /// Ids, or unique parts of them
         #[arg(required = true, value_name = "ID")]
         ids: Vec<String>,
     },
-    /// Remove the sessions of this workspace not written for a while
+    /// Remove the sessions of this workspace not written for a while, and their checkpoints
     Prune {
         /// Age, as 30d, 12h or 2w
         #[arg(long, value_name = "AGE", value_parser = parse_age)]

@@ -12,7 +12,7 @@ use crate::config::{process_env, Env, Flags};
 use crate::session::{RewindLine, SessionLog};
 
 /// A current-thread runtime for the git runs; no agent runs here.
-fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, i32> {
+pub(super) fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, i32> {
     match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -288,22 +288,35 @@ pub(super) fn checkpoints_command(args: CheckpointsArgs) -> i32 {
     let env = process_env();
     let result = block_on(async {
         let store = open_store(&cwd, &env).await?;
+        let recorded = crate::app::session::recorded_ids(&env);
         if let Some(CheckpointsCommand::Prune) = args.command {
-            match store.prune().await {
-                Ok(p) => outln!(
-                    "pruned: {} session(s) dropped, {} → {} bytes",
-                    p.sessions_dropped,
-                    crate::text::thousands(p.bytes_before),
-                    crate::text::thousands(p.bytes_after)
-                ),
+            match store.prune(recorded.as_ref()).await {
+                Ok(p) => {
+                    let gone = match p.sessions_gone {
+                        0 => String::new(),
+                        n => format!(" ({n} whose session is gone)"),
+                    };
+                    outln!(
+                        "pruned: {} session(s) dropped{gone}, {} → {} bytes",
+                        p.sessions_dropped,
+                        crate::text::thousands(p.bytes_before),
+                        crate::text::thousands(p.bytes_after)
+                    )
+                }
                 Err(e) => return Err(super::fail(exit::FAILED, e)),
             }
         }
-        let (size, sessions, count) = store.usage().await;
+        let usage = store.usage(recorded.as_ref()).await;
+        // Sessions removed before they took their checkpoints with them (by hand, or by an
+        // older hx) are counted apart: nothing can go back to them.
+        let gone = match usage.gone {
+            0 => String::new(),
+            n => format!(" ({n} whose session is gone: hx checkpoints prune drops them)"),
+        };
         outln!("path:        {}", store.dir().display());
-        outln!("size:        {} bytes", crate::text::thousands(size));
-        outln!("sessions:    {sessions}");
-        outln!("checkpoints: {count}");
+        outln!("size:        {} bytes", crate::text::thousands(usage.bytes));
+        outln!("sessions:    {}{gone}", usage.sessions);
+        outln!("checkpoints: {}", usage.checkpoints);
         Ok(exit::ANSWERED)
     });
     match result {

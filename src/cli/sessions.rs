@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::{exit, SessionsArgs, SessionsCommand};
 use crate::app::session::store_for;
-use crate::config::process_env;
+use crate::config::{process_env, Env};
 use crate::context::{summary, thousands};
 use crate::session::store::{sessions_root, summarize, Store, Summary};
 use crate::term::one_line;
@@ -41,8 +41,8 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
         SessionsCommand::Export { id, format, output } => {
             super::export::export(&root, &store, &id, format, output.as_deref())
         }
-        SessionsCommand::Rm { ids } => remove(&root, &store, &ids),
-        SessionsCommand::Prune { older_than, all } => prune(&root, &store, older_than, all),
+        SessionsCommand::Rm { ids } => remove(&root, &store, &ids, &env),
+        SessionsCommand::Prune { older_than, all } => prune(&root, &store, older_than, all, &env),
     }
 }
 
@@ -105,8 +105,9 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
 
 /// `hx sessions rm ID...`: each id found as `-r` finds it; every one is tried, and the exit
 /// code says whether all went.
-fn remove(root: &Path, store: &Store, ids: &[String]) -> i32 {
+fn remove(root: &Path, store: &Store, ids: &[String], env: &Env) -> i32 {
     let mut code = exit::ANSWERED;
+    let mut gone = Vec::new();
     for id in ids {
         let path = match crate::app::session::locate(root, store, id) {
             Ok(p) => p,
@@ -130,15 +131,38 @@ fn remove(root: &Path, store: &Store, ids: &[String]) -> i32 {
                     n => format!(" and its {n} subagents'"),
                 };
                 outln!("removed session {short}{with}");
+                gone.extend(removed);
             }
             Err(e) => code = super::fail(exit::FAILED, e),
         }
     }
+    if !forget_checkpoints(&gone, env) {
+        code = exit::FAILED;
+    }
     code
 }
 
+/// The checkpoints of sessions removed go with them: nothing can go back to them any more,
+/// and `hx checkpoints` counts what a rewind can reach. Whether that went.
+fn forget_checkpoints(ids: &[String], env: &Env) -> bool {
+    if ids.is_empty() {
+        return true;
+    }
+    match super::checkpoints::block_on(crate::checkpoint::forget(env, ids)) {
+        Ok(Ok(_)) => true,
+        Ok(Err(e)) => {
+            errln!(
+                "{}",
+                Warning::new(format!("their checkpoints are kept: {e}"))
+            );
+            false
+        }
+        Err(_) => false,
+    }
+}
+
 /// `hx sessions prune --older-than AGE [--all]`.
-fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool) -> i32 {
+fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool, env: &Env) -> i32 {
     let stores: Vec<Store> = if all {
         std::fs::read_dir(root)
             .map(|rd| {
@@ -152,12 +176,14 @@ fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool) -> i32
     } else {
         vec![store.clone()]
     };
-    let (mut removed, mut problems) = (0usize, Vec::new());
+    let (mut removed, mut problems) = (Vec::new(), Vec::new());
     for s in &stores {
         let (r, p) = s.prune(age);
-        removed += r.len();
+        removed.extend(r);
         problems.extend(p);
     }
+    let forgot = forget_checkpoints(&removed, env);
+    let removed = removed.len();
     for p in &problems {
         errln!("{}", Warning::new(p));
     }
@@ -166,7 +192,7 @@ fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool) -> i32
         "removed {removed} session {files} not written for {}",
         humantime::format_duration(age)
     );
-    if problems.is_empty() {
+    if problems.is_empty() && forgot {
         exit::ANSWERED
     } else {
         exit::FAILED

@@ -243,6 +243,9 @@ pub struct Session {
     message_base: RunStats,
     /// The checkpoints of the workspace taken for it, in order (recorded and this run's).
     checkpoints: Vec<Checkpoint>,
+    /// User messages sent for `/NAME args`: each one's text and what was typed (recorded and
+    /// this run's), as [`Loaded::typed`].
+    typed: Vec<(String, String)>,
 }
 
 impl Session {
@@ -263,6 +266,7 @@ impl Session {
             is_new: true,
             message_base: RunStats::default(),
             checkpoints: Vec::new(),
+            typed: Vec::new(),
         }
     }
 
@@ -312,6 +316,7 @@ impl Session {
             is_new: false,
             message_base: RunStats::default(),
             checkpoints: loaded.checkpoints,
+            typed: loaded.typed,
         };
         (session, added)
     }
@@ -344,6 +349,12 @@ impl Session {
 
     pub fn id(&self) -> &str {
         &self.header.id
+    }
+
+    /// Continued from its file: earlier runs' figures are in [`Session::totals`], not in
+    /// `stats`.
+    pub fn resumed(&self) -> bool {
+        !self.is_new
     }
 
     pub fn header(&self) -> &Header {
@@ -396,6 +407,25 @@ impl Session {
         if let Some(l) = &self.log {
             l.write(&Line::usage(u, cost.as_ref(), Some(model), None).text());
         }
+    }
+
+    /// Records what the user typed (`/NAME args`) for the user message `text` pushed next,
+    /// which lists of sessions show instead of the body it sent.
+    pub fn record_typed(&mut self, typed: &str, text: &str) {
+        if let Some(l) = &self.log {
+            l.write(&Line::Typed { typed }.text());
+        }
+        self.typed.push((text.to_string(), typed.to_string()));
+    }
+
+    /// What the user typed for the user message `text`, when that was not the text itself
+    /// (`/NAME args`).
+    pub fn typed_for(&self, text: &str) -> Option<&str> {
+        self.typed
+            .iter()
+            .rev()
+            .find(|(sent, _)| sent == text)
+            .map(|(_, typed)| typed.as_str())
     }
 
     /// Records the user's answer to an approval question (`hx chat`).

@@ -7,6 +7,8 @@
 //! the session's running totals), `model` (`hx chat`'s `/model` switched the model), `effort`
 //! (`/effort` switched the effort),
 //! `approval` (the user's answer when the guard would have refused a command, in `hx chat`),
+//! `typed` (what the user typed for the next user message, `/NAME args`, whose message is the
+//! body it sent),
 //! `repair` (a resumed run answered calls left without a result inside the history: see
 //! [`Line::Repair`]), `checkpoint` (a checkpoint of the workspace: its number, commit and tree,
 //! see `crate::checkpoint`), `rewind` (`hx rewind` went back to a checkpoint; with the
@@ -148,6 +150,9 @@ struct EventLine {
     // run, effort
     #[serde(default)]
     effort: Option<String>,
+    // typed
+    #[serde(default)]
+    typed: Option<String>,
     // usage of a request that was not a turn (`summary`)
     #[serde(default)]
     request: Option<String>,
@@ -238,6 +243,10 @@ pub struct Loaded {
     pub checkpoints: Vec<Checkpoint>,
     /// Its rewinds, in order.
     pub rewinds: Vec<RewindLine>,
+    /// User messages that were not what the user typed (`/NAME args` sends a body): each
+    /// message's text and what was typed, in order. By text, not by place, so that a repair
+    /// or a compaction that moves messages does not mismatch them.
+    pub typed: Vec<(String, String)>,
     /// Bytes of the file up to the end of its last complete line. Less than the file's size
     /// when its last line is torn: a writer appending to it must cut the tail first.
     pub valid_len: u64,
@@ -439,6 +448,8 @@ struct State {
     loaded: Loaded,
     /// The figures of requests after the last `end` line (a run that has not ended).
     run_figures_open: Figures,
+    /// What was typed for the next user message.
+    typed: Option<String>,
 }
 
 impl State {
@@ -449,6 +460,7 @@ impl State {
                 ..Loaded::default()
             },
             run_figures_open: Figures::default(),
+            typed: None,
         }
     }
 
@@ -467,8 +479,14 @@ impl State {
             Item::Entry { n, raw, entry } => (n, raw, entry),
         };
         let loaded = &mut self.loaded;
+        // A typed line names the user message right after it, and nothing later.
+        let typed = self.typed.take();
         match entry {
+            Entry::Typed(t) => self.typed = Some(t),
             Entry::Message(m) => {
+                if let (Message::User(text), Some(t)) = (&m, typed) {
+                    loaded.typed.push((text.clone(), t));
+                }
                 loaded.messages.push(m);
                 // The line is `{"type":"message","message":` + the message as sent + `}`.
                 let json = raw.len().checked_sub(MESSAGE_FRAME + 1);

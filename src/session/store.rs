@@ -371,16 +371,24 @@ pub fn summarize(path: &Path) -> Result<Summary, String> {
     })
 }
 
-/// The first line of the first user message among the file's first lines.
+/// The first line of the first user message among the file's first lines: what the user
+/// typed for it (`/NAME args`, whose message is a body the user never wrote), else its text.
 fn first_task(path: &Path) -> Option<String> {
     use std::io::BufRead;
     let file = std::fs::File::open(path).ok()?;
     let reader = std::io::BufReader::new(file).take(8 * 1024 * 1024);
+    let mut typed = None;
     for line in reader.lines().take(HEAD_LINES).skip(1) {
         let line = line.ok()?;
         let v: serde_json::Value = serde_json::from_str(&line).ok()?;
+        if v["type"] == "typed" {
+            typed = v["typed"].as_str().map(str::to_string);
+            continue;
+        }
         if v["type"] == "message" && v["message"]["role"] == "user" {
-            let text = v["message"]["content"].as_str().unwrap_or("");
+            let text = typed
+                .as_deref()
+                .unwrap_or_else(|| v["message"]["content"].as_str().unwrap_or(""));
             let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
             return Some(crate::text::one_line(first.trim(), 100));
         }
@@ -388,7 +396,9 @@ fn first_task(path: &Path) -> Option<String> {
     None
 }
 
-/// The outcome and session figures of the file's last line, when that is an `end` line.
+/// The outcome and session figures of the file's last `end` line, when only lines written
+/// between runs follow it: `hx rewind` appends `checkpoint` and `rewind` lines to a session
+/// that ended, and they are no run of their own, so a session that answered still did.
 fn last_end(path: &Path) -> Option<(String, Figures)> {
     let mut file = std::fs::File::open(path).ok()?;
     let len = file.metadata().ok()?.len();
@@ -396,12 +406,7 @@ fn last_end(path: &Path) -> Option<(String, Figures)> {
     file.seek(SeekFrom::Start(start)).ok()?;
     let mut tail = Vec::new();
     file.take(TAIL_BYTES).read_to_end(&mut tail).ok()?;
-    let body = tail.strip_suffix(b"\n")?;
-    let last = match body.iter().rposition(|&b| b == b'\n') {
-        Some(i) => &body[i + 1..],
-        None if start == 0 => body,
-        None => return None,
-    };
+    let mut body = tail.strip_suffix(b"\n")?;
     #[derive(serde::Deserialize)]
     struct EndOnly {
         #[serde(rename = "type")]
@@ -409,11 +414,23 @@ fn last_end(path: &Path) -> Option<(String, Figures)> {
         outcome: Option<String>,
         session: Option<Figures>,
     }
-    let e: EndOnly = serde_json::from_slice(last).ok()?;
-    (e.kind == "end").then(|| {
-        (
-            e.outcome.unwrap_or_else(|| "unknown".into()),
-            e.session.unwrap_or_default(),
-        )
-    })
+    loop {
+        let (rest, last) = match body.iter().rposition(|&b| b == b'\n') {
+            Some(i) => (Some(&body[..i]), &body[i + 1..]),
+            // The whole file, or a line cut by where the tail begins.
+            None if start == 0 => (None, body),
+            None => return None,
+        };
+        let e: EndOnly = serde_json::from_slice(last).ok()?;
+        match e.kind.as_str() {
+            "end" => {
+                return Some((
+                    e.outcome.unwrap_or_else(|| "unknown".into()),
+                    e.session.unwrap_or_default(),
+                ))
+            }
+            "checkpoint" | "rewind" => body = rest?,
+            _ => return None,
+        }
+    }
 }

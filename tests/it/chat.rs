@@ -746,3 +746,43 @@ fn new_ends_what_the_old_sessions_commands_left_running() {
         chat.seen
     );
 }
+
+/// `/usage` after a resume says each figure's scope: the totals of every run of the session,
+/// and this run's, with the lines per model (this run's requests) under this run.
+#[test]
+fn usage_after_a_resume_shows_every_run_and_this_run_apart() {
+    let server = FakeServer::start(vec![
+        Reply::text("First answer.").with_usage(1_000, 0, 10),
+        Reply::text("Second answer.").with_usage(2_000, 1_000, 20),
+    ]);
+    let mut hx = chat_hx(&server);
+    let mut chat = Chat::start(&hx);
+    chat.say("first");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+
+    hx.arg("-c");
+    let mut chat = Chat::start(&hx);
+    chat.say("second");
+    let shown = chat.say("/usage").replace("\r\n", "\n");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let (every, this) = shown
+        .split_once("this run (since it was resumed):\n")
+        .unwrap_or_else(|| panic!("two scopes in {shown}"));
+    let every = every
+        .split_once("this session, every run:\n")
+        .map(|(_, e)| e)
+        .unwrap_or_else(|| panic!("the session's scope in {shown}"));
+    assert!(every.contains("  requests: 2, "), "{shown}");
+    assert!(every.contains("  prompt tokens: 3000, "), "{shown}");
+    assert!(!every.contains("by model"), "{shown}");
+    assert!(this.contains("  requests: 1, "), "{shown}");
+    assert!(this.contains("  prompt tokens: 2000, "), "{shown}");
+    assert!(
+        this.contains(
+            "  by model:\n    deepseek-flash: prompt tokens 2000, cache hits 1000, completion tokens 20,"
+        ),
+        "{shown}"
+    );
+}

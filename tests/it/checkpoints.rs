@@ -676,3 +676,149 @@ fn in_a_subfolder_of_a_repository_the_repositorys_ignore_rules_apply_and_only_th
         "the user's .git"
     );
 }
+
+/// A rewind appends its lines after the run's `end`; they are no run of their own, so the
+/// session that answered is still listed as answered, not `unfinished`.
+#[test]
+fn a_rewound_session_that_answered_is_listed_as_answered() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "by hx\n"}),
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "original\n");
+    hx.args(["agent", "write f"]);
+    hx.run().assert_code(0);
+    let listed = |hx: &Hx| {
+        let list = hx.run_args(&["sessions", "list"]);
+        list.assert_code(0);
+        list.stdout
+    };
+    assert!(listed(&hx).contains(" answered "), "{}", listed(&hx));
+    let files = hx.run_args(&["rewind", "1", "--code", "--yes"]);
+    files.assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "original\n");
+    let after = listed(&hx);
+    assert!(after.contains(" answered "), "{after}");
+    assert!(!after.contains("unfinished"), "{after}");
+    // The files and the conversation, and the undo: the same.
+    hx.run_args(&["rewind", "--undo", "--yes"]).assert_code(0);
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    let after = listed(&hx);
+    assert!(after.contains(" answered "), "{after}");
+    assert!(!after.contains("unfinished"), "{after}");
+}
+
+/// A run that writes a file, so that its session has checkpoints.
+fn writing_run(hx: &mut Hx, task: &str) {
+    hx.clear_args().args(["agent", task]);
+    hx.run().assert_code(0);
+}
+
+/// Two answers a run that writes `f.txt` gets, for each of `runs` runs.
+fn writing_replies(runs: usize) -> Vec<Reply> {
+    (0..runs)
+        .flat_map(|i| {
+            [
+                Reply::tool_calls(vec![call(
+                    "w1",
+                    "write_file",
+                    json!({"path": "f.txt", "content": format!("run {i}\n")}),
+                )]),
+                Reply::text("Done."),
+            ]
+        })
+        .collect()
+}
+
+/// `hx checkpoints`' line that starts with `key`.
+fn store_line(hx: &Hx, key: &str) -> String {
+    let shown = hx.run_args(&["checkpoints"]);
+    shown.assert_code(0);
+    shown
+        .stdout
+        .lines()
+        .find(|l| l.starts_with(key))
+        .unwrap_or_else(|| panic!("{key} in {}", shown.stdout))
+        .to_string()
+}
+
+/// Removing sessions (`hx sessions rm`, `hx sessions prune`) takes their checkpoints with
+/// them: `hx checkpoints` counts only what a rewind can still reach.
+#[test]
+fn removing_sessions_drops_their_checkpoints() {
+    let server = FakeServer::start(writing_replies(2));
+    let mut hx = Hx::new(&server);
+    writing_run(&mut hx, "first");
+    let first = session_id(&hx);
+    writing_run(&mut hx, "second");
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    2");
+
+    let rm = hx.run_args(&["sessions", "rm", &first]);
+    rm.assert_code(0);
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    1");
+
+    let pruned = hx.run_args(&["sessions", "prune", "--older-than", "0s"]);
+    pruned.assert_code(0);
+    assert!(
+        pruned.stdout.contains("removed 1 session file"),
+        "{}",
+        pruned.stdout
+    );
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
+    assert_eq!(store_line(&hx, "checkpoints:"), "checkpoints: 0");
+}
+
+/// Sessions that went another way (a file removed by hand, or by an older hx) are counted
+/// apart, and `hx checkpoints prune` drops their checkpoints.
+#[test]
+fn checkpoints_prune_drops_the_checkpoints_of_sessions_that_are_gone() {
+    let server = FakeServer::start(writing_replies(2));
+    let mut hx = Hx::new(&server);
+    writing_run(&mut hx, "first");
+    let gone = main_session(&hx);
+    writing_run(&mut hx, "second");
+    std::fs::remove_file(&gone).expect("remove the session file");
+    assert_eq!(
+        store_line(&hx, "sessions:"),
+        "sessions:    2 (1 whose session is gone: hx checkpoints prune drops them)"
+    );
+    let pruned = hx.run_args(&["checkpoints", "prune"]);
+    pruned.assert_code(0);
+    assert!(
+        pruned
+            .stdout
+            .contains("pruned: 1 session(s) dropped (1 whose session is gone)"),
+        "{}",
+        pruned.stdout
+    );
+    assert!(
+        pruned.stdout.contains("sessions:    1\n"),
+        "{}",
+        pruned.stdout
+    );
+    // The session that is left still rewinds.
+    hx.run_args(&["rewind", "1", "--yes"]).assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "run 0\n");
+}
+
+/// A run whose message never reached the model keeps no session, and the checkpoint taken
+/// beside its request goes with it.
+#[test]
+fn a_session_discarded_for_a_401_takes_its_checkpoint_with_it() {
+    let server = FakeServer::start(vec![Reply::status(
+        401,
+        r#"{"error":{"message":"bad key"}}"#,
+    )]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "x\n");
+    hx.args(["agent", "hi"]);
+    let run = hx.run();
+    assert_ne!(run.code, Some(0), "{}", run.dump());
+    assert!(hx.session_files().is_empty(), "{}", run.dump());
+    assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
+}

@@ -429,3 +429,80 @@ fn a_commands_shell_span_runs_in_the_runs_sandbox() {
     assert!(message.ends_with("in"), "{message}");
     assert_eq!(hx.read_file("inside-by-span"), "in\n");
 }
+
+/// A run started with `/NAME args` sends the body, but is listed by what was typed: in `hx
+/// sessions list`, in `/resume`'s list and in the recap of `hx chat -c`.
+#[test]
+fn a_run_started_with_a_slash_is_listed_by_what_was_typed() {
+    let server = FakeServer::start(vec![
+        Reply::text("Reviewed."),
+        Reply::text("Synced."),
+        Reply::text("Again."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/commands/review.md",
+        "## Context\nReview $ARGUMENTS.\n",
+    )
+    .write_file(
+        ".agents/skills/sync-upstream/SKILL.md",
+        "---\nname: sync-upstream\ndescription: Use when asked to sync with upstream.\n---\nSteps.\n",
+    );
+    hx.run_args(&["agent", "/review src/a.rs"]).assert_code(0);
+    assert_eq!(
+        last_user(&server.requests()[0].body),
+        "## Context\nReview src/a.rs."
+    );
+    hx.run_args(&["agent", "/sync-upstream now"]).assert_code(0);
+    let list = hx.run_args(&["sessions", "list"]);
+    list.assert_code(0);
+    let lines: Vec<&str> = list.stdout.lines().collect();
+    assert_eq!(lines.len(), 2, "{}", list.stdout);
+    assert!(lines[0].ends_with(" /sync-upstream now"), "{}", list.stdout);
+    assert!(lines[1].ends_with(" /review src/a.rs"), "{}", list.stdout);
+
+    hx.args(["chat", "-c"]);
+    let mut chat = Chat::start(&hx);
+    assert!(
+        chat.seen.contains("you: /sync-upstream now\r\n"),
+        "{}",
+        chat.seen
+    );
+    assert!(!chat.seen.contains("<skill"), "{}", chat.seen);
+    chat.type_line("/resume");
+    let listed = chat.expect("Resume which?");
+    assert!(listed.contains("  /review src/a.rs"), "{listed}");
+    assert!(!listed.contains("## Context"), "{listed}");
+    // Enter picks none.
+    chat.say("");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
+/// `/rewind` in the chat puts a message sent for `/NAME args` back as typed, so Enter
+/// invokes it again (the same body goes out), rather than the body as a message of its own.
+#[test]
+fn a_chat_rewind_puts_back_the_slash_as_typed() {
+    let server = FakeServer::start(vec![Reply::text("Reviewed."), Reply::text("Again.")]);
+    let mut hx = Hx::new(&server);
+    hx.write_file(
+        ".claude/commands/review.md",
+        "## Context\nReview $ARGUMENTS.\n",
+    );
+    let mut chat = chat(&mut hx);
+    assert!(chat.say("/review src/a.rs").contains("Reviewed."));
+    chat.type_line("/rewind");
+    chat.expect("before message  /review src/a.rs");
+    chat.expect("rewind to");
+    chat.type_line("1");
+    chat.expect("rewound to checkpoint 1");
+    chat.expect("/review src/a.rs");
+    chat.type_line("");
+    chat.expect("Again.");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2);
+    assert_eq!(last_user(&reqs[1].body), "## Context\nReview src/a.rs.");
+    assert_eq!(messages(&reqs[1].body), messages(&reqs[0].body));
+}

@@ -300,7 +300,7 @@ impl Replay {
                 self.steps.push(Step::End(i));
             }
             // Between a request's usage and its response: it must not end the wait.
-            Entry::Checkpoint(_) | Entry::Other(_) => {}
+            Entry::Checkpoint(_) | Entry::Typed(_) | Entry::Other(_) => {}
         }
     }
 

@@ -18,6 +18,8 @@ pub enum Entry {
     Model(Option<String>),
     /// `/effort`: the effort it goes on with (`None`: no setting).
     Effort(Option<String>),
+    /// What the user typed for the next user message (`/NAME args`).
+    Typed(String),
     Checkpoint(CheckpointLine),
     Rewind(RewindLine),
     End(EndLine),
@@ -134,6 +136,7 @@ pub(super) fn entry(ev: EventLine) -> Result<Entry, String> {
             effort: ev.effort,
         }),
         "model" => Entry::Model(ev.model),
+        "typed" => Entry::Typed(ev.typed.ok_or("a typed line without typed")?),
         "effort" => Entry::Effort(ev.effort),
         "checkpoint" => {
             let (Some(what), Some(commit), Some(tree)) = (ev.what, ev.commit, ev.tree) else {

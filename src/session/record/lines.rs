@@ -450,6 +450,12 @@ pub enum Line<'a> {
         at: &'a str,
     },
     Approval(&'a ApprovalLine),
+    /// What the user typed for the user message on the next line, when that message is not
+    /// it: `/NAME args` (a command file or a skill), which the message is the body of. What
+    /// lists a session shows this; the model was sent the message.
+    Typed {
+        typed: &'a str,
+    },
     Checkpoint(&'a CheckpointLine),
     Rewind(&'a RewindLine),
     End(&'a End),
