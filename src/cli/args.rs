@@ -448,7 +448,7 @@ pub struct SkillsEvalArgs {
     /// Model name [default: the provider's, or HX_MODEL]
     #[arg(short = 'm', long, value_name = "NAME")]
     pub model: Option<String>,
-    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    /// Provider: deepseek, openai, openrouter, ollama, llamacpp, vllm, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// How hard the model thinks before it answers, as for hx agent

@@ -23,7 +23,7 @@ pub struct Preset {
 
 /// The providers hx knows without configuration, as `hx agent --help` and the README list
 /// them. A `[providers.NAME]` table overrides any of their fields or defines a new one.
-pub const PRESETS: [Preset; 4] = [
+pub const PRESETS: [Preset; 6] = [
     Preset {
         name: "deepseek",
         base_url: "https://api.deepseek.com",
@@ -43,6 +43,37 @@ pub const PRESETS: [Preset; 4] = [
         echo: ReasoningEcho::Auto,
         dialect: None,
         refused_hint: Some("is Ollama running? start it with `ollama serve`"),
+    },
+    // llama.cpp's server listens on 127.0.0.1 alone by default, so "localhost" could try ::1
+    // first. Without --jinja it does not apply the model's chat template, and tool calls come
+    // back as text: the hint says so where it matters, at the first refused connection.
+    Preset {
+        name: "llamacpp",
+        base_url: "http://127.0.0.1:8080/v1",
+        api_key_env: None,
+        base_url_env: None,
+        model: None,
+        echo: ReasoningEcho::Auto,
+        dialect: None,
+        refused_hint: Some(
+            "is llama-server running? start it with `llama-server --jinja -m MODEL.gguf` \
+             (--jinja: tool calls need the model's chat template)",
+        ),
+    },
+    // vLLM takes a key only when started with --api-key; a [providers.vllm] table with
+    // api_key_env sends one.
+    Preset {
+        name: "vllm",
+        base_url: "http://localhost:8000/v1",
+        api_key_env: None,
+        base_url_env: None,
+        model: None,
+        echo: ReasoningEcho::Auto,
+        dialect: None,
+        refused_hint: Some(
+            "is vLLM running? start it with `vllm serve MODEL --enable-auto-tool-choice \
+             --tool-call-parser PARSER`",
+        ),
     },
     Preset {
         name: "openai",

@@ -93,7 +93,7 @@ fn an_unknown_provider_lists_the_presets_and_the_tables_once_each() {
     };
     assert_eq!(
         err(provider(&f, &env(&[]), &flags)),
-        "unknown provider 'nope' (known: deepseek, ollama, openai, openrouter, zeta); define it \
+        "unknown provider 'nope' (known: deepseek, llamacpp, ollama, openai, openrouter, vllm, zeta); define it \
          in a config file as [providers.nope]"
     );
 }

@@ -514,6 +514,34 @@ fn custom_provider_from_project_config_sends_no_key() {
     assert_eq!(r.body["model"], "qwen3-coder");
 }
 
+/// The presets of local servers send no key, even with every key variable set, and no
+/// effort unless one is set for them.
+#[test]
+fn local_server_presets_send_no_key() {
+    for provider in ["llamacpp", "vllm"] {
+        let server = FakeServer::start(vec![Reply::text("local").without_reasoning()]);
+        let mut hx = Hx::new(&server);
+        hx.env("OPENAI_API_KEY", "sk-openai").args([
+            "agent",
+            "--provider",
+            provider,
+            "-m",
+            "qwen2.5-coder",
+            "--base-url",
+            &format!("{}/v1", server.url()),
+            "x",
+        ]);
+        let run = hx.run();
+        run.assert_code(0);
+        let r = &server.completions()[0];
+        assert_eq!(r.path, "/v1/chat/completions", "{provider}");
+        assert_eq!(r.header("authorization"), None, "{provider}");
+        assert_eq!(r.body["model"], "qwen2.5-coder", "{provider}");
+        assert!(r.body.get("reasoning_effort").is_none(), "{provider}");
+        assert!(run.stdout.contains("local"), "{provider}: {}", run.dump());
+    }
+}
+
 #[test]
 fn flags_beat_environment_and_files() {
     let server = FakeServer::start(vec![Reply::text("x")]);

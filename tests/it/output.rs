@@ -954,31 +954,43 @@ fn a_refused_connection_names_the_url_and_says_no_server_runs_there() {
         "{}",
         run.dump()
     );
-    // The Ollama preset says how to start its server.
-    let mut hx = Hx::new_offline();
-    let url = format!("{}/v1", hx.base_url());
-    hx.write_user_config("config.toml", "[network]\nretries = 0\n")
-        .args([
-            "agent",
-            "--provider",
-            "ollama",
-            "-m",
-            "qwen",
-            "--base-url",
-            &url,
-            "x",
-        ]);
-    let run = hx.run();
-    run.assert_code(1);
-    assert!(
-        run.stderr
-            .contains(&format!("cannot connect to {url}/chat/completions"))
-            && run
-                .stderr
-                .contains("is Ollama running? start it with `ollama serve`"),
-        "{}",
-        run.dump()
-    );
+    // The presets of local servers say how to start theirs.
+    for (provider, hint) in [
+        ("ollama", "is Ollama running? start it with `ollama serve`"),
+        (
+            "llamacpp",
+            "is llama-server running? start it with `llama-server --jinja -m MODEL.gguf` \
+             (--jinja: tool calls need the model's chat template)",
+        ),
+        (
+            "vllm",
+            "is vLLM running? start it with `vllm serve MODEL --enable-auto-tool-choice \
+             --tool-call-parser PARSER`",
+        ),
+    ] {
+        let mut hx = Hx::new_offline();
+        let url = format!("{}/v1", hx.base_url());
+        hx.write_user_config("config.toml", "[network]\nretries = 0\n")
+            .args([
+                "agent",
+                "--provider",
+                provider,
+                "-m",
+                "qwen",
+                "--base-url",
+                &url,
+                "x",
+            ]);
+        let run = hx.run();
+        run.assert_code(1);
+        assert!(
+            run.stderr
+                .contains(&format!("cannot connect to {url}/chat/completions"))
+                && run.stderr.contains(hint),
+            "{provider}: {}",
+            run.dump()
+        );
+    }
 }
 
 #[test]

@@ -23,7 +23,7 @@ pub struct RunArgs {
     /// [default: max_cost, or none]
     #[arg(long, value_name = "AMOUNT")]
     pub max_cost: Option<f64>,
-    /// Provider: deepseek, openai, openrouter, ollama, or a [providers.NAME] from a config file
+    /// Provider: deepseek, openai, openrouter, ollama, llamacpp, vllm, or a [providers.NAME] from a config file
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// How hard the model thinks before it answers ('hx agent --help': Effort) [default: none
@@ -159,6 +159,9 @@ Providers (--provider, HX_PROVIDER, or provider = \"...\" in a config file):
   openai      https://api.openai.com/v1     key OPENAI_API_KEY, URL OPENAI_BASE_URL
   openrouter  https://openrouter.ai/api/v1  key OPENROUTER_API_KEY
   ollama      http://localhost:11434/v1     no key (start the server with 'ollama serve')
+  llamacpp    http://127.0.0.1:8080/v1      no key (llama.cpp: 'llama-server --jinja -m M.gguf')
+  vllm        http://localhost:8000/v1      no key ('vllm serve MODEL'; tool calls need
+              --enable-auto-tool-choice and --tool-call-parser)
   Other than deepseek, give a model (-m NAME, HX_MODEL, or model = \"...\"). Any other
   OpenAI-compatible server: --base-url URL, or a [providers.NAME] table (below).
 
