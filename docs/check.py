@@ -120,7 +120,13 @@ def main():
     for doc in documents():
         with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
             text = f.read()
+        fenced = False
         for n, line in enumerate(text.split("\n"), 1):
+            # A fenced block shows a user's project (a trace, a config), not this repository.
+            if line.lstrip().startswith("```"):
+                fenced = not fenced
+            if fenced:
+                continue
             for m in re.finditer(r"(?<![\w./~-])((?:src|tests|benches|docs|\.ci)/[\w./-]*[\w])", line):
                 p = m.group(1)
                 checked_paths.add(p)
