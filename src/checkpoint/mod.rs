@@ -161,15 +161,25 @@ pub struct Checkpoints {
     workspace: PathBuf,
     env: Env,
     settings: Settings,
+    /// git, found when the run starts.
+    git: git::Program,
     store: tokio::sync::OnceCell<Option<Store>>,
 }
 
 impl Checkpoints {
-    pub fn new(workspace: &Path, env: &Env, settings: &Settings) -> Checkpoints {
+    /// The checkpoints of a run in `workspace`; git is looked up now, on `env`'s PATH as
+    /// `host` allows (never in a folder a command may write).
+    pub fn new(
+        workspace: &Path,
+        env: &Env,
+        settings: &Settings,
+        host: &crate::sandbox::HostPath,
+    ) -> Checkpoints {
         Checkpoints {
             workspace: workspace.to_path_buf(),
             env: env.clone(),
             settings: settings.clone(),
+            git: git::Program::find(host, env.get("PATH").map(String::as_str)),
             store: tokio::sync::OnceCell::new(),
         }
     }
@@ -179,7 +189,7 @@ impl Checkpoints {
     pub async fn store(&self, warn: &(dyn Fn(&str) + Sync)) -> Option<&Store> {
         self.store
             .get_or_init(|| async {
-                match Store::open(&self.workspace, &self.env, &self.settings).await {
+                match Store::open(&self.workspace, &self.env, &self.settings, &self.git).await {
                     Ok(store) => {
                         if let Err(e) = store.prune_if_due().await {
                             warn(&format!("checkpoints not pruned: {e}"));

@@ -7,8 +7,10 @@ use std::path::Path;
 use super::{exit, CheckpointsArgs, CheckpointsCommand, DiffArgs, RewindArgs};
 use crate::app::rewind::{self, Refused};
 use crate::app::session::{find, Pick, Resumed};
+use crate::checkpoint::git::Program;
 use crate::checkpoint::Store;
 use crate::config::{process_env, Env, Flags};
+use crate::sandbox::{Kernel, Plan};
 use crate::session::{RewindLine, SessionLog};
 
 /// A current-thread runtime for the git runs; no agent runs here.
@@ -24,16 +26,20 @@ fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, i32> {
 
 /// The workspace's store, as a run here would open it.
 async fn open_store(cwd: &Path, env: &Env) -> Result<Store, i32> {
-    let settings = match super::load_config(cwd, env, &Flags::default()) {
-        Ok(c) => c.checkpoints,
+    let config = match super::load_config(cwd, env, &Flags::default()) {
+        Ok(c) => c,
         Err(code) => return Err(code),
     };
     let settings = crate::checkpoint::Settings {
         // Looking at and undoing what was kept works even with taking new ones turned off.
         enabled: true,
-        ..settings
+        ..config.checkpoints.clone()
     };
-    Store::open(cwd, env, &settings).await.map_err(|off| {
+    // git as a run here finds it: never in a folder a command may write.
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let plan = Plan::new(&config.sandbox, &workspace, env, Kernel::detect());
+    let git = Program::find(&plan.host_path(env), env.get("PATH").map(String::as_str));
+    Store::open(cwd, env, &settings, &git).await.map_err(|off| {
         super::fail(
             exit::FAILED,
             off.line.unwrap_or_else(|| "checkpoints are off".into()),

@@ -17,9 +17,11 @@
 
 mod caps;
 mod denial;
+mod host;
 mod kernel;
 pub mod pod;
 mod protection;
+mod roots;
 pub mod seccomp;
 mod settings;
 
@@ -29,6 +31,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use caps::CapDrop;
+pub use host::{HostPath, NotFound, Writable};
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
 pub use pod::{Pod, PodConfig};
 pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
@@ -178,7 +181,9 @@ impl Plan {
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
         if settings.mode == Mode::WorkspaceWrite {
-            writable = writable_roots(settings, workspace, env, &mut warnings);
+            writable = roots::writable_roots(settings, workspace, env, &mut warnings);
+            let path = env.get("PATH").map_or("", String::as_str);
+            warnings.extend(roots::path_warnings(path, workspace));
         }
         let devices = DEVICES
             .iter()
@@ -366,9 +371,42 @@ impl Plan {
     fn pod_writable(&self) -> Vec<PathBuf> {
         self.writable
             .iter()
-            .filter(|r| r.why != TMP_WHY && r.why != TMPDIR_WHY)
+            .filter(|r| r.why != roots::TMP_WHY && r.why != roots::TMPDIR_WHY)
             .map(|r| r.path.clone())
             .collect()
+    }
+
+    /// The folders a command (or a file tool) may write in this run, and what each is: the
+    /// workspace always (in `read-only` too: its files are the repository's, a stranger's
+    /// as much as the model's), the writable roots, and without the pod the temporary
+    /// folders and `/dev/shm` (the pod has its own). What hx runs itself outside the sandbox
+    /// is never taken from them ([`HostPath`]).
+    pub fn written_by_commands(&self) -> Vec<Writable> {
+        let mut out: Vec<Writable> = vec![(self.workspace.clone(), "the workspace")];
+        for r in &self.writable {
+            let temporary = r.why == roots::TMP_WHY || r.why == roots::TMPDIR_WHY;
+            // The pod's temporary folders are its own, not the host's.
+            let own = self.pod && temporary;
+            if !own && !out.iter().any(|(p, _)| *p == r.path) {
+                out.push((r.path.clone(), r.why));
+            }
+        }
+        if !self.pod && self.settings.mode == Mode::WorkspaceWrite {
+            let shm = PathBuf::from("/dev/shm");
+            if self.devices.contains(&shm) {
+                out.push((shm, "/dev/shm"));
+            }
+        }
+        out
+    }
+
+    /// Where hx takes the programs it runs itself from: `env`'s PATH, without the folders
+    /// commands may write and without relative entries.
+    pub fn host_path(&self, env: &Env) -> HostPath {
+        HostPath::new(
+            env.get("PATH").map(String::as_str),
+            self.written_by_commands(),
+        )
     }
 
     /// What the run's pod is made of; `run_dir` is the run's own folder (it must not exist).
@@ -406,135 +444,6 @@ fn why_not(status: &Status) -> Option<Why> {
         Status::Enforced(_) | Status::Allowed => None,
     }
 }
-const TMP_WHY: &str = "the temporary folder";
-const TMPDIR_WHY: &str = "$TMPDIR";
-
-/// The workspace, the temporary folder(s) and the configured roots, canonical and without
-/// duplicates. A configured root that cannot be resolved is a warning, not an error: the
-/// rest of the sandbox still holds.
-fn writable_roots(
-    settings: &Settings,
-    workspace: &Path,
-    env: &Env,
-    warnings: &mut Vec<String>,
-) -> Vec<Root> {
-    let mut roots = vec![Root {
-        path: workspace.to_path_buf(),
-        why: "the workspace",
-    }];
-    let add = |path: PathBuf, why: &'static str, roots: &mut Vec<Root>| {
-        if !roots.iter().any(|r| r.path == path) {
-            roots.push(Root { path, why });
-        }
-    };
-    if let Ok(tmp) = Path::new("/tmp").canonicalize() {
-        add(tmp, TMP_WHY, &mut roots);
-    }
-    let tmpdir = env.get("TMPDIR").map(PathBuf::from);
-    if let Some(t) = tmpdir.filter(|t| t.is_absolute()) {
-        if let Ok(t) = t.canonicalize() {
-            add(t, TMPDIR_WHY, &mut roots);
-        }
-    }
-    let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let on_path = path_folders(env.get("PATH").map_or("", String::as_str));
-    for raw in &settings.writable_roots {
-        let path = if raw == "~" || raw.starts_with("~/") {
-            match &home {
-                Some(h) => h.join(raw.trim_start_matches('~').trim_start_matches('/')),
-                None => {
-                    warnings.push(format!(
-                        "sandbox.writable_roots: {raw:?} needs HOME, which is not set; it is not writable"
-                    ));
-                    continue;
-                }
-            }
-        } else {
-            workspace.join(raw)
-        };
-        match path.canonicalize() {
-            Ok(real) => {
-                if let Some(w) = programs_warning(raw, &real, &on_path) {
-                    warnings.push(w);
-                }
-                add(real, "sandbox.writable_roots", &mut roots)
-            }
-            Err(e) => {
-                let why = match e.kind() {
-                    std::io::ErrorKind::NotFound => "does not exist".to_string(),
-                    _ => format!("cannot be used ({e})"),
-                };
-                warnings.push(format!(
-                    "sandbox.writable_roots: {raw:?} ({}) {why}; it is not writable",
-                    path.display()
-                ));
-            }
-        }
-    }
-    roots
-}
-
-/// The absolute folders of a `PATH` value, resolved: each one's links resolved as far as it
-/// exists, the missing rest kept as written (a folder that does not exist yet, such as
-/// `~/.local/bin`, is searched as soon as a command makes it). Relative entries (and the empty
-/// one, the current folder) name no fixed folder and are left out.
-fn path_folders(path: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for entry in std::env::split_paths(path) {
-        if !entry.is_absolute() {
-            continue;
-        }
-        if let Some(real) = resolve_existing(&entry) {
-            if !out.contains(&real) {
-                out.push(real);
-            }
-        }
-    }
-    out
-}
-
-/// `path` with its longest existing ancestor canonical and the rest appended; `None` when the
-/// missing rest has a `..` (what it means depends on folders that do not exist yet).
-fn resolve_existing(path: &Path) -> Option<PathBuf> {
-    let mut base = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = base.canonicalize() {
-            return Some(rest.iter().rev().fold(real, |p, part| p.join(part)));
-        }
-        // No name for a path that ends in `..`.
-        rest.push(base.file_name()?);
-        base = base.parent()?;
-    }
-}
-
-/// The warning for the configured root `raw` (canonical `real`) when it is, or holds, one of
-/// the folders `on_path`: a command could put a program there that unsandboxed programs (the
-/// user's hooks and shell, which search the same PATH) then run.
-fn programs_warning(raw: &str, real: &Path, on_path: &[PathBuf]) -> Option<String> {
-    let held: Vec<&PathBuf> = on_path.iter().filter(|p| p.starts_with(real)).collect();
-    if held.is_empty() {
-        return None;
-    }
-    let what = if held.len() == 1 && held[0] == real {
-        "is a folder on PATH".to_string()
-    } else {
-        let names: Vec<String> = held.iter().map(|p| p.display().to_string()).collect();
-        let noun = if held.len() == 1 {
-            "a folder"
-        } else {
-            "folders"
-        };
-        format!("holds {}, {noun} on PATH", names.join(", "))
-    };
-    Some(format!(
-        "sandbox.writable_roots: {raw:?} ({}) {what}: a command could put a program there that \
-         your hooks and your shell then run outside the sandbox; allow a folder inside it that \
-         holds no programs instead (such as ~/.cargo/registry rather than ~/.cargo)",
-        real.display()
-    ))
-}
-
 /// The sandbox of a run, shared by every bash call (subagents' too).
 #[derive(Debug)]
 pub struct Sandbox {

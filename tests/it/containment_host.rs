@@ -69,16 +69,22 @@ fn checkpoints_git(new_hx: &dyn Fn() -> Hx, run: &dyn Fn(&Hx) -> Run) {
         ("node_modules/.bin", Some("./node_modules/.bin")),
     ] {
         let mut hx = new_hx();
+        // A repository of its own: the unprivileged user's workspace lies in the suite's
+        // folder, which the checkout around it ignores (`target/`), and a checkpoint of an
+        // ignored folder holds nothing.
+        let init = std::process::Command::new(real("git"))
+            .args(["init", "-q"])
+            .arg(hx.workspace())
+            .status()
+            .expect("git init");
+        assert!(init.success());
         let marker = hx.home().join("git-ran");
         let entry = entry.map_or_else(
             || hx.workspace().join(folder).display().to_string(),
             String::from,
         );
         prepend_path(&mut hx, &entry);
-        let command = plant(
-            &format!("{folder}/git"),
-            &noting(&marker, &real("git")),
-        );
+        let command = plant(&format!("{folder}/git"), &noting(&marker, &real("git")));
         let (out, ran) = turn(&mut hx, &[&command], run);
         assert_eq!(out[0], "planted\n", "{}", ran.dump());
         assert_not_run(&marker, &ran);
@@ -173,8 +179,8 @@ fn an_mcp_server_outside_the_sandbox_never_runs_a_program_the_model_wrote() {
 }
 
 #[test]
-fn an_mcp_server_outside_the_sandbox_never_runs_a_program_the_model_wrote_as_an_unprivileged_user(
-) {
+fn an_mcp_server_outside_the_sandbox_never_runs_a_program_the_model_wrote_as_an_unprivileged_user()
+{
     as_unprivileged_user(
         "an_mcp_server_outside_the_sandbox_never_runs_a_program_the_model_wrote_as_an_unprivileged_user",
         |user| mcp_off_program(&mut user.hx(), &|hx| user.run(hx)),
@@ -279,7 +285,12 @@ fn the_launcher_cannot_be_replaced_when_hx_lies_in_a_writable_root_as_an_unprivi
         |user| {
             let mut hx = user.hx();
             let (_root, program) = cargo_root(&mut hx, Some(user));
-            launcher(&mut hx, &|hx| user.run(hx), &program, "sandbox.writable_roots");
+            launcher(
+                &mut hx,
+                &|hx| user.run(hx),
+                &program,
+                "sandbox.writable_roots",
+            );
         },
     );
 }
