@@ -156,10 +156,13 @@ impl Plan {
         if settings.mode == Mode::Off {
             return Plan::new(settings, workspace, env, kernel);
         }
-        match pod::probe() {
+        let mut plan = match pod::probe() {
             Ok(()) => Plan::new(settings, workspace, env, kernel),
             Err(why) => Plan::without_pod(settings, workspace, env, kernel, &why),
-        }
+        };
+        // As a run here would warn (`with_pod`).
+        plan.warnings.extend(plan.own_program_warning());
+        plan
     }
 
     fn build(
@@ -348,7 +351,9 @@ impl Plan {
 
     /// Starts the run's pod when this plan runs commands confined; the plan comes back as it
     /// was, or, when the pod cannot be made here, without what only the pod enforces.
-    pub fn with_pod(self, env: &Env) -> (Plan, Option<Arc<Pod>>) {
+    pub fn with_pod(mut self, env: &Env) -> (Plan, Option<Arc<Pod>>) {
+        let own = self.own_program_warning();
+        self.warnings.extend(own.clone());
         if self.settings.mode == Mode::Off || self.refusal.is_some() || !self.pod {
             return (self, None);
         }
@@ -359,10 +364,12 @@ impl Plan {
         ));
         match Pod::start(&self.pod_config(run_dir)) {
             Ok(pod) => (self, Some(pod)),
-            Err(why) => (
-                Plan::without_pod(&self.settings, &self.workspace, env, self.kernel, &why),
-                None,
-            ),
+            Err(why) => {
+                let mut plan =
+                    Plan::without_pod(&self.settings, &self.workspace, env, self.kernel, &why);
+                plan.warnings.extend(own);
+                (plan, None)
+            }
         }
     }
 
@@ -398,6 +405,36 @@ impl Plan {
             }
         }
         out
+    }
+
+    /// The warning for hx's own program (or `hx-pod` beside it) lying in a folder commands
+    /// may write, or reached through a link that leads there: a command could replace it,
+    /// and the user's next run of hx would be the model's program. This run is safe from
+    /// it: the pod's launcher runs from a private copy (`pod::launcher`), and without a pod
+    /// hx starts no program of its own.
+    pub fn own_program_warning(&self) -> Option<String> {
+        if self.settings.mode != Mode::WorkspaceWrite {
+            return None;
+        }
+        let exe = std::env::current_exe().ok()?;
+        let host = HostPath::new(None, self.written_by_commands());
+        let pod = exe.with_file_name("hx-pod");
+        let (at, (folder, what)) = [exe, pod]
+            .into_iter()
+            .filter(|p| p.is_file())
+            .find_map(|p| host.writable_holding(&p).cloned().map(|w| (p, w)))?;
+        let place = if what == "the workspace" {
+            what.to_string()
+        } else {
+            format!("{what} ({})", folder.display())
+        };
+        Some(format!(
+            "hx's program {} lies in {place}, which commands may write: a command could \
+             replace it, and your next run of hx would run the model's program (this run \
+             starts its commands from a copy of its own); install hx outside the folders \
+             commands may write",
+            at.display()
+        ))
     }
 
     /// Where hx takes the programs it runs itself from: `env`'s PATH, without the folders
