@@ -17,6 +17,7 @@
 
 mod caps;
 mod denial;
+pub mod gitdirs;
 mod host;
 mod kernel;
 pub mod pod;
@@ -34,7 +35,7 @@ use caps::CapDrop;
 pub use host::{HostPath, NotFound, Writable};
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
 pub use pod::{Pod, PodConfig};
-pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
+pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP, GIT_BY, GIT_GAP};
 pub use settings::{
     clean_path, expand_socket, Mode, SandboxFile, Settings, Source, MAX_ALLOW_SOCKETS,
     MAX_ROOT_LEN, MAX_SOCKET_PATH, MAX_WRITABLE_ROOTS,
@@ -111,6 +112,8 @@ pub struct Plan {
     pub seccomp: bool,
     /// Whether the commands run in the run's pod (the assessment counts on it).
     pub pod: bool,
+    /// The git folders of the workspace found at the start, which the pod protects.
+    pub git: gitdirs::GitPlaces,
 }
 
 impl Plan {
@@ -173,13 +176,31 @@ impl Plan {
         seccomp: bool,
         no_pod: Option<&str>,
     ) -> Plan {
-        let protections = assess(
+        let mut protections = assess(
             settings.mode,
             settings.network,
             kernel,
             seccomp,
             no_pod.is_none(),
         );
+        // The git folders the pod protects are found now; past the walk's bound, nested
+        // repositories may be left out, and that is said.
+        // Without a pod nothing protects them: no walk.
+        let git = if settings.mode == Mode::Off || no_pod.is_some() {
+            gitdirs::GitPlaces::default()
+        } else {
+            gitdirs::GitPlaces::find(workspace)
+        };
+        for c in &mut protections {
+            let git_check = c.protection == Protection::GitMetadata;
+            if git_check && git.bounded && matches!(c.status, Status::Enforced(_)) {
+                c.status = Status::Partial {
+                    by: GIT_BY,
+                    gap: GIT_GAP,
+                    why: Why::Bounded,
+                };
+            }
+        }
         let enforcement = Enforcement::of(settings.mode, &protections);
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
@@ -196,6 +217,17 @@ impl Plan {
         let mode = settings.mode.name();
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
+            Enforcement::Partial(gaps)
+                if protections
+                    .iter()
+                    .all(|c| c.status.holds() || why_not(&c.status) == Some(Why::Bounded)) =>
+            {
+                Some(format!(
+                    "{}, so {mode} is not enforced whole: {}",
+                    Why::Bounded,
+                    gaps.join("; ")
+                ))
+            }
             Enforcement::Partial(gaps) => Some(match (no_pod, kernel.why_missing()) {
                 // Landlock (and the pod) hold whole; what is missing is the seccomp filter's.
                 (None, None)
@@ -274,6 +306,7 @@ impl Plan {
             refusal,
             seccomp,
             pod: no_pod.is_none(),
+            git,
         }
     }
 
@@ -345,6 +378,10 @@ impl Plan {
                 .then(|| seccomp::Filter::new(self.settings.network))
                 .flatten()
                 .map(Arc::new),
+            redirects: match pod {
+                Some(_) => gitdirs::Redirects::of(&self.git.clone().within(&self.pod_writable())),
+                None => gitdirs::Redirects::default(),
+            },
             pod,
         })))
     }
@@ -448,13 +485,9 @@ impl Plan {
 
     /// What the run's pod is made of; `run_dir` is the run's own folder (it must not exist).
     pub fn pod_config(&self, run_dir: PathBuf) -> PodConfig {
-        let git = self.workspace.join(".git");
-        let git_dirs = std::fs::symlink_metadata(&git)
-            .is_ok_and(|m| m.is_dir())
-            .then_some(git)
-            .into_iter()
-            .collect();
         let writable = self.pod_writable();
+        // Outside the writable folders, the pod's tree is read-only already.
+        let git = self.git.clone().within(&writable);
         // Read-only mode binds nothing writable, but the commands still run in the workspace.
         let read_only = if writable.contains(&self.workspace) {
             Vec::new()
@@ -466,7 +499,9 @@ impl Plan {
             read_only,
             network: self.settings.network,
             run_dir,
-            git_dirs,
+            git_dirs: git.dirs,
+            git_worktrees: git.worktrees,
+            git_files: git.files,
             // Sockets of other programs the user allows on purpose (their ssh agent): bound
             // back over the hidden /tmp, /run and the other programs' sockets.
             allowed_sockets: self.settings.allow_sockets.clone(),
@@ -497,6 +532,17 @@ pub struct Sandbox {
     /// The run's pod, when commands run in one (then `confinement` is the per-call ruleset
     /// the launcher enters inside it, and hx's child enters nothing itself).
     pod: Option<Arc<Pod>>,
+    /// With a pod: the git redirection files no mount covers, removed after each command.
+    redirects: gitdirs::Redirects,
+}
+
+impl Drop for Sandbox {
+    /// The end of the run (its agent dropped): a git redirection made since the last command
+    /// (by an MCP server, or a process a command left running) is removed once more, before
+    /// the user's git reads it.
+    fn drop(&mut self) {
+        let _ = self.redirects.undo();
+    }
 }
 
 impl Sandbox {
@@ -511,6 +557,22 @@ impl Sandbox {
         let pod = self.pod.as_ref()?;
         let (exe, args, _) = pod.launcher(self.confinement.as_ref().map(Confinement::raw_fd));
         Some((exe, args))
+    }
+
+    /// After a command: removes the git redirection files it made where none was at the
+    /// start (a `.git/commondir` would send the user's git to config the model wrote); the
+    /// line that says so, for the command's output, or `None` when there were none.
+    pub fn undo_git_redirects(&self) -> Option<String> {
+        let undone = self.redirects.undo();
+        if undone.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = undone.iter().map(|p| p.display().to_string()).collect();
+        Some(format!(
+            "hx removed {}: a command made it, and it would send the user's git to \
+             another folder's config and hooks, outside the sandbox",
+            names.join(", ")
+        ))
     }
 
     /// Why no command can start now (the run's pod has exited); `None` when they can.

@@ -146,3 +146,50 @@ fn the_users_git_cannot_be_redirected_to_config_the_model_wrote_as_an_unprivileg
     }
     as_unprivileged_user(NAME, |user| scenario(&mut user.hx(), &|hx| user.run(hx)));
 }
+
+/// `hx sandbox` says what it protects of git, and says it is partial where the walk for
+/// nested repositories stopped at its bound (10,000 folders): a repository past it is not
+/// protected.
+#[test]
+fn hx_sandbox_says_when_git_protection_is_partial() {
+    let mut hx = Hx::new_offline();
+    let ws = hx.workspace().to_path_buf();
+    git_ok(&ws, &["init", "-q", "."]);
+    hx.args(["sandbox"]);
+    let run = hx.run();
+    run.assert_code(0);
+    if !run.stdout.contains("git metadata:     enforced") {
+        // No pod here (no user namespaces): nothing of this is enforced, which says so.
+        return skip(
+            "hx_sandbox_says_when_git_protection_is_partial",
+            &run.stdout,
+        );
+    }
+    assert!(
+        run.stdout.contains("nested repositories'"),
+        "{}",
+        run.stdout
+    );
+    for i in 0..10_001 {
+        std::fs::create_dir_all(ws.join(format!("d{}/{i}", i / 100))).expect("mkdir");
+    }
+    let run = hx.run();
+    run.assert_code(0);
+    assert!(
+        run.stdout
+            .contains("git metadata:     partly (the git folders found at the start")
+            && run.stdout.contains(
+                "not protecting repositories nested past the folders looked through: the \
+             workspace has more than the 10000 folders hx looks through"
+            ),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("enforced: partly"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("the sandbox is partial: the workspace has more than"),
+        "{}",
+        run.stderr
+    );
+}

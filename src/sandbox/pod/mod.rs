@@ -53,8 +53,15 @@ pub struct PodConfig {
     pub network: bool,
     /// The run's own folder on the host: its `tmp` is the pod's `/tmp`, its `shm` `/dev/shm`.
     pub run_dir: PathBuf,
-    /// Git folders whose config, hooks and info are made read-only.
+    /// Git folders whose config, hooks and info are made read-only (parents first).
     pub git_dirs: Vec<PathBuf>,
+    /// Linked worktrees' own folders, whose `commondir`, `gitdir` and `config.worktree` are
+    /// made read-only where they exist.
+    #[serde(default)]
+    pub git_worktrees: Vec<PathBuf>,
+    /// `.git` files (`gitdir: ...`), made read-only.
+    #[serde(default)]
+    pub git_files: Vec<PathBuf>,
     /// Sockets bound back into the pod (`sandbox.allow_sockets`).
     pub allowed_sockets: Vec<PathBuf>,
 }
