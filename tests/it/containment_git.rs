@@ -193,3 +193,60 @@ fn hx_sandbox_says_when_git_protection_is_partial() {
         run.stderr
     );
 }
+
+/// The workspace is itself a linked worktree of a repository outside (in HOME): its `.git`
+/// file, rewritten to name a copy of the git folder with a `core.fsmonitor`, would send the
+/// user's git there. `hx sandbox` says git is protected there, and it is.
+fn workspace_worktree(hx: &mut Hx, run: &dyn Fn(&Hx) -> Run) {
+    let ws = hx.workspace().to_path_buf();
+    let main = hx.home().join("main");
+    std::fs::create_dir_all(&main).expect("mkdir");
+    git_ok(&main, &["init", "-q", "."]);
+    std::fs::write(main.join("f"), "f\n").expect("f");
+    git_ok(&main, &["add", "f"]);
+    git_ok(&main, &["commit", "-qm", "f"]);
+    git_ok(&main, &["worktree", "add", "-q", &ws.display().to_string()]);
+    let marker = hx.home().join("monitor-ran");
+    let evil = "cp -r \"$(git rev-parse --git-common-dir)\" common && git config -f \
+                common/config core.fsmonitor \"$PWD/evil.sh\" && echo \"gitdir: $PWD/common\" \
+                > .git; echo \"worktree: $?\"";
+    let (out, ran) = turn(hx, &[&monitor(&marker), evil], run);
+    assert!(out[1].contains("worktree: "), "{}", ran.dump());
+    let got = git(&ws, &["config", "--get", "core.fsmonitor"]);
+    assert!(
+        got.stdout.is_empty(),
+        "git in the workspace reads core.fsmonitor = {}\n{}",
+        String::from_utf8_lossy(&got.stdout),
+        ran.dump()
+    );
+    let _ = git(&ws, &["status", "--short"]);
+    let noted = std::fs::read_to_string(&marker).unwrap_or_default();
+    assert!(
+        noted.is_empty(),
+        "the model's fsmonitor ran\n{}",
+        ran.dump()
+    );
+    hx.clear_args().args(["sandbox"]);
+    let said = run(hx);
+    assert!(
+        said.stdout
+            .contains("git metadata:     enforced (the git folders found at the start"),
+        "{}",
+        said.stdout
+    );
+}
+
+#[test]
+fn a_workspace_that_is_a_linked_worktree_keeps_its_git_file() {
+    // Outside /tmp, which the pod replaces: the main repository must be there to copy.
+    let mut hx = Hx::new_offline_in(&crate::support::outside_tmp());
+    workspace_worktree(&mut hx, &direct);
+}
+
+#[test]
+fn a_workspace_that_is_a_linked_worktree_keeps_its_git_file_as_an_unprivileged_user() {
+    as_unprivileged_user(
+        "a_workspace_that_is_a_linked_worktree_keeps_its_git_file_as_an_unprivileged_user",
+        |user| workspace_worktree(&mut user.hx(), &|hx| user.run(hx)),
+    );
+}
