@@ -19,6 +19,10 @@ use std::path::{Path, PathBuf};
 /// Folders looked through for nested repositories at most: a bound on the run's start in a
 /// large workspace; past it, protection is partial and `hx sandbox` says so.
 pub const MAX_FOLDERS: usize = 10_000;
+/// Folders the walk does not enter: package managers fill them (npm, pip, Python) and never
+/// leave a repository there (npm and pip drop `.git` from what they install), and they are
+/// what would make a JavaScript or Python project pass the bound.
+const NOT_ENTERED: [&str; 3] = ["node_modules", ".venv", "__pycache__"];
 /// Submodule git folders looked through in one `.git/modules`, nested ones included.
 const MAX_MODULES: usize = 1_000;
 
@@ -38,7 +42,8 @@ pub struct GitPlaces {
 
 impl GitPlaces {
     /// The git folders of `workspace` (canonical) and of the repositories in it, found by a
-    /// walk of at most [`MAX_FOLDERS`] folders that follows no link.
+    /// walk of at most [`MAX_FOLDERS`] folders that follows no link and does not enter
+    /// [`NOT_ENTERED`].
     pub fn find(workspace: &Path) -> GitPlaces {
         let mut places = GitPlaces::default();
         // The workspace's own `.git`, or the one above it (the workspace is a folder of a
@@ -66,7 +71,7 @@ impl GitPlaces {
                     if dir != workspace {
                         places.dot_git(&path);
                     }
-                } else if kind.is_dir() {
+                } else if kind.is_dir() && !NOT_ENTERED.iter().any(|n| entry.file_name() == *n) {
                     queue.push_back(path);
                 }
             }
@@ -271,6 +276,8 @@ mod tests {
         );
         file(&ws.join("sub/.git"), "gitdir: ../.git/modules/a/b\n");
         file(&ws.join("vendor/lib/.git/HEAD"), "x\n");
+        // Not entered: what a package manager installed.
+        file(&ws.join("node_modules/pkg/.git/HEAD"), "x\n");
         let places = GitPlaces::find(&ws);
         assert_eq!(
             places.dirs,
