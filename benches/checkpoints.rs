@@ -18,6 +18,7 @@ use std::process::Command;
 use std::time::Instant;
 
 use hx::app::rewind;
+use hx::checkpoint::git::Program;
 use hx::checkpoint::{Settings, Snap, Store};
 use hx::session::{Checkpoint, CheckpointKind, CheckpointLine};
 
@@ -113,7 +114,7 @@ fn main() {
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let store = Store::open_at(&ws, &state, &env, &Settings::default())
+        let store = Store::open_at(&ws, &state, &env, &Settings::default(), &Program::from_env(&env))
             .await
             .expect("store");
         let t = Instant::now();
@@ -126,7 +127,7 @@ fn main() {
         // The files were written in the second the index was: git compares their content
         // until a look a second later writes the index again (settles it). A run's first
         // look does that once; what is measured below is the stat cache warm.
-        let looking = Store::open_at(&ws, &state, &env, &Settings::default())
+        let looking = Store::open_at(&ws, &state, &env, &Settings::default(), &Program::from_env(&env))
             .await
             .expect("store")
             .unwatched();
@@ -241,17 +242,29 @@ async fn large_clone(src: &Path) {
     .count();
     let state = root.path().join("state");
     let env = hx::paths::process_env();
-    let store = Store::open_at(&ws, &state, &env, &Settings::default())
-        .await
-        .expect("store");
+    let store = Store::open_at(
+        &ws,
+        &state,
+        &env,
+        &Settings::default(),
+        &Program::from_env(&env),
+    )
+    .await
+    .expect("store");
     let t = Instant::now();
     let (first, _) = store.snapshot("bench", None).await.expect("first");
     let cold = t.elapsed().as_secs_f64() * 1e3;
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let looking = Store::open_at(&ws, &state, &env, &Settings::default())
-        .await
-        .expect("store")
-        .unwatched();
+    let looking = Store::open_at(
+        &ws,
+        &state,
+        &env,
+        &Settings::default(),
+        &Program::from_env(&env),
+    )
+    .await
+    .expect("store")
+    .unwatched();
     looking
         .snapshot("bench", Some(&first))
         .await

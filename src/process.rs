@@ -93,16 +93,35 @@ impl Launch {
     ///
     /// A tool command gets a session of its own (`setsid`, which also makes its process
     /// group): no controlling terminal, so it cannot open `/dev/tty`, push input into the
-    /// user's shell (`TIOCSTI`), or block reading the terminal. Then it enters the sandbox.
-    /// A hook is the user's own command and keeps the terminal and its capabilities.
+    /// user's shell (`TIOCSTI`), or block reading the terminal. Then it enters the sandbox,
+    /// where the shell is looked up: a shell the model wrote runs confined there.
     pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
         Launch::with_role(shell().as_ref(), &["-c".as_ref(), line.as_ref()], cwd, role)
     }
 
-    /// `program` with `args`, started directly (no shell, `program` looked up on the role's
-    /// `PATH`), in `cwd`, in a new process group, killed if its handle is dropped: an MCP
-    /// server, which lives for the whole run.
-    pub fn program(program: &str, args: &[String], cwd: &Path, role: Role<'_>) -> Launch {
+    /// `line` run by the shell at `shell` (a path hx found once, outside every folder a
+    /// command may write: see `sandbox::HostPath`), in `cwd`, as [`Launch::shell`] runs a
+    /// command: a hook, the user's own command, which keeps the terminal and its
+    /// capabilities and runs outside the sandbox.
+    pub fn hook(shell: &Path, line: &str, cwd: &Path) -> Launch {
+        Launch::with_role(
+            shell.as_os_str(),
+            &["-c".as_ref(), line.as_ref()],
+            cwd,
+            Role::Hook,
+        )
+    }
+
+    /// `program` with `args`, started directly (no shell), in `cwd`, in a new process group,
+    /// killed if its handle is dropped: an MCP server, which lives for the whole run, or git.
+    /// A name without `/` is looked up on the role's `PATH`; what runs outside the sandbox is
+    /// given as the path hx found for it.
+    pub fn program(
+        program: impl AsRef<OsStr>,
+        args: &[String],
+        cwd: &Path,
+        role: Role<'_>,
+    ) -> Launch {
         let args: Vec<&OsStr> = args.iter().map(|a| a.as_ref()).collect();
         Launch::with_role(program.as_ref(), &args, cwd, role)
     }

@@ -131,6 +131,9 @@ pub fn build_editing_skills(
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
     let (plan, pod) = plan.with_pod(env);
     warnings.extend(plan.warnings.iter().map(Warning::new));
+    // What hx runs itself outside the sandbox (git, the hooks' shell, a `sandbox = "off"` MCP
+    // server) is looked up now, never where a command may write.
+    let host = plan.host_path(env);
     let sandbox = plan.sandbox_in(pod)?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
@@ -138,8 +141,9 @@ pub fn build_editing_skills(
         .with_approver(approver);
     let (entries, hook_warnings) = hooks::config::load(&root, env)?;
     warnings.extend(hook_warnings);
-    let user_hooks =
-        CommandHooks::new(entries, events.clone()).with_output_chars(config.limits.output_chars);
+    let shell = hooks::command::shell(&host, env.get("PATH").map(String::as_str));
+    let user_hooks = CommandHooks::new(entries, events.clone(), shell)
+        .with_output_chars(config.limits.output_chars);
     // The trace shows the steps of the events the user hooked, whatever its level.
     events.emit(
         &Scope::default(),
@@ -181,6 +185,7 @@ pub fn build_editing_skills(
         let local = mcp::Local {
             env: tool_env.clone(),
             sandbox: sandbox.clone(),
+            writable: plan.written_by_commands(),
         };
         Mcp::new(planned, env.clone(), local, warn)
     });
@@ -282,7 +287,7 @@ pub fn build_editing_skills(
         .checkpoints(config.checkpoints.enabled.then(|| {
             let env = env.clone();
             Arc::new(
-                crate::checkpoint::Checkpoints::new(&root, &env, &config.checkpoints)
+                crate::checkpoint::Checkpoints::new(&root, &env, &config.checkpoints, &host)
                     .recorded(Arc::new(move || super::session::recorded_ids(&env))),
             )
         }))

@@ -176,12 +176,13 @@ pub async fn run(
             code = fatal(exit::FAILED, &e, &[]);
         }
     }
+    let checkpoints = conversation.agent().and_then(|a| a.checkpoints().cloned());
     let closing = conversation.close();
-    if let Closed::Discarded(id) = &closing {
+    if let (Closed::Discarded(id), Some(checkpoints)) = (&closing, checkpoints) {
         // The message's checkpoint was taken beside the request that never got an answer:
         // it goes with the session, which nothing can go back to. Should that fail, the
         // store's next prune drops it, and `hx checkpoints` counts it apart until then.
-        let _ = crate::checkpoint::forget(&env, std::slice::from_ref(id)).await;
+        let _ = checkpoints.forget(std::slice::from_ref(id)).await;
     }
     closed(closing, &events);
     code

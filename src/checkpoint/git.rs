@@ -7,16 +7,54 @@
 //! stored is the bytes on disk and nothing in a repository can make a checkpoint run a
 //! program.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 use crate::process::{Launch, Role};
+use crate::sandbox::{HostPath, NotFound};
 
 /// Bytes of git's error output kept for the message.
 const STDERR_BYTES: u64 = 8 * 1024;
+
+/// The git hx runs, found once, when the run starts, and the `PATH` it gets (git looks its
+/// helpers up on it): both outside every folder a command may write and never through a
+/// relative entry, so a `git` the model wrote (in a virtualenv's `.venv/bin` on PATH) is never
+/// the one hx runs, unsandboxed, on every checkpoint.
+#[derive(Debug, Clone)]
+pub struct Program {
+    git: Result<PathBuf, GitError>,
+    path: OsString,
+}
+
+impl Program {
+    /// git on `path` (hx's PATH), as `host` allows.
+    pub fn find(host: &HostPath, path: Option<&str>) -> Program {
+        let git = match host.find(OsStr::new("git"), Path::new("/"), path) {
+            Ok(p) => Ok(p),
+            Err(NotFound::Missing) => Err(GitError::Missing),
+            Err(NotFound::Refused(why)) => Err(GitError::Failed(why)),
+        };
+        Program {
+            git,
+            path: host.value(),
+        }
+    }
+
+    /// git as `env`'s PATH has it, skipping only relative entries (tests, benchmarks).
+    pub fn from_env(env: &crate::paths::Env) -> Program {
+        Program::find(
+            &HostPath::new(env.get("PATH").map(String::as_str), Vec::new()),
+            None,
+        )
+    }
+
+    fn git(&self) -> Result<&Path, GitError> {
+        self.git.as_deref().map_err(Clone::clone)
+    }
+}
 
 /// Why a git run failed: git is not installed, or it said no.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,11 +72,10 @@ impl std::fmt::Display for GitError {
     }
 }
 
-/// The fixed part of every run: where git is found, the shadow's folders, the work tree.
+/// The fixed part of every run: git, the shadow's folders, the work tree.
 #[derive(Debug, Clone)]
 pub struct Git {
-    /// `PATH` of hx's environment (git and its helpers are found on it).
-    pub path: Option<OsString>,
+    pub program: Program,
     pub git_dir: PathBuf,
     pub work_tree: PathBuf,
     /// The global excludes file the user's git would read, read here explicitly since the
@@ -63,13 +100,13 @@ pub struct Run<'a> {
 
 impl Git {
     pub fn new(
-        path: Option<OsString>,
+        program: Program,
         git_dir: PathBuf,
         work_tree: PathBuf,
         excludes_file: Option<PathBuf>,
     ) -> Git {
         Git {
-            path,
+            program,
             git_dir,
             work_tree,
             excludes_file,
@@ -99,9 +136,7 @@ impl Git {
             // The workspace's path is a path, never a pattern.
             v.push(("GIT_LITERAL_PATHSPECS".into(), "1".into()));
         }
-        if let Some(p) = &self.path {
-            v.push(("PATH".into(), p.clone()));
-        }
+        v.push(("PATH".into(), self.program.path.clone()));
         if let Some(i) = index {
             v.push(("GIT_INDEX_FILE".into(), i.into()));
         }
@@ -141,7 +176,7 @@ impl Git {
     pub async fn run(&self, args: &[&str], run: Run<'_>) -> Result<Vec<u8>, GitError> {
         let vars = self.vars(run.index, run.bare, !run.check_ignore);
         let launch = Launch::program(
-            "git",
+            self.program.git()?,
             &self.args(args),
             &self.work_tree,
             Role::Private(&vars),
@@ -224,7 +259,7 @@ impl Git {
 /// `$XDG_CONFIG_HOME/git/ignore` (or `~/.config/git/ignore`) when it exists. Reading a config
 /// value runs nothing.
 pub async fn global_excludes(
-    path: Option<&OsString>,
+    program: &Program,
     env: &crate::paths::Env,
     neutral_git_dir: &Path,
 ) -> Result<Option<PathBuf>, GitError> {
@@ -239,15 +274,13 @@ pub async fn global_excludes(
             vars.push((k.into(), v.into()));
         }
     }
-    if let Some(p) = path {
-        vars.push(("PATH".into(), p.clone()));
-    }
+    vars.push(("PATH".into(), program.path.clone()));
     let args: Vec<String> = ["config", "--global", "--includes", "--path", "--get"]
         .iter()
         .map(|s| s.to_string())
         .chain(["core.excludesFile".to_string()])
         .collect();
-    let launch = Launch::program("git", &args, Path::new("/"), Role::Private(&vars))
+    let launch = Launch::program(program.git()?, &args, Path::new("/"), Role::Private(&vars))
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());

@@ -161,6 +161,8 @@ pub struct Checkpoints {
     workspace: PathBuf,
     env: Env,
     settings: Settings,
+    /// git, found when the run starts.
+    git: git::Program,
     store: tokio::sync::OnceCell<Option<Store>>,
     recorded: Option<Recorded>,
 }
@@ -170,14 +172,27 @@ pub struct Checkpoints {
 pub type Recorded = std::sync::Arc<dyn Fn() -> Option<BTreeSet<String>> + Send + Sync>;
 
 impl Checkpoints {
-    pub fn new(workspace: &Path, env: &Env, settings: &Settings) -> Checkpoints {
+    /// The checkpoints of a run in `workspace`; git is looked up now, on `env`'s PATH as
+    /// `host` allows (never in a folder a command may write).
+    pub fn new(
+        workspace: &Path,
+        env: &Env,
+        settings: &Settings,
+        host: &crate::sandbox::HostPath,
+    ) -> Checkpoints {
         Checkpoints {
             workspace: workspace.to_path_buf(),
             env: env.clone(),
             settings: settings.clone(),
+            git: git::Program::find(host, env.get("PATH").map(String::as_str)),
             store: tokio::sync::OnceCell::new(),
             recorded: None,
         }
+    }
+
+    /// Drops the checkpoints of the sessions `ids`, with the git this run found.
+    pub async fn forget(&self, ids: &[String]) -> Result<usize, String> {
+        store::forget(&self.env, ids, &self.git).await
     }
 
     /// What the prune a run makes when it is due asks for the sessions there are.
@@ -191,7 +206,7 @@ impl Checkpoints {
     pub async fn store(&self, warn: &(dyn Fn(&str) + Sync)) -> Option<&Store> {
         self.store
             .get_or_init(|| async {
-                match Store::open(&self.workspace, &self.env, &self.settings).await {
+                match Store::open(&self.workspace, &self.env, &self.settings, &self.git).await {
                     Ok(store) => {
                         let recorded = self.recorded.as_ref().and_then(|r| r());
                         if let Err(e) = store.prune_if_due(recorded.as_ref()).await {

@@ -2,13 +2,12 @@
 //! the user's repository, and what it keeps (usage, pruning, the sessions' refs).
 
 use std::collections::BTreeSet;
-use std::ffi::OsString;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::Path;
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
-use super::git::{self, Git, GitError, Run};
+use super::git::{self, Git, GitError, Program, Run};
 use super::watch::Watch;
 use super::{dir_size, find_repo, ref_safe, root, Locked, Off, Settings, Store, LIST_BYTES, REFS};
 use crate::paths::{write_atomic, Env};
@@ -22,9 +21,14 @@ const PRUNE_EVERY: Duration = Duration::from_secs(24 * 3600);
 const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding\n";
 
 impl Store {
-    /// The store of `workspace`, created if needed. `Off` when checkpoints are off here (the
-    /// config, the home folder, `/`, no git, no state folder).
-    pub async fn open(workspace: &Path, env: &Env, settings: &Settings) -> Result<Store, Off> {
+    /// The store of `workspace`, created if needed, run with `git`. `Off` when checkpoints are
+    /// off here (the config, the home folder, `/`, no git, no state folder).
+    pub async fn open(
+        workspace: &Path,
+        env: &Env,
+        settings: &Settings,
+        git: &Program,
+    ) -> Result<Store, Off> {
         if !settings.enabled {
             return Err(Off { line: None });
         }
@@ -42,7 +46,7 @@ impl Store {
             ));
         };
         let dir = root.join(crate::paths::workspace_folder(&ws));
-        Store::open_at(&ws, &dir, env, settings).await
+        Store::open_at(&ws, &dir, env, settings, git).await
     }
 
     /// [`Store::open`] with the store's folder chosen (tests, benchmarks).
@@ -51,6 +55,7 @@ impl Store {
         dir: &Path,
         env: &Env,
         settings: &Settings,
+        git: &Program,
     ) -> Result<Store, Off> {
         let off = |e: String| Off::said(format!("checkpoints are off: {e}"));
         std::fs::DirBuilder::new()
@@ -69,9 +74,8 @@ impl Store {
             }
             None => (ws.to_path_buf(), String::new(), None),
         };
-        let path: Option<OsString> = env.get("PATH").map(OsString::from);
         let git_dir = dir.join("git");
-        let excludes = match git::global_excludes(path.as_ref(), env, &git_dir).await {
+        let excludes = match git::global_excludes(git, env, &git_dir).await {
             Ok(x) => x,
             Err(GitError::Missing) => return Err(off("git is not installed".into())),
             Err(e) => return Err(off(e.to_string())),
@@ -79,7 +83,7 @@ impl Store {
         let excludes_file = excludes.clone();
         let store = Store {
             dir: dir.to_path_buf(),
-            git: Git::new(path, git_dir, work_tree, excludes),
+            git: Git::new(git.clone(), git_dir, work_tree, excludes),
             index: dir.join("index"),
             prefix,
             user_objects: user_git
@@ -399,7 +403,7 @@ async fn lock_at(dir: &Path, git_dir: &Path) -> Result<Locked, String> {
 /// Drops the checkpoints of the sessions `ids` (their refs), in whichever workspace's store
 /// under the state folder holds them: a session removed takes its checkpoints with it, and
 /// what only they named goes at the store's next prune. Gives how many sessions had some.
-pub async fn forget(env: &Env, ids: &[String]) -> Result<usize, String> {
+pub async fn forget(env: &Env, ids: &[String], git: &Program) -> Result<usize, String> {
     let Some(root) = root(env) else {
         return Ok(0);
     };
@@ -410,7 +414,6 @@ pub async fn forget(env: &Env, ids: &[String]) -> Result<usize, String> {
         .iter()
         .map(|id| format!("{REFS}{}", ref_safe(id)))
         .collect();
-    let path: Option<OsString> = env.get("PATH").map(OsString::from);
     let mut forgotten = 0;
     for dir in folders.filter_map(Result::ok).map(|e| e.path()) {
         let git_dir = dir.join("git");
@@ -436,7 +439,7 @@ pub async fn forget(env: &Env, ids: &[String]) -> Result<usize, String> {
             .map(|n| format!("delete {n}\n"))
             .collect();
         forgotten += delete.lines().count();
-        let git = Git::new(path.clone(), git_dir, dir.clone(), None);
+        let git = Git::new(git.clone(), git_dir, dir.clone(), None);
         git.run(
             &["update-ref", "--stdin"],
             Run {

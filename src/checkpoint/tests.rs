@@ -14,6 +14,11 @@ use std::process::Command;
 use super::git::Run;
 use super::*;
 
+/// PATH of `env` as a run with no writable folder would search it.
+fn host_path(env: &Env) -> crate::sandbox::HostPath {
+    crate::sandbox::HostPath::new(env.get("PATH").map(String::as_str), Vec::new())
+}
+
 /// A temporary folder holding the workspace (`ws`), the store and the environment's folders.
 struct Place {
     root: tempfile::TempDir,
@@ -53,10 +58,16 @@ impl Place {
     /// The store of `ws` in this place, without watches: every snapshot looks, so what a test
     /// sees does not depend on when inotify delivers an event.
     async fn store_of(&self, ws: &Path, settings: &Settings) -> Store {
-        Store::open_at(ws, &self.path().join("store"), &self.env(), settings)
-            .await
-            .expect("store opens")
-            .unwatched()
+        Store::open_at(
+            ws,
+            &self.path().join("store"),
+            &self.env(),
+            settings,
+            &git::Program::from_env(&self.env()),
+        )
+        .await
+        .expect("store opens")
+        .unwatched()
     }
 
     async fn store(&self) -> Store {
@@ -637,9 +648,14 @@ async fn open_keeps_the_store_under_the_state_folder_and_says_why_it_is_off() {
     let place = Place::new();
     let ws = place.ws();
     let env = place.env();
-    let store = Store::open(&ws, &env, &Settings::default())
-        .await
-        .expect("opens");
+    let store = Store::open(
+        &ws,
+        &env,
+        &Settings::default(),
+        &git::Program::from_env(&env),
+    )
+    .await
+    .expect("opens");
     let real = crate::paths::real_path(&ws).expect("real path");
     let want = place
         .path()
@@ -657,15 +673,22 @@ async fn open_keeps_the_store_under_the_state_folder_and_says_why_it_is_off() {
         enabled: false,
         ..Settings::default()
     };
-    let off = Store::open(&ws, &env, &disabled).await.expect_err("off");
+    let off = Store::open(&ws, &env, &disabled, &git::Program::from_env(&env))
+        .await
+        .expect_err("off");
     assert_eq!(off.line, None);
 
     let mut nowhere = env.clone();
     nowhere.remove("HOME");
     nowhere.remove("XDG_STATE_HOME");
-    let off = Store::open(&ws, &nowhere, &Settings::default())
-        .await
-        .expect_err("no place");
+    let off = Store::open(
+        &ws,
+        &nowhere,
+        &Settings::default(),
+        &git::Program::from_env(&nowhere),
+    )
+    .await
+    .expect_err("no place");
     assert_eq!(
         off.line.as_deref(),
         Some("checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)")
@@ -675,9 +698,14 @@ async fn open_keeps_the_store_under_the_state_folder_and_says_why_it_is_off() {
     let empty = place.path().join("empty-bin");
     std::fs::create_dir_all(&empty).expect("mkdir");
     no_git.insert("PATH".into(), empty.display().to_string());
-    let off = Store::open(&ws, &no_git, &Settings::default())
-        .await
-        .expect_err("no git");
+    let off = Store::open(
+        &ws,
+        &no_git,
+        &Settings::default(),
+        &git::Program::from_env(&no_git),
+    )
+    .await
+    .expect_err("no git");
     assert_eq!(
         off.line.as_deref(),
         Some("checkpoints are off: git is not installed")
@@ -693,7 +721,12 @@ async fn checkpoints_open_the_store_once_and_warn_once() {
     let mut nowhere = place.env();
     nowhere.remove("HOME");
     nowhere.remove("XDG_STATE_HOME");
-    let off = Checkpoints::new(&place.ws(), &nowhere, &Settings::default());
+    let off = Checkpoints::new(
+        &place.ws(),
+        &nowhere,
+        &Settings::default(),
+        &crate::sandbox::HostPath::default(),
+    );
     assert!(off.store(&warn).await.is_none());
     assert!(off.store(&warn).await.is_none());
     assert_eq!(
@@ -701,7 +734,12 @@ async fn checkpoints_open_the_store_once_and_warn_once() {
         ["checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)"]
     );
 
-    let on = Checkpoints::new(&place.ws(), &place.env(), &Settings::default());
+    let on = Checkpoints::new(
+        &place.ws(),
+        &place.env(),
+        &Settings::default(),
+        &host_path(&place.env()),
+    );
     let store = on.store(&warn).await.expect("a store");
     assert!(store.dir().join("git/HEAD").is_file());
     assert_eq!(warned.lock().expect("lock").len(), 1, "a new store warns");
@@ -834,7 +872,8 @@ async fn forget_drops_the_refs_of_the_sessions_named_packed_or_loose_in_whicheve
     let place = Place::new();
     place.write("a.txt", "one\n");
     let env = place.env();
-    let store = Store::open(&place.ws(), &env, &Settings::default())
+    let git = git::Program::from_env(&env);
+    let store = Store::open(&place.ws(), &env, &Settings::default(), &git)
         .await
         .expect("store opens")
         .unwatched();
@@ -847,9 +886,9 @@ async fn forget_drops_the_refs_of_the_sessions_named_packed_or_loose_in_whicheve
     place.write("a.txt", "4\n");
     store.snapshot("s4", None).await.expect("s4");
     let ids = strings(&["s1", "s4", "never-had-any"]);
-    assert_eq!(forget(&env, &ids).await.expect("forget"), 2);
+    assert_eq!(forget(&env, &ids, &git).await.expect("forget"), 2);
     let usage = store.usage(None).await;
     assert_eq!(usage.sessions, 2);
     // Nothing left to drop: no git runs, nothing said.
-    assert_eq!(forget(&env, &ids).await.expect("again"), 0);
+    assert_eq!(forget(&env, &ids, &git).await.expect("again"), 0);
 }

@@ -281,9 +281,15 @@ mod tests {
             .build()
             .expect("runtime");
         rt.block_on(async {
-            let store = Store::open_at(&ws, &root.path().join("state"), &env, &Settings::default())
-                .await
-                .expect("store");
+            let store = Store::open_at(
+                &ws,
+                &root.path().join("state"),
+                &env,
+                &Settings::default(),
+                &crate::checkpoint::git::Program::from_env(&env),
+            )
+            .await
+            .expect("store");
             assert!(store.watch.is_some(), "inotify is available on Linux");
             let mut prev: Snap = store.snapshot("s", None).await.expect("first").0;
             // Nothing changed: no look.

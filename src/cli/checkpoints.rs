@@ -7,8 +7,10 @@ use std::path::Path;
 use super::{exit, CheckpointsArgs, CheckpointsCommand, DiffArgs, RewindArgs};
 use crate::app::rewind::{self, Refused};
 use crate::app::session::{find, Pick, Resumed};
+use crate::checkpoint::git::Program;
 use crate::checkpoint::Store;
 use crate::config::{process_env, Env, Flags};
+use crate::sandbox::{Kernel, Plan};
 use crate::session::{RewindLine, SessionLog};
 
 /// A current-thread runtime for the git runs; no agent runs here.
@@ -22,18 +24,26 @@ pub(super) fn block_on<F: std::future::Future>(f: F) -> Result<F::Output, i32> {
     }
 }
 
+/// git as a run in `cwd` finds it: never in a folder a command may write.
+pub(super) fn host_git(config: &crate::config::Config, cwd: &Path, env: &Env) -> Program {
+    let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    let plan = Plan::new(&config.sandbox, &workspace, env, Kernel::detect());
+    Program::find(&plan.host_path(env), env.get("PATH").map(String::as_str))
+}
+
 /// The workspace's store, as a run here would open it.
 async fn open_store(cwd: &Path, env: &Env) -> Result<Store, i32> {
-    let settings = match super::load_config(cwd, env, &Flags::default()) {
-        Ok(c) => c.checkpoints,
+    let config = match super::load_config(cwd, env, &Flags::default()) {
+        Ok(c) => c,
         Err(code) => return Err(code),
     };
     let settings = crate::checkpoint::Settings {
         // Looking at and undoing what was kept works even with taking new ones turned off.
         enabled: true,
-        ..settings
+        ..config.checkpoints.clone()
     };
-    Store::open(cwd, env, &settings).await.map_err(|off| {
+    let git = host_git(&config, cwd, env);
+    Store::open(cwd, env, &settings, &git).await.map_err(|off| {
         super::fail(
             exit::FAILED,
             off.line.unwrap_or_else(|| "checkpoints are off".into()),

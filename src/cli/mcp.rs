@@ -68,6 +68,7 @@ pub(super) fn mcp_command(args: McpArgs) -> i32 {
         Ok(sandbox) => Local {
             env: process::env::for_tools(&config.shell_env, &config.sandbox),
             sandbox,
+            writable: sandbox_plan.written_by_commands(),
         },
         Err(refusal) => return fail(exit::USAGE, refusal),
     };

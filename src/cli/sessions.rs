@@ -41,8 +41,10 @@ pub(super) fn sessions_command(args: SessionsArgs) -> i32 {
         SessionsCommand::Export { id, format, output } => {
             super::export::export(&root, &store, &id, format, output.as_deref())
         }
-        SessionsCommand::Rm { ids } => remove(&root, &store, &ids, &env),
-        SessionsCommand::Prune { older_than, all } => prune(&root, &store, older_than, all, &env),
+        SessionsCommand::Rm { ids } => remove(&root, &store, &ids, (&cwd, &env)),
+        SessionsCommand::Prune { older_than, all } => {
+            prune(&root, &store, older_than, all, (&cwd, &env))
+        }
     }
 }
 
@@ -105,7 +107,7 @@ fn list(root: &Path, store: &Store, all: bool, json: bool) -> i32 {
 
 /// `hx sessions rm ID...`: each id found as `-r` finds it; every one is tried, and the exit
 /// code says whether all went.
-fn remove(root: &Path, store: &Store, ids: &[String], env: &Env) -> i32 {
+fn remove(root: &Path, store: &Store, ids: &[String], here: (&Path, &Env)) -> i32 {
     let mut code = exit::ANSWERED;
     let mut gone = Vec::new();
     for id in ids {
@@ -136,7 +138,7 @@ fn remove(root: &Path, store: &Store, ids: &[String], env: &Env) -> i32 {
             Err(e) => code = super::fail(exit::FAILED, e),
         }
     }
-    if !forget_checkpoints(&gone, env) {
+    if !forget_checkpoints(&gone, here) {
         code = exit::FAILED;
     }
     code
@@ -144,11 +146,17 @@ fn remove(root: &Path, store: &Store, ids: &[String], env: &Env) -> i32 {
 
 /// The checkpoints of sessions removed go with them: nothing can go back to them any more,
 /// and `hx checkpoints` counts what a rewind can reach. Whether that went.
-fn forget_checkpoints(ids: &[String], env: &Env) -> bool {
+fn forget_checkpoints(ids: &[String], (cwd, env): (&Path, &Env)) -> bool {
     if ids.is_empty() {
         return true;
     }
-    match super::checkpoints::block_on(crate::checkpoint::forget(env, ids)) {
+    // git as a run here would find it (never in a folder a command may write); a config
+    // that does not load leaves the checkpoints to the next prune, said.
+    let Ok(config) = super::load_config(cwd, env, &crate::config::Flags::default()) else {
+        return false;
+    };
+    let git = super::checkpoints::host_git(&config, cwd, env);
+    match super::checkpoints::block_on(crate::checkpoint::forget(env, ids, &git)) {
         Ok(Ok(_)) => true,
         Ok(Err(e)) => {
             errln!(
@@ -162,7 +170,13 @@ fn forget_checkpoints(ids: &[String], env: &Env) -> bool {
 }
 
 /// `hx sessions prune --older-than AGE [--all]`.
-fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool, env: &Env) -> i32 {
+fn prune(
+    root: &Path,
+    store: &Store,
+    age: std::time::Duration,
+    all: bool,
+    here: (&Path, &Env),
+) -> i32 {
     let stores: Vec<Store> = if all {
         std::fs::read_dir(root)
             .map(|rd| {
@@ -182,7 +196,7 @@ fn prune(root: &Path, store: &Store, age: std::time::Duration, all: bool, env: &
         removed.extend(r);
         problems.extend(p);
     }
-    let forgot = forget_checkpoints(&removed, env);
+    let forgot = forget_checkpoints(&removed, here);
     let removed = removed.len();
     for p in &problems {
         errln!("{}", Warning::new(p));

@@ -1,7 +1,7 @@
 //! Command hooks: running one hook command (event JSON on stdin, bounded output, a timeout
 //! that kills its process group) and reading what it says back, in Claude Code's protocol.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,7 +10,8 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 
 use super::config::EventKind;
 use super::{HookContext, HookEvent, HookOutput, Verdict};
-use crate::process::{Launch, Role};
+use crate::process::Launch;
+use crate::sandbox::{HostPath, NotFound};
 use crate::text::{one_line, Warning};
 
 /// Bytes of stdout and of stderr kept from one hook; the rest is read and dropped so a chatty
@@ -106,10 +107,40 @@ fn text(buf: &Buf) -> String {
     String::from_utf8_lossy(&buf.lock().unwrap_or_else(|p| p.into_inner())).into_owned()
 }
 
-/// Runs `command` with the shell in `dir` (its own process group, hx's whole environment: a
+/// The shell hooks run with, found once for the run, or why there is none.
+pub type Shell = Result<PathBuf, String>;
+
+/// The shell hooks run with: `bash` (hooks written for Claude Code expect its syntax), else
+/// `sh`, found on PATH outside every folder a command may write (`host`), so that a shell
+/// the model wrote in the workspace (an activated virtualenv's `.venv/bin`) never runs with
+/// hx's whole environment.
+pub fn shell(host: &HostPath, path: Option<&str>) -> Shell {
+    let cwd = Path::new("/");
+    let mut refused = None;
+    for name in ["bash", "sh"] {
+        match host.find(name.as_ref(), cwd, path) {
+            Ok(found) => return Ok(found),
+            Err(NotFound::Refused(why)) => refused = refused.or(Some(why)),
+            Err(NotFound::Missing) => {}
+        }
+    }
+    Err(refused.unwrap_or_else(|| "there is no bash or sh on PATH".into()))
+}
+
+/// Runs `command` with `shell` in `dir` (its own process group, hx's whole environment: a
 /// hook is the user's own program), feeding `input` on stdin.
-pub async fn run(command: &str, input: &[u8], dir: &Path, timeout: Duration) -> Ran {
-    let launch = Launch::shell(command, dir, Role::Hook)
+pub async fn run(shell: &Shell, command: &str, input: &[u8], dir: &Path, timeout: Duration) -> Ran {
+    let shell = match shell {
+        Ok(s) => s,
+        Err(why) => {
+            return Ran {
+                exit: Exit::NotStarted(why.clone()),
+                stdout: String::new(),
+                stderr: String::new(),
+            }
+        }
+    };
+    let launch = Launch::hook(shell, command, dir)
         .env("HX_PROJECT_DIR", dir)
         .env("CLAUDE_PROJECT_DIR", dir)
         .stdin(std::process::Stdio::piped())

@@ -257,6 +257,7 @@ fn rt() -> tokio::runtime::Runtime {
 fn run_feeds_stdin_sets_env_and_captures() {
     let dir = tempfile::tempdir().expect("tempdir");
     let r = rt().block_on(run(
+        &Ok("/bin/sh".into()),
         "cat; echo \" $HX_PROJECT_DIR $CLAUDE_PROJECT_DIR $(pwd)\"; echo err >&2; exit 2",
         b"{\"x\":1}",
         dir.path(),
@@ -274,6 +275,7 @@ fn run_times_out_and_kills_the_group() {
     let start = Instant::now();
     // The background sleep holds the pipes too; the whole group must go.
     let r = rt().block_on(run(
+        &Ok("/bin/sh".into()),
         "sleep 30 & sleep 30",
         b"",
         dir.path(),
@@ -292,6 +294,7 @@ fn run_bounds_output_and_survives_unread_stdin() {
     let dir = tempfile::tempdir().expect("tempdir");
     let big_input = vec![b'x'; 4 * 1024 * 1024];
     let r = rt().block_on(run(
+        &Ok("/bin/sh".into()),
         "head -c 3000000 /dev/zero",
         &big_input,
         dir.path(),
@@ -309,6 +312,7 @@ fn a_finished_hook_is_not_held_by_a_child_that_keeps_stdin() {
     // The background sleep keeps stdin (explicitly: a background job of a script gets
     // /dev/null otherwise) and never reads it; its output goes elsewhere.
     let r = rt().block_on(run(
+        &Ok("/bin/sh".into()),
         "sleep 3 <&0 >/dev/null 2>&1 & echo done",
         &big_input,
         dir.path(),

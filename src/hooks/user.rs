@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use futures_util::future::{join_all, BoxFuture};
 
-use super::command::{input_json, interpret, run, Exit};
+use super::command::{input_json, interpret, run, Exit, Shell};
 use super::config::{Entry, EventKind};
 use super::{Hook, HookContext, HookEvent, HookOutput, Verdict};
 use crate::events::{Event, Events};
@@ -18,14 +18,17 @@ pub struct CommandHooks {
     events: Events,
     /// Characters of each text the hooks give back (reason, context, stop reason).
     output_chars: usize,
+    /// The shell each command runs with, found once for the run (`command::shell`).
+    shell: Shell,
 }
 
 impl CommandHooks {
-    pub fn new(entries: Vec<Entry>, events: Events) -> Self {
+    pub fn new(entries: Vec<Entry>, events: Events, shell: Shell) -> Self {
         CommandHooks {
             entries,
             events,
             output_chars: crate::tools::ToolLimits::default().output_chars,
+            shell,
         }
     }
 
@@ -82,7 +85,7 @@ impl Hook for CommandHooks {
                 let input = input.as_bytes();
                 async move {
                     let began = std::time::Instant::now();
-                    let ran = run(&e.command, input, &e.dir, e.timeout).await;
+                    let ran = run(&self.shell, &e.command, input, &e.dir, e.timeout).await;
                     let took = began.elapsed();
                     let (out, lines) = interpret(kind, &ran, &e.command);
                     // Every run is said, not only the failures: a hook that runs unseen, or
@@ -209,6 +212,7 @@ mod tests {
                 entry("other", "/proj"),
             ],
             Events::default(),
+            Ok("/bin/sh".into()),
         );
         let stats = crate::session::RunStats::default();
         let event = HookEvent::Stop {

@@ -3,6 +3,7 @@
 //! to explain a failure), or a streamable-HTTP endpoint.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -101,6 +102,7 @@ pub struct Connection {
 /// reads a local server's stderr into `stderr`.
 pub async fn connect(
     config: &ServerConfig,
+    program: Option<&Path>,
     env: &Env,
     local: &super::Local,
     handler: Handler,
@@ -122,7 +124,9 @@ pub async fn connect(
                 env: &local.env,
                 sandbox: local.sandbox_of(*sandbox),
             };
-            let mut launch = Launch::program(command, args, cwd, role);
+            // A server outside the sandbox starts from the path found when the run began.
+            let program = program.map_or_else(|| command.as_ref(), Path::as_os_str);
+            let mut launch = Launch::program(program, args, cwd, role);
             for (k, v) in vars {
                 launch = launch.env(k, v);
             }

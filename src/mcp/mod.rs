@@ -17,6 +17,7 @@
 //! dropped, on every exit path; `cleanup` sweeps whatever it left.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -29,7 +30,7 @@ use serde_json::Value;
 
 use crate::paths::Env;
 use crate::process::ToolEnv;
-use crate::sandbox::Sandbox;
+use crate::sandbox::{HostPath, NotFound, Sandbox, Writable};
 use crate::text::Warning;
 use crate::tools::{DynamicTools, Tool, ToolSource, ToolSpec};
 
@@ -87,6 +88,9 @@ struct Listed {
 /// One configured server.
 pub struct Server {
     pub config: ServerConfig,
+    /// Outside the sandbox: the program found when the run started (see
+    /// `Local::outside_program`).
+    program: Option<Result<PathBuf, String>>,
     state: Mutex<State>,
     listed: Mutex<Vec<Listed>>,
     tools_changed: Arc<AtomicBool>,
@@ -256,6 +260,9 @@ pub struct Local {
     pub env: ToolEnv,
     /// The run's sandbox (`None`: the run has none, so servers run unconfined too).
     pub sandbox: Option<Arc<Sandbox>>,
+    /// The folders commands may write: a `sandbox = "off"` server's program is never taken
+    /// from them (`sandbox::Plan::written_by_commands`).
+    pub writable: Vec<Writable>,
 }
 
 impl Local {
@@ -264,6 +271,41 @@ impl Local {
         match server {
             ServerSandbox::On => self.sandbox.as_deref(),
             ServerSandbox::Off => None,
+        }
+    }
+
+    /// For a server that runs outside the run's sandbox (`sandbox = "off"`), the program to
+    /// start, found now, once: a name on the PATH the server gets, outside every folder a
+    /// command may write (a program planted in a virtualenv's `.venv/bin` on PATH would run
+    /// unsandboxed), or a path that lies outside them; the error says why there is none.
+    /// `None`: the server runs in the sandbox, or the run has none (then nothing is
+    /// confined anyway), or there is no such program (starting it says so).
+    fn outside_program(&self, config: &ServerConfig) -> Option<Result<PathBuf, String>> {
+        let config::Transport::Stdio {
+            command,
+            env,
+            cwd,
+            sandbox,
+            ..
+        } = &config.transport
+        else {
+            return None;
+        };
+        if *sandbox == ServerSandbox::On || self.sandbox.is_none() {
+            return None;
+        }
+        let path = match env.get("PATH") {
+            Some(p) => Some(p.as_str()),
+            None => self.env.get("PATH").and_then(|p| p.to_str()),
+        };
+        let host = HostPath::new(path, self.writable.clone());
+        match host.find(command.as_ref(), cwd, path) {
+            Ok(p) => Some(Ok(p)),
+            Err(NotFound::Missing) => None,
+            Err(NotFound::Refused(why)) => Some(Err(format!(
+                "{why} (its table says sandbox = \"off\"; leave the sandbox on, or install the \
+                 program elsewhere)"
+            ))),
         }
     }
 }
@@ -287,6 +329,7 @@ impl Mcp {
             .into_iter()
             .map(|p| {
                 Arc::new(Server {
+                    program: local.outside_program(&p.config),
                     config: p.config,
                     state: Mutex::new(State::Waiting(p.plan)),
                     listed: Mutex::new(Vec::new()),
@@ -343,9 +386,18 @@ impl Mcp {
             tools_changed: server.tools_changed.clone(),
         };
         let mut drain = None;
+        let program = match &server.program {
+            Some(Err(why)) => {
+                self.failed(server, why.clone(), Duration::ZERO);
+                return;
+            }
+            Some(Ok(p)) => Some(p.as_path()),
+            None => None,
+        };
         let attempt = async {
             let conn = client::connect(
                 cfg,
+                program,
                 &self.env,
                 &self.local,
                 handler,
@@ -381,6 +433,12 @@ impl Mcp {
         if let Some(d) = drain {
             let _ = tokio::time::timeout(STDERR_GRACE, d).await;
         }
+        self.failed(server, why, took);
+    }
+
+    /// Says that `server` failed to start, and why, with the end of its stderr.
+    fn failed(&self, server: &Server, why: String, took: Duration) {
+        let cfg = &server.config;
         (self.warn)(&Warning::notice(format!(
             "MCP server {} failed to start: {why}; the run goes on without it",
             cfg.name

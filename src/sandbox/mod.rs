@@ -17,9 +17,12 @@
 
 mod caps;
 mod denial;
+pub mod gitdirs;
+mod host;
 mod kernel;
 pub mod pod;
 mod protection;
+mod roots;
 pub mod seccomp;
 mod settings;
 
@@ -29,10 +32,11 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use caps::CapDrop;
+pub use host::{HostPath, NotFound, Writable};
 pub use kernel::{handled_fs, handled_net, handled_scopes, Confinement, Kernel};
 pub use pod::sys::{default_signals, ignored};
 pub use pod::{Pod, PodConfig};
-pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP};
+pub use protection::{assess, Check, Protection, Status, Why, BY_SECCOMP, GIT_BY, GIT_GAP};
 pub use settings::{
     clean_path, expand_socket, Mode, SandboxFile, Settings, Source, MAX_ALLOW_SOCKETS,
     MAX_ROOT_LEN, MAX_SOCKET_PATH, MAX_WRITABLE_ROOTS,
@@ -109,6 +113,8 @@ pub struct Plan {
     pub seccomp: bool,
     /// Whether the commands run in the run's pod (the assessment counts on it).
     pub pod: bool,
+    /// The git folders of the workspace found at the start, which the pod protects.
+    pub git: gitdirs::GitPlaces,
 }
 
 impl Plan {
@@ -154,10 +160,13 @@ impl Plan {
         if settings.mode == Mode::Off {
             return Plan::new(settings, workspace, env, kernel);
         }
-        match pod::probe() {
+        let mut plan = match pod::probe() {
             Ok(()) => Plan::new(settings, workspace, env, kernel),
             Err(why) => Plan::without_pod(settings, workspace, env, kernel, &why),
-        }
+        };
+        // As a run here would warn (`with_pod`).
+        plan.warnings.extend(plan.own_program_warning());
+        plan
     }
 
     fn build(
@@ -168,18 +177,38 @@ impl Plan {
         seccomp: bool,
         no_pod: Option<&str>,
     ) -> Plan {
-        let protections = assess(
+        let mut protections = assess(
             settings.mode,
             settings.network,
             kernel,
             seccomp,
             no_pod.is_none(),
         );
+        // The git folders the pod protects are found now; past the walk's bound, nested
+        // repositories may be left out, and that is said.
+        // Without a pod nothing protects them: no walk.
+        let git = if settings.mode == Mode::Off || no_pod.is_some() {
+            gitdirs::GitPlaces::default()
+        } else {
+            gitdirs::GitPlaces::find(workspace)
+        };
+        for c in &mut protections {
+            let git_check = c.protection == Protection::GitMetadata;
+            if git_check && git.bounded && matches!(c.status, Status::Enforced(_)) {
+                c.status = Status::Partial {
+                    by: GIT_BY,
+                    gap: GIT_GAP,
+                    why: Why::Bounded,
+                };
+            }
+        }
         let enforcement = Enforcement::of(settings.mode, &protections);
         let mut warnings = Vec::new();
         let mut writable = Vec::new();
         if settings.mode == Mode::WorkspaceWrite {
-            writable = writable_roots(settings, workspace, env, &mut warnings);
+            writable = roots::writable_roots(settings, workspace, env, &mut warnings);
+            let path = env.get("PATH").map_or("", String::as_str);
+            warnings.extend(roots::path_warnings(path, workspace));
         }
         let devices = DEVICES
             .iter()
@@ -189,6 +218,17 @@ impl Plan {
         let mode = settings.mode.name();
         let problem = match &enforcement {
             Enforcement::Off | Enforcement::Full => None,
+            Enforcement::Partial(gaps)
+                if protections
+                    .iter()
+                    .all(|c| c.status.holds() || why_not(&c.status) == Some(Why::Bounded)) =>
+            {
+                Some(format!(
+                    "{}, so {mode} is not enforced whole: {}",
+                    Why::Bounded,
+                    gaps.join("; ")
+                ))
+            }
             Enforcement::Partial(gaps) => Some(match (no_pod, kernel.why_missing()) {
                 // Landlock (and the pod) hold whole; what is missing is the seccomp filter's.
                 (None, None)
@@ -267,6 +307,7 @@ impl Plan {
             refusal,
             seccomp,
             pod: no_pod.is_none(),
+            git,
         }
     }
 
@@ -338,13 +379,19 @@ impl Plan {
                 .then(|| seccomp::Filter::new(self.settings.network))
                 .flatten()
                 .map(Arc::new),
+            redirects: match pod {
+                Some(_) => gitdirs::Redirects::of(&self.git.clone().within(&self.pod_writable())),
+                None => gitdirs::Redirects::default(),
+            },
             pod,
         })))
     }
 
     /// Starts the run's pod when this plan runs commands confined; the plan comes back as it
     /// was, or, when the pod cannot be made here, without what only the pod enforces.
-    pub fn with_pod(self, env: &Env) -> (Plan, Option<Arc<Pod>>) {
+    pub fn with_pod(mut self, env: &Env) -> (Plan, Option<Arc<Pod>>) {
+        let own = self.own_program_warning();
+        self.warnings.extend(own.clone());
         if self.settings.mode == Mode::Off || self.refusal.is_some() || !self.pod {
             return (self, None);
         }
@@ -355,10 +402,12 @@ impl Plan {
         ));
         match Pod::start(&self.pod_config(run_dir)) {
             Ok(pod) => (self, Some(pod)),
-            Err(why) => (
-                Plan::without_pod(&self.settings, &self.workspace, env, self.kernel, &why),
-                None,
-            ),
+            Err(why) => {
+                let mut plan =
+                    Plan::without_pod(&self.settings, &self.workspace, env, self.kernel, &why);
+                plan.warnings.extend(own);
+                (plan, None)
+            }
         }
     }
 
@@ -367,20 +416,79 @@ impl Plan {
     fn pod_writable(&self) -> Vec<PathBuf> {
         self.writable
             .iter()
-            .filter(|r| r.why != TMP_WHY && r.why != TMPDIR_WHY)
+            .filter(|r| r.why != roots::TMP_WHY && r.why != roots::TMPDIR_WHY)
             .map(|r| r.path.clone())
             .collect()
     }
 
+    /// The folders a command (or a file tool) may write in this run, and what each is: the
+    /// workspace always (in `read-only` too: its files are the repository's, a stranger's
+    /// as much as the model's), the writable roots, and without the pod the temporary
+    /// folders and `/dev/shm` (the pod has its own). What hx runs itself outside the sandbox
+    /// is never taken from them ([`HostPath`]).
+    pub fn written_by_commands(&self) -> Vec<Writable> {
+        let mut out: Vec<Writable> = vec![(self.workspace.clone(), "the workspace")];
+        for r in &self.writable {
+            let temporary = r.why == roots::TMP_WHY || r.why == roots::TMPDIR_WHY;
+            // The pod's temporary folders are its own, not the host's.
+            let own = self.pod && temporary;
+            if !own && !out.iter().any(|(p, _)| *p == r.path) {
+                out.push((r.path.clone(), r.why));
+            }
+        }
+        if !self.pod && self.settings.mode == Mode::WorkspaceWrite {
+            let shm = PathBuf::from("/dev/shm");
+            if self.devices.contains(&shm) {
+                out.push((shm, "/dev/shm"));
+            }
+        }
+        out
+    }
+
+    /// The warning for hx's own program (or `hx-pod` beside it) lying in a folder commands
+    /// may write, or reached through a link that leads there: a command could replace it,
+    /// and the user's next run of hx would be the model's program. This run is safe from
+    /// it: the pod's launcher runs from a private copy (`pod::launcher`), and without a pod
+    /// hx starts no program of its own.
+    pub fn own_program_warning(&self) -> Option<String> {
+        if self.settings.mode != Mode::WorkspaceWrite {
+            return None;
+        }
+        let exe = std::env::current_exe().ok()?;
+        let host = HostPath::new(None, self.written_by_commands());
+        let pod = exe.with_file_name("hx-pod");
+        let (at, (folder, what)) = [exe, pod]
+            .into_iter()
+            .filter(|p| p.is_file())
+            .find_map(|p| host.writable_holding(&p).cloned().map(|w| (p, w)))?;
+        let place = if what == "the workspace" {
+            what.to_string()
+        } else {
+            format!("{what} ({})", folder.display())
+        };
+        Some(format!(
+            "hx's program {} lies in {place}, which commands may write: a command could \
+             replace it, and your next run of hx would run the model's program (this run \
+             starts its commands from a copy of its own); install hx outside the folders \
+             commands may write",
+            at.display()
+        ))
+    }
+
+    /// Where hx takes the programs it runs itself from: `env`'s PATH, without the folders
+    /// commands may write and without relative entries.
+    pub fn host_path(&self, env: &Env) -> HostPath {
+        HostPath::new(
+            env.get("PATH").map(String::as_str),
+            self.written_by_commands(),
+        )
+    }
+
     /// What the run's pod is made of; `run_dir` is the run's own folder (it must not exist).
     pub fn pod_config(&self, run_dir: PathBuf) -> PodConfig {
-        let git = self.workspace.join(".git");
-        let git_dirs = std::fs::symlink_metadata(&git)
-            .is_ok_and(|m| m.is_dir())
-            .then_some(git)
-            .into_iter()
-            .collect();
         let writable = self.pod_writable();
+        // Outside the writable folders, the pod's tree is read-only already.
+        let git = self.git.clone().within(&writable);
         // Read-only mode binds nothing writable, but the commands still run in the workspace.
         let read_only = if writable.contains(&self.workspace) {
             Vec::new()
@@ -392,7 +500,9 @@ impl Plan {
             read_only,
             network: self.settings.network,
             run_dir,
-            git_dirs,
+            git_dirs: git.dirs,
+            git_worktrees: git.worktrees,
+            git_files: git.files,
             // Sockets of other programs the user allows on purpose (their ssh agent): bound
             // back over the hidden /tmp, /run and the other programs' sockets.
             allowed_sockets: self.settings.allow_sockets.clone(),
@@ -407,135 +517,6 @@ fn why_not(status: &Status) -> Option<Why> {
         Status::Enforced(_) | Status::Allowed => None,
     }
 }
-const TMP_WHY: &str = "the temporary folder";
-const TMPDIR_WHY: &str = "$TMPDIR";
-
-/// The workspace, the temporary folder(s) and the configured roots, canonical and without
-/// duplicates. A configured root that cannot be resolved is a warning, not an error: the
-/// rest of the sandbox still holds.
-fn writable_roots(
-    settings: &Settings,
-    workspace: &Path,
-    env: &Env,
-    warnings: &mut Vec<String>,
-) -> Vec<Root> {
-    let mut roots = vec![Root {
-        path: workspace.to_path_buf(),
-        why: "the workspace",
-    }];
-    let add = |path: PathBuf, why: &'static str, roots: &mut Vec<Root>| {
-        if !roots.iter().any(|r| r.path == path) {
-            roots.push(Root { path, why });
-        }
-    };
-    if let Ok(tmp) = Path::new("/tmp").canonicalize() {
-        add(tmp, TMP_WHY, &mut roots);
-    }
-    let tmpdir = env.get("TMPDIR").map(PathBuf::from);
-    if let Some(t) = tmpdir.filter(|t| t.is_absolute()) {
-        if let Ok(t) = t.canonicalize() {
-            add(t, TMPDIR_WHY, &mut roots);
-        }
-    }
-    let home = env.get("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-    let on_path = path_folders(env.get("PATH").map_or("", String::as_str));
-    for raw in &settings.writable_roots {
-        let path = if raw == "~" || raw.starts_with("~/") {
-            match &home {
-                Some(h) => h.join(raw.trim_start_matches('~').trim_start_matches('/')),
-                None => {
-                    warnings.push(format!(
-                        "sandbox.writable_roots: {raw:?} needs HOME, which is not set; it is not writable"
-                    ));
-                    continue;
-                }
-            }
-        } else {
-            workspace.join(raw)
-        };
-        match path.canonicalize() {
-            Ok(real) => {
-                if let Some(w) = programs_warning(raw, &real, &on_path) {
-                    warnings.push(w);
-                }
-                add(real, "sandbox.writable_roots", &mut roots)
-            }
-            Err(e) => {
-                let why = match e.kind() {
-                    std::io::ErrorKind::NotFound => "does not exist".to_string(),
-                    _ => format!("cannot be used ({e})"),
-                };
-                warnings.push(format!(
-                    "sandbox.writable_roots: {raw:?} ({}) {why}; it is not writable",
-                    path.display()
-                ));
-            }
-        }
-    }
-    roots
-}
-
-/// The absolute folders of a `PATH` value, resolved: each one's links resolved as far as it
-/// exists, the missing rest kept as written (a folder that does not exist yet, such as
-/// `~/.local/bin`, is searched as soon as a command makes it). Relative entries (and the empty
-/// one, the current folder) name no fixed folder and are left out.
-fn path_folders(path: &str) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = Vec::new();
-    for entry in std::env::split_paths(path) {
-        if !entry.is_absolute() {
-            continue;
-        }
-        if let Some(real) = resolve_existing(&entry) {
-            if !out.contains(&real) {
-                out.push(real);
-            }
-        }
-    }
-    out
-}
-
-/// `path` with its longest existing ancestor canonical and the rest appended; `None` when the
-/// missing rest has a `..` (what it means depends on folders that do not exist yet).
-fn resolve_existing(path: &Path) -> Option<PathBuf> {
-    let mut base = path;
-    let mut rest = Vec::new();
-    loop {
-        if let Ok(real) = base.canonicalize() {
-            return Some(rest.iter().rev().fold(real, |p, part| p.join(part)));
-        }
-        // No name for a path that ends in `..`.
-        rest.push(base.file_name()?);
-        base = base.parent()?;
-    }
-}
-
-/// The warning for the configured root `raw` (canonical `real`) when it is, or holds, one of
-/// the folders `on_path`: a command could put a program there that unsandboxed programs (the
-/// user's hooks and shell, which search the same PATH) then run.
-fn programs_warning(raw: &str, real: &Path, on_path: &[PathBuf]) -> Option<String> {
-    let held: Vec<&PathBuf> = on_path.iter().filter(|p| p.starts_with(real)).collect();
-    if held.is_empty() {
-        return None;
-    }
-    let what = if held.len() == 1 && held[0] == real {
-        "is a folder on PATH".to_string()
-    } else {
-        let names: Vec<String> = held.iter().map(|p| p.display().to_string()).collect();
-        let noun = if held.len() == 1 {
-            "a folder"
-        } else {
-            "folders"
-        };
-        format!("holds {}, {noun} on PATH", names.join(", "))
-    };
-    Some(format!(
-        "sandbox.writable_roots: {raw:?} ({}) {what}: a command could put a program there that \
-         your hooks and your shell then run outside the sandbox; allow a folder inside it that \
-         holds no programs instead (such as ~/.cargo/registry rather than ~/.cargo)",
-        real.display()
-    ))
-}
-
 /// The sandbox of a run, shared by every bash call (subagents' too).
 #[derive(Debug)]
 pub struct Sandbox {
@@ -552,6 +533,17 @@ pub struct Sandbox {
     /// The run's pod, when commands run in one (then `confinement` is the per-call ruleset
     /// the launcher enters inside it, and hx's child enters nothing itself).
     pod: Option<Arc<Pod>>,
+    /// With a pod: the git redirection files no mount covers, removed after each command.
+    redirects: gitdirs::Redirects,
+}
+
+impl Drop for Sandbox {
+    /// The end of the run (its agent dropped): a git redirection made since the last command
+    /// (by an MCP server, or a process a command left running) is removed once more, before
+    /// the user's git reads it.
+    fn drop(&mut self) {
+        let _ = self.redirects.undo();
+    }
 }
 
 impl Sandbox {
@@ -566,6 +558,22 @@ impl Sandbox {
         let pod = self.pod.as_ref()?;
         let (exe, args, _) = pod.launcher(self.confinement.as_ref().map(Confinement::raw_fd));
         Some((exe, args))
+    }
+
+    /// After a command: removes the git redirection files it made where none was at the
+    /// start (a `.git/commondir` would send the user's git to config the model wrote); the
+    /// line that says so, for the command's output, or `None` when there were none.
+    pub fn undo_git_redirects(&self) -> Option<String> {
+        let undone = self.redirects.undo();
+        if undone.is_empty() {
+            return None;
+        }
+        let names: Vec<String> = undone.iter().map(|p| p.display().to_string()).collect();
+        Some(format!(
+            "hx removed {}: a command made it, and it would send the user's git to \
+             another folder's config and hooks, outside the sandbox",
+            names.join(", ")
+        ))
     }
 
     /// Why no command can start now (the run's pod has exited); `None` when they can.

@@ -107,6 +107,9 @@ pub enum Why {
     NoSeccomp,
     /// It needs the run's pod, which needs user namespaces hx cannot make here.
     NoPod,
+    /// The workspace has more folders than hx looks through, at the start, for the git
+    /// folders of nested repositories (`gitdirs::MAX_FOLDERS`).
+    Bounded,
 }
 
 impl std::fmt::Display for Why {
@@ -121,6 +124,12 @@ impl std::fmt::Display for Why {
                 "needs a seccomp filter, which this kernel (or hx on this architecture) lacks",
             ),
             Why::NoPod => f.write_str("needs the run's pod, which needs user namespaces"),
+            Why::Bounded => write!(
+                f,
+                "the workspace has more than the {} folders hx looks through for nested \
+                 repositories when a run starts",
+                super::gitdirs::MAX_FOLDERS
+            ),
         }
     }
 }
@@ -165,6 +174,7 @@ impl Check {
             Why::NoLandlock => " (needs Landlock)".into(),
             Why::NoSeccomp => " (needs seccomp)".into(),
             Why::NoPod => " (needs user namespaces)".into(),
+            Why::Bounded => format!(" (past {} folders)", super::gitdirs::MAX_FOLDERS),
             Why::Off => String::new(),
         };
         match &self.status {
@@ -182,6 +192,13 @@ const TRUNCATE_ABI: i32 = 3;
 const NETWORK_ABI: i32 = 4;
 /// Signal and abstract Unix socket scopes.
 const SCOPES_ABI: i32 = 6;
+
+/// How the pod keeps the user's git from running what a command wrote (issue 32, item 3).
+pub const GIT_BY: &str = "the git folders found at the start (.git, submodules', worktrees', \
+    nested repositories') with config, hooks and info mounted read-only, .git files and \
+    worktrees' commondir read-only, a commondir a command makes removed after it";
+/// What is left when the walk for nested repositories stopped at its bound.
+pub const GIT_GAP: &str = "protecting repositories nested past the folders looked through";
 
 /// How the seccomp filter enforces `network = false`.
 pub const BY_SECCOMP: &str =
@@ -243,9 +260,7 @@ pub fn assess(mode: Mode, network: bool, kernel: Kernel, seccomp: bool, pod: boo
                 Protection::PathnameSockets => by_pod(
                     "a /tmp of the run's own, /run hidden, /dev/null over other programs' sockets",
                 ),
-                Protection::GitMetadata => {
-                    by_pod(".git's config, hooks and info mounted read-only")
-                }
+                Protection::GitMetadata => by_pod(GIT_BY),
                 Protection::Writes => match landlock(TRUNCATE_ABI, "Landlock file rights") {
                     Status::Missing(Why::Abi { needs, has }) => Status::Partial {
                         by: "Landlock file rights",

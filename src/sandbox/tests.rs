@@ -583,7 +583,7 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
         "/usr/bin".to_string(),
     ]
     .join(":");
-    let folders = path_folders(&path);
+    let folders = roots::path_folders(&path);
     assert_eq!(
         folders,
         [
@@ -626,6 +626,12 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
                 "sandbox.writable_roots: \"~/.cargo/bin\" ({}) is a folder on PATH{tail}",
                 h(".cargo/bin")
             ),
+            // Issue 32: relative entries name the workspace for hooks; said once, together.
+            "PATH holds the relative entries \"bin\", \"\" (the current folder), which name \
+             whatever folder a program runs in (the workspace, for your hooks): your hooks and \
+             your shell would run a program a command puts there; hx itself never looks a \
+             program up through them"
+                .to_string(),
         ]
     );
     // Still writable: the warning names a risk the user chose, it does not undo the choice.
@@ -639,7 +645,8 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
         ..Settings::default()
     };
     let plan = Plan::new(&s, ws.path(), &e, Kernel::Abi(6));
-    assert_eq!(plan.warnings.len(), 1, "{:?}", plan.warnings);
+    // The second is the relative entries' (above).
+    assert_eq!(plan.warnings.len(), 2, "{:?}", plan.warnings);
     assert!(
         plan.warnings[0].contains(&format!(
             "holds {}, {}, {}, folders on PATH",

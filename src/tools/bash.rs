@@ -192,12 +192,15 @@ async fn run(
         }
     }
     decoder.finish(|s| text.push(s));
+    // A git redirection the command made is undone before anything reads it (the next
+    // hook, the user's git); the line says so, last, where a preview shows it.
+    let undone = sandbox.and_then(Sandbox::undo_git_redirects);
     let body = if text.is_empty() {
         "(no output)".to_string()
     } else {
         text.finish()
     };
-    match end {
+    let result = match end {
         End::Finished(s) | End::Lingering(s) => match status_line(s) {
             Some(line) => {
                 // The marker goes on its own line without adding a blank one.
@@ -215,7 +218,15 @@ async fn run(
             "command timed out after {} s and was killed. Output so far:\n{body}",
             timeout.as_secs()
         )),
+    };
+    let mut result = result;
+    if let Some(line) = undone {
+        if !result.content.ends_with('\n') {
+            result.content.push('\n');
+        }
+        result.content.push_str(&line);
     }
+    result
 }
 
 /// Reads what is left in the pipe, for a short while at most: a process that escaped the group

@@ -418,7 +418,10 @@ fn hx_sandbox_lists_each_protection() {
         "  metadata:         enforced (read-only mounts outside the writable folders)\n",
         "  pathname sockets: enforced (a /tmp of the run's own, /run hidden, /dev/null over \
          other programs' sockets)\n",
-        "  git metadata:     enforced (.git's config, hooks and info mounted read-only)\n",
+        "  git metadata:     enforced (the git folders found at the start (.git, submodules', \
+         worktrees', nested repositories') with config, hooks and info mounted read-only, .git \
+         files and worktrees' commondir read-only, a commondir a command makes removed after \
+         it)\n",
     ] {
         assert!(run.stdout.contains(line), "{line:?} in\n{}", run.stdout);
     }

@@ -21,6 +21,8 @@ mod chat_approvals;
 mod checkpoints;
 mod commands;
 mod containment;
+mod containment_git;
+mod containment_host;
 mod containment_network;
 mod containment_sockets;
 mod containment_unprivileged;

@@ -278,6 +278,12 @@ fn set_up(config: &PodConfig, sockets: &[PathBuf]) -> io::Result<()> {
     for g in &config.git_dirs {
         protect_git(g, ro)?;
     }
+    for w in &config.git_worktrees {
+        protect_worktree(w, ro)?;
+    }
+    for f in &config.git_files {
+        read_only_file(f, ro)?;
+    }
     for s in sockets {
         // A socket that vanished, or one behind a link, is no one's to reach.
         let _ = cover_socket(s);
@@ -369,6 +375,38 @@ fn protect_git(git: &Path, ro: u64) -> io::Result<()> {
         step("bind", &path, sys::attach(tree, &fd))?;
     }
     Ok(())
+}
+
+/// Issue 32, item 3: a linked worktree's own folder (`.git/worktrees/NAME`) cannot be
+/// renamed away, and the files that send its git elsewhere (`commondir`, `gitdir`,
+/// `config.worktree`) are read-only where they exist; one that does not is removed by hx
+/// after each command if a command makes it (`sandbox::gitdirs::Redirects`).
+fn protect_worktree(dir: &Path, ro: u64) -> io::Result<()> {
+    let Ok(fd) = sys::open_path(dir, true) else {
+        return Ok(());
+    };
+    let tree = step("clone", dir, sys::clone_tree(&fd, true))?;
+    step("bind", dir, sys::attach(tree, &fd))?;
+    for name in ["commondir", "gitdir", "config.worktree"] {
+        read_only_file(&dir.join(name), ro)?;
+    }
+    Ok(())
+}
+
+/// `path` bound read-only on itself (so it can be neither written nor renamed away), or
+/// `/dev/null` on it when it is a link; nothing when it does not exist.
+fn read_only_file(path: &Path, ro: u64) -> io::Result<()> {
+    let fd = match sys::open_path(path, false) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    if sys::file_type(&fd)? == libc::S_IFLNK {
+        return step("cover", path, attach_null(&fd));
+    }
+    let tree = step("clone", path, sys::clone_tree(&fd, false))?;
+    step("make read-only", path, sys::set_attr_fd(&tree, ro, false))?;
+    step("bind", path, sys::attach(tree, &fd))
 }
 
 fn make_empty(path: &Path) -> io::Result<()> {

@@ -19,6 +19,7 @@
 
 pub mod exec;
 pub mod init;
+mod launcher;
 pub mod sys;
 
 use std::ffi::OsString;
@@ -52,8 +53,15 @@ pub struct PodConfig {
     pub network: bool,
     /// The run's own folder on the host: its `tmp` is the pod's `/tmp`, its `shm` `/dev/shm`.
     pub run_dir: PathBuf,
-    /// Git folders whose config, hooks and info are made read-only.
+    /// Git folders whose config, hooks and info are made read-only (parents first).
     pub git_dirs: Vec<PathBuf>,
+    /// Linked worktrees' own folders, whose `commondir`, `gitdir` and `config.worktree` are
+    /// made read-only where they exist.
+    #[serde(default)]
+    pub git_worktrees: Vec<PathBuf>,
+    /// `.git` files (`gitdir: ...`), made read-only.
+    #[serde(default)]
+    pub git_files: Vec<PathBuf>,
     /// Sockets bound back into the pod (`sandbox.allow_sockets`).
     pub allowed_sockets: Vec<PathBuf>,
 }
@@ -77,7 +85,8 @@ pub struct Pod {
     /// The write end of the lifeline; `None` once hx let go of it.
     lifeline: Mutex<Option<ChildStdin>>,
     run_dir: PathBuf,
-    exe: PathBuf,
+    /// The launcher, held for the run (executed from the handle, never by its path again).
+    exe: launcher::Held,
     network: bool,
     kept: Vec<PathBuf>,
 }
@@ -113,8 +122,12 @@ impl Pod {
     pub fn start_program(config: &PodConfig, exe: PathBuf) -> Result<Arc<Pod>, String> {
         make_run_dir(&config.run_dir)
             .map_err(|e| format!("cannot make {}: {e}", config.run_dir.display()))?;
+        let exe = launcher::Held::open(&exe, &config.writable, &config.run_dir).map_err(|e| {
+            let _ = std::fs::remove_dir_all(&config.run_dir);
+            format!("cannot open hx's launcher {}: {e}", exe.display())
+        })?;
         let body = serde_json::to_vec(config).map_err(|e| e.to_string())?;
-        let mut cmd = std::process::Command::new(&exe);
+        let mut cmd = std::process::Command::new(exe.path());
         cmd.args(["__sandbox", "init"])
             .env_clear()
             .stdin(Stdio::piped())
@@ -215,7 +228,7 @@ impl Pod {
             args.push(k.clone().into());
         }
         args.push("--".into());
-        (self.exe.clone(), args, fds)
+        (self.exe.path(), args, fds)
     }
 
     /// Ends the pod now: the lifeline closed, pid 1 killed (the kernel kills the rest), the

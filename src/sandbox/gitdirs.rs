@@ -1,0 +1,319 @@
+//! The git folders of a workspace, found once when the run starts, that the pod keeps
+//! commands from redirecting (issue 32, item 3).
+//!
+//! `.git/config`, hooks and info are not all git reads. A linked worktree's `.git` is a file
+//! naming its git folder (`gitdir: ...`), whose `commondir` names the shared one; a
+//! submodule's git folder lies in the superproject's `.git/modules/NAME` (the superproject's
+//! plain `git status` reads its config); a repository may be nested in the workspace
+//! (`vendor/lib/.git`); and a `commondir` file a command creates in `.git` sends the user's
+//! git to whatever folder it names. Each of those, written by a command, made the user's next
+//! `git status` (or their Stop hook) run the model's `core.fsmonitor` outside the sandbox.
+//! So every git folder found here gets what `.git` gets (config, hooks and info read-only),
+//! each `.git` file and each worktree's `commondir` and `gitdir` are read-only, and the
+//! redirection files that did not exist at the start are removed after each command
+//! ([`Redirects`]), since a mount can only cover a file that exists.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Folders looked through for nested repositories at most: a bound on the run's start in a
+/// large workspace; past it, protection is partial and `hx sandbox` says so.
+pub const MAX_FOLDERS: usize = 10_000;
+/// Folders the walk does not enter: package managers fill them (npm, pip, Python) and never
+/// leave a repository there (npm and pip drop `.git` from what they install), and they are
+/// what would make a JavaScript or Python project pass the bound.
+const NOT_ENTERED: [&str; 3] = ["node_modules", ".venv", "__pycache__"];
+/// Submodule git folders looked through in one `.git/modules`, nested ones included.
+const MAX_MODULES: usize = 1_000;
+
+/// What the pod protects, and what it could not look through.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct GitPlaces {
+    /// Git folders: config, config.worktree, hooks and info read-only (parents first).
+    pub dirs: Vec<PathBuf>,
+    /// A linked worktree's own folder (`.git/worktrees/NAME`): its `commondir`, `gitdir` and
+    /// `config.worktree`, where they exist, read-only.
+    pub worktrees: Vec<PathBuf>,
+    /// `.git` files (a linked worktree's, a submodule's checkout's): read-only.
+    pub files: Vec<PathBuf>,
+    /// The walk for nested repositories stopped at [`MAX_FOLDERS`].
+    pub bounded: bool,
+}
+
+impl GitPlaces {
+    /// The git folders of `workspace` (canonical) and of the repositories in it, found by a
+    /// walk of at most [`MAX_FOLDERS`] folders that follows no link and does not enter
+    /// [`NOT_ENTERED`].
+    pub fn find(workspace: &Path) -> GitPlaces {
+        let mut places = GitPlaces::default();
+        // The workspace's own `.git`, or the one above it (the workspace is a folder of a
+        // repository: that repository's git folder is as much the user's).
+        if let Some(top) = workspace.ancestors().find(|d| d.join(".git").exists()) {
+            places.dot_git(&top.join(".git"));
+        }
+        let mut queue = std::collections::VecDeque::from([workspace.to_path_buf()]);
+        let mut seen = 0usize;
+        while let Some(dir) = queue.pop_front() {
+            seen += 1;
+            if seen > MAX_FOLDERS {
+                places.bounded = true;
+                break;
+            }
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let path = entry.path();
+                if entry.file_name() == ".git" {
+                    if dir != workspace {
+                        places.dot_git(&path);
+                    }
+                } else if kind.is_dir() && !NOT_ENTERED.iter().any(|n| entry.file_name() == *n) {
+                    queue.push_back(path);
+                }
+            }
+        }
+        places
+    }
+
+    /// A `.git` entry: a folder is a git folder; a file names one (`gitdir: ...`), which is
+    /// a worktree's own folder when it has a `commondir`.
+    fn dot_git(&mut self, dot: &Path) {
+        let Ok(meta) = std::fs::symlink_metadata(dot) else {
+            return;
+        };
+        if meta.is_dir() {
+            self.git_dir(dot);
+            return;
+        }
+        if !meta.is_file() {
+            return;
+        }
+        if !self.files.iter().any(|f| f == dot) {
+            self.files.push(dot.to_path_buf());
+        }
+        let Ok(text) = std::fs::read_to_string(dot) else {
+            return;
+        };
+        let Some(named) = text.lines().next().and_then(|l| l.strip_prefix("gitdir:")) else {
+            return;
+        };
+        let Some(folder) = dot.parent() else {
+            return;
+        };
+        let Ok(target) = folder.join(named.trim()).canonicalize() else {
+            return;
+        };
+        if target.join("commondir").is_file() {
+            self.worktree(&target);
+        } else {
+            self.git_dir(&target);
+        }
+    }
+
+    /// A worktree's own folder, and the common git folder its `commondir` names.
+    fn worktree(&mut self, dir: &Path) {
+        if self.worktrees.iter().any(|w| w == dir) {
+            return;
+        }
+        self.worktrees.push(dir.to_path_buf());
+        if let Some(common) = common_dir(dir) {
+            self.git_dir(&common);
+        }
+    }
+
+    /// A git folder, its linked worktrees' folders and its submodules' git folders.
+    fn git_dir(&mut self, dir: &Path) {
+        let Ok(dir) = dir.canonicalize() else {
+            return;
+        };
+        if self.dirs.contains(&dir) {
+            return;
+        }
+        self.dirs.push(dir.clone());
+        if let Some(common) = common_dir(&dir) {
+            self.git_dir(&common);
+        }
+        if let Ok(entries) = std::fs::read_dir(dir.join("worktrees")) {
+            for e in entries.flatten() {
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    self.worktree(&e.path());
+                }
+            }
+        }
+        // A submodule's name may hold slashes: its git folder is any folder under
+        // `modules` with a HEAD, and it may have modules of its own.
+        let mut stack = vec![dir.join("modules")];
+        let mut looked = 0;
+        while let Some(d) = stack.pop() {
+            looked += 1;
+            if looked > MAX_MODULES {
+                self.bounded = true;
+                break;
+            }
+            let Ok(entries) = std::fs::read_dir(&d) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                if !e.file_type().is_ok_and(|t| t.is_dir()) {
+                    continue;
+                }
+                let p = e.path();
+                if p.join("HEAD").is_file() {
+                    self.git_dir(&p);
+                } else {
+                    stack.push(p);
+                }
+            }
+        }
+    }
+
+    /// Only the places that lie in one of `writable` (canonical): the rest of the tree is
+    /// read-only in the pod already.
+    pub fn within(mut self, writable: &[PathBuf]) -> GitPlaces {
+        let inside = |p: &PathBuf| writable.iter().any(|w| p.starts_with(w));
+        self.dirs.retain(inside);
+        self.worktrees.retain(inside);
+        self.files.retain(inside);
+        self
+    }
+}
+
+/// The folder `dir/commondir` names, canonical.
+fn common_dir(dir: &Path) -> Option<PathBuf> {
+    let text = std::fs::read_to_string(dir.join("commondir")).ok()?;
+    dir.join(text.trim()).canonicalize().ok()
+}
+
+/// The redirection files a command could create where none was at the start (so no mount
+/// covers them): a git folder's `commondir`, and a linked worktree's `config.worktree`
+/// (read when the common config turns `extensions.worktreeConfig` on). Removed after each
+/// command; the paths removed are said.
+#[derive(Debug, Default)]
+pub struct Redirects {
+    watched: Vec<PathBuf>,
+}
+
+impl Redirects {
+    /// The files of `places` to keep absent: those missing now.
+    pub fn of(places: &GitPlaces) -> Redirects {
+        let mut all = BTreeSet::new();
+        for d in &places.dirs {
+            all.insert(d.join("commondir"));
+        }
+        for w in &places.worktrees {
+            all.insert(w.join("config.worktree"));
+        }
+        let watched = all
+            .into_iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_err())
+            .collect();
+        Redirects { watched }
+    }
+
+    /// Removes each watched file that exists now (a link is removed, never followed); the
+    /// ones removed.
+    pub fn undo(&self) -> Vec<PathBuf> {
+        self.watched
+            .iter()
+            .filter(|p| std::fs::symlink_metadata(p).is_ok())
+            .filter(|p| remove_beneath(p).is_ok())
+            .cloned()
+            .collect()
+    }
+}
+
+/// Removes `path`, its folder opened without following a link on the way (a command may
+/// have swapped a folder for a link since the start).
+fn remove_beneath(path: &Path) -> std::io::Result<()> {
+    use rustix::fs::{openat, unlinkat, AtFlags, Mode, OFlags, CWD};
+    let (Some(folder), Some(name)) = (path.parent(), path.file_name()) else {
+        return Err(std::io::ErrorKind::InvalidInput.into());
+    };
+    let mut dir = openat(
+        CWD,
+        "/",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    for part in folder.components().skip(1) {
+        dir = openat(
+            &dir,
+            part.as_os_str(),
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+    }
+    unlinkat(&dir, name, AtFlags::empty())?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn file(p: &Path, text: &str) {
+        std::fs::create_dir_all(p.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    #[test]
+    fn every_git_folder_of_the_workspace_is_found_and_new_redirections_are_undone() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ws = tmp.path().canonicalize().expect("real").join("ws");
+        let git = ws.join(".git");
+        file(&git.join("HEAD"), "ref: refs/heads/main\n");
+        file(&git.join("modules/a/b/HEAD"), "x\n");
+        file(&git.join("modules/a/b/modules/c/HEAD"), "x\n");
+        file(&git.join("worktrees/wt/commondir"), "../..\n");
+        file(&git.join("worktrees/wt/gitdir"), "x\n");
+        file(
+            &ws.join("wt/.git"),
+            &format!("gitdir: {}\n", git.join("worktrees/wt").display()),
+        );
+        file(&ws.join("sub/.git"), "gitdir: ../.git/modules/a/b\n");
+        file(&ws.join("vendor/lib/.git/HEAD"), "x\n");
+        // Not entered: what a package manager installed.
+        file(&ws.join("node_modules/pkg/.git/HEAD"), "x\n");
+        let places = GitPlaces::find(&ws);
+        assert_eq!(
+            places.dirs,
+            [
+                git.clone(),
+                git.join("modules/a/b"),
+                git.join("modules/a/b/modules/c"),
+                ws.join("vendor/lib/.git"),
+            ]
+        );
+        assert_eq!(places.worktrees, [git.join("worktrees/wt")]);
+        let mut files = places.files.clone();
+        files.sort();
+        assert_eq!(files, [ws.join("sub/.git"), ws.join("wt/.git")]);
+        assert!(!places.bounded);
+        // Outside the writable folders, nothing is left to protect.
+        assert_eq!(
+            places.clone().within(&[tmp.path().join("elsewhere")]),
+            GitPlaces::default()
+        );
+        // A commondir made since the start is removed; one there at the start is not
+        // watched (a mount covers it).
+        let redirects = Redirects::of(&places);
+        file(&git.join("commondir"), "/elsewhere\n");
+        file(&git.join("worktrees/wt/config.worktree"), "[core]\n");
+        let mut undone = redirects.undo();
+        undone.sort();
+        assert_eq!(
+            undone,
+            [
+                git.join("commondir"),
+                git.join("worktrees/wt/config.worktree")
+            ]
+        );
+        assert!(!git.join("commondir").exists());
+        assert!(git.join("worktrees/wt/commondir").exists());
+        assert!(redirects.undo().is_empty());
+    }
+}
