@@ -22,6 +22,7 @@ mod checkpoints;
 mod commands;
 mod containment;
 mod containment_network;
+mod containment_socket_places;
 mod containment_sockets;
 mod containment_unprivileged;
 mod context;
