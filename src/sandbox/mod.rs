@@ -108,6 +108,8 @@ pub struct Plan {
     pub seccomp: bool,
     /// Whether the commands run in the run's pod (the assessment counts on it).
     pub pod: bool,
+    /// The user's home folder, whose `~/.ssh` and the like the pod scans for sockets.
+    pub home: Option<PathBuf>,
 }
 
 impl Plan {
@@ -266,6 +268,10 @@ impl Plan {
             refusal,
             seccomp,
             pod: no_pod.is_none(),
+            home: env
+                .get("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute()),
         }
     }
 
@@ -395,6 +401,10 @@ impl Plan {
             // Sockets of other programs the user allows on purpose (their ssh agent): bound
             // back over the hidden /tmp, /run and the other programs' sockets.
             allowed_sockets: self.settings.allow_sockets.clone(),
+            places: self
+                .home
+                .as_deref()
+                .map_or_else(Vec::new, pod::sockets::home_places),
         }
     }
 }

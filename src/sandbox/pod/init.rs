@@ -6,7 +6,8 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use super::{attach_null, cover_socket, foreign_sockets, read_config, sys, PodConfig};
+use super::sockets::{cover_socket, foreign_sockets};
+use super::{attach_null, read_config, sys, PodConfig};
 use crate::sandbox::caps::CapDrop;
 
 /// stdin: the config, then the lifeline; stdout: the report.
@@ -26,7 +27,7 @@ pub fn main() -> i32 {
         }
     };
     // Read in hx's network namespace: the list is per namespace, and the pod's own is empty.
-    let sockets = foreign_sockets(&config.kept());
+    let sockets = foreign_sockets(&config.kept(), &config.places);
     // SAFETY: getuid, getgid and prctl on this process; fork in a single-threaded process.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     unsafe {

@@ -19,6 +19,7 @@
 
 pub mod exec;
 pub mod init;
+pub mod sockets;
 pub mod sys;
 
 use std::ffi::OsString;
@@ -36,8 +37,6 @@ use serde::{Deserialize, Serialize};
 const START_LIMIT: Duration = Duration::from_secs(10);
 /// At most this many bytes of config (a few hundred paths of at most 4096 bytes).
 const MAX_CONFIG: usize = 1 << 20;
-/// At most this many sockets are read from `/proc/net/unix` (each costs a mount).
-const MAX_SOCKETS: usize = 4096;
 
 /// What the pod is built of, sent to `hx __sandbox init` on its stdin.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -56,6 +55,10 @@ pub struct PodConfig {
     pub git_dirs: Vec<PathBuf>,
     /// Sockets bound back into the pod (`sandbox.allow_sockets`).
     pub allowed_sockets: Vec<PathBuf>,
+    /// Folders scanned for other programs' sockets besides the listed ones' (the user's
+    /// `~/.ssh`, `~/.gnupg`, ...: [`sockets::home_places`]).
+    #[serde(default)]
+    pub places: Vec<sockets::Place>,
 }
 
 impl PodConfig {
@@ -80,6 +83,7 @@ pub struct Pod {
     exe: PathBuf,
     network: bool,
     kept: Vec<PathBuf>,
+    places: Vec<sockets::Place>,
 }
 
 /// The pods of this process, for [`end_all`] at exit.
@@ -154,6 +158,7 @@ impl Pod {
             exe,
             network: config.network,
             kept: config.kept(),
+            places: config.places.clone(),
         });
         let mut pods = PODS.lock().unwrap_or_else(|p| p.into_inner());
         pods.retain(|p| p.strong_count() > 0);
@@ -200,6 +205,10 @@ impl Pod {
         for k in &self.kept {
             args.push("--keep".into());
             args.push(k.clone().into());
+        }
+        for p in &self.places {
+            args.push("--place".into());
+            args.push(p.arg().into());
         }
         args.push("--".into());
         (self.exe.clone(), args, fds)
@@ -360,61 +369,6 @@ fn parse_report(text: &str) -> Option<Result<libc::pid_t, String>> {
     } else {
         None
     }
-}
-
-/// Whether `path` is `base` or lies beneath it.
-fn under(path: &Path, base: &Path) -> bool {
-    path.starts_with(base)
-}
-
-/// The pathname sockets the calling process's network namespace lists in `/proc/net/unix`
-/// that a command must not reach: not beneath a kept path, and not in `/tmp` or `/run`, which
-/// the pod replaces (a path there inside the pod is not the socket's).
-pub(crate) fn foreign_sockets(kept: &[PathBuf]) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string("/proc/net/unix") else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = Vec::new();
-    for line in text.lines().skip(1) {
-        // Num RefCount Protocol Flags Type St Inode Path: the path is the 8th field, and may
-        // hold spaces.
-        let mut rest = line;
-        for _ in 0..7 {
-            rest = rest.trim_start();
-            rest = match rest.find(' ') {
-                Some(i) => &rest[i..],
-                None => "",
-            };
-        }
-        let path = rest.trim_start();
-        if !path.starts_with('/') || path.len() > 4096 {
-            continue;
-        }
-        let p = PathBuf::from(path);
-        if under(&p, Path::new("/tmp"))
-            || under(&p, Path::new("/run"))
-            || under(&p, Path::new("/var/run"))
-            || kept.iter().any(|k| under(&p, k))
-            || out.contains(&p)
-        {
-            continue;
-        }
-        out.push(p);
-        if out.len() >= MAX_SOCKETS {
-            break;
-        }
-    }
-    out
-}
-
-/// Covers the socket at `path` with a read-only `/dev/null`, so `connect` is refused; a path
-/// that is not a socket (already covered, or gone) or that holds a link is left alone.
-pub(crate) fn cover_socket(path: &Path) -> io::Result<()> {
-    let fd = sys::open_path(path, false)?;
-    if sys::file_type(&fd)? != libc::S_IFSOCK {
-        return Ok(());
-    }
-    attach_null(&fd)
 }
 
 /// A read-only `/dev/null` mounted over what `target` is open on.
