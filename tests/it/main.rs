@@ -21,6 +21,7 @@ mod chat_approvals;
 mod checkpoints;
 mod commands;
 mod containment;
+mod containment_limits;
 mod containment_network;
 mod containment_socket_places;
 mod containment_sockets;
