@@ -340,7 +340,13 @@ impl Plan {
             caps: CapDrop::detect(),
             filter: self
                 .seccomp
-                .then(|| seccomp::Filter::new(self.settings.network))
+                .then(|| {
+                    seccomp::Filter::new(if self.settings.network {
+                        seccomp::Sockets::All
+                    } else {
+                        seccomp::Sockets::Local
+                    })
+                })
                 .flatten()
                 .map(Arc::new),
             pod,

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 
 use super::sockets::{cover_socket, foreign_sockets, Place};
 use crate::sandbox::caps::CapDrop;
+use crate::sandbox::seccomp::Sockets;
 
 const FAILED: i32 = 125;
 
@@ -140,9 +141,15 @@ pub fn main(args: &[OsString]) -> i32 {
         (set, old)
     };
     // Built before the fork (it allocates): the filter's architecture and io_uring rules.
-    // The network is the pod's own namespace's business, so IP sockets stay allowed here.
+    // IP is the pod's own network namespace's business, so IP sockets stay allowed here; the
+    // families that namespace does not cut (vsock, ...) are refused with `network = false`.
+    let sockets = if a.net {
+        Sockets::InNamespace
+    } else {
+        Sockets::All
+    };
     let filter = crate::sandbox::seccomp::available()
-        .then(|| crate::sandbox::seccomp::Filter::new(true))
+        .then(|| crate::sandbox::seccomp::Filter::new(sockets))
         .flatten();
     // SAFETY: one thread; the child only makes syscalls and execs (or exits).
     let child = unsafe { libc::fork() };
