@@ -411,6 +411,7 @@ impl Plan {
                 .home
                 .as_deref()
                 .map_or_else(Vec::new, pod::sockets::home_places),
+            max_processes: Some(self.settings.max_processes),
         }
     }
 }

@@ -260,6 +260,12 @@ fn set_up(config: &PodConfig, sockets: &[PathBuf]) -> io::Result<()> {
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
         "",
     )?;
+    if let Some(n) = config.max_processes {
+        // The pod's own /proc: since Linux 6.14 `pid_max` is its PID namespace's, and B may
+        // set it there. A fork past it gets EAGAIN, as past `ulimit -u`, which root ignores.
+        // An older kernel has one for the whole machine, which B may not write: no bound.
+        let _ = std::fs::write("/proc/sys/kernel/pid_max", n.to_string());
+    }
     let tmp_dir = sys::open_path(Path::new("/tmp"), true)?;
     step("bind", Path::new("/tmp"), sys::attach(tmp, &tmp_dir))?;
     let run = Path::new("/run");

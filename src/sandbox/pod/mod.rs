@@ -59,6 +59,10 @@ pub struct PodConfig {
     /// `~/.ssh`, `~/.gnupg`, ...: [`sockets::home_places`]).
     #[serde(default)]
     pub places: Vec<sockets::Place>,
+    /// The PID namespace's `pid_max`: no pid of the pod reaches it, so it bounds the pod's
+    /// processes and threads (`sandbox.max_processes`); `None` leaves the kernel's.
+    #[serde(default)]
+    pub max_processes: Option<u32>,
 }
 
 impl PodConfig {
