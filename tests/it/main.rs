@@ -12,6 +12,7 @@
 mod support;
 
 mod acp;
+mod acp_containment;
 mod acp_npm;
 mod agent;
 mod bounds;
