@@ -26,7 +26,7 @@ use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Stdio};
+use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -83,6 +83,9 @@ pub struct Pod {
     pid: libc::pid_t,
     /// The write end of the lifeline; `None` once hx let go of it.
     lifeline: Mutex<Option<ChildStdin>>,
+    /// The read end of the report pipe, on which pid 1 answers `stop`; `None` once an answer
+    /// came too late to be paired with its question.
+    answers: Mutex<Option<ChildStdout>>,
     run_dir: PathBuf,
     exe: PathBuf,
     network: bool,
@@ -158,6 +161,7 @@ impl Pod {
             pidfd,
             pid: report,
             lifeline: Mutex::new(Some(stdin)),
+            answers: Mutex::new(Some(stdout)),
             run_dir: config.run_dir.clone(),
             exe,
             network: config.network,
@@ -229,6 +233,34 @@ impl Pod {
         let _ = std::fs::remove_dir_all(&self.run_dir);
     }
 
+    /// Stops every process of the pod until the answer is dropped: pid 1 sends them `SIGSTOP`
+    /// and says when `/proc` shows them all stopped. Between the two, nothing in the pod
+    /// changes the workspace: hx checks a path and an editor writes it (`hx acp`) with no
+    /// command swapping a folder for a link in between. The error says why they may still run.
+    pub fn stop(&self) -> Result<Stopped<'_>, String> {
+        let mut lifeline = self.lifeline.lock().unwrap_or_else(|p| p.into_inner());
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        let (Some(l), Some(a)) = (lifeline.as_mut(), answers.as_mut()) else {
+            return Err("the run's sandbox was let go of".into());
+        };
+        l.write_all(b"stop\n")
+            .map_err(|e| format!("cannot reach the run's sandbox: {e}"))?;
+        // B tries for 2 s; a little more for the answer to come.
+        match read_line(a, STOP_WAIT) {
+            Ok(line) if line == "stopped" => Ok(Stopped { pod: self }),
+            Ok(_) => {
+                let _ = l.write_all(b"cont\n");
+                Err("the run's processes did not all stop".into())
+            }
+            Err(e) => {
+                // A late `stopped` would be read as the next answer: this pod answers no more.
+                answers.take();
+                let _ = l.write_all(b"cont\n");
+                Err(e)
+            }
+        }
+    }
+
     /// Lets the pod live on after hx (`keep_background`): it ends when its last process does.
     fn detach(&self) {
         if let Some(mut l) = self
@@ -238,6 +270,96 @@ impl Pod {
             .take()
         {
             let _ = l.write_all(b"detach\n");
+        }
+    }
+}
+
+/// How long [`Pod::stop`] waits for pid 1's answer.
+const STOP_WAIT: Duration = Duration::from_secs(3);
+
+/// The pod's processes, stopped until this is dropped (see [`Pod::stop`]).
+#[must_use]
+pub struct Stopped<'a> {
+    pod: &'a Pod,
+}
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        if let Some(l) = self
+            .pod
+            .lifeline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            let _ = l.write_all(b"cont\n");
+        }
+    }
+}
+
+/// Stops the processes of every pod of this process until the guard is dropped (see
+/// [`Pod::stop`]): a command of another session of `hx acp` could swap a folder too. The
+/// error says which could not be stopped; those that were are let go again.
+pub fn stop_all() -> Result<StoppedAll, String> {
+    let pods: Vec<Arc<Pod>> = PODS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for (i, p) in pods.iter().enumerate() {
+        if p.gone().is_some() {
+            continue;
+        }
+        if let Err(e) = p.stop().map(std::mem::forget) {
+            for q in &pods[..i] {
+                drop(Stopped { pod: q });
+            }
+            return Err(e);
+        }
+    }
+    Ok(StoppedAll(pods))
+}
+
+/// The pods [`stop_all`] stopped, let go on drop.
+#[must_use]
+pub struct StoppedAll(Vec<Arc<Pod>>);
+
+impl Drop for StoppedAll {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            drop(Stopped { pod: p });
+        }
+    }
+}
+
+/// One line from pid 1, within `limit`.
+fn read_line(out: &mut ChildStdout, limit: Duration) -> Result<String, String> {
+    let deadline = Instant::now() + limit;
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err("the run's sandbox did not answer in time".into());
+        }
+        let mut p = libc::pollfd {
+            fd: out.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one pollfd we own.
+        if unsafe { libc::poll(&mut p, 1, ms) } <= 0 {
+            continue;
+        }
+        match out.read(&mut byte) {
+            Ok(0) => return Err("the run's sandbox has exited".into()),
+            Ok(_) if byte[0] == b'\n' => return Ok(String::from_utf8_lossy(&line).into_owned()),
+            Ok(_) if line.len() < 256 => line.push(byte[0]),
+            Ok(_) => return Err("the run's sandbox answered too long a line".into()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read the run's sandbox: {e}")),
         }
     }
 }
