@@ -60,12 +60,15 @@ pub struct Settings {
     pub keep_days: u64,
     /// The newest this many sessions keep their checkpoints (100).
     pub keep_sessions: usize,
+    /// Bytes the workspace's store may take when a run opens it (default 1 GiB).
+    pub max_store_bytes: u64,
 }
 
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 pub const DEFAULT_MAX_FILES: usize = 50_000;
 pub const DEFAULT_KEEP_DAYS: u64 = 30;
 pub const DEFAULT_KEEP_SESSIONS: usize = 100;
+pub const DEFAULT_MAX_STORE_BYTES: u64 = 1 << 30;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -75,6 +78,7 @@ impl Default for Settings {
             max_files: DEFAULT_MAX_FILES,
             keep_days: DEFAULT_KEEP_DAYS,
             keep_sessions: DEFAULT_KEEP_SESSIONS,
+            max_store_bytes: DEFAULT_MAX_STORE_BYTES,
         }
     }
 }
