@@ -188,7 +188,13 @@ impl Checkpoints {
                         if let Err(e) = store.prune_if_due().await {
                             warn(&format!("checkpoints not pruned: {e}"));
                         }
-                        Some(store)
+                        match within_bound(&store, self.settings.max_store_bytes).await {
+                            Ok(()) => Some(store),
+                            Err(line) => {
+                                warn(&line);
+                                None
+                            }
+                        }
                     }
                     Err(off) => {
                         if let Some(line) = off.line {
@@ -201,6 +207,29 @@ impl Checkpoints {
             .await
             .as_ref()
     }
+}
+
+/// Whether the store takes at most `max` bytes, pruned first when it takes more (issue 32: a
+/// store grew by megabytes a turn, with no bound but the age and number of sessions). Checked
+/// when a run opens the store, so a run may pass the bound by what it adds itself; still
+/// over after the prune, the run takes no checkpoints and the error says so.
+async fn within_bound(store: &Store, max: u64) -> Result<(), String> {
+    if dir_size(store.dir(), 0) <= max {
+        return Ok(());
+    }
+    let _ = store.prune().await;
+    let size = dir_size(store.dir(), 0);
+    if size <= max {
+        return Ok(());
+    }
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    Err(format!(
+        "checkpoints are off this run: the store of this workspace takes {}, more than \
+         checkpoints.max_store_bytes ({}); lower checkpoints.keep_sessions or keep_days and \
+         run `hx checkpoints prune`, or raise the bound",
+        mb(size),
+        mb(max)
+    ))
 }
 
 /// The repository `ws` is in: its top folder and its common git folder (where the objects
