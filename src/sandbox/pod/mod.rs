@@ -364,6 +364,33 @@ fn read_line(out: &mut ChildStdout, limit: Duration) -> Result<String, String> {
     }
 }
 
+/// Whether a PID namespace has a `pid_max` of its own here (Linux 6.14 and later), which
+/// `sandbox.max_processes` needs; read from the kernel's release.
+pub fn own_pid_max() -> bool {
+    // SAFETY: uname fills a zeroed plain-data struct we own.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return false;
+    }
+    let release: String = u
+        .release
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8 as char)
+        .collect();
+    release_at_least(&release, (6, 14))
+}
+
+/// Whether a kernel release (`6.18.44-fc-v1300`) is at least `major.minor`.
+fn release_at_least(release: &str, want: (u32, u32)) -> bool {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let major = parts.next().unwrap_or(0);
+    let minor = parts.next().unwrap_or(0);
+    (major, minor) >= want
+}
+
 /// Whether a pod could be made here, without making one (for `hx sandbox`): a forked child
 /// tries the namespaces and exits. The error names what failed.
 pub fn probe() -> Result<(), String> {
@@ -570,6 +597,16 @@ fn read_config(fd: RawFd) -> Result<PodConfig, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_is_compared_by_major_then_minor() {
+        assert!(release_at_least("6.18.44-fc-v1300", (6, 14)));
+        assert!(release_at_least("6.14", (6, 14)));
+        assert!(release_at_least("7.0.1", (6, 14)));
+        assert!(!release_at_least("6.8.0-45-generic", (6, 14)));
+        assert!(!release_at_least("5.15.0", (6, 14)));
+        assert!(!release_at_least("", (6, 14)));
+    }
 
     #[test]
     fn a_report_needs_a_pid_and_ready_and_an_error_wins() {
