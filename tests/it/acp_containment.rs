@@ -5,7 +5,7 @@
 //! title cannot hide the end of a command behind a run of spaces. The real binary, the test's
 //! client, the fake model server; as root and as a throwaway unprivileged user.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -40,11 +40,12 @@ fn wait_for(path: &Path, within: Duration) -> bool {
     true
 }
 
-/// hx in a workspace outside `/tmp` (its victim folder beside it), answering from `server`.
+/// hx in a workspace outside `/tmp` (its victim folder beside it), answering from `server`;
+/// the caller says how hx is run (`acp`, or a client that starts it).
 fn hx_beside_a_victim(hx: &mut Hx, server: &FakeServer) -> std::path::PathBuf {
     let outside = hx.workspace().parent().expect("test root").join("outside");
     std::fs::create_dir(&outside).expect("victim folder");
-    hx.env("DEEPSEEK_BASE_URL", server.url()).arg("acp");
+    hx.env("DEEPSEEK_BASE_URL", server.url());
     hx.write_file("swap.py", SWAPPER);
     std::fs::create_dir(hx.workspace().join("d")).expect("d");
     std::os::unix::fs::symlink(&outside, hx.workspace().join("l")).expect("l");
@@ -69,6 +70,7 @@ fn editor_write_race(mut hx: Hx, start: impl FnOnce(&Hx) -> Acp) {
         Reply::text("done"),
     ]);
     let outside = hx_beside_a_victim(&mut hx, &server);
+    hx.arg("acp");
     let ws = hx.workspace().to_path_buf();
     let mut acp = start(&hx);
     acp.initialize_with(json!({"fs": {"readTextFile": true, "writeTextFile": true}}));
@@ -136,6 +138,62 @@ fn an_editors_write_does_not_land_outside_when_a_folder_is_swapped_for_a_link_as
                 Acp::start_command(cmd)
             });
         },
+    );
+}
+
+/// The same race with an editor written against the protocol's official TypeScript SDK
+/// (tests/npm/acp_write_client.mts, run with tsx): its write lands in the workspace, and the
+/// model's process did not run while it wrote.
+#[test]
+fn an_sdk_editors_write_does_not_land_outside_when_a_folder_is_swapped_for_a_link() {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/npm");
+    let tsx = root.join("node_modules/tsx/dist/cli.mjs");
+    assert!(
+        tsx.is_file(),
+        "the npm test packages are not installed: run `npm ci --prefix tests/npm` first"
+    );
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            &json!({"command": "nohup python3 swap.py >/dev/null 2>&1 & echo started"}).to_string(),
+        )]),
+        Reply::tool_calls(vec![Call::new(
+            "c2",
+            "write_file",
+            &json!({"path": "d/notes.txt", "content": "the agent's\n"}).to_string(),
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let outside = hx_beside_a_victim(&mut hx, &server);
+    let ws = hx.workspace().canonicalize().expect("workspace");
+    hx.program("node").args([
+        tsx.as_os_str(),
+        root.join("acp_write_client.mts").as_os_str(),
+        std::ffi::OsStr::new(env!("CARGO_BIN_EXE_hx")),
+        ws.as_os_str(),
+    ]);
+    let run = hx.run();
+    run.assert_success();
+    let out: Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("the client printed no JSON ({e}):\n{}", run.dump()));
+    assert_eq!(out["answer"]["stopReason"], "end_turn", "{out:#}");
+    assert_eq!(out["writes"].as_array().map(Vec::len), Some(1), "{out:#}");
+    assert_eq!(out["writes"][0]["swappedDuringWrite"], false, "{out:#}");
+    assert!(
+        std::fs::read_dir(&outside)
+            .expect("outside")
+            .next()
+            .is_none(),
+        "the editor's write landed outside the workspace: {out:#}"
+    );
+    // hx ended with the client, and its pod with it, maybe before the process ran again
+    // (the test above sees it go on); the note is in the real folder, whatever its name now.
+    let real = if ws.join("d").is_symlink() { "l" } else { "d" };
+    assert_eq!(
+        std::fs::read_to_string(ws.join(real).join("notes.txt")).expect("notes"),
+        "the agent's\n"
     );
 }
 
