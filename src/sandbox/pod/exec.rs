@@ -81,8 +81,8 @@ pub fn main(args: &[OsString]) -> i32 {
         }
     };
     // In hx's network namespace, before joining the pod's: sockets bound since the pod
-    // started (or since the last call) are covered too.
-    let sockets = foreign_sockets(&a.kept, &a.places);
+    // started (or since the last call) are covered too; other namespaces' only at the start.
+    let sockets = foreign_sockets(&a.kept, &a.places, false);
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {

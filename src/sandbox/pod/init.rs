@@ -27,7 +27,7 @@ pub fn main() -> i32 {
         }
     };
     // Read in hx's network namespace: the list is per namespace, and the pod's own is empty.
-    let sockets = foreign_sockets(&config.kept(), &config.places);
+    let sockets = foreign_sockets(&config.kept(), &config.places, true);
     // SAFETY: getuid, getgid and prctl on this process; fork in a single-threaded process.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     unsafe {

@@ -95,11 +95,26 @@ pub fn home_places(home: &Path) -> Vec<Place> {
 /// The sockets a command must not reach, as paths of hx's mount namespace without links: not
 /// beneath a kept path (the writable roots, the allowed sockets), and not in `/tmp` or
 /// `/run`, which the pod replaces (a path there inside the pod is not the socket's).
-pub(crate) fn foreign_sockets(kept: &[PathBuf], places: &[Place]) -> Vec<PathBuf> {
+///
+/// `every_namespace`: read the tables of the other network namespaces too. That takes a look
+/// at every process (a `stat` of its `ns/net`), which costs a launcher about 2 ms where the
+/// rest of the sweep costs a few hundredths: so the pod's start does it, and each command's
+/// launcher reads hx's own namespace's table only (a socket of another namespace bound after
+/// the start stays reachable: the README says so). The processes are read anyway when a
+/// relative path is listed, for their folders.
+pub(crate) fn foreign_sockets(
+    kept: &[PathBuf],
+    places: &[Place],
+    every_namespace: bool,
+) -> Vec<PathBuf> {
     let mut f = Finder::new(kept);
-    let procs = Procs::read();
+    let mut procs: Option<Procs> = every_namespace.then(Procs::read);
+    let namespaces = match &procs {
+        Some(p) => p.namespaces(),
+        None => vec![(ns_inode("self", "net"), None)],
+    };
     let own_mnt = ns_inode("self", "mnt");
-    for (net, pid) in procs.namespaces() {
+    for (net, pid) in namespaces {
         let table = match pid {
             None => read_table("/proc/net/unix"),
             Some(pid) => read_table(&format!("/proc/{pid}/net/unix")),
@@ -127,7 +142,11 @@ pub(crate) fn foreign_sockets(kept: &[PathBuf], places: &[Place]) -> Vec<PathBuf
                 continue;
             }
             // Relative: against each folder a process of that namespace works in.
-            let cwds = cwds.get_or_insert_with(|| procs.cwds(net, mapper.as_ref()));
+            let cwds = cwds.get_or_insert_with(|| {
+                procs
+                    .get_or_insert_with(Procs::read)
+                    .cwds(net, mapper.as_ref())
+            });
             for cwd in cwds.iter() {
                 f.listed(&cwd.join(&listed));
             }
