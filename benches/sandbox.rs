@@ -9,8 +9,8 @@
 //!   every capability (about 45 syscalls: the bounding set goes one capability at a time),
 //!   then installs the seccomp filter (one prctl);
 //! - the pod: the real `hx-pod` binary is exec'd as the launcher (`hx-pod __sandbox exec`), which
-//!   reads /proc/net/unix of every network namespace it sees and sweeps the home folder's
-//!   socket places (`~/.ssh`, `~/.docker`, ...), joins the pod with one setns, forks the command into its PID
+//!   reads /proc/net/unix, sweeps its sockets' folders and the home folder's socket places
+//!   (`~/.ssh`, `~/.docker`, ...), joins the pod with one setns, forks the command into its PID
 //!   namespace, where it enters its Landlock domain, drops its capabilities and installs the
 //!   seccomp filter.
 //!
