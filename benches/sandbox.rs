@@ -9,7 +9,8 @@
 //!   every capability (about 45 syscalls: the bounding set goes one capability at a time),
 //!   then installs the seccomp filter (one prctl);
 //! - the pod: the real `hx-pod` binary is exec'd as the launcher (`hx-pod __sandbox exec`), which
-//!   reads /proc/net/unix, joins the pod with one setns, forks the command into its PID
+//!   reads /proc/net/unix, sweeps its sockets' folders and the home folder's socket places
+//!   (`~/.ssh`, `~/.docker`, ...), joins the pod with one setns, forks the command into its PID
 //!   namespace, where it enters its Landlock domain, drops its capabilities and installs the
 //!   seccomp filter.
 //!
@@ -52,7 +53,12 @@ fn main() {
         None => println!("landlock: ABI {}", kernel.abi()),
         Some(why) => println!("landlock: none ({why}); only the capabilities are dropped"),
     }
-    let plan = Plan::new(&Settings::default(), &root, &Env::new(), kernel);
+    // HOME as a run has it: each launcher sweeps its places (`~/.ssh`, ...) for sockets.
+    let env: Env = hx::config::process_env()
+        .into_iter()
+        .filter(|(k, _)| k == "HOME")
+        .collect();
+    let plan = Plan::new(&Settings::default(), &root, &env, kernel);
     let landlock = plan
         .sandbox()
         .expect("no refusal")

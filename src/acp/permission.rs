@@ -61,7 +61,7 @@ impl Permissions {
             return before;
         }
         let fields = ToolCallUpdateFields::new()
-            .title(crate::text::one_line(command, 120))
+            .title(title(command, reason))
             .kind(ToolKind::Execute)
             .status(ToolCallStatus::Pending)
             .content(vec![text_content(&format!(
@@ -106,6 +106,16 @@ impl Permissions {
     }
 }
 
+/// The question's title: the guard's reason first, then the command with every run of blanks
+/// (newlines and Unicode spaces too) made one space, so that a long run cannot push the end of
+/// the command out of an editor's one-line view (`ls -la` and 150 spaces before `; rm -rf ~`).
+/// The whole command, as the model wrote it, is in the question's content.
+fn title(command: &str, reason: &str) -> String {
+    let command = command.split_whitespace().collect::<Vec<_>>().join(" ");
+    let reason = reason.split_whitespace().collect::<Vec<_>>().join(" ");
+    crate::text::one_line(&format!("{reason}: {command}"), 200)
+}
+
 impl Approver for Permissions {
     fn approve<'a>(
         &'a self,
@@ -115,5 +125,19 @@ impl Approver for Permissions {
         cx: &'a HookContext,
     ) -> BoxFuture<'a, Approval> {
         Box::pin(self.ask(call, command, reason, cx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::title;
+
+    #[test]
+    fn a_title_leads_with_the_reason_and_collapses_blanks() {
+        let command = format!("ls -la{}; cd ~ &&\n\t rm -rf .\u{2003}x", " ".repeat(150));
+        assert_eq!(
+            title(&command, "deletes  your home"),
+            "deletes your home: ls -la ; cd ~ && rm -rf . x"
+        );
     }
 }

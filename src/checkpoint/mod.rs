@@ -60,12 +60,15 @@ pub struct Settings {
     pub keep_days: u64,
     /// The newest this many sessions keep their checkpoints (100).
     pub keep_sessions: usize,
+    /// Bytes the workspace's store may take when a run opens it (default 1 GiB).
+    pub max_store_bytes: u64,
 }
 
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 10 * 1024 * 1024;
 pub const DEFAULT_MAX_FILES: usize = 50_000;
 pub const DEFAULT_KEEP_DAYS: u64 = 30;
 pub const DEFAULT_KEEP_SESSIONS: usize = 100;
+pub const DEFAULT_MAX_STORE_BYTES: u64 = 1 << 30;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -75,6 +78,7 @@ impl Default for Settings {
             max_files: DEFAULT_MAX_FILES,
             keep_days: DEFAULT_KEEP_DAYS,
             keep_sessions: DEFAULT_KEEP_SESSIONS,
+            max_store_bytes: DEFAULT_MAX_STORE_BYTES,
         }
     }
 }
@@ -212,7 +216,15 @@ impl Checkpoints {
                         if let Err(e) = store.prune_if_due(recorded.as_ref()).await {
                             warn(&format!("checkpoints not pruned: {e}"));
                         }
-                        Some(store)
+                        match within_bound(&store, self.settings.max_store_bytes, recorded.as_ref())
+                            .await
+                        {
+                            Ok(()) => Some(store),
+                            Err(line) => {
+                                warn(&line);
+                                None
+                            }
+                        }
                     }
                     Err(off) => {
                         if let Some(line) = off.line {
@@ -225,6 +237,33 @@ impl Checkpoints {
             .await
             .as_ref()
     }
+}
+
+/// Whether the store takes at most `max` bytes, pruned first when it takes more (issue 32: a
+/// store grew by megabytes a turn, with no bound but the age and number of sessions). Checked
+/// when a run opens the store, so a run may pass the bound by what it adds itself; still
+/// over after the prune, the run takes no checkpoints and the error says so.
+async fn within_bound(
+    store: &Store,
+    max: u64,
+    recorded: Option<&BTreeSet<String>>,
+) -> Result<(), String> {
+    if dir_size(store.dir(), 0) <= max {
+        return Ok(());
+    }
+    let _ = store.prune(recorded).await;
+    let size = dir_size(store.dir(), 0);
+    if size <= max {
+        return Ok(());
+    }
+    let mb = |b: u64| format!("{:.1} MB", b as f64 / 1e6);
+    Err(format!(
+        "checkpoints are off this run: the store of this workspace takes {}, more than \
+         checkpoints.max_store_bytes ({}); lower checkpoints.keep_sessions or keep_days and \
+         run `hx checkpoints prune`, or raise the bound",
+        mb(size),
+        mb(max)
+    ))
 }
 
 /// The repository `ws` is in: its top folder and its common git folder (where the objects

@@ -745,6 +745,62 @@ async fn checkpoints_open_the_store_once_and_warn_once() {
     assert_eq!(warned.lock().expect("lock").len(), 1, "a new store warns");
 }
 
+/// Issue 32: a session's store grew without bound (42 MB after five turns). A store over
+/// `max_store_bytes` is pruned; still over, the run takes no checkpoints and says why once.
+#[tokio::test]
+async fn a_store_over_its_bound_is_pruned_then_left_off_with_one_warning() {
+    let place = Place::new();
+    let warned = std::sync::Mutex::new(Vec::<String>::new());
+    let warn = |line: &str| warned.lock().expect("lock").push(line.to_string());
+    let first = Checkpoints::new(
+        &place.ws(),
+        &place.env(),
+        &Settings::default(),
+        &host_path(&place.env()),
+    );
+    let dir = first
+        .store(&warn)
+        .await
+        .expect("a store")
+        .dir()
+        .to_path_buf();
+    // 3 MB the store holds (a pack, say), that no prune can drop.
+    let blob: String = (0..3_000_000u32)
+        .map(|i| char::from(b'a' + (i.wrapping_mul(2_654_435_761) >> 27) as u8 % 26))
+        .collect();
+    write(&dir.join("git/objects/pack/held.pack"), &blob);
+    let bounded = Settings {
+        max_store_bytes: 1_000_000,
+        ..Settings::default()
+    };
+    let over = Checkpoints::new(
+        &place.ws(),
+        &place.env(),
+        &bounded,
+        &host_path(&place.env()),
+    );
+    assert!(over.store(&warn).await.is_none());
+    assert!(over.store(&warn).await.is_none());
+    let lines = warned.lock().expect("lock").clone();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("checkpoints are off this run: the store of this workspace takes 3."),
+        "{lines:?}"
+    );
+    assert!(
+        lines[0].contains("checkpoints.max_store_bytes (1.0 MB)"),
+        "{lines:?}"
+    );
+    // Under the bound, as before.
+    let under = Checkpoints::new(
+        &place.ws(),
+        &place.env(),
+        &Settings::default(),
+        &host_path(&place.env()),
+    );
+    assert!(under.store(&warn).await.is_some());
+}
+
 #[test]
 fn safe_rel_takes_only_plain_relative_paths() {
     for ok in ["a", "a/b.txt", ".hidden", "a..b", "dir/.x/y"] {

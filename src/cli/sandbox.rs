@@ -144,6 +144,7 @@ fn to_text(plan: &Plan) -> String {
         "required: {}\n",
         if s.required { "yes" } else { "no" }
     ));
+    out.push_str(&format!("processes: {}\n", processes_text(plan)));
     out.push_str("protections:\n");
     let width = Protection::ALL
         .iter()
@@ -157,6 +158,18 @@ fn to_text(plan: &Plan) -> String {
     }
     out.push_str(&format!("enforced: {}\n", enforced(plan)));
     out
+}
+
+/// The bound on the pod's processes, and whether this kernel gives it.
+fn processes_text(plan: &Plan) -> String {
+    let n = crate::text::thousands(u64::from(plan.settings.max_processes));
+    if plan.settings.mode == crate::sandbox::Mode::Off || !plan.pod {
+        "not bounded (needs the run's pod)".into()
+    } else if crate::sandbox::pod::own_pid_max() {
+        format!("at most {n}, threads included (the pod's pid_max; sandbox.max_processes)")
+    } else {
+        format!("not bounded: {n} is set, but needs Linux 6.14 (a pid_max of the pod's own)")
+    }
 }
 
 /// The `sockets:` lines: each allowed socket and whether it is one here, then the entries left
@@ -218,6 +231,10 @@ fn to_json(plan: &Plan) -> Value {
         "devices": plan.devices.iter().map(|d| d.display().to_string()).collect::<Vec<_>>(),
         "network": s.network,
         "required": s.required,
+        "max_processes": s.max_processes,
+        "processes_bounded": s.mode != crate::sandbox::Mode::Off
+            && plan.pod
+            && crate::sandbox::pod::own_pid_max(),
         "allow_sockets": s.allow_sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "allow_sockets_unset": s.allow_sockets_unset,
         "protections": protections,

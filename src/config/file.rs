@@ -68,6 +68,7 @@ pub struct CheckpointsFile {
     pub max_files: Option<usize>,
     pub keep_days: Option<u64>,
     pub keep_sessions: Option<usize>,
+    pub max_store_bytes: Option<u64>,
 }
 
 /// `[loop]`: the same call made over and over (see [`super::LoopSettings`]): when the model is told,
@@ -338,7 +339,8 @@ impl FileConfig {
             max_file_bytes,
             max_files,
             keep_days,
-            keep_sessions
+            keep_sessions,
+            max_store_bytes
         );
         overlay!(self.loops, top.loops, repeats, stop_after);
         self.written = self.written.under(top.written);

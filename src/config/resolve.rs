@@ -433,6 +433,7 @@ fn checkpoint_settings(c: &super::file::CheckpointsFile) -> crate::checkpoint::S
         max_files: c.max_files.unwrap_or(d.max_files).max(1),
         keep_days: c.keep_days.unwrap_or(d.keep_days).max(1),
         keep_sessions: c.keep_sessions.unwrap_or(d.keep_sessions).max(1),
+        max_store_bytes: c.max_store_bytes.unwrap_or(d.max_store_bytes).max(1),
     }
 }
 

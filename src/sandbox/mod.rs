@@ -115,6 +115,8 @@ pub struct Plan {
     pub pod: bool,
     /// The git folders of the workspace found at the start, which the pod protects.
     pub git: gitdirs::GitPlaces,
+    /// The user's home folder, whose `~/.ssh` and the like the pod scans for sockets.
+    pub home: Option<PathBuf>,
 }
 
 impl Plan {
@@ -308,6 +310,10 @@ impl Plan {
             seccomp,
             pod: no_pod.is_none(),
             git,
+            home: env
+                .get("HOME")
+                .map(PathBuf::from)
+                .filter(|h| h.is_absolute()),
         }
     }
 
@@ -376,7 +382,13 @@ impl Plan {
             caps: CapDrop::detect(),
             filter: self
                 .seccomp
-                .then(|| seccomp::Filter::new(self.settings.network))
+                .then(|| {
+                    seccomp::Filter::new(if self.settings.network {
+                        seccomp::Sockets::All
+                    } else {
+                        seccomp::Sockets::Local
+                    })
+                })
                 .flatten()
                 .map(Arc::new),
             redirects: match pod {
@@ -506,6 +518,11 @@ impl Plan {
             // Sockets of other programs the user allows on purpose (their ssh agent): bound
             // back over the hidden /tmp, /run and the other programs' sockets.
             allowed_sockets: self.settings.allow_sockets.clone(),
+            places: self
+                .home
+                .as_deref()
+                .map_or_else(Vec::new, pod::sockets::home_places),
+            max_processes: Some(self.settings.max_processes),
         }
     }
 }

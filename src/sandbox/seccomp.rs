@@ -6,13 +6,17 @@
 //! - `io_uring_setup` answers `ENOSYS`, as on a kernel without io_uring: its ring runs
 //!   operations (`socket`, `connect`, `openat`) that no syscall rule sees. Programs that use
 //!   it fall back to plain syscalls.
-//! - With `network = false`, `socket(AF_INET | AF_INET6, ...)` answers `EACCES`. Landlock
-//!   refuses only TCP `connect` and `bind`; UDP, TCP Fast Open (`sendto(MSG_FASTOPEN)`, which
-//!   connects without `connect`) and MPTCP (protocol 262) went past it. No IP socket at all
-//!   closes every one of them, at the price of the command's own loopback servers too.
+//! - With `network = false`, `socket` answers `EACCES` for every address family but Unix and
+//!   netlink (and IP in the pod, whose network namespace cuts it). Landlock refuses only TCP
+//!   `connect` and `bind`; UDP, TCP Fast Open (`sendto(MSG_FASTOPEN)`, which connects without
+//!   `connect`) and MPTCP (protocol 262) went past it. No IP socket at all closes every one of
+//!   them, at the price of the command's own loopback servers too. A network namespace cuts
+//!   only the families it owns: `AF_VSOCK` reaches the VM's host from any of them (issue 32),
+//!   and TIPC, Bluetooth, CAN, RDS and the rest are no business of a command either, so the
+//!   families allowed are listed, not the ones refused.
 //!
 //! Hand-written classic BPF rather than a crate (rust-vmm's `seccompiler` was the candidate):
-//! the program is 14 fixed instructions, built once from constants, and installing it is one
+//! the program is at most 16 fixed instructions, built once from constants, and installing it is one
 //! `prctl`; a crate would bring a rule compiler for that (and is not in this build's offline
 //! registry). The program is built in hx, before any fork: [`Filter::install`] only reads it,
 //! so it is safe in the forked child (no allocation, no lock).
@@ -70,10 +74,21 @@ fn jump(op: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
 
 const BPF_JGE: u32 = 0x30;
 
+/// The sockets a command may make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sockets {
+    /// Any (`network = true`).
+    All,
+    /// Unix, netlink and IP: a pod's own network namespace cuts IP (`network = false`).
+    InNamespace,
+    /// Unix and netlink only (`network = false` without a pod).
+    Local,
+}
+
 impl Filter {
-    /// The filter of commands, refusing IP sockets unless `network`; `None` on an
+    /// The filter of commands, making only the sockets `sockets` allows; `None` on an
     /// architecture hx has no filter for.
-    pub fn new(network: bool) -> Option<Filter> {
+    pub fn new(sockets: Sockets) -> Option<Filter> {
         let arch = ARCH?;
         let load = |at| stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, at);
         let ret = |what| stmt(libc::BPF_RET | libc::BPF_K, what);
@@ -92,15 +107,26 @@ impl Filter {
             jump(libc::BPF_JEQ, libc::SYS_io_uring_setup as u32, 0, 1),
             errno(libc::ENOSYS),
         ]);
-        if !network {
-            p.extend([
-                // Not socket(2): on to the final allow, past the four below.
-                jump(libc::BPF_JEQ, libc::SYS_socket as u32, 0, 4),
-                load(ARG0_LOW),
-                jump(libc::BPF_JEQ, libc::AF_INET as u32, 1, 0),
-                jump(libc::BPF_JEQ, libc::AF_INET6 as u32, 0, 1),
-                errno(libc::EACCES),
-            ]);
+        let allowed: &[i32] = match sockets {
+            Sockets::All => &[],
+            Sockets::InNamespace => &[
+                libc::AF_UNIX,
+                libc::AF_NETLINK,
+                libc::AF_INET,
+                libc::AF_INET6,
+            ],
+            Sockets::Local => &[libc::AF_UNIX, libc::AF_NETLINK],
+        };
+        if !allowed.is_empty() {
+            // Each allowed family jumps to the final allow, past the rest and the refusal.
+            let n = allowed.len() as u8;
+            // Not socket(2): on to the final allow, past the family checks and the refusal.
+            p.push(jump(libc::BPF_JEQ, libc::SYS_socket as u32, 0, n + 2));
+            p.push(load(ARG0_LOW));
+            for (i, family) in allowed.iter().enumerate() {
+                p.push(jump(libc::BPF_JEQ, *family as u32, n - i as u8, 0));
+            }
+            p.push(errno(libc::EACCES));
         }
         p.push(ret(libc::SECCOMP_RET_ALLOW));
         Some(Filter {
@@ -193,8 +219,8 @@ mod tests {
 
     #[test]
     fn the_program_s_jumps_land_inside_it() {
-        for network in [true, false] {
-            let f = Filter::new(network).expect("an architecture with a filter");
+        for sockets in [Sockets::All, Sockets::InNamespace, Sockets::Local] {
+            let f = Filter::new(sockets).expect("an architecture with a filter");
             for (i, ins) in f.program.iter().enumerate() {
                 if ins.code as u32 & 0x07 == libc::BPF_JMP {
                     let far = i + 1 + ins.jt.max(ins.jf) as usize;
@@ -204,30 +230,41 @@ mod tests {
             let last = f.program[f.len() - 1];
             assert_eq!(last.k, libc::SECCOMP_RET_ALLOW);
         }
-        assert!(Filter::new(false).unwrap().len() > Filter::new(true).unwrap().len());
+        assert!(
+            Filter::new(Sockets::Local).unwrap().len() > Filter::new(Sockets::All).unwrap().len()
+        );
         assert!(available(), "this kernel has seccomp filters");
     }
 
     #[test]
     fn ip_sockets_are_refused_and_the_rest_allowed() {
+        // IPv4, IPv6, MPTCP, netlink, vsock (40), TIPC (30), then a Unix socket.
         let script = "import socket, errno\n\
             for fam, kind, proto in [(socket.AF_INET, socket.SOCK_STREAM, 0), \
-            (socket.AF_INET6, socket.SOCK_DGRAM, 0), (socket.AF_INET, socket.SOCK_STREAM, 262)]:\n\
+            (socket.AF_INET6, socket.SOCK_DGRAM, 0), (socket.AF_INET, socket.SOCK_STREAM, 262), \
+            (socket.AF_NETLINK, socket.SOCK_RAW, 0), (40, socket.SOCK_STREAM, 0), \
+            (30, socket.SOCK_RDM, 0)]:\n\
             \x20   try: socket.socket(fam, kind, proto); print('made')\n\
             \x20   except OSError as e: print(errno.errorcode[e.errno])\n\
             socket.socket(socket.AF_UNIX); print('unix')\n";
-        let out = run_filtered(&Filter::new(false).unwrap(), &["python3", "-c", script]);
-        assert_eq!(
-            String::from_utf8_lossy(&out.stdout),
-            "EACCES\nEACCES\nEACCES\nunix\n",
-            "{out:?}"
-        );
-        let out = run_filtered(&Filter::new(true).unwrap(), &["python3", "-c", script]);
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            text.starts_with("made\nmade\n") && text.ends_with("unix\n"),
-            "{out:?}"
-        );
+        let run = |s| {
+            let out = run_filtered(&Filter::new(s).unwrap(), &["python3", "-c", script]);
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        let lines = |s| run(s).lines().map(str::to_string).collect::<Vec<_>>();
+        let local = lines(Sockets::Local);
+        assert_eq!(local[..3], ["EACCES"; 3], "{local:?}");
+        assert_eq!(local[3], "made", "{local:?}");
+        assert_eq!(local[4..], ["EACCES", "EACCES", "unix"], "{local:?}");
+        let pod = lines(Sockets::InNamespace);
+        assert_eq!(pod[..2], ["made", "made"], "{pod:?}");
+        assert_eq!(pod[3], "made", "{pod:?}");
+        assert_eq!(pod[4..], ["EACCES", "EACCES", "unix"], "{pod:?}");
+        // With the network, no family is the filter's business (the kernel may lack some).
+        let all = lines(Sockets::All);
+        assert_eq!(all[..2], ["made", "made"], "{all:?}");
+        assert!(!all.iter().any(|l| l == "EACCES"), "{all:?}");
+        assert_eq!(all.last().map(String::as_str), Some("unix"), "{all:?}");
     }
 
     #[test]
@@ -237,7 +274,10 @@ mod tests {
             p = ctypes.create_string_buffer(120)\n\
             r = libc.syscall(425, 4, p)\n\
             print(r, os.strerror(ctypes.get_errno()))\n";
-        let out = run_filtered(&Filter::new(true).unwrap(), &["python3", "-c", script]);
+        let out = run_filtered(
+            &Filter::new(Sockets::All).unwrap(),
+            &["python3", "-c", script],
+        );
         assert_eq!(
             String::from_utf8_lossy(&out.stdout),
             "-1 Function not implemented\n",
@@ -256,7 +296,10 @@ mod tests {
             m.write(bytes([0xb8, 20, 0, 0, 0, 0xcd, 0x80, 0xc3]))\n\
             f = ctypes.CFUNCTYPE(ctypes.c_int)(ctypes.addressof(ctypes.c_char.from_buffer(m)))\n\
             print('pid', f() > 0)\n";
-        let out = run_filtered(&Filter::new(true).unwrap(), &["python3", "-c", script]);
+        let out = run_filtered(
+            &Filter::new(Sockets::All).unwrap(),
+            &["python3", "-c", script],
+        );
         assert_eq!(out.status.signal(), Some(libc::SIGSYS), "{out:?}");
         // Without the filter the same call answers.
         let out = std::process::Command::new("python3")

@@ -20,6 +20,11 @@ pub const MAX_ALLOW_SOCKETS: usize = 16;
 /// At most this many bytes in a Unix socket's path (`sun_path`, NUL included): a longer one
 /// cannot be connected to at all.
 pub const MAX_SOCKET_PATH: usize = 108;
+/// The pod's process bound when no file sets one (`sandbox.max_processes`): threads count, so
+/// a parallel build has room, and a fork loop stops well before a host's pid_max of 32,768.
+pub const DEFAULT_MAX_PROCESSES: u32 = 8192;
+/// The kernel's bounds for a pid namespace's `pid_max` (`PID_MAX_MIN`, `PID_MAX_LIMIT`).
+pub const MAX_PROCESSES_RANGE: std::ops::RangeInclusive<u32> = 301..=4_194_304;
 
 /// What bash (and everything it starts) may write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -52,6 +57,8 @@ pub struct SandboxFile {
     pub required: Option<bool>,
     /// As written: absolute, `~/...`, `$NAME` or `${NAME}` (see [`expand_socket`]).
     pub allow_sockets: Vec<String>,
+    /// The bound on the pod's processes and threads.
+    pub max_processes: Option<u32>,
     /// The file that set `mode` (filled in by the loader, never read from TOML), so that
     /// `hx sandbox` can say where the mode came from.
     pub mode_from: Option<PathBuf>,
@@ -67,6 +74,7 @@ struct Table {
     required: Option<bool>,
     #[serde(default)]
     allow_sockets: Vec<String>,
+    max_processes: Option<u32>,
 }
 
 impl<'de> Deserialize<'de> for SandboxFile {
@@ -96,6 +104,7 @@ impl<'de> Deserialize<'de> for SandboxFile {
                     network: t.network,
                     required: t.required,
                     allow_sockets: t.allow_sockets,
+                    max_processes: t.max_processes,
                     mode_from: None,
                 })
             }
@@ -132,6 +141,7 @@ impl SandboxFile {
         }
         self.network = top.network.or(self.network);
         self.required = top.required.or(self.required);
+        self.max_processes = top.max_processes.or(self.max_processes);
         self
     }
 }
@@ -173,6 +183,9 @@ pub struct Settings {
     /// The `allow_sockets` entries left out, as written, because a variable they name (or
     /// `HOME`) is not set or empty here: no such agent runs for this run, which is not an error.
     pub allow_sockets_unset: Vec<String>,
+    /// The most processes (threads included) the run's pod holds at once: its PID
+    /// namespace's `pid_max` (Linux 6.14 and later).
+    pub max_processes: u32,
 }
 
 impl Default for Settings {
@@ -185,6 +198,7 @@ impl Default for Settings {
             required: false,
             allow_sockets: Vec::new(),
             allow_sockets_unset: Vec::new(),
+            max_processes: DEFAULT_MAX_PROCESSES,
         }
     }
 }
@@ -209,6 +223,14 @@ impl Settings {
             }
         }
         let (allow_sockets, allow_sockets_unset) = allowed_sockets(&file.allow_sockets, env)?;
+        let max_processes = file.max_processes.unwrap_or(DEFAULT_MAX_PROCESSES);
+        if !MAX_PROCESSES_RANGE.contains(&max_processes) {
+            return Err(format!(
+                "sandbox.max_processes is {max_processes}; it must be between {} and {}",
+                MAX_PROCESSES_RANGE.start(),
+                MAX_PROCESSES_RANGE.end()
+            ));
+        }
         let (mode, source) = match (flag, file.mode) {
             (Some(m), _) => (m, Source::Flag),
             (None, Some(m)) => (
@@ -225,6 +247,7 @@ impl Settings {
             required: file.required.unwrap_or(false),
             allow_sockets,
             allow_sockets_unset,
+            max_processes,
         })
     }
 }
@@ -386,6 +409,27 @@ mod tests {
             (d.mode, d.writable_roots),
             (None, vec!["cache".to_string()])
         );
+    }
+
+    #[test]
+    fn max_processes_is_read_checked_and_replaced() {
+        let env = Env::new();
+        let s = Settings::resolve(&SandboxFile::default(), None, &env).unwrap();
+        assert_eq!(s.max_processes, DEFAULT_MAX_PROCESSES);
+        let user = parse("[sandbox]\nmax_processes = 512\n").unwrap();
+        let s = Settings::resolve(&user, None, &env).unwrap();
+        assert_eq!(s.max_processes, 512);
+        let project = parse("[sandbox]\nmax_processes = 1000\n").unwrap();
+        let s = Settings::resolve(&user.clone().overlay(project), None, &env).unwrap();
+        assert_eq!(s.max_processes, 1000);
+        // Below the kernel's least pid_max: an error, not a bound that silently fails.
+        let e = Settings::resolve(
+            &parse("[sandbox]\nmax_processes = 10\n").unwrap(),
+            None,
+            &env,
+        )
+        .unwrap_err();
+        assert!(e.contains("between 301 and 4194304"), "{e}");
     }
 
     #[test]

@@ -83,6 +83,16 @@ impl Tool for EditFile {
             };
             if let (Some(reader), Some(writer)) = (cx.editor.reader(), cx.editor.writer()) {
                 let shown = quote(&user_path);
+                // Checked again with the run's processes stopped, and read and written before
+                // they go on.
+                let _still = match super::editor::hold_still().await {
+                    Ok(s) => s,
+                    Err(e) => return ToolResult::error(format!("cannot write {shown}: {e}")),
+                };
+                let target = match cx.workspace.target(&user_path) {
+                    Ok(t) => t,
+                    Err(e) => return e,
+                };
                 let content = match reader.read(&target.path).await {
                     Ok(c) if c.len() as u64 > MAX_EDIT_BYTES => {
                         return too_large(&shown, c.len() as u64)

@@ -1,7 +1,9 @@
 //! Files as an editor holds them: its unsaved buffers, its own undo. Where an editor offers
 //! them (`hx acp`'s client, with `fs.readTextFile` / `fs.writeTextFile`), `read_file`,
 //! `write_file` and `edit_file` read and write through it, after the workspace's checks on
-//! the path; without one, they use the disk as always.
+//! the path; without one, they use the disk as always. The editor writes by name, following
+//! links, outside any sandbox: while it does, the run's commands are stopped ([`hold_still`]),
+//! so none swaps a folder of the checked path for a link between hx's check and its write.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -44,4 +46,14 @@ impl Editor {
     pub fn writer(&self) -> Option<&dyn EditorFiles> {
         self.0.as_deref().filter(|e| e.writes())
     }
+}
+
+/// Stops the processes of the run's pods (every pod of this process: another session's
+/// commands could swap a folder too) until the guard is dropped. Around an editor's write:
+/// check the path after this, then write, then drop. Without a pod there is nothing to stop
+/// (commands then run beside hx, under Landlock alone: the README says what is left).
+pub async fn hold_still() -> Result<crate::sandbox::pod::StoppedAll, String> {
+    tokio::task::spawn_blocking(crate::sandbox::pod::stop_all)
+        .await
+        .map_err(|e| format!("cannot stop the run's processes: {e}"))?
 }

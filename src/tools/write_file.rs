@@ -71,6 +71,20 @@ impl Tool for WriteFile {
                 Err(e) => return e,
             };
             if let Some(editor) = cx.editor.writer() {
+                // Checked again with the run's processes stopped, and written before they go on.
+                let _still = match super::editor::hold_still().await {
+                    Ok(s) => s,
+                    Err(e) => {
+                        return ToolResult::error(format!(
+                            "cannot write {}: {e}",
+                            quote(&user_path)
+                        ))
+                    }
+                };
+                let target = match cx.workspace.target(&user_path) {
+                    Ok(t) => t,
+                    Err(e) => return e,
+                };
                 return match editor.write(&target.path, &content).await {
                     Ok(()) => wrote(&content, &user_path),
                     Err(e) => ToolResult::error(format!("cannot write {}: {e}", quote(&user_path))),

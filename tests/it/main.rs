@@ -12,6 +12,7 @@
 mod support;
 
 mod acp;
+mod acp_containment;
 mod acp_npm;
 mod agent;
 mod bounds;
@@ -23,7 +24,9 @@ mod commands;
 mod containment;
 mod containment_git;
 mod containment_host;
+mod containment_limits;
 mod containment_network;
+mod containment_socket_places;
 mod containment_sockets;
 mod containment_unprivileged;
 mod context;

@@ -33,7 +33,11 @@ pub const NOT_JSON: &str = "not json: ";
 impl Acp {
     /// Starts `hx acp` with the prepared command of `hx` (its args must start with `acp`).
     pub fn start(hx: &Hx) -> Acp {
-        let mut cmd = hx.command();
+        Acp::start_command(hx.command())
+    }
+
+    /// Starts `hx acp` as `cmd` says (another user's hx, say): hx's prepared command, changed.
+    pub fn start_command(mut cmd: std::process::Command) -> Acp {
         cmd.stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());

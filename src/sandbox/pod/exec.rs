@@ -1,4 +1,5 @@
-//! `hx __sandbox exec --pod FD [--ruleset FD] [--net] [--keep PATH]... -- PROGRAM ARGS...`:
+//! `hx __sandbox exec --pod FD [--ruleset FD] [--net] [--keep PATH]... [--place DEPTH:PATH]...
+//! -- PROGRAM ARGS...`:
 //! runs one command (or MCP server) in the run's pod (L and C in the module's description).
 //! Its own failures print one `hx: sandbox: ...` line and exit 125, as `env` and `timeout`
 //! do, since the command never ran.
@@ -9,8 +10,9 @@ use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-use super::{cover_socket, foreign_sockets};
+use super::sockets::{cover_socket, foreign_sockets, Place};
 use crate::sandbox::caps::CapDrop;
+use crate::sandbox::seccomp::Sockets;
 
 const FAILED: i32 = 125;
 
@@ -19,6 +21,7 @@ struct Args {
     ruleset: Option<RawFd>,
     net: bool,
     kept: Vec<PathBuf>,
+    places: Vec<Place>,
     argv: Vec<OsString>,
 }
 
@@ -28,6 +31,7 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
         ruleset: None,
         net: false,
         kept: Vec::new(),
+        places: Vec::new(),
         argv: Vec::new(),
     };
     let fd = |v: Option<&OsString>| -> Result<RawFd, String> {
@@ -45,6 +49,12 @@ fn parse(args: &[OsString]) -> Result<Args, String> {
             Some("--keep") => a
                 .kept
                 .push(PathBuf::from(it.next().ok_or("--keep needs a path")?)),
+            Some("--place") => a.places.push(
+                it.next()
+                    .and_then(|p| p.to_str())
+                    .and_then(Place::parse)
+                    .ok_or("--place needs DEPTH:PATH")?,
+            ),
             Some("--") => {
                 a.argv = it.cloned().collect();
                 break;
@@ -71,8 +81,8 @@ pub fn main(args: &[OsString]) -> i32 {
         }
     };
     // In hx's network namespace, before joining the pod's: sockets bound since the pod
-    // started (or since the last call) are covered too.
-    let sockets = foreign_sockets(&a.kept);
+    // started (or since the last call) are covered too; other namespaces' only at the start.
+    let sockets = foreign_sockets(&a.kept, &a.places, false);
     let cwd = match std::env::current_dir() {
         Ok(d) => d,
         Err(e) => {
@@ -130,9 +140,15 @@ pub fn main(args: &[OsString]) -> i32 {
         set
     };
     // Built before the fork (it allocates): the filter's architecture and io_uring rules.
-    // The network is the pod's own namespace's business, so IP sockets stay allowed here.
+    // IP is the pod's own network namespace's business, so IP sockets stay allowed here; the
+    // families that namespace does not cut (vsock, ...) are refused with `network = false`.
+    let sockets = if a.net {
+        Sockets::InNamespace
+    } else {
+        Sockets::All
+    };
     let filter = crate::sandbox::seccomp::available()
-        .then(|| crate::sandbox::seccomp::Filter::new(true))
+        .then(|| crate::sandbox::seccomp::Filter::new(sockets))
         .flatten();
     // SAFETY: one thread; the child only makes syscalls and execs (or exits).
     let child = unsafe { libc::fork() };

@@ -6,7 +6,8 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
 
-use super::{attach_null, cover_socket, foreign_sockets, read_config, sys, PodConfig};
+use super::sockets::{cover_socket, foreign_sockets};
+use super::{attach_null, read_config, sys, PodConfig};
 use crate::sandbox::caps::CapDrop;
 
 /// stdin: the config, then the lifeline; stdout: the report.
@@ -26,7 +27,7 @@ pub fn main() -> i32 {
         }
     };
     // Read in hx's network namespace: the list is per namespace, and the pod's own is empty.
-    let sockets = foreign_sockets(&config.kept());
+    let sockets = foreign_sockets(&config.kept(), &config.places, true);
     // SAFETY: getuid, getgid and prctl on this process; fork in a single-threaded process.
     let (uid, gid) = unsafe { (libc::getuid(), libc::getgid()) };
     unsafe {
@@ -112,7 +113,7 @@ fn pod_init(config: &PodConfig, sockets: &[PathBuf]) -> ! {
     let _ = CapDrop::detect().apply();
     let _ = std::env::set_current_dir("/");
     report("ready");
-    sys::to_null(REPORT);
+    // The report pipe stays open: B answers `stop` on it (see `serve`).
     sys::to_null(2);
     serve();
 }
@@ -165,14 +166,70 @@ fn serve() -> ! {
             if n <= 0 {
                 exit(0);
             }
-            if buf[..n as usize].starts_with(b"detach") {
-                detached = true;
+            // hx's word, a line at a time (it waits for the answer to `stop` before the next).
+            for line in buf[..n as usize].split(|b| *b == b'\n') {
+                match line {
+                    b"detach" => detached = true,
+                    b"stop" => report(if stop_all() { "stopped" } else { "running" }),
+                    // SAFETY: a signal to every process of the pod but B.
+                    b"cont" => unsafe {
+                        libc::kill(-1, libc::SIGCONT);
+                    },
+                    _ => {}
+                }
             }
         }
         if detached && alone() {
             exit(0);
         }
     }
+}
+
+/// How long B tries to stop the pod's processes before it says they still run.
+const STOP_LIMIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// Stops every process of the pod (`SIGSTOP`, which none can catch), for hx to act on the
+/// workspace while none of them can change it (an editor's write in `hx acp`). Sent again until
+/// `/proc` shows each stopped or dead, since one forked meanwhile may have missed it; `false`
+/// when some still run after [`STOP_LIMIT`].
+fn stop_all() -> bool {
+    let deadline = std::time::Instant::now() + STOP_LIMIT;
+    loop {
+        // SAFETY: a signal to every process of the pod but B.
+        unsafe { libc::kill(-1, libc::SIGSTOP) };
+        if all_stopped() {
+            return true;
+        }
+        if std::time::Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_micros(500));
+    }
+}
+
+/// Whether every process of the pod but B is stopped or dead (`T`, `t`, `Z`, `X` in its
+/// `stat`; a process gone meanwhile counts as dead).
+fn all_stopped() -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.flatten().all(|e| {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .filter(|n| *n != "1" && n.bytes().all(|b| b.is_ascii_digit()))
+        else {
+            return true;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return true;
+        };
+        // The state follows the name, which is in parentheses and may hold anything.
+        let state = stat
+            .rfind(')')
+            .and_then(|i| stat[i + 1..].trim_start().chars().next());
+        matches!(state, Some('T' | 't' | 'Z' | 'X'))
+    })
 }
 
 /// Whether pid 1 is the pod's only process.
@@ -259,6 +316,12 @@ fn set_up(config: &PodConfig, sockets: &[PathBuf]) -> io::Result<()> {
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
         "",
     )?;
+    if let Some(n) = config.max_processes {
+        // The pod's own /proc: since Linux 6.14 `pid_max` is its PID namespace's, and B may
+        // set it there. A fork past it gets EAGAIN, as past `ulimit -u`, which root ignores.
+        // An older kernel has one for the whole machine, which B may not write: no bound.
+        let _ = std::fs::write("/proc/sys/kernel/pid_max", n.to_string());
+    }
     let tmp_dir = sys::open_path(Path::new("/tmp"), true)?;
     step("bind", Path::new("/tmp"), sys::attach(tmp, &tmp_dir))?;
     let run = Path::new("/run");

@@ -20,13 +20,14 @@
 pub mod exec;
 pub mod init;
 mod launcher;
+pub mod sockets;
 pub mod sys;
 
 use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::process::{ChildStdin, Stdio};
+use std::process::{ChildStdin, ChildStdout, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -37,8 +38,6 @@ use serde::{Deserialize, Serialize};
 const START_LIMIT: Duration = Duration::from_secs(10);
 /// At most this many bytes of config (a few hundred paths of at most 4096 bytes).
 const MAX_CONFIG: usize = 1 << 20;
-/// At most this many sockets are read from `/proc/net/unix` (each costs a mount).
-const MAX_SOCKETS: usize = 4096;
 
 /// What the pod is built of, sent to `hx __sandbox init` on its stdin.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -64,6 +63,14 @@ pub struct PodConfig {
     pub git_files: Vec<PathBuf>,
     /// Sockets bound back into the pod (`sandbox.allow_sockets`).
     pub allowed_sockets: Vec<PathBuf>,
+    /// Folders scanned for other programs' sockets besides the listed ones' (the user's
+    /// `~/.ssh`, `~/.gnupg`, ...: [`sockets::home_places`]).
+    #[serde(default)]
+    pub places: Vec<sockets::Place>,
+    /// The PID namespace's `pid_max`: no pid of the pod reaches it, so it bounds the pod's
+    /// processes and threads (`sandbox.max_processes`); `None` leaves the kernel's.
+    #[serde(default)]
+    pub max_processes: Option<u32>,
 }
 
 impl PodConfig {
@@ -84,11 +91,15 @@ pub struct Pod {
     pid: libc::pid_t,
     /// The write end of the lifeline; `None` once hx let go of it.
     lifeline: Mutex<Option<ChildStdin>>,
+    /// The read end of the report pipe, on which pid 1 answers `stop`; `None` once an answer
+    /// came too late to be paired with its question.
+    answers: Mutex<Option<ChildStdout>>,
     run_dir: PathBuf,
     /// The launcher, held for the run (executed from the handle, never by its path again).
     exe: launcher::Held,
     network: bool,
     kept: Vec<PathBuf>,
+    places: Vec<sockets::Place>,
 }
 
 /// The pods of this process, for [`end_all`] at exit.
@@ -163,10 +174,12 @@ impl Pod {
             pidfd,
             pid: report,
             lifeline: Mutex::new(Some(stdin)),
+            answers: Mutex::new(Some(stdout)),
             run_dir: config.run_dir.clone(),
             exe,
             network: config.network,
             kept: config.kept(),
+            places: config.places.clone(),
         });
         let mut pods = PODS.lock().unwrap_or_else(|p| p.into_inner());
         pods.retain(|p| p.strong_count() > 0);
@@ -227,6 +240,10 @@ impl Pod {
             args.push("--keep".into());
             args.push(k.clone().into());
         }
+        for p in &self.places {
+            args.push("--place".into());
+            args.push(p.arg().into());
+        }
         args.push("--".into());
         (self.exe.path(), args, fds)
     }
@@ -242,6 +259,34 @@ impl Pod {
         let _ = std::fs::remove_dir_all(&self.run_dir);
     }
 
+    /// Stops every process of the pod until the answer is dropped: pid 1 sends them `SIGSTOP`
+    /// and says when `/proc` shows them all stopped. Between the two, nothing in the pod
+    /// changes the workspace: hx checks a path and an editor writes it (`hx acp`) with no
+    /// command swapping a folder for a link in between. The error says why they may still run.
+    pub fn stop(&self) -> Result<Stopped<'_>, String> {
+        let mut lifeline = self.lifeline.lock().unwrap_or_else(|p| p.into_inner());
+        let mut answers = self.answers.lock().unwrap_or_else(|p| p.into_inner());
+        let (Some(l), Some(a)) = (lifeline.as_mut(), answers.as_mut()) else {
+            return Err("the run's sandbox was let go of".into());
+        };
+        l.write_all(b"stop\n")
+            .map_err(|e| format!("cannot reach the run's sandbox: {e}"))?;
+        // B tries for 2 s; a little more for the answer to come.
+        match read_line(a, STOP_WAIT) {
+            Ok(line) if line == "stopped" => Ok(Stopped { pod: self }),
+            Ok(_) => {
+                let _ = l.write_all(b"cont\n");
+                Err("the run's processes did not all stop".into())
+            }
+            Err(e) => {
+                // A late `stopped` would be read as the next answer: this pod answers no more.
+                answers.take();
+                let _ = l.write_all(b"cont\n");
+                Err(e)
+            }
+        }
+    }
+
     /// Lets the pod live on after hx (`keep_background`): it ends when its last process does.
     fn detach(&self) {
         if let Some(mut l) = self
@@ -253,6 +298,123 @@ impl Pod {
             let _ = l.write_all(b"detach\n");
         }
     }
+}
+
+/// How long [`Pod::stop`] waits for pid 1's answer.
+const STOP_WAIT: Duration = Duration::from_secs(3);
+
+/// The pod's processes, stopped until this is dropped (see [`Pod::stop`]).
+#[must_use]
+pub struct Stopped<'a> {
+    pod: &'a Pod,
+}
+
+impl Drop for Stopped<'_> {
+    fn drop(&mut self) {
+        if let Some(l) = self
+            .pod
+            .lifeline
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            let _ = l.write_all(b"cont\n");
+        }
+    }
+}
+
+/// Stops the processes of every pod of this process until the guard is dropped (see
+/// [`Pod::stop`]): a command of another session of `hx acp` could swap a folder too. The
+/// error says which could not be stopped; those that were are let go again.
+pub fn stop_all() -> Result<StoppedAll, String> {
+    let pods: Vec<Arc<Pod>> = PODS
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .iter()
+        .filter_map(Weak::upgrade)
+        .collect();
+    for (i, p) in pods.iter().enumerate() {
+        if p.gone().is_some() {
+            continue;
+        }
+        if let Err(e) = p.stop().map(std::mem::forget) {
+            for q in &pods[..i] {
+                drop(Stopped { pod: q });
+            }
+            return Err(e);
+        }
+    }
+    Ok(StoppedAll(pods))
+}
+
+/// The pods [`stop_all`] stopped, let go on drop.
+#[must_use]
+pub struct StoppedAll(Vec<Arc<Pod>>);
+
+impl Drop for StoppedAll {
+    fn drop(&mut self) {
+        for p in &self.0 {
+            drop(Stopped { pod: p });
+        }
+    }
+}
+
+/// One line from pid 1, within `limit`.
+fn read_line(out: &mut ChildStdout, limit: Duration) -> Result<String, String> {
+    let deadline = Instant::now() + limit;
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err("the run's sandbox did not answer in time".into());
+        }
+        let mut p = libc::pollfd {
+            fd: out.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let ms = libc::c_int::try_from(left.as_millis()).unwrap_or(libc::c_int::MAX);
+        // SAFETY: one pollfd we own.
+        if unsafe { libc::poll(&mut p, 1, ms) } <= 0 {
+            continue;
+        }
+        match out.read(&mut byte) {
+            Ok(0) => return Err("the run's sandbox has exited".into()),
+            Ok(_) if byte[0] == b'\n' => return Ok(String::from_utf8_lossy(&line).into_owned()),
+            Ok(_) if line.len() < 256 => line.push(byte[0]),
+            Ok(_) => return Err("the run's sandbox answered too long a line".into()),
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(format!("cannot read the run's sandbox: {e}")),
+        }
+    }
+}
+
+/// Whether a PID namespace has a `pid_max` of its own here (Linux 6.14 and later), which
+/// `sandbox.max_processes` needs; read from the kernel's release.
+pub fn own_pid_max() -> bool {
+    // SAFETY: uname fills a zeroed plain-data struct we own.
+    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
+    if unsafe { libc::uname(&mut u) } != 0 {
+        return false;
+    }
+    let release: String = u
+        .release
+        .iter()
+        .take_while(|c| **c != 0)
+        .map(|c| *c as u8 as char)
+        .collect();
+    release_at_least(&release, (6, 14))
+}
+
+/// Whether a kernel release (`6.18.44-fc-v1300`) is at least `major.minor`.
+fn release_at_least(release: &str, want: (u32, u32)) -> bool {
+    let mut parts = release
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|n| n.parse::<u32>().unwrap_or(0));
+    let major = parts.next().unwrap_or(0);
+    let minor = parts.next().unwrap_or(0);
+    (major, minor) >= want
 }
 
 /// Whether a pod could be made here, without making one (for `hx sandbox`): a forked child
@@ -388,61 +550,6 @@ fn parse_report(text: &str) -> Option<Result<libc::pid_t, String>> {
     }
 }
 
-/// Whether `path` is `base` or lies beneath it.
-fn under(path: &Path, base: &Path) -> bool {
-    path.starts_with(base)
-}
-
-/// The pathname sockets the calling process's network namespace lists in `/proc/net/unix`
-/// that a command must not reach: not beneath a kept path, and not in `/tmp` or `/run`, which
-/// the pod replaces (a path there inside the pod is not the socket's).
-pub(crate) fn foreign_sockets(kept: &[PathBuf]) -> Vec<PathBuf> {
-    let Ok(text) = std::fs::read_to_string("/proc/net/unix") else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = Vec::new();
-    for line in text.lines().skip(1) {
-        // Num RefCount Protocol Flags Type St Inode Path: the path is the 8th field, and may
-        // hold spaces.
-        let mut rest = line;
-        for _ in 0..7 {
-            rest = rest.trim_start();
-            rest = match rest.find(' ') {
-                Some(i) => &rest[i..],
-                None => "",
-            };
-        }
-        let path = rest.trim_start();
-        if !path.starts_with('/') || path.len() > 4096 {
-            continue;
-        }
-        let p = PathBuf::from(path);
-        if under(&p, Path::new("/tmp"))
-            || under(&p, Path::new("/run"))
-            || under(&p, Path::new("/var/run"))
-            || kept.iter().any(|k| under(&p, k))
-            || out.contains(&p)
-        {
-            continue;
-        }
-        out.push(p);
-        if out.len() >= MAX_SOCKETS {
-            break;
-        }
-    }
-    out
-}
-
-/// Covers the socket at `path` with a read-only `/dev/null`, so `connect` is refused; a path
-/// that is not a socket (already covered, or gone) or that holds a link is left alone.
-pub(crate) fn cover_socket(path: &Path) -> io::Result<()> {
-    let fd = sys::open_path(path, false)?;
-    if sys::file_type(&fd)? != libc::S_IFSOCK {
-        return Ok(());
-    }
-    attach_null(&fd)
-}
-
 /// A read-only `/dev/null` mounted over what `target` is open on.
 pub(crate) fn attach_null(target: &OwnedFd) -> io::Result<()> {
     let null = sys::open_path(Path::new("/dev/null"), false)?;
@@ -516,6 +623,16 @@ fn read_config(fd: RawFd) -> Result<PodConfig, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_release_is_compared_by_major_then_minor() {
+        assert!(release_at_least("6.18.44-fc-v1300", (6, 14)));
+        assert!(release_at_least("6.14", (6, 14)));
+        assert!(release_at_least("7.0.1", (6, 14)));
+        assert!(!release_at_least("6.8.0-45-generic", (6, 14)));
+        assert!(!release_at_least("5.15.0", (6, 14)));
+        assert!(!release_at_least("", (6, 14)));
+    }
 
     #[test]
     fn a_report_needs_a_pid_and_ready_and_an_error_wins() {
