@@ -101,6 +101,25 @@ fn untag(text: &str) -> Option<Vec<&str>> {
     Some(out)
 }
 
+/// What the correction asks for. A server that serves a model through its chat template
+/// (llama-server `--jinja`, Ollama, vLLM) takes a call from the model's text, in the format
+/// the template's instructions give (Qwen's: the JSON between `<tool_call>` tags): telling
+/// such a model not to write tags would forbid the only call it can make. So: for JSON bare or
+/// in a code block, that format; for the tags themselves, which the server then did not take
+/// as a call, the tool-calling interface.
+fn how_to_call(text: &str) -> &'static str {
+    let text = text.trim();
+    let text = unfence(text).unwrap_or(text).trim_start();
+    if text.starts_with("<tool_call>") || text.starts_with("<tools>") {
+        "The server did not take those tags as a call: a tool runs only when you call it \
+         through the tool-calling interface. Make the call again as a tool call."
+    } else {
+        "A tool runs only when you call it as a tool call: in exactly the format your \
+         instructions give for tool calls, not as JSON in a code block or bare. Make the call \
+         again as a tool call."
+    }
+}
+
 /// The tool `v` calls, when it is one call of a tool in `offered` with its arguments.
 fn call_of(v: &Value, offered: &[ToolSpec]) -> Option<String> {
     let obj = v.as_object()?;
@@ -159,10 +178,9 @@ impl Agent {
         run.text_calls += 1;
         session.stats.text_calls = session.stats.text_calls.saturating_add(1);
         session.push(Message::User(format!(
-            "{CORRECTION}Your last reply was {what} written as text, so nothing ran: a tool \
-             runs only when you call it as a tool call, through the tool-calling interface, \
-             not as JSON or tags in the text of your reply. Make the call again as a tool call. \
-             If that text was meant as your final answer, say so in plain words."
+            "{CORRECTION}Your last reply was {what} written as text, so nothing ran. {} If that \
+             text was meant as your final answer, say so in plain words.",
+            how_to_call(content)
         )));
         self.notice(&format!(
             "the model wrote {what} as text instead of calling it: not run; it is told so \

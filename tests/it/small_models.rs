@@ -259,6 +259,21 @@ fn a_call_written_as_text_is_not_run_and_the_model_is_told_so_once() {
             )),
             "{s:?}: {text}"
         );
+        // A server that parses the template's tags takes calls written so: JSON bare or in a
+        // fence is told to use the template's format, never told off tags; tags the server
+        // left as text are pointed to the tool-calling interface.
+        if matches!(s, Server::Vllm) {
+            assert!(
+                text.contains("The server did not take those tags as a call"),
+                "{s:?}: {text}"
+            );
+        } else {
+            assert!(
+                text.contains("in exactly the format your instructions give for tool calls")
+                    && !text.contains("tags"),
+                "{s:?}: {text}"
+            );
+        }
         assert!(
             run.stderr.contains(
                 "hx: the model wrote a call of glob as text instead of calling it: not run; it \
