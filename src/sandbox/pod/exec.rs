@@ -150,10 +150,23 @@ pub fn main(args: &[OsString]) -> i32 {
     let filter = crate::sandbox::seccomp::available()
         .then(|| crate::sandbox::seccomp::Filter::new(sockets))
         .flatten();
-    // SAFETY: one thread; the child only makes syscalls and execs (or exits).
-    let child = unsafe { libc::fork() };
+    // A full pod (`sandbox.max_processes`) refuses with EAGAIN; the processes of the command
+    // before (a fork loop's children ending with their parent) may still be on their way
+    // out, so the next command waits up to a second for room before it fails.
+    let mut tries = 0;
+    let child = loop {
+        // SAFETY: one thread; the child only makes syscalls and execs (or exits).
+        let child = unsafe { libc::fork() };
+        let e = io::Error::last_os_error();
+        if child >= 0 || e.raw_os_error() != Some(libc::EAGAIN) || tries == 50 {
+            break (child, e);
+        }
+        tries += 1;
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    let (child, fork_error) = child;
     if child < 0 {
-        say(&format!("cannot fork: {}", io::Error::last_os_error()));
+        say(&format!("cannot fork: {fork_error}"));
         return FAILED;
     }
     if child == 0 {
