@@ -59,15 +59,20 @@ fn memory_copy(file: &File) -> io::Result<OwnedFd> {
     // MFD_EXEC (6.3) says it may be executed; older kernels refuse the flag, and allow it.
     const MFD_EXEC: libc::c_uint = 0x10;
     let base = libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING;
-    // SAFETY: a constant C string; the result is checked.
-    let mut fd = unsafe { libc::memfd_create(name.as_ptr(), base | MFD_EXEC) };
+    // The system call, not glibc's wrapper: the portable build links against glibc 2.17,
+    // which has none (2.27 added it).
+    let create = |flags: libc::c_uint| {
+        // SAFETY: a constant C string; the result is checked.
+        unsafe { libc::syscall(libc::SYS_memfd_create, name.as_ptr(), flags) }
+    };
+    let mut fd = create(base | MFD_EXEC);
     if fd < 0 && io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL) {
-        // SAFETY: as above.
-        fd = unsafe { libc::memfd_create(name.as_ptr(), base) };
+        fd = create(base);
     }
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    let fd = libc::c_int::try_from(fd).map_err(|_| io::Error::other("memfd_create: bad fd"))?;
     // SAFETY: a descriptor just made, owned by nothing else.
     let mut mem = unsafe { File::from_raw_fd(fd) };
     let mut from = file;
