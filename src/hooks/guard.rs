@@ -5,7 +5,10 @@
 //! like the command line itself when the line holds it as plain text: `sh -c '…'`, `eval '…'`,
 //! a here-doc or here-string (`sh <<EOF`, `bash <<< '…'`), or an `echo '…'` without backslashes
 //! or a `cat <<EOF` piped in. A path is resolved by name as far as the words tell (`/usr/..`,
-//! `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
+//! `~user`, a `cd` before it, `env -C`, the workspace's real path above it), so `cd / && rm
+//! -rf *` is `rm -rf /*`. Words whose values the line gives (`for i in /`, `set --`,
+//! `${X:-/}`, `{/,}`, `$(echo /)`) are expanded every way they may be (`expand`), each way
+//! checked after the command as written, so an expansion only adds refusals.
 //!
 //! Its scope is the cheap refusal that a model reads and understands before anything runs: a
 //! seat belt against a model's mistakes. The wall is the sandbox (the run's pod of namespaces
