@@ -75,7 +75,11 @@ impl Bindings {
                     return;
                 };
                 match words.get(2).map(String::as_str) {
-                    Some("in") => words[3..].iter().for_each(|w| self.bind(name, w)),
+                    // The loop's words are brace-expanded once, each a value of its own.
+                    Some("in") => words[3..]
+                        .iter()
+                        .flat_map(|w| braces(w))
+                        .for_each(|w| self.bind(name, &w)),
                     None | Some("do") => self.bind(name, "$@"),
                     _ => {}
                 }

@@ -80,6 +80,22 @@ fn words_the_line_gives_values_are_expanded() {
             "for i in /; do sh -c \"rm -rf $i\"; done",
             "recursive delete of /: `sh -c rm -rf $i` can run as `sh -c rm -rf /`",
         ),
+        (
+            "for i in {/,}; do rm -rf \"$i\"/*; done",
+            "recursive delete of //*: `rm -rf $i/*` can run as `rm -rf //*`",
+        ),
+        (
+            "rm -rf \"${HOME:-/}\"/.*",
+            "recursive delete of ${HOME}/.*: `rm -rf ${HOME:-/}/.*` can run as `rm -rf ${HOME}/.*`",
+        ),
+        (
+            "for i in /; do find $i -delete; done",
+            "recursive delete of / (find -delete): `find $i -delete` can run as `find / -delete`",
+        ),
+        (
+            "set -- sudo id; exec \"$@\"",
+            "privilege escalation (sudo): `exec $@` can run as `exec sudo id`",
+        ),
         ("d=/; cd $d && rm -rf *", "recursive delete of * in /"),
         ("cd / && rm -rf $PWD", "recursive delete of $PWD"),
     ]);
