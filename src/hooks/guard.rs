@@ -5,7 +5,10 @@
 //! like the command line itself when the line holds it as plain text: `sh -c '…'`, `eval '…'`,
 //! a here-doc or here-string (`sh <<EOF`, `bash <<< '…'`), or an `echo '…'` without backslashes
 //! or a `cat <<EOF` piped in. A path is resolved by name as far as the words tell (`/usr/..`,
-//! `~user`, a `cd` before it), so `cd / && rm -rf *` is `rm -rf /*`.
+//! `~user`, a `cd` before it, `env -C`, the workspace's real path above it), so `cd / && rm
+//! -rf *` is `rm -rf /*`. Words whose values the line gives (`for i in /`, `set --`,
+//! `${X:-/}`, `{/,}`, `$(echo /)`) are expanded every way they may be (`expand`), each way
+//! checked after the command as written, so an expansion only adds refusals.
 //!
 //! Its scope is the cheap refusal that a model reads and understands before anything runs: a
 //! seat belt against a model's mistakes. The wall is the sandbox (the run's pod of namespaces
@@ -29,21 +32,40 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 
+use std::path::Path;
+
 use super::shell_words::{commands, Input, SimpleCommand, PROCESS_SUBSTITUTION, SUBSTITUTION};
+use expand::{variants, Bindings};
 use find::{check_find, find_parts, picks_by_name};
-use paths::{is_protected, moves_to, resolve, shown, Place};
+use parallel::check_parallel;
+use paths::{is_protected, moves_to, resolve, set_workspace, shown, Place};
 use scripts::{output_of, script_of, stdin_script, Script};
 use signals::{check_kill, check_killall, check_pkill};
+use sweeps::{check_git_clean, check_recursive_owner_or_mode};
+use wipe::check_wipe;
 
+mod expand;
 mod find;
+mod parallel;
 mod paths;
 mod scripts;
 mod signals;
+mod sweeps;
+mod wipe;
 
-/// Why `command` is refused, or `None` when it may run.
+/// Why `command` is refused, or `None` when it may run. Above the workspace is unknown.
 pub fn check_command(command: &str) -> Option<String> {
+    check_command_in(command, None)
+}
+
+/// Why `command`, run in `workspace` (absolute), is refused: a path that climbs above it
+/// (`..`, `~+/../..`) is resolved from where it really is.
+pub fn check_command_in(command: &str, workspace: Option<&Path>) -> Option<String> {
     XARGS_COMMANDS.set(0);
-    check_script(command, 0, &Place::Workspace(0))
+    set_workspace(workspace);
+    let why = check_script(command, 0, &Place::Workspace(0));
+    set_workspace(None);
+    why
 }
 
 /// Scripts inside scripts (`bash -c "sh -c '…'"`) are followed this deep; deeper ones pass.
@@ -58,6 +80,7 @@ fn check_script(script: &str, depth: usize, cwd: &Place) -> Option<String> {
     }
     let all = commands(script);
     let scope = scopes(&all);
+    let bindings = Bindings::collect(&all);
     // Where a `cd` left each scope (the script, or one substitution: a subshell, so a `cd` in
     // it moves only what follows in it); a scope no `cd` moved is where its parent is.
     let mut moved: HashMap<Scope, Place> = HashMap::new();
@@ -66,11 +89,45 @@ fn check_script(script: &str, depth: usize, cwd: &Place) -> Option<String> {
         if let Some(why) = check_simple(c, &all, depth, &here) {
             return Some(why);
         }
-        if let Some(to) = moves_to(c, &here) {
+        let made = variants(c, &all, &bindings);
+        for v in &made {
+            if let Some(why) = check_simple(v, &all, depth, &here) {
+                return Some(format!(
+                    "{why}: `{}` can run as `{}`",
+                    brief(&c.words),
+                    brief(&v.words)
+                ));
+            }
+        }
+        // Where a `cd` may go: a protected place among its expansions, else as written.
+        let to = made
+            .iter()
+            .filter_map(|v| moves_to(v, &here))
+            .find(is_protected)
+            .or_else(|| moves_to(c, &here));
+        if let Some(to) = to {
             moved.insert(scope[i], to);
         }
     }
     None
+}
+
+/// A command's words for a reason, from its program on (past `do`, `then`), bounded.
+fn brief(words: &[String]) -> String {
+    let start = words
+        .iter()
+        .position(|w| {
+            !matches!(
+                w.as_str(),
+                "do" | "then" | "else" | "elif" | "if" | "!" | "{"
+            )
+        })
+        .unwrap_or(0);
+    let line = words[start..].join(" ");
+    match line.char_indices().nth(60) {
+        Some((at, _)) => format!("{}…", &line[..at]),
+        None => line,
+    }
 }
 
 /// A substitution, as the index of the command holding it and its place among that command's
@@ -162,6 +219,8 @@ struct Program<'a> {
     args: Vec<&'a str>,
     /// `xargs` ran it: it gets the words of its input too.
     xargs: Option<Xargs<'a>>,
+    /// `env -C DIR` ran it in `DIR`.
+    chdir: Option<&'a str>,
 }
 
 /// How `xargs` hands its input to the program.
@@ -200,6 +259,7 @@ fn program_of(words: &[String]) -> Option<Program<'_>> {
     let word = |i: usize| words.get(i).map(String::as_str);
     let mut i = 0;
     let mut xargs = None;
+    let mut chdir = None;
     while let Some(w) = word(i) {
         i += 1;
         if is_assignment(w) {
@@ -218,6 +278,9 @@ fn program_of(words: &[String]) -> Option<Program<'_>> {
                     list_option |= opt == "-c" || opt == "--cpu-list" || opt == "-p";
                     if let Some(x) = input.as_mut() {
                         x.option(opt, word(i));
+                    }
+                    if base == "env" {
+                        chdir = env_chdir(opt, word(i)).or(chdir);
                     }
                     if option_takes_value(base, opt) {
                         i += 1;
@@ -243,9 +306,20 @@ fn program_of(words: &[String]) -> Option<Program<'_>> {
             name: base,
             args: args.iter().map(String::as_str).collect(),
             xargs,
+            chdir,
         });
     }
     None
+}
+
+/// The folder `env`'s option `opt` (with `value`, the word after it) runs its command in.
+fn env_chdir<'a>(opt: &'a str, value: Option<&'a str>) -> Option<&'a str> {
+    match opt {
+        "-C" | "--chdir" => value,
+        _ => opt
+            .strip_prefix("--chdir=")
+            .or_else(|| opt.strip_prefix("-C").filter(|d| !d.is_empty())),
+    }
 }
 
 fn check_simple(
@@ -260,6 +334,14 @@ fn check_simple(
         }
     }
     let prog = program_of(&cmd.words)?;
+    let moved;
+    let cwd = match prog.chdir {
+        Some(dir) => {
+            moved = resolve(dir, cwd);
+            &moved
+        }
+        None => cwd,
+    };
     if let Some(x) = prog.xargs {
         if let Some(why) = check_xargs(&cmd.words[prog.at..], x, cmd, all, depth, cwd) {
             return Some(why);
@@ -294,7 +376,10 @@ fn check_simple(
         "tee" | "shred" | "wipefs" => args
             .iter()
             .find(|a| is_disk_device(a))
-            .map(|t| format!("write to a disk device ({t})")),
+            .map(|t| format!("write to a disk device ({t})"))
+            .or_else(|| check_wipe(name, &args, cwd)),
+        "truncate" => check_wipe(name, &args, cwd),
+        "parallel" => check_parallel(&args, cmd, all, depth, cwd),
         // Only the destination is written: copying a disk to an image is fine.
         "cp" | "mv" => args
             .last()
@@ -485,97 +570,6 @@ fn check_rm(args: &[&str], cwd: &Place) -> Option<String> {
         .map(|t| format!("recursive delete of {}", shown(t, cwd)))
 }
 
-/// `chmod`, `chown` or `chgrp` recursive on `/`, a home folder or a top-level system folder:
-/// `chmod -R 000 ~` locks the user out of their files, `chmod -R 777 /` opens the system.
-fn check_recursive_owner_or_mode(name: &str, args: &[&str], cwd: &Place) -> Option<String> {
-    let mut recursive = false;
-    let mut reference = false;
-    let mut operands = Vec::new();
-    let mut options_done = false;
-    for a in args {
-        if !options_done && *a == "--" {
-            options_done = true;
-        } else if !options_done && a.starts_with("--") {
-            recursive |= *a == "--recursive";
-            reference |= a.starts_with("--reference");
-        } else if !options_done
-            && a.len() > 1
-            && a.starts_with('-')
-            && a[1..].chars().all(|c| "RHLPcfvh".contains(c))
-        {
-            // `-R`, `-Rv`; a mode such as `-w` or `-rwx` is an operand.
-            recursive |= a.contains('R');
-        } else {
-            operands.push(*a);
-        }
-    }
-    if !recursive {
-        return None;
-    }
-    // The first operand is the mode, owner or group, unless `--reference` gives it.
-    let paths = if reference {
-        &operands[..]
-    } else {
-        operands.get(1..).unwrap_or_default()
-    };
-    paths
-        .iter()
-        .find(|t| is_protected(&resolve(t, cwd)))
-        .map(|t| format!("recursive {name} of {}", shown(t, cwd)))
-}
-
-/// `git clean` (not a dry run) of `/`, a home folder or a top-level system folder: it deletes
-/// every file there that git does not track (with `-x`, the ignored ones too), and a home
-/// folder may well be a repository of dotfiles.
-fn check_git_clean(args: &[&str], cwd: &Place) -> Option<String> {
-    let mut at = cwd.clone();
-    let mut it = args.iter();
-    loop {
-        let a = *it.next()?;
-        match a {
-            "-C" | "--work-tree" => at = resolve(it.next()?, &at),
-            "-c" | "--git-dir" | "--namespace" | "--config-env" => {
-                it.next();
-            }
-            "clean" => break,
-            _ if a.starts_with("--work-tree=") => {
-                at = resolve(&a["--work-tree=".len()..], &at);
-            }
-            _ if a.starts_with('-') => {}
-            _ => return None,
-        }
-    }
-    let mut paths = Vec::new();
-    let mut options_done = false;
-    while let Some(&a) = it.next() {
-        if options_done || !a.starts_with('-') || a == "-" {
-            paths.push(a);
-        } else if a == "--" {
-            options_done = true;
-        } else if a == "--dry-run" {
-            return None;
-        } else if a == "--exclude" {
-            it.next();
-        } else if !a.starts_with("--") {
-            // A cluster of flags (`-xfd`); what follows `-e` is its pattern.
-            let (flags, pattern) = a[1..].split_once('e').unwrap_or((&a[1..], "-"));
-            if flags.contains('n') {
-                return None;
-            }
-            if pattern.is_empty() {
-                it.next();
-            }
-        }
-    }
-    if paths.is_empty() {
-        return is_protected(&at).then(|| format!("git clean of {at}"));
-    }
-    paths
-        .iter()
-        .find(|p| is_protected(&resolve(p, &at)))
-        .map(|p| format!("git clean of {}", shown(p, &at)))
-}
-
 fn is_disk_device(t: &str) -> bool {
     [
         "/dev/sd",
@@ -631,3 +625,5 @@ fn is_fork_bomb(command: &str) -> bool {
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_shapes;

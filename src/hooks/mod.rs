@@ -298,7 +298,7 @@ impl Hooks {
         let block = match out.verdict {
             Some(Verdict::Block(r)) => Some(("hook", r)),
             Some(Verdict::Allow) => None,
-            None if self.guard => guard_verdict(command).map(|r| ("guard", r)),
+            None if self.guard => guard_verdict(command, &cx.cwd).map(|r| ("guard", r)),
             None => None,
         };
         // Only the guard's refusal is put to the user: a hook's block is the user's own rule,
@@ -328,10 +328,10 @@ impl Hooks {
 
 /// The guard's reason to refuse a call that runs `command`, if any (a call that runs none it
 /// leaves alone). The reason may quote the command: bounded, since it is shown on stderr as
-/// well.
-fn guard_verdict(command: Option<&str>) -> Option<String> {
+/// well. `cwd` is where the command runs.
+fn guard_verdict(command: Option<&str>, cwd: &std::path::Path) -> Option<String> {
     command
-        .and_then(guard::check_command)
+        .and_then(|c| guard::check_command_in(c, Some(cwd)))
         .map(|r| crate::tools::output::quote(&r).into_owned())
 }
 

@@ -169,3 +169,70 @@ fn a_download_piped_into_a_shell_is_refused_and_a_here_doc_to_a_file_is_not() {
     assert!(!tool_message(&server).contains("blocked"), "{}", run.dump());
     assert_eq!(hx.read_file("notes.md"), "never run rm -rf / or sudo\n");
 }
+
+/// Runs `command` as the one bash call of a run; the run's `hx` is kept to look at its files.
+fn run_in(command: &str, setup: impl FnOnce(&Hx)) -> (FakeServer, Hx, Run) {
+    let args = json!({ "command": command }).to_string();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new("call_1", "bash", &args)]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    setup(&hx);
+    hx.args(["agent", "do it"]);
+    let run = hx.run();
+    run.assert_success();
+    (server, hx, run)
+}
+
+/// Issue 32, item 11: an expansion the line tells (a loop over literal words), a path above the
+/// workspace (resolved from where the real one is) and a truncate of a dotfile are refused
+/// before anything runs, the model told which expansion; deletes in the workspace still run.
+#[test]
+fn expansions_the_line_tells_and_paths_above_the_workspace_are_refused() {
+    let (server, hx, run) = run_in("for i in /; do touch ran; rm -rf $i; done", |_| {});
+    assert_eq!(
+        tool_message(&server),
+        "Error: blocked by guard: recursive delete of /: `rm -rf $i` can run as `rm -rf /`",
+        "{}",
+        run.dump()
+    );
+    assert!(!hx.workspace().join("ran").exists(), "{}", run.dump());
+
+    // `~+/..`, more times than the workspace lies deep: `/`, which only its real path tells
+    // (above the root `..` stays there).
+    let up = "/..".repeat(16);
+    let command = format!("rm -rf ~+{up}");
+    let (server, _, run) = run_in(&command, |_| {});
+    assert_eq!(
+        tool_message(&server),
+        format!("Error: blocked by guard: recursive delete of ~+{up}"),
+        "{}",
+        run.dump()
+    );
+
+    let (server, hx, run) = run_in("truncate -s0 ~/.bashrc", |hx| {
+        std::fs::write(hx.home().join(".bashrc"), "keep\n").expect("write .bashrc");
+    });
+    assert_eq!(
+        tool_message(&server),
+        "Error: blocked by guard: truncate of ~/.bashrc, a file of the system or of a home folder",
+        "{}",
+        run.dump()
+    );
+    assert_eq!(
+        std::fs::read_to_string(hx.home().join(".bashrc"))
+            .ok()
+            .as_deref(),
+        Some("keep\n")
+    );
+
+    // The neighbours in the workspace run.
+    let command = "mkdir -p build target; for d in build target; do rm -rf $d; done; \
+                   rm -rf {build,target}/ ${OUT:-build}; echo cleaned";
+    let (server, hx, run) = run_in(command, |_| {});
+    let content = tool_message(&server);
+    assert!(content.contains("cleaned"), "{content}\n{}", run.dump());
+    assert!(!hx.workspace().join("build").exists(), "{}", run.dump());
+    assert!(stop_line(&run).contains("blocked=0"), "{}", run.dump());
+}

@@ -1,6 +1,8 @@
 //! Where a path in the words leads, and which places the guard keeps a command from sweeping.
 
+use std::cell::RefCell;
 use std::fmt;
+use std::path::{Component, Path};
 
 use super::program;
 use crate::hooks::shell_words::{SimpleCommand, PROCESS_SUBSTITUTION};
@@ -36,7 +38,11 @@ impl Place {
     fn join(self, name: &str) -> Place {
         match (self, name) {
             (p, "" | ".") => p,
-            (Place::Unknown, _) | (Place::Workspace(0), "..") => Place::Unknown,
+            (Place::Workspace(0), "..") => WORKSPACE.with_borrow(|w| match w {
+                Some(names) => Place::Root(names.clone()).join(".."),
+                None => Place::Unknown,
+            }),
+            (Place::Unknown, _) => Place::Unknown,
             (Place::Workspace(d), "..") => Place::Workspace(d - 1),
             (Place::Workspace(d), _) => Place::Workspace(d + 1),
             (Place::Root(mut names), "..") => {
@@ -77,16 +83,41 @@ impl fmt::Display for Place {
     }
 }
 
+thread_local! {
+    /// The names of the workspace's absolute path, while a line run there is checked.
+    static WORKSPACE: RefCell<Option<Vec<String>>> = const { RefCell::new(None) };
+}
+
+/// Where the line being checked runs; `None` (or a path not plain and absolute) leaves what
+/// lies above it unknown.
+pub(super) fn set_workspace(path: Option<&Path>) {
+    let names = path.filter(|p| p.is_absolute()).and_then(|p| {
+        p.components()
+            .filter(|c| *c != Component::RootDir)
+            .map(|c| match c {
+                Component::Normal(n) => n.to_str().map(str::to_string),
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+    });
+    WORKSPACE.set(names);
+}
+
 /// Where the path `word` leads from `cwd`.
 pub(super) fn resolve(word: &str, cwd: &Place) -> Place {
-    let home_var = ["$HOME", "${HOME}"].iter().find_map(|h| {
-        word.strip_prefix(h)
-            .filter(|rest| rest.is_empty() || rest.starts_with('/'))
-    });
+    let var = |names: &[&str]| {
+        names.iter().find_map(|h| {
+            word.strip_prefix(h)
+                .filter(|rest| rest.is_empty() || rest.starts_with('/'))
+        })
+    };
     let (from, rest) = if let Some(rest) = word.strip_prefix('/') {
         (Place::Root(Vec::new()), rest)
-    } else if let Some(rest) = home_var {
+    } else if let Some(rest) = var(&["$HOME", "${HOME}"]) {
         (Place::home(None), rest)
+    } else if let Some(rest) = var(&["$PWD", "${PWD}"]) {
+        // The shell's working folder: where the words' `cd`s left it.
+        (cwd.clone(), rest)
     } else if let Some(after) = word.strip_prefix('~') {
         let (user, rest) = after.split_once('/').unwrap_or((after, ""));
         match user {
@@ -154,6 +185,36 @@ pub(super) fn is_protected(p: &Place) -> bool {
         },
         Place::Home { up, names, .. } => names.len() <= *up,
         Place::Workspace(_) | Place::Unknown => false,
+    }
+}
+
+/// System folders whose files the machine runs on (`/etc/passwd`, `/usr/bin/env`).
+const SYSTEM_FILE_FOLDERS: &[&str] = &["etc", "usr", "bin", "sbin", "lib", "lib64", "boot"];
+/// Folders of a home whose files are keys and trust.
+const HOME_KEY_FOLDERS: &[&str] = &[".ssh", ".gnupg"];
+
+/// A file whose contents the machine or the user's login depends on: one directly in `/` or a
+/// home folder (`~/.bashrc`, `/home/bob/.profile`), in `~/.ssh` or `~/.gnupg`, or anywhere in
+/// a system folder that holds programs or configuration; or a protected folder itself.
+pub(super) fn is_protected_file(p: &Place) -> bool {
+    if is_protected(p) {
+        return true;
+    }
+    let in_home = |names: &[String]| match names {
+        [_] => true,
+        [folder, _] => HOME_KEY_FOLDERS.contains(&folder.as_str()),
+        _ => false,
+    };
+    match p {
+        Place::Root(names) => match names.as_slice() {
+            [_] => true,
+            [first, _, rest @ ..] if first == "home" => in_home(rest),
+            [first, rest @ ..] if first == "root" => in_home(rest),
+            [top, ..] => SYSTEM_FILE_FOLDERS.contains(&top.as_str()),
+            [] => false,
+        },
+        Place::Home { up: 0, names, .. } => in_home(names),
+        Place::Home { .. } | Place::Workspace(_) | Place::Unknown => false,
     }
 }
 
