@@ -822,3 +822,81 @@ fn a_session_discarded_for_a_401_takes_its_checkpoint_with_it() {
     assert!(hx.session_files().is_empty(), "{}", run.dump());
     assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
 }
+
+/// A file hx cannot read (`chmod 000`, present before the run) is skipped with one warning,
+/// as an oversized one is, and every checkpoint of the run is still taken. Run as a throwaway
+/// unprivileged user: root reads a 000 file, so as root (CI) the case does not arise.
+#[test]
+fn an_unreadable_file_is_skipped_with_one_warning_and_checkpoints_go_on() {
+    const NAME: &str = "an_unreadable_file_is_skipped_with_one_warning_and_checkpoints_go_on";
+    crate::support::user::as_unprivileged_user(NAME, |user| {
+        let server = FakeServer::start(vec![
+            Reply::tool_calls(vec![Call::new(
+                "b1",
+                "bash",
+                r#"{"command":"echo x > f.txt"}"#,
+            )]),
+            Reply::tool_calls(vec![Call::new(
+                "b2",
+                "bash",
+                r#"{"command":"echo y >> f.txt"}"#,
+            )]),
+            Reply::text("Done."),
+        ]);
+        let mut hx = user.hx();
+        // A repository of its own: the test folder may lie in this one's ignored `target/`.
+        hx.write_file("a.txt", "kept\n")
+            .write_file("locked.txt", "nobody reads this\n");
+        let ws = hx.workspace().to_path_buf();
+        git(&ws, &["init", "-q", "."]);
+        git(&ws, &["add", "-A"]);
+        git(&ws, &["commit", "-qm", "init"]);
+        hx.write_file("secret.txt", "nor this\n");
+        // One tracked, one untracked.
+        let locked = ws.join("locked.txt");
+        for f in [&locked, &ws.join("secret.txt")] {
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        }
+        hx.env("DEEPSEEK_BASE_URL", server.url())
+            .args(["agent", "write"]);
+        let run = user.run(&hx);
+        run.assert_code(0);
+        assert_eq!(run.stdout, "Done.\n", "{}", run.dump());
+        assert!(
+            !run.stderr.contains("no checkpoint taken"),
+            "{}",
+            run.stderr
+        );
+        let skipped: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("cannot read"))
+            .collect();
+        assert_eq!(skipped.len(), 1, "{}", run.stderr);
+        assert!(
+            skipped[0].contains("locked.txt") && skipped[0].contains("secret.txt"),
+            "{}",
+            run.stderr
+        );
+        let numbered: Vec<u64> = checkpoint_lines(&hx)
+            .iter()
+            .filter_map(|c| c["n"].as_u64())
+            .collect();
+        assert_eq!(numbered, [1, 2, 3], "{}", run.stderr);
+
+        let diff = user.run_args(&hx, &["diff"]);
+        diff.assert_code(0);
+        assert!(diff.stdout.contains("+x\n+y\n"), "{}", diff.dump());
+        assert!(!diff.stdout.contains("locked.txt"), "{}", diff.dump());
+        assert!(!diff.stdout.contains("secret.txt"), "{}", diff.dump());
+        user.run_args(&hx, &["rewind", "1", "--yes"]).assert_code(0);
+        assert!(!hx.workspace().join("f.txt").exists());
+        // Not in any checkpoint, so no turn's to undo: left as it was.
+        let mode = std::fs::symlink_metadata(&locked)
+            .expect("locked")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0, "locked.txt left alone");
+        assert_eq!(hx.read_file("a.txt"), "kept\n");
+    });
+}
