@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::calls::call;
+use crate::support::pty::run_on_terminal;
 use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 use sha2::Digest;
@@ -292,6 +293,81 @@ fn diff_is_a_patch_git_applies_in_reverse_and_names_only_the_turns_changes() {
     let turn = hx.run_args(&["diff", "--turn", "2"]);
     turn.assert_code(0);
     assert!(turn.stdout.contains("+TWO"), "{}", turn.stdout);
+}
+
+/// File contents and names that would drive a terminal (OSC 52 sets the clipboard, `ESC[2J`
+/// clears the screen, a bidi override reorders a line): `hx diff` on a terminal shows them
+/// escaped, as every other output of hx does, coloured or not; piped, the patch stays byte
+/// for byte what git wrote, so `git apply -R` still undoes it.
+#[test]
+fn diff_on_a_terminal_escapes_control_sequences_and_piped_stays_byte_exact() {
+    let command = r#"printf 'a\033]52;c;aGk=\007b\n\033[2Jc\nd\342\200\256e\n' > ctl.txt && echo n > "$(printf 'n\342\200\256m.txt')""#;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("b1", "bash", json!({ "command": command }))]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.run_args(&["agent", "write"]).assert_code(0);
+    assert_eq!(
+        std::fs::read(hx.workspace().join("ctl.txt")).expect("ctl.txt"),
+        b"a\x1b]52;c;aGk=\x07b\n\x1b[2Jc\nd\xe2\x80\xaee\n"
+    );
+
+    let piped = hx.run_args(&["diff"]);
+    piped.assert_code(0);
+    assert!(
+        piped
+            .stdout
+            .contains("+a\x1b]52;c;aGk=\x07b\n+\x1b[2Jc\n+d\u{202e}e\n"),
+        "{}",
+        piped.dump()
+    );
+    let patch = hx.workspace().join("../patch.diff");
+    std::fs::write(&patch, &piped.stdout).expect("write patch");
+    let check = Command::new("git")
+        .args(["apply", "-R", "--check"])
+        .arg(&patch)
+        .current_dir(hx.workspace())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git apply");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // The runner sets NO_COLOR; the first pass is coloured.
+    hx.args(["diff"]).env_remove("NO_COLOR");
+    for no_color in [false, true] {
+        if no_color {
+            hx.env("NO_COLOR", "1");
+        }
+        let run = run_on_terminal(&hx);
+        run.assert_code(0);
+        let screen = &run.stdout;
+        assert!(
+            !screen.contains("\x1b]"),
+            "an OSC reached the terminal: {screen:?}"
+        );
+        assert!(
+            !screen.contains("\x1b[2J"),
+            "ESC[2J reached the terminal: {screen:?}"
+        );
+        assert!(!screen.contains('\u{202e}'), "a bidi override: {screen:?}");
+        assert!(screen.contains("a^[]52;c;aGk=^Gb"), "{screen:?}");
+        assert!(screen.contains("^[[2Jc"), "{screen:?}");
+        assert!(screen.contains("d\\u{202e}e"), "{screen:?}");
+        assert!(screen.contains("n\\u{202e}m.txt"), "{screen:?}");
+        if no_color {
+            assert!(!screen.contains('\x1b'), "{screen:?}");
+        } else {
+            assert!(
+                screen.contains("\x1b[32m+a^[]52"),
+                "added lines green: {screen:?}"
+            );
+        }
+    }
 }
 
 #[test]
