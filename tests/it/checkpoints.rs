@@ -658,6 +658,29 @@ fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix
     assert_eq!(messages(&reqs[2].body), messages(&reqs[0].body));
 }
 
+/// `/diff` in `hx chat` shares `hx diff`'s patch and shows it through the terminal's lines,
+/// which escape what would drive the terminal.
+#[test]
+fn chat_diff_shows_control_sequences_escaped() {
+    use crate::support::pty::Chat;
+    let command = r#"printf 'a\033]52;c;aGk=\007b\nd\342\200\256e\n' > ctl.txt"#;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("b1", "bash", json!({ "command": command }))]),
+        Reply::text("Wrote it."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("write it").contains("Wrote it."));
+    let listed = chat.say("/diff");
+    assert!(listed.contains("+a^[]52;c;aGk=^Gb"), "{listed:?}");
+    assert!(listed.contains("+d\\u{202e}e"), "{listed:?}");
+    assert!(!listed.contains('\u{202e}'), "{listed:?}");
+    assert!(!listed.contains('\x07'), "{listed:?}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
 #[test]
 fn a_lock_file_a_crashed_git_left_does_not_stop_the_next_checkpoint() {
     let server = FakeServer::start(vec![
