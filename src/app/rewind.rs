@@ -181,7 +181,6 @@ pub async fn diff(
     session: &str,
     checkpoints: &[Checkpoint],
     turn: Option<u32>,
-    color: bool,
     stat: bool,
 ) -> Result<Vec<u8>, String> {
     if checkpoints.is_empty() {
@@ -208,7 +207,7 @@ pub async fn diff(
         return Ok(Vec::new());
     }
     let top = store.tree_with(base, &end.tree, &paths).await?;
-    store.diff(base, &top, color, stat).await
+    store.diff(base, &top, stat).await
 }
 
 /// One line of `hx rewind`'s list: a numbered checkpoint and how many files differ from it

@@ -29,16 +29,7 @@ impl Chat {
         let Some(store) = cps.store(&say).await else {
             return "checkpoints are off".into();
         };
-        match rewind::diff(
-            store,
-            session.id(),
-            session.checkpoints(),
-            None,
-            false,
-            false,
-        )
-        .await
-        {
+        match rewind::diff(store, session.id(), session.checkpoints(), None, false).await {
             Ok(b) if b.is_empty() => "no change by this session's turns".into(),
             Ok(b) => String::from_utf8_lossy(&b).into_owned(),
             Err(e) => format!("hx: {e}"),

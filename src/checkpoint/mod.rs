@@ -15,8 +15,8 @@
 //! compile for the same plumbing.
 //!
 //! What a checkpoint takes is what git would see (`.gitignore`, `.git/info/exclude`, the
-//! global excludes file), minus files over `max_file_bytes` and past `max_files` (one warning
-//! names them), links as links, never in the home folder itself or `/`.
+//! global excludes file), minus files over `max_file_bytes`, past `max_files` or unreadable
+//! (one warning names them), links as links, never in the home folder itself or `/`.
 //!
 //! Concurrency and crashes: every change to the store is made under an exclusive `flock` of
 //! `lock`; git writes objects before the ref that names them and renames its index and refs

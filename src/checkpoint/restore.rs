@@ -322,19 +322,15 @@ impl Store {
 
     /// The unified diff (or `--stat`) from tree `a` to tree `b`, paths relative to the work
     /// tree, as `git apply` reads it; binary files are named, not dumped.
-    pub async fn diff(&self, a: &str, b: &str, color: bool, stat: bool) -> Result<Vec<u8>, String> {
-        let color = if color {
-            "--color=always"
-        } else {
-            "--color=never"
-        };
+    /// Never coloured: colour for a terminal is added by whoever escapes the text for it.
+    pub async fn diff(&self, a: &str, b: &str, stat: bool) -> Result<Vec<u8>, String> {
         let mut args = vec![
             "diff-tree",
             "-r",
             "--no-renames",
             "--no-ext-diff",
             "--no-textconv",
-            color,
+            "--color=never",
         ];
         args.push(if stat { "--stat" } else { "-p" });
         args.extend([a, b]);

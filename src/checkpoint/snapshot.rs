@@ -192,6 +192,7 @@ impl Store {
         let mut drop_: Vec<u8> = Vec::new();
         let mut too_big: Vec<String> = Vec::new();
         let mut too_many: Vec<String> = Vec::new();
+        let mut unreadable_: Vec<String> = Vec::new();
         let mut files = index_entries(&self.index);
         for item in listing.split(|b| *b == 0).filter(|i| i.len() > 2) {
             let (tag, path) = (item[0], &item[2..]);
@@ -230,6 +231,15 @@ impl Store {
                     }
                     if tag == b'?' && files >= self.settings.max_files {
                         too_many.push(rel);
+                        continue;
+                    }
+                    // git stops the whole `update-index` at the first file it cannot open,
+                    // so one `chmod 000` file would leave the run without checkpoints: it is
+                    // skipped, as an oversized one is.
+                    if unreadable(&full) {
+                        unreadable_.push(rel);
+                        drop_.extend_from_slice(path);
+                        drop_.push(0);
                         continue;
                     }
                     files += usize::from(tag == b'?');
@@ -275,7 +285,7 @@ impl Store {
                 )
                 .await?;
         }
-        let warnings = self.warnings(too_big, too_many);
+        let warnings = self.warnings(too_big, too_many, unreadable_);
         // Nothing changed: the index is the one whose tree was written last time.
         let cached = self.dir.join("tree");
         if unchanged {
@@ -326,7 +336,12 @@ impl Store {
     }
 
     /// One line for each kind of skip, naming the paths not named before in this run.
-    fn warnings(&self, too_big: Vec<String>, too_many: Vec<String>) -> Vec<String> {
+    fn warnings(
+        &self,
+        too_big: Vec<String>,
+        too_many: Vec<String>,
+        unreadable: Vec<String>,
+    ) -> Vec<String> {
         let mut warned = self.warned.lock().unwrap_or_else(|p| p.into_inner());
         let mut out = Vec::new();
         let big: Vec<String> = too_big
@@ -353,6 +368,30 @@ impl Store {
                 named(&many)
             ));
         }
+        let locked: Vec<String> = unreadable
+            .into_iter()
+            .filter(|p| warned.insert(p.clone()))
+            .collect();
+        if !locked.is_empty() {
+            out.push(format!(
+                "checkpoints skip {} hx cannot read: {}",
+                plural(locked.len(), "file"),
+                named(&locked)
+            ));
+        }
         out
     }
+}
+
+/// Whether opening `path` to read it is refused (its mode, an ACL, a security module): what
+/// would make git's `update-index` fail. Opened without following a link and without
+/// blocking, so a file swapped for a link or a FIFO since it was looked at costs nothing; any
+/// other failure (the file gone meanwhile) is left to git, which handles it.
+fn unreadable(path: &Path) -> bool {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(path)
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
 }

@@ -565,19 +565,13 @@ async fn tree_with_takes_only_the_named_paths_and_diff_shows_them() {
     );
     assert!(!store.dir().join("diff.index").exists());
 
-    let patch = store
-        .diff(&one.tree, &mixed, false, false)
-        .await
-        .expect("diff");
+    let patch = store.diff(&one.tree, &mixed, false).await.expect("diff");
     let patch = String::from_utf8(patch).expect("utf-8");
     assert!(patch.contains("deleted file mode 100644"), "{patch}");
     assert!(patch.contains("--- a/mod.txt\n+++ b/mod.txt\n"), "{patch}");
     assert!(patch.contains(" a\n-b\n+c\n"), "{patch}");
     assert!(!patch.contains("\x1b["), "colour asked off: {patch}");
-    let stat = store
-        .diff(&one.tree, &mixed, false, true)
-        .await
-        .expect("stat");
+    let stat = store.diff(&one.tree, &mixed, true).await.expect("stat");
     assert!(
         String::from_utf8_lossy(&stat).contains("2 files changed, 1 insertion(+), 2 deletions(-)"),
         "{}",

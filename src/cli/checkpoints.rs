@@ -66,7 +66,7 @@ pub(super) fn diff_command(args: DiffArgs) -> i32 {
         Ok(r) => r,
         Err(code) => return code,
     };
-    let color = std::io::stdout().is_terminal() && !env.contains_key("NO_COLOR");
+    let terminal = std::io::stdout().is_terminal();
     let result = block_on(async {
         let store = open_store(&cwd, &env).await?;
         rewind::diff(
@@ -74,7 +74,6 @@ pub(super) fn diff_command(args: DiffArgs) -> i32 {
             resumed.id(),
             &resumed.loaded.checkpoints,
             args.turn,
-            color,
             args.stat,
         )
         .await
@@ -84,10 +83,107 @@ pub(super) fn diff_command(args: DiffArgs) -> i32 {
         Ok(Ok(b)) => b,
         Ok(Err(code)) | Err(code) => return code,
     };
-    // As git wrote it (its colours included); a closed pipe ends the output, not hx.
+    // Piped, exactly as git wrote it, so that `hx diff | git apply -R` undoes it. On a
+    // terminal the patch is outside text like any other (the files' contents and names are
+    // the model's): escaped, then coloured by hx, since git's own colours would be escaped
+    // with the rest. A closed pipe ends the output, not hx.
+    let bytes = if terminal {
+        let color = !env.contains_key("NO_COLOR");
+        for_terminal(&bytes, color, args.stat).into_bytes()
+    } else {
+        bytes
+    };
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(&bytes).and_then(|()| out.flush());
     exit::ANSWERED
+}
+
+const BOLD: &str = "\x1b[1m";
+const RED: &str = "\x1b[31m";
+const GREEN: &str = "\x1b[32m";
+const CYAN: &str = "\x1b[36m";
+const RESET: &str = "\x1b[m";
+
+/// A patch (or `--stat`) as a terminal shows it: every control character and bidi mark of
+/// it made visible (`text::escape_controls`), then, with `color`, git's colours put back
+/// around the escaped lines: headers bold, hunk lines cyan, removed red, added green; in a
+/// stat, the graph's `+` and `-`.
+fn for_terminal(patch: &[u8], color: bool, stat: bool) -> String {
+    let text = String::from_utf8_lossy(patch);
+    let mut out = String::with_capacity(text.len() + text.len() / 8);
+    // Between a `diff --git` line and its first hunk: the header, whose `---` and `+++`
+    // lines are names, not removed and added lines.
+    let mut header = false;
+    for line in text.split_inclusive('\n') {
+        let shown = crate::text::escape_controls(line);
+        if !color {
+            out.push_str(&shown);
+            continue;
+        }
+        // The colour ends before the line does, as git's does.
+        let body = shown.trim_end_matches(['\r', '\n']);
+        let end = &shown[body.len()..];
+        if stat {
+            out.push_str(&stat_graph(body));
+            out.push_str(end);
+            continue;
+        }
+        let paint = if body.starts_with("diff --git ") {
+            header = true;
+            Some(BOLD)
+        } else if body.starts_with("@@") {
+            header = false;
+            Some(CYAN)
+        } else if header {
+            Some(BOLD)
+        } else if body.starts_with('+') {
+            Some(GREEN)
+        } else if body.starts_with('-') {
+            Some(RED)
+        } else {
+            None
+        };
+        match paint {
+            Some(p) if !body.is_empty() => {
+                out.push_str(p);
+                out.push_str(body);
+                out.push_str(RESET);
+            }
+            _ => out.push_str(body),
+        }
+        out.push_str(end);
+    }
+    out
+}
+
+/// One line of a stat with its graph (what follows the last `|`) coloured.
+fn stat_graph(line: &str) -> String {
+    let Some(bar) = line.rfind('|') else {
+        return line.to_string();
+    };
+    let (name, graph) = line.split_at(bar);
+    let mut out = String::with_capacity(line.len() + 16);
+    out.push_str(name);
+    let mut open: Option<char> = None;
+    for c in graph.chars() {
+        let want = matches!(c, '+' | '-').then_some(c);
+        if want != open {
+            if open.is_some() {
+                out.push_str(RESET);
+            }
+            match want {
+                Some('+') => out.push_str(GREEN),
+                Some(_) => out.push_str(RED),
+                None => {}
+            }
+            open = want;
+        }
+        out.push(c);
+    }
+    if open.is_some() {
+        out.push_str(RESET);
+    }
+    out
 }
 
 pub(super) fn rewind_command(args: RewindArgs) -> i32 {
@@ -331,5 +427,36 @@ pub(super) fn checkpoints_command(args: CheckpointsArgs) -> i32 {
     });
     match result {
         Ok(Ok(code)) | Ok(Err(code)) | Err(code) => code,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_patch_for_the_terminal_is_escaped_and_coloured_by_its_lines() {
+        let patch = b"diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\x1b[2J\n+new\x1b]52;c;aGk=\x07\n same\r\n";
+        let plain = for_terminal(patch, false, false);
+        assert_eq!(
+            plain,
+            "diff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old^[[2J\n+new^[]52;c;aGk=^G\n same\r\n"
+        );
+        let coloured = for_terminal(patch, true, false);
+        assert_eq!(
+            coloured,
+            "\x1b[1mdiff --git a/x b/x\x1b[m\n\x1b[1m--- a/x\x1b[m\n\x1b[1m+++ b/x\x1b[m\n\
+             \x1b[36m@@ -1 +1 @@\x1b[m\n\x1b[31m-old^[[2J\x1b[m\n\
+             \x1b[32m+new^[]52;c;aGk=^G\x1b[m\n same\r\n"
+        );
+    }
+
+    #[test]
+    fn a_stat_for_the_terminal_colours_only_its_graph() {
+        let stat = " a-b+c\u{202e}.txt | 3 ++-\n 1 file changed, 2 insertions(+), 1 deletion(-)\n";
+        assert_eq!(
+            for_terminal(stat.as_bytes(), true, true),
+            " a-b+c\\u{202e}.txt | 3 \x1b[32m++\x1b[m\x1b[31m-\x1b[m\n 1 file changed, 2 insertions(+), 1 deletion(-)\n"
+        );
     }
 }

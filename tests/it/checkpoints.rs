@@ -8,6 +8,7 @@ use std::path::Path;
 use std::process::Command;
 
 use crate::support::calls::call;
+use crate::support::pty::run_on_terminal;
 use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 use sha2::Digest;
@@ -292,6 +293,81 @@ fn diff_is_a_patch_git_applies_in_reverse_and_names_only_the_turns_changes() {
     let turn = hx.run_args(&["diff", "--turn", "2"]);
     turn.assert_code(0);
     assert!(turn.stdout.contains("+TWO"), "{}", turn.stdout);
+}
+
+/// File contents and names that would drive a terminal (OSC 52 sets the clipboard, `ESC[2J`
+/// clears the screen, a bidi override reorders a line): `hx diff` on a terminal shows them
+/// escaped, as every other output of hx does, coloured or not; piped, the patch stays byte
+/// for byte what git wrote, so `git apply -R` still undoes it.
+#[test]
+fn diff_on_a_terminal_escapes_control_sequences_and_piped_stays_byte_exact() {
+    let command = r#"printf 'a\033]52;c;aGk=\007b\n\033[2Jc\nd\342\200\256e\n' > ctl.txt && echo n > "$(printf 'n\342\200\256m.txt')""#;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("b1", "bash", json!({ "command": command }))]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.run_args(&["agent", "write"]).assert_code(0);
+    assert_eq!(
+        std::fs::read(hx.workspace().join("ctl.txt")).expect("ctl.txt"),
+        b"a\x1b]52;c;aGk=\x07b\n\x1b[2Jc\nd\xe2\x80\xaee\n"
+    );
+
+    let piped = hx.run_args(&["diff"]);
+    piped.assert_code(0);
+    assert!(
+        piped
+            .stdout
+            .contains("+a\x1b]52;c;aGk=\x07b\n+\x1b[2Jc\n+d\u{202e}e\n"),
+        "{}",
+        piped.dump()
+    );
+    let patch = hx.workspace().join("../patch.diff");
+    std::fs::write(&patch, &piped.stdout).expect("write patch");
+    let check = Command::new("git")
+        .args(["apply", "-R", "--check"])
+        .arg(&patch)
+        .current_dir(hx.workspace())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git apply");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+
+    // The runner sets NO_COLOR; the first pass is coloured.
+    hx.args(["diff"]).env_remove("NO_COLOR");
+    for no_color in [false, true] {
+        if no_color {
+            hx.env("NO_COLOR", "1");
+        }
+        let run = run_on_terminal(&hx);
+        run.assert_code(0);
+        let screen = &run.stdout;
+        assert!(
+            !screen.contains("\x1b]"),
+            "an OSC reached the terminal: {screen:?}"
+        );
+        assert!(
+            !screen.contains("\x1b[2J"),
+            "ESC[2J reached the terminal: {screen:?}"
+        );
+        assert!(!screen.contains('\u{202e}'), "a bidi override: {screen:?}");
+        assert!(screen.contains("a^[]52;c;aGk=^Gb"), "{screen:?}");
+        assert!(screen.contains("^[[2Jc"), "{screen:?}");
+        assert!(screen.contains("d\\u{202e}e"), "{screen:?}");
+        assert!(screen.contains("n\\u{202e}m.txt"), "{screen:?}");
+        if no_color {
+            assert!(!screen.contains('\x1b'), "{screen:?}");
+        } else {
+            assert!(
+                screen.contains("\x1b[32m+a^[]52"),
+                "added lines green: {screen:?}"
+            );
+        }
+    }
 }
 
 #[test]
@@ -582,6 +658,29 @@ fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix
     assert_eq!(messages(&reqs[2].body), messages(&reqs[0].body));
 }
 
+/// `/diff` in `hx chat` shares `hx diff`'s patch and shows it through the terminal's lines,
+/// which escape what would drive the terminal.
+#[test]
+fn chat_diff_shows_control_sequences_escaped() {
+    use crate::support::pty::Chat;
+    let command = r#"printf 'a\033]52;c;aGk=\007b\nd\342\200\256e\n' > ctl.txt"#;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("b1", "bash", json!({ "command": command }))]),
+        Reply::text("Wrote it."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    assert!(chat.say("write it").contains("Wrote it."));
+    let listed = chat.say("/diff");
+    assert!(listed.contains("+a^[]52;c;aGk=^Gb"), "{listed:?}");
+    assert!(listed.contains("+d\\u{202e}e"), "{listed:?}");
+    assert!(!listed.contains('\u{202e}'), "{listed:?}");
+    assert!(!listed.contains('\x07'), "{listed:?}");
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+}
+
 #[test]
 fn a_lock_file_a_crashed_git_left_does_not_stop_the_next_checkpoint() {
     let server = FakeServer::start(vec![
@@ -821,4 +920,82 @@ fn a_session_discarded_for_a_401_takes_its_checkpoint_with_it() {
     assert_ne!(run.code, Some(0), "{}", run.dump());
     assert!(hx.session_files().is_empty(), "{}", run.dump());
     assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
+}
+
+/// A file hx cannot read (`chmod 000`, present before the run) is skipped with one warning,
+/// as an oversized one is, and every checkpoint of the run is still taken. Run as a throwaway
+/// unprivileged user: root reads a 000 file, so as root (CI) the case does not arise.
+#[test]
+fn an_unreadable_file_is_skipped_with_one_warning_and_checkpoints_go_on() {
+    const NAME: &str = "an_unreadable_file_is_skipped_with_one_warning_and_checkpoints_go_on";
+    crate::support::user::as_unprivileged_user(NAME, |user| {
+        let server = FakeServer::start(vec![
+            Reply::tool_calls(vec![Call::new(
+                "b1",
+                "bash",
+                r#"{"command":"echo x > f.txt"}"#,
+            )]),
+            Reply::tool_calls(vec![Call::new(
+                "b2",
+                "bash",
+                r#"{"command":"echo y >> f.txt"}"#,
+            )]),
+            Reply::text("Done."),
+        ]);
+        let mut hx = user.hx();
+        // A repository of its own: the test folder may lie in this one's ignored `target/`.
+        hx.write_file("a.txt", "kept\n")
+            .write_file("locked.txt", "nobody reads this\n");
+        let ws = hx.workspace().to_path_buf();
+        git(&ws, &["init", "-q", "."]);
+        git(&ws, &["add", "-A"]);
+        git(&ws, &["commit", "-qm", "init"]);
+        hx.write_file("secret.txt", "nor this\n");
+        // One tracked, one untracked.
+        let locked = ws.join("locked.txt");
+        for f in [&locked, &ws.join("secret.txt")] {
+            std::fs::set_permissions(f, std::fs::Permissions::from_mode(0o000)).expect("chmod");
+        }
+        hx.env("DEEPSEEK_BASE_URL", server.url())
+            .args(["agent", "write"]);
+        let run = user.run(&hx);
+        run.assert_code(0);
+        assert_eq!(run.stdout, "Done.\n", "{}", run.dump());
+        assert!(
+            !run.stderr.contains("no checkpoint taken"),
+            "{}",
+            run.stderr
+        );
+        let skipped: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("cannot read"))
+            .collect();
+        assert_eq!(skipped.len(), 1, "{}", run.stderr);
+        assert!(
+            skipped[0].contains("locked.txt") && skipped[0].contains("secret.txt"),
+            "{}",
+            run.stderr
+        );
+        let numbered: Vec<u64> = checkpoint_lines(&hx)
+            .iter()
+            .filter_map(|c| c["n"].as_u64())
+            .collect();
+        assert_eq!(numbered, [1, 2, 3], "{}", run.stderr);
+
+        let diff = user.run_args(&hx, &["diff"]);
+        diff.assert_code(0);
+        assert!(diff.stdout.contains("+x\n+y\n"), "{}", diff.dump());
+        assert!(!diff.stdout.contains("locked.txt"), "{}", diff.dump());
+        assert!(!diff.stdout.contains("secret.txt"), "{}", diff.dump());
+        user.run_args(&hx, &["rewind", "1", "--yes"]).assert_code(0);
+        assert!(!hx.workspace().join("f.txt").exists());
+        // Not in any checkpoint, so no turn's to undo: left as it was.
+        let mode = std::fs::symlink_metadata(&locked)
+            .expect("locked")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0, "locked.txt left alone");
+        assert_eq!(hx.read_file("a.txt"), "kept\n");
+    });
 }

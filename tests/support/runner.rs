@@ -250,7 +250,8 @@ impl Hx {
         cmd
     }
 
-    fn command_with(&self, args: &[OsString]) -> Command {
+    /// The command of a run with `args` instead of the prepared ones.
+    pub fn command_with(&self, args: &[OsString]) -> Command {
         let mut cmd = self.base_command(args);
         // Own process group, so a timeout can kill hx together with anything it started.
         cmd.process_group(0);

@@ -199,6 +199,15 @@ impl User {
         super::confine::run(cmd, hx.time_limit())
     }
 
+    /// Runs hx with `args` (not the prepared ones) as the user, to its end.
+    pub fn run_args(&self, hx: &Hx, args: &[&str]) -> Run {
+        self.hand_over(hx);
+        let args: Vec<std::ffi::OsString> = args.iter().map(Into::into).collect();
+        let mut cmd = hx.command_with(&args);
+        self.as_user(&mut cmd);
+        super::confine::run(cmd, hx.time_limit())
+    }
+
     /// Starts `argv` as the user (a process of theirs for a command to try to reach).
     pub fn spawn(&self, argv: &[&str]) -> std::process::Child {
         let mut cmd = Command::new(argv[0]);
