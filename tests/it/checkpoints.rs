@@ -822,3 +822,94 @@ fn a_session_discarded_for_a_401_takes_its_checkpoint_with_it() {
     assert!(hx.session_files().is_empty(), "{}", run.dump());
     assert_eq!(store_line(&hx, "sessions:"), "sessions:    0");
 }
+
+/// The first `name` on the test's own PATH.
+fn on_path(name: &str) -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_else(|| panic!("{name} on PATH"))
+}
+
+/// Issue 32, item 7: a process still running swaps a file, and a folder on another file's
+/// way, for links out of the workspace while the rewind writes them back. Simulated at the
+/// worst moment, deterministically: a `git` first on the rewind's PATH (outside the workspace,
+/// as hx requires) that makes the swaps right after every `checkout-index` (how a rewind
+/// wrote files before) and `cat-file blob` (how it reads each one now). Whatever the rewind
+/// does next (a mode kept, a file written), the files outside keep their mode and bytes.
+#[test]
+fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"chmod +x script.sh && echo more >> src/lib.rs"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    repo(&mut hx);
+    let ws = hx.workspace().to_path_buf();
+    hx.args(["agent", "change modes"]);
+    hx.run().assert_code(0);
+
+    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).expect("tempdir");
+    let secret = outside.path().join("bashrc");
+    let secret_dir = outside.path().join("dir");
+    std::fs::create_dir(&secret_dir).expect("mkdir");
+    for f in [secret.clone(), secret_dir.join("lib.rs")] {
+        std::fs::write(&f, "the user's own\n").expect("write");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let bin = outside.path().join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n{git} \"$@\"\nrc=$?\ncase \" $* \" in *\" checkout-index \"*|*\" cat-file blob \"*)\n\
+             /bin/rm -rf '{ws}/script.sh' '{ws}/src'\n\
+             /bin/ln -s '{secret}' '{ws}/script.sh'\n\
+             /bin/ln -s '{dir}' '{ws}/src'\n;;\nesac\nexit $rc\n",
+            git = on_path("git").display(),
+            ws = ws.display(),
+            secret = secret.display(),
+            dir = secret_dir.display(),
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![bin.clone()];
+    dirs.extend(std::env::split_paths(&path));
+    hx.env("PATH", std::env::join_paths(dirs).expect("a PATH"));
+
+    let rewound = hx.run_args(&["rewind", "1", "--code", "--yes"]);
+    // The folder swapped before its file was written is left alone, and said so.
+    rewound.assert_code(0);
+    assert!(
+        rewound.stderr.contains("left alone") && rewound.stderr.contains("src/lib.rs"),
+        "{}",
+        rewound.dump()
+    );
+    for f in [secret, secret_dir.join("lib.rs")] {
+        let meta = std::fs::symlink_metadata(&f).expect("still there");
+        assert_eq!(
+            meta.permissions().mode() & 0o7777,
+            0o600,
+            "{} keeps its mode\n{}",
+            f.display(),
+            rewound.dump()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&f).expect("read"),
+            "the user's own\n",
+            "{} keeps its bytes\n{}",
+            f.display(),
+            rewound.dump()
+        );
+    }
+}
