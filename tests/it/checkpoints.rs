@@ -840,8 +840,7 @@ fn on_path(name: &str) -> std::path::PathBuf {
 /// as hx requires) that makes the swaps right after every `checkout-index` (how a rewind
 /// wrote files before) and `cat-file blob` (how it reads each one now). Whatever the rewind
 /// does next (a mode kept, a file written), the files outside keep their mode and bytes.
-#[test]
-fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
+fn rewind_link_race(mut hx: Hx, run: impl Fn(&mut Hx, &[&str]) -> crate::support::Run) {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new(
             "b1",
@@ -850,21 +849,21 @@ fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
         )]),
         Reply::text("Done."),
     ]);
-    let mut hx = Hx::new(&server);
+    hx.env("DEEPSEEK_BASE_URL", server.url());
     repo(&mut hx);
     let ws = hx.workspace().to_path_buf();
-    hx.args(["agent", "change modes"]);
-    hx.run().assert_code(0);
+    run(&mut hx, &["agent", "change modes"]).assert_code(0);
 
-    let outside = tempfile::tempdir_in(crate::support::outside_tmp()).expect("tempdir");
-    let secret = outside.path().join("bashrc");
-    let secret_dir = outside.path().join("dir");
-    std::fs::create_dir(&secret_dir).expect("mkdir");
+    // Beside the workspace, so an unprivileged run's user owns them, as a user's ~/.bashrc.
+    let outside = ws.parent().expect("the test folder").join("outside");
+    let secret = outside.join("bashrc");
+    let secret_dir = outside.join("dir");
+    std::fs::create_dir_all(&secret_dir).expect("mkdir");
     for f in [secret.clone(), secret_dir.join("lib.rs")] {
         std::fs::write(&f, "the user's own\n").expect("write");
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     }
-    let bin = outside.path().join("bin");
+    let bin = ws.parent().expect("the test folder").join("bin");
     std::fs::create_dir(&bin).expect("mkdir");
     let wrapper = bin.join("git");
     std::fs::write(
@@ -887,14 +886,8 @@ fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
     dirs.extend(std::env::split_paths(&path));
     hx.env("PATH", std::env::join_paths(dirs).expect("a PATH"));
 
-    let rewound = hx.run_args(&["rewind", "1", "--code", "--yes"]);
-    // The folder swapped before its file was written is left alone, and said so.
-    rewound.assert_code(0);
-    assert!(
-        rewound.stderr.contains("left alone") && rewound.stderr.contains("src/lib.rs"),
-        "{}",
-        rewound.dump()
-    );
+    let rewound = run(&mut hx, &["rewind", "1", "--code", "--yes"]);
+    // Nothing outside changed (what failed before), whatever the rewind reports.
     for f in [secret, secret_dir.join("lib.rs")] {
         let meta = std::fs::symlink_metadata(&f).expect("still there");
         assert_eq!(
@@ -912,4 +905,35 @@ fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
             rewound.dump()
         );
     }
+    // The folder swapped before its file was written is left alone, and said so.
+    rewound.assert_code(0);
+    assert!(
+        rewound.stderr.contains("left alone") && rewound.stderr.contains("src/lib.rs"),
+        "{}",
+        rewound.dump()
+    );
+}
+
+#[test]
+fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
+    rewind_link_race(
+        Hx::new_offline_in(&crate::support::outside_tmp()),
+        |hx, args| {
+            hx.clear_args().args(args);
+            hx.run()
+        },
+    );
+}
+
+#[test]
+fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs_as_a_user() {
+    crate::support::user::as_unprivileged_user(
+        "a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs_as_a_user",
+        |user| {
+            rewind_link_race(user.hx(), |hx, args| {
+                hx.clear_args().args(args);
+                user.run(hx)
+            })
+        },
+    );
 }
