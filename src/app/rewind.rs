@@ -119,7 +119,10 @@ pub struct CodeRewound {
 /// `n` back (removing what they created, bringing back what they deleted), leaving every other
 /// path alone. A path that was also changed outside the turns stops it unless `force`.
 /// Before anything is written, the workspace is taken as a checkpoint (`safety`), which the
-/// caller records, so the rewind can be undone.
+/// caller records, so the rewind can be undone. The run's commands (in `hx chat`) are
+/// stopped throughout, so none changes a file, or swaps a folder for a link, while the rewind
+/// looks and writes; `hx rewind` runs with no pod of its own and relies on the restore's
+/// descriptors alone.
 pub async fn rewind_code(
     store: &Store,
     session: &str,
@@ -129,6 +132,9 @@ pub async fn rewind_code(
 ) -> Result<CodeRewound, Refused> {
     let at = find(checkpoints, n).map_err(Refused::Other)?;
     let target = snap(&checkpoints[at].line);
+    let _still = crate::tools::editor::hold_still()
+        .await
+        .map_err(Refused::Other)?;
     let safety = now(store, session, checkpoints)
         .await
         .map_err(Refused::Other)?;

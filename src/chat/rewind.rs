@@ -152,6 +152,11 @@ impl Chat {
                     for p in rewind::shown(store, &r.restored.removed) {
                         said.push(format!("removed {p}"));
                     }
+                    for p in rewind::shown(store, &r.restored.refused) {
+                        said.push(format!(
+                            "hx: left alone (a link or a file is where a folder on its way was): {p}"
+                        ));
+                    }
                     paths = r.restored.written.len() + r.restored.removed.len();
                     for line in rewind::lines_of(&r, n, next, session.messages().len()) {
                         session.record_checkpoint(line);

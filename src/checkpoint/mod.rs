@@ -30,6 +30,7 @@ use std::sync::Mutex;
 use crate::paths::Env;
 
 pub mod git;
+mod place;
 mod restore;
 mod snapshot;
 mod store;
@@ -110,7 +111,7 @@ pub struct Changes {
 pub struct Restored {
     pub written: Vec<String>,
     pub removed: Vec<String>,
-    /// Paths left alone because a folder on their way is a link now.
+    /// Paths left alone because a link (or a file) is where a folder on their way was.
     pub refused: Vec<String>,
 }
 

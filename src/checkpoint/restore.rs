@@ -1,12 +1,11 @@
 //! Reading checkpoints back: what changed between two, the diff, and a restore that writes
-//! a checkpoint's files into the workspace without ever going through a link.
+//! a checkpoint's files into the workspace without ever going through a link (`place`).
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
 
 use super::git::Run;
+use super::place;
 use super::{safe_rel, split_paths, Changes, Restored, Store, LIST_BYTES};
 
 impl Store {
@@ -121,7 +120,9 @@ impl Store {
     /// Gives each of `paths` its content and mode in the target back, as `differences` (of
     /// the target and now) says they are there, and removes those the target does not have.
     /// Other paths are left alone. A regular file that is rewritten keeps its permission
-    /// bits, but for the executable bit, which is the target's.
+    /// bits, but for the executable bit, which is the target's. Everything on the disk goes
+    /// through open folders and never through a link (`place`); a path with a link (or a
+    /// file) where a folder of its way should be is left alone, in `refused`.
     pub async fn restore(
         &self,
         target: &BTreeMap<String, Option<(String, String)>>,
@@ -130,6 +131,9 @@ impl Store {
         let _lock = self.lock().await?;
         let mut done = Restored::default();
         let mut write: Vec<(&String, &String, &String)> = Vec::new();
+        // The workspace's own folders (the store's work tree is the repository's top) are
+        // never removed for being empty.
+        let keep = 1 + self.prefix.split('/').filter(|c| !c.is_empty()).count();
         // Deepest first, so a folder a turn made is empty when its files are gone.
         let mut sorted: Vec<&String> = paths.iter().filter(|p| safe_rel(p)).collect();
         sorted.sort_by(|a, b| b.cmp(a));
@@ -137,125 +141,65 @@ impl Store {
             let Some(entry) = target.get(p.as_str()) else {
                 continue;
             };
-            if !self.beneath_no_link(p) {
-                done.refused.push(p.clone());
-                continue;
-            }
-            let full = self.git.work_tree.join(p);
             if let Some((mode, hash)) = entry {
                 write.push((p, mode, hash));
                 continue;
             }
-            match std::fs::symlink_metadata(&full) {
-                Ok(m) if m.is_dir() => {
-                    if std::fs::remove_dir(&full).is_ok() {
+            match place::folders(&self.git.work_tree, p, false) {
+                Ok((open, name)) => {
+                    let Some(at) = open.last() else { continue };
+                    if place::remove(at, name) {
                         done.removed.push(p.clone());
+                        place::remove_empty(&open, p, keep);
                     }
                 }
-                Ok(_) => {
-                    if std::fs::remove_file(&full).is_ok() {
-                        done.removed.push(p.clone());
-                    }
-                    self.remove_empty_parents(p);
-                }
+                Err(place::Blocked::NotFolder) => done.refused.push(p.clone()),
                 Err(_) => {}
             }
         }
-        if !write.is_empty() {
-            // What each file's permissions are now, to keep them (git knows only 644/755).
-            let before: BTreeMap<&String, u32> = write
-                .iter()
-                .filter_map(|(p, _, _)| {
-                    let m = std::fs::symlink_metadata(self.git.work_tree.join(p)).ok()?;
-                    m.is_file().then(|| (*p, m.permissions().mode() & 0o7777))
-                })
-                .collect();
-            // An index of just these entries, checked out.
-            let index = self.dir.join("restore.index");
-            let _ = std::fs::remove_file(&index);
-            let run = || Run {
-                index: Some(&index),
-                limit: LIST_BYTES,
-                ..Run::default()
+        // Shallowest first: a folder the target has is made before what it holds.
+        write.reverse();
+        for (p, mode, hash) in write {
+            let mode = u32::from_str_radix(mode, 8).unwrap_or(0);
+            let link = match mode & 0o170000 {
+                0o100000 => false,
+                0o120000 => true,
+                // A submodule's commit: nothing of it is kept here.
+                _ => continue,
             };
-            let mut info = Vec::new();
-            let mut names = Vec::new();
-            for (p, mode, hash) in &write {
-                let _ = writeln!(info, "{mode} {hash}\t{p}");
-                names.extend_from_slice(p.as_bytes());
-                names.push(0);
-            }
-            let result = async {
-                self.git
-                    .run(
-                        &["update-index", "--index-info"],
-                        Run {
-                            stdin: Some(info),
-                            ..run()
-                        },
-                    )
-                    .await?;
-                self.git
-                    .run(
-                        &["checkout-index", "-f", "-z", "--stdin"],
-                        Run {
-                            stdin: Some(names),
-                            ..run()
-                        },
-                    )
-                    .await
-            }
-            .await;
-            let _ = std::fs::remove_file(&index);
-            result.map_err(|e| e.to_string())?;
-            for (p, mode, _) in write {
-                let mode = u32::from_str_radix(mode, 8).unwrap_or(0);
-                if let (Some(old), true) = (before.get(p), mode & 0o170000 == 0o100000) {
-                    let exec = mode & 0o111 != 0;
-                    let keep = old & 0o666 | if exec { (old & 0o444) >> 2 } else { 0 };
-                    let _ = std::fs::set_permissions(
-                        self.git.work_tree.join(p),
-                        std::fs::Permissions::from_mode(keep),
-                    );
+            let bytes = self
+                .git
+                .run(
+                    &["cat-file", "blob", hash],
+                    Run {
+                        limit: LIST_BYTES,
+                        ..Run::default()
+                    },
+                )
+                .await
+                .map_err(|e| format!("cannot read {p} from the checkpoint: {e}"))?;
+            let (open, name) = match place::folders(&self.git.work_tree, p, true) {
+                Ok(o) => o,
+                Err(place::Blocked::NotFolder) => {
+                    done.refused.push(p.clone());
+                    continue;
                 }
-                done.written.push(p.clone());
-            }
+                Err(place::Blocked::Missing) => return Err(format!("cannot restore {p}")),
+                Err(place::Blocked::Failed(e)) => return Err(format!("cannot restore {p}: {e}")),
+            };
+            let Some(at) = open.last() else { continue };
+            let content = if link {
+                place::Content::Link(&bytes)
+            } else {
+                place::Content::File(&bytes, mode & 0o111 != 0)
+            };
+            place::put(at, name, content).map_err(|e| format!("cannot restore {p}: {e}"))?;
+            done.written.push(p.clone());
         }
         done.removed.sort();
         done.written.sort();
+        done.refused.sort();
         Ok(done)
-    }
-
-    /// Whether every folder on the way to `rel` (below the work tree) is a real folder, not a
-    /// link: a path is never removed through a link.
-    fn beneath_no_link(&self, rel: &str) -> bool {
-        let mut at = self.git.work_tree.clone();
-        let parts: Vec<&str> = rel.split('/').collect();
-        for part in &parts[..parts.len().saturating_sub(1)] {
-            at.push(part);
-            match std::fs::symlink_metadata(&at) {
-                Ok(m) if m.file_type().is_symlink() => return false,
-                Ok(m) if !m.is_dir() => return true,
-                Err(_) => return true,
-                Ok(_) => {}
-            }
-        }
-        true
-    }
-
-    /// Removes the folders above `rel` that its removal left empty, up to the workspace (a
-    /// folder the target has files in gets them back from the checkout that follows).
-    fn remove_empty_parents(&self, rel: &str) {
-        let mut parent = Path::new(rel).parent();
-        while let Some(p) = parent.filter(|p| !p.as_os_str().is_empty()) {
-            if p.as_os_str().len() < self.prefix.len() {
-                break;
-            }
-            if std::fs::remove_dir(self.git.work_tree.join(p)).is_err() {
-                break;
-            }
-            parent = p.parent();
-        }
     }
 
     /// A tree that is `base` with `paths` as they are in `top`: the changes of those paths

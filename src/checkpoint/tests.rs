@@ -453,18 +453,147 @@ async fn restore_does_not_write_through_a_folder_that_became_a_link() {
     );
     let names: Vec<String> = target.keys().cloned().collect();
     let done = store.restore(&target, &names).await.expect("restore");
-    // The link itself is a path of the workspace and goes; the file beyond it is refused.
+    // The link itself is a path of the workspace and goes first; the folder is made again
+    // in its place, and nothing is written beyond the link.
     assert_eq!(
         done,
         Restored {
-            written: Vec::new(),
+            written: strings(&["dir/f.txt"]),
             removed: strings(&["dir"]),
-            refused: strings(&["dir/f.txt"]),
+            refused: Vec::new(),
         }
     );
     assert_eq!(
         std::fs::read_to_string(outside.join("f.txt")).expect("read"),
         "outside\n"
+    );
+    assert!(!std::fs::symlink_metadata(ws.join("dir"))
+        .expect("dir")
+        .file_type()
+        .is_symlink());
+    assert_eq!(place.read("dir/f.txt"), "one\n");
+}
+
+#[tokio::test]
+async fn restore_replaces_a_file_that_became_a_link_and_leaves_its_target_alone() {
+    let place = Place::new();
+    let ws = place.ws();
+    let outside = place.path().join("bashrc");
+    write(&outside, "the user's own\n");
+    set_mode(&outside, 0o600);
+    place.write("script.sh", "#!/bin/sh\n");
+    let store = place.store().await;
+    let (before, _) = store.snapshot("s", None).await.expect("before");
+
+    // A turn made it executable; then something swapped it for a link out.
+    set_mode(&ws.join("script.sh"), 0o755);
+    let (after, _) = store.snapshot("s", Some(&before)).await.expect("after");
+    std::fs::remove_file(ws.join("script.sh")).expect("rm");
+    std::os::unix::fs::symlink(&outside, ws.join("script.sh")).expect("symlink");
+
+    let target = store
+        .differences(&before.tree, &after.tree)
+        .await
+        .expect("differences");
+    let names: Vec<String> = target.keys().cloned().collect();
+    let done = store.restore(&target, &names).await.expect("restore");
+    assert_eq!(done.written, strings(&["script.sh"]));
+    assert_eq!(mode_of(&outside), 0o600);
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "the user's own\n"
+    );
+    let meta = std::fs::symlink_metadata(ws.join("script.sh")).expect("script");
+    assert!(meta.is_file());
+    assert_eq!(mode_of(&ws.join("script.sh")) & 0o111, 0);
+    assert_eq!(place.read("script.sh"), "#!/bin/sh\n");
+}
+
+#[test]
+fn place_opens_no_folder_through_a_link_or_a_file_and_removes_a_link_not_its_target() {
+    let place = Place::new();
+    let ws = place.ws();
+    let outside = place.path().join("outside");
+    write(&outside.join("x.txt"), "outside\n");
+    std::os::unix::fs::symlink(&outside, ws.join("ln")).expect("symlink");
+    std::os::unix::fs::symlink(outside.join("x.txt"), ws.join("file-ln")).expect("symlink");
+    place.write("plain", "a file\n");
+
+    for rel in ["ln/x.txt", "plain/x.txt"] {
+        assert!(
+            matches!(
+                place::folders(&ws, rel, true),
+                Err(place::Blocked::NotFolder)
+            ),
+            "{rel}"
+        );
+    }
+    assert!(!outside.join("x.txt").join("x.txt").exists());
+    assert!(matches!(
+        place::folders(&ws, "none/x.txt", false),
+        Err(place::Blocked::Missing)
+    ));
+    // Made when asked, one folder at a time.
+    let (open, name) = place::folders(&ws, "new/deep/f.txt", true).expect("made");
+    assert_eq!((open.len(), name), (3, "f.txt"));
+    assert!(ws.join("new/deep").is_dir());
+
+    // A removal takes the link itself.
+    let (open, name) = place::folders(&ws, "file-ln", false).expect("top");
+    assert!(place::remove(&open[0], name));
+    assert!(!ws.join("file-ln").exists());
+    assert_eq!(
+        std::fs::read_to_string(outside.join("x.txt")).expect("read"),
+        "outside\n"
+    );
+    // And empty folders go up to the kept depth, not beyond.
+    let (open, _) = place::folders(&ws, "new/deep/f.txt", false).expect("open");
+    place::remove_empty(&open, "new/deep/f.txt", 2);
+    assert!(!ws.join("new/deep").exists());
+    assert!(ws.join("new").is_dir());
+}
+
+#[test]
+fn place_put_writes_a_link_and_a_file_in_place_of_whatever_was_there() {
+    let place = Place::new();
+    let ws = place.ws();
+    let outside = place.path().join("outside.txt");
+    write(&outside, "outside\n");
+    set_mode(&outside, 0o600);
+    std::os::unix::fs::symlink(&outside, ws.join("f")).expect("symlink");
+    place.write("kept", "old\n");
+    set_mode(&ws.join("kept"), 0o640);
+
+    let (open, _) = place::folders(&ws, "f", false).expect("top");
+    let at = &open[0];
+    place::put(at, "f", place::Content::File(b"new\n", true)).expect("put");
+    assert_eq!(place.read("f"), "new\n");
+    assert!(std::fs::symlink_metadata(ws.join("f"))
+        .expect("f")
+        .is_file());
+    assert_eq!(mode_of(&outside), 0o600);
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "outside\n"
+    );
+
+    // A file that was there keeps its bits, with the target's executable bit.
+    place::put(at, "kept", place::Content::File(b"v2\n", true)).expect("put");
+    assert_eq!(mode_of(&ws.join("kept")), 0o750);
+    place::put(at, "l", place::Content::Link(b"kept")).expect("link");
+    assert_eq!(
+        std::fs::read_link(ws.join("l")).expect("readlink"),
+        Path::new("kept")
+    );
+    // No temporary name is left behind.
+    let names: Vec<String> = std::fs::read_dir(&ws)
+        .expect("ls")
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        names.iter().all(|n| !n.starts_with(".hx-restore")),
+        "{names:?}"
     );
 }
 

@@ -291,7 +291,7 @@ async fn rewind_async(
                     outln!("removed {p}");
                 }
                 for p in rewind::shown(store, &r.restored.refused) {
-                    errln!("hx: warning: left alone (a folder on its way is a link now): {p}");
+                    errln!("hx: warning: left alone (a link or a file is where a folder on its way was): {p}");
                 }
                 paths = shown_written.len() + shown_removed.len();
                 // The messages the history has at the end, for the checkpoint of now.

@@ -999,3 +999,118 @@ fn an_unreadable_file_is_skipped_with_one_warning_and_checkpoints_go_on() {
         assert_eq!(hx.read_file("a.txt"), "kept\n");
     });
 }
+
+/// The first `name` on the test's own PATH.
+fn on_path(name: &str) -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .and_then(|p| {
+            std::env::split_paths(&p)
+                .map(|d| d.join(name))
+                .find(|f| f.is_file())
+        })
+        .unwrap_or_else(|| panic!("{name} on PATH"))
+}
+
+/// Issue 32, item 7: a process still running swaps a file, and a folder on another file's
+/// way, for links out of the workspace while the rewind writes them back. Simulated at the
+/// worst moment, deterministically: a `git` first on the rewind's PATH (outside the workspace,
+/// as hx requires) that makes the swaps right after every `checkout-index` (how a rewind
+/// wrote files before) and `cat-file blob` (how it reads each one now). Whatever the rewind
+/// does next (a mode kept, a file written), the files outside keep their mode and bytes.
+fn rewind_link_race(mut hx: Hx, run: impl Fn(&mut Hx, &[&str]) -> crate::support::Run) {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"chmod +x script.sh && echo more >> src/lib.rs"}"#,
+        )]),
+        Reply::text("Done."),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url());
+    repo(&mut hx);
+    let ws = hx.workspace().to_path_buf();
+    run(&mut hx, &["agent", "change modes"]).assert_code(0);
+
+    // Beside the workspace, so an unprivileged run's user owns them, as a user's ~/.bashrc.
+    let outside = ws.parent().expect("the test folder").join("outside");
+    let secret = outside.join("bashrc");
+    let secret_dir = outside.join("dir");
+    std::fs::create_dir_all(&secret_dir).expect("mkdir");
+    for f in [secret.clone(), secret_dir.join("lib.rs")] {
+        std::fs::write(&f, "the user's own\n").expect("write");
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    }
+    let bin = ws.parent().expect("the test folder").join("bin");
+    std::fs::create_dir(&bin).expect("mkdir");
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n{git} \"$@\"\nrc=$?\ncase \" $* \" in *\" checkout-index \"*|*\" cat-file blob \"*)\n\
+             /bin/rm -rf '{ws}/script.sh' '{ws}/src'\n\
+             /bin/ln -s '{secret}' '{ws}/script.sh'\n\
+             /bin/ln -s '{dir}' '{ws}/src'\n;;\nesac\nexit $rc\n",
+            git = on_path("git").display(),
+            ws = ws.display(),
+            secret = secret.display(),
+            dir = secret_dir.display(),
+        ),
+    )
+    .expect("write the wrapper");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut dirs = vec![bin.clone()];
+    dirs.extend(std::env::split_paths(&path));
+    hx.env("PATH", std::env::join_paths(dirs).expect("a PATH"));
+
+    let rewound = run(&mut hx, &["rewind", "1", "--code", "--yes"]);
+    // Nothing outside changed (what failed before), whatever the rewind reports.
+    for f in [secret, secret_dir.join("lib.rs")] {
+        let meta = std::fs::symlink_metadata(&f).expect("still there");
+        assert_eq!(
+            meta.permissions().mode() & 0o7777,
+            0o600,
+            "{} keeps its mode\n{}",
+            f.display(),
+            rewound.dump()
+        );
+        assert_eq!(
+            std::fs::read_to_string(&f).expect("read"),
+            "the user's own\n",
+            "{} keeps its bytes\n{}",
+            f.display(),
+            rewound.dump()
+        );
+    }
+    // The folder swapped before its file was written is left alone, and said so.
+    rewound.assert_code(0);
+    assert!(
+        rewound.stderr.contains("left alone") && rewound.stderr.contains("src/lib.rs"),
+        "{}",
+        rewound.dump()
+    );
+}
+
+#[test]
+fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs() {
+    rewind_link_race(
+        Hx::new_offline_in(&crate::support::outside_tmp()),
+        |hx, args| {
+            hx.clear_args().args(args);
+            hx.run()
+        },
+    );
+}
+
+#[test]
+fn a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs_as_a_user() {
+    crate::support::user::as_unprivileged_user(
+        "a_rewind_never_changes_a_file_through_a_link_swapped_in_while_it_runs_as_a_user",
+        |user| {
+            rewind_link_race(user.hx(), |hx, args| {
+                hx.clear_args().args(args);
+                user.run(hx)
+            })
+        },
+    );
+}
