@@ -544,8 +544,14 @@ mod tests {
     /// folder of a place are found; kept paths are not.
     #[test]
     fn scanning_finds_sockets_by_place() {
-        // Not in /tmp, which the pod replaces, so the sweep never looks there.
-        let base = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+        // Not in /tmp, which the pod replaces, so the sweep never looks there; a checkout
+        // may lie there itself (CI's may), and then /var/tmp serves.
+        let target = Path::new(env!("CARGO_MANIFEST_DIR")).join("target");
+        let base = if target.starts_with("/tmp") {
+            PathBuf::from("/var/tmp")
+        } else {
+            target
+        };
         std::fs::create_dir_all(&base).unwrap();
         let d = tempfile::tempdir_in(&base).unwrap();
         let root = d.path().canonicalize().unwrap();
