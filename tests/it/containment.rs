@@ -20,17 +20,7 @@ pub(crate) fn turn(
     commands: &[&str],
     start: impl FnOnce(&Hx) -> Run,
 ) -> (Vec<String>, Run) {
-    let calls: Vec<Call> = commands
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            Call::new(
-                &format!("c{i}"),
-                "bash",
-                &json!({ "command": c }).to_string(),
-            )
-        })
-        .collect();
+    let calls: Vec<Call> = Call::bash_each(commands);
     let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
     hx.env("DEEPSEEK_BASE_URL", server.url())
         .args(["agent", "run the commands"]);

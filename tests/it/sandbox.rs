@@ -15,17 +15,7 @@ const NOTE: &str = "[sandbox] hx's sandbox refused the write to ";
 /// Runs one turn of bash calls and returns each call's tool message, in call order, with the
 /// finished run.
 fn bash_turn(hx: &mut Hx, commands: &[&str]) -> (Vec<String>, Run) {
-    let calls: Vec<Call> = commands
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            Call::new(
-                &format!("c{i}"),
-                "bash",
-                &json!({ "command": c }).to_string(),
-            )
-        })
-        .collect();
+    let calls: Vec<Call> = Call::bash_each(commands);
     let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
     hx.env("DEEPSEEK_BASE_URL", server.url())
         .args(["agent", "run the commands"]);
@@ -769,17 +759,7 @@ fn commands_start_with_default_signals_in_and_out_of_the_sandbox() {
         ("workspace-write", true),
         ("off", false),
     ] {
-        let calls = [SIGNALS, PIPE]
-            .iter()
-            .enumerate()
-            .map(|(i, c)| {
-                Call::new(
-                    &format!("c{i}"),
-                    "bash",
-                    &json!({ "command": c }).to_string(),
-                )
-            })
-            .collect();
+        let calls = Call::bash_each(&[SIGNALS, PIPE]);
         let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
         let mut hx = Hx::new_offline_in(&outside_tmp());
         hx.env("DEEPSEEK_BASE_URL", server.url())

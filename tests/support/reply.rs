@@ -30,6 +30,21 @@ impl Call {
             arguments: arguments.into(),
         }
     }
+
+    /// One `bash` call per command, with ids `c0`, `c1`, ...
+    pub fn bash_each(commands: &[&str]) -> Vec<Call> {
+        commands
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                Call::new(
+                    &format!("c{i}"),
+                    "bash",
+                    &serde_json::json!({ "command": c }).to_string(),
+                )
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug)]
