@@ -1015,8 +1015,9 @@ fn on_path(name: &str) -> std::path::PathBuf {
 /// way, for links out of the workspace while the rewind writes them back. Simulated at the
 /// worst moment, deterministically: a `git` first on the rewind's PATH (outside the workspace,
 /// as hx requires) that makes the swaps right after every `checkout-index` (how a rewind
-/// wrote files before) and `cat-file blob` (how it reads each one now). Whatever the rewind
-/// does next (a mode kept, a file written), the files outside keep their mode and bytes.
+/// wrote files before) and `cat-file blob` or `cat-file --batch` (how it reads them now).
+/// Whatever the rewind does next (a mode kept, a file written), the files outside keep their
+/// mode and bytes.
 fn rewind_link_race(mut hx: Hx, run: impl Fn(&mut Hx, &[&str]) -> crate::support::Run) {
     let server = FakeServer::start(vec![
         Reply::tool_calls(vec![Call::new(
@@ -1046,7 +1047,7 @@ fn rewind_link_race(mut hx: Hx, run: impl Fn(&mut Hx, &[&str]) -> crate::support
     std::fs::write(
         &wrapper,
         format!(
-            "#!/bin/sh\n{git} \"$@\"\nrc=$?\ncase \" $* \" in *\" checkout-index \"*|*\" cat-file blob \"*)\n\
+            "#!/bin/sh\n{git} \"$@\"\nrc=$?\ncase \" $* \" in *\" checkout-index \"*|*\" cat-file blob \"*|*\" cat-file --batch \"*)\n\
              /bin/rm -rf '{ws}/script.sh' '{ws}/src'\n\
              /bin/ln -s '{secret}' '{ws}/script.sh'\n\
              /bin/ln -s '{dir}' '{ws}/src'\n;;\nesac\nexit $rc\n",
