@@ -8,17 +8,21 @@ use super::git::Run;
 use super::place;
 use super::{safe_rel, split_paths, Changes, Restored, Store, LIST_BYTES};
 
+/// Files read from the store before they are written: 16 of `max_file_bytes` (10 MiB by
+/// default) stay within `LIST_BYTES`, and a rewind holds no more than that in memory.
+const BLOBS_AT_ONCE: usize = 16;
+
 impl Store {
-    /// The bytes of the blobs `hashes` names, read with `git cat-file --batch` a few at a
-    /// time: one process per file made a rewind of 100 files twice as slow, and a batch of
-    /// at most 16 files of `max_file_bytes` stays within what one git answer may hold.
+    /// The bytes of the blobs `hashes` names, read with one `git cat-file --batch` (one
+    /// process per file made a rewind of 100 files twice as slow). The caller asks for at
+    /// most [`BLOBS_AT_ONCE`], so the answer stays within what one git answer may hold.
     async fn blobs(
         &self,
         hashes: &[&str],
     ) -> Result<std::collections::HashMap<String, Vec<u8>>, String> {
         let mut out = std::collections::HashMap::new();
-        for chunk in hashes.chunks(16) {
-            let input: String = chunk.iter().map(|h| format!("{h}\n")).collect();
+        {
+            let input: String = hashes.iter().map(|h| format!("{h}\n")).collect();
             let answer = self
                 .git
                 .run(
@@ -206,36 +210,47 @@ impl Store {
         }
         // Shallowest first: a folder the target has is made before what it holds.
         write.reverse();
-        let hashes: Vec<&str> = write.iter().map(|(_, _, h)| h.as_str()).collect();
-        let mut blobs = self.blobs(&hashes).await?;
-        for (p, mode, hash) in write {
-            let mode = u32::from_str_radix(mode, 8).unwrap_or(0);
-            let link = match mode & 0o170000 {
-                0o100000 => false,
-                0o120000 => true,
-                // A submodule's commit: nothing of it is kept here.
-                _ => continue,
-            };
-            let Some(bytes) = blobs.remove(hash.as_str()) else {
-                return Err(format!("cannot read {p} from the checkpoint"));
-            };
-            let (open, name) = match place::folders(&self.git.work_tree, p, true) {
-                Ok(o) => o,
-                Err(place::Blocked::NotFolder) => {
-                    done.refused.push(p.clone());
-                    continue;
-                }
-                Err(place::Blocked::Missing) => return Err(format!("cannot restore {p}")),
-                Err(place::Blocked::Failed(e)) => return Err(format!("cannot restore {p}: {e}")),
-            };
-            let Some(at) = open.last() else { continue };
-            let content = if link {
-                place::Content::Link(&bytes)
-            } else {
-                place::Content::File(&bytes, mode & 0o111 != 0)
-            };
-            place::put(at, name, content).map_err(|e| format!("cannot restore {p}: {e}"))?;
-            done.written.push(p.clone());
+        let files: Vec<(&String, u32, bool, &String)> = write
+            .into_iter()
+            .filter_map(|(p, mode, hash)| {
+                let mode = u32::from_str_radix(mode, 8).unwrap_or(0);
+                let link = match mode & 0o170000 {
+                    0o100000 => false,
+                    0o120000 => true,
+                    // A submodule's commit: nothing of it is kept here.
+                    _ => return None,
+                };
+                Some((p, mode, link, hash))
+            })
+            .collect();
+        for chunk in files.chunks(BLOBS_AT_ONCE) {
+            let hashes: Vec<&str> = chunk.iter().map(|(_, _, _, h)| h.as_str()).collect();
+            let blobs = self.blobs(&hashes).await?;
+            for &(p, mode, link, hash) in chunk {
+                // Two paths may hold the same bytes: the blob is read once, used by both.
+                let Some(bytes) = blobs.get(hash.as_str()) else {
+                    return Err(format!("cannot read {p} from the checkpoint"));
+                };
+                let (open, name) = match place::folders(&self.git.work_tree, p, true) {
+                    Ok(o) => o,
+                    Err(place::Blocked::NotFolder) => {
+                        done.refused.push(p.clone());
+                        continue;
+                    }
+                    Err(place::Blocked::Missing) => return Err(format!("cannot restore {p}")),
+                    Err(place::Blocked::Failed(e)) => {
+                        return Err(format!("cannot restore {p}: {e}"))
+                    }
+                };
+                let Some(at) = open.last() else { continue };
+                let content = if link {
+                    place::Content::Link(bytes)
+                } else {
+                    place::Content::File(bytes, mode & 0o111 != 0)
+                };
+                place::put(at, name, content).map_err(|e| format!("cannot restore {p}: {e}"))?;
+                done.written.push(p.clone());
+            }
         }
         done.removed.sort();
         done.written.sort();

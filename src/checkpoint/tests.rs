@@ -509,6 +509,33 @@ async fn restore_replaces_a_file_that_became_a_link_and_leaves_its_target_alone(
     assert_eq!(place.read("script.sh"), "#!/bin/sh\n");
 }
 
+/// Files that share their bytes share one blob, read once for all of them; more files than
+/// one batch of reads holds are all written back.
+#[tokio::test]
+async fn restore_writes_files_that_share_their_bytes_and_more_than_one_batch() {
+    let place = Place::new();
+    let names: Vec<String> = (0..40).map(|i| format!("f{i:02}.txt")).collect();
+    for n in &names {
+        place.write(n, "same\n");
+    }
+    let store = place.store().await;
+    let (before, _) = store.snapshot("s", None).await.expect("before");
+    for n in &names {
+        place.write(n, "changed\n");
+    }
+    let (after, _) = store.snapshot("s", Some(&before)).await.expect("after");
+    let target = store
+        .differences(&before.tree, &after.tree)
+        .await
+        .expect("differences");
+    let paths: Vec<String> = target.keys().cloned().collect();
+    let done = store.restore(&target, &paths).await.expect("restore");
+    assert_eq!(done.written, names);
+    for n in &names {
+        assert_eq!(place.read(n), "same\n", "{n}");
+    }
+}
+
 #[test]
 fn place_opens_no_folder_through_a_link_or_a_file_and_removes_a_link_not_its_target() {
     let place = Place::new();
