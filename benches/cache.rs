@@ -58,10 +58,12 @@ fn run(shape: &Shape) -> Measured {
         if n + 1 >= TURNS {
             return Reply::text("done").unpaced();
         }
+        // A file of its own each turn: the same call five times in a row is a loop, which
+        // hx stops.
         Reply::tool_calls(vec![Call::new(
             &format!("c{n}"),
             "read_file",
-            r#"{"path":"module.txt"}"#,
+            &format!(r#"{{"path":"module{n}.txt"}}"#),
         )])
         .with_content(&paragraph)
         .unpaced()
@@ -70,7 +72,9 @@ fn run(shape: &Shape) -> Measured {
     let line = "fn example(input: &str) -> Result<usize, String> { Ok(input.len()) }\n";
     let mut text = line.repeat(shape.output_bytes / line.len() + 1);
     text.truncate(shape.output_bytes);
-    hx.write_file("module.txt", &text);
+    for n in 0..TURNS {
+        hx.write_file(&format!("module{n}.txt"), &text);
+    }
     hx.write_user_config(
         "config.toml",
         &format!("context_window = {}\n", shape.window),
