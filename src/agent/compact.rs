@@ -119,7 +119,7 @@ impl Agent {
         loop {
             self.take_stated(meter);
             let size = meter.request(session.messages());
-            if meter.over_limit(size) {
+            if meter.over_limit(size, session.messages()) {
                 self.compact(session, (toolset, tools), meter, Trigger::Auto, size)
                     .await?;
             }
@@ -242,8 +242,10 @@ impl Agent {
         if let Some(reason) = self.hooks.notify(&event, cx).await.stop_run {
             return Err(Ended::Stopped(reason));
         }
-        let limit = meter.limit();
-        let budgets = Budgets::for_limit(limit);
+        let budgets = Budgets::for_limit(meter.limit());
+        // A prune must bring the request under the point where compaction starts, which may
+        // be below the limit (see `Meter::compact_point`), or the next request compacts again.
+        let limit = meter.compact_point(session.messages());
         if trigger != Trigger::Manual {
             let plan = prune_plan(session.messages(), toolset, &budgets, before, limit);
             let after = before.saturating_sub(plan.freed);
@@ -290,23 +292,11 @@ impl Agent {
         // and the instruction already says not to call a tool; calls made anyway are not run.
         //
         // It may use the window, less room for its answer (the summary and the reasoning
-        // before it); it is one request, not the limit's every turn.
-        let window_room = meter
-            .window()
-            .saturating_sub(budgets.summary.saturating_mul(2));
-        // Measured as the meter does (the server's last count, bytes / 3 for the rest): a
-        // history that fits so is sent whole, since shrinking it clears outputs inside the
-        // cached prefix. Only one that does not is shrunk, by the cautious count of its bytes.
-        let measured = meter
-            .request(session.messages())
-            .saturating_add(estimate::tokens(summary::PROMPT.len()));
-        let room = if measured <= window_room {
-            u64::MAX
-        } else {
-            window_room.saturating_sub(meter.overhead())
-        };
-        let input = summary::request(session.messages(), room)
-            .map_err(|size| Ended::Error(too_large(size, room, meter)))?;
+        // before it); it is one request, not the limit's every turn. Compaction started early
+        // enough for it to fit whole (`Meter::compact_point`) unless the last turn grew more
+        // than the one before it, or the window is too small for that.
+        let window_room = meter.summary_room();
+        let input = summary_input(session.messages(), meter, window_room)?;
         let req = self.chat_request(&input, tools);
         // Its text is not the answer: only its retries are shown.
         self.emit(&Event::RequestStarted);
@@ -401,6 +391,28 @@ impl Agent {
         meter.history_changed();
         Ok(())
     }
+}
+
+/// The messages of the summary request for `history`, at most `window_room` tokens as the
+/// meter counts them (the server's last count, bytes / 3 for the rest). A history that fits
+/// so is sent whole, since shrinking it rewrites the cached prefix. One that does not sheds
+/// what it passes by, counted in the estimate's tokens (which count more than the server's
+/// for the same bytes, so the server's count lands under the room): the newest outputs
+/// first, which were never sent (see `summary::request`).
+fn summary_input(
+    history: &[Message],
+    meter: &mut Meter,
+    window_room: u64,
+) -> Result<Vec<Message>, Ended> {
+    let instruction = estimate::message(&Message::User(summary::PROMPT.to_string()));
+    let measured = meter.request(history).saturating_add(instruction);
+    let room = match measured.checked_sub(window_room) {
+        None | Some(0) => u64::MAX,
+        Some(excess) => estimate::messages(history)
+            .saturating_add(instruction)
+            .saturating_sub(excess),
+    };
+    summary::request(history, room).map_err(|size| Ended::Error(too_large(size, room, meter)))
 }
 
 /// Tokens a cut result may come out above its share (the proportion of characters it keeps

@@ -336,7 +336,7 @@ impl Agent {
         // A compaction due before the first request would reshape the history the message's
         // checkpoint names a place in: then it is taken and recorded first.
         let size = run.meter.request(session.messages());
-        if run.meter.over_limit(size) {
+        if run.meter.over_limit(size, session.messages()) {
             self.message_checkpoint(session, &mut run, true).await;
         }
         loop {

@@ -251,9 +251,49 @@ impl Meter {
         self.measured = (0, 0);
     }
 
-    /// Whether a request of `size` tokens calls for compaction now.
-    pub fn over_limit(&self, size: u64) -> bool {
-        size > self.limit() && !(self.summary_failed && size <= self.window())
+    /// The largest summary request that leaves the window room for its answer: the summary
+    /// and the reasoning before it, twice the summary's budget.
+    pub fn summary_room(&self) -> u64 {
+        let budgets = super::Budgets::for_limit(self.limit());
+        self.window()
+            .saturating_sub(budgets.summary.saturating_mul(2))
+    }
+
+    /// The size past which a request sending `history` calls for compaction: the limit, or
+    /// less where the summary request must fit in [`Meter::summary_room`] as the request
+    /// before it plus the instruction (a window under about 80,000 tokens). Shrinking a
+    /// summary request rewrites the prefix the cache holds, so compaction starts while the
+    /// next request can still carry the instruction whole: it is taken to grow by what the
+    /// last turn added (the newest answer and what came after it). A turn larger than a
+    /// quarter of that room is no guide to the next one; if the next one is as large, its
+    /// summary request cuts the newest outputs, which were never sent.
+    ///
+    /// Compacting early costs the run room to work (what the point leaves above the tool
+    /// schemas), and a run compacts about as often as it fills that room, each time paying for
+    /// a summary request and a request that misses the cache whole. So the point moves only
+    /// while it keeps two thirds of that room (at most half as many compactions again): in
+    /// windows of up to about 10,000 tokens it would keep less, and there compaction waits
+    /// for the limit and the summary request is shrunk to fit.
+    pub fn compact_point(&self, history: &[Message]) -> u64 {
+        let limit = self.limit();
+        let room = self
+            .summary_room()
+            .saturating_sub(message(&Message::User(super::summary::PROMPT.to_string())));
+        let work = |at: u64| at.saturating_sub(self.overhead);
+        if room >= limit || work(room).saturating_mul(3) < work(limit).saturating_mul(2) {
+            return limit;
+        }
+        let last = history
+            .iter()
+            .rposition(|m| matches!(m, Message::Assistant { .. }))
+            .map_or(0, |i| messages(&history[i..]));
+        let growth = if last > room / 4 { 0 } else { last };
+        room.saturating_sub(growth)
+    }
+
+    /// Whether a request of `size` tokens sending `history` calls for compaction now.
+    pub fn over_limit(&self, size: u64, history: &[Message]) -> bool {
+        size > self.compact_point(history) && !(self.summary_failed && size <= self.window())
     }
 
     pub fn summary_failed(&mut self) {

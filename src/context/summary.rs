@@ -61,16 +61,22 @@ pub fn is_summary(m: &Message) -> bool {
 }
 
 /// The messages of the summary request: the history, then [`PROMPT`]. When that is more than
-/// `room` tokens, tool outputs are cleared (oldest first; those the model has not seen yet are
-/// cut to the room left, and cleared only when there is hardly any), then the oldest messages
-/// after the task are left out. `Err` is the size of what cannot be left out (system prompt,
-/// task, earlier summaries and the prompt) when even that passes `room`.
+/// `room` tokens, the outputs the model has not seen yet are cut to the room the rest leaves
+/// them: they were never sent, so the request still starts with the last one and the prompt
+/// cache hits on it. When the rest leaves them hardly any room, tool outputs are cleared
+/// instead (oldest first; the unseen ones cut to the room left, and cleared only when there is
+/// hardly any), then the oldest messages after the task are left out. `Err` is the size of
+/// what cannot be left out (system prompt, task, earlier summaries and the prompt) when even
+/// that passes `room`.
 pub fn request(history: &[Message], room: u64) -> Result<Vec<Message>, u64> {
     let mut msgs: Vec<Message> = history.to_vec();
     msgs.push(Message::User(PROMPT.to_string()));
     let mut size = estimate::messages(&msgs);
     if size <= room {
         return Ok(msgs);
+    }
+    if let Some(cut) = newest_cut(&msgs, history.len(), size, room) {
+        return Ok(cut);
     }
     // Outputs first: they are most of the bytes, and the calls that made them stay. The
     // newest are the model's to read here: this request is where it sees them.
@@ -109,6 +115,34 @@ pub fn request(history: &[Message], room: u64) -> Result<Vec<Message>, u64> {
     }
     drop_oldest(msgs, room)
 }
+
+/// `msgs` (the history, its first `history_len`, then the prompt; `size` tokens) with only
+/// the outputs the model has not seen cut, when that brings it within `room`.
+fn newest_cut(msgs: &[Message], history_len: usize, size: u64, room: u64) -> Option<Vec<Message>> {
+    let unseen = super::prune::unseen_from(&msgs[..history_len]);
+    let newest: Vec<(usize, u64)> = msgs
+        .iter()
+        .enumerate()
+        .take(history_len)
+        .skip(unseen)
+        .filter(|(_, m)| matches!(m, Message::Tool { .. }))
+        .map(|(i, m)| (i, estimate::message(m)))
+        .collect();
+    let theirs: u64 = newest.iter().map(|(_, s)| s).sum();
+    let rest = size.saturating_sub(theirs);
+    // The cut's share is an estimate of characters: aimed lower, so that it lands within.
+    let left = room.checked_sub(rest)?.saturating_sub(CUT_MARGIN);
+    if left < MIN_CUT {
+        return None;
+    }
+    let plan = super::prune::cut(msgs, &newest, left);
+    let mut out = msgs.to_vec();
+    super::prune::apply(&mut out, &plan.cleared);
+    (estimate::messages(&out) <= room).then_some(out)
+}
+
+/// Tokens a cut result may come out above its share.
+const CUT_MARGIN: u64 = 32;
 
 /// Tokens of room under which results are cleared rather than cut: a few lines of head and
 /// tail would tell the model less than the line saying they were cleared.

@@ -236,10 +236,10 @@ fn a_failed_summary_stops_proactive_compaction_until_the_window_is_at_stake() {
         },
         0,
     );
-    assert!(m.over_limit(6_000));
+    assert!(m.over_limit(6_000, &[]));
     m.summary_failed();
-    assert!(!m.over_limit(6_000));
-    assert!(m.over_limit(10_001));
+    assert!(!m.over_limit(6_000, &[]));
+    assert!(m.over_limit(10_001, &[]));
 }
 
 /// A history with `n` bash turns of `size`-byte outputs, after a loaded skill.
@@ -351,6 +351,74 @@ fn the_summary_request_cuts_the_newest_results_rather_than_clearing_them() {
         panic!("{shrunk:?}")
     };
     assert!(content.starts_with(prune::CLEARED_PREFIX), "{content}");
+}
+
+#[test]
+fn a_summary_request_over_its_room_cuts_only_the_newest_results_when_that_is_enough() {
+    let mut h = long_history(3, 3_000);
+    let last = h.len() - 1;
+    if let Some(Message::Tool { content, .. }) = h.get_mut(last) {
+        *content = format!("START{}END", "o".repeat(15_000));
+    }
+    // The rest takes about 3,500 tokens: 6,000 leaves the newest result (5,000) about 2,500.
+    let shrunk = summary::request(&h, 6_000).expect("fits");
+    assert!(estimate::messages(&shrunk) <= 6_000);
+    assert_eq!(
+        &shrunk[..last],
+        &h[..last],
+        "the request before it stays whole"
+    );
+    let Message::Tool { content, .. } = &shrunk[last] else {
+        panic!("{shrunk:?}")
+    };
+    assert!(
+        content.starts_with("START")
+            && content.ends_with("END")
+            && content.contains("hx cut this output"),
+        "{content}"
+    );
+    assert_eq!(shrunk.last(), Some(&user(summary::PROMPT)));
+}
+
+#[test]
+fn compaction_starts_where_the_summary_request_still_fits_whole() {
+    let at = |window: u64| {
+        Meter::new(
+            Settings {
+                window,
+                compact_at: CompactAt::Fraction(0.8),
+            },
+            0,
+        )
+    };
+    let h = long_history(3, 3_000);
+    let instruction = estimate::message(&user(summary::PROMPT));
+    let last_turn = estimate::messages(&h[h.len() - 2..]);
+    // 40,000: the summary request leaves twice the summary's 8,000 for its answer, so it
+    // fits 24,000; compaction comes while the next one can still carry the instruction.
+    let m = at(40_000);
+    assert_eq!(m.summary_room(), 24_000);
+    assert_eq!(m.compact_point(&h), 24_000 - instruction - last_turn);
+    assert!(m.over_limit(24_000 - instruction - last_turn + 1, &h));
+    assert!(!m.over_limit(24_000 - instruction - last_turn, &h));
+    // A turn larger than a quarter of that room is no guide to the next.
+    let mut big = h.clone();
+    big.push(turn(vec![call("b", "bash", r#"{"command":"ls"}"#)]));
+    big.push(tool("b", &"o".repeat(20_000)));
+    assert_eq!(m.compact_point(&big), 24_000 - instruction);
+    // 100,000: the room (84,000) is past the limit, which stands.
+    assert_eq!(at(100_000).compact_point(&h), 80_000);
+    // 1,000, and 10,000 with 2,000 tokens of tool schemas: compacting early would keep less
+    // than two thirds of the room to work; compaction waits for the limit.
+    assert_eq!(at(1_000).compact_point(&h), 800);
+    let schemas = Meter::new(
+        Settings {
+            window: 10_000,
+            compact_at: CompactAt::Fraction(0.8),
+        },
+        2_000,
+    );
+    assert_eq!(schemas.compact_point(&h), 8_000);
 }
 
 #[test]

@@ -2,7 +2,10 @@
 //! DeepSeek's prefix units (`support::prefix_cache`): a request hits only on a whole unit (the
 //! end of an earlier request's input, or of its answer).
 
-use crate::support::{is_summary, Call, FakeServer, Hx, Priced, Reply};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use crate::support::{is_summary, messages, Call, FakeServer, Hx, Priced, Reply};
 
 fn miss(p: &Priced) -> u64 {
     p.prompt - p.hit
@@ -76,6 +79,76 @@ fn a_summary_request_hits_on_everything_before_its_instruction() {
         s.hit,
         s.prompt
     );
+}
+
+/// The messages of a request as sent, up to the end of its last message.
+fn sent_messages(raw_body: &str) -> &str {
+    let end = raw_body.find(r#"],"stream":"#).expect("messages");
+    &raw_body[..end]
+}
+
+#[test]
+fn a_summary_request_in_a_small_window_is_the_last_request_plus_the_instruction() {
+    // A 20,000-token window: compaction at 16,000 by the limit, but a summary request must
+    // leave 8,000 for its answer, so it fits whole only when compaction starts before that.
+    // Each turn reads a 3,000-byte file: a few hundred tokens each, so a run of 30 compacts.
+    let turns = Arc::new(AtomicUsize::new(0));
+    let n = turns.clone();
+    let server = FakeServer::start_cached_with(move |req| {
+        if is_summary(&req.body) {
+            return Reply::text("SUMMARY: the module was read again and again.").unpaced();
+        }
+        let k = n.fetch_add(1, Ordering::SeqCst);
+        if k >= 30 {
+            return Reply::text("done").unpaced();
+        }
+        // A file of its own each turn: the same call five times in a row is a loop.
+        let args = format!(r#"{{"path":"module{k}.txt"}}"#);
+        let call = Call::new(&format!("r{k}"), "read_file", &args);
+        Reply::tool_calls(vec![call]).with_content("next").unpaced()
+    });
+    let mut hx = Hx::new(&server);
+    for k in 0..30 {
+        hx.write_file(
+            &format!("module{k}.txt"),
+            &"fn f() -> u8 { 1 }\n".repeat(150),
+        );
+    }
+    hx.write_user_config("config.toml", "context_window = 20000\n");
+    hx.args(["agent", "--max-turns", "100", "read the module"]);
+    let run = hx.run();
+    run.assert_code(0);
+    let reqs = server.requests();
+    let priced = server.cache().priced();
+    let summaries: Vec<usize> = (1..reqs.len())
+        .filter(|&i| is_summary(&reqs[i].body))
+        .collect();
+    assert!(!summaries.is_empty(), "no summary:\n{}", run.stderr);
+    for &i in &summaries {
+        let (before, summary) = (&reqs[i - 1], &reqs[i]);
+        // Byte for byte the request before it, then what the turn added (the answer and the
+        // file it read, whole) and the instruction.
+        assert!(
+            summary
+                .raw_body
+                .starts_with(sent_messages(&before.raw_body)),
+            "summary request {i} rewrote the request before it"
+        );
+        let (a, b) = (messages(&before.body), messages(&summary.body));
+        assert_eq!(b.len(), a.len() + 3, "request {i}");
+        let read = b[a.len() + 1]["content"].as_str().unwrap_or("");
+        assert!(
+            read.matches("fn f()").count() == 150 && !read.contains("hx cut this output"),
+            "request {i}: the file is not whole: {read}"
+        );
+        let p = priced[i];
+        assert!(
+            p.hit * 100 >= p.prompt * 90,
+            "summary request {i} hit {} of {} tokens",
+            p.hit,
+            p.prompt
+        );
+    }
 }
 
 #[test]
