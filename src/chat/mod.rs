@@ -254,7 +254,9 @@ impl ContextSize {
             tokens,
             tools: overhead,
             window: meter.window(),
-            limit: meter.limit(),
+            // Where this conversation compacts: before the limit in a smaller window, so that
+            // the summary request fits whole.
+            limit: meter.compact_point(messages),
         }
     }
 }

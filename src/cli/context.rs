@@ -96,7 +96,9 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         thousands(c.window),
         config.model,
         source(&from, &outcome),
-        thousands(c.limit())
+        // The point of a conversation that has not begun: before the limit in a window too
+        // small for a summary request at the limit to leave room for its answer.
+        thousands(crate::context::Meter::new(c, estimate::tokens(schema_bytes)).compact_point(&[]))
     ));
     term.out_raw(&table);
     exit::ANSWERED
