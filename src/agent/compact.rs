@@ -1,7 +1,9 @@
 //! The agent's side of keeping the conversation inside the context window (the logic is in
 //! [`crate::context`]). Every model request of the loop goes through [`Agent::request`], which
-//! compacts first when the request would pass the limit, and once more when the server refuses
-//! it as too long; `hx agent --compact` calls [`Agent::compact_now`].
+//! compacts first when the request would pass the point where compaction starts (the limit, or
+//! before it where the summary request must still fit whole: `Meter::compact_point`), and once
+//! more when the server refuses it as too long; `hx agent --compact` calls
+//! [`Agent::compact_now`].
 //!
 //! A compaction: the `PreCompact` hooks hear it (and may stop the run); then either the prune
 //! step (old tool outputs cleared, no model call) when that frees enough and brings the request
@@ -41,7 +43,7 @@ pub enum Ended {
 /// What started a compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Trigger {
-    /// The next request would pass the limit.
+    /// The next request would pass the point where compaction starts.
     Auto,
     /// The server refused a request as too long.
     Overflow,
