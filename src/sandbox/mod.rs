@@ -17,6 +17,7 @@
 
 mod caps;
 mod denial;
+pub mod deny;
 pub mod gitdirs;
 mod host;
 mod kernel;
@@ -117,6 +118,12 @@ pub struct Plan {
     pub git: gitdirs::GitPlaces,
     /// The user's home folder, whose `~/.ssh` and the like the pod scans for sockets.
     pub home: Option<PathBuf>,
+    /// The files the agent must not read (`.hxignore`, Claude Code's `Read(...)` deny
+    /// rules): the file tools refuse them whatever the mode.
+    pub deny: Arc<deny::Deny>,
+    /// What of them exists at the start, which the pod hides from commands (empty without
+    /// a pod).
+    pub denied: deny::Existing,
 }
 
 impl Plan {
@@ -205,7 +212,17 @@ impl Plan {
             }
         }
         let enforcement = Enforcement::of(settings.mode, &protections);
-        let mut warnings = Vec::new();
+        let home = env
+            .get("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let (deny, mut warnings) = deny::Deny::load(workspace, home.as_deref());
+        let denied = if settings.mode == Mode::Off || no_pod.is_some() {
+            deny::Existing::default()
+        } else {
+            deny.existing(workspace)
+        };
+        warnings.extend(deny_warning(&deny, &denied, settings.mode, no_pod));
         let mut writable = Vec::new();
         if settings.mode == Mode::WorkspaceWrite {
             writable = roots::writable_roots(settings, workspace, env, &mut warnings);
@@ -310,10 +327,9 @@ impl Plan {
             seccomp,
             pod: no_pod.is_none(),
             git,
-            home: env
-                .get("HOME")
-                .map(PathBuf::from)
-                .filter(|h| h.is_absolute()),
+            home,
+            deny: Arc::new(deny),
+            denied,
         }
     }
 
@@ -523,8 +539,61 @@ impl Plan {
                 .as_deref()
                 .map_or_else(Vec::new, pod::sockets::home_places),
             max_processes: Some(self.settings.max_processes),
+            denied: self.denied.paths.clone(),
         }
     }
+
+    /// What commands can still read of the denied files, in one line for `hx sandbox`.
+    pub fn denied_in_commands(&self) -> String {
+        let n = self.denied.paths.len();
+        let files = crate::text::count(n as u64, "denied path");
+        if self.settings.mode == Mode::Off {
+            "not hidden from commands: the sandbox is off".into()
+        } else if !self.pod {
+            format!("not hidden from commands: {}", Why::NoPod)
+        } else if self.denied.bounded {
+            format!(
+                "{files} hidden from commands by the pod; more may exist past the {} folders \
+                 or {} paths looked through at the start; files made later are not hidden",
+                deny::MAX_FOLDERS,
+                deny::MAX_COVERED
+            )
+        } else {
+            format!(
+                "{files} hidden from commands by the pod (a file unreadable, a folder empty); \
+                 files made later are not hidden"
+            )
+        }
+    }
+}
+
+/// The one warning of a run whose deny rules commands can read past: no pod, the sandbox
+/// off, or more denied files than the pod hides.
+fn deny_warning(
+    deny: &deny::Deny,
+    denied: &deny::Existing,
+    mode: Mode,
+    no_pod: Option<&str>,
+) -> Option<String> {
+    if deny.is_empty() {
+        return None;
+    }
+    let why = if mode == Mode::Off {
+        "the sandbox is off".to_string()
+    } else if no_pod.is_some() {
+        "there is no pod to hide them in".to_string()
+    } else if denied.bounded {
+        format!(
+            "there are more than the pod hides ({} paths, {} folders looked through)",
+            deny::MAX_COVERED,
+            deny::MAX_FOLDERS
+        )
+    } else {
+        return None;
+    };
+    Some(format!(
+        "the file tools refuse the files your deny rules name, but commands can read them: {why}"
+    ))
 }
 
 /// Why a protection does not hold whole, if it does not.
