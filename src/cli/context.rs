@@ -98,8 +98,44 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         source(&from, &outcome),
         thousands(c.limit())
     ));
+    table.push_str(&denied_text(&cwd, &env));
     term.out_raw(&table);
     exit::ANSWERED
+}
+
+/// What the model may not read here: each deny rule, its file, and how many files and
+/// folders it matches now (a folder counts once, whatever it holds).
+fn denied_text(cwd: &std::path::Path, env: &crate::paths::Env) -> String {
+    use crate::sandbox::deny::{Deny, MAX_FOLDERS};
+    let Ok(root) = cwd.canonicalize() else {
+        return String::new();
+    };
+    let home = env.get("HOME").map(std::path::PathBuf::from);
+    // Its warnings were the run's, printed above.
+    let (deny, _) = Deny::load(&root, home.as_deref().filter(|h| h.is_absolute()));
+    if deny.is_empty() {
+        return "\ndenied to the model: nothing (no .hxignore, no Read(...) deny rules)\n".into();
+    }
+    let mut out = String::from("\ndenied to the model (the file tools refuse, glob leaves out):\n");
+    for rule in deny.rules() {
+        let found = deny.count_existing(rule, &root);
+        let more = if found.bounded {
+            format!(" or more (looked through {MAX_FOLDERS} folders)")
+        } else {
+            String::new()
+        };
+        let what = if rule.text == crate::sandbox::deny::HXIGNORE {
+            "its patterns".to_string()
+        } else {
+            crate::text::escape_controls(&rule.text).into_owned()
+        };
+        out.push_str(&format!(
+            "  {what}  ({}; matches {}{more})\n",
+            crate::paths::shown_from(&rule.file, &root),
+            crate::text::count(found.paths.len() as u64, "existing path"),
+        ));
+    }
+    out
 }
 
 /// Where the window came from, and for an assumed one why the server did not say.
