@@ -24,6 +24,16 @@ pub const MAX_RULES: usize = 1_000;
 pub const MAX_COVERED: usize = 1_000;
 /// Folders looked through for existing denied files when the run starts.
 pub const MAX_FOLDERS: usize = 10_000;
+/// Folders that look is not entered: git's own, and what package managers fill (thousands
+/// of folders in a JavaScript or Python project, which would pass the bound at every start).
+/// The file tools still refuse what is denied there.
+pub const NOT_ENTERED: [&str; 4] = [".git", "node_modules", ".venv", "__pycache__"];
+/// Rules `hx context` counts the existing paths of (a look each).
+pub const MAX_COUNTED: usize = 50;
+/// How the warning begins that commands can read the denied files (`hx context`, which
+/// shows no commands' sandbox, leaves it out).
+pub const COMMANDS_CAN_READ: &str =
+    "the file tools refuse the files your deny rules name, but commands can read them";
 
 /// One rule, as its file wrote it.
 #[derive(Debug, Clone)]
@@ -83,7 +93,8 @@ impl Deny {
                 &mut warnings,
             );
         }
-        if let Some(h) = &home {
+        // Started in the home folder, the user's file is the project's, read above.
+        if let Some(h) = home.as_deref().filter(|h| *h != workspace) {
             let file = h.join(".claude/settings.json");
             deny.claude(&file, h, workspace, Some(h), &mut warnings);
         }
@@ -164,7 +175,7 @@ impl Deny {
                         break 'walk;
                     }
                     out.paths.push(path);
-                } else if kind.is_dir() && e.file_name() != ".git" {
+                } else if kind.is_dir() && !NOT_ENTERED.iter().any(|n| e.file_name() == *n) {
                     queue.push_back(path);
                 }
             }

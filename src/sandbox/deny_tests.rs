@@ -81,6 +81,7 @@ fn existing_lists_denied_files_and_whole_folders_not_the_workspace() {
         "keep.txt",
         "secrets/one",
         "secrets/two",
+        "node_modules/pkg/.env",
     ] {
         let p = root.join(f);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");

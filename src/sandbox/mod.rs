@@ -591,9 +591,7 @@ fn deny_warning(
     } else {
         return None;
     };
-    Some(format!(
-        "the file tools refuse the files your deny rules name, but commands can read them: {why}"
-    ))
+    Some(format!("{}: {why}", deny::COMMANDS_CAN_READ))
 }
 
 /// Why a protection does not hold whole, if it does not.

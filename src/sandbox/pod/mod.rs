@@ -494,7 +494,10 @@ fn make_run_dir(dir: &Path) -> io::Result<()> {
     // no capability to read past it: `Permission denied`), an empty folder (mode 0 would
     // keep the run's folder from being removed by an unprivileged hx, which must list it).
     std::fs::File::create(dir.join(DENIED_FILE))?;
-    std::fs::set_permissions(dir.join(DENIED_FILE), std::fs::Permissions::from_mode(0o000))?;
+    std::fs::set_permissions(
+        dir.join(DENIED_FILE),
+        std::fs::Permissions::from_mode(0o000),
+    )?;
     std::fs::DirBuilder::new()
         .mode(0o555)
         .create(dir.join(DENIED_DIR))?;
