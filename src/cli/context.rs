@@ -46,7 +46,13 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         &mut warnings,
     );
     for w in warnings {
-        term.line(&w.to_string());
+        // This shows no sandbox of commands (it is built off): a run's own line says it.
+        if !w
+            .text()
+            .starts_with(crate::sandbox::deny::COMMANDS_CAN_READ)
+        {
+            term.line(&w.to_string());
+        }
     }
     let (agent, parts, probe) = match built {
         Ok(b) => (b.agent, b.parts, b.window),
@@ -106,7 +112,7 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
 /// What the model may not read here: each deny rule, its file, and how many files and
 /// folders it matches now (a folder counts once, whatever it holds).
 fn denied_text(cwd: &std::path::Path, env: &crate::paths::Env) -> String {
-    use crate::sandbox::deny::{Deny, MAX_FOLDERS};
+    use crate::sandbox::deny::{Deny, MAX_COUNTED, MAX_FOLDERS};
     let Ok(root) = cwd.canonicalize() else {
         return String::new();
     };
@@ -117,12 +123,20 @@ fn denied_text(cwd: &std::path::Path, env: &crate::paths::Env) -> String {
         return "\ndenied to the model: nothing (no .hxignore, no Read(...) deny rules)\n".into();
     }
     let mut out = String::from("\ndenied to the model (the file tools refuse, glob leaves out):\n");
-    for rule in deny.rules() {
-        let found = deny.count_existing(rule, &root);
-        let more = if found.bounded {
-            format!(" or more (looked through {MAX_FOLDERS} folders)")
+    for (i, rule) in deny.rules().iter().enumerate() {
+        // A look through the workspace each: past a few dozen rules, not counted.
+        let matches = if i < MAX_COUNTED {
+            let found = deny.count_existing(rule, &root);
+            let more = match found.bounded {
+                true => format!(" or more (looked through {MAX_FOLDERS} folders)"),
+                false => String::new(),
+            };
+            format!(
+                "matches {}{more}",
+                crate::text::count(found.paths.len() as u64, "existing path")
+            )
         } else {
-            String::new()
+            format!("not counted past {MAX_COUNTED} rules")
         };
         let what = if rule.text == crate::sandbox::deny::HXIGNORE {
             "its patterns".to_string()
@@ -130,9 +144,8 @@ fn denied_text(cwd: &std::path::Path, env: &crate::paths::Env) -> String {
             crate::text::escape_controls(&rule.text).into_owned()
         };
         out.push_str(&format!(
-            "  {what}  ({}; matches {}{more})\n",
+            "  {what}  ({}; {matches})\n",
             crate::paths::shown_from(&rule.file, &root),
-            crate::text::count(found.paths.len() as u64, "existing path"),
         ));
     }
     out

@@ -209,7 +209,21 @@ fn deny_read_context_and_sandbox_say_what_is_denied() {
         "{}",
         run.dump()
     );
+    // `hx context` shows no commands' sandbox: no line about what commands can read.
+    assert!(
+        !run.stderr.contains("commands can read them"),
+        "{}",
+        run.dump()
+    );
     let run = hx.run_args(&["sandbox", "--sandbox", "off"]);
+    assert_eq!(
+        run.stderr
+            .matches("commands can read them: the sandbox is off")
+            .count(),
+        1,
+        "{}",
+        run.dump()
+    );
     assert!(
         run.stdout
             .contains("denied:   2 rules refused by the file tools; not hidden from commands: the sandbox is off"),
