@@ -411,6 +411,10 @@ impl Plan {
                 Some(_) => gitdirs::Redirects::of(&self.git.clone().within(&self.pod_writable())),
                 None => gitdirs::Redirects::default(),
             },
+            hidden: match pod {
+                Some(_) => self.denied.paths.clone(),
+                None => Vec::new(),
+            },
             pod,
         })))
     }
@@ -619,6 +623,9 @@ pub struct Sandbox {
     pod: Option<Arc<Pod>>,
     /// With a pod: the git redirection files no mount covers, removed after each command.
     redirects: gitdirs::Redirects,
+    /// With a pod: the denied files and folders it hides, which a command's `Permission
+    /// denied` may name.
+    hidden: Vec<PathBuf>,
 }
 
 impl Drop for Sandbox {
@@ -717,6 +724,14 @@ impl Sandbox {
         // Without a ruleset and without a pod nothing refused it.
         if self.confinement.is_none() && self.pod.is_none() {
             return None;
+        }
+        if let Some(path) = denial::hidden_read(output, &self.workspace, &self.hidden) {
+            return Some(format!(
+                "[sandbox] {} is denied to the model by the user's deny rules (.hxignore, \
+                 Read(...) in .claude/settings.json): hx hides it from commands too. Retrying \
+                 will not help; ask the user if you need what it holds.",
+                path.display()
+            ));
         }
         let read_only = self.mode == Mode::ReadOnly;
         let hit = denial::refused_write(output, &self.workspace, &self.writable, read_only)?;

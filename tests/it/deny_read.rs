@@ -49,6 +49,7 @@ fn try_every_way(hx: &mut Hx, start: impl FnOnce(&Hx) -> Run) -> (Vec<String>, R
             json!({ "command": "cat .env link; cat secrets/deploy.pem; ls -A secrets; cat notes.txt" }),
         ),
         call("public", "read_file", json!({ "path": "notes.txt" })),
+        call("cat", "bash", json!({ "command": "cat link" })),
     ];
     let server = FakeServer::start(vec![Reply::tool_calls(calls), Reply::text("done")]);
     hx.env("DEEPSEEK_BASE_URL", server.url())
@@ -78,6 +79,7 @@ fn try_every_way(hx: &mut Hx, start: impl FnOnce(&Hx) -> Run) -> (Vec<String>, R
         "glob",
         "bash",
         "public",
+        "cat",
     ]
     .iter()
     .map(|id| tool_answer(body, id).to_string())
@@ -120,6 +122,12 @@ fn assert_refused(a: &[String]) {
     }
     assert!(a[5].ends_with("directory\npublic\n"), "{}", a[5]);
     assert_eq!(a[6].trim_end(), "public", "{}", a[6]);
+    // A failed read of a hidden file says why, so the model does not try again.
+    assert!(
+        a[7].contains("[sandbox]") && a[7].contains("link is denied to the model"),
+        "{}",
+        a[7]
+    );
 }
 
 #[test]
