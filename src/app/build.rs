@@ -131,6 +131,8 @@ pub fn build_editing_skills(
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
     let (plan, pod) = plan.with_pod(env);
     warnings.extend(plan.warnings.iter().map(Warning::new));
+    // The files the model must not read: the file tools refuse them whatever the sandbox.
+    let workspace = workspace.with_deny(plan.deny.clone());
     // What hx runs itself outside the sandbox (git, the hooks' shell, a `sandbox = "off"` MCP
     // server) is looked up now, never where a command may write.
     let host = plan.host_path(env);

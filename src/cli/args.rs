@@ -63,10 +63,12 @@ pub enum Command {
     /// (.mcp.json) and what its command files run (.claude/commands), then allow them as
     /// they are now
     Trust(TrustArgs),
-    /// Show what the bash sandbox would enforce on this machine (no API key needed)
+    /// Show what the bash sandbox would enforce on this machine, and whether it hides the
+    /// files denied to the model (.hxignore, Read(...) deny rules) from commands (no API key
+    /// needed)
     Sandbox(SandboxArgs),
-    /// Print the system prompt a run here would start with, and the size of each part of it
-    /// (no API key needed)
+    /// Print the system prompt a run here would start with, the size of each part of it,
+    /// and the files denied to the model (.hxignore, Read(...) deny rules; no API key needed)
     Context(ContextArgs),
     /// List the MCP servers a run here would start, their state and their tools (no API key
     /// needed)

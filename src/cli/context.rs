@@ -46,7 +46,13 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         &mut warnings,
     );
     for w in warnings {
-        term.line(&w.to_string());
+        // This shows no sandbox of commands (it is built off): a run's own line says it.
+        if !w
+            .text()
+            .starts_with(crate::sandbox::deny::COMMANDS_CAN_READ)
+        {
+            term.line(&w.to_string());
+        }
     }
     let (agent, parts, probe) = match built {
         Ok(b) => (b.agent, b.parts, b.window),
@@ -100,8 +106,51 @@ pub(super) fn context_command(args: ContextArgs) -> i32 {
         // small for a summary request at the limit to leave room for its answer.
         thousands(crate::context::Meter::new(c, estimate::tokens(schema_bytes)).compact_point(&[]))
     ));
+    table.push_str(&denied_text(&cwd, &env));
     term.out_raw(&table);
     exit::ANSWERED
+}
+
+/// What the model may not read here: each deny rule, its file, and how many files and
+/// folders it matches now (a folder counts once, whatever it holds).
+fn denied_text(cwd: &std::path::Path, env: &crate::paths::Env) -> String {
+    use crate::sandbox::deny::{Deny, MAX_COUNTED, MAX_FOLDERS};
+    let Ok(root) = cwd.canonicalize() else {
+        return String::new();
+    };
+    let home = env.get("HOME").map(std::path::PathBuf::from);
+    // Its warnings were the run's, printed above.
+    let (deny, _) = Deny::load(&root, home.as_deref().filter(|h| h.is_absolute()));
+    if deny.is_empty() {
+        return "\ndenied to the model: nothing (no .hxignore, no Read(...) deny rules)\n".into();
+    }
+    let mut out = String::from("\ndenied to the model (the file tools refuse, glob leaves out):\n");
+    for (i, rule) in deny.rules().iter().enumerate() {
+        // A look through the workspace each: past a few dozen rules, not counted.
+        let matches = if i < MAX_COUNTED {
+            let found = deny.count_existing(rule, &root);
+            let more = match found.bounded {
+                true => format!(" or more (looked through {MAX_FOLDERS} folders)"),
+                false => String::new(),
+            };
+            format!(
+                "matches {}{more}",
+                crate::text::count(found.paths.len() as u64, "existing path")
+            )
+        } else {
+            format!("not counted past {MAX_COUNTED} rules")
+        };
+        let what = if rule.text == crate::sandbox::deny::HXIGNORE {
+            "its patterns".to_string()
+        } else {
+            crate::text::escape_controls(&rule.text).into_owned()
+        };
+        out.push_str(&format!(
+            "  {what}  ({}; {matches})\n",
+            crate::paths::shown_from(&rule.file, &root),
+        ));
+    }
+    out
 }
 
 /// Where the window came from, and for an assumed one why the server did not say.

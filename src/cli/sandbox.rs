@@ -145,6 +145,7 @@ fn to_text(plan: &Plan) -> String {
         if s.required { "yes" } else { "no" }
     ));
     out.push_str(&format!("processes: {}\n", processes_text(plan)));
+    out.push_str(&format!("denied:   {}\n", denied_text(plan)));
     out.push_str("protections:\n");
     let width = Protection::ALL
         .iter()
@@ -158,6 +159,20 @@ fn to_text(plan: &Plan) -> String {
     }
     out.push_str(&format!("enforced: {}\n", enforced(plan)));
     out
+}
+
+/// The deny rules (`.hxignore`, Claude Code's `Read(...)`): the file tools refuse what they
+/// match in every mode; what commands can still read is the sandbox's to say.
+fn denied_text(plan: &Plan) -> String {
+    let n = plan.deny.rules().len();
+    if n == 0 {
+        return "no deny rules (.hxignore, Read(...) in .claude/settings.json)".into();
+    }
+    format!(
+        "{} refused by the file tools; {}",
+        crate::text::count(n as u64, "rule"),
+        plan.denied_in_commands()
+    )
 }
 
 /// The bound on the pod's processes, and whether this kernel gives it.
@@ -237,6 +252,12 @@ fn to_json(plan: &Plan) -> Value {
             && crate::sandbox::pod::own_pid_max(),
         "allow_sockets": s.allow_sockets.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
         "allow_sockets_unset": s.allow_sockets_unset,
+        "denied": {
+            "rules": plan.deny.rules().len(),
+            "hidden_in_pod": plan.denied.paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "hidden_partly": plan.denied.bounded,
+            "in_commands": plan.denied_in_commands(),
+        },
         "protections": protections,
         "enforcement": status,
         "not_enforced": missing,

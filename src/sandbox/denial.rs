@@ -48,6 +48,27 @@ pub fn refused_write(
     (read_only && any).then_some(None)
 }
 
+/// The first path a `Permission denied` line names that the pod hid from commands (a denied
+/// file, or one in a denied folder), bounded as [`refused_write`].
+pub fn hidden_read(output: &str, cwd: &Path, hidden: &[PathBuf]) -> Option<PathBuf> {
+    if hidden.is_empty() {
+        return None;
+    }
+    output
+        .lines()
+        .filter(|l| l.contains(MARKERS[0]))
+        .take(MAX_LINES)
+        .flat_map(candidates)
+        .take(MAX_CANDIDATES)
+        .find_map(|c| {
+            // As named (a denied name), and where it leads (a link to a denied file).
+            let named = cwd.join(c);
+            let real = crate::paths::real_path(&named).ok();
+            let is_hidden = |p: &Path| hidden.iter().any(|h| p.starts_with(h));
+            (is_hidden(&named) || real.as_deref().is_some_and(is_hidden)).then_some(named)
+        })
+}
+
 /// The paths a marked line may name: every quoted part (`'x'`, `"x"`, `‘x’`, `` `x' ``), or,
 /// when nothing is quoted, the part just before the marker (`bash: x: Permission denied`).
 fn candidates(line: &str) -> Vec<&str> {

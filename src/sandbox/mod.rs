@@ -17,6 +17,7 @@
 
 mod caps;
 mod denial;
+pub mod deny;
 pub mod gitdirs;
 mod host;
 mod kernel;
@@ -117,6 +118,12 @@ pub struct Plan {
     pub git: gitdirs::GitPlaces,
     /// The user's home folder, whose `~/.ssh` and the like the pod scans for sockets.
     pub home: Option<PathBuf>,
+    /// The files the agent must not read (`.hxignore`, Claude Code's `Read(...)` deny
+    /// rules): the file tools refuse them whatever the mode.
+    pub deny: Arc<deny::Deny>,
+    /// What of them exists at the start, which the pod hides from commands (empty without
+    /// a pod).
+    pub denied: deny::Existing,
 }
 
 impl Plan {
@@ -205,7 +212,17 @@ impl Plan {
             }
         }
         let enforcement = Enforcement::of(settings.mode, &protections);
-        let mut warnings = Vec::new();
+        let home = env
+            .get("HOME")
+            .map(PathBuf::from)
+            .filter(|h| h.is_absolute());
+        let (deny, mut warnings) = deny::Deny::load(workspace, home.as_deref());
+        let denied = if settings.mode == Mode::Off || no_pod.is_some() {
+            deny::Existing::default()
+        } else {
+            deny.existing(workspace)
+        };
+        warnings.extend(deny_warning(&deny, &denied, settings.mode, no_pod));
         let mut writable = Vec::new();
         if settings.mode == Mode::WorkspaceWrite {
             writable = roots::writable_roots(settings, workspace, env, &mut warnings);
@@ -310,10 +327,9 @@ impl Plan {
             seccomp,
             pod: no_pod.is_none(),
             git,
-            home: env
-                .get("HOME")
-                .map(PathBuf::from)
-                .filter(|h| h.is_absolute()),
+            home,
+            deny: Arc::new(deny),
+            denied,
         }
     }
 
@@ -394,6 +410,10 @@ impl Plan {
             redirects: match pod {
                 Some(_) => gitdirs::Redirects::of(&self.git.clone().within(&self.pod_writable())),
                 None => gitdirs::Redirects::default(),
+            },
+            hidden: match pod {
+                Some(_) => self.denied.paths.clone(),
+                None => Vec::new(),
             },
             pod,
         })))
@@ -523,8 +543,59 @@ impl Plan {
                 .as_deref()
                 .map_or_else(Vec::new, pod::sockets::home_places),
             max_processes: Some(self.settings.max_processes),
+            denied: self.denied.paths.clone(),
         }
     }
+
+    /// What commands can still read of the denied files, in one line for `hx sandbox`.
+    pub fn denied_in_commands(&self) -> String {
+        let n = self.denied.paths.len();
+        let files = crate::text::count(n as u64, "denied path");
+        if self.settings.mode == Mode::Off {
+            "not hidden from commands: the sandbox is off".into()
+        } else if !self.pod {
+            format!("not hidden from commands: {}", Why::NoPod)
+        } else if self.denied.bounded {
+            format!(
+                "{files} hidden from commands by the pod; more may exist past the {} folders \
+                 or {} paths looked through at the start; files made later are not hidden",
+                deny::MAX_FOLDERS,
+                deny::MAX_COVERED
+            )
+        } else {
+            format!(
+                "{files} hidden from commands by the pod (a file unreadable, a folder empty); \
+                 files made later are not hidden"
+            )
+        }
+    }
+}
+
+/// The one warning of a run whose deny rules commands can read past: no pod, the sandbox
+/// off, or more denied files than the pod hides.
+fn deny_warning(
+    deny: &deny::Deny,
+    denied: &deny::Existing,
+    mode: Mode,
+    no_pod: Option<&str>,
+) -> Option<String> {
+    if deny.is_empty() {
+        return None;
+    }
+    let why = if mode == Mode::Off {
+        "the sandbox is off".to_string()
+    } else if no_pod.is_some() {
+        "there is no pod to hide them in".to_string()
+    } else if denied.bounded {
+        format!(
+            "there are more than the pod hides ({} paths, {} folders looked through)",
+            deny::MAX_COVERED,
+            deny::MAX_FOLDERS
+        )
+    } else {
+        return None;
+    };
+    Some(format!("{}: {why}", deny::COMMANDS_CAN_READ))
 }
 
 /// Why a protection does not hold whole, if it does not.
@@ -552,6 +623,9 @@ pub struct Sandbox {
     pod: Option<Arc<Pod>>,
     /// With a pod: the git redirection files no mount covers, removed after each command.
     redirects: gitdirs::Redirects,
+    /// With a pod: the denied files and folders it hides, which a command's `Permission
+    /// denied` may name.
+    hidden: Vec<PathBuf>,
 }
 
 impl Drop for Sandbox {
@@ -650,6 +724,14 @@ impl Sandbox {
         // Without a ruleset and without a pod nothing refused it.
         if self.confinement.is_none() && self.pod.is_none() {
             return None;
+        }
+        if let Some(path) = denial::hidden_read(output, &self.workspace, &self.hidden) {
+            return Some(format!(
+                "[sandbox] {} is denied to the model by the user's deny rules (.hxignore, \
+                 Read(...) in .claude/settings.json): hx hides it from commands too. Retrying \
+                 will not help; ask the user if you need what it holds.",
+                path.display()
+            ));
         }
         let read_only = self.mode == Mode::ReadOnly;
         let hit = denial::refused_write(output, &self.workspace, &self.writable, read_only)?;

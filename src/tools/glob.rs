@@ -82,6 +82,8 @@ struct Plan {
     matcher: GlobSet,
     /// Without `**` the pattern cannot match deeper than its number of components.
     max_depth: Option<usize>,
+    /// For its deny rules.
+    workspace: super::Workspace,
 }
 
 impl Plan {
@@ -147,6 +149,7 @@ impl Plan {
             prefix,
             matcher,
             max_depth,
+            workspace: cx.workspace.clone(),
         })
     }
 
@@ -162,7 +165,14 @@ impl Plan {
             .require_git(false)
             .follow_links(false)
             .max_depth(self.max_depth)
-            .filter_entry(|e| e.file_name() != ".git")
+            .filter_entry({
+                // Denied files are left out, and denied folders not entered.
+                let ws = self.workspace.clone();
+                move |e| {
+                    let dir = e.file_type().is_some_and(|t| t.is_dir());
+                    e.file_name() != ".git" && ws.denied(e.path(), dir).is_none()
+                }
+            })
             .build();
         // Only the first MAX_RESULTS in sorted order are kept, so a huge tree costs bounded
         // memory; the rest are counted.

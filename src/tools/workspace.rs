@@ -16,6 +16,7 @@ use std::sync::Arc;
 
 use super::output::quote;
 use super::ToolResult;
+use crate::sandbox::deny::{Denial, Deny};
 
 pub(crate) use crate::paths::real_path;
 pub(crate) use beneath::{Dir, Opened};
@@ -32,6 +33,9 @@ pub struct Workspace {
     /// files `load_skill` lists with absolute paths. Opened when read (a catalog can list
     /// thousands, more than a process may hold open), from `/` without following a link.
     read_only: Vec<PathBuf>,
+    /// The files the model must not read (`.hxignore`, Claude Code's `Read(...)` deny
+    /// rules): every file tool refuses them, and `glob` leaves them out.
+    deny: Arc<Deny>,
 }
 
 /// A path the model gave, checked: where it really is, and the folder held open beneath which
@@ -92,7 +96,19 @@ impl Workspace {
             root,
             root_dir,
             read_only: Vec::new(),
+            deny: Arc::default(),
         })
+    }
+
+    /// The deny rules the tools apply.
+    pub fn with_deny(mut self, deny: Arc<Deny>) -> Self {
+        self.deny = deny;
+        self
+    }
+
+    /// The rule that keeps `path` (absolute) from the model, if one does.
+    pub fn denied(&self, path: &Path, is_dir: bool) -> Option<Denial> {
+        self.deny.denies(path, is_dir)
     }
 
     /// Adds folders that `resolve_for_read` accepts besides the root. Folders that do not
@@ -147,6 +163,9 @@ impl Workspace {
                 )))
             }
         };
+        if let Some(refusal) = self.refuse_denied(user_path, &path) {
+            return Err(refusal);
+        }
         let (base, folder) = if path.starts_with(&self.root) {
             (Base::Root(self.root_dir.clone()), &self.root)
         } else {
@@ -162,6 +181,25 @@ impl Workspace {
         Ok(Target { path, base, rel })
     }
 
+    /// The refusal of a denied path: checked where it really is and where the model named
+    /// it (a link named `.env` is as denied as the file).
+    fn refuse_denied(&self, user_path: &str, real: &Path) -> Option<ToolResult> {
+        if self.deny.is_empty() {
+            return None;
+        }
+        let named = lexical(&self.root.join(user_path));
+        let denial = [real, named.as_path()]
+            .into_iter()
+            .find_map(|p| self.deny.denies(p, p.is_dir()))?;
+        let file = self.display(&denial.file);
+        Some(ToolResult::error(format!(
+            "{} is denied to the model by the rule `{}` in {file}: hx neither reads nor \
+             writes it for you; ask the user if you need what it holds",
+            quote(user_path),
+            denial.rule
+        )))
+    }
+
     /// The path relative to the root with `/` separators, for showing to the model.
     pub fn display(&self, path: &Path) -> String {
         let rel = path.strip_prefix(&self.root).unwrap_or(path);
@@ -175,6 +213,22 @@ impl Workspace {
             parts.join("/")
         }
     }
+}
+
+/// `path` with `.` dropped and `..` taken back, without looking at the file system.
+fn lexical(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// The error every tool gives for a path outside the workspace.

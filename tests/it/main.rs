@@ -33,6 +33,7 @@ mod context;
 mod context_instructions;
 mod context_meter;
 mod cost;
+mod deny_read;
 mod effort;
 mod exit_cleanup;
 mod fake_server;

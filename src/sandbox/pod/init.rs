@@ -260,6 +260,10 @@ const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
 fn set_up(config: &PodConfig, sockets: &[PathBuf]) -> io::Result<()> {
     let ro = sys::MOUNT_ATTR_RDONLY | sys::MOUNT_ATTR_NOSUID | sys::MOUNT_ATTR_NODEV;
     sys::make_private()?;
+    // First, so that the copies of the writable folders below carry the covers along.
+    for path in &config.denied {
+        cover_denied(path, &config.run_dir, ro)?;
+    }
     // Copies of what stays reachable, taken before anything is hidden; parents first, so a
     // root inside another lands on top of it.
     let mut binds: Vec<(&PathBuf, bool)> = config.writable.iter().map(|w| (w, true)).collect();
@@ -470,6 +474,25 @@ fn read_only_file(path: &Path, ro: u64) -> io::Result<()> {
     let tree = step("clone", path, sys::clone_tree(&fd, false))?;
     step("make read-only", path, sys::set_attr_fd(&tree, ro, false))?;
     step("bind", path, sys::attach(tree, &fd))
+}
+
+/// Item 12: a denied file gets the run's empty mode-0 file on it, a folder the run's empty
+/// folder, a link `/dev/null`; each read-only, and a mount point, so it can be neither read,
+/// written, renamed nor removed. One that vanished since hx looked is nothing to hide.
+fn cover_denied(path: &Path, run_dir: &Path, ro: u64) -> io::Result<()> {
+    let fd = match sys::open_path(path, false) {
+        Ok(fd) => fd,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(e),
+    };
+    let template = match sys::file_type(&fd)? {
+        libc::S_IFLNK => return step("cover", path, super::attach_null(&fd)),
+        libc::S_IFDIR => run_dir.join(super::DENIED_DIR),
+        _ => run_dir.join(super::DENIED_FILE),
+    };
+    let cover = clone_of(&template, false, false)?;
+    step("make read-only", path, sys::set_attr_fd(&cover, ro, false))?;
+    step("cover", path, sys::attach(cover, &fd))
 }
 
 fn make_empty(path: &Path) -> io::Result<()> {

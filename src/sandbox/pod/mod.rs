@@ -71,6 +71,10 @@ pub struct PodConfig {
     /// processes and threads (`sandbox.max_processes`); `None` leaves the kernel's.
     #[serde(default)]
     pub max_processes: Option<u32>,
+    /// Files and folders the agent must not read (`sandbox::deny`), found at the start:
+    /// each covered with an empty one that no one may read.
+    #[serde(default)]
+    pub denied: Vec<PathBuf>,
 }
 
 impl PodConfig {
@@ -472,6 +476,10 @@ pub fn end_all(keep_background: bool) {
     }
 }
 
+/// In the run's folder: the empty file and folder mounted over denied ones.
+pub(crate) const DENIED_FILE: &str = "denied";
+pub(crate) const DENIED_DIR: &str = "denied.d";
+
 /// The run's folder: owner-only, with `tmp` and `shm` open to every user of the pod (which
 /// has only one).
 fn make_run_dir(dir: &Path) -> io::Result<()> {
@@ -482,6 +490,17 @@ fn make_run_dir(dir: &Path) -> io::Result<()> {
         std::fs::create_dir(&p)?;
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o1777))?;
     }
+    // What a denied file or folder is covered with: an empty file of mode 0 (commands have
+    // no capability to read past it: `Permission denied`), an empty folder (mode 0 would
+    // keep the run's folder from being removed by an unprivileged hx, which must list it).
+    std::fs::File::create(dir.join(DENIED_FILE))?;
+    std::fs::set_permissions(
+        dir.join(DENIED_FILE),
+        std::fs::Permissions::from_mode(0o000),
+    )?;
+    std::fs::DirBuilder::new()
+        .mode(0o555)
+        .create(dir.join(DENIED_DIR))?;
     Ok(())
 }
 
