@@ -29,7 +29,10 @@ use std::sync::Mutex;
 
 use crate::paths::Env;
 
+mod compare;
 pub mod git;
+mod live;
+mod objects;
 mod place;
 mod restore;
 mod snapshot;
@@ -153,6 +156,8 @@ pub struct Store {
     watch: Option<Watch>,
     /// Looks at the workspace so far (for tests and benchmarks).
     looks: std::sync::atomic::AtomicUsize,
+    /// The last checkpoint's tree, while the watches can say what changed since.
+    live: Mutex<Option<live::Live>>,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.

@@ -95,6 +95,7 @@ impl Store {
             warned: Mutex::new(BTreeSet::new()),
             watch: Watch::new(excludes_file),
             looks: std::sync::atomic::AtomicUsize::new(0),
+            live: Mutex::new(None),
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;
