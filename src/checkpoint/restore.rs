@@ -54,6 +54,13 @@ impl Store {
                 if kind != "blob" || rest.len() < size {
                     return Err(format!("cannot read the checkpoint's files: {header}"));
                 }
+                // What is written back is what the checkpoint took, or nothing.
+                if parse_hex(hash) != Some(super::objects::name("blob", &rest[..size])) {
+                    return Err(format!(
+                        "the store's copy of {hash} is not what its name says: the store \
+                         was changed, and nothing was written"
+                    ));
+                }
                 out.insert(hash.to_string(), rest[..size].to_vec());
                 rest = rest.get(size + 1..).unwrap_or_default();
             }
