@@ -10,6 +10,9 @@
 //! - 40 turns of read_file, edit_file, glob and bash, then an answer;
 //! - one bash turn in a folder of 2,000 skill folders (not git only: the issue's figure).
 //!
+//! `HX_BENCH_RUNS=N` sets the runs of each (7), `HX_BENCH_ONLY=TEXT` keeps the workloads
+//! whose name holds TEXT.
+//!
 //! Targets (issue 33): the one-answer run 15 ms or less with every protection on; 40 turns
 //! and the 2,000-skill turn within 1.3× of both off; peak memory under 16 MiB.
 
@@ -152,19 +155,22 @@ fn prepare(hx: &mut Hx, w: Workload, git: bool, s: Setting) {
     hx.args(["agent", "do the task"]);
 }
 
-/// Waits for `pid`: (exit status, peak RSS in KiB).
-fn wait_rss(pid: u32) -> (i32, i64) {
+/// Waits for `pid`: (exit status, peak RSS in KiB, CPU time of it and the processes it
+/// waited for).
+fn wait_rss(pid: u32) -> (i32, i64, Duration) {
     let mut status = 0;
     // SAFETY: rusage is plain old data; wait4 fills it for our own child.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
     let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
     assert_eq!(r, pid as libc::pid_t, "wait4 failed");
-    (libc::WEXITSTATUS(status), usage.ru_maxrss)
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss, cpu)
 }
 
 // The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
-fn run(w: Workload, git: bool, s: Setting) -> (Duration, i64) {
+fn run(w: Workload, git: bool, s: Setting) -> (Duration, i64, Duration) {
     let server = FakeServer::start(replies(w));
     let mut hx = Hx::new(&server);
     prepare(&mut hx, w, git, s);
@@ -174,10 +180,10 @@ fn run(w: Workload, git: bool, s: Setting) -> (Duration, i64) {
         .stderr(Stdio::null());
     let start = Instant::now();
     let child = cmd.spawn().expect("spawn hx");
-    let (code, rss) = wait_rss(child.id());
+    let (code, rss, cpu) = wait_rss(child.id());
     let wall = start.elapsed();
     assert_eq!(code, 0, "{} run failed", s.name);
-    (wall, rss)
+    (wall, rss, cpu)
 }
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -208,32 +214,39 @@ fn main() {
     ];
     println!("protections/whole `hx agent` runs, median wall ms of {runs} (settings alternating)");
     println!(
-        "| workload | {} | default / both off | peak RSS, default |",
+        "| workload | {} | default / both off | CPU ms: default, both off | peak RSS, default |",
         SETTINGS.map(|s| s.name).join(" | ")
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- |");
-    for (name, w, git) in cases {
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    // HX_BENCH_ONLY=TEXT: only the workloads whose name holds TEXT.
+    let only = std::env::var("HX_BENCH_ONLY").unwrap_or_default();
+    for (name, w, git) in cases.into_iter().filter(|c| c.0.contains(only.as_str())) {
         let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
+        let mut cpus: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
         let mut rss = Vec::new();
         for _ in 0..runs {
             for (i, s) in SETTINGS.iter().enumerate() {
-                let (wall, peak) = run(w, git, *s);
+                let (wall, peak, cpu) = run(w, git, *s);
                 walls[i].push(wall);
+                cpus[i].push(cpu);
                 if i == 0 {
                     rss.push(peak);
                 }
             }
         }
         let medians: Vec<Duration> = walls.into_iter().map(median).collect();
+        let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
         rss.sort();
         println!(
-            "| {name} | {} | {:.2}× | {:.1} MiB |",
+            "| {name} | {} | {:.2}× | {}, {} | {:.1} MiB |",
             medians
                 .iter()
                 .map(|d| ms(*d))
                 .collect::<Vec<_>>()
                 .join(" | "),
             medians[0].as_secs_f64() / medians[3].as_secs_f64(),
+            ms(cpu[0]),
+            ms(cpu[3]),
             rss[rss.len() / 2] as f64 / 1024.0
         );
     }

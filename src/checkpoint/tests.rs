@@ -1113,7 +1113,10 @@ async fn a_store_that_borrowed_objects_keeps_its_own_copies_once_opened() {
     drop(store);
     let old = tempfile::tempdir().expect("tempdir");
     let fresh = old.path().join("git");
-    user_git(old.path(), &["init", "-q", "--bare", fresh.to_str().expect("utf-8")]);
+    user_git(
+        old.path(),
+        &["init", "-q", "--bare", fresh.to_str().expect("utf-8")],
+    );
     std::fs::remove_dir_all(&git_dir).expect("rm");
     std::fs::rename(&fresh, &git_dir).expect("mv");
     std::fs::write(

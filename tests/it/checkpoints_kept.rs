@@ -55,11 +55,17 @@ fn a_rewind_brings_the_files_back_after_a_command_removed_the_repositorys_object
         json!({"command": "rm -rf src a.txt .git/objects"}),
     ));
     let mut hx = Hx::new(&server);
-    repo(&mut hx, &[("a.txt", "alpha\n"), ("src/lib.rs", "fn main() {}\n")]);
+    repo(
+        &mut hx,
+        &[("a.txt", "alpha\n"), ("src/lib.rs", "fn main() {}\n")],
+    );
     hx.args(["agent", "clean up"]);
     hx.run().assert_code(0);
     assert!(!hx.workspace().join("a.txt").exists(), "the command ran");
-    assert!(!hx.workspace().join(".git/objects").exists(), "the command ran");
+    assert!(
+        !hx.workspace().join(".git/objects").exists(),
+        "the command ran"
+    );
     let rewound = hx.run_args(&["rewind", "1", "--yes"]);
     rewound.assert_code(0);
     assert_eq!(hx.read_file("a.txt"), "alpha\n");
