@@ -119,6 +119,55 @@ impl Live {
         Ok(live)
     }
 
+    /// The tree `tree` read from the store's loose objects (those a look just wrote); none
+    /// when one of its trees is not loose, or there are more than `max` entries.
+    pub fn from_objects(tree: &str, objects: &Objects, max: usize) -> Option<Live> {
+        fn fill(
+            dir: &mut Dir,
+            oid: &Oid,
+            objects: &Objects,
+            files: &mut usize,
+            max: usize,
+        ) -> Option<()> {
+            let (kind, bytes) = objects.read(oid).ok()??;
+            if kind != "tree" {
+                return None;
+            }
+            dir.oid = Some(*oid);
+            for e in super::objects::parse_tree(&bytes).ok()? {
+                if e.is_tree() {
+                    let mut sub = Dir::default();
+                    fill(&mut sub, &e.oid, objects, files, max)?;
+                    dir.entries.insert(e.name, Node::Dir(sub));
+                } else {
+                    *files += 1;
+                    if *files > max {
+                        return None;
+                    }
+                    dir.entries.insert(
+                        e.name,
+                        Node::File {
+                            mode: e.mode,
+                            oid: e.oid,
+                        },
+                    );
+                }
+            }
+            Some(())
+        }
+        let oid = parse_hex(tree)?;
+        let mut root = Dir::default();
+        let mut files = 0;
+        fill(&mut root, &oid, objects, &mut files, max)?;
+        Some(Live {
+            root,
+            files,
+            tree: tree.to_string(),
+            ignores: HashMap::new(),
+            outer: None,
+        })
+    }
+
     /// The folder holding `path`, its folders made when `make`; the trees on the way
     /// forgotten when `touch` (something in them is about to change).
     fn folder(&mut self, path: &[u8], make: bool, touch: bool) -> Option<&mut Dir> {

@@ -120,6 +120,13 @@ impl Store {
     /// The tree `tree` held in memory, so that the checkpoints after it can take changed
     /// files alone; not held when the listing fails (each checkpoint then looks).
     async fn hold(&self, tree: &str) {
+        // Read here when the look wrote its trees loose; git lists them when they are packed.
+        let objects = Objects::new(&self.git.git_dir);
+        // Every file of the tree, and a tree per folder at most as many.
+        if let Some(live) = Live::from_objects(tree, &objects, 2 * self.settings.max_files) {
+            *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
+            return;
+        }
         let listing = self
             .git
             .run(
