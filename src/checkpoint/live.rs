@@ -68,6 +68,8 @@ pub struct Live {
     ignores: HashMap<Vec<u8>, Option<Gitignore>>,
     /// `info/exclude` and the global excludes file, read when first needed.
     outer: Option<Vec<Gitignore>>,
+    /// Whether each folder asked about holds a repository of its own (`.git`).
+    nested: HashMap<Vec<u8>, bool>,
 }
 
 /// What the ignore rules outside the work tree's folders are.
@@ -88,6 +90,7 @@ impl Live {
             tree: tree.to_string(),
             ignores: HashMap::new(),
             outer: None,
+            nested: HashMap::new(),
         };
         let bad = || "cannot read the checkpoint's tree".to_string();
         for item in listing.split(|b| *b == 0).filter(|i| !i.is_empty()) {
@@ -165,6 +168,7 @@ impl Live {
             tree: tree.to_string(),
             ignores: HashMap::new(),
             outer: None,
+            nested: HashMap::new(),
         })
     }
 
@@ -235,6 +239,18 @@ impl Live {
         if go(&mut self.root, &parts) {
             self.files -= 1;
         }
+    }
+
+    /// Whether `path` is in a folder below the top that is a repository of its own, whose
+    /// git keeps it (a look leaves those folders out).
+    fn in_nested(&mut self, top: &Path, path: &[u8]) -> bool {
+        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+        (1..parts.len()).any(|depth| {
+            let folder = parts[..depth].join(&b'/');
+            *self.nested.entry(folder.clone()).or_insert_with(|| {
+                std::fs::symlink_metadata(top.join(OsStr::from_bytes(&folder)).join(".git")).is_ok()
+            })
+        })
     }
 
     /// Whether the rules ignore `path`, a file none of the last tree's.
@@ -315,7 +331,7 @@ impl Live {
                 }
                 OnDisk::Kept { mode, bytes } => {
                     if !known {
-                        if self.ignored(top, path, rules) {
+                        if self.in_nested(top, path) || self.ignored(top, path, rules) {
                             continue;
                         }
                         if self.files >= settings.max_files {

@@ -57,7 +57,12 @@ impl Store {
         // no process. The ref last: a crash before it leaves only objects nothing names.
         let bad = |e: std::io::Error| format!("cannot write a checkpoint: {e}");
         let tree_oid = parse_hex(&tree).ok_or_else(|| format!("not a tree: {tree}"))?;
-        let parent = previous.and_then(|p| parse_hex(&p.commit));
+        let parent = match previous {
+            Some(p) => Some(
+                parse_hex(&p.commit).ok_or_else(|| format!("not a checkpoint: {}", p.commit))?,
+            ),
+            None => None,
+        };
         let now = SystemTime::now()
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_secs())

@@ -492,6 +492,9 @@ mod taken_tests {
         git(&ws, &["add", "-A"]);
         git(&ws, &["add", "-f", "tracked.log"]);
         git(&ws, &["commit", "-qm", "files"]);
+        // A repository of its own inside, which the project does not track.
+        write(&ws.join("vendor/lib/lib.rs"), "nested\n");
+        git(&ws.join("vendor/lib"), &["init", "-q", "."]);
         let env = crate::paths::process_env();
         let settings = Settings {
             max_file_bytes: 1000,
@@ -517,6 +520,10 @@ mod taken_tests {
                 (
                     "an ignored file",
                     Box::new(|| write(&ws.join("x.log"), "log\n")),
+                ),
+                (
+                    "a file in a nested repository",
+                    Box::new(|| write(&ws.join("vendor/lib/new.rs"), "n\n")),
                 ),
                 (
                     "a file a rule lets back",
@@ -597,6 +604,7 @@ mod taken_tests {
                 assert!(
                     !here.paths.is_empty()
                         || *what == "an ignored file"
+                        || what.contains("nested")
                         || what.contains("ignores")
                         || *what == "a file too large",
                     "{what}: nothing changed"
