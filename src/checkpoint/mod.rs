@@ -6,13 +6,18 @@
 //! `$XDG_STATE_HOME/hx/checkpoints/<workspace>/git`, with its own index (`index`, the stat
 //! cache that makes a checkpoint of an unchanged tree cost a directory walk and nothing
 //! else). Its work tree is the workspace, or, in a git repository, the repository's top
-//! folder limited to the workspace (so every `.gitignore` applies as git applies it); the
-//! repository's object store is borrowed (alternates), so content git already has is not
-//! copied. Nothing of the user's `.git` is written: not its index, `HEAD`, refs, config or
-//! hooks. Built on the git CLI's plumbing, not gitoxide: git is on every machine that has a
-//! repository, it already knows the ignore rules, the stat cache and the pack format, and hx
-//! already runs processes through one guarded path; gitoxide would be a large dependency to
-//! compile for the same plumbing.
+//! folder limited to the workspace (so every `.gitignore` applies as git applies it). Every
+//! object a checkpoint names is in the store itself: nothing is borrowed from the
+//! repository's `.git/objects`, which commands may write, collect or remove (issue 32), and
+//! every file a rewind writes back is checked against its name first. Nothing of the user's
+//! `.git` is written: not its index, `HEAD`, refs, config or hooks.
+//!
+//! A run's first checkpoint looks with git's plumbing (the walk, the ignore rules, the stat
+//! cache of `index`), taken beside the first request; the checkpoints after it take only
+//! the files inotify named, writing their blobs, trees, commit and ref in-process
+//! (`live`, `objects`), so a turn starts no git process. The CLI, not gitoxide, for the
+//! rest: git is on every machine that has a repository, and gitoxide would be a large
+//! dependency to compile for the same plumbing.
 //!
 //! What a checkpoint takes is what git would see (`.gitignore`, `.git/info/exclude`, the
 //! global excludes file), minus files over `max_file_bytes`, past `max_files` or unreadable
@@ -29,7 +34,10 @@ use std::sync::Mutex;
 
 use crate::paths::Env;
 
+mod compare;
 pub mod git;
+mod live;
+mod objects;
 mod place;
 mod restore;
 mod snapshot;
@@ -141,8 +149,6 @@ pub struct Store {
     index: PathBuf,
     /// The workspace below the work tree, `/`-terminated; empty when they are one folder.
     prefix: String,
-    /// The user's repository's folder of objects, borrowed.
-    user_objects: Option<PathBuf>,
     /// The user's repository's `info/exclude`, copied into the shadow's before a checkpoint.
     user_exclude: Option<PathBuf>,
     settings: Settings,
@@ -153,6 +159,8 @@ pub struct Store {
     watch: Option<Watch>,
     /// Looks at the workspace so far (for tests and benchmarks).
     looks: std::sync::atomic::AtomicUsize,
+    /// The last checkpoint's tree, while the watches can say what changed since.
+    live: Mutex<Option<live::Live>>,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.

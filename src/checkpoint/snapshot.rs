@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::git::{GitError, Run};
-use super::watch::Watch;
+use super::live::{Live, Look, Rules};
+use super::objects::{commit_bytes, hex, parse_hex, Objects};
+use super::watch::{Pending, Watch};
 use super::{
     index_entries, index_signature, named, plural, ref_safe, Snap, Store, LIST_BYTES, REFS,
 };
@@ -39,31 +41,109 @@ impl Store {
         previous: Option<&Snap>,
     ) -> Result<(Snap, Vec<String>), String> {
         let _lock = self.lock().await?;
-        let (tree, warnings) = match self.watch.as_ref().and_then(Watch::unchanged) {
-            // No event since the last look: the same files, the same tree.
-            Some(tree) => (tree, Vec::new()),
-            None => self.look().await?,
+        let (tree, warnings) = match self.watch.as_ref().map(Watch::pending) {
+            // No event since the last checkpoint: the same files, the same tree.
+            Some(Pending::Unchanged(tree)) => (tree, Vec::new()),
+            Some(Pending::Changed(base, paths)) => match self.take_changed(&base, &paths) {
+                Ok(taken) => taken,
+                Err(_) => self.look().await?,
+            },
+            _ => self.look().await?,
         };
         if let Some(p) = previous.filter(|p| p.tree == tree) {
             return Ok((p.clone(), warnings));
         }
-        let mut args = vec!["commit-tree", tree.as_str(), "-m", "hx checkpoint"];
+        // The commit and the ref are written here, not by git: a turn's checkpoint starts
+        // no process. The ref last: a crash before it leaves only objects nothing names.
+        let bad = |e: std::io::Error| format!("cannot write a checkpoint: {e}");
+        let tree_oid = parse_hex(&tree).ok_or_else(|| format!("not a tree: {tree}"))?;
+        let parent = match previous {
+            Some(p) => Some(
+                parse_hex(&p.commit).ok_or_else(|| format!("not a checkpoint: {}", p.commit))?,
+            ),
+            None => None,
+        };
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        let objects = Objects::new(&self.git.git_dir);
         // The previous checkpoint stays reachable through the new one, from the one ref.
-        if let Some(p) = previous {
-            args.extend(["-p", p.commit.as_str()]);
+        let commit = objects
+            .write("commit", &commit_bytes(&tree_oid, parent.as_ref(), now))
+            .map_err(bad)?;
+        let commit = hex(&commit);
+        let name = self.git.git_dir.join(REFS).join(ref_safe(session));
+        if let Some(folder) = name.parent() {
+            std::fs::create_dir_all(folder).map_err(bad)?;
         }
-        let commit = self
-            .git
-            .line(&args, Run::default())
-            .await
-            .map_err(|e| e.to_string())?;
-        // The ref last: a crash before it leaves only objects nothing names.
-        let name = format!("{REFS}{}", ref_safe(session));
-        self.git
-            .run(&["update-ref", &name, &commit], Run::default())
-            .await
-            .map_err(|e| e.to_string())?;
+        write_atomic(&name, format!("{commit}\n").as_bytes()).map_err(bad)?;
         Ok((Snap { commit, tree }, warnings))
+    }
+
+    /// The checkpoint that takes the files `paths` (named by the watches) into `base`, the
+    /// last checkpoint's tree held in memory; `Look` when only a look can tell.
+    fn take_changed(&self, base: &str, paths: &[Vec<u8>]) -> Result<(String, Vec<String>), Look> {
+        let mut held = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(live) = held.as_mut().filter(|l| l.tree == base) else {
+            return Err(Look);
+        };
+        let prefix = self.prefix.as_bytes();
+        let mine: Vec<Vec<u8>> = paths
+            .iter()
+            .filter(|p| p.starts_with(prefix))
+            .cloned()
+            .collect();
+        let objects = Objects::new(&self.git.git_dir);
+        let exclude = self.git.git_dir.join("info").join("exclude");
+        let rules = Rules {
+            exclude: Some(exclude.as_path()),
+            global: self.git.excludes_file.as_deref(),
+        };
+        let taken = live
+            .take(&self.git.work_tree, &mine, &objects, &rules, &self.settings)
+            .and_then(|skipped| {
+                let tree = live.write(&objects).map_err(|_| Look)?;
+                Ok((tree, skipped))
+            });
+        match taken {
+            Ok((tree, skipped)) => {
+                if let Some(w) = &self.watch {
+                    w.looked(&tree);
+                }
+                let warnings = self.warnings(skipped.too_big, skipped.too_many, skipped.unreadable);
+                Ok((tree, warnings))
+            }
+            Err(e) => {
+                // Half taken: the next checkpoint starts from a look.
+                *held = None;
+                Err(e)
+            }
+        }
+    }
+
+    /// The tree `tree` held in memory, so that the checkpoints after it can take changed
+    /// files alone; not held when the listing fails (each checkpoint then looks).
+    async fn hold(&self, tree: &str) {
+        // Read here when the look wrote its trees loose; git lists them when they are packed.
+        let objects = Objects::new(&self.git.git_dir);
+        // Every file of the tree, and a tree per folder at most as many.
+        if let Some(live) = Live::from_objects(tree, &objects, 2 * self.settings.max_files) {
+            *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
+            return;
+        }
+        let listing = self
+            .git
+            .run(
+                &["ls-tree", "-r", "-t", "-z", "--full-tree", tree],
+                Run {
+                    limit: LIST_BYTES,
+                    ..Run::default()
+                },
+            )
+            .await;
+        let live = listing.ok().and_then(|l| Live::from_listing(tree, &l).ok());
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = live;
     }
 
     /// Looks at the workspace: the watches set first where folders came (so that nothing
@@ -88,6 +168,7 @@ impl Store {
         };
         if let Some(w) = &self.watch {
             w.looked(&staged.0);
+            self.hold(&staged.0).await;
         }
         Ok(staged)
     }

@@ -86,15 +86,12 @@ impl Store {
             git: Git::new(git.clone(), git_dir, work_tree, excludes),
             index: dir.join("index"),
             prefix,
-            user_objects: user_git
-                .as_ref()
-                .map(|g| g.join("objects"))
-                .filter(|o| o.is_dir()),
             user_exclude: user_git.map(|g| g.join("info").join("exclude")),
             settings: settings.clone(),
             warned: Mutex::new(BTreeSet::new()),
             watch: Watch::new(excludes_file),
             looks: std::sync::atomic::AtomicUsize::new(0),
+            live: Mutex::new(None),
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;
@@ -164,15 +161,29 @@ impl Store {
                 }
             }
         }
+        // Stores made before issue 32 borrowed the repository's objects, which commands may
+        // forge, collect or remove: what their checkpoints need is copied in once, and the
+        // borrowing ends.
         let alternates = git_dir.join("objects").join("info").join("alternates");
-        let want = self
-            .user_objects
-            .as_ref()
-            .map(|o| format!("{}\n", o.display()))
-            .unwrap_or_default();
-        if std::fs::read_to_string(&alternates).unwrap_or_default() != want {
-            write_atomic(&alternates, want.as_bytes())
+        if std::fs::metadata(&alternates).is_ok_and(|m| m.len() > 0) {
+            let copied = self
+                .git
+                .run(
+                    &["repack", "-a", "-d", "-q"],
+                    Run {
+                        bare: true,
+                        ..Run::default()
+                    },
+                )
+                .await;
+            std::fs::remove_file(&alternates)
                 .map_err(|e| GitError::Failed(format!("cannot write: {e}")))?;
+            if let Err(e) = copied {
+                return Err(GitError::Failed(format!(
+                    "the checkpoints of this workspace borrowed objects its repository no \
+                     longer has, and some cannot be restored ({e}); new ones are kept whole"
+                )));
+            }
         }
         Ok(())
     }
@@ -308,8 +319,7 @@ impl Store {
                 .await
                 .map_err(|e| e.to_string())?;
         }
-        // `-l`: objects the user's repository has stay there, not copied into the pack.
-        git(&["repack", "-a", "-d", "-l", "-q"], None)
+        git(&["repack", "-a", "-d", "-q"], None)
             .await
             .map_err(|e| e.to_string())?;
         git(&["prune", "--expire=now"], None)

@@ -256,19 +256,16 @@ async fn in_a_repository_the_tree_is_what_git_commits_and_the_users_git_is_left_
     let store = place.store().await;
     let (snap, _) = store.snapshot("s", None).await.expect("snapshot");
     assert_eq!(snap.tree, user_git(&ws, &["rev-parse", "HEAD^{tree}"]));
-    // The user's objects are borrowed, not copied.
+    // The store keeps its own copy of every object it names: nothing is borrowed.
     let alternates = store.dir().join("git/objects/info/alternates");
-    assert_eq!(
-        std::fs::read_to_string(alternates).expect("alternates"),
-        format!("{}\n", ws.join(".git/objects").display())
-    );
+    assert!(!alternates.exists(), "the store borrows objects");
     let blob = user_git(&ws, &["rev-parse", "HEAD:a.txt"]);
-    let copied = store
+    let kept = store
         .dir()
         .join("git/objects")
         .join(&blob[..2])
         .join(&blob[2..]);
-    assert!(!copied.exists(), "{} was copied", copied.display());
+    assert!(kept.exists(), "{} was not kept", kept.display());
 
     place.write("new.txt", "untracked\n");
     place.write("noise.log", "ignored\n");
@@ -1097,4 +1094,47 @@ async fn forget_drops_the_refs_of_the_sessions_named_packed_or_loose_in_whicheve
     assert_eq!(usage.sessions, 2);
     // Nothing left to drop: no git runs, nothing said.
     assert_eq!(forget(&env, &ids, &git).await.expect("again"), 0);
+}
+
+/// A store made before issue 32 borrowed the repository's objects: opening it copies what its
+/// checkpoints name into it and ends the borrowing, so a repository that loses its objects
+/// afterwards takes nothing from the checkpoints.
+#[tokio::test]
+async fn a_store_that_borrowed_objects_keeps_its_own_copies_once_opened() {
+    let place = Place::new();
+    let ws = place.ws();
+    place.write("a.txt", "alpha\n");
+    commit_all(&ws);
+    let tree = user_git(&ws, &["rev-parse", "HEAD^{tree}"]);
+    let blob = user_git(&ws, &["rev-parse", "HEAD:a.txt"]);
+    // The old store: the user's tree committed in a shadow that borrows its objects.
+    let store = place.store().await;
+    let git_dir = store.dir().join("git");
+    drop(store);
+    let old = tempfile::tempdir().expect("tempdir");
+    let fresh = old.path().join("git");
+    user_git(
+        old.path(),
+        &["init", "-q", "--bare", fresh.to_str().expect("utf-8")],
+    );
+    std::fs::remove_dir_all(&git_dir).expect("rm");
+    std::fs::rename(&fresh, &git_dir).expect("mv");
+    std::fs::write(
+        git_dir.join("objects/info/alternates"),
+        format!("{}\n", ws.join(".git/objects").display()),
+    )
+    .expect("alternates");
+    let shadow_git = |args: &[&str]| {
+        let mut all = vec!["--git-dir", git_dir.to_str().expect("utf-8")];
+        all.extend_from_slice(args);
+        user_git(old.path(), &all)
+    };
+    let commit = shadow_git(&["commit-tree", &tree, "-m", "old"]);
+    shadow_git(&["update-ref", "refs/hx/old", &commit]);
+
+    let store = place.store().await;
+    assert!(!git_dir.join("objects/info/alternates").exists());
+    drop(store);
+    std::fs::remove_dir_all(ws.join(".git/objects")).expect("rm objects");
+    assert_eq!(shadow_git(&["cat-file", "-p", &blob]), "alpha");
 }

@@ -18,7 +18,7 @@
 //! Watching stops for the run (every checkpoint looks, as without it) when the folders pass
 //! [`MAX_FOLDERS`], when the kernel's watch limit is reached, or on any error.
 
-use std::collections::HashSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -29,6 +29,9 @@ use rustix::fs::inotify::{self, CreateFlags, ReadFlags, WatchFlags};
 
 /// Folders watched at most: beyond it, checkpoints look every time.
 pub const MAX_FOLDERS: usize = 65_536;
+/// Files named at most between two checkpoints: beyond it, the next checkpoint looks (a
+/// walk is then as cheap as taking them one by one).
+pub const MAX_CHANGED: usize = 10_000;
 
 /// The events that may change what a checkpoint takes: content, mode, names.
 fn flags() -> WatchFlags {
@@ -47,17 +50,32 @@ fn flags() -> WatchFlags {
 
 #[derive(Debug, Default)]
 struct State {
-    /// An event came since the checkpoint that looked last.
-    dirty: bool,
-    /// A folder was made or moved in, or an ignore file changed, or the queue overflowed:
-    /// the watches must be brought up to date before the next look.
+    /// The files events named since the checkpoint that looked or took changes last, as
+    /// paths relative to the work tree's top.
+    changed: BTreeSet<Vec<u8>>,
+    /// A folder was made, moved or removed, or an ignore file changed, or the queue
+    /// overflowed: the watches must be brought up to date, and the next checkpoint looks.
     resync: bool,
-    /// The tree the last look found, while no event came after it.
+    /// The tree the last checkpoint found, which the files in `changed` change.
     clean: Option<String>,
     /// The global excludes file's modification time when the watches were set.
     excludes: Option<SystemTime>,
     /// Watching gave up: every checkpoint looks.
     off: bool,
+    /// Each watch's folder, relative to the work tree's top (none: a folder watched only
+    /// for its ignore file).
+    folders: HashMap<i32, Option<Vec<u8>>>,
+}
+
+/// What the events since the last checkpoint say.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Pending {
+    /// Nothing a checkpoint takes changed: the last tree is the answer.
+    Unchanged(String),
+    /// Only these files changed (relative to the work tree's top), in the last tree.
+    Changed(String, Vec<Vec<u8>>),
+    /// Only a look can tell.
+    Look,
 }
 
 #[derive(Debug)]
@@ -97,23 +115,12 @@ impl Watch {
         let mut reader = inotify::Reader::new(&self.fd, &mut buf);
         loop {
             match reader.next() {
-                Ok(ev) => {
-                    st.dirty = true;
-                    let e = ev.events();
-                    let folder_came = e.contains(ReadFlags::ISDIR)
-                        && e.intersects(ReadFlags::CREATE | ReadFlags::MOVED_TO);
-                    let ignore_file = ev.file_name().is_some_and(|n| {
-                        let n = n.to_bytes();
-                        n == b".gitignore" || n == b"exclude"
-                    });
-                    if folder_came
-                        || ignore_file
-                        || e.contains(ReadFlags::QUEUE_OVERFLOW)
-                        || e.contains(ReadFlags::UNMOUNT)
-                    {
-                        st.resync = true;
-                    }
-                }
+                Ok(ev) => note(
+                    st,
+                    ev.wd(),
+                    ev.events(),
+                    ev.file_name().map(|n| n.to_bytes()),
+                ),
                 Err(rustix::io::Errno::AGAIN) => break,
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(_) => {
@@ -124,17 +131,25 @@ impl Watch {
         }
     }
 
-    /// The tree of the last look when nothing it depends on changed since.
-    pub fn unchanged(&self) -> Option<String> {
+    /// What changed since the last checkpoint, as far as the events tell.
+    pub fn pending(&self) -> Pending {
         let mut st = self.state();
         if st.off {
-            return None;
+            return Pending::Look;
         }
         self.drain(&mut st);
-        if st.dirty || st.resync || st.off || st.excludes != self.excludes_time() {
-            return None;
+        if st.resync || st.off || st.excludes != self.excludes_time() {
+            return Pending::Look;
         }
-        st.clean.clone()
+        let Some(clean) = st.clean.clone() else {
+            return Pending::Look;
+        };
+        if st.changed.is_empty() {
+            Pending::Unchanged(clean)
+        } else {
+            let changed = std::mem::take(&mut st.changed);
+            Pending::Changed(clean, changed.into_iter().collect())
+        }
     }
 
     /// Before a look: events so far are what the look will see. Whether the watches must be
@@ -142,12 +157,13 @@ impl Watch {
     pub fn begin(&self) -> bool {
         let mut st = self.state();
         self.drain(&mut st);
-        st.dirty = false;
+        st.changed.clear();
         st.clean = None;
         !st.off && st.resync
     }
 
-    /// After a look that found `tree`: it stays the answer until an event comes.
+    /// After a checkpoint that found `tree` (a look, or the changed files taken): it stays
+    /// the answer until an event comes.
     pub fn looked(&self, tree: &str) {
         let mut st = self.state();
         if !st.off && !st.resync {
@@ -160,6 +176,7 @@ impl Watch {
     /// whose result [`Watch::looked`] keeps, so nothing after the watches were set is missed.
     pub fn sync(&self, top: &Path, root: &Path, ignored: &HashSet<Vec<u8>>, also: &[PathBuf]) {
         let excludes = self.excludes_time();
+        self.state().folders.clear();
         let ok = self.add_all(top, root, ignored, also);
         let mut st = self.state();
         if ok {
@@ -178,9 +195,14 @@ impl Watch {
         st.clean = None;
     }
 
-    fn add(&self, dir: &Path) -> bool {
+    /// Watches `dir`, known as `rel` (relative to the top; none: only its ignore file
+    /// counts).
+    fn add(&self, dir: &Path, rel: Option<Vec<u8>>) -> bool {
         match inotify::add_watch(&self.fd, dir, flags()) {
-            Ok(_) => true,
+            Ok(wd) => {
+                self.state().folders.insert(wd, rel);
+                true
+            }
             // Gone or not a folder: nothing there to miss.
             Err(rustix::io::Errno::NOENT | rustix::io::Errno::NOTDIR) => true,
             // The watch limit (ENOSPC), no memory, no access: give up watching.
@@ -197,7 +219,7 @@ impl Watch {
     ) -> bool {
         use std::os::unix::ffi::OsStrExt;
         for a in also {
-            if a.is_dir() && !self.add(a) {
+            if a.is_dir() && !self.add(a, None) {
                 return false;
             }
         }
@@ -205,7 +227,8 @@ impl Watch {
         let mut n = 0usize;
         while let Some(dir) = stack.pop() {
             n += 1;
-            if n > MAX_FOLDERS || !self.add(&dir) {
+            let rel = dir.strip_prefix(top).unwrap_or(&dir).as_os_str().as_bytes();
+            if n > MAX_FOLDERS || !self.add(&dir, Some(rel.to_vec())) {
                 return false;
             }
             let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -232,6 +255,61 @@ impl Watch {
             }
         }
         true
+    }
+}
+
+/// One event into the state: the file it names, or a resync when it says the watches or
+/// the ignore rules changed.
+fn note(st: &mut State, wd: i32, e: ReadFlags, name: Option<&[u8]>) {
+    if e.intersects(ReadFlags::QUEUE_OVERFLOW | ReadFlags::UNMOUNT) {
+        st.resync = true;
+        return;
+    }
+    let ignore_file = |n: &[u8]| n == b".gitignore" || n == b"exclude";
+    match (st.folders.get(&wd), name) {
+        // A watch removed (its folder gone, which its parent's event said) or not known.
+        (None, _) => {
+            if !e.contains(ReadFlags::IGNORED) {
+                st.resync = true;
+            }
+        }
+        // A folder above the workspace or `info`: only its ignore file counts.
+        (Some(None), Some(n)) => {
+            if ignore_file(n) {
+                st.resync = true;
+            }
+        }
+        (Some(None), None) => {}
+        (Some(Some(_)), None) => {
+            if e.intersects(ReadFlags::DELETE_SELF | ReadFlags::MOVE_SELF) {
+                st.resync = true;
+            }
+        }
+        (Some(Some(folder)), Some(n)) => {
+            if e.contains(ReadFlags::ISDIR) {
+                // A folder made, moved or removed: its files, and watches, are a look's.
+                if e.intersects(
+                    ReadFlags::CREATE
+                        | ReadFlags::MOVED_TO
+                        | ReadFlags::DELETE
+                        | ReadFlags::MOVED_FROM,
+                ) {
+                    st.resync = true;
+                }
+            } else if n == b".gitignore" {
+                st.resync = true;
+            } else if st.changed.len() >= MAX_CHANGED {
+                st.resync = true;
+                st.changed.clear();
+            } else {
+                let mut path = folder.clone();
+                if !path.is_empty() {
+                    path.push(b'/');
+                }
+                path.extend_from_slice(n);
+                st.changed.insert(path);
+            }
+        }
     }
 }
 
@@ -367,6 +445,173 @@ mod tests {
             write(&ws.join("logs/y.log"), "more\n");
             let (same, _) = store.snapshot("s", Some(&prev)).await.expect("ignored");
             assert_eq!(same, prev);
+        });
+    }
+}
+
+#[cfg(test)]
+mod taken_tests {
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+    use std::process::Command;
+
+    use crate::checkpoint::{Settings, Snap, Store};
+
+    fn git(dir: &Path, args: &[&str]) {
+        let ok = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+            .args(args)
+            .current_dir(dir)
+            .status()
+            .is_ok_and(|s| s.success());
+        assert!(ok, "git {args:?}");
+    }
+
+    fn write(p: &Path, text: &str) {
+        if let Some(d) = p.parent() {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        std::fs::write(p, text).expect("write");
+    }
+
+    /// A checkpoint that takes only the files the events named (no git process: no look)
+    /// makes exactly the tree a look of the whole workspace makes, whatever the change and
+    /// whichever ignore rule applies; and what changed reads the same as git tells it.
+    #[test]
+    fn changed_files_taken_alone_make_the_tree_a_look_makes() {
+        let root = tempfile::tempdir().expect("tempdir");
+        let ws = root.path().join("ws");
+        write(&ws.join("a.txt"), "a\n");
+        write(&ws.join(".gitignore"), "*.log\n!keep.log\n");
+        write(&ws.join("sub/.gitignore"), "*.tmp\n");
+        write(&ws.join("sub/s.txt"), "s\n");
+        write(&ws.join("src/deep/er/m.rs"), "fn main() {}\n");
+        write(&ws.join("tracked.log"), "tracked though ignored\n");
+        git(&ws, &["init", "-q", "."]);
+        write(&ws.join(".git/info/exclude"), "secret.txt\n");
+        git(&ws, &["add", "-A"]);
+        git(&ws, &["add", "-f", "tracked.log"]);
+        git(&ws, &["commit", "-qm", "files"]);
+        // A repository of its own inside, which the project does not track.
+        write(&ws.join("vendor/lib/lib.rs"), "nested\n");
+        git(&ws.join("vendor/lib"), &["init", "-q", "."]);
+        let env = crate::paths::process_env();
+        let settings = Settings {
+            max_file_bytes: 1000,
+            ..Settings::default()
+        };
+        let program = crate::checkpoint::git::Program::from_env(&env);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let store = Store::open_at(&ws, &root.path().join("state"), &env, &settings, &program)
+                .await
+                .expect("store");
+            let mut prev: Snap = store.snapshot("s", None).await.expect("first").0;
+            type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
+            let changes: Vec<Change> = vec![
+                ("an edit", Box::new(|| write(&ws.join("a.txt"), "b\nc\n"))),
+                (
+                    "a new file",
+                    Box::new(|| write(&ws.join("src/new.rs"), "new\n")),
+                ),
+                (
+                    "an ignored file",
+                    Box::new(|| write(&ws.join("x.log"), "log\n")),
+                ),
+                (
+                    "a file in a nested repository",
+                    Box::new(|| write(&ws.join("vendor/lib/new.rs"), "n\n")),
+                ),
+                (
+                    "a file a rule lets back",
+                    Box::new(|| write(&ws.join("keep.log"), "k\n")),
+                ),
+                (
+                    "a file a folder's rule ignores",
+                    Box::new(|| write(&ws.join("sub/x.tmp"), "t\n")),
+                ),
+                (
+                    "a file info/exclude ignores",
+                    Box::new(|| write(&ws.join("secret.txt"), "s\n")),
+                ),
+                (
+                    "a tracked file a rule ignores",
+                    Box::new(|| write(&ws.join("tracked.log"), "more\n")),
+                ),
+                (
+                    "a mode",
+                    Box::new(|| {
+                        std::fs::set_permissions(
+                            ws.join("a.txt"),
+                            std::fs::Permissions::from_mode(0o755),
+                        )
+                        .expect("chmod")
+                    }),
+                ),
+                (
+                    "a link",
+                    Box::new(|| std::os::unix::fs::symlink("a.txt", ws.join("link")).expect("ln")),
+                ),
+                (
+                    "a file too large",
+                    Box::new(|| write(&ws.join("big.txt"), &"x".repeat(2000))),
+                ),
+                (
+                    "a rename in a folder",
+                    Box::new(|| {
+                        std::fs::rename(ws.join("sub/s.txt"), ws.join("sub/t.txt")).expect("mv")
+                    }),
+                ),
+                (
+                    "the last file of a folder removed",
+                    Box::new(|| std::fs::remove_file(ws.join("src/deep/er/m.rs")).expect("rm")),
+                ),
+                (
+                    "a file made binary",
+                    Box::new(|| write(&ws.join("src/new.rs"), "\0bin")),
+                ),
+            ];
+            for (n, (what, change)) in changes.iter().enumerate() {
+                change();
+                let looks = store.looks();
+                let (next, _) = store.snapshot("s", Some(&prev)).await.expect("after");
+                assert_eq!(store.looks(), looks, "{what}: the checkpoint looked");
+                // The same workspace looked at whole by a store of its own.
+                let other = Store::open_at(
+                    &ws,
+                    &root.path().join(format!("state-{n}")),
+                    &env,
+                    &settings,
+                    &program,
+                )
+                .await
+                .expect("store")
+                .unwatched();
+                let (looked, _) = other.snapshot("o", None).await.expect("look");
+                assert_eq!(next.tree, looked.tree, "{what}: not the tree a look makes");
+                // What changed, read here, as git tells it.
+                let here = store
+                    .changes(&prev.tree, &next.tree)
+                    .await
+                    .expect("changes");
+                let gits = store
+                    .git_changes(&prev.tree, &next.tree)
+                    .await
+                    .expect("git");
+                assert!(
+                    !here.paths.is_empty()
+                        || *what == "an ignored file"
+                        || what.contains("nested")
+                        || what.contains("ignores")
+                        || *what == "a file too large",
+                    "{what}: nothing changed"
+                );
+                assert_eq!(here, gits, "{what}: the changes differ from git's");
+                prev = next;
+            }
         });
     }
 }

@@ -20,6 +20,7 @@ mod cache;
 mod chat;
 mod chat_approvals;
 mod checkpoints;
+mod checkpoints_kept;
 mod commands;
 mod containment;
 mod containment_git;

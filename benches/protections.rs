@@ -1,0 +1,253 @@
+//! What hx's protections cost a whole run: issue 33's table.
+//!
+//! `cargo bench --bench protections` runs whole `hx agent` processes against the scripted
+//! fake server, with every protection on (the default), checkpoints off, the sandbox off, and
+//! both off, the four alternating run by run so that each sees the same machine, and prints
+//! the median wall time of each, the ratio of the default to both off, and the peak RSS of
+//! the default runs. Workloads, each in a folder that is not a git repository and in one that
+//! is:
+//! - one answer, no tool: start, one request, exit;
+//! - 40 turns of read_file, edit_file, glob and bash, then an answer;
+//! - one bash turn in a folder of 2,000 skill folders (not git only: the issue's figure).
+//!
+//! `HX_BENCH_RUNS=N` sets the runs of each (7), `HX_BENCH_ONLY=TEXT` keeps the workloads
+//! whose name holds TEXT.
+//!
+//! Targets (issue 33): the one-answer run 15 ms or less with every protection on; 40 turns
+//! and the 2,000-skill turn within 1.3× of both off; peak memory under 16 MiB.
+
+#[path = "../tests/support/mod.rs"]
+mod support;
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use support::{Call, FakeServer, Hx, Reply};
+
+#[derive(Clone, Copy, PartialEq)]
+enum Workload {
+    OneAnswer,
+    FortyTurns,
+    Skills,
+}
+
+#[derive(Clone, Copy)]
+struct Setting {
+    name: &'static str,
+    checkpoints: bool,
+    sandbox: bool,
+}
+
+const SETTINGS: [Setting; 4] = [
+    Setting {
+        name: "default",
+        checkpoints: true,
+        sandbox: true,
+    },
+    Setting {
+        name: "checkpoints off",
+        checkpoints: false,
+        sandbox: true,
+    },
+    Setting {
+        name: "sandbox off",
+        checkpoints: true,
+        sandbox: false,
+    },
+    Setting {
+        name: "both off",
+        checkpoints: false,
+        sandbox: false,
+    },
+];
+
+const SKILLS: usize = 2_000;
+
+fn replies(w: Workload) -> Vec<Reply> {
+    let call = |i: usize, name: &str, args: &str| {
+        Reply::tool_calls(vec![Call::new(&format!("call_{i}"), name, args)]).unpaced()
+    };
+    let mut out = Vec::new();
+    match w {
+        Workload::OneAnswer => {}
+        Workload::FortyTurns => {
+            for i in 0..39 {
+                out.push(match i % 4 {
+                    0 => call(i, "read_file", r#"{"path":"notes.txt"}"#),
+                    1 => call(
+                        i,
+                        "edit_file",
+                        &format!(
+                            r#"{{"path":"src/main.rs","old_text":"step {}","new_text":"step {}"}}"#,
+                            i / 4,
+                            i / 4 + 1
+                        ),
+                    ),
+                    2 => call(i, "glob", r#"{"pattern":"**/*.rs"}"#),
+                    _ => call(i, "bash", r#"{"command":"ls src"}"#),
+                });
+            }
+        }
+        Workload::Skills => out.push(call(0, "bash", r#"{"command":"true"}"#)),
+    }
+    out.push(Reply::text("done").unpaced());
+    out
+}
+
+fn prepare(hx: &mut Hx, w: Workload, git: bool, s: Setting) {
+    let mut config = String::new();
+    if !s.checkpoints {
+        config.push_str("[checkpoints]\nenabled = false\n");
+    }
+    if !s.sandbox {
+        config.push_str("[sandbox]\nmode = \"off\"\n");
+    }
+    if !config.is_empty() {
+        hx.write_user_config("config.toml", &config);
+    }
+    match w {
+        Workload::OneAnswer => {
+            hx.write_file("README.md", "# a project\n");
+        }
+        Workload::FortyTurns => {
+            hx.write_file("notes.txt", &"a line of notes\n".repeat(50));
+            hx.write_file("src/main.rs", "fn main() {} // step 0\n");
+            for i in 0..20 {
+                hx.write_file(&format!("src/m{i}.rs"), "pub fn f() {}\n");
+            }
+        }
+        Workload::Skills => {
+            for i in 0..SKILLS {
+                hx.write_file(
+                    &format!(".agents/skills/skill-{i}/SKILL.md"),
+                    &format!(
+                        "---\nname: skill-{i}\ndescription: what skill {i} is for\n---\n\nThe rules of skill {i}.\n"
+                    ),
+                );
+            }
+        }
+    }
+    if git {
+        let ws = hx.workspace().to_path_buf();
+        for args in [
+            &["init", "-q"][..],
+            &["add", "-A"],
+            &[
+                "-c",
+                "user.name=b",
+                "-c",
+                "user.email=b@example.com",
+                "commit",
+                "-q",
+                "-m",
+                "start",
+            ],
+        ] {
+            let ok = Command::new("git")
+                .args(args)
+                .current_dir(&ws)
+                .stdout(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            assert!(ok, "git {args:?} failed");
+        }
+    }
+    hx.args(["agent", "do the task"]);
+}
+
+/// Waits for `pid`: (exit status, peak RSS in KiB, CPU time of it and the processes it
+/// waited for).
+fn wait_rss(pid: u32) -> (i32, i64, Duration) {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid as libc::pid_t, "wait4 failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    (libc::WEXITSTATUS(status), usage.ru_maxrss, cpu)
+}
+
+// The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn run(w: Workload, git: bool, s: Setting) -> (Duration, i64, Duration) {
+    let server = FakeServer::start(replies(w));
+    let mut hx = Hx::new(&server);
+    prepare(&mut hx, w, git, s);
+    let mut cmd = hx.command();
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let start = Instant::now();
+    let child = cmd.spawn().expect("spawn hx");
+    let (code, rss, cpu) = wait_rss(child.id());
+    let wall = start.elapsed();
+    assert_eq!(code, 0, "{} run failed", s.name);
+    (wall, rss, cpu)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.1}", d.as_secs_f64() * 1e3)
+}
+
+fn main() {
+    // `cargo test --benches` runs this without --bench: keep that to one run each.
+    let runs = if std::env::args().any(|a| a == "--bench") {
+        std::env::var("HX_BENCH_RUNS")
+            .ok()
+            .and_then(|r| r.parse().ok())
+            .unwrap_or(7)
+    } else {
+        1
+    };
+    let cases = [
+        ("one answer, no tool", Workload::OneAnswer, false),
+        ("one answer, no tool (git)", Workload::OneAnswer, true),
+        ("40 turns", Workload::FortyTurns, false),
+        ("40 turns (git)", Workload::FortyTurns, true),
+        ("one turn, 2,000 skill folders", Workload::Skills, false),
+    ];
+    println!("protections/whole `hx agent` runs, median wall ms of {runs} (settings alternating)");
+    println!(
+        "| workload | {} | default / both off | CPU ms: default, both off | peak RSS, default |",
+        SETTINGS.map(|s| s.name).join(" | ")
+    );
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    // HX_BENCH_ONLY=TEXT: only the workloads whose name holds TEXT.
+    let only = std::env::var("HX_BENCH_ONLY").unwrap_or_default();
+    for (name, w, git) in cases.into_iter().filter(|c| c.0.contains(only.as_str())) {
+        let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
+        let mut cpus: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
+        let mut rss = Vec::new();
+        for _ in 0..runs {
+            for (i, s) in SETTINGS.iter().enumerate() {
+                let (wall, peak, cpu) = run(w, git, *s);
+                walls[i].push(wall);
+                cpus[i].push(cpu);
+                if i == 0 {
+                    rss.push(peak);
+                }
+            }
+        }
+        let medians: Vec<Duration> = walls.into_iter().map(median).collect();
+        let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
+        rss.sort();
+        println!(
+            "| {name} | {} | {:.2}× | {}, {} | {:.1} MiB |",
+            medians
+                .iter()
+                .map(|d| ms(*d))
+                .collect::<Vec<_>>()
+                .join(" | "),
+            medians[0].as_secs_f64() / medians[3].as_secs_f64(),
+            ms(cpu[0]),
+            ms(cpu[3]),
+            rss[rss.len() / 2] as f64 / 1024.0
+        );
+    }
+}

@@ -1,0 +1,453 @@
+//! The last checkpoint's tree, held in memory while a run goes on, so that a checkpoint
+//! after a turn can take just the files inotify named (`watch`) and write their blobs, the
+//! trees above them, the commit and the ref itself (`objects`), with no git process.
+//!
+//! A look (`snapshot::look`, git's walk) is still what a run's first checkpoint does, and
+//! what any checkpoint does when the watches cannot say which files changed: a folder made,
+//! moved or removed, an ignore file changed, the event queue overflowed. Those make the next
+//! checkpoint look again; everything else a turn does to files is named by its events.
+//!
+//! A file the last tree does not have is taken unless an ignore rule matches it: the
+//! `.gitignore` of its folder and of each above it up to the work tree's top (the nearest
+//! that decides wins, as in git), then `info/exclude`, then the global excludes file. Its
+//! folders are watched, so no rule ignores them.
+
+use std::collections::{BTreeMap, HashMap};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use ignore::gitignore::Gitignore;
+
+use super::objects::{hex, parse_hex, tree_bytes, Objects, Oid, TreeEntry};
+
+const TREE: u32 = 0o040000;
+
+#[derive(Debug, Default)]
+struct Dir {
+    entries: BTreeMap<Vec<u8>, Node>,
+    /// The tree's name while nothing below changed.
+    oid: Option<Oid>,
+}
+
+#[derive(Debug)]
+enum Node {
+    File { mode: u32, oid: Oid },
+    Dir(Dir),
+}
+
+/// A change that cannot be taken here (a folder where a file was, a file that cannot be
+/// read or stored): the caller looks instead, and git says what is wrong.
+#[derive(Debug)]
+pub struct Look;
+
+/// What taking the changed files skipped, for the run's warnings.
+#[derive(Debug, Default)]
+pub struct Skipped {
+    pub too_big: Vec<String>,
+    pub too_many: Vec<String>,
+    pub unreadable: Vec<String>,
+}
+
+/// What a file on disk is to a checkpoint.
+enum OnDisk {
+    Gone,
+    Kept { mode: u32, bytes: Vec<u8> },
+    TooBig,
+    Unreadable,
+}
+
+#[derive(Debug)]
+pub struct Live {
+    root: Dir,
+    files: usize,
+    /// The tree `root` is.
+    pub tree: String,
+    /// Each folder's `.gitignore` (none: it has none), read when first needed.
+    ignores: HashMap<Vec<u8>, Option<Gitignore>>,
+    /// `info/exclude` and the global excludes file, read when first needed.
+    outer: Option<Vec<Gitignore>>,
+    /// Whether each folder asked about holds a repository of its own (`.git`).
+    nested: HashMap<Vec<u8>, bool>,
+}
+
+/// What the ignore rules outside the work tree's folders are.
+pub struct Rules<'a> {
+    pub exclude: Option<&'a Path>,
+    pub global: Option<&'a Path>,
+}
+
+impl Live {
+    /// The tree `tree` from `git ls-tree -r -t -z --full-tree` of it.
+    pub fn from_listing(tree: &str, listing: &[u8]) -> Result<Live, String> {
+        let mut live = Live {
+            root: Dir {
+                entries: BTreeMap::new(),
+                oid: parse_hex(tree),
+            },
+            files: 0,
+            tree: tree.to_string(),
+            ignores: HashMap::new(),
+            outer: None,
+            nested: HashMap::new(),
+        };
+        let bad = || "cannot read the checkpoint's tree".to_string();
+        for item in listing.split(|b| *b == 0).filter(|i| !i.is_empty()) {
+            // `MODE SP TYPE SP HASH TAB PATH`
+            let tab = item.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
+            let meta = std::str::from_utf8(&item[..tab]).map_err(|_| bad())?;
+            let path = &item[tab + 1..];
+            let mut m = meta.split(' ');
+            let (Some(mode), Some(_), Some(oid)) = (m.next(), m.next(), m.next()) else {
+                return Err(bad());
+            };
+            let mode = u32::from_str_radix(mode, 8).map_err(|_| bad())?;
+            let oid = parse_hex(oid).ok_or_else(bad)?;
+            let dir = live.folder(path, true, false).ok_or_else(bad)?;
+            let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path).to_vec();
+            if mode == TREE {
+                dir.entries
+                    .entry(name)
+                    .or_insert_with(|| Node::Dir(Dir::default()));
+                if let Some(Node::Dir(d)) = dir.entries.get_mut(path_name(path)) {
+                    d.oid = Some(oid);
+                }
+            } else {
+                dir.entries.insert(name, Node::File { mode, oid });
+                live.files += 1;
+            }
+        }
+        live.root.oid = parse_hex(tree);
+        Ok(live)
+    }
+
+    /// The tree `tree` read from the store's loose objects (those a look just wrote); none
+    /// when one of its trees is not loose, or there are more than `max` entries.
+    pub fn from_objects(tree: &str, objects: &Objects, max: usize) -> Option<Live> {
+        fn fill(
+            dir: &mut Dir,
+            oid: &Oid,
+            objects: &Objects,
+            files: &mut usize,
+            max: usize,
+        ) -> Option<()> {
+            let (kind, bytes) = objects.read(oid).ok()??;
+            if kind != "tree" {
+                return None;
+            }
+            dir.oid = Some(*oid);
+            for e in super::objects::parse_tree(&bytes).ok()? {
+                if e.is_tree() {
+                    let mut sub = Dir::default();
+                    fill(&mut sub, &e.oid, objects, files, max)?;
+                    dir.entries.insert(e.name, Node::Dir(sub));
+                } else {
+                    *files += 1;
+                    if *files > max {
+                        return None;
+                    }
+                    dir.entries.insert(
+                        e.name,
+                        Node::File {
+                            mode: e.mode,
+                            oid: e.oid,
+                        },
+                    );
+                }
+            }
+            Some(())
+        }
+        let oid = parse_hex(tree)?;
+        let mut root = Dir::default();
+        let mut files = 0;
+        fill(&mut root, &oid, objects, &mut files, max)?;
+        Some(Live {
+            root,
+            files,
+            tree: tree.to_string(),
+            ignores: HashMap::new(),
+            outer: None,
+            nested: HashMap::new(),
+        })
+    }
+
+    /// The folder holding `path`, its folders made when `make`; the trees on the way
+    /// forgotten when `touch` (something in them is about to change).
+    fn folder(&mut self, path: &[u8], make: bool, touch: bool) -> Option<&mut Dir> {
+        let mut dir = &mut self.root;
+        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+        let (_, folders) = parts.split_last()?;
+        if touch {
+            dir.oid = None;
+        }
+        for part in folders {
+            if make && !dir.entries.contains_key(*part) {
+                dir.entries.insert(part.to_vec(), Node::Dir(Dir::default()));
+            }
+            dir = match dir.entries.get_mut(*part) {
+                Some(Node::Dir(d)) => d,
+                _ => return None,
+            };
+            if touch {
+                dir.oid = None;
+            }
+        }
+        Some(dir)
+    }
+
+    fn has(&self, path: &[u8]) -> bool {
+        let mut dir = &self.root;
+        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+        let Some((name, folders)) = parts.split_last() else {
+            return false;
+        };
+        for part in folders {
+            dir = match dir.entries.get(*part) {
+                Some(Node::Dir(d)) => d,
+                _ => return false,
+            };
+        }
+        matches!(dir.entries.get(*name), Some(Node::File { .. }))
+    }
+
+    /// Drops `path`, and the folders it leaves empty.
+    fn remove(&mut self, path: &[u8]) {
+        fn go(dir: &mut Dir, parts: &[&[u8]]) -> bool {
+            let Some((first, rest)) = parts.split_first() else {
+                return false;
+            };
+            let removed = if rest.is_empty() {
+                matches!(dir.entries.get(*first), Some(Node::File { .. }))
+                    && dir.entries.remove(*first).is_some()
+            } else {
+                let Some(Node::Dir(sub)) = dir.entries.get_mut(*first) else {
+                    return false;
+                };
+                let removed = go(sub, rest);
+                if removed && sub.entries.is_empty() {
+                    dir.entries.remove(*first);
+                }
+                removed
+            };
+            if removed {
+                dir.oid = None;
+            }
+            removed
+        }
+        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+        if go(&mut self.root, &parts) {
+            self.files -= 1;
+        }
+    }
+
+    /// Whether `path` is in a folder below the top that is a repository of its own, whose
+    /// git keeps it (a look leaves those folders out).
+    fn in_nested(&mut self, top: &Path, path: &[u8]) -> bool {
+        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+        (1..parts.len()).any(|depth| {
+            let folder = parts[..depth].join(&b'/');
+            *self.nested.entry(folder.clone()).or_insert_with(|| {
+                std::fs::symlink_metadata(top.join(OsStr::from_bytes(&folder)).join(".git")).is_ok()
+            })
+        })
+    }
+
+    /// Whether the rules ignore `path`, a file none of the last tree's.
+    fn ignored(&mut self, top: &Path, path: &[u8], rules: &Rules) -> bool {
+        let full = top.join(OsStr::from_bytes(path));
+        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
+        // The folders from the file's own up to the top, nearest first.
+        for depth in (0..parts.len()).rev() {
+            let folder = parts[..depth].join(&b'/');
+            let gi = self.ignores.entry(folder.clone()).or_insert_with(|| {
+                let dir = top.join(OsStr::from_bytes(&folder));
+                let file = dir.join(".gitignore");
+                file.is_file().then(|| Gitignore::new(&file).0)
+            });
+            if let Some(gi) = gi {
+                let m = gi.matched(&full, false);
+                if m.is_ignore() {
+                    return true;
+                }
+                if m.is_whitelist() {
+                    return false;
+                }
+            }
+        }
+        let outer = self.outer.get_or_insert_with(|| {
+            [rules.exclude, rules.global]
+                .into_iter()
+                .flatten()
+                .filter_map(|file| {
+                    let mut b = ignore::gitignore::GitignoreBuilder::new(top);
+                    b.add(file);
+                    b.build().ok()
+                })
+                .collect()
+        });
+        for gi in outer.iter() {
+            let m = gi.matched(&full, false);
+            if m.is_ignore() {
+                return true;
+            }
+            if m.is_whitelist() {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Takes the files `paths` (relative to `top`, each in the workspace) as they are on
+    /// disk now: their blobs written, gone ones dropped. `Look` when one cannot be taken so.
+    pub fn take(
+        &mut self,
+        top: &Path,
+        paths: &[Vec<u8>],
+        objects: &Objects,
+        rules: &Rules,
+        settings: &super::Settings,
+    ) -> Result<Skipped, Look> {
+        let mut skipped = Skipped::default();
+        for path in paths {
+            if path
+                .split(|&b| b == b'/')
+                .any(|c| c == b".git" || c.is_empty())
+            {
+                continue;
+            }
+            let rel = String::from_utf8_lossy(path).into_owned();
+            let known = self.has(path);
+            let full = top.join(OsStr::from_bytes(path));
+            match on_disk(&full, settings.max_file_bytes)? {
+                OnDisk::Gone => self.remove(path),
+                OnDisk::TooBig => {
+                    self.remove(path);
+                    skipped.too_big.push(rel);
+                }
+                OnDisk::Unreadable => {
+                    self.remove(path);
+                    skipped.unreadable.push(rel);
+                }
+                OnDisk::Kept { mode, bytes } => {
+                    if !known {
+                        if self.in_nested(top, path) || self.ignored(top, path, rules) {
+                            continue;
+                        }
+                        if self.files >= settings.max_files {
+                            skipped.too_many.push(rel);
+                            continue;
+                        }
+                    }
+                    let oid = objects.write("blob", &bytes).map_err(|_| Look)?;
+                    let name = path_name(path).to_vec();
+                    let dir = self.folder(path, true, true).ok_or(Look)?;
+                    if let Some(Node::Dir(_)) = dir.entries.get(&name) {
+                        return Err(Look);
+                    }
+                    dir.entries.insert(name, Node::File { mode, oid });
+                    if !known {
+                        self.files += 1;
+                    }
+                }
+            }
+        }
+        Ok(skipped)
+    }
+
+    /// Writes the trees that changed and gives the top one's name.
+    pub fn write(&mut self, objects: &Objects) -> std::io::Result<String> {
+        fn go(dir: &mut Dir, objects: &Objects) -> std::io::Result<Oid> {
+            if let Some(oid) = dir.oid {
+                return Ok(oid);
+            }
+            let mut entries = Vec::with_capacity(dir.entries.len());
+            for (name, node) in dir.entries.iter_mut() {
+                let (mode, oid) = match node {
+                    Node::File { mode, oid } => (*mode, *oid),
+                    Node::Dir(d) => (TREE, go(d, objects)?),
+                };
+                entries.push(TreeEntry {
+                    mode,
+                    name: name.clone(),
+                    oid,
+                });
+            }
+            let oid = objects.write("tree", &tree_bytes(&mut entries))?;
+            dir.oid = Some(oid);
+            Ok(oid)
+        }
+        let oid = go(&mut self.root, objects)?;
+        self.tree = hex(&oid);
+        Ok(self.tree.clone())
+    }
+}
+
+fn path_name(path: &[u8]) -> &[u8] {
+    path.rsplit(|&b| b == b'/').next().unwrap_or(path)
+}
+
+/// The file at `full` as a checkpoint takes it: links as links, regular files by content
+/// (executable or not), anything else as gone.
+fn on_disk(full: &PathBuf, max_bytes: u64) -> Result<OnDisk, Look> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let meta = match std::fs::symlink_metadata(full) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Gone),
+        Err(e) if e.raw_os_error() == Some(libc::ENOTDIR) => return Ok(OnDisk::Gone),
+        Err(_) => return Err(Look),
+    };
+    let t = meta.file_type();
+    if t.is_dir() {
+        return Err(Look);
+    }
+    if t.is_symlink() {
+        return match std::fs::read_link(full) {
+            Ok(target) => Ok(OnDisk::Kept {
+                mode: 0o120000,
+                bytes: target.as_os_str().as_bytes().to_vec(),
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(OnDisk::Gone),
+            Err(_) => Err(Look),
+        };
+    }
+    if !t.is_file() {
+        // FIFOs, sockets, devices: not files to keep.
+        return Ok(OnDisk::Gone);
+    }
+    if meta.len() > max_bytes {
+        return Ok(OnDisk::TooBig);
+    }
+    let file = match std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK)
+        .open(full)
+    {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+            return Ok(OnDisk::Unreadable)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(OnDisk::Gone),
+        // Swapped for a link or a folder since the stat: look again.
+        Err(_) => return Err(Look),
+    };
+    // The mode of what was opened, not of what the path was a moment before.
+    let meta = file.metadata().map_err(|_| Look)?;
+    if !meta.is_file() {
+        return Ok(OnDisk::Gone);
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|_| Look)?;
+    if bytes.len() as u64 > max_bytes {
+        return Ok(OnDisk::TooBig);
+    }
+    let mode = if meta.mode() & 0o100 != 0 {
+        0o100755
+    } else {
+        0o100644
+    };
+    Ok(OnDisk::Kept { mode, bytes })
+}
