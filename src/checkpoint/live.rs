@@ -79,49 +79,6 @@ pub struct Rules<'a> {
 }
 
 impl Live {
-    /// The tree `tree` from `git ls-tree -r -t -z --full-tree` of it.
-    pub fn from_listing(tree: &str, listing: &[u8]) -> Result<Live, String> {
-        let mut live = Live {
-            root: Dir {
-                entries: BTreeMap::new(),
-                oid: parse_hex(tree),
-            },
-            files: 0,
-            tree: tree.to_string(),
-            ignores: HashMap::new(),
-            outer: None,
-            nested: HashMap::new(),
-        };
-        let bad = || "cannot read the checkpoint's tree".to_string();
-        for item in listing.split(|b| *b == 0).filter(|i| !i.is_empty()) {
-            // `MODE SP TYPE SP HASH TAB PATH`
-            let tab = item.iter().position(|&b| b == b'\t').ok_or_else(bad)?;
-            let meta = std::str::from_utf8(&item[..tab]).map_err(|_| bad())?;
-            let path = &item[tab + 1..];
-            let mut m = meta.split(' ');
-            let (Some(mode), Some(_), Some(oid)) = (m.next(), m.next(), m.next()) else {
-                return Err(bad());
-            };
-            let mode = u32::from_str_radix(mode, 8).map_err(|_| bad())?;
-            let oid = parse_hex(oid).ok_or_else(bad)?;
-            let dir = live.folder(path, true, false).ok_or_else(bad)?;
-            let name = path.rsplit(|&b| b == b'/').next().unwrap_or(path).to_vec();
-            if mode == TREE {
-                dir.entries
-                    .entry(name)
-                    .or_insert_with(|| Node::Dir(Dir::default()));
-                if let Some(Node::Dir(d)) = dir.entries.get_mut(path_name(path)) {
-                    d.oid = Some(oid);
-                }
-            } else {
-                dir.entries.insert(name, Node::File { mode, oid });
-                live.files += 1;
-            }
-        }
-        live.root.oid = parse_hex(tree);
-        Ok(live)
-    }
-
     /// The tree `tree` read from the store's loose objects (those a look just wrote); none
     /// when one of its trees is not loose, or there are more than `max` entries.
     pub fn from_objects(tree: &str, objects: &Objects, max: usize) -> Option<Live> {

@@ -15,7 +15,7 @@
 //! A run's first checkpoint looks with git's plumbing (the walk, the ignore rules, the stat
 //! cache of `index`), taken beside the first request; the checkpoints after it take only
 //! the files inotify named, writing their blobs, trees, commit and ref in-process
-//! (`live`, `objects`), so a turn starts no git process. The CLI, not gitoxide, for the
+//! (`live`, `objects`; the tree is read from the look's loose objects when a turn first changes a file), so a turn starts no git process. The CLI, not gitoxide, for the
 //! rest: git is on every machine that has a repository, and gitoxide would be a large
 //! dependency to compile for the same plumbing.
 //!

@@ -84,8 +84,15 @@ impl Store {
     /// The checkpoint that takes the files `paths` (named by the watches) into `base`, the
     /// last checkpoint's tree held in memory; `Look` when only a look can tell.
     fn take_changed(&self, base: &str, paths: &[Vec<u8>]) -> Result<(String, Vec<String>), Look> {
+        let objects = Objects::new(&self.git.git_dir);
         let mut held = self.live.lock().unwrap_or_else(|p| p.into_inner());
-        let Some(live) = held.as_mut().filter(|l| l.tree == base) else {
+        if held.as_ref().is_none_or(|l| l.tree != base) {
+            // Read when a turn first changes a file, from the loose trees the look wrote
+            // (every file of the tree, and a tree per folder at most as many): a run that
+            // changes nothing reads none. Packed (a tree an earlier run wrote): a look.
+            *held = Live::from_objects(base, &objects, 2 * self.settings.max_files);
+        }
+        let Some(live) = held.as_mut() else {
             return Err(Look);
         };
         let prefix = self.prefix.as_bytes();
@@ -94,7 +101,6 @@ impl Store {
             .filter(|p| p.starts_with(prefix))
             .cloned()
             .collect();
-        let objects = Objects::new(&self.git.git_dir);
         let exclude = self.git.git_dir.join("info").join("exclude");
         let rules = Rules {
             exclude: Some(exclude.as_path()),
@@ -122,30 +128,6 @@ impl Store {
         }
     }
 
-    /// The tree `tree` held in memory, so that the checkpoints after it can take changed
-    /// files alone; not held when the listing fails (each checkpoint then looks).
-    async fn hold(&self, tree: &str) {
-        // Read here when the look wrote its trees loose; git lists them when they are packed.
-        let objects = Objects::new(&self.git.git_dir);
-        // Every file of the tree, and a tree per folder at most as many.
-        if let Some(live) = Live::from_objects(tree, &objects, 2 * self.settings.max_files) {
-            *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
-            return;
-        }
-        let listing = self
-            .git
-            .run(
-                &["ls-tree", "-r", "-t", "-z", "--full-tree", tree],
-                Run {
-                    limit: LIST_BYTES,
-                    ..Run::default()
-                },
-            )
-            .await;
-        let live = listing.ok().and_then(|l| Live::from_listing(tree, &l).ok());
-        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = live;
-    }
-
     /// Looks at the workspace: the watches set first where folders came (so that nothing
     /// after them is missed), then the index brought up to date and its tree written.
     async fn look(&self) -> Result<(String, Vec<String>), String> {
@@ -168,7 +150,6 @@ impl Store {
         };
         if let Some(w) = &self.watch {
             w.looked(&staged.0);
-            self.hold(&staged.0).await;
         }
         Ok(staged)
     }
