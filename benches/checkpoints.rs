@@ -10,7 +10,8 @@
 //!   checkpoint, telling hx's changes from others', the restore, the checkpoint after), bound
 //!   200 ms;
 //! - the disk 100 unchanged checkpoints add to the store (bound 100 KB), and the store's
-//!   size after the first checkpoint (what the borrowed object store saves).
+//!   size after the first checkpoint (a copy of every file: the store borrows nothing from
+//!   the repository since issue 32).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
