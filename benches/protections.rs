@@ -262,7 +262,7 @@ fn main() {
     ];
     println!("protections/whole `hx agent` runs, median wall ms of {runs} (settings alternating)");
     println!(
-        "| workload | {} | default / both off | CPU ms: default, both off | peak RSS, default |",
+        "| workload | {} | default / both off | CPU ms: default, both off | peak RSS: default, both off |",
         SETTINGS.map(|s| s.name).join(" | ")
     );
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
@@ -272,6 +272,7 @@ fn main() {
         let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
         let mut cpus: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
         let mut rss = Vec::new();
+        let mut rss_off = Vec::new();
         for _ in 0..runs {
             for (i, s) in SETTINGS.iter().enumerate() {
                 let (wall, peak, cpu) = run(w, git, warm, *s);
@@ -280,13 +281,17 @@ fn main() {
                 if i == 0 {
                     rss.push(peak);
                 }
+                if i == 3 {
+                    rss_off.push(peak);
+                }
             }
         }
         let medians: Vec<Duration> = walls.into_iter().map(median).collect();
         let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
         rss.sort();
+        rss_off.sort();
         println!(
-            "| {name} | {} | {:.2}× | {}, {} | {:.1} MiB |",
+            "| {name} | {} | {:.2}× | {}, {} | {:.1} MiB, {:.1} MiB |",
             medians
                 .iter()
                 .map(|d| ms(*d))
@@ -295,7 +300,8 @@ fn main() {
             medians[0].as_secs_f64() / medians[3].as_secs_f64(),
             ms(cpu[0]),
             ms(cpu[3]),
-            rss[rss.len() / 2] as f64 / 1024.0
+            rss[rss.len() / 2] as f64 / 1024.0,
+            rss_off[rss_off.len() / 2] as f64 / 1024.0
         );
     }
 }

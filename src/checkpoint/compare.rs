@@ -10,6 +10,9 @@ use super::Changes;
 /// What git's `--numstat` counts as binary: a NUL in the first 8,000 bytes.
 const BINARY_PROBE: usize = 8000;
 
+/// Time a file's line count may take before it is counted coarser.
+const DIFF_TIME: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// Why the answer is git's: an object this side cannot read.
 pub struct NotHere;
 
@@ -130,7 +133,11 @@ fn counts(a: &[u8], b: &[u8]) -> (u64, u64) {
         return (0, 0);
     }
     let (a, b) = (String::from_utf8_lossy(a), String::from_utf8_lossy(b));
-    let diff = similar::TextDiff::from_lines(a.as_ref(), b.as_ref());
+    // Myers is quadratic in the worst case (a 10 MiB file rewritten whole): past the
+    // deadline the diff is finished coarser, and the figures are an upper bound.
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_TIME)
+        .diff_lines(a.as_ref(), b.as_ref());
     let (mut added, mut removed) = (0u64, 0u64);
     for op in diff.ops() {
         let (tag, old, new) = op.as_tag_tuple();

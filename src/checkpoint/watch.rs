@@ -447,32 +447,6 @@ mod tests {
             assert_eq!(same, prev);
         });
     }
-}
-
-#[cfg(test)]
-mod taken_tests {
-    use std::os::unix::fs::PermissionsExt;
-    use std::path::Path;
-    use std::process::Command;
-
-    use crate::checkpoint::{Settings, Snap, Store};
-
-    fn git(dir: &Path, args: &[&str]) {
-        let ok = Command::new("git")
-            .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-            .args(args)
-            .current_dir(dir)
-            .status()
-            .is_ok_and(|s| s.success());
-        assert!(ok, "git {args:?}");
-    }
-
-    fn write(p: &Path, text: &str) {
-        if let Some(d) = p.parent() {
-            std::fs::create_dir_all(d).expect("mkdir");
-        }
-        std::fs::write(p, text).expect("write");
-    }
 
     /// A checkpoint that takes only the files the events named (no git process: no look)
     /// makes exactly the tree a look of the whole workspace makes, whatever the change and

@@ -13,7 +13,7 @@ use crate::support::{messages, Call, FakeServer, Hx, Reply};
 use serde_json::{json, Value};
 use sha2::Digest;
 
-fn git(dir: &Path, args: &[&str]) -> String {
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args(args)
         .current_dir(dir)

@@ -3,32 +3,11 @@
 //! remove. Each test is a reproduction of the issue's, with the real binary and real git.
 
 use std::io::Write;
-use std::path::Path;
-use std::process::Command;
 
+use crate::checkpoints::git;
 use crate::support::calls::call;
 use crate::support::{FakeServer, Hx, Reply};
 use serde_json::json;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository whose files are committed, loose, in `.git/objects`.
 fn repo(hx: &mut Hx, files: &[(&str, &str)]) {
@@ -111,7 +90,7 @@ fn a_forged_object_in_the_repository_changes_neither_diff_nor_rewind() {
     let mut hx = Hx::new(&server);
     repo(&mut hx, &[("a.txt", "alpha\n")]);
     let ws = hx.workspace().to_path_buf();
-    let original = git(&ws, &["rev-parse", "HEAD:a.txt"]);
+    let original = git(&ws, &["rev-parse", "HEAD:a.txt"]).trim().to_string();
     hx.args(["agent", "shout"]);
     hx.run().assert_code(0);
     // The object's file replaced by other bytes under the same name.
