@@ -26,6 +26,8 @@ pub struct Task {
     pub resume: Option<Resumed>,
     /// Record nothing.
     pub ephemeral: bool,
+    /// `--until CMD`: the command the answer must pass.
+    pub until: Option<String>,
     /// What was said before the views existed (the config's warnings): shown after the line
     /// saying where the run goes, or before the error that stops it.
     pub warnings: Vec<Warning>,
@@ -46,6 +48,7 @@ pub async fn run(
         message,
         resume,
         ephemeral,
+        until,
         mut warnings,
     } = task;
     let main = Scope::default();
@@ -77,6 +80,7 @@ pub async fn run(
         Err(e) => return fatal(exit::USAGE, &e, &warnings),
     };
     let mut conversation = Conversation::new(recorder.clone(), id.clone());
+    conversation.set_goal(until.map(crate::agent::goal::Goal::new));
     let agent = built.agent;
     let root = agent.tool_cx().workspace.root().to_path_buf();
     // `/NAME args`: read before anything is recorded, so an unknown name sends nothing;

@@ -307,6 +307,7 @@ impl Chat {
                 Input::Model(None) => self.offer_models().await,
                 Input::Model(name) => self.model(name),
                 Input::Effort(name) => self.effort(name),
+                Input::Goal(command) => self.goal(command),
                 Input::Diff => self.diff().await,
                 Input::Rewind(arg) => {
                     if let Err(code) = self.rewind(arg, ends, terminal).await {

@@ -38,6 +38,7 @@ mod exit_cleanup;
 mod fake_server;
 mod fake_server_http;
 mod fs_race;
+mod goal;
 mod guard;
 mod harbor;
 mod harness_runner;
