@@ -172,8 +172,25 @@ pub async fn run(
     if let Ending::Signalled(_) = ending {
         conversation.stopped(began.elapsed());
     }
+    let ran = matches!(ending, Ending::Run(_));
     let mapped = conversation.ended(ending, Front::Run);
     events.emit(&main, &Event::TurnEnded(&mapped.turn));
+    if let (true, Some(text)) = (ran, &message) {
+        let notifier = crate::notify::Notifier::new(
+            config.notifications,
+            config.notify.clone(),
+            config.notify_after,
+            workspace.clone(),
+        );
+        if let Some(n) = notifier {
+            n.tell(
+                began.elapsed(),
+                conversation.id(),
+                crate::notify::Why::turn(text, &mapped.turn),
+            )
+            .await;
+        }
+    }
     let mut code = mapped.code;
     if let (TurnEnd::Answered(text), Some(_)) = (&mapped.turn, &message) {
         if let Err(e) = answered(text) {

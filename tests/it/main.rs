@@ -49,6 +49,7 @@ mod hooks_trust;
 mod layers;
 mod mcp;
 mod mcp_npm;
+mod notify;
 mod output;
 mod output_failures;
 mod output_skills;
