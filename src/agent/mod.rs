@@ -559,6 +559,24 @@ impl Agent {
         }
     }
 
+    /// The `Notification` hooks, told that a long turn ended and hx waits for the user
+    /// (Claude Code's `idle_prompt`). Only told: what they say changes nothing.
+    pub async fn notification(&self, message: &str) {
+        let event = HookEvent::Notification {
+            message,
+            kind: "idle_prompt",
+        };
+        self.hooks.notify(&event, &self.hook_cx).await;
+    }
+
+    /// The `SessionEnd` hooks, told the conversation's session ends, and why (`clear`,
+    /// `prompt_input_exit`, `other`).
+    pub async fn session_end(&self, reason: &str) {
+        self.hooks
+            .notify(&HookEvent::SessionEnd { reason }, &self.hook_cx)
+            .await;
+    }
+
     /// A warning for the user, beside the trace.
     pub fn warn(&self, text: &str) {
         self.events

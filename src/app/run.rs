@@ -197,6 +197,9 @@ pub async fn run(
             code = fatal(exit::FAILED, &e, &[]);
         }
     }
+    if let (Some(agent), Some(_)) = (conversation.agent(), &message) {
+        agent.session_end("other").await;
+    }
     let checkpoints = conversation.agent().and_then(|a| a.checkpoints().cloned());
     let closing = conversation.close();
     if let (Closed::Discarded(id), Some(checkpoints)) = (&closing, checkpoints) {

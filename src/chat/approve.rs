@@ -136,4 +136,8 @@ impl Approver for Approvals {
     ) -> BoxFuture<'a, Approval> {
         Box::pin(self.ask(call, command, reason, cx))
     }
+
+    fn will_ask(&self, _call: &ToolCall, command: &str, _reason: &str) -> bool {
+        !self.ledger.is_always(command)
+    }
 }

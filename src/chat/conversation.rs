@@ -355,6 +355,10 @@ impl Chat {
                 }
             }
         }
+        // The user left: a session that holds a message hears it ends.
+        if let (Some(agent), Some(_)) = (self.conversation.agent(), self.conversation.session()) {
+            agent.session_end("prompt_input_exit").await;
+        }
         self.close_session();
         exit::ANSWERED
     }
@@ -511,6 +515,11 @@ impl Chat {
     /// A turn that ended by itself, after a while: the user is told (a Ctrl-C means they are
     /// there).
     async fn tell(&self, message: &Outgoing, end: &crate::events::TurnEnd, elapsed: Duration) {
+        if elapsed >= self.config.notify_after {
+            if let Some(agent) = self.conversation.agent() {
+                agent.notification("hx is waiting for your input").await;
+            }
+        }
         let Some(n) = &self.notifier else {
             return;
         };

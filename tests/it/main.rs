@@ -44,6 +44,7 @@ mod harbor;
 mod harness_runner;
 mod hooks;
 mod hooks_bounds;
+mod hooks_claude;
 mod hooks_events;
 mod hooks_trust;
 mod layers;
