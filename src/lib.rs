@@ -17,6 +17,7 @@ pub mod events;
 pub mod hooks;
 pub mod mcp;
 pub mod model;
+pub mod notify;
 pub mod paths;
 pub mod process;
 pub mod sandbox;

@@ -145,9 +145,12 @@ impl Slot {
             Some(result) => {
                 let answer = match &result {
                     Ok(Outcome::Answered(_)) => Ok(StopReason::EndTurn),
-                    Ok(Outcome::MaxTurns(_) | Outcome::MaxCost(_) | Outcome::Looped(_)) => {
-                        Ok(StopReason::MaxTurnRequests)
-                    }
+                    Ok(
+                        Outcome::MaxTurns(_)
+                        | Outcome::MaxCost(_)
+                        | Outcome::Looped(_)
+                        | Outcome::GoalUnmet(_),
+                    ) => Ok(StopReason::MaxTurnRequests),
                     Ok(Outcome::Stopped(_)) => Ok(StopReason::Refusal),
                     Err(e) => Err(error(rpc::INTERNAL_ERROR, e.to_string())),
                 };

@@ -344,7 +344,11 @@ impl Agent {
         let keep = summary::Keep {
             tools: toolset,
             reminders: &self.reminders,
-            notes: &[super::repeats::NOTICE, super::text_call::CORRECTION],
+            notes: &[
+                super::repeats::NOTICE,
+                super::text_call::CORRECTION,
+                super::goal::NOTICE,
+            ],
         };
         let rebuilt = summary::rebuild(
             session.messages(),

@@ -25,6 +25,7 @@ mod calls;
 mod checkpoints;
 pub mod compact;
 pub mod cost;
+pub mod goal;
 pub mod outcome;
 pub mod prompt;
 pub mod repeats;
@@ -47,6 +48,8 @@ pub enum Outcome {
     MaxCost(String),
     /// The model kept making the same call after it was told (`[loop]`); the line saying so.
     Looped(String),
+    /// The goal's command (`--until`) still failed when its rounds ran out; the line saying so.
+    GoalUnmet(String),
 }
 
 /// One user message for [`Agent::run_message`].
@@ -121,6 +124,8 @@ pub struct Agent {
     /// subagent).
     checkpoints: Option<Arc<crate::checkpoint::Checkpoints>>,
     budget: cost::Budget,
+    /// The command each answer must pass (`--until`, `/goal`), if any.
+    goal: Option<Arc<goal::Goal>>,
 }
 
 /// The one way to make an [`Agent`]. Cloning a builder before [`Builder::build`] makes agents
@@ -162,6 +167,7 @@ impl Agent {
                 restore: Vec::new(),
                 checkpoints: None,
                 budget: cost::Budget::default(),
+                goal: None,
             },
         }
     }
@@ -182,6 +188,18 @@ impl Agent {
             tools,
             ..self.clone()
         }
+    }
+
+    /// This agent with a goal its answers must pass (none: an answer is the end).
+    pub fn with_goal(&self, goal: Option<Arc<goal::Goal>>) -> Agent {
+        Agent {
+            goal,
+            ..self.clone()
+        }
+    }
+
+    pub fn goal(&self) -> Option<&goal::Goal> {
+        self.goal.as_deref()
     }
 
     pub fn profile(&self) -> &Profile {
@@ -332,6 +350,7 @@ impl Agent {
             continuations: 0,
             repeats: repeats::Repeats::new(self.loops),
             text_calls: 0,
+            goal_rounds: 0,
         };
         // A compaction due before the first request would reshape the history the message's
         // checkpoint names a place in: then it is taken and recorded first.
@@ -512,8 +531,8 @@ impl Agent {
             .await
     }
 
-    /// A turn without calls: the answer, unless a Stop hook keeps the run going (at most
-    /// [`MAX_STOP_CONTINUATIONS`] times in a row).
+    /// A turn without calls: the answer, unless the goal's command fails ([`goal`]) or a Stop
+    /// hook keeps the run going (at most [`MAX_STOP_CONTINUATIONS`] times in a row).
     async fn answered(
         &self,
         session: &mut Session,
@@ -521,6 +540,11 @@ impl Agent {
         answer: String,
     ) -> Option<Outcome> {
         session.turn_done();
+        match self.check_goal(session, run).await {
+            Some(goal::Checked::Again) => return None,
+            Some(goal::Checked::Unmet(outcome)) => return Some(outcome),
+            Some(goal::Checked::Passed) | None => {}
+        }
         let c = self.stop(session, run.began, run.continuations > 0).await;
         if let Some(reason) = c.stop_run {
             return Some(Outcome::Stopped(reason));
@@ -533,6 +557,24 @@ impl Agent {
             }
             _ => Some(Outcome::Answered(answer)),
         }
+    }
+
+    /// The `Notification` hooks, told that a long turn ended and hx waits for the user
+    /// (Claude Code's `idle_prompt`). Only told: what they say changes nothing.
+    pub async fn notification(&self, message: &str) {
+        let event = HookEvent::Notification {
+            message,
+            kind: "idle_prompt",
+        };
+        self.hooks.notify(&event, &self.hook_cx).await;
+    }
+
+    /// The `SessionEnd` hooks, told the conversation's session ends, and why (`clear`,
+    /// `prompt_input_exit`, `other`).
+    pub async fn session_end(&self, reason: &str) {
+        self.hooks
+            .notify(&HookEvent::SessionEnd { reason }, &self.hook_cx)
+            .await;
     }
 
     /// A warning for the user, beside the trace.
@@ -694,6 +736,8 @@ struct Run<'a> {
     repeats: repeats::Repeats,
     /// Answers that were calls written as text, sent back to the model.
     text_calls: u32,
+    /// Answers the goal checked (`--until`).
+    goal_rounds: u32,
 }
 
 /// Stop hooks may keep a run going this many times in a row, so a hook that always says

@@ -12,6 +12,7 @@ pub fn session_end(result: &Result<Outcome, ModelError>) -> (EndOutcome, Option<
         Ok(Outcome::MaxTurns(_)) => (EndOutcome::MaxTurns, None),
         Ok(Outcome::MaxCost(why)) => (EndOutcome::MaxCost, Some(why.clone())),
         Ok(Outcome::Looped(why)) => (EndOutcome::Loop, Some(why.clone())),
+        Ok(Outcome::GoalUnmet(why)) => (EndOutcome::GoalUnmet, Some(why.clone())),
         Ok(Outcome::Stopped(reason)) => (EndOutcome::Stopped, Some(reason.clone())),
         Err(e) => (EndOutcome::Error, Some(e.to_string())),
     }
@@ -24,6 +25,7 @@ pub fn failure_kind(result: &Result<Outcome, ModelError>) -> Option<FailureKind>
         Ok(Outcome::MaxTurns(_)) => Some(FailureKind::MaxTurns),
         Ok(Outcome::MaxCost(_)) => Some(FailureKind::MaxCost),
         Ok(Outcome::Looped(_)) => Some(FailureKind::Loop),
+        Ok(Outcome::GoalUnmet(_)) => Some(FailureKind::GoalUnmet),
         Ok(Outcome::Stopped(_)) => Some(FailureKind::Hook),
         Err(e) => Some(e.kind()),
     }

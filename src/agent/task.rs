@@ -215,7 +215,7 @@ impl Tool for Task {
                     Outcome::Stopped(reason) => {
                         ToolResult::error(format!("subagent stopped by a hook: {reason}"))
                     }
-                    Outcome::MaxCost(why) | Outcome::Looped(why) => {
+                    Outcome::MaxCost(why) | Outcome::Looped(why) | Outcome::GoalUnmet(why) => {
                         ToolResult::error(format!("subagent stopped: {why}"))
                     }
                     Outcome::MaxTurns(last) => {

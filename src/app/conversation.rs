@@ -8,11 +8,13 @@
 //! session keeps everything appended until then, and [`Conversation::cancelled`] answers the
 //! calls left open so the next request is valid.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::outcome::{Ending, Front, Mapped, INTERRUPTED};
 use super::session::short_id;
 use crate::agent::compact::Ended;
+use crate::agent::goal::Goal;
 use crate::agent::{Agent, Input, Outcome};
 use crate::events::TurnEnd;
 use crate::model::{FailureKind, Message, ModelError, Profile};
@@ -84,6 +86,8 @@ pub struct Conversation {
     /// The last message's run failed before the model answered anything (see
     /// [`Ending::unreached`]).
     unreached: bool,
+    /// The command every message's answer must pass (`--until`, `/goal`), if any.
+    goal: Option<Arc<Goal>>,
 }
 
 impl Conversation {
@@ -97,7 +101,18 @@ impl Conversation {
             started: false,
             ending: (EndOutcome::Answered, None, None),
             unreached: false,
+            goal: None,
         }
+    }
+
+    /// From the next message on, each answer must pass `goal` (none: an answer ends the
+    /// message). It stays across sessions (`/new`, `/resume`), as the workspace does.
+    pub fn set_goal(&mut self, goal: Option<Arc<Goal>>) {
+        self.goal = goal;
+    }
+
+    pub fn goal(&self) -> Option<&Goal> {
+        self.goal.as_deref()
     }
 
     /// Puts `agent` in place (its build is done): the tools that remember the conversation
@@ -164,13 +179,14 @@ impl Conversation {
             return Ok(Outcome::Stopped("the agent is not ready".into()));
         };
         let session_start = !std::mem::replace(&mut self.started, true);
+        let goal = self.goal.clone();
         // The session is the conversation's, on its own profile, whatever this one message
         // goes to: `-c` goes on with the conversation's model.
         let (session, unrecorded) = self.session_or_start(&base);
         if let Some(why) = unrecorded {
             base.warn(&why);
         }
-        let agent = Self::for_message(base, message);
+        let agent = Self::for_message(base, message).with_goal(goal);
         let input = Input {
             text: &message.text,
             session_start,

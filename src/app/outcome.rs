@@ -109,9 +109,10 @@ impl Ending {
             }
             // The same code as --max-turns: the run reached a limit the user set. A loop is
             // one too (`[loop]`): the run went nowhere, as one at its turn limit does.
-            Ending::Run(Ok(Outcome::MaxCost(why) | Outcome::Looped(why))) => {
-                (exit::MAX_TURNS, failed(format!("stopped: {why}")))
-            }
+            // So is a goal's round limit: the run went as far as it was let.
+            Ending::Run(Ok(
+                Outcome::MaxCost(why) | Outcome::Looped(why) | Outcome::GoalUnmet(why),
+            )) => (exit::MAX_TURNS, failed(format!("stopped: {why}"))),
             Ending::Run(Err(e)) => (exit::FAILED, failed(e.to_string())),
             Ending::Failed(why) => (exit::FAILED, failed(why)),
             // The compaction's lines said what it did.

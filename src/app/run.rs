@@ -26,6 +26,8 @@ pub struct Task {
     pub resume: Option<Resumed>,
     /// Record nothing.
     pub ephemeral: bool,
+    /// `--until CMD`: the command the answer must pass.
+    pub until: Option<String>,
     /// What was said before the views existed (the config's warnings): shown after the line
     /// saying where the run goes, or before the error that stops it.
     pub warnings: Vec<Warning>,
@@ -46,6 +48,7 @@ pub async fn run(
         message,
         resume,
         ephemeral,
+        until,
         mut warnings,
     } = task;
     let main = Scope::default();
@@ -77,6 +80,7 @@ pub async fn run(
         Err(e) => return fatal(exit::USAGE, &e, &warnings),
     };
     let mut conversation = Conversation::new(recorder.clone(), id.clone());
+    conversation.set_goal(until.map(crate::agent::goal::Goal::new));
     let agent = built.agent;
     let root = agent.tool_cx().workspace.root().to_path_buf();
     // `/NAME args`: read before anything is recorded, so an unknown name sends nothing;
@@ -168,13 +172,33 @@ pub async fn run(
     if let Ending::Signalled(_) = ending {
         conversation.stopped(began.elapsed());
     }
+    let ran = matches!(ending, Ending::Run(_));
     let mapped = conversation.ended(ending, Front::Run);
     events.emit(&main, &Event::TurnEnded(&mapped.turn));
+    if let (true, Some(text)) = (ran, &message) {
+        let notifier = crate::notify::Notifier::new(
+            config.notifications,
+            config.notify.clone(),
+            config.notify_after,
+            workspace.clone(),
+        );
+        if let Some(n) = notifier {
+            n.tell(
+                began.elapsed(),
+                conversation.id(),
+                crate::notify::Why::turn(text, &mapped.turn),
+            )
+            .await;
+        }
+    }
     let mut code = mapped.code;
     if let (TurnEnd::Answered(text), Some(_)) = (&mapped.turn, &message) {
         if let Err(e) = answered(text) {
             code = fatal(exit::FAILED, &e, &[]);
         }
+    }
+    if let (Some(agent), Some(_)) = (conversation.agent(), &message) {
+        agent.session_end("other").await;
     }
     let checkpoints = conversation.agent().and_then(|a| a.checkpoints().cloned());
     let closing = conversation.close();

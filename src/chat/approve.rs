@@ -5,6 +5,7 @@
 //! `Hooks::pre_tool_use`). Every answer is kept for the conversation to record in the session.
 
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Instant;
 
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
@@ -13,6 +14,7 @@ use super::editor::{LineEditor, Read};
 use crate::hooks::ledger::Ledger;
 use crate::hooks::{Approval, Approver, HookContext};
 use crate::model::ToolCall;
+use crate::notify::{Notifier, Why};
 use crate::session::ApprovalLine;
 use crate::term::Term;
 
@@ -26,6 +28,8 @@ pub struct Approvals {
     ledger: Ledger,
     /// One question at a time: concurrent subagents wait their turn.
     asking: tokio::sync::Mutex<()>,
+    /// Told when a question waits after a long turn.
+    notifier: Option<Arc<Notifier>>,
 }
 
 #[derive(Default)]
@@ -33,16 +37,23 @@ struct State {
     /// Cancels the running turn: Ctrl-C at the question stops the turn, as it would anywhere
     /// else during it.
     cancel: Option<oneshot::Sender<()>>,
+    /// When the running turn began.
+    began: Option<Instant>,
 }
 
 impl Approvals {
-    pub fn new(editor: LineEditor, term: Arc<Term>) -> Arc<Approvals> {
+    pub fn new(
+        editor: LineEditor,
+        term: Arc<Term>,
+        notifier: Option<Arc<Notifier>>,
+    ) -> Arc<Approvals> {
         Arc::new(Approvals {
             editor,
             term,
             state: Mutex::new(State::default()),
             ledger: Ledger::default(),
             asking: tokio::sync::Mutex::new(()),
+            notifier,
         })
     }
 
@@ -58,7 +69,9 @@ impl Approvals {
     /// A turn starts: the receiver fires when the user presses Ctrl-C at a question.
     pub fn begin_turn(&self) -> oneshot::Receiver<()> {
         let (tx, rx) = oneshot::channel();
-        self.state().cancel = Some(tx);
+        let mut st = self.state();
+        st.cancel = Some(tx);
+        st.began = Some(Instant::now());
         rx
     }
 
@@ -89,6 +102,11 @@ impl Approvals {
         self.term.line(&format!(
             "{p}hx: the guard would refuse this command: {reason}\n    {shown}"
         ));
+        let began = self.state().began;
+        if let (Some(n), Some(began)) = (&self.notifier, began) {
+            n.tell(began.elapsed(), &cx.session_id, Why::Approval { command })
+                .await;
+        }
         let answer = match self.editor.read(QUESTION).await {
             Read::Line(l) => match l.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => Approval::Once,
@@ -117,5 +135,9 @@ impl Approver for Approvals {
         cx: &'a HookContext,
     ) -> BoxFuture<'a, Approval> {
         Box::pin(self.ask(call, command, reason, cx))
+    }
+
+    fn will_ask(&self, _call: &ToolCall, command: &str, _reason: &str) -> bool {
+        !self.ledger.is_always(command)
     }
 }

@@ -3,7 +3,7 @@
 //! unit test.
 
 /// The slash commands, with their one-line help, in the order `/help` lists them.
-pub const COMMANDS: [(&str, &str); 16] = [
+pub const COMMANDS: [(&str, &str); 17] = [
     ("/help", "this list"),
     ("/exit", "leave (also /quit, Ctrl-D, or Ctrl-C twice)"),
     ("/quit", "leave"),
@@ -18,6 +18,10 @@ pub const COMMANDS: [(&str, &str); 16] = [
     (
         "/effort",
         "/effort [off|low|high|max]: show or switch how hard the model thinks",
+    ),
+    (
+        "/goal",
+        "/goal [CMD|off]: each answer must pass CMD (run in the sandbox), or show the goal",
     ),
     ("/diff", "what this session's turns changed, as a diff"),
     (
@@ -79,6 +83,8 @@ pub enum Input {
     Compact,
     Model(Option<String>),
     Effort(Option<String>),
+    /// `/goal CMD`, `/goal off`, `/goal`: set, clear or show the goal.
+    Goal(Option<String>),
     Diff,
     Rewind(Option<String>),
     Skills,
@@ -112,6 +118,7 @@ pub fn parse(line: &str) -> Input {
         "compact" => Input::Compact,
         "model" => Input::Model(arg),
         "effort" => Input::Effort(arg),
+        "goal" => Input::Goal(arg),
         "diff" => Input::Diff,
         "rewind" => Input::Rewind(arg),
         "skills" => Input::Skills,
@@ -218,6 +225,11 @@ mod tests {
             Input::Rewind(Some("2 --code".into()))
         );
         assert_eq!(p("/effort  low "), Input::Effort(Some("low".into())));
+        assert_eq!(p("/goal"), Input::Goal(None));
+        assert_eq!(
+            p("/goal cargo test -q"),
+            Input::Goal(Some("cargo test -q".into()))
+        );
     }
 
     #[test]

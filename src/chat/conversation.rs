@@ -14,7 +14,7 @@
 
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -84,6 +84,8 @@ pub(super) struct Chat {
     pub(super) commands: Arc<crate::commands::Discovery>,
     /// The commands whose notes were said already (once per conversation).
     pub(super) noted: std::collections::HashSet<String>,
+    /// Tells the user a long turn ended (none: `notifications = "off"`).
+    pub(super) notifier: Option<Arc<crate::notify::Notifier>>,
     /// The agent and the current session (created with the first message: an empty chat
     /// leaves no session for `-c` to find; or opened by `-c`, `-r`, `/resume`).
     pub(super) conversation: Conversation,
@@ -119,7 +121,13 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     for w in warnings {
         term.line(&Warning::new(w).to_string());
     }
-    let approvals = Approvals::new(editor.clone(), term.clone());
+    let notifier = crate::notify::Notifier::new(
+        config.notifications,
+        config.notify.clone(),
+        config.notify_after,
+        workspace.clone(),
+    );
+    let approvals = Approvals::new(editor.clone(), term.clone(), notifier.clone());
     let id = match &resume {
         Some(r) => r.id().to_string(),
         None => session::store::new_id(),
@@ -173,6 +181,7 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         skills: Arc::new(SkillRegistry::default()),
         commands: Default::default(),
         noted: Default::default(),
+        notifier,
     };
     if let Some(r) = resume {
         if let Err(code) = chat.open(r) {
@@ -307,6 +316,7 @@ impl Chat {
                 Input::Model(None) => self.offer_models().await,
                 Input::Model(name) => self.model(name),
                 Input::Effort(name) => self.effort(name),
+                Input::Goal(command) => self.goal(command),
                 Input::Diff => self.diff().await,
                 Input::Rewind(arg) => {
                     if let Err(code) = self.rewind(arg, ends, terminal).await {
@@ -344,6 +354,10 @@ impl Chat {
                     }
                 }
             }
+        }
+        // The user left: a session that holds a message hears it ends.
+        if let (Some(agent), Some(_)) = (self.conversation.agent(), self.conversation.session()) {
+            agent.session_end("prompt_input_exit").await;
         }
         self.close_session();
         exit::ANSWERED
@@ -493,8 +507,25 @@ impl Chat {
         self.events.emit(&main, &Event::TurnEnded(&mapped.turn));
         if ran {
             self.status_line(window, spent_before, usage_before);
+            self.tell(message, &mapped.turn, began.elapsed()).await;
         }
         None
+    }
+
+    /// A turn that ended by itself, after a while: the user is told (a Ctrl-C means they are
+    /// there).
+    async fn tell(&self, message: &Outgoing, end: &crate::events::TurnEnd, elapsed: Duration) {
+        if elapsed >= self.config.notify_after {
+            if let Some(agent) = self.conversation.agent() {
+                agent.notification("hx is waiting for your input").await;
+            }
+        }
+        let Some(n) = &self.notifier else {
+            return;
+        };
+        let input = message.typed.as_deref().unwrap_or(&message.text);
+        let why = crate::notify::Why::turn(input, end);
+        n.tell(elapsed, self.conversation.id(), why).await;
     }
 
     /// The line after a turn: how full the context is, what the turn and the session cost,

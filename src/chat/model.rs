@@ -1,9 +1,11 @@
 //! `/model` and `/effort` in `hx chat`: the config's choice changed, and the conversation
 //! goes on with the profile made from it (`app::Conversation::set_profile`): the same agent,
 //! tools, MCP servers and history, another model or effort. The subagents it starts follow,
-//! since each starts from its caller's profile.
+//! since each starts from its caller's profile. And `/goal`, the command each answer must
+//! pass from then on.
 
 use super::conversation::Chat;
+use crate::agent::goal::Goal;
 use crate::app::Switched;
 use crate::model::Effort;
 
@@ -100,5 +102,25 @@ impl Chat {
         let profile = self.config.profile();
         self.conversation.set_profile(profile, Switched::Effort);
         self.say(&super::effort_text(&self.config));
+    }
+
+    /// `/goal CMD`: from the next message on, each answer must pass CMD (as `hx agent
+    /// --until` does); `/goal off` ends that; `/goal` says what holds. The user typed the
+    /// command, so it needs no trust, as a message asking for it would not.
+    pub(super) fn goal(&mut self, command: Option<String>) {
+        match command.as_deref().map(str::trim) {
+            None => {}
+            Some("off") => self.conversation.set_goal(None),
+            Some(c) => self.conversation.set_goal(Some(Goal::new(c))),
+        }
+        let shown = match self.conversation.goal() {
+            Some(g) => format!(
+                "goal: each answer must pass {} (at most {} rounds a message; /goal off ends it)",
+                crate::term::one_line(&g.command, 120),
+                g.max_rounds
+            ),
+            None => "goal: none (/goal CMD: each answer must pass CMD)".to_string(),
+        };
+        self.say(&shown);
     }
 }

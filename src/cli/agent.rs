@@ -80,6 +80,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
     };
     let json = args.json;
     let ephemeral = args.ephemeral;
+    let until = args.until;
     guard
         .run(
             || {},
@@ -94,6 +95,7 @@ pub(super) fn agent_command(args: AgentArgs) -> i32 {
                     message,
                     resume,
                     ephemeral,
+                    until,
                     warnings,
                 };
                 app::run::run(task, events, answered).await

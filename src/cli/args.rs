@@ -269,8 +269,8 @@ pub struct TrustArgs {
 
 const TRUST_HELP: &str = "\
 A project's .hx/config.toml (it can send your API key to another server or turn the guard off),
-.hx/hooks.json (it runs commands) and .mcp.json (its MCP servers are commands, or endpoints
-that get the model's tool calls) come with the repository, so hx ignores them, with one
+.hx/hooks.json and a .claude/settings.json with hooks (they run commands) and .mcp.json (its
+MCP servers are commands, or endpoints that get the model's tool calls) come with the repository, so hx ignores them, with one
 warning, until you approve their content here; so do the !`command`s of the command files in
 .claude/commands and .agents/commands, which stay text until then. hx trust shows each file's
 path, hash and content (or its commands, or each command file's !`command`s), then asks. Any

@@ -10,9 +10,10 @@ use crate::trust::{self, key_of, Kind, TrustState, TrustStore};
 
 /// Every kind of project file that needs trust, in the order `hx trust` shows them. Each is
 /// defined by the module that reads the file; a new kind is one more entry here.
-pub const KINDS: [&Kind; 5] = [
+pub const KINDS: [&Kind; 6] = [
     &crate::config::TRUST,
     &crate::hooks::config::TRUST,
+    &crate::hooks::config::TRUST_CLAUDE,
     &crate::mcp::config::TRUST,
     &crate::commands::TRUST_CLAUDE,
     &crate::commands::TRUST_AGENTS,

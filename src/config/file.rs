@@ -147,6 +147,14 @@ pub struct FileConfig {
     pub mcp_servers: BTreeMap<String, crate::mcp::config::ServerFile>,
     /// End a run once its requests cost more than this (in the model's price currency).
     pub max_cost: Option<f64>,
+    /// How the terminal is told a turn ended or an approval waits: `auto`, `osc9`, `bel`,
+    /// or `off` (which turns `notify` off too).
+    pub notifications: Option<crate::notify::Notifications>,
+    /// A command (program and arguments, no shell) run with a JSON description as its last
+    /// argument, as Codex's `notify`.
+    pub notify: Option<Vec<String>>,
+    /// Seconds a run goes before it is worth a notification.
+    pub notify_after_secs: Option<u64>,
     /// `[pricing."MODEL"]`: a model's prices, over the built-in ones.
     #[serde(default)]
     pub pricing: BTreeMap<String, PriceFile>,
@@ -303,7 +311,10 @@ impl FileConfig {
             compact_at,
             project_doc,
             project_doc_max_bytes,
-            max_cost
+            max_cost,
+            notifications,
+            notify,
+            notify_after_secs
         );
         self.pricing.extend(top.pricing);
         overlay!(

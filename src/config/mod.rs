@@ -168,6 +168,10 @@ pub struct Config {
     /// Where `max_cost` came from (the flag, or the file that set it), for the error that
     /// refuses a limit on a model without a price.
     pub max_cost_origin: Option<origins::Origin>,
+    /// `notifications`, `notify` and `notify_after_secs` (see `crate::notify`).
+    pub notifications: crate::notify::Notifications,
+    pub notify: Vec<String>,
+    pub notify_after: std::time::Duration,
     /// Where the settings `hx config` lists came from, recorded as they were resolved.
     pub origins: origins::Origins,
 }

@@ -78,6 +78,7 @@ impl Config {
                 )));
             }
         }
+        let (notify, notify_after) = notify_settings(&file)?;
         let efforts = efforts(
             &file,
             provider.dialect.is_some(),
@@ -149,6 +150,9 @@ impl Config {
             pricing,
             max_cost,
             max_cost_origin,
+            notifications: file.notifications.unwrap_or_default(),
+            notify,
+            notify_after,
             origins,
         })
     }
@@ -586,3 +590,30 @@ fn check_mcp_servers(servers: &BTreeMap<String, ServerFile>) -> Result<(), Confi
 #[cfg(test)]
 #[path = "resolve_tests.rs"]
 mod tests;
+
+/// `notify` and `notify_after_secs` checked: a program to run (or none), and at most a day.
+fn notify_settings(file: &FileConfig) -> Result<(Vec<String>, Duration), ConfigError> {
+    let notify = file.notify.clone().unwrap_or_default();
+    if notify.first().is_some_and(|p| p.trim().is_empty()) {
+        return Err(ConfigError(
+            "notify must start with a program to run, such as [\"notify-send\", \"hx\"]".into(),
+        ));
+    }
+    const MAX_ARGS: usize = 64;
+    if notify.len() > MAX_ARGS {
+        return Err(ConfigError(format!(
+            "notify may have at most {MAX_ARGS} words, not {}",
+            notify.len()
+        )));
+    }
+    let after = match file.notify_after_secs {
+        None => crate::notify::DEFAULT_AFTER,
+        Some(s) if s <= 86_400 => Duration::from_secs(s),
+        Some(s) => {
+            return Err(ConfigError(format!(
+                "notify_after_secs must be at most 86400 (a day), not {s}"
+            )))
+        }
+    };
+    Ok((notify, after))
+}

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{brief, Event, Observer, Scope, Start, TurnEnd};
+use super::{brief, Event, GoalCheck, Observer, Scope, Start, TurnEnd};
 use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::session::RunStats;
 use crate::term::{one_line, Spinner, Term, WaitGuard};
@@ -293,6 +293,36 @@ impl HumanView {
         }
     }
 
+    /// A round of `--until`: one line, and for a failure the end of what the command said
+    /// (the whole output with -v), dimmed as a result is.
+    fn goal_checked(&self, scope: &Scope, check: &GoalCheck<'_>) {
+        if !self.tracing() {
+            return;
+        }
+        let p = &scope.prefix;
+        let how = match (check.passed, check.exit_code) {
+            (true, _) => "passed".to_string(),
+            (false, Some(code)) => format!("failed, exit {code}"),
+            (false, None) => "failed".to_string(),
+        };
+        self.term.line(&format!(
+            "{p}goal: {} · {how} · round {} of {}",
+            one_line(check.command, 120),
+            check.round,
+            check.max_rounds
+        ));
+        if check.passed {
+            return;
+        }
+        let shown = match self.verbosity {
+            Verbosity::Verbose => prefixed(check.output, p),
+            _ => preview(check.output, p),
+        };
+        if !shown.is_empty() {
+            self.term.dim_line(&shown);
+        }
+    }
+
     fn tool_finished(
         &self,
         scope: &Scope,
@@ -545,6 +575,7 @@ impl Observer for HumanView {
                 }
                 self.trace(&text);
             }
+            Event::GoalChecked(check) => self.goal_checked(scope, check),
             Event::TurnEnded(end) => self.turn_ended(end),
             Event::SessionSaved { short, .. } => self.trace(&format!(
                 "hx: session {short} · continue with: hx agent -r {short} \"...\""

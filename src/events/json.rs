@@ -5,7 +5,8 @@
 //! parsers written for it read hx too: `thread.started`, `turn.started`, `item.started`,
 //! `item.updated`, `item.completed`, `turn.completed`, `turn.failed`, `error`; items
 //! `agent_message`, `reasoning`, `command_execution`, `file_change`, `todo_list`, `error`.
-//! hx's own items are `load_skill`, `task`, `tool_call` (any other tool) and `compaction`. The README has
+//! hx's own items are `load_skill`, `task`, `tool_call` (any other tool), `compaction` and
+//! `goal_check` (a round of `--until`). The README has
 //! the schema; [`SCHEMA_VERSION`] changes when a field changes meaning or goes away.
 
 use std::collections::{HashMap, VecDeque};
@@ -15,7 +16,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use serde_json::{json, Map, Value};
 
-use super::{arg_str, Event, Observer, Scope, Start, TurnEnd};
+use super::{arg_str, Event, GoalCheck, Observer, Scope, Start, TurnEnd};
 use crate::model::{AssistantTurn, ToolCall, Usage};
 use crate::term::Term;
 use crate::tools::todo::{self, Status};
@@ -164,6 +165,27 @@ impl JsonView {
         for item in items {
             self.item("item.completed", &item);
         }
+    }
+
+    /// hx's `goal_check` item, a round of `--until`: its command, output and exit code as a
+    /// `command_execution`'s, with the round and whether it passed; `status` is `completed`
+    /// when it passed, `failed` when not.
+    fn goal_checked(&self, scope: &Scope, check: &GoalCheck<'_>) {
+        let mut st = self.state();
+        let mut item = Self::new_item(&mut st, scope, "goal_check");
+        drop(st);
+        item.insert("command".into(), check.command.into());
+        item.insert("round".into(), check.round.into());
+        item.insert("max_rounds".into(), check.max_rounds.into());
+        item.insert("aggregated_output".into(), check.output.into());
+        item.insert("exit_code".into(), check.exit_code.into());
+        item.insert("passed".into(), check.passed.into());
+        // Started and completed, as every item that is not a message is.
+        item.insert("status".into(), "in_progress".into());
+        self.item("item.started", &item);
+        let status = if check.passed { "completed" } else { "failed" };
+        item.insert("status".into(), status.into());
+        self.item("item.completed", &item);
     }
 
     fn tool_started(&self, scope: &Scope, call: &ToolCall, args: Option<&Value>, tool: &About) {
@@ -583,6 +605,7 @@ impl Observer for JsonView {
                 self.compaction_ended(scope, "failed", fields);
             }
             Event::TurnEnded(end) => self.turn_ended(end),
+            Event::GoalChecked(check) => self.goal_checked(scope, check),
             Event::FilesChanged {
                 checkpoint,
                 changes,

@@ -126,6 +126,8 @@ pub enum Event<'a> {
         stderr: &'a str,
         context_chars: Option<usize>,
     },
+    /// The goal's command (`--until`, `/goal`) ran after an answer: one round.
+    GoalChecked(&'a GoalCheck<'a>),
     /// How the turn ended, from the command that ran it.
     TurnEnded(&'a TurnEnd),
     /// The events (hooks.json's names: `PreToolUse`, ...) that the user's command hooks of the
@@ -145,6 +147,19 @@ pub struct Start<'a> {
     pub base_url: &'a str,
     /// The session existed before this run (`-c`, `-r`).
     pub resumed: bool,
+}
+
+/// What [`Event::GoalChecked`] says: the command, which round of how many, whether it
+/// passed, its exit code (none: killed, timed out, not started) and its output as the model
+/// is sent it (bounded as a `bash` result is).
+#[derive(Debug, Clone)]
+pub struct GoalCheck<'a> {
+    pub command: &'a str,
+    pub round: u32,
+    pub max_rounds: u32,
+    pub passed: bool,
+    pub exit_code: Option<i32>,
+    pub output: &'a str,
 }
 
 /// How a turn ended.

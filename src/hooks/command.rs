@@ -86,6 +86,13 @@ pub fn input_json(event: &HookEvent<'_>, cx: &HookContext) -> Value {
             m.insert("custom_instructions".into(), json!(""));
             m.insert("tokens".into(), json!(tokens));
         }
+        HookEvent::Notification { message, kind } => {
+            m.insert("message".into(), json!(message));
+            m.insert("notification_type".into(), json!(kind));
+        }
+        HookEvent::SessionEnd { reason } => {
+            m.insert("reason".into(), json!(reason));
+        }
     }
     Value::Object(m)
 }

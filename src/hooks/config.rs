@@ -34,6 +34,8 @@ pub enum EventKind {
     Stop,
     SubagentStop,
     PreCompact,
+    Notification,
+    SessionEnd,
 }
 
 impl EventKind {
@@ -46,6 +48,8 @@ impl EventKind {
             "Stop" => EventKind::Stop,
             "SubagentStop" => EventKind::SubagentStop,
             "PreCompact" => EventKind::PreCompact,
+            "Notification" => EventKind::Notification,
+            "SessionEnd" => EventKind::SessionEnd,
             _ => return None,
         })
     }
@@ -60,6 +64,8 @@ impl EventKind {
             EventKind::Stop => "Stop",
             EventKind::SubagentStop => "SubagentStop",
             EventKind::PreCompact => "PreCompact",
+            EventKind::Notification => "Notification",
+            EventKind::SessionEnd => "SessionEnd",
         }
     }
 
@@ -72,6 +78,8 @@ impl EventKind {
             HookEvent::Stop { .. } => EventKind::Stop,
             HookEvent::SubagentStop { .. } => EventKind::SubagentStop,
             HookEvent::PreCompact { .. } => EventKind::PreCompact,
+            HookEvent::Notification { .. } => EventKind::Notification,
+            HookEvent::SessionEnd { .. } => EventKind::SessionEnd,
         }
     }
 
@@ -166,6 +174,17 @@ pub const TRUST: trust::Kind = trust::Kind {
     content: trust::Content::File,
 };
 
+/// Claude Code's own place for hooks, `.claude/settings.json`: its `"hooks"` are read as
+/// `.hx/hooks.json` is, under the same trust (the whole file is approved: it is one file).
+/// The rest of it (permissions, environment, model) is Claude Code's, and left alone; a
+/// file without hooks runs nothing and needs no trust.
+pub const TRUST_CLAUDE: trust::Kind = trust::Kind {
+    path: ".claude/settings.json",
+    label: "Claude Code settings (hooks)",
+    review: review_settings,
+    content: trust::Content::File,
+};
+
 /// One command hook of one event.
 #[derive(Debug, Clone)]
 pub struct Entry {
@@ -196,6 +215,22 @@ impl Entry {
     }
 }
 
+/// The hooks of a Claude Code settings file: those under its `"hooks"`, none without one.
+pub fn parse_settings(path: &Path, dir: &Path, text: &str) -> Result<Vec<Entry>, Vec<String>> {
+    if !settings_have_hooks(text) {
+        return Ok(Vec::new());
+    }
+    parse_file(path, dir, text)
+}
+
+/// Whether a settings file names hooks (one that is not JSON is read, to say so).
+fn settings_have_hooks(text: &str) -> bool {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(top)) => top.get("hooks").is_some_and(|h| !h.is_null()),
+        _ => true,
+    }
+}
+
 /// Parses one hooks file whose commands run in `dir`: every entry, or every problem (each
 /// without the file's name, which the caller adds).
 pub fn parse_file(path: &Path, dir: &Path, text: &str) -> Result<Vec<Entry>, Vec<String>> {
@@ -219,7 +254,7 @@ pub fn parse_file(path: &Path, dir: &Path, text: &str) -> Result<Vec<Entry>, Vec
         let Some(event) = EventKind::parse(name) else {
             problems.push(format!(
                 "unknown hook event {name:?} (known: SessionStart, UserPromptSubmit, \
-                 PreToolUse, PostToolUse, Stop, SubagentStop, PreCompact)"
+                 PreToolUse, PostToolUse, Stop, SubagentStop, PreCompact, Notification, SessionEnd)"
             ));
             continue;
         };
@@ -385,16 +420,37 @@ pub fn load(cwd: &Path, env: &Env) -> Result<(Vec<Entry>, Vec<Warning>), String>
             entries.extend(parse_file(&user, cwd, text).map_err(|p| at_file(&user, &p))?);
         }
     }
-    match gate(&TRUST, cwd, env)? {
-        Some(Gate::Trusted { path, text }) => {
-            let dir = TRUST.project_dir(&path);
-            entries.extend(parse_file(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
+    let home = env.get("HOME").filter(|h| !h.is_empty());
+    if let Some(user) = home.map(|h| Path::new(h).join(TRUST_CLAUDE.path)) {
+        if let Some(bytes) = trust::read_file(&user)? {
+            let text = std::str::from_utf8(&bytes)
+                .map_err(|_| format!("{}: not UTF-8 text", user.display()))?;
+            entries.extend(parse_settings(&user, cwd, text).map_err(|p| at_file(&user, &p))?);
         }
-        Some(Gate::Skipped { notice, .. }) => warnings.push(notice),
-        None => {}
+    }
+    for (kind, parse) in [
+        (&TRUST, parse_file as Parse),
+        (&TRUST_CLAUDE, parse_settings as Parse),
+    ] {
+        match gate(kind, cwd, env)? {
+            Some(Gate::Trusted { path, text }) => {
+                let dir = kind.project_dir(&path);
+                entries.extend(parse(&path, dir, &text).map_err(|p| at_file(&path, &p))?);
+            }
+            // Settings without hooks run nothing: nothing waits for trust.
+            Some(Gate::Skipped { notice, bytes, .. }) => {
+                let text = bytes.as_deref().map(String::from_utf8_lossy);
+                if kind.path == TRUST.path || text.is_none_or(|t| settings_have_hooks(&t)) {
+                    warnings.push(notice);
+                }
+            }
+            None => {}
+        }
     }
     Ok((entries, warnings))
 }
+
+type Parse = fn(&Path, &Path, &str) -> Result<Vec<Entry>, Vec<String>>;
 
 /// The problems of the file `path` as the lines of one error: `FILE: PROBLEM`, each line after
 /// the first starting `hx: ` as the caller starts the first.
@@ -410,6 +466,16 @@ fn at_file(path: &Path, problems: &[String]) -> String {
 /// approval.
 pub fn review(path: &Path, text: &str) -> trust::Review {
     let entries = parse_file(path, TRUST.project_dir(path), text)?;
+    Ok(entries.iter().map(shown_entry).collect())
+}
+
+/// `hx trust` on a project's `.claude/settings.json`: the hooks it runs (a line saying there
+/// are none when it has none).
+pub fn review_settings(path: &Path, text: &str) -> trust::Review {
+    let entries = parse_settings(path, TRUST_CLAUDE.project_dir(path), text)?;
+    if entries.is_empty() {
+        return Ok(vec!["(no hooks: hx runs nothing of this file)".into()]);
+    }
     Ok(entries.iter().map(shown_entry).collect())
 }
 

@@ -35,6 +35,11 @@ impl Ledger {
         s.answered.clear();
     }
 
+    /// Whether `command` was allowed always before (nothing recorded).
+    pub fn is_always(&self, command: &str) -> bool {
+        self.state().always.contains(command)
+    }
+
     /// `Some(Always)`, recorded as `allowed`, when `command` was allowed always before: it is
     /// not asked again.
     pub fn allowed_before(&self, call: &ToolCall, command: &str, reason: &str) -> Option<Approval> {

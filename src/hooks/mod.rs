@@ -61,6 +61,18 @@ pub enum HookEvent<'a> {
         trigger: &'a str,
         tokens: u64,
     },
+    /// hx needs the user (Claude Code's name): an approval waits, or a long turn ended. Told
+    /// only; its output changes nothing.
+    Notification {
+        message: &'a str,
+        /// Claude Code's `notification_type`: `permission_prompt` or `idle_prompt`.
+        kind: &'a str,
+    },
+    /// The session ends (Claude Code's name): `reason` is `clear` (`/new`),
+    /// `prompt_input_exit` (the user left the chat) or `other` (a run's end, a signal).
+    SessionEnd {
+        reason: &'a str,
+    },
 }
 
 impl HookEvent<'_> {
@@ -73,6 +85,8 @@ impl HookEvent<'_> {
             HookEvent::Stop { .. } => "Stop",
             HookEvent::SubagentStop { .. } => "SubagentStop",
             HookEvent::PreCompact { .. } => "PreCompact",
+            HookEvent::Notification { .. } => "Notification",
+            HookEvent::SessionEnd { .. } => "SessionEnd",
         }
     }
 
@@ -199,6 +213,12 @@ pub trait Approver: Send + Sync {
         reason: &'a str,
         cx: &'a HookContext,
     ) -> BoxFuture<'a, Approval>;
+
+    /// Whether [`Approver::approve`] would put the question to someone (not answer it from
+    /// an earlier "always"): then the `Notification` hooks hear of it first.
+    fn will_ask(&self, _call: &ToolCall, _command: &str, _reason: &str) -> bool {
+        true
+    }
 }
 
 /// The hooks of a run: the user's hooks (one [`Hook`] that runs and merges all of them),
@@ -305,6 +325,14 @@ impl Hooks {
         // and no prompt overrides it.
         let block = match (block, &self.approver, command) {
             (Some(("guard", reason)), Some(approver), Some(command)) => {
+                if approver.will_ask(call, command, &reason) {
+                    let message = format!("hx needs your permission to run: {command}");
+                    let event = HookEvent::Notification {
+                        message: &message,
+                        kind: "permission_prompt",
+                    };
+                    self.notify(&event, cx).await;
+                }
                 match approver.approve(call, command, &reason, cx).await {
                     Approval::Once | Approval::Always => None,
                     Approval::Refused => Some(("guard", reason)),

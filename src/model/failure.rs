@@ -38,6 +38,8 @@ pub enum FailureKind {
     MaxCost,
     /// The model kept making the same call (`[loop]`).
     Loop,
+    /// The goal's command (`--until`) still failed when its rounds ran out.
+    GoalUnmet,
     /// A hook stopped the run.
     Hook,
     /// A signal (Ctrl-C, SIGTERM, SIGHUP) cut the run short.
@@ -64,6 +66,7 @@ impl FailureKind {
             FailureKind::MaxTurns => "max_turns",
             FailureKind::MaxCost => "max_cost",
             FailureKind::Loop => "loop",
+            FailureKind::GoalUnmet => "goal_unmet",
             FailureKind::Hook => "hook",
             FailureKind::Interrupted => "interrupted",
             FailureKind::Other => "other",

@@ -14,7 +14,7 @@ const LAYERS: &[&[&str]] = &[
     &["tools", "checkpoint"],
     &["skills", "session", "trust"],
     &["events", "agents"],
-    &["hooks", "context", "mcp", "commands"],
+    &["hooks", "context", "mcp", "commands", "notify"],
     &["config"],
     &["agent"],
     &["app"],

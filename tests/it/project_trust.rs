@@ -202,7 +202,7 @@ fn trust_with_nothing_to_trust_is_a_usage_error() {
     assert_eq!(
         run.stderr,
         format!(
-            "hx: nothing to trust: no .hx/config.toml or .hx/hooks.json or .mcp.json or .claude/commands or .agents/commands in {ws} or any parent\n"
+            "hx: nothing to trust: no .hx/config.toml or .hx/hooks.json or .claude/settings.json or .mcp.json or .claude/commands or .agents/commands in {ws} or any parent\n"
         )
     );
 }

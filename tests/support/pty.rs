@@ -33,9 +33,20 @@ impl Chat {
 
     /// Starts `hx` with the prepared arguments in a new terminal.
     pub fn spawn(hx: &Hx) -> Chat {
+        Chat::spawn_with(hx, true)
+    }
+
+    /// As [`Chat::start`], keeping every escape code hx writes in what is read.
+    pub fn start_raw(hx: &Hx) -> Chat {
+        let mut chat = Chat::spawn_with(hx, false);
+        chat.expect(PROMPT);
+        chat
+    }
+
+    fn spawn_with(hx: &Hx, strip: bool) -> Chat {
         let options = Options::new()
             .timeout_ms(Some(TIMEOUT_MS))
-            .strip_ansi_escape_codes(true);
+            .strip_ansi_escape_codes(strip);
         let p = spawn_with_options(hx.terminal_command(), options).expect("start hx in a pty");
         Chat {
             p,

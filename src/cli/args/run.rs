@@ -104,8 +104,21 @@ pub struct AgentArgs {
     pub ephemeral: bool,
     /// Compact the session given with -c or -r (summarise its history to free the context
     /// window) and stop, without a task
-    #[arg(long, conflicts_with_all = ["task", "ephemeral"])]
+    #[arg(long, conflicts_with_all = ["task", "ephemeral", "until"])]
     pub compact: bool,
+    /// When the model answers, run CMD (bash -c, in the sandbox, in the workspace): if it
+    /// fails, its output goes back to the model and the run goes on, until CMD passes (exit
+    /// 0), or --max-turns, --max-cost or 10 rounds end the run (exit 3)
+    #[arg(long, value_name = "CMD", value_parser = parse_command)]
+    pub until: Option<String>,
+}
+
+/// A command for `--until`: something to run, not blank.
+fn parse_command(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("give a command to run, such as 'cargo test'".into());
+    }
+    Ok(text.to_string())
 }
 
 #[derive(Debug, Args, Default)]
@@ -236,8 +249,17 @@ Stdin:
   nothing (no byte, no end) within 3 s is left unread, with a notice. Inside a 'while read'
   loop that would eat the loop's input: pass --no-stdin (or < /dev/null).
 
+Goal (--until CMD):
+  After each answer hx runs CMD as the bash tool would (bash -c, in the workspace, in the
+  sandbox, its output cut as a tool result is, killed after 600 s). Exit 0 passes: the answer
+  stands. Otherwise CMD's output goes to the model as the next user message and the run goes
+  on; --max-turns and --max-cost count the whole run, every round. After 10 failed rounds the
+  run ends with exit 3. The trace shows a 'goal:' line per round, --json a goal_check item.
+
 Exit codes:
-  0 answered   1 run failed (API, network, or stopped by a hook)   2 usage or configuration error
-  3 stopped at --max-turns, --max-cost or [loop] stop_after (the same call over and over)
+  0 answered (with --until: and CMD passed)   1 run failed (API, network, or stopped by a hook)
+  2 usage or configuration error
+  3 stopped at --max-turns, --max-cost, [loop] stop_after (the same call over and over) or
+    --until's 10th failed round
   130 SIGINT (Ctrl-C)   143 SIGTERM   129 SIGHUP
   A signal kills the running commands, and hx ends everything it started before it exits.";

@@ -174,6 +174,8 @@ pub enum EndOutcome {
     MaxCost,
     /// The model kept making the same call (`[loop]`).
     Loop,
+    /// The goal's command (`--until`) still failed when its rounds ran out.
+    GoalUnmet,
     /// A hook stopped the run.
     Stopped,
     /// The run failed (the model's server, a broken history); `detail` says how.
@@ -194,6 +196,7 @@ impl EndOutcome {
             EndOutcome::MaxTurns => "max_turns",
             EndOutcome::MaxCost => "max_cost",
             EndOutcome::Loop => "loop",
+            EndOutcome::GoalUnmet => "goal_unmet",
             EndOutcome::Stopped => "stopped",
             EndOutcome::Error => "error",
             EndOutcome::Interrupted => "interrupted",
@@ -210,6 +213,7 @@ impl From<&str> for EndOutcome {
             "max_turns" => EndOutcome::MaxTurns,
             "max_cost" => EndOutcome::MaxCost,
             "loop" => EndOutcome::Loop,
+            "goal_unmet" => EndOutcome::GoalUnmet,
             "stopped" => EndOutcome::Stopped,
             "error" => EndOutcome::Error,
             "interrupted" => EndOutcome::Interrupted,

@@ -1,0 +1,112 @@
+//! Claude Code's own place for hooks, `.claude/settings.json`, read as `.hx/hooks.json` is
+//! (a project's only after `hx trust`), and the `Notification` and `SessionEnd` events.
+
+use serde_json::{json, Value};
+
+use crate::support::{Call, FakeServer, Hx, Reply};
+
+/// A settings file as Claude Code writes it: its own keys, and hooks that append the JSON
+/// they read to `FILE` in the workspace.
+fn settings(events: &[&str], file: &str) -> String {
+    let mut hooks = serde_json::Map::new();
+    for e in events {
+        let group = json!([{"hooks": [{"type": "command", "command": format!("cat >> {file}; echo >> {file}")}]}]);
+        hooks.insert((*e).to_string(), group);
+    }
+    json!({"permissions": {"allow": ["Bash(ls:*)"]}, "hooks": hooks}).to_string()
+}
+
+fn lines(hx: &Hx, file: &str) -> Vec<Value> {
+    std::fs::read_to_string(hx.workspace().join(file))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).expect("hook input is JSON"))
+        .collect()
+}
+
+#[test]
+fn project_claude_settings_hooks_run_only_after_trust() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(
+        ".claude/settings.json",
+        &settings(&["SessionEnd", "UserPromptSubmit"], "ran.jsonl"),
+    );
+    let server = FakeServer::start(vec![Reply::text("one"), Reply::text("two")]);
+    let run = hx.run_args(&["agent", "--base-url", &server.url(), "first"]);
+    run.assert_success();
+    assert!(lines(&hx, "ran.jsonl").is_empty(), "{}", run.dump());
+    assert!(
+        run.stderr
+            .contains("Claude Code settings (hooks) skipped: not trusted"),
+        "{}",
+        run.dump()
+    );
+
+    let trust = hx.run_args(&["trust", "--yes"]);
+    trust.assert_success();
+    assert!(
+        trust.stdout.contains("SessionEnd: \"cat >> ran.jsonl"),
+        "{}",
+        trust.stdout
+    );
+    let run = hx.run_args(&["agent", "--base-url", &server.url(), "second"]);
+    run.assert_success();
+    let ran = lines(&hx, "ran.jsonl");
+    let names: Vec<&str> = ran
+        .iter()
+        .map(|l| l["hook_event_name"].as_str().unwrap_or_default())
+        .collect();
+    assert_eq!(names, ["UserPromptSubmit", "SessionEnd"], "{}", run.dump());
+    assert_eq!(ran[0]["prompt"], "second");
+    assert_eq!(ran[1]["reason"], "other");
+}
+
+#[test]
+fn a_settings_file_without_hooks_needs_no_trust() {
+    let mut hx = Hx::new_offline();
+    hx.write_file(".claude/settings.json", r#"{"permissions": {"allow": []}}"#);
+    let server = FakeServer::start(vec![Reply::text("one")]);
+    let run = hx.run_args(&["agent", "--base-url", &server.url(), "go"]);
+    run.assert_success();
+    assert!(!run.stderr.contains("skipped"), "{}", run.dump());
+}
+
+#[test]
+fn the_users_claude_settings_hooks_run_and_hear_the_permission_prompt() {
+    let command = r#"PATH="$PWD/bin:$PATH" sudo noted"#;
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![Call::new(
+            "c1",
+            "bash",
+            &json!({ "command": command }).to_string(),
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    let user = hx.home().join(".claude");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    std::fs::write(
+        user.join("settings.json"),
+        settings(&["Notification"], "notified.jsonl"),
+    )
+    .expect("write");
+    hx.arg("chat");
+    let mut chat = crate::support::pty::Chat::start(&hx);
+    chat.type_line("do it");
+    chat.expect("Run it? [y] once");
+    let heard = lines(&hx, "notified.jsonl");
+    assert_eq!(heard.len(), 1, "{}", chat.seen);
+    assert_eq!(heard[0]["hook_event_name"], "Notification");
+    assert_eq!(heard[0]["notification_type"], "permission_prompt");
+    assert!(heard[0]["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("sudo noted")));
+    chat.type_line("n");
+    chat.expect("Done.");
+    chat.expect(crate::support::pty::PROMPT);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    // The refusal reached the model as the guard's error.
+    assert!(server.requests()[1].body.to_string().contains("sudo"));
+}
