@@ -316,6 +316,11 @@ impl GroupGuard {
         }
     }
 
+    /// The group's number, while it is armed.
+    pub fn pgid(&self) -> Option<libc::pid_t> {
+        self.pgid
+    }
+
     /// Leaves the group alone for the rest of the run: used when every process that held our
     /// pipe is gone, so whatever remains detached its output on purpose (e.g. `server > log
     /// 2>&1 &`). It is still ended when hx exits (see [`cleanup::end_all`]).
