@@ -199,17 +199,23 @@ impl Shells {
             env: &cx.env,
             sandbox: cx.sandbox.as_deref(),
         };
-        let child = Launch::shell(command, cx.workspace.root(), role)
+        let mut child = Launch::shell(command, cx.workspace.root(), role)
             .stdin(Stdio::null())
             .stdout(Stdio::from(out_fd))
             .stderr(Stdio::from(err_fd))
+            .keep_on_drop()
             .spawn()
             .map_err(|e| format!("cannot run command: {e}"))?;
+        let pgid = child.group.pgid();
+        // Its group is ended by `kill_shell`, or with the rest of the run (every exit path
+        // sweeps what hx started), not when the runtime drops the task reading its output:
+        // `keep_background` may keep it past hx.
+        child.group.disarm();
         let shell = Arc::new(Shell {
             id,
             command: command.to_string(),
             log,
-            pgid: child.group.pgid(),
+            pgid,
             progress: Mutex::default(),
             changed: Notify::new(),
         });
@@ -448,7 +454,7 @@ impl Shell {
 
 /// Moves the shell's output into its log until the shell has exited and the output is closed
 /// (something it left running may hold it open: the shell runs until that ends too, or is
-/// killed). Dropping this task (the runtime ending) kills the group.
+/// killed).
 async fn pump(shell: Arc<Shell>, mut child: Started, mut reader: pipe::Receiver, mut file: File) {
     let mut buf = vec![0u8; 64 * 1024];
     let mut eof = false;
@@ -462,9 +468,6 @@ async fn pump(shell: Arc<Shell>, mut child: Started, mut reader: pipe::Receiver,
             s = child.wait(), if status.is_none() => status = Some(s),
         }
     }
-    // The shell and every holder of its output are gone; what is left detached on purpose and
-    // is ended with the run, as a foreground command's is.
-    child.group.disarm();
     if let Some(s) = status {
         shell.finish(End::of(s));
     }

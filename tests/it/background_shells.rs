@@ -266,3 +266,24 @@ fn a_background_shell_ends_on_every_signal() {
         run.assert_code(code);
     }
 }
+
+#[test]
+fn keep_background_keeps_a_background_shell_past_hx() {
+    let mut replies = sleeper();
+    replies.push(Reply::text("done"));
+    let server = FakeServer::start(replies);
+    let mut hx = Hx::new(&server);
+    hx.write_user_config("config.toml", "[tools]\nkeep_background = true\n");
+    hx.args(["agent", "start a sleeper"]);
+    let run = hx.run();
+    run.assert_success();
+    let pid = sleeper_pid(hx.workspace());
+    let alive = running(pid);
+    // SAFETY: ending the process this test started through hx.
+    unsafe { libc::kill(pid, libc::SIGKILL) };
+    assert!(
+        alive,
+        "the background shell did not outlive hx\n{}",
+        run.dump()
+    );
+}
