@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 
 use crate::support::calls::call;
 use crate::support::procs::{host_pid, running};
+use crate::support::pty::Chat;
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
 
 fn background(id: &str, command: &str) -> Call {
@@ -286,4 +287,57 @@ fn keep_background_keeps_a_background_shell_past_hx() {
         "the background shell did not outlive hx\n{}",
         run.dump()
     );
+}
+
+#[test]
+fn chat_lists_a_running_shell_stops_it_and_the_model_hears_of_it() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![background(
+            "c1",
+            "echo $$ > bg.pid; echo watching; exec sleep 300",
+        )]),
+        Reply::tool_calls(vec![bash(
+            "c2",
+            "while [ ! -s bg.pid ]; do sleep 0.01; done",
+        )]),
+        Reply::text("Started."),
+        Reply::text("It was stopped."),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.arg("chat");
+    let mut chat = Chat::start(&hx);
+    let shown = chat.say("start a watcher");
+    assert!(shown.contains("Started."), "{shown}");
+    // The status line after the turn counts it.
+    assert!(shown.contains("1 shell running"), "{shown}");
+    let pid = sleeper_pid(hx.workspace());
+    let listed = chat.say("/shells");
+    assert!(
+        listed.contains(
+            "bg1 running: echo $$ > bg.pid; echo watching; exec sleep 300 (9 bytes of output)"
+        ),
+        "{listed}"
+    );
+    let killed = chat.say("/shells kill bg1");
+    assert!(killed.contains("hx: bg1 killed"), "{killed}");
+    assert_ends(pid, &chat.seen);
+    assert!(chat.say("what happened?").contains("It was stopped."));
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 4);
+    let msgs = messages(&reqs[3].body);
+    let n = msgs.len();
+    // The user's message, then the note of the shell that ended since: both appended.
+    assert_eq!(
+        msgs[n - 2],
+        json!({"role": "user", "content": "what happened?"})
+    );
+    assert_eq!(
+        msgs[n - 1]["content"],
+        "[background shell bg1 ended: killed by signal 9 (SIGKILL)] echo $$ > bg.pid; echo \
+         watching; exec sleep 300\nlast lines:\nwatching"
+    );
+    assert_eq!(msgs[n - 3]["content"], "Started.");
+    assert_eq!(&msgs[..n - 3], &messages(&reqs[2].body)[..]);
 }
