@@ -348,6 +348,7 @@ impl Agent {
             // everything the last request held.
             for r in &self.reminders {
                 if let Some(text) = r.before_request() {
+                    self.emit(&Event::Noted(&text));
                     session.push(Message::User(text));
                 }
             }

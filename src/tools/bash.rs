@@ -118,13 +118,16 @@ impl Tool for Bash {
 /// Starts `command` as a background shell; the answer names it.
 fn background(command: &str, cx: &ToolContext) -> ToolResult {
     match cx.shells.start(command, cx) {
-        Ok(shell) => ToolResult::ok(format!(
-            "Started background shell {id}. Read its output with bash_output \
+        Ok(shell) => ToolResult {
+            shell_id: Some(shell.id.clone()),
+            ..ToolResult::ok(format!(
+                "Started background shell {id}. Read its output with bash_output \
              {{\"shell_id\": \"{id}\"}} (it can wait for output or a pattern); end it with \
              kill_shell. You will be told when it ends. Its whole output goes to {log}.",
-            id = shell.id,
-            log = shell.log.display()
-        )),
+                id = shell.id,
+                log = shell.log.display()
+            ))
+        },
         Err(e) => ToolResult::error(e),
     }
 }

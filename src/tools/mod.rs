@@ -46,6 +46,9 @@ pub struct ToolResult {
     pub is_error: bool,
     /// A command's exit status, for the views (`--json`); the model reads it in `content`.
     pub exit_code: Option<i32>,
+    /// The shell a command was started in, when it runs on in the background: it has no
+    /// exit code yet, and did not fail.
+    pub shell_id: Option<String>,
 }
 
 impl ToolResult {
@@ -54,6 +57,7 @@ impl ToolResult {
             content: content.into(),
             is_error: false,
             exit_code: None,
+            shell_id: None,
         }
     }
 
@@ -63,6 +67,7 @@ impl ToolResult {
             content: format!("Error: {message}"),
             is_error: true,
             exit_code: None,
+            shell_id: None,
         }
     }
 

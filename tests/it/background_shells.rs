@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use crate::support::calls::call;
+use crate::support::jsonl::json_lines;
 use crate::support::procs::{host_pid, running};
 use crate::support::pty::Chat;
 use crate::support::{Call, FakeServer, Hx, Reply, Run};
@@ -340,4 +341,77 @@ fn chat_lists_a_running_shell_stops_it_and_the_model_hears_of_it() {
     );
     assert_eq!(msgs[n - 3]["content"], "Started.");
     assert_eq!(&msgs[..n - 3], &messages(&reqs[2].body)[..]);
+}
+
+#[test]
+fn json_tells_the_start_a_read_and_the_end_as_items() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![background(
+            "c1",
+            "echo $$ > bg.pid; echo hi; while [ ! -e go ]; do sleep 0.02; done; exit 2",
+        )]),
+        Reply::tool_calls(vec![call(
+            "c2",
+            "bash_output",
+            json!({"shell_id": "bg1", "wait": 30, "pattern": "hi"}),
+        )]),
+        Reply::tool_calls(vec![bash(
+            "c3",
+            "touch go; while [ -e /proc/$(cat bg.pid) ]; do sleep 0.02; done; sleep 0.5",
+        )]),
+        Reply::text("done"),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--json", "run it"]);
+    let run = hx.run();
+    run.assert_success();
+    let items: Vec<Value> = json_lines(&run.stdout)
+        .into_iter()
+        .filter(|e| e["type"] == "item.completed")
+        .map(|e| e["item"].clone())
+        .filter(|i| {
+            !["reasoning", "agent_message", "file_change"]
+                .contains(&i["type"].as_str().unwrap_or(""))
+        })
+        .collect();
+    let kinds: Vec<&str> = items
+        .iter()
+        .map(|i| i["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "command_execution",
+            "tool_call",
+            "command_execution",
+            "note"
+        ],
+        "{}",
+        run.stdout
+    );
+    assert_eq!(
+        (
+            &items[0]["status"],
+            &items[0]["exit_code"],
+            &items[0]["shell_id"]
+        ),
+        (&json!("completed"), &Value::Null, &json!("bg1"))
+    );
+    assert!(
+        items[1]["output"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("hi\n[bg1 running; ")),
+        "{}",
+        items[1]
+    );
+    // The read returned on the line, before the exit: the note tells the end.
+    assert_eq!(
+        items[3]["text"],
+        "[background shell bg1 ended: exit code 2] echo $$ > bg.pid; echo hi; while [ ! -e go \
+         ]; do sleep 0.02; done; exit 2\nlast lines:\nhi"
+    );
+    // The last request ends with the same note.
+    let reqs = server.requests();
+    let last = messages(&reqs[3].body);
+    assert_eq!(last.last().expect("a message")["content"], items[3]["text"]);
 }
