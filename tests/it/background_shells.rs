@@ -129,7 +129,7 @@ fn the_end_note_is_appended_before_the_next_request_and_the_prefix_keeps_hitting
         // Waits until the background shell is gone (and a moment for hx to see it end).
         Reply::tool_calls(vec![bash(
             "c2",
-            "while [ ! -s bg.pid ] || [ -e /proc/$(cat bg.pid) ]; do sleep 0.02; done; sleep 0.5",
+            "while [ ! -s bg.pid ] || [ -e /proc/$(cat bg.pid) ]; do sleep 0.02; done; sleep 2",
         )]),
         Reply::text("done"),
     ]);
@@ -357,7 +357,7 @@ fn json_tells_the_start_a_read_and_the_end_as_items() {
         )]),
         Reply::tool_calls(vec![bash(
             "c3",
-            "touch go; while [ -e /proc/$(cat bg.pid) ]; do sleep 0.02; done; sleep 0.5",
+            "touch go; while [ -e /proc/$(cat bg.pid) ]; do sleep 0.02; done; sleep 2",
         )]),
         Reply::text("done"),
     ]);

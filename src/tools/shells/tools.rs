@@ -39,7 +39,7 @@ pub struct KillShell;
 fn shell_id_schema() -> Value {
     json!({
         "type": "string",
-        "description": "The id `bash` gave when it started the shell in the background (bg1)."
+        "description": "The id `bash` gave when it started the shell in the background."
     })
 }
 
