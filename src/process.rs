@@ -198,6 +198,14 @@ impl Launch {
         Launch { cmd, refused }
     }
 
+    /// Not killed when its handle is dropped: a background shell, whose handle goes with the
+    /// runtime when hx exits, is ended by [`cleanup::end_all`] instead, or kept with
+    /// `keep_background`.
+    pub fn keep_on_drop(mut self) -> Launch {
+        self.cmd.kill_on_drop(false);
+        self
+    }
+
     /// One more variable, on top of what the role gives.
     pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Launch {
         self.cmd.env(key, value);
@@ -314,6 +322,11 @@ impl GroupGuard {
                 libc::killpg(pgid, libc::SIGKILL);
             }
         }
+    }
+
+    /// The group's number, while it is armed.
+    pub fn pgid(&self) -> Option<libc::pid_t> {
+        self.pgid
     }
 
     /// Leaves the group alone for the rest of the run: used when every process that held our

@@ -363,6 +363,14 @@ impl Agent {
                 return Ok(limit);
             }
             self.refresh_tools(session, &mut run).await;
+            // Notes of what happened meanwhile (a background shell ended) go last, after
+            // everything the last request held.
+            for r in &self.reminders {
+                if let Some(text) = r.before_request() {
+                    self.emit(&Event::Noted(&text));
+                    session.push(Message::User(text));
+                }
+            }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).
             let asked = run

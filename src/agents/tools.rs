@@ -26,6 +26,8 @@ pub const TOOLS: &[Claude] = &[
     write_file::CLAUDE,
     edit_file::CLAUDE,
     glob::CLAUDE,
+    crate::tools::shells::tools::OUTPUT_CLAUDE,
+    crate::tools::shells::tools::KILL_CLAUDE,
     TASK,
     todo::CLAUDE,
     crate::skills::load::CLAUDE,

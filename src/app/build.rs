@@ -18,7 +18,7 @@ use crate::session::{self, Recorder};
 use crate::skills::{self, LoadSkill};
 use crate::text::Warning;
 use crate::tools::todo::{TodoList, TodoWrite};
-use crate::tools::{Editor, FileWrites, Registry, ToolContext, ToolSet, Workspace};
+use crate::tools::{Editor, FileWrites, Registry, Shells, ToolContext, ToolSet, Workspace};
 
 /// The main agent for `cwd`: every tool, the guard, the user's command hooks (hooks.json; a
 /// file that is not valid is the error), the project instructions, the skill catalog; what
@@ -126,6 +126,9 @@ pub fn build_editing_skills(
     // above a subfolder) stay readable, since load_skill lists their files for the model to
     // read; nothing else of a skills root is.
     let workspace = workspace.with_read_only(discovery.registry.folders_outside(&root));
+    // The logs of the run's background shells, which read_file pages through.
+    let shells = Arc::new(Shells::new(shells_dir(env, session_id)));
+    let workspace = workspace.with_read_only_later(shells.dir());
     // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
     // before any request.
     let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
@@ -214,6 +217,7 @@ pub fn build_editing_skills(
         // enforce it for bash.
         file_writes: FileWrites::of(&config.sandbox),
         editor,
+        shells: shells.clone(),
         ..ToolContext::new(workspace)
     };
     let hook_cx = HookContext {
@@ -284,7 +288,7 @@ pub fn build_editing_skills(
         .hooks(hooks, hook_cx)
         .system_prompt(prompt::assemble(base, &[project_doc, catalog]))
         .max_turns(config.max_turns)
-        .reminders(vec![todos.clone()])
+        .reminders(vec![todos.clone(), shells])
         .restore(vec![load_skill, todos])
         .checkpoints(config.checkpoints.enabled.then(|| {
             let env = env.clone();
@@ -305,6 +309,22 @@ pub fn build_editing_skills(
         parts,
         window: probe,
     })
+}
+
+/// Where a run's background shells keep their output: beside the sessions, in a folder of
+/// the session's (its parent made now, so that read_file may be allowed into it before the
+/// first shell makes it); the system's temporary folder without a state folder.
+fn shells_dir(env: &Env, session_id: &str) -> PathBuf {
+    let name = format!("{session_id}-{}", std::process::id());
+    let parent = crate::paths::state_dir(env)
+        .map(|d| d.join("shells"))
+        .filter(|d| {
+            use std::os::unix::fs::DirBuilderExt;
+            let mut b = std::fs::DirBuilder::new();
+            b.recursive(true).mode(0o700).create(d).is_ok()
+        })
+        .unwrap_or_else(std::env::temp_dir);
+    parent.join(name)
 }
 
 /// The MCP servers of a run by name, and those offered to subagents (`subagents = true`).

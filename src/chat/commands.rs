@@ -3,7 +3,7 @@
 //! unit test.
 
 /// The slash commands, with their one-line help, in the order `/help` lists them.
-pub const COMMANDS: [(&str, &str); 17] = [
+pub const COMMANDS: [(&str, &str); 18] = [
     ("/help", "this list"),
     ("/exit", "leave (also /quit, Ctrl-D, or Ctrl-C twice)"),
     ("/quit", "leave"),
@@ -30,6 +30,10 @@ pub const COMMANDS: [(&str, &str); 17] = [
     ),
     ("/skills", "the skill catalog, with sizes"),
     ("/todos", "the model's current todo list"),
+    (
+        "/shells",
+        "/shells [kill ID]: the background shells, or end one",
+    ),
     ("/usage", "tokens so far and cache hits"),
     (
         "/context",
@@ -89,6 +93,8 @@ pub enum Input {
     Rewind(Option<String>),
     Skills,
     Todos,
+    /// `/shells`, or `/shells kill ID`.
+    Shells(Option<String>),
     Usage,
     Context,
     /// `/NAME args` that is none of the chat's own: a command file or a skill, if one has
@@ -123,6 +129,7 @@ pub fn parse(line: &str) -> Input {
         "rewind" => Input::Rewind(arg),
         "skills" => Input::Skills,
         "todos" => Input::Todos,
+        "shells" => Input::Shells(arg),
         "usage" => Input::Usage,
         "context" => Input::Context,
         w => Input::Invoke {
@@ -217,6 +224,11 @@ mod tests {
             Input::Model(Some("deepseek-v4-pro".into()))
         );
         assert_eq!(p("/usage"), Input::Usage);
+        assert_eq!(p("/shells"), Input::Shells(None));
+        assert_eq!(
+            p("/shells kill bg1"),
+            Input::Shells(Some("kill bg1".into()))
+        );
         assert_eq!(p("/effort"), Input::Effort(None));
         assert_eq!(p("/diff"), Input::Diff);
         assert_eq!(p("/rewind"), Input::Rewind(None));
@@ -265,7 +277,10 @@ mod tests {
         let shown = |w: &str| -> Vec<String> {
             complete(w, &named).into_iter().map(|c| c.display).collect()
         };
-        assert_eq!(shown("/s"), vec!["/skills", "/sync-upstream [branch]"]);
+        assert_eq!(
+            shown("/s"),
+            vec!["/skills", "/shells", "/sync-upstream [branch]"]
+        );
         assert_eq!(shown("/re"), vec!["/resume", "/rewind", "/release"]);
         assert_eq!(complete("/sy", &named)[0].replacement, "/sync-upstream");
         assert!(shown("/zz").is_empty());

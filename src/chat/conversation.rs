@@ -329,6 +329,7 @@ impl Chat {
                     self.config.skills_catalog_budget,
                 )),
                 Input::Todos => self.say(&super::todos_text(self.messages())),
+                Input::Shells(arg) => self.shells(arg).await,
                 Input::Usage => {
                     self.say(&super::usage_report(self.conversation.session()));
                 }
@@ -528,6 +529,33 @@ impl Chat {
         n.tell(elapsed, self.conversation.id(), why).await;
     }
 
+    /// `/shells`: the run's background shells; `/shells kill ID` ends one.
+    async fn shells(&self, arg: Option<String>) {
+        let Some(agent) = self.conversation.agent() else {
+            return;
+        };
+        let shells = &agent.tool_cx().shells;
+        let Some(arg) = arg else {
+            self.say(&super::shells_text(&shells.list()));
+            return;
+        };
+        let id = match arg.split_whitespace().collect::<Vec<_>>()[..] {
+            ["kill", id] => id.to_string(),
+            _ => {
+                self.say("hx: /shells takes nothing, or kill and a shell's id (/shells kill bg1)");
+                return;
+            }
+        };
+        match shells.get(&id) {
+            Some(shell) if shell.kill().await => self.say(&format!("hx: {id} killed")),
+            Some(_) => self.say(&format!("hx: {id} had already ended")),
+            None => self.say(&format!(
+                "hx: no background shell {}",
+                crate::tools::output::quote(&id)
+            )),
+        }
+    }
+
     /// The line after a turn: how full the context is, what the turn and the session cost,
     /// and the turn's cache hits; nothing when nothing was spent.
     fn status_line(
@@ -564,6 +592,7 @@ impl Chat {
             &turn,
             &whole,
             crate::events::cache_share(&delta),
+            agent.tool_cx().shells.running(),
         ));
     }
 

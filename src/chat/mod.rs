@@ -127,13 +127,14 @@ pub fn by_model_text(by_model: &[(String, crate::model::Usage, crate::model::Spe
 
 /// The line after each turn: how full the context is, what the turn cost (its subagents'
 /// requests included) and the session (its own requests, every run), and the turn's cache
-/// hit share.
+/// hit share; the background shells running, when any are.
 pub fn status_text(
     context: u64,
     window: u64,
     turn: &crate::model::Spend,
     session: &crate::model::Spend,
     cache: Option<u64>,
+    shells: usize,
 ) -> String {
     let mut s = format!(
         "context {} of {} tokens · turn {} · session {}",
@@ -145,7 +146,37 @@ pub fn status_text(
     if let Some(p) = cache {
         let _ = write!(s, " · cache {p}%");
     }
+    match shells {
+        0 => {}
+        1 => s.push_str(" · 1 shell running"),
+        n => {
+            let _ = write!(s, " · {n} shells running");
+        }
+    }
     s
+}
+
+/// `/shells`: each background shell of the run, how it stands, its command and output size.
+pub fn shells_text(shells: &[crate::tools::shells::Listed]) -> String {
+    if shells.is_empty() {
+        return "no background shells (bash starts one with run_in_background)".to_string();
+    }
+    let lines: Vec<String> = shells
+        .iter()
+        .map(|s| {
+            let state = match &s.end {
+                None => "running".to_string(),
+                Some(end) => format!("ended ({end})"),
+            };
+            format!(
+                "{} {state}: {} ({} bytes of output)",
+                s.id,
+                crate::text::one_line(&s.command, 60),
+                s.bytes
+            )
+        })
+        .collect();
+    lines.join("\n")
 }
 
 /// `/effort`: how hard the model thinks, and the subagents when theirs differs.

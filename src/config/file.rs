@@ -56,6 +56,8 @@ pub struct ToolsFile {
     pub bash_timeout_secs: Option<u64>,
     /// Leave what commands started in the background running when hx exits (default off).
     pub keep_background: Option<bool>,
+    /// Background shells (`bash` with `run_in_background`) that may run at once.
+    pub background_shells: Option<usize>,
 }
 
 /// `[checkpoints]`: what hx keeps of the workspace to show and undo changes (see
@@ -334,7 +336,8 @@ impl FileConfig {
             top.tools,
             output_chars,
             bash_timeout_secs,
-            keep_background
+            keep_background,
+            background_shells
         );
         overlay!(
             self.shell_env,

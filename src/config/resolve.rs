@@ -441,6 +441,10 @@ fn checkpoint_settings(c: &super::file::CheckpointsFile) -> crate::checkpoint::S
     }
 }
 
+/// The most `[tools] background_shells` may allow: each shell holds a task, a pipe and a
+/// process group for as long as it runs.
+const MAX_BACKGROUND_SHELLS: usize = 64;
+
 fn tool_limits(t: &ToolsFile) -> ToolLimits {
     let mut limits = ToolLimits::default();
     if let Some(c) = t.output_chars {
@@ -448,6 +452,9 @@ fn tool_limits(t: &ToolsFile) -> ToolLimits {
     }
     if let Some(s) = t.bash_timeout_secs {
         limits.bash_timeout = Duration::from_secs(s.max(1)).min(limits.bash_max_timeout);
+    }
+    if let Some(n) = t.background_shells {
+        limits.background_shells = n.min(MAX_BACKGROUND_SHELLS);
     }
     limits
 }

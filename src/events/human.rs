@@ -441,6 +441,11 @@ impl Observer for HumanView {
             Event::Started(s) => self.started(s),
             Event::Warning(w) => self.term.line(&prefixed(&w.to_string(), &scope.prefix)),
             Event::Error(message) => self.term.line(&format!("hx: {message}")),
+            // Its first line says what happened; the model reads the rest.
+            Event::Noted(text) => self.trace(&prefixed(
+                text.lines().next().unwrap_or_default(),
+                &scope.prefix,
+            )),
             Event::TurnStarted => {
                 let mut st = self.state();
                 st.usage = Usage::default();

@@ -310,6 +310,7 @@ impl JsonView {
             (Some(_), true) => "declined",
             (Some(_), false) => "failed",
             (None, true) if result.exit_code == Some(0) && !result.is_error => "completed",
+            (None, true) if result.shell_id.is_some() => "completed",
             (None, true) => "failed",
             (None, _) if result.is_error => "failed",
             (None, _) => "completed",
@@ -336,6 +337,9 @@ impl JsonView {
         item.insert(output_key.into(), output);
         if command {
             item.insert("exit_code".into(), result.exit_code.into());
+            if let Some(id) = &result.shell_id {
+                item.insert("shell_id".into(), id.clone().into());
+            }
         }
         item.insert("status".into(), status.into());
         if let Some((by, reason)) = open.blocked {
@@ -550,6 +554,13 @@ impl Observer for JsonView {
                 self.send(json!({"type": "turn.started"}));
             }
             Event::PromptSubmitted { cwd } => self.state().cwd = Some(cwd.to_path_buf()),
+            Event::Noted(text) => {
+                let mut st = self.state();
+                let mut item = Self::new_item(&mut st, scope, "note");
+                item.insert("text".into(), (*text).into());
+                drop(st);
+                self.item("item.completed", &item);
+            }
             Event::Retrying {
                 attempt,
                 max,

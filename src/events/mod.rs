@@ -37,6 +37,9 @@ pub enum Event<'a> {
     /// The run cannot go on (a hooks file that is not valid, a session that cannot be
     /// continued): one line for the user, after which the command exits.
     Error(&'a str),
+    /// A note hx appended for the model before a request, of something that happened
+    /// meanwhile (a background shell that ended): its text, as the model reads it.
+    Noted(&'a str),
     /// The main agent took a task: everything up to [`Event::TurnEnded`] is one turn.
     TurnStarted,
     /// The task passed the `UserPromptSubmit` hooks' turn (traced as that hook event).

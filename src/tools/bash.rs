@@ -55,7 +55,10 @@ impl Tool for Bash {
                 combined stdout and stderr. Stdin is empty, so interactive commands will not \
                 wait for input. Long output keeps its start and end. A non-zero exit code is \
                 reported on the last line. Background processes still holding the output open \
-                are killed shortly after the command exits."
+                are killed shortly after the command exits. For a command that keeps running \
+                (a dev server, a watcher, a long build), set run_in_background: the call \
+                returns at once with a shell id for bash_output and kill_shell, and you are \
+                told when it ends."
                 .into(),
             parameters: json!({
                 "type": "object",
@@ -66,7 +69,13 @@ impl Tool for Bash {
                     },
                     "timeout": {
                         "type": "integer",
-                        "description": "Seconds before the command is killed (default 120)."
+                        "description": "Seconds before the command is killed (default 120); \
+                            a background shell has none."
+                    },
+                    "run_in_background": {
+                        "type": "boolean",
+                        "description": "Start the command and return at once with its shell \
+                            id; read its output with bash_output, end it with kill_shell."
                     }
                 },
                 "required": ["command"]
@@ -83,6 +92,11 @@ impl Tool for Bash {
             if command.trim().is_empty() {
                 return ToolResult::error("bash.command must not be empty");
             }
+            match args.get("run_in_background") {
+                None | Some(Value::Null) | Some(Value::Bool(false)) => {}
+                Some(Value::Bool(true)) => return background(command, cx),
+                Some(_) => return ToolResult::error("bash.run_in_background must be a boolean"),
+            }
             let timeout = match args::opt_u64("bash", &args, "timeout") {
                 Ok(Some(secs)) => Duration::from_secs(secs.max(1)).min(cx.limits.bash_max_timeout),
                 Ok(None) => cx.limits.bash_timeout,
@@ -98,6 +112,23 @@ impl Tool for Bash {
             )
             .await
         })
+    }
+}
+
+/// Starts `command` as a background shell; the answer names it.
+fn background(command: &str, cx: &ToolContext) -> ToolResult {
+    match cx.shells.start(command, cx) {
+        Ok(shell) => ToolResult {
+            shell_id: Some(shell.id.clone()),
+            ..ToolResult::ok(format!(
+                "Started background shell {id}. Read its output with bash_output \
+             {{\"shell_id\": \"{id}\"}} (it can wait for output or a pattern); end it with \
+             kill_shell. You will be told when it ends. Its whole output goes to {log}.",
+                id = shell.id,
+                log = shell.log.display()
+            ))
+        },
+        Err(e) => ToolResult::error(e),
     }
 }
 

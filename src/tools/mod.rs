@@ -23,6 +23,7 @@ pub mod glob;
 pub mod history;
 pub mod output;
 pub mod read_file;
+pub mod shells;
 pub mod todo;
 pub mod workspace;
 pub mod write_file;
@@ -31,6 +32,7 @@ pub use about::{About, Kind, Shown};
 pub use claude::Claude;
 pub use editor::{Editor, EditorFiles};
 pub use history::{Carried, Carry, Restore};
+pub use shells::Shells;
 pub use workspace::Workspace;
 
 // The wire type of a tool's description lives with the other wire types; tools build it.
@@ -44,6 +46,9 @@ pub struct ToolResult {
     pub is_error: bool,
     /// A command's exit status, for the views (`--json`); the model reads it in `content`.
     pub exit_code: Option<i32>,
+    /// The shell a command was started in, when it runs on in the background: it has no
+    /// exit code yet, and did not fail.
+    pub shell_id: Option<String>,
 }
 
 impl ToolResult {
@@ -52,6 +57,7 @@ impl ToolResult {
             content: content.into(),
             is_error: false,
             exit_code: None,
+            shell_id: None,
         }
     }
 
@@ -61,6 +67,7 @@ impl ToolResult {
             content: format!("Error: {message}"),
             is_error: true,
             exit_code: None,
+            shell_id: None,
         }
     }
 
@@ -86,6 +93,8 @@ pub struct ToolLimits {
     pub bash_timeout: Duration,
     /// Upper bound on a timeout the model may ask for.
     pub bash_max_timeout: Duration,
+    /// Background shells that may run at once (`[tools] background_shells`).
+    pub background_shells: usize,
 }
 
 impl Default for ToolLimits {
@@ -94,6 +103,7 @@ impl Default for ToolLimits {
             output_chars: 50_000,
             bash_timeout: Duration::from_secs(120),
             bash_max_timeout: Duration::from_secs(600),
+            background_shells: 4,
         }
     }
 }
@@ -118,6 +128,8 @@ pub struct ToolContext {
     /// The profile of the agent making the call (none outside a run): the `task` tool starts
     /// its subagent from it.
     pub profile: Option<Arc<crate::model::Profile>>,
+    /// The run's background shells, shared by its agents (a subagent's are its parent's).
+    pub shells: Arc<Shells>,
 }
 
 impl ToolContext {
@@ -133,6 +145,11 @@ impl ToolContext {
             call_id: String::new(),
             editor: Editor::default(),
             profile: None,
+            shells: Arc::new(Shells::new(std::env::temp_dir().join(format!(
+                "hx-shells-{}-{}",
+                std::process::id(),
+                fastrand::u64(..)
+            )))),
         }
     }
 
@@ -182,6 +199,13 @@ impl FileWrites {
 /// turn's tool messages, without knowing which tool asked.
 pub trait Reminder: Send + Sync {
     fn after_tool_turn(&self, calls: &[crate::model::ToolCall]) -> Option<String>;
+
+    /// A user message to append before the next request, whatever came before it (a
+    /// background shell that ended): appended, never put among earlier messages, so the
+    /// request before keeps being a prefix of the next.
+    fn before_request(&self) -> Option<String> {
+        None
+    }
 
     /// Whether `text` is one of the messages this reminder appends: hx's, not the user's, so a
     /// compaction's summary does not carry it over as something the user said.
@@ -276,7 +300,7 @@ impl Registry {
         Registry::default()
     }
 
-    /// The five file and shell tools every agent (parent or subagent) gets.
+    /// The file and shell tools every agent (parent or subagent) gets.
     pub fn standard() -> Self {
         let mut r = Registry::new();
         r.register(Arc::new(bash::Bash));
@@ -284,6 +308,8 @@ impl Registry {
         r.register(Arc::new(write_file::WriteFile));
         r.register(Arc::new(edit_file::EditFile));
         r.register(Arc::new(glob::Glob));
+        r.register(Arc::new(shells::BashOutput));
+        r.register(Arc::new(shells::KillShell));
         r
     }
 

@@ -178,6 +178,11 @@ impl Utf8Decoder {
         self.saw_invalid
     }
 
+    /// Bytes of an incomplete character held back for the next read.
+    pub fn pending_len(&self) -> usize {
+        self.pending.len()
+    }
+
     /// Decodes `bytes`, handing the text to `out` in one or more pieces.
     pub fn decode(&mut self, bytes: &[u8], mut out: impl FnMut(&str)) {
         let data: &[u8] = if self.pending.is_empty() {

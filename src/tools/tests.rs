@@ -5,7 +5,15 @@ fn every_standard_tool_has_a_description_and_required_fields() {
     let set = ToolSet::all(Registry::standard());
     assert_eq!(
         set.names(),
-        ["bash", "read_file", "write_file", "edit_file", "glob"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "bash_output",
+            "kill_shell"
+        ]
     );
     let sub = ToolSet::for_subagents(Registry::standard());
     assert_eq!(sub.names(), set.names());
@@ -41,6 +49,8 @@ fn the_standard_tools_say_what_they_are() {
     assert_eq!(set.about("write_file"), about(Kind::Edit, Shown::FileWrite));
     assert_eq!(set.about("edit_file"), about(Kind::Edit, Shown::FileEdit));
     assert_eq!(set.about("glob"), about(Kind::Search, Shown::Other));
+    assert_eq!(set.about("bash_output"), about(Kind::Other, Shown::Other));
+    assert_eq!(set.about("kill_shell"), about(Kind::Execute, Shown::Other));
     assert_eq!(set.about("nope"), About::default());
     assert_eq!(Kind::Execute.acp_name(), "execute");
     // Only bash runs a command, so only its calls are the guard's.
@@ -50,7 +60,10 @@ fn the_standard_tools_say_what_they_are() {
         .iter()
         .map(|n| set.get(n).expect("listed").command(&args))
         .collect();
-    assert_eq!(commands, [Some("rm -rf /"), None, None, None, None]);
+    assert_eq!(
+        commands,
+        [Some("rm -rf /"), None, None, None, None, None, None]
+    );
     // Their output can be made again: prune may clear it, and no summary carries it.
     let history = [crate::model::Message::User("task".into())];
     assert!(set.names().iter().all(|n| set.prunable(n)));
@@ -72,10 +85,12 @@ fn a_tool_registered_into_a_set_comes_after_its_fixed_tools_once() {
             "write_file",
             "edit_file",
             "glob",
+            "bash_output",
+            "kill_shell",
             "todo_write"
         ]
     );
-    assert_eq!(set.specs().len(), 6);
+    assert_eq!(set.specs().len(), 8);
     assert_eq!(set.about("todo_write").shown, Shown::Plan);
 }
 

@@ -124,6 +124,21 @@ impl Workspace {
         self
     }
 
+    /// Adds a folder that `resolve_for_read` accepts once it exists (a run's shells folder,
+    /// made when the first shell starts). Its parent must exist; it must not be a link.
+    pub fn with_read_only_later(mut self, dir: &Path) -> Self {
+        let real = dir
+            .parent()
+            .zip(dir.file_name())
+            .and_then(|(parent, name)| Some(parent.canonicalize().ok()?.join(name)));
+        if let Some(real) = real {
+            if !real.starts_with(&self.root) && !self.read_only.contains(&real) {
+                self.read_only.push(real);
+            }
+        }
+        self
+    }
+
     /// Like [`Workspace::resolve`], but also accepts paths inside the read-only folders.
     pub fn resolve_for_read(&self, user_path: &str) -> Result<PathBuf, ToolResult> {
         self.check(user_path, true).map(|t| t.path)

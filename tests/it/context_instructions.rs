@@ -179,7 +179,7 @@ fn hx_context_prints_the_prompt_a_run_starts_with_and_what_takes_its_room() {
         "\nsub/CLAUDE.md ",
         "\nsub/deeper/AGENTS.md ",
         "\nskill catalog ",
-        "\ntool schemas (8 tools) ",
+        "\ntool schemas (10 tools) ",
         "\ntotal ",
         "\ncontext window: 1,048,576 tokens (deepseek-flash, built in); compaction at 838,860 tokens\n",
     ] {

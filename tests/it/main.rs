@@ -15,6 +15,7 @@ mod acp;
 mod acp_containment;
 mod acp_npm;
 mod agent;
+mod background_shells;
 mod bounds;
 mod cache;
 mod chat;

@@ -366,11 +366,19 @@ fn subagents_get_only_the_servers_that_say_so() {
     );
     let sub = tool_names(&reqs[1].body);
     assert_eq!(
-        &sub[..5],
-        ["bash", "read_file", "write_file", "edit_file", "glob"]
+        &sub[..7],
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "bash_output",
+            "kill_shell"
+        ]
     );
     assert!(
-        sub.iter().skip(5).all(|n| n.starts_with("mcp__both__")),
+        sub.iter().skip(7).all(|n| n.starts_with("mcp__both__")),
         "{sub:?}"
     );
     assert!(sub.contains(&"mcp__both__echo".into()), "{sub:?}");

@@ -196,8 +196,8 @@ fn a_retired_model_name_is_mapped_and_no_agents_leave_the_schema_as_it_was() {
         "{}",
         run.stderr
     );
-    // The generic subagent keeps all five tools.
-    assert_eq!(tool_names(&reqs[1].body).len(), 5);
+    // The generic subagent keeps all seven tools.
+    assert_eq!(tool_names(&reqs[1].body).len(), 7);
 
     let plain = FakeServer::start(vec![Reply::text("hi")]);
     let mut hx = Hx::new(&plain);

@@ -39,7 +39,15 @@ fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
     let child = &reqs[1].body;
     assert_eq!(
         tool_names(child),
-        ["bash", "read_file", "write_file", "edit_file", "glob"]
+        [
+            "bash",
+            "read_file",
+            "write_file",
+            "edit_file",
+            "glob",
+            "bash_output",
+            "kill_shell"
+        ]
     );
     let cm = messages(child);
     assert_eq!(cm.len(), 2);

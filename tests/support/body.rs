@@ -4,12 +4,14 @@
 use serde_json::Value;
 
 /// The built-in tools, in the order every request offers them.
-pub const BUILT_IN_TOOLS: [&str; 8] = [
+pub const BUILT_IN_TOOLS: [&str; 10] = [
     "bash",
     "read_file",
     "write_file",
     "edit_file",
     "glob",
+    "bash_output",
+    "kill_shell",
     "todo_write",
     "task",
     "load_skill",
