@@ -96,6 +96,22 @@ pub fn shown_from(path: &Path, cwd: &Path) -> String {
         .unwrap_or_else(|_| path.display().to_string())
 }
 
+/// `path` (absolute) with `.` dropped and `..` taken back as written, without looking at
+/// the file system: links are left alone, as the name the user gave names them.
+pub fn lexical(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in path.components() {
+        match c {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// The real absolute path `path` (absolute) names, resolving it one component at a time as the
 /// kernel would: every component that exists is checked for a symlink and the link followed
 /// (also a dangling one, whose target a write would create), `..` applies to what is resolved

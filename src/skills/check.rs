@@ -1,7 +1,7 @@
 //! `hx skills check`: validates SKILL.md files against the Agent Skills specification
 //! (agentskills.io), stricter than discovery, which accepts anything it can make sense of.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
@@ -128,7 +128,8 @@ pub fn check_roots(roots: &Roots) -> Vec<Problem> {
 /// Checks a path the user named (absolute, or relative to `cwd`, the current folder), holding
 /// it to the same rules as discovery when it lies in one of the project's skills roots.
 pub fn check_path(path: &Path, cwd: &Path, roots: &Roots) -> Vec<Problem> {
-    let named = lexical(&cwd.join(path));
+    // How it names a skills root, compared with the root's own path.
+    let named = crate::paths::lexical(&cwd.join(path));
     if let Some(skipped) = roots.skipped.iter().find(|s| named.starts_with(&s.path)) {
         return vec![skipped_problem(skipped)];
     }
@@ -142,22 +143,6 @@ pub fn check_path(path: &Path, cwd: &Path, roots: &Roots) -> Vec<Problem> {
         })
         .and_then(SkillRoot::bound);
     check_within(path, bound)
-}
-
-/// `path` (absolute) with `.` and `..` applied as written, links left alone: how it names a
-/// skills root, compared with the root's own path.
-fn lexical(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// A skipped root or link as an error: hx will not use what it holds.

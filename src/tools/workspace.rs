@@ -202,7 +202,7 @@ impl Workspace {
         if self.deny.is_empty() {
             return None;
         }
-        let named = lexical(&self.root.join(user_path));
+        let named = crate::paths::lexical(&self.root.join(user_path));
         let denial = [real, named.as_path()]
             .into_iter()
             .find_map(|p| self.deny.denies(p, p.is_dir()))?;
@@ -228,22 +228,6 @@ impl Workspace {
             parts.join("/")
         }
     }
-}
-
-/// `path` with `.` dropped and `..` taken back, without looking at the file system.
-fn lexical(path: &Path) -> PathBuf {
-    use std::path::Component;
-    let mut out = PathBuf::new();
-    for c in path.components() {
-        match c {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 /// The error every tool gives for a path outside the workspace.

@@ -365,18 +365,7 @@ fn subagents_get_only_the_servers_that_say_so() {
         parent.contains(&"mcp__main__echo".into()) && parent.contains(&"mcp__both__echo".into())
     );
     let sub = tool_names(&reqs[1].body);
-    assert_eq!(
-        &sub[..7],
-        [
-            "bash",
-            "read_file",
-            "write_file",
-            "edit_file",
-            "glob",
-            "bash_output",
-            "kill_shell"
-        ]
-    );
+    assert_eq!(sub[..7], BUILT_IN_TOOLS[..7]);
     assert!(
         sub.iter().skip(7).all(|n| n.starts_with("mcp__both__")),
         "{sub:?}"

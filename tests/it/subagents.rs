@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::support::{
-    messages, tool_messages, tool_names, tool_results, Call, FakeServer, Hx, Reply,
+    messages, tool_messages, tool_names, tool_results, Call, FakeServer, Hx, Reply, BUILT_IN_TOOLS,
 };
 use serde_json::{json, Value};
 
@@ -37,18 +37,7 @@ fn subagent_gets_a_fresh_context_and_only_its_answer_comes_back() {
     let reqs = server.requests();
     assert_eq!(reqs.len(), 4);
     let child = &reqs[1].body;
-    assert_eq!(
-        tool_names(child),
-        [
-            "bash",
-            "read_file",
-            "write_file",
-            "edit_file",
-            "glob",
-            "bash_output",
-            "kill_shell"
-        ]
-    );
+    assert_eq!(tool_names(child), BUILT_IN_TOOLS[..7]);
     let cm = messages(child);
     assert_eq!(cm.len(), 2);
     assert_eq!(
