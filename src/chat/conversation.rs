@@ -302,7 +302,10 @@ impl Chat {
                 }
                 Input::Exit => break,
                 Input::Help => self.say(commands::help(&self.named()).trim_end()),
-                Input::New => self.new_session(),
+                Input::New => {
+                    self.hear_session_end("clear").await;
+                    self.new_session();
+                }
                 Input::Resume(id) => {
                     if let Err(code) = self.resume(id, ends, terminal).await {
                         return code;
@@ -356,12 +359,18 @@ impl Chat {
                 }
             }
         }
-        // The user left: a session that holds a message hears it ends.
-        if let (Some(agent), Some(_)) = (self.conversation.agent(), self.conversation.session()) {
-            agent.session_end("prompt_input_exit").await;
-        }
+        // The user left.
+        self.hear_session_end("prompt_input_exit").await;
         self.close_session();
         exit::ANSWERED
+    }
+
+    /// The `SessionEnd` hooks, told the session ends and why, when it holds a message (a
+    /// session that never began has nothing to end).
+    pub(super) async fn hear_session_end(&self, reason: &str) {
+        if let (Some(agent), Some(_)) = (self.conversation.agent(), self.conversation.session()) {
+            agent.session_end(reason).await;
+        }
     }
 
     fn messages(&self) -> &[crate::model::Message] {

@@ -142,6 +142,8 @@ impl Chat {
             self.say("hx: that is the current session");
             return Ok(());
         }
+        // Claude Code has no reason for a switch to another session: `other`.
+        self.hear_session_end("other").await;
         self.close_session();
         // Then read again under the lock it will be appended with.
         let record = self.recorder.store.is_some();

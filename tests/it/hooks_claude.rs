@@ -110,3 +110,60 @@ fn the_users_claude_settings_hooks_run_and_hear_the_permission_prompt() {
     // The refusal reached the model as the guard's error.
     assert!(server.requests()[1].body.to_string().contains("sudo"));
 }
+
+/// `/new` and `/resume` end the session the chat was in: its SessionEnd hooks hear `clear`
+/// and `other`; a session that never held a message ends without a word.
+#[test]
+fn new_and_resume_in_the_chat_end_the_session_for_its_hooks() {
+    let server = FakeServer::start(vec![
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ]);
+    let mut hx = Hx::new(&server);
+    let user = hx.home().join(".claude");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    std::fs::write(
+        user.join("settings.json"),
+        settings(&["SessionEnd"], "ended.jsonl"),
+    )
+    .expect("write");
+    hx.arg("chat");
+    let mut chat = crate::support::pty::Chat::start(&hx);
+    chat.type_line("one");
+    chat.expect("first answer");
+    chat.expect(crate::support::pty::PROMPT);
+    chat.type_line("/new");
+    chat.expect("new session");
+    chat.expect(crate::support::pty::PROMPT);
+    let reasons = |hx: &Hx| -> Vec<String> {
+        lines(hx, "ended.jsonl")
+            .iter()
+            .map(|l| l["reason"].as_str().unwrap_or_default().to_string())
+            .collect()
+    };
+    assert_eq!(reasons(&hx), ["clear"], "{}", chat.seen);
+    // A second /new: the new session holds nothing yet, so nothing ends.
+    chat.type_line("/new");
+    chat.expect("new session");
+    chat.expect(crate::support::pty::PROMPT);
+    assert_eq!(reasons(&hx), ["clear"], "{}", chat.seen);
+    chat.type_line("two");
+    chat.expect("second answer");
+    chat.expect(crate::support::pty::PROMPT);
+    let first = hx
+        .session_files()
+        .into_iter()
+        .map(|f| crate::support::session_id(&f))
+        .find(|id| {
+            lines(&hx, "ended.jsonl")
+                .first()
+                .is_some_and(|l| l["session_id"] == id.as_str())
+        })
+        .expect("the first session's file");
+    chat.type_line(&format!("/resume {first}"));
+    chat.expect(crate::support::pty::PROMPT);
+    assert_eq!(reasons(&hx), ["clear", "other"], "{}", chat.seen);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_eq!(reasons(&hx), ["clear", "other", "prompt_input_exit"]);
+}
