@@ -83,7 +83,7 @@ pub fn workspace_folder(workspace: &Path) -> String {
         flat = flat.split_off(flat.len() - 80);
     }
     let hash = sha2::Sha256::digest(full.as_bytes());
-    let short: String = hash.iter().take(5).map(|b| format!("{b:02x}")).collect();
+    let short = crate::text::hex(&hash[..5]);
     format!("{flat}-{short}")
 }
 

@@ -103,6 +103,11 @@ pub fn count(n: u64, noun: &str) -> String {
     }
 }
 
+/// `bytes` in lowercase hexadecimal, two digits each (hashes, object names).
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 /// `812344` as `812,344`, for the lines people read.
 pub fn thousands(n: u64) -> String {
     let digits = n.to_string();

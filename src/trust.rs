@@ -249,10 +249,7 @@ pub fn gate(kind: &Kind, cwd: &Path, env: &Env) -> Result<Option<Gate>, String> 
 }
 
 pub fn sha256_hex(bytes: &[u8]) -> String {
-    Sha256::digest(bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::text::hex(&Sha256::digest(bytes))
 }
 
 /// Where a project file stands with the user.

@@ -23,11 +23,7 @@ pub type Oid = [u8; 20];
 pub const MAX_OBJECT_BYTES: u64 = 256 * 1024 * 1024;
 
 pub fn hex(oid: &Oid) -> String {
-    let mut s = String::with_capacity(40);
-    for b in oid {
-        s.push_str(&format!("{b:02x}"));
-    }
-    s
+    crate::text::hex(oid)
 }
 
 pub fn parse_hex(s: &str) -> Option<Oid> {

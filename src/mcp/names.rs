@@ -45,7 +45,7 @@ pub fn qualified(server: &str, tool: &str, taken: impl Fn(&str) -> bool) -> Stri
         return plain;
     }
     let digest = Sha256::digest(format!("{server}\0{tool}").as_bytes());
-    let suffix: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    let suffix = crate::text::hex(&digest[..4]);
     // ASCII only by now, so byte lengths are character counts.
     let keep = MAX_NAME_CHARS - suffix.len() - 1;
     let mut name = plain;
