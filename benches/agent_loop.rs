@@ -17,27 +17,11 @@ mod support;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use support::procs::{median, wait_with_usage};
 use support::{Call, FakeServer, Hx, Reply};
 
 const TURNS: usize = 40;
 const RUNS: usize = 9;
-
-/// Waits for `pid` and returns (exit status, user+sys CPU time, peak RSS in KiB).
-fn wait_with_usage(pid: u32) -> (i32, Duration, i64) {
-    let mut status = 0;
-    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid as libc::pid_t, "wait4 failed");
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    (libc::WEXITSTATUS(status), cpu, usage.ru_maxrss)
-}
-
-fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {
-    v.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
-    v[v.len() / 2]
-}
 
 // The child is reaped by `wait4` (which also reports its usage), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]

@@ -25,6 +25,7 @@ mod support;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use support::procs::{median, wait_with_usage};
 use support::{Call, FakeServer, Hx, Reply};
 
 #[derive(Clone, Copy, PartialEq)]
@@ -158,19 +159,6 @@ fn prepare(hx: &mut Hx, w: Workload, git: bool, s: Setting) {
     hx.args(["agent", "do the task"]);
 }
 
-/// Waits for `pid`: (exit status, peak RSS in KiB, CPU time of it and the processes it
-/// waited for).
-fn wait_rss(pid: u32) -> (i32, i64, Duration) {
-    let mut status = 0;
-    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
-    assert_eq!(r, pid as libc::pid_t, "wait4 failed");
-    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
-    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-    (libc::WEXITSTATUS(status), usage.ru_maxrss, cpu)
-}
-
 // The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
 fn run(w: Workload, git: bool, warm: bool, s: Setting) -> (Duration, i64, Duration) {
@@ -200,15 +188,10 @@ fn run(w: Workload, git: bool, warm: bool, s: Setting) -> (Duration, i64, Durati
         .stderr(Stdio::null());
     let start = Instant::now();
     let child = cmd.spawn().expect("spawn hx");
-    let (code, rss, cpu) = wait_rss(child.id());
+    let (code, cpu, rss) = wait_with_usage(child.id());
     let wall = start.elapsed();
     assert_eq!(code, 0, "{} run failed", s.name);
     (wall, rss, cpu)
-}
-
-fn median(mut v: Vec<Duration>) -> Duration {
-    v.sort();
-    v[v.len() / 2]
 }
 
 fn ms(d: Duration) -> String {
@@ -288,8 +271,6 @@ fn main() {
         }
         let medians: Vec<Duration> = walls.into_iter().map(median).collect();
         let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
-        rss.sort();
-        rss_off.sort();
         println!(
             "| {name} | {} | {:.2}× | {}, {} | {:.1} MiB, {:.1} MiB |",
             medians
@@ -300,8 +281,8 @@ fn main() {
             medians[0].as_secs_f64() / medians[3].as_secs_f64(),
             ms(cpu[0]),
             ms(cpu[3]),
-            rss[rss.len() / 2] as f64 / 1024.0,
-            rss_off[rss_off.len() / 2] as f64 / 1024.0
+            median(rss) as f64 / 1024.0,
+            median(rss_off) as f64 / 1024.0
         );
     }
 }

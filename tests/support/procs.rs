@@ -79,3 +79,23 @@ pub fn pid_in(path: &Path, timeout: Duration) -> Option<i32> {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// Waits for the child `pid` (which nothing else reaps) and gives its exit status, its user
+/// and system CPU time with that of the processes it waited for, and its peak RSS in KiB:
+/// what the benchmarks measure a whole run by.
+pub fn wait_with_usage(pid: u32) -> (i32, Duration, i64) {
+    let mut status = 0;
+    // SAFETY: rusage is plain old data; wait4 fills it for our own child.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let r = unsafe { libc::wait4(pid as libc::pid_t, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid as libc::pid_t, "wait4 failed");
+    let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, (t.tv_usec as u32) * 1000);
+    let cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+    (libc::WEXITSTATUS(status), cpu, usage.ru_maxrss)
+}
+
+/// The middle of `v` (the upper one of an even count).
+pub fn median<T: Copy + PartialOrd>(mut v: Vec<T>) -> T {
+    v.sort_by(|a, b| a.partial_cmp(b).expect("comparable"));
+    v[v.len() / 2]
+}
