@@ -64,6 +64,20 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
+/// The store of `ws` kept in `state`, with the default settings and the machine's git.
+async fn open(ws: &Path, state: &Path) -> Store {
+    let env = hx::paths::process_env();
+    Store::open_at(
+        ws,
+        state,
+        &env,
+        &Settings::default(),
+        &Program::from_env(&env),
+    )
+    .await
+    .expect("store")
+}
+
 fn du(dir: &Path) -> u64 {
     let mut total = 0;
     for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
@@ -109,15 +123,12 @@ fn main() {
     git(&ws, &["add", "-A"]);
     git(&ws, &["commit", "-qm", "files"]);
     let state = root.path().join("state");
-    let env = hx::paths::process_env();
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("runtime");
     rt.block_on(async {
-        let store = Store::open_at(&ws, &state, &env, &Settings::default(), &Program::from_env(&env))
-            .await
-            .expect("store");
+        let store = open(&ws, &state).await;
         let t = Instant::now();
         let (first, _) = store.snapshot("bench", None).await.expect("first");
         let cold = t.elapsed().as_secs_f64() * 1e3;
@@ -128,9 +139,7 @@ fn main() {
         // The files were written in the second the index was: git compares their content
         // until a look a second later writes the index again (settles it). A run's first
         // look does that once; what is measured below is the stat cache warm.
-        let looking = Store::open_at(&ws, &state, &env, &Settings::default(), &Program::from_env(&env))
-            .await
-            .expect("store")
+        let looking = open(&ws, &state).await
             .unwatched();
         looking.snapshot("bench", Some(&first)).await.expect("settle");
         store.snapshot("bench", Some(&first)).await.expect("watched");
@@ -242,30 +251,12 @@ async fn large_clone(src: &Path) {
     .filter(|p| !p.is_empty())
     .count();
     let state = root.path().join("state");
-    let env = hx::paths::process_env();
-    let store = Store::open_at(
-        &ws,
-        &state,
-        &env,
-        &Settings::default(),
-        &Program::from_env(&env),
-    )
-    .await
-    .expect("store");
+    let store = open(&ws, &state).await;
     let t = Instant::now();
     let (first, _) = store.snapshot("bench", None).await.expect("first");
     let cold = t.elapsed().as_secs_f64() * 1e3;
     tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
-    let looking = Store::open_at(
-        &ws,
-        &state,
-        &env,
-        &Settings::default(),
-        &Program::from_env(&env),
-    )
-    .await
-    .expect("store")
-    .unwatched();
+    let looking = open(&ws, &state).await.unwatched();
     looking
         .snapshot("bench", Some(&first))
         .await

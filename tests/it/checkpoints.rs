@@ -70,6 +70,19 @@ fn walk(root: &Path, dir: &Path, skip_git: bool, out: &mut BTreeMap<String, (Str
     }
 }
 
+/// `git apply -R --check` of `patch` in the workspace: whether undoing it applies cleanly.
+fn reverse_check(hx: &Hx, patch: &str) -> std::process::Output {
+    let file = hx.workspace().join("../patch.diff");
+    std::fs::write(&file, patch).expect("write patch");
+    Command::new("git")
+        .args(["apply", "-R", "--check"])
+        .arg(&file)
+        .current_dir(hx.workspace())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .output()
+        .expect("git apply")
+}
+
 /// A workspace that is a git repository with one commit.
 fn repo(hx: &mut Hx) {
     hx.write_file("a.txt", "alpha\nline two\n")
@@ -273,15 +286,7 @@ fn diff_is_a_patch_git_applies_in_reverse_and_names_only_the_turns_changes() {
     assert!(diff.stdout.contains("+fresh"), "{}", diff.stdout);
     assert!(!diff.stdout.contains("mine.txt"), "{}", diff.stdout);
     assert!(!diff.stdout.contains("\x1b["), "plain in a pipe");
-    let patch = hx.workspace().join("../patch.diff");
-    std::fs::write(&patch, &diff.stdout).expect("write patch");
-    let check = Command::new("git")
-        .args(["apply", "-R", "--check"])
-        .arg(&patch)
-        .current_dir(hx.workspace())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git apply");
+    let check = reverse_check(&hx, &diff.stdout);
     assert!(
         check.status.success(),
         "{}\n{}",
@@ -322,15 +327,7 @@ fn diff_on_a_terminal_escapes_control_sequences_and_piped_stays_byte_exact() {
         "{}",
         piped.dump()
     );
-    let patch = hx.workspace().join("../patch.diff");
-    std::fs::write(&patch, &piped.stdout).expect("write patch");
-    let check = Command::new("git")
-        .args(["apply", "-R", "--check"])
-        .arg(&patch)
-        .current_dir(hx.workspace())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .output()
-        .expect("git apply");
+    let check = reverse_check(&hx, &piped.stdout);
     assert!(
         check.status.success(),
         "{}",
