@@ -41,10 +41,12 @@ fn run_hx(hx: &Hx) -> (i32, Duration, i64, Duration) {
 fn session(ephemeral: bool) -> (Duration, Duration) {
     let mut replies: Vec<Reply> = (0..TURNS - 1)
         .map(|i| {
+            // A file of its own each turn: the same call again and again is a loop, which
+            // the guard of repeats ends (exit 3) long before turn 40.
             Reply::tool_calls(vec![Call::new(
                 &format!("call_{i}"),
                 "read_file",
-                r#"{"path":"notes.txt"}"#,
+                &format!(r#"{{"path":"notes{i}.txt"}}"#),
             )])
             .unpaced()
         })
@@ -52,7 +54,9 @@ fn session(ephemeral: bool) -> (Duration, Duration) {
     replies.push(Reply::text("done").unpaced());
     let server = FakeServer::start(replies);
     let mut hx = Hx::new(&server);
-    hx.write_file("notes.txt", &"a line of notes\n".repeat(50));
+    for i in 0..TURNS - 1 {
+        hx.write_file(&format!("notes{i}.txt"), &"a line of notes\n".repeat(50));
+    }
     hx.arg("agent");
     if ephemeral {
         hx.arg("--ephemeral");
