@@ -198,6 +198,14 @@ impl Live {
         }
     }
 
+    /// Forgets what was read of the ignore files and of which folders are repositories: a
+    /// look comes after any change to them (the watches say so), and may find the same tree.
+    pub fn forget_rules(&mut self) {
+        self.ignores.clear();
+        self.outer = None;
+        self.nested.clear();
+    }
+
     /// Whether `path` is in a folder below the top that is a repository of its own, whose
     /// git keeps it (a look leaves those folders out).
     fn in_nested(&mut self, top: &Path, path: &[u8]) -> bool {

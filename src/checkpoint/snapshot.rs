@@ -151,6 +151,10 @@ impl Store {
         if let Some(w) = &self.watch {
             w.looked(&staged.0);
         }
+        // The tree held stays good for the files it names; the rules it learnt may not be.
+        if let Some(live) = self.live.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            live.forget_rules();
+        }
         Ok(staged)
     }
 
