@@ -1,15 +1,15 @@
-//! Knowing that nothing changed without looking: inotify watches on every folder a checkpoint
-//! can take files from, so that a checkpoint after one that saw the same workspace costs a
-//! read of the event queue instead of a stat of every file.
+//! Knowing what changed without looking: inotify watches on every folder a checkpoint can
+//! take files from, so that a checkpoint after one that saw the same workspace costs a read of
+//! the event queue and of the files the events named (`live`), instead of a stat of every file.
 //!
 //! What a checkpoint takes depends on the files of the workspace's folders that git does not
 //! ignore, on the ignore rules, and on nothing else hx does not set. Every folder that is not
 //! ignored is watched (the folders above the workspace up to the repository's top too, for
-//! their `.gitignore`, and `.git/info` for `exclude`); any event on them makes the next
-//! checkpoint look again. The global excludes file is outside the workspace: its modification
-//! time is compared instead. So the fast path is taken only when no event came since a
-//! checkpoint that looked, which the kernel tells for changes made by any process in any
-//! mount namespace (the pod's bind mounts are the same inodes).
+//! their `.gitignore`, and `.git/info` for `exclude`). An event on a file of a watched folder
+//! names that file; one on a folder (made, moved, removed), on an ignore file, or an overflow
+//! makes the next checkpoint look again. The global excludes file is outside the workspace:
+//! its modification time is compared instead. The kernel tells of changes made by any process
+//! in any mount namespace (the pod's bind mounts are the same inodes).
 //!
 //! What inotify does not see, and so what a checkpoint can miss until the next event in the
 //! folder: a write through a hard link whose other name is outside the watched folders, and a
