@@ -83,7 +83,8 @@ pub fn workspace_folder(workspace: &Path) -> String {
         flat = flat.split_off(flat.len() - 80);
     }
     let hash = sha2::Sha256::digest(full.as_bytes());
-    let short = crate::text::hex(&hash[..5]);
+    // Not `text::hex`: `paths` and `text` are one layer, and neither imports the other.
+    let short: String = hash.iter().take(5).map(|b| format!("{b:02x}")).collect();
     format!("{flat}-{short}")
 }
 
