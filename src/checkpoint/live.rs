@@ -18,8 +18,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use ignore::gitignore::Gitignore;
-
+use super::ignores::{Ignores, Rules};
 use super::objects::{hex, parse_hex, tree_bytes, Objects, Oid, TreeEntry};
 
 const TREE: u32 = 0o040000;
@@ -64,18 +63,10 @@ pub struct Live {
     files: usize,
     /// The tree `root` is.
     pub tree: String,
-    /// Each folder's `.gitignore` (none: it has none), read when first needed.
-    ignores: HashMap<Vec<u8>, Option<Gitignore>>,
-    /// `info/exclude` and the global excludes file, read when first needed.
-    outer: Option<Vec<Gitignore>>,
+    /// The ignore files, read when first needed.
+    ignores: Ignores,
     /// Whether each folder asked about holds a repository of its own (`.git`).
     nested: HashMap<Vec<u8>, bool>,
-}
-
-/// What the ignore rules outside the work tree's folders are.
-pub struct Rules<'a> {
-    pub exclude: Option<&'a Path>,
-    pub global: Option<&'a Path>,
 }
 
 impl Live {
@@ -123,10 +114,51 @@ impl Live {
             root,
             files,
             tree: tree.to_string(),
-            ignores: HashMap::new(),
-            outer: None,
+            ignores: Ignores::default(),
             nested: HashMap::new(),
         })
+    }
+
+    /// The tree `tree` from git's listing of it (`ls-tree -r -t -z`: each tree before what
+    /// it holds); none when the listing is not one, or there are more than `max` files.
+    pub fn from_listing(tree: &str, listing: &[u8], max: usize) -> Option<Live> {
+        let mut live = Live {
+            root: Dir {
+                entries: BTreeMap::new(),
+                oid: Some(parse_hex(tree)?),
+            },
+            files: 0,
+            tree: tree.to_string(),
+            ignores: Ignores::default(),
+            nested: HashMap::new(),
+        };
+        for item in listing.split(|&b| b == 0).filter(|i| !i.is_empty()) {
+            let tab = item.iter().position(|&b| b == b'\t')?;
+            let (head, path) = (&item[..tab], &item[tab + 1..]);
+            let mut fields = std::str::from_utf8(head).ok()?.split(' ');
+            let mode = u32::from_str_radix(fields.next()?, 8).ok()?;
+            let kind = fields.next()?;
+            let oid = parse_hex(fields.next()?)?;
+            let name = path_name(path).to_vec();
+            let node = match kind {
+                "tree" => Node::Dir(Dir {
+                    entries: BTreeMap::new(),
+                    oid: Some(oid),
+                }),
+                "blob" => {
+                    live.files += 1;
+                    if live.files > max {
+                        return None;
+                    }
+                    Node::File { mode, oid }
+                }
+                // A submodule: not what a checkpoint takes.
+                _ => return None,
+            };
+            let dir = live.folder(path, false, false)?;
+            dir.entries.insert(name, node);
+        }
+        Some(live)
     }
 
     /// The folder holding `path`, its folders made when `make`; the trees on the way
@@ -202,7 +234,6 @@ impl Live {
     /// look comes after any change to them (the watches say so), and may find the same tree.
     pub fn forget_rules(&mut self) {
         self.ignores.clear();
-        self.outer = None;
         self.nested.clear();
     }
 
@@ -216,51 +247,6 @@ impl Live {
                 std::fs::symlink_metadata(top.join(OsStr::from_bytes(&folder)).join(".git")).is_ok()
             })
         })
-    }
-
-    /// Whether the rules ignore `path`, a file none of the last tree's.
-    fn ignored(&mut self, top: &Path, path: &[u8], rules: &Rules) -> bool {
-        let full = top.join(OsStr::from_bytes(path));
-        let parts: Vec<&[u8]> = path.split(|&b| b == b'/').collect();
-        // The folders from the file's own up to the top, nearest first.
-        for depth in (0..parts.len()).rev() {
-            let folder = parts[..depth].join(&b'/');
-            let gi = self.ignores.entry(folder.clone()).or_insert_with(|| {
-                let dir = top.join(OsStr::from_bytes(&folder));
-                let file = dir.join(".gitignore");
-                file.is_file().then(|| Gitignore::new(&file).0)
-            });
-            if let Some(gi) = gi {
-                let m = gi.matched(&full, false);
-                if m.is_ignore() {
-                    return true;
-                }
-                if m.is_whitelist() {
-                    return false;
-                }
-            }
-        }
-        let outer = self.outer.get_or_insert_with(|| {
-            [rules.exclude, rules.global]
-                .into_iter()
-                .flatten()
-                .filter_map(|file| {
-                    let mut b = ignore::gitignore::GitignoreBuilder::new(top);
-                    b.add(file);
-                    b.build().ok()
-                })
-                .collect()
-        });
-        for gi in outer.iter() {
-            let m = gi.matched(&full, false);
-            if m.is_ignore() {
-                return true;
-            }
-            if m.is_whitelist() {
-                return false;
-            }
-        }
-        false
     }
 
     /// Takes the files `paths` (relative to `top`, each in the workspace) as they are on
@@ -296,7 +282,9 @@ impl Live {
                 }
                 OnDisk::Kept { mode, bytes } => {
                     if !known {
-                        if self.in_nested(top, path) || self.ignored(top, path, rules) {
+                        if self.in_nested(top, path)
+                            || self.ignores.ignored(top, path, false, rules)
+                        {
                             continue;
                         }
                         if self.files >= settings.max_files {

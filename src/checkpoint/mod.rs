@@ -36,10 +36,13 @@ use crate::paths::Env;
 
 mod compare;
 pub mod git;
+mod ignores;
+mod index;
 mod live;
 mod objects;
 mod place;
 mod restore;
+mod scan;
 mod snapshot;
 mod store;
 #[cfg(test)]
@@ -159,6 +162,8 @@ pub struct Store {
     watch: Option<Watch>,
     /// Looks at the workspace so far (for tests and benchmarks).
     looks: std::sync::atomic::AtomicUsize,
+    /// Of them, those git made (the in-process walk could not be sure).
+    git_looks: std::sync::atomic::AtomicUsize,
     /// The last checkpoint's tree, while the watches can say what changed since.
     live: Mutex<Option<live::Live>>,
 }

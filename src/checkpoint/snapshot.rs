@@ -6,8 +6,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::git::{GitError, Run};
-use super::live::{Live, Look, Rules};
+use super::ignores::{Ignores, Rules};
+use super::index::{self, Index};
+use super::live::{Live, Look};
 use super::objects::{commit_bytes, hex, parse_hex, Objects};
+use super::scan::{Scan, Scanned};
 use super::watch::{Pending, Watch};
 use super::{
     index_entries, index_signature, named, plural, ref_safe, Snap, Store, LIST_BYTES, REFS,
@@ -44,7 +47,7 @@ impl Store {
         let (tree, warnings) = match self.watch.as_ref().map(Watch::pending) {
             // No event since the last checkpoint: the same files, the same tree.
             Some(Pending::Unchanged(tree)) => (tree, Vec::new()),
-            Some(Pending::Changed(base, paths)) => match self.take_changed(&base, &paths) {
+            Some(Pending::Changed(base, paths)) => match self.take_changed(&base, &paths).await {
                 Ok(taken) => taken,
                 Err(_) => self.look().await?,
             },
@@ -83,16 +86,31 @@ impl Store {
 
     /// The checkpoint that takes the files `paths` (named by the watches) into `base`, the
     /// last checkpoint's tree held in memory; `Look` when only a look can tell.
-    fn take_changed(&self, base: &str, paths: &[Vec<u8>]) -> Result<(String, Vec<String>), Look> {
+    async fn take_changed(
+        &self,
+        base: &str,
+        paths: &[Vec<u8>],
+    ) -> Result<(String, Vec<String>), Look> {
         let objects = Objects::new(&self.git.git_dir);
-        let mut held = self.live.lock().unwrap_or_else(|p| p.into_inner());
-        if held.as_ref().is_none_or(|l| l.tree != base) {
-            // Read when a turn first changes a file, from the loose trees the look wrote
+        let known = self
+            .live
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|l| l.tree == base);
+        if !known {
+            // Read when a turn first changes a file, from the loose trees a look wrote
             // (every file of the tree, and a tree per folder at most as many): a run that
-            // changes nothing reads none. Packed (a tree an earlier run wrote): a look.
-            *held = Live::from_objects(base, &objects, 2 * self.settings.max_files);
+            // changes nothing reads none. Packed (a prune packs the store): git lists it.
+            let max = 2 * self.settings.max_files;
+            let live = match Live::from_objects(base, &objects, max) {
+                Some(live) => Some(live),
+                None => self.listed(base, max).await,
+            };
+            *self.live.lock().unwrap_or_else(|p| p.into_inner()) = live;
         }
-        let Some(live) = held.as_mut() else {
+        let mut held = self.live.lock().unwrap_or_else(|p| p.into_inner());
+        let Some(live) = held.as_mut().filter(|l| l.tree == base) else {
             return Err(Look);
         };
         let prefix = self.prefix.as_bytes();
@@ -129,16 +147,34 @@ impl Store {
     }
 
     /// Looks at the workspace: the watches set first where folders came (so that nothing
-    /// after them is missed), then the index brought up to date and its tree written.
+    /// after them is missed), in the same walk that holds the files against the index's stat
+    /// data; the few files that changed since are taken in-process, and only what the walk
+    /// cannot be sure of asks git, which brings the index up to date and writes its tree.
     async fn look(&self) -> Result<(String, Vec<String>), String> {
         self.looks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.sync_exclude();
-        if let Some(w) = &self.watch {
-            if w.begin() {
-                self.sync_watch(w).await;
+        // The tree held stays good for the files it names; the rules it learnt may not be.
+        if let Some(live) = self.live.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
+            live.forget_rules();
+        }
+        let resync = self.watch.as_ref().is_some_and(Watch::begin);
+        let base = self.index_tree();
+        let index = base.as_ref().and_then(|_| index::read(&self.index));
+        let found = self.scan(index.as_ref(), resync);
+        if let (Some(base), Scanned::Changed(paths)) = (base, found) {
+            if paths.is_empty() {
+                if let Some(w) = &self.watch {
+                    w.looked(&base);
+                }
+                return Ok((base, Vec::new()));
+            }
+            if let Ok(taken) = self.take_changed(&base, &paths).await {
+                return Ok(taken);
             }
         }
+        self.git_looks
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let staged = match self.stage().await {
             Ok(t) => t,
             // The index is only a cache: one that git cannot read is thrown away.
@@ -151,69 +187,39 @@ impl Store {
         if let Some(w) = &self.watch {
             w.looked(&staged.0);
         }
-        // The tree held stays good for the files it names; the rules it learnt may not be.
-        if let Some(live) = self.live.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-            live.forget_rules();
-        }
         Ok(staged)
     }
 
-    /// Sets the watches on every folder that is not ignored (git names those, collapsed).
-    async fn sync_watch(&self, w: &Watch) {
-        let listing = self
-            .git
-            .run(
-                &[
-                    "ls-files",
-                    "-z",
-                    "-o",
-                    "-i",
-                    "--directory",
-                    "--exclude-standard",
-                    "--",
-                    self.spec(),
-                ],
-                self.run_index(),
-            )
-            .await;
-        let Ok(listing) = listing else {
-            // Without the ignored folders, watching could take a build folder's every event.
-            w.give_up();
-            return;
-        };
-        // A folder is listed so when all it holds is ignored too; only the folders a rule
-        // ignores themselves are left unwatched (a file made in the others counts).
-        let folders: Vec<&[u8]> = listing
-            .split(|b| *b == 0)
-            .filter(|p| p.ends_with(b"/"))
-            .collect();
-        let mut ignored = std::collections::HashSet::new();
-        if !folders.is_empty() {
-            let checked = self
-                .git
-                .run(
-                    &["check-ignore", "-z", "--stdin"],
-                    Run {
-                        stdin: Some(folders.join(&0u8)),
-                        check_ignore: true,
-                        ..self.run_index()
-                    },
-                )
-                .await;
-            let Ok(checked) = checked else {
-                w.give_up();
-                return;
-            };
-            ignored.extend(
-                checked
-                    .split(|b| *b == 0)
-                    .filter(|p| !p.is_empty())
-                    .map(<[u8]>::to_vec),
-            );
-        }
+    /// The tree git wrote from the index as it is now, when it is known.
+    fn index_tree(&self) -> Option<String> {
+        let sig = index_signature(&self.index)?;
+        let text = std::fs::read_to_string(self.dir.join("tree")).ok()?;
+        let tree = text.strip_prefix(&sig)?.trim();
+        parse_hex(tree).map(|_| tree.to_string())
+    }
+
+    /// The walk of the workspace against `index` (see `scan`), setting the watches when
+    /// `resync`.
+    fn scan(&self, index: Option<&Index>, resync: bool) -> Scanned {
+        let exclude = self.git.git_dir.join("info").join("exclude");
         let top = &self.git.work_tree;
-        let root = top.join(&self.prefix);
+        let scan = Scan {
+            top,
+            prefix: self.prefix.as_bytes(),
+            rules: Rules {
+                exclude: Some(exclude.as_path()),
+                global: self.git.excludes_file.as_deref(),
+            },
+        };
+        let mut ignores = Ignores::default();
+        let Some(w) = self.watch.as_ref().filter(|_| resync) else {
+            return match index {
+                Some(_) => scan.walk(index, &mut ignores, None).1,
+                None => Scanned::Look,
+            };
+        };
         // The folders above the workspace, for their `.gitignore`; `info`, for `exclude`.
+        let root = top.join(&self.prefix);
         let mut also: Vec<PathBuf> = root
             .ancestors()
             .skip(1)
@@ -223,7 +229,29 @@ impl Store {
         if let Some(info) = self.user_exclude.as_ref().and_then(|x| x.parent()) {
             also.push(info.to_path_buf());
         }
-        w.sync(top, &root, &ignored, &also);
+        let mut found = Scanned::Look;
+        w.sync(&also, |add| {
+            let (watched, f) = scan.walk(index, &mut ignores, Some(add));
+            found = f;
+            watched
+        });
+        found
+    }
+
+    /// The tree `tree` as git lists it, when its objects are packed.
+    async fn listed(&self, tree: &str, max: usize) -> Option<Live> {
+        let listing = self
+            .git
+            .run(
+                &["ls-tree", "-r", "-t", "-z", "--full-tree", tree],
+                Run {
+                    limit: LIST_BYTES,
+                    ..Run::default()
+                },
+            )
+            .await
+            .ok()?;
+        Live::from_listing(tree, &listing, max)
     }
 
     /// Brings the index up to date with the workspace and writes its tree.

@@ -75,7 +75,7 @@ impl Store {
             None => (ws.to_path_buf(), String::new(), None),
         };
         let git_dir = dir.join("git");
-        let excludes = match git::global_excludes(git, env, &git_dir).await {
+        let excludes = match git::global_excludes(git, env, &git_dir, &dir.join("excludes")).await {
             Ok(x) => x,
             Err(GitError::Missing) => return Err(off("git is not installed".into())),
             Err(e) => return Err(off(e.to_string())),
@@ -91,6 +91,7 @@ impl Store {
             warned: Mutex::new(BTreeSet::new()),
             watch: Watch::new(excludes_file),
             looks: std::sync::atomic::AtomicUsize::new(0),
+            git_looks: std::sync::atomic::AtomicUsize::new(0),
             live: Mutex::new(None),
         };
         let lock = store.lock().await.map_err(off)?;
@@ -110,6 +111,11 @@ impl Store {
     /// nothing changed).
     pub fn looks(&self) -> usize {
         self.looks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many of the looks git made.
+    pub fn git_looks(&self) -> usize {
+        self.git_looks.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The store's folder.

@@ -18,7 +18,7 @@
 //! Watching stops for the run (every checkpoint looks, as without it) when the folders pass
 //! [`MAX_FOLDERS`], when the kernel's watch limit is reached, or on any error.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap};
 use std::mem::MaybeUninit;
 use std::os::fd::OwnedFd;
 use std::path::{Path, PathBuf};
@@ -171,13 +171,20 @@ impl Watch {
         }
     }
 
-    /// Watches `root`'s folders but `.git` and those in `ignored` (paths relative to `top`,
-    /// ending in `/`), and the folders `also` (not their subfolders). Called before the look
-    /// whose result [`Watch::looked`] keeps, so nothing after the watches were set is missed.
-    pub fn sync(&self, top: &Path, root: &Path, ignored: &HashSet<Vec<u8>>, also: &[PathBuf]) {
+    /// Sets the watches again: the folders `also` (for their ignore files only), then each
+    /// folder `walk` gives to the function it is handed (relative to the top), which says
+    /// whether watching goes on; `walk` says whether it gave every folder. Called before the
+    /// look whose result [`Watch::looked`] keeps, so nothing after the watches were set is
+    /// missed.
+    pub fn sync(
+        &self,
+        also: &[PathBuf],
+        walk: impl FnOnce(&dyn Fn(&Path, Vec<u8>) -> bool) -> bool,
+    ) {
         let excludes = self.excludes_time();
         self.state().folders.clear();
-        let ok = self.add_all(top, root, ignored, also);
+        let ok = also.iter().all(|a| !a.is_dir() || self.add(a, None))
+            && walk(&|dir: &Path, rel: Vec<u8>| self.add(dir, Some(rel)));
         let mut st = self.state();
         if ok {
             st.resync = false;
@@ -186,13 +193,6 @@ impl Watch {
             st.off = true;
             st.clean = None;
         }
-    }
-
-    /// Stops watching for the run: every checkpoint looks.
-    pub fn give_up(&self) {
-        let mut st = self.state();
-        st.off = true;
-        st.clean = None;
     }
 
     /// Watches `dir`, known as `rel` (relative to the top; none: only its ignore file
@@ -208,53 +208,6 @@ impl Watch {
             // The watch limit (ENOSPC), no memory, no access: give up watching.
             Err(_) => false,
         }
-    }
-
-    fn add_all(
-        &self,
-        top: &Path,
-        root: &Path,
-        ignored: &HashSet<Vec<u8>>,
-        also: &[PathBuf],
-    ) -> bool {
-        use std::os::unix::ffi::OsStrExt;
-        for a in also {
-            if a.is_dir() && !self.add(a, None) {
-                return false;
-            }
-        }
-        let mut stack = vec![root.to_path_buf()];
-        let mut n = 0usize;
-        while let Some(dir) = stack.pop() {
-            n += 1;
-            let rel = dir.strip_prefix(top).unwrap_or(&dir).as_os_str().as_bytes();
-            if n > MAX_FOLDERS || !self.add(&dir, Some(rel.to_vec())) {
-                return false;
-            }
-            let Ok(entries) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in entries.flatten() {
-                // The entry's type from the folder listing: a link to a folder is a link.
-                let Ok(t) = e.file_type() else { continue };
-                if !t.is_dir() || e.file_name() == ".git" {
-                    continue;
-                }
-                let path = e.path();
-                let rel = path.strip_prefix(top).unwrap_or(&path);
-                let mut key = rel.as_os_str().as_bytes().to_vec();
-                key.push(b'/');
-                if !ignored.contains(&key) {
-                    // Folders waiting count too: one folder of a million would not wait to
-                    // be popped before the bound says so.
-                    if n + stack.len() >= MAX_FOLDERS {
-                        return false;
-                    }
-                    stack.push(path);
-                }
-            }
-        }
-        true
     }
 }
 

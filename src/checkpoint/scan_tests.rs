@@ -1,0 +1,229 @@
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+use crate::checkpoint::{Settings, Store};
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .is_ok_and(|s| s.success());
+    assert!(ok, "git {args:?}");
+}
+
+fn write(p: &Path, text: &str) {
+    if let Some(d) = p.parent() {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    std::fs::write(p, text).expect("write");
+}
+
+/// A run's first checkpoint, in a workspace an earlier run looked at, is the walk's: it
+/// starts no git (whatever changed between the runs, within what the walk can be sure of)
+/// and makes exactly the tree git's look of the whole workspace makes.
+#[test]
+fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join("a.txt"), "a\n");
+    write(&ws.join(".gitignore"), "*.log\n!keep.log\nbuild/\n");
+    write(&ws.join("sub/.gitignore"), "*.tmp\n");
+    write(&ws.join("sub/s.txt"), "s\n");
+    write(&ws.join("src/deep/er/m.rs"), "fn main() {}\n");
+    write(&ws.join("tracked.log"), "tracked though ignored\n");
+    write(&ws.join("build/out.o"), "object\n");
+    git(&ws, &["init", "-q", "."]);
+    write(&ws.join(".git/info/exclude"), "secret.txt\n");
+    git(&ws, &["add", "-A"]);
+    git(&ws, &["add", "-f", "tracked.log"]);
+    git(&ws, &["commit", "-qm", "files"]);
+    write(&ws.join("vendor/lib/lib.rs"), "nested\n");
+    git(&ws.join("vendor/lib"), &["init", "-q", "."]);
+    let env = crate::paths::process_env();
+    let settings = Settings {
+        max_file_bytes: 1000,
+        ..Settings::default()
+    };
+    let program = crate::checkpoint::git::Program::from_env(&env);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let state = root.path().join("state");
+    let open = |dir: &Path| {
+        let dir = dir.to_path_buf();
+        let (ws, env, settings, program) = (&ws, &env, &settings, &program);
+        async move {
+            Store::open_at(ws, &dir, env, settings, program)
+                .await
+                .expect("store")
+        }
+    };
+    rt.block_on(async {
+        let first = open(&state).await;
+        first.snapshot("s", None).await.expect("first");
+        assert_eq!(first.git_looks(), 1, "the first run's look is git's");
+        drop(first);
+        type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
+        let changes: Vec<Change> = vec![
+            ("nothing", Box::new(|| {})),
+            ("an edit", Box::new(|| write(&ws.join("a.txt"), "b\nc\n"))),
+            (
+                "a new file",
+                Box::new(|| write(&ws.join("src/new.rs"), "new\n")),
+            ),
+            (
+                "an ignored file",
+                Box::new(|| write(&ws.join("x.log"), "log\n")),
+            ),
+            (
+                "a file in an ignored folder",
+                Box::new(|| write(&ws.join("build/more/x.o"), "o\n")),
+            ),
+            (
+                "a file in a nested repository",
+                Box::new(|| write(&ws.join("vendor/lib/new.rs"), "n\n")),
+            ),
+            (
+                "a file a rule lets back",
+                Box::new(|| write(&ws.join("keep.log"), "k\n")),
+            ),
+            (
+                "a file a folder's rule ignores",
+                Box::new(|| write(&ws.join("sub/x.tmp"), "t\n")),
+            ),
+            (
+                "a file info/exclude ignores",
+                Box::new(|| write(&ws.join("secret.txt"), "s\n")),
+            ),
+            (
+                "a tracked file a rule ignores",
+                Box::new(|| write(&ws.join("tracked.log"), "more\n")),
+            ),
+            (
+                "a mode",
+                Box::new(|| {
+                    std::fs::set_permissions(
+                        ws.join("a.txt"),
+                        std::fs::Permissions::from_mode(0o755),
+                    )
+                    .expect("chmod")
+                }),
+            ),
+            (
+                "a link",
+                Box::new(|| std::os::unix::fs::symlink("a.txt", ws.join("link")).expect("ln")),
+            ),
+            (
+                "a file too large",
+                Box::new(|| write(&ws.join("big.txt"), &"x".repeat(2000))),
+            ),
+            (
+                "a rename in a folder",
+                Box::new(|| {
+                    std::fs::rename(ws.join("sub/s.txt"), ws.join("sub/t.txt")).expect("mv")
+                }),
+            ),
+            (
+                "a folder removed",
+                Box::new(|| std::fs::remove_dir_all(ws.join("src/deep")).expect("rm")),
+            ),
+            (
+                "a file made binary",
+                Box::new(|| write(&ws.join("src/new.rs"), "\0bin")),
+            ),
+            (
+                "a rule ignoring a folder with files taken",
+                Box::new(|| write(&ws.join(".gitignore"), "*.log\n!keep.log\nbuild/\nsub/\n")),
+            ),
+            (
+                "a file in it, taken before",
+                Box::new(|| write(&ws.join("sub/t.txt"), "t2\n")),
+            ),
+            (
+                "a new file in it",
+                Box::new(|| write(&ws.join("sub/u.txt"), "u\n")),
+            ),
+        ];
+        for (n, (what, change)) in changes.iter().enumerate() {
+            change();
+            // The same store as git would look at it: its index, without the tree that
+            // lets a walk be sure of it.
+            let copy = root.path().join(format!("state-{n}"));
+            let copied = Command::new("cp").arg("-a").arg(&state).arg(&copy).status();
+            assert!(copied.is_ok_and(|s| s.success()), "cp");
+            std::fs::remove_file(copy.join("tree")).expect("rm tree");
+            // A new run: a store opened again on the same state.
+            let run = open(&state).await;
+            let (here, _) = run.snapshot("s", None).await.expect("walk");
+            assert_eq!(run.git_looks(), 0, "{what}: git looked");
+            let other = open(&copy).await.unwatched();
+            let (looked, _) = other.snapshot("o", None).await.expect("look");
+            assert_eq!(other.git_looks(), 1);
+            assert_eq!(
+                here.tree, looked.tree,
+                "{what}: not the tree git's look makes"
+            );
+        }
+        // A prune packs every tree: the next run that finds a change reads the tree from
+        // git's listing, and still makes no look. (The index's tree made a checkpoint of
+        // the session the prune keeps: a git look just before.)
+        std::fs::remove_file(state.join("tree")).expect("rm tree");
+        let looked = open(&state).await;
+        looked.snapshot("s", None).await.expect("look");
+        assert_eq!(looked.git_looks(), 1);
+        looked.prune(None).await.expect("prune");
+        drop(looked);
+        write(&ws.join("a.txt"), "after the prune\n");
+        let run = open(&state).await;
+        let (here, _) = run.snapshot("s", None).await.expect("walk");
+        assert_eq!(run.git_looks(), 0, "after a prune: git looked");
+        let copy = root.path().join("state-pruned");
+        let copied = Command::new("cp").arg("-a").arg(&state).arg(&copy).status();
+        assert!(copied.is_ok_and(|s| s.success()), "cp");
+        std::fs::remove_file(copy.join("tree")).expect("rm tree");
+        let other = open(&copy).await.unwatched();
+        let (looked, _) = other.snapshot("o", None).await.expect("look");
+        assert_eq!(
+            here.tree, looked.tree,
+            "after a prune: not the tree git's look makes"
+        );
+    });
+}
+
+/// What the walk cannot be sure of is git's to look at: a `.git` that is not a repository.
+#[test]
+fn a_folder_with_a_doubtful_git_is_left_to_git() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join("a.txt"), "a\n");
+    let env = crate::paths::process_env();
+    let settings = Settings::default();
+    let program = crate::checkpoint::git::Program::from_env(&env);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let state = root.path().join("state");
+    rt.block_on(async {
+        let first = Store::open_at(&ws, &state, &env, &settings, &program)
+            .await
+            .expect("store");
+        first.snapshot("s", None).await.expect("first");
+        write(&ws.join("odd/.git"), "not a gitdir line\n");
+        write(&ws.join("odd/b.txt"), "b\n");
+        let run = Store::open_at(&ws, &state, &env, &settings, &program)
+            .await
+            .expect("store");
+        let (here, _) = run.snapshot("s", None).await.expect("walk");
+        assert_eq!(run.git_looks(), 1, "the walk was sure of a doubtful .git");
+        let other = Store::open_at(&ws, &root.path().join("other"), &env, &settings, &program)
+            .await
+            .expect("store");
+        let (looked, _) = other.snapshot("o", None).await.expect("look");
+        assert_eq!(here.tree, looked.tree);
+    });
+}
