@@ -262,11 +262,102 @@ impl Git {
 /// config (asked of git itself, which knows includes and `~`), else
 /// `$XDG_CONFIG_HOME/git/ignore` (or `~/.config/git/ignore`) when it exists. Reading a config
 /// value runs nothing.
+///
+/// The config's answer is remembered in the file `cache` with what it depends on: the
+/// variables that place the global config and the stat data of each config file, so a run
+/// whose config did not change starts no git for it (issue 33). A config that includes
+/// another is asked of git every time, since what it includes may change unseen.
 pub async fn global_excludes(
     program: &Program,
     env: &crate::paths::Env,
     neutral_git_dir: &Path,
+    cache: &Path,
 ) -> Result<Option<PathBuf>, GitError> {
+    program.git()?;
+    let key = config_key(env);
+    let remembered = key.as_ref().and_then(|key| {
+        let text = std::fs::read_to_string(cache).ok()?;
+        let (first, value) = text.split_once('\n')?;
+        (first == key).then(|| value.trim_end_matches('\n').to_string())
+    });
+    let configured = match remembered {
+        Some(value) => value,
+        None => {
+            let value = configured_excludes(program, env, neutral_git_dir).await?;
+            if let Some(key) = key {
+                let _ = crate::paths::write_atomic(cache, format!("{key}\n{value}\n").as_bytes());
+            }
+            value
+        }
+    };
+    if !configured.is_empty() {
+        return Ok(Some(PathBuf::from(configured)));
+    }
+    let default = match env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x).join("git").join("ignore"),
+        None => match env.get("HOME").filter(|v| !v.is_empty()) {
+            Some(h) => PathBuf::from(h).join(".config").join("git").join("ignore"),
+            None => return Ok(None),
+        },
+    };
+    Ok(default.is_file().then_some(default))
+}
+
+/// What the global config's answer depends on, as one line; none when a config file
+/// includes another, or cannot be read.
+fn config_key(env: &crate::paths::Env) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let var = |k: &str| env.get(k).map(String::as_str).unwrap_or("");
+    let files: Vec<PathBuf> = match env.get("GIT_CONFIG_GLOBAL") {
+        Some(g) => vec![PathBuf::from(g)],
+        None => {
+            let home = Path::new(var("HOME"));
+            let xdg = match env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+                Some(x) => PathBuf::from(x),
+                None => home.join(".config"),
+            };
+            vec![home.join(".gitconfig"), xdg.join("git").join("config")]
+        }
+    };
+    let mut key = format!(
+        "v1 {:?} {:?} {:?}",
+        var("HOME"),
+        var("XDG_CONFIG_HOME"),
+        env.get("GIT_CONFIG_GLOBAL")
+    );
+    for f in files {
+        match std::fs::metadata(&f) {
+            Ok(m) => {
+                if m.len() > 1024 * 1024 {
+                    return None;
+                }
+                let text = std::fs::read(&f).ok()?.to_ascii_lowercase();
+                if text.windows(8).any(|w| w == b"[include") {
+                    return None;
+                }
+                key.push_str(&format!(
+                    " {}:{}:{}.{}:{}.{}",
+                    m.ino(),
+                    m.len(),
+                    m.mtime(),
+                    m.mtime_nsec(),
+                    m.ctime(),
+                    m.ctime_nsec()
+                ));
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => key.push_str(" -"),
+            Err(_) => return None,
+        }
+    }
+    Some(key)
+}
+
+/// `core.excludesFile` as the user's global config sets it (empty: it does not).
+async fn configured_excludes(
+    program: &Program,
+    env: &crate::paths::Env,
+    neutral_git_dir: &Path,
+) -> Result<String, GitError> {
     let mut vars: Vec<(OsString, OsString)> = vec![
         ("GIT_CONFIG_NOSYSTEM".into(), "1".into()),
         // Nothing to discover: includeIf conditions are checked against the shadow.
@@ -299,15 +390,78 @@ pub async fn global_excludes(
     }
     let status = child.wait().await;
     let configured = String::from_utf8_lossy(&out).trim().to_string();
-    if status.is_ok_and(|s| s.success()) && !configured.is_empty() {
-        return Ok(Some(PathBuf::from(configured)));
+    if status.is_ok_and(|s| s.success()) && !configured.contains('\n') {
+        Ok(configured)
+    } else {
+        Ok(String::new())
     }
-    let default = match env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-        Some(x) => PathBuf::from(x).join("git").join("ignore"),
-        None => match env.get("HOME").filter(|v| !v.is_empty()) {
-            Some(h) => PathBuf::from(h).join(".config").join("git").join("ignore"),
-            None => return Ok(None),
-        },
-    };
-    Ok(default.is_file().then_some(default))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The config's answer is asked of git once, and again only when a config file changes;
+    /// a config that includes another is asked every time.
+    #[test]
+    fn the_global_excludes_are_asked_of_git_again_only_when_the_config_changes() {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        let real = Program::from_env(&crate::paths::process_env());
+        let real = real.git().expect("git").to_path_buf();
+        let log = tmp.path().join("calls");
+        let script = format!(
+            "#!/bin/sh\necho \"$@\" >> '{}'\nexec '{}' \"$@\"\n",
+            log.display(),
+            real.display()
+        );
+        let wrapper = bin.join("git");
+        std::fs::write(&wrapper, script).expect("write");
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mut env = crate::paths::Env::new();
+        env.insert("HOME".into(), home.display().to_string());
+        env.insert("PATH".into(), bin.display().to_string());
+        let program = Program::from_env(&env);
+        let cache = tmp.path().join("excludes");
+        let neutral = tmp.path().join("neutral");
+        let calls = || {
+            std::fs::read_to_string(&log)
+                .unwrap_or_default()
+                .lines()
+                .count()
+        };
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let ask = || global_excludes(&program, &env, &neutral, &cache);
+            std::fs::write(home.join(".gitconfig"), "[core]\n\texcludesFile = /x/one\n")
+                .expect("write");
+            assert_eq!(ask().await.expect("ask"), Some(PathBuf::from("/x/one")));
+            assert_eq!(calls(), 1);
+            assert_eq!(ask().await.expect("ask"), Some(PathBuf::from("/x/one")));
+            assert_eq!(calls(), 1, "asked again with nothing changed");
+            std::fs::write(
+                home.join(".gitconfig"),
+                "[core]\n\texcludesFile = /x/two-longer\n",
+            )
+            .expect("write");
+            assert_eq!(
+                ask().await.expect("ask"),
+                Some(PathBuf::from("/x/two-longer"))
+            );
+            assert_eq!(calls(), 2);
+            std::fs::write(home.join(".gitconfig"), "[include]\n\tpath = other\n").expect("write");
+            std::fs::write(home.join("other"), "[core]\n\texcludesFile = /x/three\n")
+                .expect("write");
+            assert_eq!(ask().await.expect("ask"), Some(PathBuf::from("/x/three")));
+            assert_eq!(ask().await.expect("ask"), Some(PathBuf::from("/x/three")));
+            assert_eq!(calls(), 4, "an including config is asked every time");
+        });
+    }
 }
