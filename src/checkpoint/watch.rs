@@ -211,6 +211,37 @@ impl Watch {
     }
 }
 
+/// Closing an inotify instance that has watches waits for the kernel to retire them (an
+/// RCU grace period: 10 to 24 ms measured on hx's exit here, against 0.1 ms for any other
+/// close), which held up every run's end. A child forked for it holds the last reference
+/// and waits instead: it closes every other descriptor first (so no pipe's reader waits on
+/// it), then the instance, and exits; hx's own close is then only a reference dropped.
+impl Drop for Watch {
+    fn drop(&mut self) {
+        use std::os::fd::AsRawFd;
+        let fd = self.fd.as_raw_fd();
+        // SAFETY: the child calls only async-signal-safe functions (close_range, close,
+        // _exit) on descriptors it owns a copy of, and touches no memory the parent's other
+        // threads may hold locked.
+        let pid = unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                if fd > 0 {
+                    libc::syscall(libc::SYS_close_range, 0u32, (fd - 1) as u32, 0u32);
+                }
+                libc::syscall(libc::SYS_close_range, (fd + 1) as u32, u32::MAX, 0u32);
+                libc::close(fd);
+                libc::_exit(0);
+            }
+            pid
+        };
+        if pid > 0 {
+            crate::process::cleanup::let_go(pid);
+        }
+        // A failed fork leaves the close, and its wait, here.
+    }
+}
+
 /// One event into the state: the file it names, or a resync when it says the watches or
 /// the ignore rules changed.
 fn note(st: &mut State, wd: i32, e: ReadFlags, name: Option<&[u8]>) {

@@ -20,11 +20,15 @@ struct Registry {
     /// Whether anything was ever spawned: with nothing started there is nothing to sweep,
     /// and a plain answer pays no /proc scan.
     started_any: bool,
+    /// Children forked for hx's own work that ends by itself and runs nothing (see
+    /// [`let_go`]): never killed or waited for.
+    let_go: BTreeSet<pid_t>,
 }
 
 static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
     owned: BTreeSet::new(),
     started_any: false,
+    let_go: BTreeSet::new(),
 });
 
 fn registry() -> MutexGuard<'static, Registry> {
@@ -79,6 +83,13 @@ pub fn reap_orphans() {
     }
 }
 
+/// Leaves the child `pid` alone at the end: one forked only to wait in the kernel for hx
+/// (closing an inotify instance), which runs no code of anyone's and exits by itself.
+/// Killing it would not end it sooner, and waiting for it is what it was forked to spare.
+pub fn let_go(pid: pid_t) {
+    registry().let_go.insert(pid);
+}
+
 /// Kills everything hx started that is still running — its process groups, what left them,
 /// orphans re-parented to hx — waits for it to die, and reaps it. For the very end of the
 /// process, once no runtime waits for a child any more.
@@ -90,6 +101,7 @@ pub fn end_all() {
     // SAFETY: getpgrp cannot fail.
     let own_group = unsafe { libc::getpgrp() };
     let deadline = Instant::now() + END_WAIT;
+    let let_go = registry().let_go.clone();
     loop {
         // Zombies first, every round: a pod's pid 1 ends only once every process of its
         // namespace is reaped, and one whose launcher was killed first (a server that had
@@ -99,7 +111,7 @@ pub fn end_all() {
         let procs = scan();
         let live: Vec<&Proc> = descendants(me, &procs)
             .into_iter()
-            .filter(|p| p.state != 'Z' && p.state != 'X')
+            .filter(|p| p.state != 'Z' && p.state != 'X' && !let_go.contains(&p.pid))
             .collect();
         if live.is_empty() || Instant::now() >= deadline {
             break;
