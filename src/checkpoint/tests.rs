@@ -1138,3 +1138,45 @@ async fn a_store_that_borrowed_objects_keeps_its_own_copies_once_opened() {
     std::fs::remove_dir_all(ws.join(".git/objects")).expect("rm objects");
     assert_eq!(shadow_git(&["cat-file", "-p", &blob]), "alpha");
 }
+
+/// The store's size with what the last run recorded is what a count of every file finds,
+/// whatever was added, removed or replaced since, in the folders recorded or new ones.
+#[test]
+fn the_store_size_with_its_record_is_the_size_a_full_count_finds() {
+    let place = Place::new();
+    let store = place.path().join("store");
+    let blob = |n: usize| vec![1u8; n];
+    for d in ["objects/aa", "objects/bb", "objects/pack"] {
+        std::fs::create_dir_all(store.join(d)).expect("mkdir");
+    }
+    std::fs::write(store.join("objects/aa/1"), blob(10_000)).expect("write");
+    std::fs::write(store.join("objects/bb/2"), blob(20_000)).expect("write");
+    let recorded = |what: &str| {
+        // The record itself is a file of the store; it is counted as it is now.
+        let counted = store_size(&store);
+        let full = dir_size(&store, 0);
+        let record = std::fs::metadata(store.join("sizes")).map_or(0, |m| m.blocks() * 512);
+        assert!(
+            counted.abs_diff(full) <= record.max(4096),
+            "{what}: {counted} against {full}"
+        );
+        full
+    };
+    recorded("first");
+    recorded("nothing changed");
+    std::fs::write(store.join("objects/aa/3"), blob(300_000)).expect("write");
+    assert!(recorded("an object added") > 300_000);
+    std::fs::write(store.join("objects/pack/held.pack"), blob(3_000_000)).expect("write");
+    assert!(recorded("a pack added") > 3_000_000);
+    std::fs::remove_file(store.join("objects/pack/held.pack")).expect("rm");
+    assert!(recorded("a pack removed") < 3_000_000);
+    std::fs::create_dir_all(store.join("objects/cc")).expect("mkdir");
+    std::fs::write(store.join("objects/cc/4"), blob(500_000)).expect("write");
+    recorded("a new folder");
+    let tmp = store.join("objects/bb/tmp");
+    std::fs::write(&tmp, blob(900_000)).expect("write");
+    std::fs::rename(&tmp, store.join("objects/bb/2")).expect("mv");
+    assert!(recorded("an object replaced") > 900_000);
+    std::fs::write(store.join("sizes"), "garbage\n1 2\n").expect("write");
+    recorded("a damaged record");
+}
