@@ -206,13 +206,18 @@ pub fn pidfd_kill(fd: &OwnedFd, sig: libc::c_int) {
 
 /// Whether the process behind the pidfd has exited (a pidfd polls readable then).
 pub fn exited(fd: &OwnedFd) -> bool {
+    exited_within(fd, 0)
+}
+
+/// Whether the process behind the pidfd exits within `ms` milliseconds.
+pub fn exited_within(fd: &OwnedFd, ms: libc::c_int) -> bool {
     let mut p = libc::pollfd {
         fd: fd.as_raw_fd(),
         events: libc::POLLIN,
         revents: 0,
     };
-    // SAFETY: one pollfd we own, no wait.
-    let r = unsafe { libc::poll(&mut p, 1, 0) };
+    // SAFETY: one pollfd we own.
+    let r = unsafe { libc::poll(&mut p, 1, ms) };
     r > 0 && p.revents != 0
 }
 
