@@ -12,12 +12,17 @@
 //! every file a rewind writes back is checked against its name first. Nothing of the user's
 //! `.git` is written: not its index, `HEAD`, refs, config or hooks.
 //!
-//! A run's first checkpoint looks with git's plumbing (the walk, the ignore rules, the stat
-//! cache of `index`), taken beside the first request; the checkpoints after it take only
-//! the files inotify named, writing their blobs, trees, commit and ref in-process
-//! (`live`, `objects`; the tree is read from the look's loose objects when a turn first changes a file), so a turn starts no git process. The CLI, not gitoxide, for the
-//! rest: git is on every machine that has a repository, and gitoxide would be a large
-//! dependency to compile for the same plumbing.
+//! A run's first checkpoint, taken beside the first request, walks the workspace in-process
+//! (`scan`): it sets the watches, finds the files git would list as untracked, and holds
+//! every file of `index` against the stat data git recorded there (`index`); the few that
+//! changed since are taken as a turn's are. Only what the walk cannot be sure of (no index
+//! yet, a doubtful `.git`, over a thousand changes) is looked at with git's plumbing, which
+//! also brings `index` up to date. The checkpoints after it take only the files inotify
+//! named, writing their blobs, trees, commit and ref in-process (`live`, `objects`; the tree
+//! is read from the store's loose objects, or git's listing once packed, when a turn first
+//! changes a file), so a run in a workspace seen before starts no git process. The CLI, not
+//! gitoxide, for the rest: git is on every machine that has a repository, and gitoxide
+//! would be a large dependency to compile for the same plumbing.
 //!
 //! What a checkpoint takes is what git would see (`.gitignore`, `.git/info/exclude`, the
 //! global excludes file), minus files over `max_file_bytes`, past `max_files` or unreadable
