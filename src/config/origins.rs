@@ -332,6 +332,7 @@ pub fn report(config: &Config) -> Report {
             ),
         ),
         setting("sandbox.mode", quoted(config.sandbox.mode.name())),
+        setting("tools.profile", quoted(config.tool_profile.name())),
         setting("guard", config.guard.to_string()),
         setting("project_doc", config.project_doc.to_string()),
         setting("show_reasoning", config.show_reasoning.to_string()),

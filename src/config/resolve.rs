@@ -105,6 +105,11 @@ impl Config {
             .flag("--no-project-doc", flags.no_project_doc.then_some(false))
             .file(&["project_doc"], file.project_doc)
             .or("default", true);
+        let tool_profile = origins
+            .pick("tools.profile")
+            .flag("--tools", flags.tools)
+            .file(&["tools.profile"], file.tools.profile)
+            .or("default", crate::tools::minimal::Profile::Default);
         let sessions = origins
             .pick("sessions")
             .file(
@@ -145,6 +150,7 @@ impl Config {
             limits,
             shell_env,
             keep_background: file.tools.keep_background.unwrap_or(false),
+            tool_profile,
             checkpoints: checkpoint_settings(&file.checkpoints),
             mcp_servers: file.mcp_servers,
             pricing,

@@ -171,6 +171,7 @@ fn tool_limits_have_a_floor_and_the_bash_timeout_a_ceiling() {
         bash_timeout_secs: Some(0),
         keep_background: None,
         background_shells: None,
+        profile: None,
     };
     let l = tool_limits(&low);
     assert_eq!(

@@ -45,6 +45,12 @@ pub struct RunArgs {
     /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
     #[arg(long)]
     pub no_project_doc: bool,
+    /// The tools the model is offered: default (every tool), or minimal (exactly two: a
+    /// persistent bash whose folder and variables carry over between calls, and
+    /// str_replace_editor; DeepSeek's Terminal-Bench setting) [default: [tools] profile, or
+    /// default]
+    #[arg(long, value_name = "PROFILE")]
+    pub tools: Option<crate::tools::minimal::Profile>,
 }
 
 impl RunArgs {
@@ -60,6 +66,7 @@ impl RunArgs {
             sandbox: self.sandbox,
             no_project_doc: self.no_project_doc,
             effort: self.effort,
+            tools: self.tools,
             session_effort: None,
         }
     }
