@@ -630,6 +630,7 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "loop.stop_after = 2  # default",
             "effort = \"low\"  # user file /u.toml",
             "sandbox.mode = \"read-only\"  # flag --sandbox",
+            "tools.profile = \"default\"  # default",
             "guard = false  # project file /p.toml (trusted)",
             "project_doc = true  # default",
             "show_reasoning = false  # default",
@@ -643,6 +644,28 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "tools.output_chars = 6000  # project file /p.toml (trusted)",
         ]
     );
+}
+
+#[test]
+fn the_tool_profile_comes_from_the_flag_over_the_files() {
+    use crate::tools::minimal::Profile;
+    let user = file(
+        "/u.toml",
+        "user file /u.toml",
+        "[tools]\nprofile = \"minimal\"\n",
+    );
+    let c = Config::resolve(user.clone(), &env(&[]), &Flags::default()).expect("config");
+    assert_eq!(c.tool_profile, Profile::Minimal);
+    assert!(
+        origins_of(&c).contains(&"tools.profile = \"minimal\"  # user file /u.toml".to_string())
+    );
+    let flags = Flags {
+        tools: Some(Profile::Default),
+        ..Flags::default()
+    };
+    let c = Config::resolve(user, &env(&[]), &flags).expect("config");
+    assert_eq!(c.tool_profile, Profile::Default);
+    assert!(origins_of(&c).contains(&"tools.profile = \"default\"  # flag --tools".to_string()));
 }
 
 #[test]
