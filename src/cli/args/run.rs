@@ -228,6 +228,14 @@ Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
   anywhere (off). [sandbox] network = false refuses IPv4 and IPv6 sockets (TCP, UDP).
 
+Tools (--tools PROFILE; [tools] profile = \"...\" in a config file):
+  default: every tool (bash, read_file, write_file, edit_file, glob, background shells,
+  todo_write, task, load_skill, MCP servers' tools). minimal: exactly two, DeepSeek's
+  Terminal-Bench setting: a persistent bash (one shell for the run: a cd or an export holds
+  for the next call; a timeout kills it and the next call starts a new one) and
+  str_replace_editor (view, create, str_replace, insert, undo_edit; absolute paths in the
+  workspace). No subagents, skills or MCP servers then. The sandbox is the same for both.
+
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
   'hx trust' (and again after each change to it). A hooks file that is not valid stops the
