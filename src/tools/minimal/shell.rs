@@ -76,6 +76,12 @@ impl Default for PersistentBash {
 }
 
 impl Tool for PersistentBash {
+    /// Claude Code's `Bash`, as the default bash is: hooks written for it (a check of each
+    /// command) hold in this profile too.
+    fn claude(&self) -> Option<crate::tools::Claude> {
+        Some(crate::tools::bash::CLAUDE)
+    }
+
     fn kind(&self) -> Kind {
         Kind::Execute
     }
