@@ -338,6 +338,22 @@ pub fn report(config: &Config) -> Report {
         setting("show_reasoning", config.show_reasoning.to_string()),
         setting("trace", quoted(config.trace.name())),
         setting("sessions", config.sessions.to_string()),
+        setting("notifications", quoted(config.notifications.name())),
+        setting(
+            "notify",
+            toml::Value::Array(
+                config
+                    .notify
+                    .iter()
+                    .map(|w| toml::Value::String(w.clone()))
+                    .collect(),
+            )
+            .to_string(),
+        ),
+        setting(
+            "notify_after_secs",
+            config.notify_after.as_secs().to_string(),
+        ),
     ];
     settings.extend(
         o.written

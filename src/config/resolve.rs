@@ -79,6 +79,22 @@ impl Config {
             }
         }
         let (notify, notify_after) = notify_settings(&file)?;
+        let notifications = origins
+            .pick("notifications")
+            .file(&["notifications"], file.notifications)
+            .or("default", crate::notify::Notifications::default());
+        // Checked above; here only where they came from, for `hx config`.
+        for (key, set) in [
+            ("notify", file.notify.is_some()),
+            ("notify_after_secs", file.notify_after_secs.is_some()),
+        ] {
+            let origin = if set {
+                origins.file(&[key])
+            } else {
+                Origin::Default("default")
+            };
+            origins.set(key, origin);
+        }
         let efforts = efforts(
             &file,
             provider.dialect.is_some(),
@@ -156,7 +172,7 @@ impl Config {
             pricing,
             max_cost,
             max_cost_origin,
-            notifications: file.notifications.unwrap_or_default(),
+            notifications,
             notify,
             notify_after,
             origins,

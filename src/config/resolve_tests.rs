@@ -637,6 +637,9 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "trace = \"short\"  # default",
             // `enabled` in the project's table is over the user's `sessions = false`.
             "sessions = true  # project file /p.toml (trusted)",
+            "notifications = \"auto\"  # default",
+            "notify = []  # default",
+            "notify_after_secs = 5  # default",
             // The keys no setting above was read from: another provider's table is not.
             "mcp_servers.x.command = \"srv\"  # user file /u.toml",
             "mcp_servers.x.env.TOKEN = \"***\"  # user file /u.toml",
@@ -644,6 +647,28 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "tools.output_chars = 6000  # project file /p.toml (trusted)",
         ]
     );
+}
+
+#[test]
+fn the_notification_settings_are_listed_with_the_file_that_set_them() {
+    let user = file(
+        "/u.toml",
+        "user file /u.toml",
+        "notifications = \"bel\"\nnotify = [\"notify-send\", \"hx\"]\nnotify_after_secs = 30\n",
+    );
+    let c = Config::resolve(user, &env(&[]), &Flags::default()).expect("config");
+    let lines = origins_of(&c);
+    for line in [
+        "notifications = \"bel\"  # user file /u.toml",
+        "notify = [\"notify-send\", \"hx\"]  # user file /u.toml",
+        "notify_after_secs = 30  # user file /u.toml",
+    ] {
+        assert_eq!(
+            lines.iter().filter(|l| *l == line).count(),
+            1,
+            "{line} in {lines:#?}"
+        );
+    }
 }
 
 #[test]
