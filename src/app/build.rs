@@ -266,7 +266,10 @@ pub fn build_editing_skills(
         .max_turns(config.subagent_max_turns)
         .role(Role::Subagent)
         .build();
-    warnings.extend(discovery.warnings.iter().map(Warning::new));
+    // Skills and agent files mean nothing where no tool offers them: no warning of theirs.
+    if !minimal {
+        warnings.extend(discovery.warnings.iter().map(Warning::new));
+    }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
     // The main agent has every tool, in this order: the five above, then these.
@@ -276,7 +279,11 @@ pub fn build_editing_skills(
     let found = agent_files.and_then(|t| t.join().ok()).unwrap_or_else(|| {
         crate::agents::discover_cached(&root, home.as_deref(), agent_cache.as_deref())
     });
-    let types = subagent_types(found, &servers, warnings);
+    let types = if minimal {
+        Vec::new()
+    } else {
+        subagent_types(found, &servers, warnings)
+    };
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
     if !minimal {
         registry.register(Arc::new(TodoWrite::new(todos.clone())));
