@@ -422,3 +422,21 @@ fn a_command_running_in_the_shell_ends_with_hx_even_with_keep_background() {
     assert_ends(pid, &run.dump());
     run.assert_code(143);
 }
+
+/// The guard reads the persistent shell's commands as it reads the default bash's.
+#[test]
+fn the_guard_refuses_in_the_persistent_shell_too() {
+    let mut hx = Hx::new_offline();
+    let (out, run) = minimal_turn(
+        &mut hx,
+        vec![bash("c1", "sudo touch refused.txt"), bash("c2", "echo ok")],
+    );
+    assert_eq!(
+        out[0],
+        "Error: blocked by guard: privilege escalation (sudo)",
+        "{}",
+        run.dump()
+    );
+    assert_eq!(out[1], "ok\n");
+    assert!(!hx.workspace().join("refused.txt").exists());
+}

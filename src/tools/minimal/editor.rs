@@ -173,10 +173,11 @@ impl Tool for StrReplaceEditor {
                 Err(e) => return e,
             };
             if !Path::new(&path).is_absolute() {
+                let absolute = cx.workspace.root().join(&path).display().to_string();
                 return ToolResult::error(format!(
                     "the path {} is not absolute; give an absolute path, such as {}",
                     quote(&path),
-                    cx.workspace.root().join(&path).display()
+                    quote(&absolute)
                 ));
             }
             match command.as_str() {
