@@ -17,6 +17,7 @@ use crate::sandbox::{Kernel, Plan};
 use crate::session::{self, Recorder};
 use crate::skills::{self, LoadSkill};
 use crate::text::Warning;
+use crate::tools::minimal::Profile;
 use crate::tools::todo::{TodoList, TodoWrite};
 use crate::tools::{Editor, FileWrites, Registry, Shells, ToolContext, ToolSet, Workspace};
 
@@ -169,7 +170,13 @@ pub fn build_editing_skills(
     };
     warnings.extend(instructions.warnings.iter().map(Warning::new));
     let project_doc = instructions.section();
-    let mut registry = Registry::standard();
+    // The minimal profile offers its two tools and nothing else: no MCP server's either.
+    let minimal = config.tool_profile == Profile::Minimal;
+    let mut registry = if minimal {
+        crate::tools::minimal::registry()
+    } else {
+        Registry::standard()
+    };
     // MCP servers start with the run (the first turn), their tools after the built-in ones;
     // subagents get those of the servers that say `subagents = true`.
     let planned = mcp::config::plan(&config.mcp_servers, &root, env, home.as_deref(), warnings)?;
@@ -184,7 +191,13 @@ pub fn build_editing_skills(
     };
     // Computed once: every command of the run, and every local MCP server, gets the same.
     let tool_env = process::env::for_tools(&config.shell_env, &config.sandbox);
-    let mcp = (!planned.is_empty()).then(|| {
+    if minimal && !planned.is_empty() {
+        warnings.push(Warning::new(
+            "the minimal tool profile offers bash and str_replace_editor only: the MCP \
+             servers configured are not started",
+        ));
+    }
+    let mcp = (!planned.is_empty() && !minimal).then(|| {
         let (events, scope) = (events.clone(), Scope::default());
         let warn: mcp::Warn = Arc::new(move |w: &Warning| events.warn(&scope, w));
         let local = mcp::Local {
@@ -253,26 +266,40 @@ pub fn build_editing_skills(
         .max_turns(config.subagent_max_turns)
         .role(Role::Subagent)
         .build();
-    warnings.extend(discovery.warnings.iter().map(Warning::new));
+    // Skills and agent files mean nothing where no tool offers them: no warning of theirs.
+    if !minimal {
+        warnings.extend(discovery.warnings.iter().map(Warning::new));
+    }
     let skills = Arc::new(discovery.registry);
     let catalog = skills.catalog(config.skills_catalog_budget);
     // The main agent has every tool, in this order: the five above, then these.
     // The list is shown by the views, from the call's arguments (see `crate::events`).
     let todos = TodoList::new();
-    registry.register(Arc::new(TodoWrite::new(todos.clone())));
     // A thread that could not start or panicked: read them here.
     let found = agent_files.and_then(|t| t.join().ok()).unwrap_or_else(|| {
         crate::agents::discover_cached(&root, home.as_deref(), agent_cache.as_deref())
     });
-    let types = subagent_types(found, &servers, warnings);
-    registry.register(Arc::new(Task::new(child, profiles, types)));
+    let types = if minimal {
+        Vec::new()
+    } else {
+        subagent_types(found, &servers, warnings)
+    };
     let load_skill = Arc::new(LoadSkill::new(skills.clone()));
-    registry.register(load_skill.clone());
+    if !minimal {
+        registry.register(Arc::new(TodoWrite::new(todos.clone())));
+        registry.register(Arc::new(Task::new(child, profiles, types)));
+        registry.register(load_skill.clone());
+    }
     let hook_cx = HookContext {
         tool_aliases: Arc::new(registry.claude_names()),
         ..hook_cx
     };
-    let base = prompt::base(&root);
+    // Without load_skill there is no catalog to offer.
+    let (base, catalog) = if minimal {
+        (prompt::minimal(&root), String::new())
+    } else {
+        (prompt::base(&root), catalog)
+    };
     let mut parts: PromptParts = vec![("hx's own instructions".into(), base.clone())];
     if !instructions.is_empty() {
         parts.push((
@@ -281,15 +308,25 @@ pub fn build_editing_skills(
         ));
         parts.extend(instructions.parts());
     }
-    parts.push(("skill catalog".into(), catalog.clone()));
+    if !minimal {
+        parts.push(("skill catalog".into(), catalog.clone()));
+    }
     let agent = common
         .profile(main_profile)
         .tools(ToolSet::all(registry))
         .hooks(hooks, hook_cx)
         .system_prompt(prompt::assemble(base, &[project_doc, catalog]))
         .max_turns(config.max_turns)
-        .reminders(vec![todos.clone(), shells])
-        .restore(vec![load_skill, todos])
+        .reminders(if minimal {
+            Vec::new()
+        } else {
+            vec![todos.clone(), shells]
+        })
+        .restore(if minimal {
+            Vec::new()
+        } else {
+            vec![load_skill, todos]
+        })
         .checkpoints(config.checkpoints.enabled.then(|| {
             let env = env.clone();
             Arc::new(

@@ -58,6 +58,9 @@ pub struct ToolsFile {
     pub keep_background: Option<bool>,
     /// Background shells (`bash` with `run_in_background`) that may run at once.
     pub background_shells: Option<usize>,
+    /// The tools the model is offered (`default`, or `minimal`: a persistent bash and
+    /// str_replace_editor).
+    pub profile: Option<crate::tools::minimal::Profile>,
 }
 
 /// `[checkpoints]`: what hx keeps of the workspace to show and undo changes (see
@@ -337,7 +340,8 @@ impl FileConfig {
             output_chars,
             bash_timeout_secs,
             keep_background,
-            background_shells
+            background_shells,
+            profile
         );
         overlay!(
             self.shell_env,

@@ -103,6 +103,8 @@ pub struct Flags {
     pub effort: Option<Effort>,
     /// `--max-cost`.
     pub max_cost: Option<f64>,
+    /// `--tools PROFILE`.
+    pub tools: Option<crate::tools::minimal::Profile>,
     /// The effort of the session this run continues (`Some(None)`: its requests said none),
     /// which wins over the files' so that its requests stay the same.
     pub session_effort: Option<Option<Effort>>,
@@ -155,6 +157,8 @@ pub struct Config {
     pub shell_env: EnvPolicy,
     /// `[tools] keep_background`.
     pub keep_background: bool,
+    /// `[tools] profile` or `--tools`: which tools the model is offered.
+    pub tool_profile: crate::tools::minimal::Profile,
     /// What bash may write and reach (see `crate::sandbox`).
     pub sandbox: sandbox::Settings,
     /// `[checkpoints]`.

@@ -332,11 +332,28 @@ pub fn report(config: &Config) -> Report {
             ),
         ),
         setting("sandbox.mode", quoted(config.sandbox.mode.name())),
+        setting("tools.profile", quoted(config.tool_profile.name())),
         setting("guard", config.guard.to_string()),
         setting("project_doc", config.project_doc.to_string()),
         setting("show_reasoning", config.show_reasoning.to_string()),
         setting("trace", quoted(config.trace.name())),
         setting("sessions", config.sessions.to_string()),
+        setting("notifications", quoted(config.notifications.name())),
+        setting(
+            "notify",
+            toml::Value::Array(
+                config
+                    .notify
+                    .iter()
+                    .map(|w| toml::Value::String(w.clone()))
+                    .collect(),
+            )
+            .to_string(),
+        ),
+        setting(
+            "notify_after_secs",
+            config.notify_after.as_secs().to_string(),
+        ),
     ];
     settings.extend(
         o.written

@@ -79,6 +79,22 @@ impl Config {
             }
         }
         let (notify, notify_after) = notify_settings(&file)?;
+        let notifications = origins
+            .pick("notifications")
+            .file(&["notifications"], file.notifications)
+            .or("default", crate::notify::Notifications::default());
+        // Checked above; here only where they came from, for `hx config`.
+        for (key, set) in [
+            ("notify", file.notify.is_some()),
+            ("notify_after_secs", file.notify_after_secs.is_some()),
+        ] {
+            let origin = if set {
+                origins.file(&[key])
+            } else {
+                Origin::Default("default")
+            };
+            origins.set(key, origin);
+        }
         let efforts = efforts(
             &file,
             provider.dialect.is_some(),
@@ -105,6 +121,11 @@ impl Config {
             .flag("--no-project-doc", flags.no_project_doc.then_some(false))
             .file(&["project_doc"], file.project_doc)
             .or("default", true);
+        let tool_profile = origins
+            .pick("tools.profile")
+            .flag("--tools", flags.tools)
+            .file(&["tools.profile"], file.tools.profile)
+            .or("default", crate::tools::minimal::Profile::Default);
         let sessions = origins
             .pick("sessions")
             .file(
@@ -145,12 +166,13 @@ impl Config {
             limits,
             shell_env,
             keep_background: file.tools.keep_background.unwrap_or(false),
+            tool_profile,
             checkpoints: checkpoint_settings(&file.checkpoints),
             mcp_servers: file.mcp_servers,
             pricing,
             max_cost,
             max_cost_origin,
-            notifications: file.notifications.unwrap_or_default(),
+            notifications,
             notify,
             notify_after,
             origins,

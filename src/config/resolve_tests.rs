@@ -171,6 +171,7 @@ fn tool_limits_have_a_floor_and_the_bash_timeout_a_ceiling() {
         bash_timeout_secs: Some(0),
         keep_background: None,
         background_shells: None,
+        profile: None,
     };
     let l = tool_limits(&low);
     assert_eq!(
@@ -629,12 +630,16 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "loop.stop_after = 2  # default",
             "effort = \"low\"  # user file /u.toml",
             "sandbox.mode = \"read-only\"  # flag --sandbox",
+            "tools.profile = \"default\"  # default",
             "guard = false  # project file /p.toml (trusted)",
             "project_doc = true  # default",
             "show_reasoning = false  # default",
             "trace = \"short\"  # default",
             // `enabled` in the project's table is over the user's `sessions = false`.
             "sessions = true  # project file /p.toml (trusted)",
+            "notifications = \"auto\"  # default",
+            "notify = []  # default",
+            "notify_after_secs = 5  # default",
             // The keys no setting above was read from: another provider's table is not.
             "mcp_servers.x.command = \"srv\"  # user file /u.toml",
             "mcp_servers.x.env.TOKEN = \"***\"  # user file /u.toml",
@@ -642,6 +647,50 @@ fn each_setting_says_where_it_was_chosen_and_the_rest_which_file_set_it_last() {
             "tools.output_chars = 6000  # project file /p.toml (trusted)",
         ]
     );
+}
+
+#[test]
+fn the_notification_settings_are_listed_with_the_file_that_set_them() {
+    let user = file(
+        "/u.toml",
+        "user file /u.toml",
+        "notifications = \"bel\"\nnotify = [\"notify-send\", \"hx\"]\nnotify_after_secs = 30\n",
+    );
+    let c = Config::resolve(user, &env(&[]), &Flags::default()).expect("config");
+    let lines = origins_of(&c);
+    for line in [
+        "notifications = \"bel\"  # user file /u.toml",
+        "notify = [\"notify-send\", \"hx\"]  # user file /u.toml",
+        "notify_after_secs = 30  # user file /u.toml",
+    ] {
+        assert_eq!(
+            lines.iter().filter(|l| *l == line).count(),
+            1,
+            "{line} in {lines:#?}"
+        );
+    }
+}
+
+#[test]
+fn the_tool_profile_comes_from_the_flag_over_the_files() {
+    use crate::tools::minimal::Profile;
+    let user = file(
+        "/u.toml",
+        "user file /u.toml",
+        "[tools]\nprofile = \"minimal\"\n",
+    );
+    let c = Config::resolve(user.clone(), &env(&[]), &Flags::default()).expect("config");
+    assert_eq!(c.tool_profile, Profile::Minimal);
+    assert!(
+        origins_of(&c).contains(&"tools.profile = \"minimal\"  # user file /u.toml".to_string())
+    );
+    let flags = Flags {
+        tools: Some(Profile::Default),
+        ..Flags::default()
+    };
+    let c = Config::resolve(user, &env(&[]), &flags).expect("config");
+    assert_eq!(c.tool_profile, Profile::Default);
+    assert!(origins_of(&c).contains(&"tools.profile = \"default\"  # flag --tools".to_string()));
 }
 
 #[test]

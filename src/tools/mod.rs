@@ -21,6 +21,7 @@ pub mod edit_file;
 pub mod editor;
 pub mod glob;
 pub mod history;
+pub mod minimal;
 pub mod output;
 pub mod read_file;
 pub mod shells;

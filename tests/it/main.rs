@@ -53,6 +53,7 @@ mod hooks_trust;
 mod layers;
 mod mcp;
 mod mcp_npm;
+mod minimal_profile;
 mod notify;
 mod output;
 mod output_failures;

@@ -45,6 +45,12 @@ pub struct RunArgs {
     /// Leave the AGENTS.md (CLAUDE.md) files out of the system prompt
     #[arg(long)]
     pub no_project_doc: bool,
+    /// The tools the model is offered: default (every tool), or minimal (exactly two: a
+    /// persistent bash whose folder and variables carry over between calls, and
+    /// str_replace_editor; DeepSeek's Terminal-Bench setting) [default: [tools] profile, or
+    /// default]
+    #[arg(long, value_name = "PROFILE")]
+    pub tools: Option<crate::tools::minimal::Profile>,
 }
 
 impl RunArgs {
@@ -60,6 +66,7 @@ impl RunArgs {
             sandbox: self.sandbox,
             no_project_doc: self.no_project_doc,
             effort: self.effort,
+            tools: self.tools,
             session_effort: None,
         }
     }
@@ -220,6 +227,14 @@ Sandbox (Landlock; 'hx sandbox' shows what this machine enforces):
   bash and what it starts may write only in the workspace, /tmp, $TMPDIR and
   sandbox.writable_roots (--sandbox workspace-write, the default), nowhere (read-only), or
   anywhere (off). [sandbox] network = false refuses IPv4 and IPv6 sockets (TCP, UDP).
+
+Tools (--tools PROFILE; [tools] profile = \"...\" in a config file):
+  default: every tool (bash, read_file, write_file, edit_file, glob, background shells,
+  todo_write, task, load_skill, MCP servers' tools). minimal: exactly two, DeepSeek's
+  Terminal-Bench setting: a persistent bash (one shell for the run: a cd or an export holds
+  for the next call; a timeout kills it and the next call starts a new one) and
+  str_replace_editor (view, create, str_replace, insert, undo_edit; absolute paths in the
+  workspace). No subagents, skills or MCP servers then. The sandbox is the same for both.
 
 Hooks (Claude Code's hooks.json format):
   ~/.config/hx/hooks.json always runs; .hx/hooks.json of the project runs only after
