@@ -282,9 +282,12 @@ impl Live {
                 }
                 OnDisk::Kept { mode, bytes } => {
                     if !known {
-                        if self.in_nested(top, path)
-                            || self.ignores.ignored(top, path, false, rules)
-                        {
+                        let ignored = self.ignores.ignored(top, path, false, rules);
+                        // A rule git may read otherwise: git's look decides.
+                        if self.ignores.doubtful() {
+                            return Err(Look);
+                        }
+                        if ignored || self.in_nested(top, path) {
                             continue;
                         }
                         if self.files >= settings.max_files {

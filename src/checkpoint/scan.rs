@@ -47,6 +47,8 @@ pub struct Scan<'a> {
     /// The workspace below the top, `/`-terminated (empty: the top).
     pub prefix: &'a [u8],
     pub rules: Rules<'a>,
+    /// `checkpoints.max_files`.
+    pub max_files: usize,
 }
 
 /// Something only git's look can tell.
@@ -92,7 +94,14 @@ impl Scan<'_> {
             .strip_suffix(b"/")
             .unwrap_or(self.prefix)
             .to_vec();
-        let mut stack = vec![(self.top.join(OsStr::from_bytes(&root_rel)), root_rel, false)];
+        // A workspace in a folder its repository ignores: git lists nothing new in it.
+        let root_ignored =
+            !root_rel.is_empty() && ignores.ignored(self.top, &root_rel, true, &self.rules);
+        let mut stack = vec![(
+            self.top.join(OsStr::from_bytes(&root_rel)),
+            root_rel,
+            root_ignored,
+        )];
         let mut folders = 0usize;
         while let Some((dir, rel, in_ignored)) = stack.pop() {
             folders += 1;
@@ -117,7 +126,10 @@ impl Scan<'_> {
                 }
             }
         }
-        let Some(index) = index.filter(|_| sure) else {
+        // Past `max_files`, git keeps the first new files in its order, not the walk's; and
+        // a rule the `ignore` crate may read otherwise than git is git's to apply.
+        let within = |i: &Index| i.entries.len() + found.len() <= self.max_files;
+        let Some(index) = index.filter(|i| sure && within(i) && !ignores.doubtful()) else {
             return (watching, Scanned::Look);
         };
         let mut racy_bytes = 0u64;
@@ -215,13 +227,21 @@ impl Scan<'_> {
     }
 }
 
-/// Whether `dot` (a `.git` found below the top) surely makes its folder a repository: a
-/// folder with a `HEAD` and objects of its own or shared (`commondir`), or a file naming
-/// such a folder (`gitdir:`). What git might judge otherwise is left to git.
+/// Whether `dot` (a `.git` found below the top) surely makes its folder a repository, as
+/// git decides it: a folder (or the folder a `gitdir:` file names) with a `HEAD` that names
+/// a ref or a commit, and `objects` and `refs` of its own or in the folder its `commondir`
+/// names. What git might judge otherwise is left to git.
 fn is_repository(dot: &Path) -> bool {
-    let git_dir = |d: &Path| {
-        d.join("HEAD").is_file() && (d.join("objects").is_dir() || d.join("commondir").is_file())
-    };
+    fn git_dir(d: &Path) -> bool {
+        let head = std::fs::read(d.join("HEAD")).unwrap_or_default();
+        let head_ok = head.starts_with(b"ref: refs/")
+            || (head.len() >= 40 && head[..40].iter().all(u8::is_ascii_hexdigit));
+        let common = match std::fs::read_to_string(d.join("commondir")) {
+            Ok(c) => d.join(c.trim_end()),
+            Err(_) => d.to_path_buf(),
+        };
+        head_ok && common.join("objects").is_dir() && common.join("refs").is_dir()
+    }
     match std::fs::symlink_metadata(dot) {
         Ok(m) if m.is_dir() => git_dir(dot),
         Ok(m) if m.is_file() && m.len() < 4096 => {

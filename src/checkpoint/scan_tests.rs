@@ -1,3 +1,4 @@
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::process::Command;
@@ -194,12 +195,102 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     });
 }
 
-/// What the walk cannot be sure of is git's to look at: a `.git` that is not a repository.
+/// A store opened on `state` as git's look would see it now: a copy without the tree that
+/// lets a walk be sure of its index. The tree git's look makes there.
+async fn gits_tree(ws: &Path, state: &Path, copy: &Path) -> String {
+    let copied = Command::new("cp").arg("-a").arg(state).arg(copy).status();
+    assert!(copied.is_ok_and(|s| s.success()), "cp");
+    std::fs::remove_file(copy.join("tree")).expect("rm tree");
+    let env = crate::paths::process_env();
+    let program = crate::checkpoint::git::Program::from_env(&env);
+    let other = Store::open_at(ws, copy, &env, &Settings::default(), &program)
+        .await
+        .expect("store")
+        .unwatched();
+    let (looked, _) = other.snapshot("o", None).await.expect("look");
+    assert_eq!(other.git_looks(), 1);
+    looked.tree
+}
+
+/// What the walk cannot be sure of is git's to look at, and what it decides itself is what
+/// git decides: each case a run apart from the last, the run's first checkpoint against
+/// git's look of the same store.
 #[test]
-fn a_folder_with_a_doubtful_git_is_left_to_git() {
+fn what_git_may_read_otherwise_is_left_to_git() {
+    type Case = (&'static str, bool, fn(&Path));
+    let cases: [Case; 6] = [
+        ("a rule git and hx read alike", false, |ws| {
+            write(&ws.join(".gitignore"), "*.tmp\n");
+            write(&ws.join("y.tmp"), "ignored\n");
+        }),
+        ("a .git file that names nothing", true, |ws| {
+            write(&ws.join("odd/.git"), "not a gitdir line\n");
+            write(&ws.join("odd/b.txt"), "b\n");
+        }),
+        ("a .git folder without refs", true, |ws| {
+            write(&ws.join("v/.git/HEAD"), "ref: refs/heads/main\n");
+            std::fs::create_dir_all(ws.join("v/.git/objects")).expect("mkdir");
+            write(&ws.join("v/f.txt"), "f\n");
+        }),
+        ("a .gitignore that is a link", true, |ws| {
+            std::fs::create_dir_all(ws.join("sub")).expect("mkdir");
+            std::os::unix::fs::symlink("../shared-rules", ws.join("sub/.gitignore")).expect("ln");
+            write(&ws.join("sub/x.log"), "taken by git\n");
+        }),
+        ("a pattern with braces", true, |ws| {
+            write(&ws.join(".gitignore"), "*.{o,a}\n");
+            write(&ws.join("x.o"), "taken by git\n");
+        }),
+        ("a rule that is not UTF-8", true, |ws| {
+            std::fs::write(ws.join(".gitignore"), b"caf\xe9.txt\n").expect("write");
+            let name = std::ffi::OsStr::from_bytes(b"caf\xe9.txt");
+            std::fs::write(ws.join(name), "x").expect("write");
+        }),
+    ];
+    let env = crate::paths::process_env();
+    let settings = Settings::default();
+    let program = crate::checkpoint::git::Program::from_env(&env);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    for (what, to_git, change) in cases {
+        let root = tempfile::tempdir().expect("tempdir");
+        let ws = root.path().join("ws");
+        write(&ws.join("a.txt"), "a\n");
+        write(&ws.join("shared-rules"), "*.log\n");
+        let state = root.path().join("state");
+        rt.block_on(async {
+            let first = Store::open_at(&ws, &state, &env, &settings, &program)
+                .await
+                .expect("store");
+            first.snapshot("s", None).await.expect("first");
+            drop(first);
+            change(&ws);
+            let run = Store::open_at(&ws, &state, &env, &settings, &program)
+                .await
+                .expect("store");
+            let (here, _) = run.snapshot("s", None).await.expect("walk");
+            assert_eq!(run.git_looks(), usize::from(to_git), "{what}");
+            drop(run);
+            let theirs = gits_tree(&ws, &state, &root.path().join("copy")).await;
+            assert_eq!(here.tree, theirs, "{what}: not git's tree");
+        });
+    }
+}
+
+/// A workspace in a folder its repository ignores: git takes nothing new there, nor does
+/// the walk, nor a turn; and a folder a rule came to ignore after its files were taken
+/// keeps them, but a turn's new file in it is not taken.
+#[test]
+fn files_in_ignored_folders_are_left_out_as_git_leaves_them() {
     let root = tempfile::tempdir().expect("tempdir");
-    let ws = root.path().join("ws");
-    write(&ws.join("a.txt"), "a\n");
+    let repo = root.path().join("repo");
+    write(&repo.join(".gitignore"), "build/\n");
+    write(&repo.join("build/ws/a.txt"), "a\n");
+    write(&repo.join("build/ws/kept/k.txt"), "k\n");
+    git(&repo, &["init", "-q", "."]);
+    let ws = repo.join("build/ws");
     let env = crate::paths::process_env();
     let settings = Settings::default();
     let program = crate::checkpoint::git::Program::from_env(&env);
@@ -212,18 +303,24 @@ fn a_folder_with_a_doubtful_git_is_left_to_git() {
         let first = Store::open_at(&ws, &state, &env, &settings, &program)
             .await
             .expect("store");
-        first.snapshot("s", None).await.expect("first");
-        write(&ws.join("odd/.git"), "not a gitdir line\n");
-        write(&ws.join("odd/b.txt"), "b\n");
+        let (snap, _) = first.snapshot("s", None).await.expect("first");
+        drop(first);
+        write(&ws.join("new.txt"), "n\n");
         let run = Store::open_at(&ws, &state, &env, &settings, &program)
             .await
             .expect("store");
-        let (here, _) = run.snapshot("s", None).await.expect("walk");
-        assert_eq!(run.git_looks(), 1, "the walk was sure of a doubtful .git");
-        let other = Store::open_at(&ws, &root.path().join("other"), &env, &settings, &program)
-            .await
-            .expect("store");
-        let (looked, _) = other.snapshot("o", None).await.expect("look");
-        assert_eq!(here.tree, looked.tree);
+        let (here, _) = run.snapshot("s", Some(&snap)).await.expect("walk");
+        assert_eq!(run.git_looks(), 0);
+        // A turn's new file, taken from the events.
+        write(&ws.join("kept/turn.txt"), "t\n");
+        let (turn, _) = run.snapshot("s", Some(&here)).await.expect("turn");
+        assert_eq!(run.git_looks(), 0);
+        drop(run);
+        let theirs = gits_tree(&ws, &state, &root.path().join("copy")).await;
+        assert_eq!(
+            here.tree, turn.tree,
+            "a file in an ignored folder was taken"
+        );
+        assert_eq!(turn.tree, theirs, "not git's tree");
     });
 }

@@ -210,6 +210,7 @@ impl Store {
                 exclude: Some(exclude.as_path()),
                 global: self.git.excludes_file.as_deref(),
             },
+            max_files: self.settings.max_files,
         };
         let mut ignores = Ignores::default();
         let Some(w) = self.watch.as_ref().filter(|_| resync) else {
