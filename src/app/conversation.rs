@@ -117,6 +117,12 @@ impl Conversation {
         self.steers.clone()
     }
 
+    /// Takes `steers` as its queue: a front end that starts another conversation (`/new`,
+    /// `/resume`) keeps pushing into the one it has.
+    pub fn set_steers(&mut self, steers: Arc<Steers>) {
+        self.steers = steers;
+    }
+
     /// From the next message on, each answer must pass `goal` (none: an answer ends the
     /// message). It stays across sessions (`/new`, `/resume`), as the workspace does.
     pub fn set_goal(&mut self, goal: Option<Arc<Goal>>) {

@@ -170,3 +170,28 @@ fn a_steer_the_turn_ended_without_sending_goes_as_the_next_message() {
         vec![json!("go"), json!("one more thing")]
     );
 }
+
+#[test]
+fn after_new_a_steer_reaches_the_new_sessions_turn() {
+    let server = FakeServer::start(vec![
+        Reply::text("Old."),
+        slow_call("c1"),
+        Reply::text("New, steered."),
+    ]);
+    let (_hx, mut chat) = chat(&server);
+    assert!(chat.say("old session").contains("Old."));
+    assert!(chat.say("/new").contains("hx: new session"));
+    chat.type_line("fresh start");
+    chat.expect("slow-call");
+    chat.type_line("and this");
+    chat.expect("steer queued");
+    chat.expect("New, steered.");
+    chat.expect(PROMPT);
+    chat.ctrl('d');
+    assert_eq!(chat.exit_code(), 0);
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(
+        users(&server, 2),
+        vec![json!("fresh start"), json!("and this")]
+    );
+}
