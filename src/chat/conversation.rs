@@ -21,7 +21,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use super::approve::Approvals;
 use super::commands::{self, Input};
 use super::editor::{self, LineEditor, Read, SkillNames};
-use super::queue::Queue;
+use super::queue::{During, Queue};
 use super::terminal::SavedTerminal;
 use crate::agent::Outcome;
 use crate::app::invoke::Invocables;
@@ -59,63 +59,7 @@ pub struct Setup {
 pub(super) type Built = Result<(build::Built, Arc<crate::commands::Discovery>), String>;
 
 /// A read of the line editor in flight: the prompt, up during a turn and after it.
-type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Read> + Send + Sync>>;
-
-/// What a line typed during a turn goes to: the approval question waiting, else the queue.
-struct During {
-    queue: Arc<Queue>,
-    approvals: Arc<Approvals>,
-    editor: LineEditor,
-    term: Arc<Term>,
-}
-
-impl During {
-    fn editor_read(&self) -> Pending {
-        let editor = self.editor.clone();
-        Box::pin(async move { editor.read(PROMPT).await })
-    }
-
-    /// Takes one read of the prompt; what the turn must act on is given back: Ctrl-C on an
-    /// empty line (the turn stops), or a terminal that cannot be read.
-    fn line(&self, got: Read) -> Option<Read> {
-        let got = self.approvals.answer(got).err()?;
-        let (text, next_turn) = match got {
-            Read::Line(l) => (l, false),
-            Read::NextTurn(l) => (l, true),
-            Read::Eof => {
-                self.term.line(
-                    "hx: a turn is running: Ctrl-C stops it; Ctrl-D leaves at the prompt after it",
-                );
-                return None;
-            }
-            other => return Some(other),
-        };
-        let text = commands::join_continued(&text);
-        if text.trim().is_empty() {
-            return None;
-        }
-        self.editor.remember(&text);
-        let said = if text.starts_with('/') && !text.starts_with("//") {
-            match commands::parse(&text) {
-                Input::Queue => self.queue.listing(),
-                _ => "hx: commands wait for the prompt after the turn (Up brings this one back)"
-                    .to_string(),
-            }
-        } else {
-            let text = text
-                .strip_prefix('/')
-                .filter(|t| t.starts_with('/'))
-                .map_or(text.clone(), str::to_string);
-            if next_turn {
-                self.queue.next_turn(text)
-            } else {
-                self.queue.steer(text)
-            }
-        };
-        self.term.line(&said);
-        None
-    }
-}
+pub(super) type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Read> + Send + Sync>>;
 
 /// How a message's turn ended.
 enum TurnEnd {
@@ -653,7 +597,9 @@ impl Chat {
             self.status_line(window, spent_before, usage_before);
         }
         self.queue.set_busy(false);
+        self.editor.settle_with_next(true);
         self.term.hold_last(false);
+        self.editor.settle_with_next(false);
         if ran {
             self.tell(message, &mapped.turn, began.elapsed()).await;
         }
@@ -665,25 +611,6 @@ impl Chat {
         let editor = self.editor.clone();
         let prompt = prompt.to_string();
         Box::pin(async move { editor.read(&prompt).await })
-    }
-
-    /// After a turn that was not stopped, what was queued during it, one message after the
-    /// other: the steers it left unsent, then the next-turn messages in order (see `queue`).
-    async fn follow(&mut self, ends: &mut Signals, terminal: &SavedTerminal) -> Option<i32> {
-        while !self.stopped {
-            let next = self.queue.pop()?;
-            self.say(&format!(
-                "hx: sending what was queued: {}",
-                crate::text::one_line(&next, 70)
-            ));
-            if let Some(code) = self.send(&Outgoing::text(next), ends, terminal).await {
-                return Some(code);
-            }
-        }
-        if !self.queue.is_empty() {
-            self.say("hx: stopped; what was queued waits: Enter on an empty prompt sends it, /queue lists it");
-        }
-        None
     }
 
     /// A turn that ended by itself, after a while: the user is told (a Ctrl-C means they are

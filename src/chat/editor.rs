@@ -94,6 +94,11 @@ struct Drawn {
     count: Mutex<(u64, u64)>,
     changed: Condvar,
     reading: AtomicBool,
+    /// The prompt reads busy until the line of this number is drawn (see
+    /// [`LineEditor::settle_with_next`]), whatever the queue says meanwhile.
+    settles_at: Mutex<u64>,
+    /// The next line printed is the one the prompt settles with.
+    settle_next: AtomicBool,
 }
 
 impl Drawn {
@@ -232,6 +237,9 @@ impl LineEditor {
             c.0 += u64::from(queued);
             c.0
         };
+        if queued && self.drawn.settle_next.swap(false, Ordering::SeqCst) {
+            *lock(&self.drawn.settles_at) = seq;
+        }
         let printed = self.printer.as_ref().is_some_and(|p| {
             p.lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -249,6 +257,13 @@ impl LineEditor {
                     c.1 < seq && self.drawn.reading.load(Ordering::SeqCst)
                 });
         }
+    }
+
+    /// While `on`, the next line printed above the prompt is the one the prompt is drawn
+    /// not busy under first: the lines before it, still on their way to the editor's
+    /// thread, keep the busy prompt even when the turn has ended meanwhile.
+    pub fn settle_with_next(&self, on: bool) {
+        self.drawn.settle_next.store(on, Ordering::SeqCst);
     }
 
     /// Whether lines can go above a waiting prompt (a full terminal).
@@ -475,7 +490,8 @@ impl rustyline::Prompt for ChatPrompt {
         if self.asked.fetch_add(1, Ordering::SeqCst) >= 2 {
             self.drawn.drew();
         }
-        if self.follows && self.queue.busy() {
+        let settling = lock(&self.drawn.count).1 < *lock(&self.drawn.settles_at);
+        if self.follows && (self.queue.busy() || settling) {
             BUSY_PROMPT
         } else {
             &self.text

@@ -17,7 +17,16 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
+use super::approve::Approvals;
+use super::commands::{self, Input};
+use super::conversation::{Chat, Pending};
+use super::editor::{LineEditor, Read};
+use super::terminal::SavedTerminal;
+use super::PROMPT;
 use crate::agent::steer::{Steers, MAX_STEERS};
+use crate::app::signals::Signals;
+use crate::app::Outgoing;
+use crate::term::Term;
 
 /// The prompt while a turn runs: as wide as [`super::PROMPT`] (the line editor keeps the
 /// width it started with), and other than it, which tests and the benchmark wait for.
@@ -119,6 +128,87 @@ impl Queue {
             lines.push(format!("next turn: {}", crate::text::one_line(m, 70)));
         }
         lines.join("\n")
+    }
+}
+
+/// What a line typed during a turn goes to: the approval question waiting, else the queue.
+pub(super) struct During {
+    pub(super) queue: Arc<Queue>,
+    pub(super) approvals: Arc<Approvals>,
+    pub(super) editor: LineEditor,
+    pub(super) term: Arc<Term>,
+}
+
+impl During {
+    pub(super) fn editor_read(&self) -> Pending {
+        let editor = self.editor.clone();
+        Box::pin(async move { editor.read(PROMPT).await })
+    }
+
+    /// Takes one read of the prompt; what the turn must act on is given back: Ctrl-C on an
+    /// empty line (the turn stops), or a terminal that cannot be read.
+    pub(super) fn line(&self, got: Read) -> Option<Read> {
+        let got = self.approvals.answer(got).err()?;
+        let (text, next_turn) = match got {
+            Read::Line(l) => (l, false),
+            Read::NextTurn(l) => (l, true),
+            Read::Eof => {
+                self.term.line(
+                    "hx: a turn is running: Ctrl-C stops it; Ctrl-D leaves at the prompt after it",
+                );
+                return None;
+            }
+            other => return Some(other),
+        };
+        let text = commands::join_continued(&text);
+        if text.trim().is_empty() {
+            return None;
+        }
+        self.editor.remember(&text);
+        let said = if text.starts_with('/') && !text.starts_with("//") {
+            match commands::parse(&text) {
+                Input::Queue => self.queue.listing(),
+                _ => "hx: commands wait for the prompt after the turn (Up brings this one back)"
+                    .to_string(),
+            }
+        } else {
+            let text = text
+                .strip_prefix('/')
+                .filter(|t| t.starts_with('/'))
+                .map_or(text.clone(), str::to_string);
+            if next_turn {
+                self.queue.next_turn(text)
+            } else {
+                self.queue.steer(text)
+            }
+        };
+        self.term.line(&said);
+        None
+    }
+}
+
+impl Chat {
+    /// After a turn that was not stopped, what was queued during it, one message after the
+    /// other: the steers it left unsent, then the next-turn messages in order (see `queue`).
+    pub(super) async fn follow(
+        &mut self,
+        ends: &mut Signals,
+        terminal: &SavedTerminal,
+    ) -> Option<i32> {
+        while !self.stopped {
+            let next = self.queue.pop()?;
+            self.say(&format!(
+                "hx: sending what was queued: {}",
+                crate::text::one_line(&next, 70)
+            ));
+            if let Some(code) = self.send(&Outgoing::text(next), ends, terminal).await {
+                return Some(code);
+            }
+        }
+        if !self.queue.is_empty() {
+            self.say("hx: stopped; what was queued waits: Enter on an empty prompt sends it, /queue lists it");
+        }
+        None
     }
 }
 
