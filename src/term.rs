@@ -49,6 +49,24 @@ struct ScreenState {
     ticker_started: bool,
     /// Something else has the bottom line (a question being asked): no spinner meanwhile.
     held: u32,
+    /// Where text goes instead of the streams while a line editor's prompt has the bottom
+    /// line (see [`Term::route`]).
+    route: Option<Route>,
+    /// Routed text after its last newline, kept until the line is whole.
+    partial: String,
+    /// Routed lines are held back, the last ones only (see [`Term::hold_last`]).
+    holding: bool,
+    last: Option<String>,
+}
+
+/// Takes whole lines, already escaped, to print above a waiting prompt.
+#[derive(Clone)]
+pub struct Route(pub Arc<dyn Fn(&str) + Send + Sync>);
+
+impl std::fmt::Debug for Route {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Route")
+    }
 }
 
 impl Default for ScreenState {
@@ -60,6 +78,10 @@ impl Default for ScreenState {
             next_wait: 0,
             ticker_started: false,
             held: 0,
+            route: None,
+            partial: String::new(),
+            holding: false,
+            last: None,
         }
     }
 }
@@ -141,6 +163,18 @@ impl Term {
         }
         let text = escape_controls(text);
         let mut st = self.lock();
+        if st.route.is_some() {
+            let text = if dim && self.stderr_color {
+                match text.strip_suffix('\n') {
+                    Some(t) => format!("\x1b[2m{t}\x1b[0m\n"),
+                    None => format!("\x1b[2m{text}\x1b[0m"),
+                }
+            } else {
+                text.into_owned()
+            };
+            routed(&mut st, &text);
+            return;
+        }
         let mut e = std::io::stderr().lock();
         erase_spinner(&mut st, &mut e);
         let _ = if dim && self.stderr_color {
@@ -168,6 +202,10 @@ impl Term {
             Cow::Borrowed(text)
         };
         let mut st = self.lock();
+        if self.stdout_tty && st.route.is_some() {
+            routed(&mut st, &text);
+            return;
+        }
         if self.stdout_tty {
             // stdout shares the screen with the spinner's stderr.
             erase_spinner(&mut st, &mut std::io::stderr().lock());
@@ -198,6 +236,43 @@ impl Term {
         }
     }
 
+    /// From now on (`Some`) the lines written here, but for an answer on a stdout that is
+    /// not the terminal, go through `route` (above `hx chat`'s prompt, which stays up while a
+    /// turn runs), a line at a time, and the spinner stays off (the prompt has the bottom
+    /// line); `None` ends that, passing on the line begun.
+    pub fn route(&self, route: Option<Route>) {
+        let mut st = self.lock();
+        match (st.route.clone(), &route) {
+            (None, Some(_)) => {
+                st.held += 1;
+                erase_spinner(&mut st, &mut std::io::stderr().lock());
+            }
+            (Some(old), None) => {
+                let rest = std::mem::take(&mut st.partial);
+                if !rest.is_empty() {
+                    (old.0)(&rest);
+                }
+                st.held = st.held.saturating_sub(1);
+                st.at_line_start = true;
+            }
+            _ => {}
+        }
+        st.route = route;
+    }
+
+    /// While `on`, each routed piece waits until the next one comes, and turning it off
+    /// passes on the last: a prompt redrawn once, after everything, shows what was decided
+    /// meanwhile (the chat's prompt, no longer busy once its turn's last lines are out).
+    pub fn hold_last(&self, on: bool) {
+        let mut st = self.lock();
+        st.holding = on;
+        if !on {
+            if let (Some(last), Some(route)) = (st.last.take(), st.route.clone()) {
+                (route.0)(&last);
+            }
+        }
+    }
+
     /// The spinner of this terminal (see [`Spinner`]).
     pub fn spinner(&self) -> Spinner {
         Spinner {
@@ -209,6 +284,24 @@ impl Term {
 fn lock(screen: &Screen) -> MutexGuard<'_, ScreenState> {
     // A panic elsewhere while printing must not silence all later output.
     screen.state.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Routed text: whole lines go on at once, the rest waits for its newline (the prompt is
+/// drawn again under each piece, which would break a line in two).
+fn routed(st: &mut ScreenState, text: &str) {
+    st.partial.push_str(text);
+    let Some(end) = st.partial.rfind('\n') else {
+        return;
+    };
+    let whole: String = st.partial.drain(..=end).collect();
+    let out = if st.holding {
+        st.last.replace(whole)
+    } else {
+        Some(whole)
+    };
+    if let (Some(out), Some(route)) = (out, &st.route) {
+        (route.0)(&out);
+    }
 }
 
 fn erase_spinner(st: &mut ScreenState, e: &mut impl Write) {

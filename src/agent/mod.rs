@@ -29,6 +29,7 @@ pub mod goal;
 pub mod outcome;
 pub mod prompt;
 pub mod repeats;
+pub mod steer;
 pub mod task;
 pub mod text_call;
 
@@ -65,6 +66,8 @@ pub struct Input<'a> {
     /// What the user typed, when `text` is not it (`/NAME args`): recorded beside the
     /// message for what lists sessions, and the checkpoint's label.
     pub typed: Option<&'a str>,
+    /// Messages the user sends while the run goes on, appended before its next request.
+    pub steers: Option<&'a steer::Steers>,
 }
 
 impl<'a> Input<'a> {
@@ -75,6 +78,7 @@ impl<'a> Input<'a> {
             session_start: true,
             invoked_skill: false,
             typed: None,
+            steers: None,
         }
     }
 }
@@ -370,6 +374,11 @@ impl Agent {
                     self.emit(&Event::Noted(&text));
                     session.push(Message::User(text));
                 }
+            }
+            // What the user typed meanwhile goes last of all: it is what the model answers.
+            for text in input.steers.map(steer::Steers::take).unwrap_or_default() {
+                self.emit(&Event::Steered(&text));
+                session.push(Message::User(text));
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
             // Made to fit the context window first, when it would not (see `compact`).

@@ -15,6 +15,7 @@ use super::outcome::{Ending, Front, Mapped, INTERRUPTED};
 use super::session::short_id;
 use crate::agent::compact::Ended;
 use crate::agent::goal::Goal;
+use crate::agent::steer::Steers;
 use crate::agent::{Agent, Input, Outcome};
 use crate::events::TurnEnd;
 use crate::model::{FailureKind, Message, ModelError, Profile};
@@ -88,6 +89,8 @@ pub struct Conversation {
     unreached: bool,
     /// The command every message's answer must pass (`--until`, `/goal`), if any.
     goal: Option<Arc<Goal>>,
+    /// What the user sends while a message runs (see [`Conversation::steers`]).
+    steers: Arc<Steers>,
 }
 
 impl Conversation {
@@ -102,7 +105,22 @@ impl Conversation {
             ending: (EndOutcome::Answered, None, None),
             unreached: false,
             goal: None,
+            steers: Arc::default(),
         }
+    }
+
+    /// The queue of steers: a front end pushes what the user sends while [`Conversation::send`]
+    /// runs, and the run appends it, as user messages, before its next request (see
+    /// [`crate::agent::steer`]). What a run that ended left in it is the front end's to take
+    /// ([`Steers::take`]) and send as the next message.
+    pub fn steers(&self) -> Arc<Steers> {
+        self.steers.clone()
+    }
+
+    /// Takes `steers` as its queue: a front end that starts another conversation (`/new`,
+    /// `/resume`) keeps pushing into the one it has.
+    pub fn set_steers(&mut self, steers: Arc<Steers>) {
+        self.steers = steers;
     }
 
     /// From the next message on, each answer must pass `goal` (none: an answer ends the
@@ -180,6 +198,7 @@ impl Conversation {
         };
         let session_start = !std::mem::replace(&mut self.started, true);
         let goal = self.goal.clone();
+        let steers = self.steers.clone();
         // The session is the conversation's, on its own profile, whatever this one message
         // goes to: `-c` goes on with the conversation's model.
         let (session, unrecorded) = self.session_or_start(&base);
@@ -192,6 +211,7 @@ impl Conversation {
             session_start,
             invoked_skill: message.invoked_skill,
             typed: message.typed.as_deref(),
+            steers: Some(&steers),
         };
         agent.run_message(session, input).await
     }

@@ -1,7 +1,8 @@
 //! Approvals: in `hx chat`, a call the guard would refuse is put to the person at the
 //! terminal first. `y` runs it once, `a` runs this exact command for the rest of the session
 //! without asking again, `n` (and Enter, and anything else) refuses, and the model gets the
-//! guard's error as in one-shot mode. A user hook's block never gets here (see
+//! guard's error as in one-shot mode. The chat's prompt is up while the turn runs (see
+//! `queue`): the question is printed above it and the next line typed answers it. A user hook's block never gets here (see
 //! `Hooks::pre_tool_use`). Every answer is kept for the conversation to record in the session.
 
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -10,7 +11,7 @@ use std::time::Instant;
 use futures_util::future::BoxFuture;
 use tokio::sync::oneshot;
 
-use super::editor::{LineEditor, Read};
+use super::editor::Read;
 use crate::hooks::ledger::Ledger;
 use crate::hooks::{Approval, Approver, HookContext};
 use crate::model::ToolCall;
@@ -22,7 +23,6 @@ use crate::term::Term;
 pub const QUESTION: &str = "Run it? [y] once, [a] always in this session, [N] no: ";
 
 pub struct Approvals {
-    editor: LineEditor,
     term: Arc<Term>,
     state: Mutex<State>,
     ledger: Ledger,
@@ -39,16 +39,13 @@ struct State {
     cancel: Option<oneshot::Sender<()>>,
     /// When the running turn began.
     began: Option<Instant>,
+    /// The question waiting for its answer: the next line read at the prompt.
+    waiting: Option<oneshot::Sender<Read>>,
 }
 
 impl Approvals {
-    pub fn new(
-        editor: LineEditor,
-        term: Arc<Term>,
-        notifier: Option<Arc<Notifier>>,
-    ) -> Arc<Approvals> {
+    pub fn new(term: Arc<Term>, notifier: Option<Arc<Notifier>>) -> Arc<Approvals> {
         Arc::new(Approvals {
-            editor,
             term,
             state: Mutex::new(State::default()),
             ledger: Ledger::default(),
@@ -73,6 +70,15 @@ impl Approvals {
         st.cancel = Some(tx);
         st.began = Some(Instant::now());
         rx
+    }
+
+    /// A line read at the prompt during a turn: the answer of the question waiting, if one
+    /// is (`Ok`); else given back, for the queue.
+    pub fn answer(&self, read: Read) -> Result<(), Read> {
+        match self.state().waiting.take() {
+            Some(tx) => tx.send(read),
+            None => Err(read),
+        }
     }
 
     /// The answers given since the last call, oldest first, for the session.
@@ -107,8 +113,11 @@ impl Approvals {
             n.tell(began.elapsed(), &cx.session_id, Why::Approval { command })
                 .await;
         }
-        let answer = match self.editor.read(QUESTION).await {
-            Read::Line(l) => match l.trim().to_ascii_lowercase().as_str() {
+        let (tx, rx) = oneshot::channel();
+        self.state().waiting = Some(tx);
+        self.term.line(QUESTION);
+        let answer = match rx.await.unwrap_or(Read::Eof) {
+            Read::Line(l) | Read::NextTurn(l) => match l.trim().to_ascii_lowercase().as_str() {
                 "y" | "yes" => Approval::Once,
                 "a" | "always" => Approval::Always,
                 _ => Approval::Refused,

@@ -3,7 +3,7 @@
 //! unit test.
 
 /// The slash commands, with their one-line help, in the order `/help` lists them.
-pub const COMMANDS: [(&str, &str); 18] = [
+pub const COMMANDS: [(&str, &str); 19] = [
     ("/help", "this list"),
     ("/exit", "leave (also /quit, Ctrl-D, or Ctrl-C twice)"),
     ("/quit", "leave"),
@@ -33,6 +33,10 @@ pub const COMMANDS: [(&str, &str); 18] = [
     (
         "/shells",
         "/shells [kill ID]: the background shells, or end one",
+    ),
+    (
+        "/queue",
+        "the messages queued during a turn (Up on an empty prompt takes the last back)",
     ),
     ("/usage", "tokens so far and cache hits"),
     (
@@ -97,6 +101,8 @@ pub enum Input {
     Shells(Option<String>),
     Usage,
     Context,
+    /// `/queue`: what was queued during a turn.
+    Queue,
     /// `/NAME args` that is none of the chat's own: a command file or a skill, if one has
     /// that name (`app::invoke` decides).
     Invoke {
@@ -132,6 +138,7 @@ pub fn parse(line: &str) -> Input {
         "shells" => Input::Shells(arg),
         "usage" => Input::Usage,
         "context" => Input::Context,
+        "queue" => Input::Queue,
         w => Input::Invoke {
             name: w.to_string(),
             args: args.to_string(),
@@ -174,7 +181,13 @@ pub fn help(named: &[Named]) -> String {
     let mut s = String::from(
         "Type a message and press Enter. Alt-Enter or a trailing \\ starts a new line; a \
          pasted block is one message. Ctrl-R searches the history, Tab completes commands \
-         and skill names. Ctrl-C stops the running turn.\n",
+         and skill names. Ctrl-C stops the running turn.\n\
+         While a turn runs the prompt (..>) stays up: Enter sends the line to the running \
+         turn as a steer, added before its next request (a steer the turn ends without \
+         sending goes as the next message); Tab queues it as the next turn instead. Up on \
+         an empty prompt takes the last queued message back to edit; Ctrl-C on the line \
+         then drops it. Ctrl-C on an empty prompt stops the turn and keeps what is queued: \
+         Enter on an empty prompt sends the next of it.\n",
     );
     for (cmd, what) in COMMANDS {
         s.push_str(&format!("  {cmd:<10} {what}\n"));

@@ -21,6 +21,7 @@ use tokio::signal::unix::{signal, SignalKind};
 use super::approve::Approvals;
 use super::commands::{self, Input};
 use super::editor::{self, LineEditor, Read, SkillNames};
+use super::queue::{During, Queue};
 use super::terminal::SavedTerminal;
 use crate::agent::Outcome;
 use crate::app::invoke::Invocables;
@@ -57,6 +58,9 @@ pub struct Setup {
 /// first build's thread, so that the prompt does not wait for them).
 pub(super) type Built = Result<(build::Built, Arc<crate::commands::Discovery>), String>;
 
+/// A read of the line editor in flight: the prompt, up during a turn and after it.
+pub(super) type Pending = std::pin::Pin<Box<dyn std::future::Future<Output = Read> + Send + Sync>>;
+
 /// How a message's turn ended.
 enum TurnEnd {
     Done(Result<Outcome, crate::model::ModelError>),
@@ -89,6 +93,13 @@ pub(super) struct Chat {
     /// The agent and the current session (created with the first message: an empty chat
     /// leaves no session for `-c` to find; or opened by `-c`, `-r`, `/resume`).
     pub(super) conversation: Conversation,
+    /// What the user sent while a turn ran (see `queue`).
+    pub(super) queue: Arc<Queue>,
+    /// The prompt's read, when one is in flight: started during a turn, it goes on as the
+    /// prompt after it.
+    pub(super) pending: Option<Pending>,
+    /// The last turn was stopped (Ctrl-C): what is queued waits for the user.
+    pub(super) stopped: bool,
 }
 
 /// Runs the conversation until the user leaves (0) or a signal ends it (128 + its number);
@@ -110,14 +121,23 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
     let workspace = cwd.canonicalize().unwrap_or_else(|_| cwd.clone());
     let recorder = build::recorder(&config, &workspace, &env, ephemeral);
     let skill_names: SkillNames = Arc::new(RwLock::new(Vec::new()));
-    let (editor, warnings) =
-        match LineEditor::start(editor::history_path(&env), skill_names.clone()) {
-            Ok(e) => e,
-            Err(e) => {
-                term.line(&format!("hx: cannot start the line editor: {e}"));
-                return exit::FAILED;
-            }
-        };
+    let id = match &resume {
+        Some(r) => r.id().to_string(),
+        None => session::store::new_id(),
+    };
+    let conversation = Conversation::new(recorder.clone(), id.clone());
+    let queue = Arc::new(Queue::new(conversation.steers()));
+    let (editor, warnings) = match LineEditor::start(
+        editor::history_path(&env),
+        skill_names.clone(),
+        queue.clone(),
+    ) {
+        Ok(e) => e,
+        Err(e) => {
+            term.line(&format!("hx: cannot start the line editor: {e}"));
+            return exit::FAILED;
+        }
+    };
     for w in warnings {
         term.line(&Warning::new(w).to_string());
     }
@@ -127,11 +147,14 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         config.notify_after,
         workspace.clone(),
     );
-    let approvals = Approvals::new(editor.clone(), term.clone(), notifier.clone());
-    let id = match &resume {
-        Some(r) => r.id().to_string(),
-        None => session::store::new_id(),
-    };
+    let approvals = Approvals::new(term.clone(), notifier.clone());
+    // The prompt stays up while a turn runs: what the turn shows goes above it.
+    if editor.can_print_above() {
+        let e = editor.clone();
+        term.route(Some(crate::term::Route(Arc::new(move |t: &str| {
+            e.print_raw(t)
+        }))));
+    }
     // The agent, and with it the skill catalog (2,000 skills take tens of milliseconds), is
     // built on the blocking pool while the prompt is already up; a line waits for it.
     let building = {
@@ -172,7 +195,10 @@ pub async fn run(setup: Setup, terminal: &SavedTerminal) -> i32 {
         env,
         term,
         events,
-        conversation: Conversation::new(recorder.clone(), id),
+        conversation,
+        queue,
+        pending: None,
+        stopped: false,
         recorder,
         editor,
         approvals,
@@ -264,7 +290,8 @@ impl Chat {
                 Err(code) => return code,
             };
             let line = match line {
-                Read::Line(l) => l,
+                // Tab sent it as the turn ended: no turn runs to queue it behind.
+                Read::Line(l) | Read::NextTurn(l) => l,
                 Read::Interrupted if leaving => break,
                 Read::Interrupted => {
                     leaving = true;
@@ -289,9 +316,22 @@ impl Chat {
             }
             let input = commands::parse(&text);
             match input {
+                // After a stopped turn, what was queued waits for this.
+                Input::Empty if !self.queue.is_empty() => {
+                    if let Err(code) = self.ready(ends, terminal).await {
+                        return code;
+                    }
+                    self.stopped = false;
+                    if let Some(code) = self.follow(ends, terminal).await {
+                        return code;
+                    }
+                }
                 Input::Empty => {}
                 Input::Message(m) => {
                     if let Some(code) = self.send(&Outgoing::text(m), ends, terminal).await {
+                        return code;
+                    }
+                    if let Some(code) = self.follow(ends, terminal).await {
                         return code;
                     }
                 }
@@ -299,7 +339,11 @@ impl Chat {
                     if let Some(code) = self.invoke(&name, &args, ends, terminal).await {
                         return code;
                     }
+                    if let Some(code) = self.follow(ends, terminal).await {
+                        return code;
+                    }
                 }
+                Input::Queue => self.say(&self.queue.listing()),
                 Input::Exit => break,
                 Input::Help => self.say(commands::help(&self.named()).trim_end()),
                 Input::New => {
@@ -385,9 +429,10 @@ impl Chat {
         ends: &mut Signals,
         terminal: &SavedTerminal,
     ) -> Result<Read, i32> {
-        let editor = self.editor.clone();
-        let read = editor.read(prompt);
-        tokio::pin!(read);
+        let mut read = match self.pending.take() {
+            Some(p) => p,
+            None => self.start_read(prompt),
+        };
         loop {
             tokio::select! {
                 r = &mut read => return Ok(r),
@@ -443,6 +488,7 @@ impl Chat {
         // Straight to the terminal, not above the prompt: hx ends before the editor would
         // print it.
         terminal.restore();
+        self.term.route(None);
         self.say(&format!("\nhx: {}", failed.1));
         self.close_session();
         Err(failed.0)
@@ -452,6 +498,7 @@ impl Chat {
     /// closed with the signal as its outcome.
     pub(super) fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
         terminal.restore();
+        self.term.route(None);
         // The handlers stay: a second signal must not cut the session's last lines short.
         self.say(&format!("\nhx: terminated by {}", signal_name(sig)));
         let mapped = self
@@ -488,19 +535,47 @@ impl Chat {
             }
         };
         let cancel = self.approvals.begin_turn();
-        // The view shows the turn as it runs, the spinner too (waiting for the model, or for
-        // a tool that takes over a second); every way out below ends the turn for it, so no
-        // spinner outlives its turn.
+        // The view shows the turn as it runs, above the prompt, which stays up (see
+        // `queue`); every way out below ends the turn for it.
         let began = Instant::now();
-        let end = tokio::select! {
-            r = self.conversation.send(message) => TurnEnd::Done(r),
-            _ = sigint.recv() => TurnEnd::Cancelled,
-            Ok(()) = cancel => TurnEnd::Cancelled,
-            sig = ends.recv() => TurnEnd::Ended(sig),
+        let mut read = match self.pending.take() {
+            Some(p) => p,
+            None => self.start_read(PROMPT),
         };
+        self.queue.set_busy(true);
+        let end = {
+            let during = During {
+                queue: self.queue.clone(),
+                approvals: self.approvals.clone(),
+                editor: self.editor.clone(),
+                term: self.term.clone(),
+            };
+            let turn = self.conversation.send(message);
+            tokio::pin!(turn);
+            let mut cancel = futures_util::FutureExt::fuse(cancel);
+            loop {
+                tokio::select! {
+                    r = &mut turn => break TurnEnd::Done(r),
+                    _ = sigint.recv() => break TurnEnd::Cancelled,
+                    Ok(()) = &mut cancel => break TurnEnd::Cancelled,
+                    sig = ends.recv() => break TurnEnd::Ended(sig),
+                    got = &mut read => {
+                        read = during.editor_read();
+                        if let Some(failed) = during.line(got) {
+                            match failed {
+                                Read::Interrupted => break TurnEnd::Cancelled,
+                                // The prompt after the turn says so, and the chat ends.
+                                f => read = Box::pin(async move { f }),
+                            }
+                        }
+                    }
+                }
+            }
+        };
+        drop(sigint);
+        self.stopped = matches!(end, TurnEnd::Cancelled);
         // The run's future is gone: the HTTP request is dropped, the running commands'
         // process groups killed, the subagents stopped.
-        drop(sigint);
         let answered = self.approvals.take_answered();
         self.conversation.record_approvals(answered);
         let ending = match end {
@@ -512,14 +587,30 @@ impl Chat {
                 return Some(self.end_by_signal(sig, terminal));
             }
         };
+        // The prompt is drawn once more, not busy, under the turn's last line.
+        self.pending = Some(read);
+        self.term.hold_last(true);
         let ran = matches!(ending, Ending::Run(_));
         let mapped = self.conversation.ended(ending, Front::Conversation);
         self.events.emit(&main, &Event::TurnEnded(&mapped.turn));
         if ran {
             self.status_line(window, spent_before, usage_before);
+        }
+        self.queue.set_busy(false);
+        self.editor.settle_with_next(true);
+        self.term.hold_last(false);
+        self.editor.settle_with_next(false);
+        if ran {
             self.tell(message, &mapped.turn, began.elapsed()).await;
         }
         None
+    }
+
+    /// A read of the line editor at `prompt`, to poll or keep in flight.
+    fn start_read(&self, prompt: &str) -> Pending {
+        let editor = self.editor.clone();
+        let prompt = prompt.to_string();
+        Box::pin(async move { editor.read(&prompt).await })
     }
 
     /// A turn that ended by itself, after a while: the user is told (a Ctrl-C means they are

@@ -12,7 +12,9 @@
 use std::borrow::Cow;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{mpsc, Arc, Mutex, RwLock};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Condvar, Mutex, RwLock};
+use std::time::Duration;
 
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
@@ -29,6 +31,7 @@ type Printer = Arc<Mutex<Box<dyn ExternalPrinter + Send>>>;
 use tokio::sync::oneshot;
 
 use super::commands;
+use super::queue::{Queue, BUSY_PROMPT};
 use crate::config::Env;
 use crate::text::Warning;
 
@@ -43,6 +46,8 @@ pub const HISTORY_ENTRY_CHARS: usize = 64 * 1024;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Read {
     Line(String),
+    /// A line sent with Tab while a turn runs: for the next turn (see `queue`).
+    NextTurn(String),
     /// Ctrl-C on an empty line.
     Interrupted,
     /// Ctrl-D on an empty line.
@@ -74,7 +79,52 @@ pub struct LineEditor {
     printer: Option<Printer>,
     /// What the next line starts with.
     initial: Arc<Mutex<String>>,
+    drawn: Arc<Drawn>,
 }
+
+/// The prompt's draws, counted, and whether a line is being read: a line printed above a
+/// waiting prompt is passed to the editor's thread, which draws the prompt again under it
+/// when it gets to it. [`LineEditor::print_raw`] waits for that draw, so that the prompt a
+/// later line is drawn with (busy, or not any more) is the one of its time, not of a
+/// line still on its way.
+#[derive(Default)]
+struct Drawn {
+    /// Lines passed to the editor's thread, and the draws of the prompt under them: a draw
+    /// with no line on its way (a key) is not counted.
+    count: Mutex<(u64, u64)>,
+    changed: Condvar,
+    reading: AtomicBool,
+    /// The prompt reads busy until the line of this number is drawn (see
+    /// [`LineEditor::settle_with_next`]), whatever the queue says meanwhile.
+    settles_at: Mutex<u64>,
+    /// The next line printed is the one the prompt settles with.
+    settle_next: AtomicBool,
+}
+
+impl Drawn {
+    /// The prompt was drawn.
+    fn drew(&self) {
+        let mut c = lock(&self.count);
+        if c.1 < c.0 {
+            c.1 += 1;
+        }
+        self.changed.notify_all();
+    }
+}
+
+/// Whether the terminal is in the line editor's raw mode (no canonical input): a line
+/// printed now goes through its thread, not straight out.
+fn editing() -> bool {
+    // SAFETY: tcgetattr fills the struct it is given; a zeroed termios is a valid value.
+    unsafe {
+        let mut t: libc::termios = std::mem::zeroed();
+        libc::tcgetattr(libc::STDIN_FILENO, &mut t) == 0 && t.c_lflag & libc::ICANON == 0
+    }
+}
+
+/// How long a line printed above the prompt waits for it to be drawn again at most (the
+/// editor's thread does it in a moment; this only bounds a wait that went wrong).
+const DRAW_WAIT: Duration = Duration::from_secs(5);
 
 /// `$XDG_STATE_HOME/hx/history`, else `~/.local/state/hx/history`: beside the sessions.
 pub fn history_path(env: &Env) -> Option<PathBuf> {
@@ -89,14 +139,23 @@ impl LineEditor {
     pub fn start(
         history: Option<PathBuf>,
         skills: SkillNames,
+        queue: Arc<Queue>,
     ) -> std::io::Result<(LineEditor, Vec<String>)> {
         let (tx, rx) = mpsc::channel::<Request>();
+        let drawn = Arc::new(Drawn::default());
+        let drawn_thread = drawn.clone();
         type Ready = Result<(Vec<String>, Option<Printer>), String>;
         let (ready_tx, ready_rx) = mpsc::channel::<Ready>();
         std::thread::Builder::new()
             .name("hx-line-editor".into())
             .spawn(move || {
-                let (mut editor, warnings) = match new_editor(history.as_deref(), skills) {
+                let next_turn = Arc::new(AtomicBool::new(false));
+                let drawn_here = drawn_thread.clone();
+                let keys = Keys {
+                    queue: queue.clone(),
+                    next_turn: next_turn.clone(),
+                };
+                let (mut editor, warnings) = match new_editor(history.as_deref(), skills, keys) {
                     Ok(e) => e,
                     Err(e) => {
                         let _ = ready_tx.send(Err(e));
@@ -108,7 +167,14 @@ impl LineEditor {
                     Arc::new(Mutex::new(p))
                 });
                 let _ = ready_tx.send(Ok((warnings, printer)));
-                serve(&mut editor, history.as_deref(), rx);
+                serve(
+                    &mut editor,
+                    history.as_deref(),
+                    rx,
+                    &queue,
+                    &next_turn,
+                    &drawn_here,
+                );
             })?;
         match ready_rx.recv() {
             Ok(Ok((warnings, printer))) => Ok((
@@ -116,6 +182,7 @@ impl LineEditor {
                     tx,
                     printer,
                     initial: Arc::default(),
+                    drawn,
                 },
                 warnings,
             )),
@@ -161,6 +228,49 @@ impl LineEditor {
         }
     }
 
+    /// Text already made safe for the terminal (the chat's [`crate::term::Term`] escapes
+    /// it), above the prompt while it waits, else straight to the terminal.
+    pub fn print_raw(&self, text: &str) {
+        let queued = self.drawn.reading.load(Ordering::SeqCst) && editing();
+        let seq = {
+            let mut c = lock(&self.drawn.count);
+            c.0 += u64::from(queued);
+            c.0
+        };
+        if queued && self.drawn.settle_next.swap(false, Ordering::SeqCst) {
+            *lock(&self.drawn.settles_at) = seq;
+        }
+        let printed = self.printer.as_ref().is_some_and(|p| {
+            p.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .print(text.to_string())
+                .is_ok()
+        });
+        if !printed {
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+        } else if queued {
+            let count = lock(&self.drawn.count);
+            let _ = self
+                .drawn
+                .changed
+                .wait_timeout_while(count, DRAW_WAIT, |c| {
+                    c.1 < seq && self.drawn.reading.load(Ordering::SeqCst)
+                });
+        }
+    }
+
+    /// While `on`, the next line printed above the prompt is the one the prompt is drawn
+    /// not busy under first: the lines before it, still on their way to the editor's
+    /// thread, keep the busy prompt even when the turn has ended meanwhile.
+    pub fn settle_with_next(&self, on: bool) {
+        self.drawn.settle_next.store(on, Ordering::SeqCst);
+    }
+
+    /// Whether lines can go above a waiting prompt (a full terminal).
+    pub fn can_print_above(&self) -> bool {
+        self.printer.is_some()
+    }
+
     /// Keeps `line` in the history (and its file).
     pub fn remember(&self, line: &str) {
         if line.chars().count() <= HISTORY_ENTRY_CHARS {
@@ -171,9 +281,14 @@ impl LineEditor {
 
 type ChatEditor = Editor<ChatHelper, FileHistory>;
 
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
 fn new_editor(
     history: Option<&Path>,
     skills: SkillNames,
+    keys: Keys,
 ) -> Result<(ChatEditor, Vec<String>), String> {
     let config = Config::builder()
         .max_history_size(HISTORY_ENTRIES)
@@ -201,6 +316,14 @@ fn new_editor(
     editor.bind_sequence(
         KeyEvent::ctrl('C'),
         EventHandler::Conditional(Box::new(CtrlC)),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Tab, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(NextTurnKey(keys.clone()))),
+    );
+    editor.bind_sequence(
+        KeyEvent(KeyCode::Up, Modifiers::NONE),
+        EventHandler::Conditional(Box::new(TakeBackKey(keys))),
     );
     let mut warnings = Vec::new();
     if let Some(path) = history {
@@ -241,7 +364,14 @@ fn load_history(editor: &mut ChatEditor, path: &Path) -> Option<String> {
     }
 }
 
-fn serve(editor: &mut ChatEditor, history: Option<&Path>, rx: mpsc::Receiver<Request>) {
+fn serve(
+    editor: &mut ChatEditor,
+    history: Option<&Path>,
+    rx: mpsc::Receiver<Request>,
+    queue: &Arc<Queue>,
+    next_turn: &AtomicBool,
+    drawn: &Arc<Drawn>,
+) {
     let mut warned = false;
     for request in rx {
         match request {
@@ -250,12 +380,30 @@ fn serve(editor: &mut ChatEditor, history: Option<&Path>, rx: mpsc::Receiver<Req
                 initial,
                 reply,
             } => {
+                let prompt = ChatPrompt {
+                    follows: prompt == super::PROMPT,
+                    text: prompt,
+                    queue: queue.clone(),
+                    drawn: drawn.clone(),
+                    asked: Default::default(),
+                };
+                next_turn.store(false, Ordering::SeqCst);
+                {
+                    // A line that went straight out as the last read ended is drawn under
+                    // nothing: the count starts even.
+                    let mut c = lock(&drawn.count);
+                    c.1 = c.0;
+                }
+                drawn.reading.store(true, Ordering::SeqCst);
                 let line = if initial.is_empty() {
                     editor.readline(&prompt)
                 } else {
                     editor.readline_with_initial(&prompt, (&initial, ""))
                 };
+                drawn.reading.store(false, Ordering::SeqCst);
+                drawn.changed.notify_all();
                 let read = match line {
+                    Ok(line) if next_turn.swap(false, Ordering::SeqCst) => Read::NextTurn(line),
                     Ok(line) => Read::Line(line),
                     Err(ReadlineError::Interrupted) => Read::Interrupted,
                     Err(ReadlineError::Eof) => Read::Eof,
@@ -321,6 +469,69 @@ impl ConditionalEventHandler for CtrlC {
         } else {
             Some(Cmd::Kill(Movement::WholeBuffer))
         }
+    }
+}
+
+/// The chat's prompt: while a turn runs it reads [`BUSY_PROMPT`] (same width), redrawn so
+/// whenever the editor next draws the line (a key, a line printed above it).
+struct ChatPrompt {
+    text: String,
+    /// It is the chat's own prompt, not a question.
+    follows: bool,
+    queue: Arc<Queue>,
+    drawn: Arc<Drawn>,
+    /// The prompt's text was asked for this many times: the editor asks twice as it starts
+    /// (measuring it, drawing it), before it draws it under any printed line.
+    asked: std::sync::atomic::AtomicU32,
+}
+
+impl rustyline::Prompt for ChatPrompt {
+    fn raw(&self) -> &str {
+        if self.asked.fetch_add(1, Ordering::SeqCst) >= 2 {
+            self.drawn.drew();
+        }
+        let settling = lock(&self.drawn.count).1 < *lock(&self.drawn.settles_at);
+        if self.follows && (self.queue.busy() || settling) {
+            BUSY_PROMPT
+        } else {
+            &self.text
+        }
+    }
+}
+
+/// What the queue keys share with the conversation.
+#[derive(Clone)]
+struct Keys {
+    queue: Arc<Queue>,
+    /// The line being accepted was sent with Tab: for the next turn.
+    next_turn: Arc<AtomicBool>,
+}
+
+/// Tab while a turn runs, on a message: accepted for the next turn. Otherwise (a `/NAME`, or
+/// no turn running) it completes, as it always did.
+struct NextTurnKey(Keys);
+
+impl ConditionalEventHandler for NextTurnKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        let line = ctx.line();
+        if !self.0.queue.busy() || line.trim().is_empty() || line.starts_with('/') {
+            return None;
+        }
+        self.0.next_turn.store(true, Ordering::SeqCst);
+        Some(Cmd::AcceptLine)
+    }
+}
+
+/// Up on an empty line with messages queued: the newest comes back into the line to edit.
+/// Otherwise the history, as always.
+struct TakeBackKey(Keys);
+
+impl ConditionalEventHandler for TakeBackKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext) -> Option<Cmd> {
+        if !ctx.line().is_empty() {
+            return None;
+        }
+        self.0.queue.take_back().map(|text| Cmd::Insert(1, text))
     }
 }
 

@@ -22,6 +22,7 @@ mod conversation;
 pub mod editor;
 mod invoke;
 mod model;
+pub mod queue;
 mod recap;
 mod rewind;
 mod switch;

@@ -61,6 +61,8 @@ impl Chat {
         let build::Built { agent, skills, .. } = built?;
         // Command files stay as the first build found them; the skills are found again.
         self.conversation = Conversation::new(self.recorder.clone(), id);
+        // What the prompt queues goes on to the new conversation's turns.
+        self.conversation.set_steers(self.queue.steers.clone());
         self.conversation.set_agent(agent);
         self.skills = skills;
         self.set_skill_names();

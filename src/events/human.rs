@@ -446,6 +446,10 @@ impl Observer for HumanView {
                 text.lines().next().unwrap_or_default(),
                 &scope.prefix,
             )),
+            Event::Steered(text) => self.trace(&prefixed(
+                &format!("› steer: {}", crate::text::one_line(text, 100)),
+                &scope.prefix,
+            )),
             Event::TurnStarted => {
                 let mut st = self.state();
                 st.usage = Usage::default();

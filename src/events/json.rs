@@ -561,6 +561,13 @@ impl Observer for JsonView {
                 drop(st);
                 self.item("item.completed", &item);
             }
+            Event::Steered(text) => {
+                let mut st = self.state();
+                let mut item = Self::new_item(&mut st, scope, "user_message");
+                item.insert("text".into(), (*text).into());
+                drop(st);
+                self.item("item.completed", &item);
+            }
             Event::Retrying {
                 attempt,
                 max,

@@ -40,6 +40,9 @@ pub enum Event<'a> {
     /// A note hx appended for the model before a request, of something that happened
     /// meanwhile (a background shell that ended): its text, as the model reads it.
     Noted(&'a str),
+    /// A message the user sent while the run went on (a steer), appended before the next
+    /// request: its text.
+    Steered(&'a str),
     /// The main agent took a task: everything up to [`Event::TurnEnded`] is one turn.
     TurnStarted,
     /// The task passed the `UserPromptSubmit` hooks' turn (traced as that hook event).

@@ -54,18 +54,21 @@ fn two_messages_continue_one_conversation() {
 }
 
 #[test]
-fn a_turn_shows_the_spinner_while_hx_waits_for_the_model() {
+fn a_turn_keeps_the_prompt_up_marked_busy_while_hx_waits_for_the_model() {
     let server = FakeServer::start(vec![
         Reply::text("Slow answer.").delay(Duration::from_millis(1500))
     ]);
     let mut hx = chat_hx(&server);
-    // Colour allowed, as on a person's terminal: the spinner is on.
+    // Colour allowed, as on a person's terminal.
     hx.env_remove("NO_COLOR");
     let mut chat = Chat::start(&hx);
     chat.type_line("take your time");
-    chat.expect("waiting for the model");
+    // The prompt stays up for messages to the running turn; it has the bottom line, so the
+    // spinner keeps off it (`hx agent` shows one: terminal.rs).
+    chat.expect("..> ");
     let rest = chat.expect(PROMPT);
     assert!(rest.contains("Slow answer."), "{rest}");
+    assert!(!rest.contains("waiting for the model"), "{rest}");
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);
     assert_eq!(server.requests().len(), 1);

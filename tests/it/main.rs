@@ -20,6 +20,7 @@ mod bounds;
 mod cache;
 mod chat;
 mod chat_approvals;
+mod chat_steer;
 mod checkpoints;
 mod checkpoints_kept;
 mod commands;
