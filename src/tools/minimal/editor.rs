@@ -36,36 +36,51 @@ pub struct StrReplaceEditor {
     history: Mutex<History>,
 }
 
-/// The versions of each file before this tool's edits, newest last.
+/// The versions of each file before this tool's edits, newest last, each with its place in
+/// the order of all edits.
 #[derive(Default)]
 struct History {
-    files: BTreeMap<PathBuf, VecDeque<String>>,
+    files: BTreeMap<PathBuf, VecDeque<(u64, String)>>,
     bytes: usize,
+    edits: u64,
 }
 
 impl History {
     fn push(&mut self, path: &Path, before: String) {
+        self.edits += 1;
         self.bytes += before.len();
         let versions = self.files.entry(path.to_path_buf()).or_default();
-        versions.push_back(before);
+        versions.push_back((self.edits, before));
         if versions.len() > UNDO_PER_FILE {
-            if let Some(old) = versions.pop_front() {
+            if let Some((_, old)) = versions.pop_front() {
                 self.bytes -= old.len();
             }
         }
-        // The oldest of any file go first; the one just kept goes last.
+        // The oldest version of all goes first, whichever file it is of; the one just kept
+        // goes last.
         while self.bytes > UNDO_TOTAL_BYTES {
-            let Some(versions) = self.files.values_mut().find(|v| v.len() > 1) else {
+            let oldest = self
+                .files
+                .iter()
+                .filter_map(|(p, v)| Some((v.front()?.0, p.clone())))
+                .filter(|(n, _)| *n != self.edits)
+                .min();
+            let Some((_, p)) = oldest else {
                 break;
             };
-            if let Some(old) = versions.pop_front() {
-                self.bytes -= old.len();
+            if let Some(versions) = self.files.get_mut(&p) {
+                if let Some((_, old)) = versions.pop_front() {
+                    self.bytes -= old.len();
+                }
+                if versions.is_empty() {
+                    self.files.remove(&p);
+                }
             }
         }
     }
 
     fn pop(&mut self, path: &Path) -> Option<String> {
-        let before = self.files.get_mut(path)?.pop_back()?;
+        let (_, before) = self.files.get_mut(path)?.pop_back()?;
         self.bytes -= before.len();
         Some(before)
     }
@@ -640,5 +655,19 @@ mod tests {
         assert_eq!(popped.len(), UNDO_PER_FILE);
         assert_eq!(popped.last().map(String::as_str), Some("3"));
         assert_eq!(h.bytes, 0);
+    }
+
+    /// One edit each of many files stays within the total: the oldest versions go first,
+    /// whichever file they are of.
+    #[test]
+    fn history_is_bounded_in_all_oldest_first() {
+        let mut h = History::default();
+        let big = "x".repeat(UNDO_TOTAL_BYTES / 3 + 1);
+        for i in 0..5 {
+            h.push(&PathBuf::from(format!("/w/{i}")), big.clone());
+        }
+        assert!(h.bytes <= UNDO_TOTAL_BYTES, "{} bytes kept", h.bytes);
+        assert!(h.pop(Path::new("/w/0")).is_none(), "the oldest was kept");
+        assert!(h.pop(Path::new("/w/4")).is_some(), "the newest went");
     }
 }

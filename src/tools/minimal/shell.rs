@@ -193,8 +193,13 @@ impl Slot {
         self.calls += 1;
         let marker = format!("__hx_end_{:016x}_{}", fastrand::u64(..), self.calls);
         let script = script(command, &marker);
+        // Busy from the first byte written: a call cancelled mid-write leaves half a script
+        // in the shell, which the next call must not follow.
         let written = match self.live.as_mut() {
-            Some(live) => live.stdin.write_all(script.as_bytes()).await,
+            Some(live) => {
+                live.busy = true;
+                live.stdin.write_all(script.as_bytes()).await
+            }
             None => return ToolResult::error("the shell could not be started"),
         };
         if written.is_err() {
@@ -205,7 +210,10 @@ impl Slot {
                 Err(e) => return ToolResult::error(e),
             };
             let again = match self.live.as_mut() {
-                Some(live) => live.stdin.write_all(script.as_bytes()).await,
+                Some(live) => {
+                    live.busy = true;
+                    live.stdin.write_all(script.as_bytes()).await
+                }
                 None => return ToolResult::error("the shell could not be started"),
             };
             if let Err(e) = again {
@@ -291,7 +299,9 @@ async fn read_until(
     timeout: Duration,
     limit: usize,
 ) -> (End, String) {
-    let needle = format!("\n{marker}:").into_bytes();
+    // Without the newline printed before it: a background job's partial line may come
+    // between the two writes; the newline, when it is there, is taken off the output.
+    let needle = format!("{marker}:").into_bytes();
     let mut text = BoundedText::new(limit);
     let mut decoder = Utf8Decoder::new();
     // Bytes not yet decoded: they may be the start of the marker.
@@ -311,9 +321,9 @@ async fn read_until(
                     if let Some(code) = take_marker(&mut pending, &needle) {
                         break End::Done(code);
                     }
-                    // Everything but what could still be the marker's start is output.
-                    let keep = needle.len().min(pending.len());
-                    let cut = pending.len() - keep;
+                    // Everything but what could still be the marker (or is it, its status
+                    // line not yet whole) is output.
+                    let cut = output_end(&pending, &needle);
                     decoder.decode(&pending[..cut], |s| text.push(s));
                     pending.drain(..cut);
                 }
@@ -345,6 +355,15 @@ async fn read_until(
 
 /// When `pending` holds the whole marker line: the command's status, with `pending` cut to
 /// the output before the marker.
+/// How much of `pending` is surely output: all before the marker when it came (its status
+/// line not yet whole), else all but what could be the marker's start.
+fn output_end(pending: &[u8], needle: &[u8]) -> usize {
+    match pending.windows(needle.len()).position(|w| w == needle) {
+        Some(at) => at.saturating_sub(1),
+        None => pending.len() - needle.len().min(pending.len()),
+    }
+}
+
 fn take_marker(pending: &mut Vec<u8>, needle: &[u8]) -> Option<i32> {
     let at = pending.windows(needle.len()).position(|w| w == needle)?;
     let after = &pending[at + needle.len()..];
@@ -353,6 +372,11 @@ fn take_marker(pending: &mut Vec<u8>, needle: &[u8]) -> Option<i32> {
         .ok()
         .and_then(|s| s.trim().parse().ok())
         .unwrap_or(-1);
+    let at = if at > 0 && pending[at - 1] == b'\n' {
+        at - 1
+    } else {
+        at
+    };
     pending.truncate(at);
     Some(code)
 }
@@ -428,6 +452,27 @@ fn how(status: Option<ExitStatus>) -> String {
 
 #[cfg(test)]
 mod tests {
+    /// The marker read in pieces, its status line last, is still found: nothing of it is
+    /// taken for output before it is whole.
+    #[test]
+    fn a_marker_split_across_reads_is_found() {
+        let needle = b"__hx_end_1:";
+        let mut pending = b"out\n__hx_end_1:".to_vec();
+        assert_eq!(super::take_marker(&mut pending, needle), None);
+        let cut = super::output_end(&pending, needle);
+        assert_eq!(&pending[..cut], b"out");
+        pending.drain(..cut);
+        pending.extend_from_slice(b"0");
+        assert_eq!(super::take_marker(&mut pending, needle), None);
+        pending.extend_from_slice(b"\n");
+        assert_eq!(super::take_marker(&mut pending, needle), Some(0));
+        assert_eq!(pending, b"\n".to_vec().split_off(1));
+        // A partial line of another process between the newline and the marker.
+        let mut mixed = b"a\nprogress 50%__hx_end_1:3\n".to_vec();
+        assert_eq!(super::take_marker(&mut mixed, needle), Some(3));
+        assert_eq!(mixed, b"a\nprogress 50%".to_vec());
+    }
+
     use super::*;
     use crate::tools::Workspace;
 
