@@ -36,7 +36,7 @@ use agent_client_protocol::v1::schema::{
     AgentCapabilities, AuthenticateRequest, CancelNotification, Implementation, InitializeRequest,
     InitializeResponse, LoadSessionRequest, LoadSessionResponse, McpCapabilities, McpServer,
     NewSessionRequest, NewSessionResponse, PromptCapabilities, PromptRequest, PromptResponse,
-    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, AGENT_METHOD_NAMES,
+    SetSessionConfigOptionRequest, SetSessionConfigOptionResponse, StopReason, AGENT_METHOD_NAMES,
 };
 use serde_json::Value;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -189,7 +189,14 @@ impl Server {
         if method == AGENT_METHOD_NAMES.session_cancel {
             if let Ok(c) = params::<CancelNotification>(method, p) {
                 if let Some(slot) = self.sessions.borrow().get(&*c.session_id.0) {
-                    if let Some(cancel) = slot.state.borrow_mut().cancel.take() {
+                    let mut st = slot.state.borrow_mut();
+                    // The prompts waiting are the session's too: each answered cancelled,
+                    // never run, as ACP asks of every prompt a cancel finds.
+                    for (id, _) in st.queued.drain(..) {
+                        self.out
+                            .result(&id, PromptResponse::new(StopReason::Cancelled));
+                    }
+                    if let Some(cancel) = st.cancel.take() {
                         let _ = cancel.send(());
                     }
                 }
@@ -553,6 +560,7 @@ impl Server {
                 config,
                 listing,
                 pending: Vec::new(),
+                queued: Default::default(),
             }),
         }))
     }
@@ -569,6 +577,12 @@ impl Server {
         let (conversation, rx) = {
             let mut st = slot.state.borrow_mut();
             let Some(conversation) = st.conversation.take() else {
+                // A prompt while one runs waits for its turn, appended after it, as a
+                // message typed during a turn does in the chat (issue 34).
+                if st.queued.len() < slot::MAX_QUEUED {
+                    st.queued.push_back((id, text));
+                    return;
+                }
                 drop(st);
                 return self.out.error(&id, &busy(&sid));
             };
@@ -581,19 +595,26 @@ impl Server {
         let task = tokio::task::spawn_local(async move {
             let slot = task_slot;
             let mut conversation = conversation;
-            let answer = slot.run(&mut conversation, &text, rx).await;
-            {
+            let (mut id, mut text, mut rx) = (id, text, rx);
+            loop {
+                let answer = slot.run(&mut conversation, &text, rx).await;
+                match answer {
+                    Ok(stop) => out.result(
+                        &id,
+                        PromptResponse::new(stop).usage(slot.view.prompt_usage()),
+                    ),
+                    Err(e) => out.error(&id, &e),
+                }
                 let mut st = slot.state.borrow_mut();
-                st.conversation = Some(conversation);
-                st.cancel = None;
-                st.running = None;
-            }
-            match answer {
-                Ok(stop) => out.result(
-                    &id,
-                    PromptResponse::new(stop).usage(slot.view.prompt_usage()),
-                ),
-                Err(e) => out.error(&id, &e),
+                let Some((next_id, next_text)) = st.queued.pop_front() else {
+                    st.conversation = Some(conversation);
+                    st.cancel = None;
+                    st.running = None;
+                    break;
+                };
+                let (tx, next_rx) = oneshot::channel();
+                st.cancel = Some(tx);
+                (id, text, rx) = (next_id, next_text, next_rx);
             }
         });
         let mut st = slot.state.borrow_mut();
@@ -611,6 +632,10 @@ impl Server {
         let mut running = Vec::new();
         for slot in &slots {
             let mut st = slot.state.borrow_mut();
+            for (id, _) in st.queued.drain(..) {
+                self.out
+                    .result(&id, PromptResponse::new(StopReason::Cancelled));
+            }
             if let Some(cancel) = st.cancel.take() {
                 let _ = cancel.send(());
             }

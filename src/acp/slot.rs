@@ -49,7 +49,13 @@ pub(super) struct SlotState {
     /// order chosen: the next prompt goes on with them (the agent may still be building, or
     /// a prompt running, when the client chooses).
     pub(super) pending: Vec<(Profile, Switched)>,
+    /// Prompts that came while one ran, oldest first (at most [`MAX_QUEUED`]): each runs when
+    /// the one before it has its answer.
+    pub(super) queued: std::collections::VecDeque<(serde_json::Value, String)>,
 }
+
+/// Prompts a session holds while one runs; one more is refused as busy.
+pub(super) const MAX_QUEUED: usize = 16;
 
 impl SlotState {
     /// Adds the models the provider listed so far at the end of those offered: the ones

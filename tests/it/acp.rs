@@ -335,14 +335,8 @@ fn cancel_kills_the_running_command_and_answers_cancelled_within_a_second() {
     let sid = acp.new_session(hx.workspace());
     let id = acp.prompt(&sid, "sleep");
     let pid = pid_in(&hx.workspace().join("pid.txt"), Duration::from_secs(20)).expect("pid");
-    // A second prompt while the first runs is refused.
+    // A second prompt while the first runs waits for it (issue 34); a cancel ends both.
     let second = acp.prompt(&sid, "and this");
-    let busy = acp.response(second);
-    assert_eq!(busy["error"]["code"], -32600, "{busy}");
-    assert!(busy["error"]["message"]
-        .as_str()
-        .unwrap()
-        .contains("already running"));
     let asked = Instant::now();
     acp.notify("session/cancel", json!({"sessionId": sid}));
     let r = acp.response(id);
@@ -352,6 +346,8 @@ fn cancel_kills_the_running_command_and_answers_cancelled_within_a_second() {
         asked.elapsed()
     );
     assert_eq!(stop_reason(&r), StopReason::Cancelled, "{r}");
+    let queued = acp.response(second);
+    assert_eq!(stop_reason(&queued), StopReason::Cancelled, "{queued}");
     assert!(
         ends_within(pid, Duration::from_secs(2)),
         "the command still runs"
@@ -367,6 +363,38 @@ fn cancel_kills_the_running_command_and_answers_cancelled_within_a_second() {
     assert_eq!(stop_reason(&acp.response(id)), StopReason::EndTurn);
     let body = &server.completions()[1].body;
     assert!(tool_answer(body, "c1").contains("interrupted"), "{body}");
+    let (code, seen, _) = acp.finish();
+    assert_eq!(code, Some(0));
+    assert_protocol_only(&seen);
+}
+
+/// Issue 34: a prompt sent while the session's last one runs is queued, not refused: it is
+/// answered when its own turn ends, and its request holds the first one's whole exchange
+/// before it, appended, so the prefix of the request before is unchanged.
+#[test]
+fn a_prompt_sent_while_one_runs_waits_for_it_and_follows_it() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![bash("c1", "sleep 1; echo slept")]),
+        Reply::text("first answer"),
+        Reply::text("second answer"),
+    ]);
+    let hx = hx_acp(&server);
+    let mut acp = Acp::start(&hx);
+    acp.initialize();
+    let sid = acp.new_session(hx.workspace());
+    let first = acp.prompt(&sid, "one");
+    let second = acp.prompt(&sid, "two");
+    assert_eq!(stop_reason(&acp.response(first)), StopReason::EndTurn);
+    assert_eq!(stop_reason(&acp.response(second)), StopReason::EndTurn);
+    let requests = server.completions();
+    assert_eq!(requests.len(), 3, "one request each, and the tool's");
+    let before = messages(&requests[1].body);
+    let after = messages(&requests[2].body);
+    assert_eq!(&after[..before.len()], &before[..], "the prefix changed");
+    assert_eq!(after[before.len()]["content"], "first answer");
+    assert_eq!(after[before.len() + 1]["content"], "two");
+    assert_eq!(after.len(), before.len() + 2);
+    assert!(tool_answer(&requests[1].body, "c1").contains("slept"));
     let (code, seen, _) = acp.finish();
     assert_eq!(code, Some(0));
     assert_protocol_only(&seen);
