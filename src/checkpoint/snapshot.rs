@@ -187,6 +187,9 @@ impl Store {
         if let Some(w) = &self.watch {
             w.looked(&staged.0);
         }
+        // git's look is what writes objects by the thousand (a first look stores every
+        // file): they are counted now, once, rather than by the next run's bound check.
+        super::store_size(&self.dir);
         Ok(staged)
     }
 
