@@ -98,6 +98,12 @@ class HxOptions(InstalledAgentOptions):
         default="off",
         description="hx's --sandbox. off by default: the task's container is the sandbox.",
     )
+    tools: Annotated[Literal["default", "minimal"] | None, Cli("--tools")] = Field(
+        default=None,
+        description="hx's --tools: default (the seed's tools) or minimal (one persistent "
+        "bash and str_replace_editor, as DeepSeek's Terminal-Bench minimal mode). Omit for "
+        "hx's default.",
+    )
     guard: bool = Field(
         default=False,
         description="Keep hx's guard, which refuses destructive commands (off by default: "

@@ -17,6 +17,7 @@ from harbor.agents.installed.base import (
     NetworkConnectionError,
     NonZeroAgentExitCodeError,
 )
+from harbor.agents.options import compile_cli_from_options
 from harbor.models.agent.context import AgentContext
 
 from hx_harbor import agent, errors, events, host
@@ -166,6 +167,12 @@ class OptionsTest(unittest.TestCase):
         )
         assert isinstance(options, agent.HxOptions)
         self.assertEqual((options.max_turns, options.max_cost, options.guard), (30, 0.5, False))
+        self.assertFalse([f for f in compile_cli_from_options(options) if "--tools" in f])
+        with self.assertRaisesRegex(ValueError, "tools"):
+            agent.HxAgent.parse_options({"tools": "fast"})
+        minimal = agent.HxAgent.parse_options({"tools": "minimal"})
+        assert isinstance(minimal, agent.HxOptions)
+        self.assertIn("--tools minimal", compile_cli_from_options(minimal))
 
     def test_a_task_is_taken_literally(self) -> None:
         self.assertEqual(agent.literal_task("fix it"), "fix it")
