@@ -357,7 +357,7 @@ impl Chat {
                 }
                 Input::Compact => {
                     if let Some(sig) = self.compact(ends).await {
-                        return self.end_by_signal(sig, terminal);
+                        return self.end_by_signal(sig, terminal).await;
                     }
                 }
                 Input::Model(None) => self.offer_models().await,
@@ -437,7 +437,7 @@ impl Chat {
             tokio::select! {
                 r = &mut read => return Ok(r),
                 sig = ends.recv() => {
-                    return Err(self.end_by_signal(sig, terminal));
+                    return Err(self.end_by_signal(sig, terminal).await);
                 }
                 built = async {
                     match self.building.as_mut() {
@@ -458,7 +458,7 @@ impl Chat {
             let built = tokio::select! {
                 b = building => b,
                 sig = ends.recv() => {
-                    return Err(self.end_by_signal(sig, terminal));
+                    return Err(self.end_by_signal(sig, terminal).await);
                 }
             };
             self.install(built, terminal)?;
@@ -494,13 +494,15 @@ impl Chat {
         Err(failed.0)
     }
 
-    /// Ends the chat on a signal that ends the program: the terminal put back, the session
-    /// closed with the signal as its outcome.
-    pub(super) fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
+    /// Ends the chat on a signal that ends the program: the terminal put back, the session's
+    /// `SessionEnd` hooks told (`other`, as Claude Code says of any end but the three it
+    /// names), the session closed with the signal as its outcome.
+    pub(super) async fn end_by_signal(&mut self, sig: i32, terminal: &SavedTerminal) -> i32 {
         terminal.restore();
         self.term.route(None);
         // The handlers stay: a second signal must not cut the session's last lines short.
         self.say(&format!("\nhx: terminated by {}", signal_name(sig)));
+        self.hear_session_end("other").await;
         let mapped = self
             .conversation
             .ended(Ending::Signalled(sig), Front::Conversation);
@@ -584,7 +586,7 @@ impl Chat {
             TurnEnd::Ended(sig) => {
                 // The view's Stop line; the program's own line follows.
                 self.conversation.stopped(began.elapsed());
-                return Some(self.end_by_signal(sig, terminal));
+                return Some(self.end_by_signal(sig, terminal).await);
             }
         };
         // The prompt is drawn once more, not busy, under the turn's last line.

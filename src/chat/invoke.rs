@@ -59,7 +59,7 @@ impl Chat {
                     self.say(&format!("hx: {shown} interrupted; nothing sent"));
                     return None;
                 }
-                sig = ends.recv() => return Some(self.end_by_signal(sig, terminal)),
+                sig = ends.recv() => return Some(self.end_by_signal(sig, terminal).await),
             }
         } else {
             prepared.finish(&cx).await

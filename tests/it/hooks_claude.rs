@@ -167,3 +167,36 @@ fn new_and_resume_in_the_chat_end_the_session_for_its_hooks() {
     assert_eq!(chat.exit_code(), 0);
     assert_eq!(reasons(&hx), ["clear", "other", "prompt_input_exit"]);
 }
+
+/// A chat ended by SIGTERM or SIGHUP ends its session for the hooks too (`other`); one that
+/// never held a message has none to end.
+#[test]
+fn a_chat_ended_by_a_signal_ends_the_session_for_its_hooks() {
+    for sig in [
+        rexpect::process::Signal::SIGTERM,
+        rexpect::process::Signal::SIGHUP,
+    ] {
+        let server = FakeServer::start(vec![Reply::text("first answer")]);
+        let mut hx = Hx::new(&server);
+        let user = hx.home().join(".claude");
+        std::fs::create_dir_all(&user).expect("mkdir");
+        std::fs::write(
+            user.join("settings.json"),
+            settings(&["SessionEnd"], "ended.jsonl"),
+        )
+        .expect("write");
+        hx.arg("chat");
+        let mut chat = crate::support::pty::Chat::start(&hx);
+        chat.type_line("one");
+        chat.expect("first answer");
+        chat.expect(crate::support::pty::PROMPT);
+        chat.signal(sig);
+        chat.expect("terminated by");
+        let seen = chat.seen.clone();
+        let code = chat.exit_code();
+        assert!(code == 143 || code == 129, "{sig:?}: {code}");
+        let ended = lines(&hx, "ended.jsonl");
+        assert_eq!(ended.len(), 1, "{sig:?}: {seen}");
+        assert_eq!(ended[0]["reason"], "other", "{sig:?}");
+    }
+}
