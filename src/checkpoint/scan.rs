@@ -30,9 +30,9 @@ const MAX_RACY_BYTES: u64 = 64 * 1024 * 1024;
 /// What the walk found.
 #[derive(Debug, PartialEq, Eq)]
 pub enum Scanned {
-    /// These files (relative to the top) may differ from the index's tree; none: it is the
-    /// workspace's tree.
-    Changed(Vec<Vec<u8>>),
+    /// These files (relative to the top) may differ from the index's tree (none: it is the
+    /// workspace's tree); whether racily clean entries had to be read to tell.
+    Changed(Vec<Vec<u8>>, bool),
     /// Only git's look can tell.
     Look,
 }
@@ -133,6 +133,7 @@ impl Scan<'_> {
             return (watching, Scanned::Look);
         };
         let mut racy_bytes = 0u64;
+        let mut racy = false;
         for e in index
             .entries
             .iter()
@@ -145,6 +146,7 @@ impl Scan<'_> {
                 // Files written in the second the index was (a run right after the one that
                 // made it): read and named, as git would, within a bound.
                 Ok((Stat::Racy, len)) if racy_bytes + len <= MAX_RACY_BYTES => {
+                    racy = true;
                     racy_bytes += len;
                     same_content(e, &full, len)
                 }
@@ -157,7 +159,7 @@ impl Scan<'_> {
                 }
             }
         }
-        (watching, Scanned::Changed(found))
+        (watching, Scanned::Changed(found, racy))
     }
 
     /// Lists one folder: its folders that count onto `stack`, its files that git would list

@@ -15,11 +15,21 @@ fn git(dir: &Path, args: &[&str]) {
     assert!(ok, "git {args:?}");
 }
 
+/// Writes `p`, dated ten seconds back: a file written in the second a look's index is would
+/// be racily clean, and, a second later, settled by a git look the tests do not expect
+/// (`racily_clean_files_are_settled_by_one_git_look` makes that case on purpose). Its change
+/// time is now, which any stat compares.
 fn write(p: &Path, text: &str) {
     if let Some(d) = p.parent() {
         std::fs::create_dir_all(d).expect("mkdir");
     }
     std::fs::write(p, text).expect("write");
+    let back = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    std::fs::File::options()
+        .write(true)
+        .open(p)
+        .and_then(|f| f.set_modified(back))
+        .expect("date the file back");
 }
 
 /// A run's first checkpoint, in a workspace an earlier run looked at, is the walk's: it
@@ -323,4 +333,59 @@ fn files_in_ignored_folders_are_left_out_as_git_leaves_them() {
         );
         assert_eq!(turn.tree, theirs, "not git's tree");
     });
+}
+
+/// Files written in the second the index was stay racily clean until git writes it again,
+/// which the walk never does: once the store's marker is a second old, one git look (its
+/// refresh) ends that, and the runs after it read nothing again. A file dated in the future
+/// is racily clean at any clock, which makes the case certain.
+#[test]
+fn racily_clean_files_are_settled_by_one_git_look() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join("a.txt"), "a\n");
+    write(&ws.join("b.txt"), "b\n");
+    let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(ws.join("a.txt"))
+        .and_then(|f| f.set_modified(ahead))
+        .expect("date a.txt ahead");
+    let env = crate::paths::process_env();
+    let settings = Settings::default();
+    let program = crate::checkpoint::git::Program::from_env(&env);
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let state = root.path().join("state");
+    let run = |n: usize| {
+        let (ws, state, env, settings, program) = (&ws, &state, &env, &settings, &program);
+        rt.block_on(async move {
+            let store = Store::open_at(ws, state, env, settings, program)
+                .await
+                .expect("store");
+            let (snap, _) = store.snapshot("s", None).await.expect("checkpoint");
+            (store.git_looks(), snap.tree, n)
+        })
+    };
+    let (first, tree, _) = run(1);
+    assert_eq!(first, 1, "a first run is git's look");
+    // The marker of an index changed a second ago.
+    let marker = state.join("racy");
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
+    std::fs::File::options()
+        .write(true)
+        .open(&marker)
+        .and_then(|f| f.set_modified(past))
+        .expect("age the marker");
+    let (second, tree2, _) = run(2);
+    assert_eq!(
+        second, 1,
+        "racy files, a second on: git's look settles them"
+    );
+    assert!(!marker.exists(), "the marker stayed");
+    let (third, tree3, _) = run(3);
+    assert_eq!(third, 0, "the run after the settling look asked git again");
+    assert_eq!((&tree, &tree2), (&tree3, &tree3));
 }

@@ -162,7 +162,14 @@ impl Store {
         let base = self.index_tree();
         let index = base.as_ref().and_then(|_| index::read(&self.index));
         let found = self.scan(index.as_ref(), resync);
-        if let (Some(base), Scanned::Changed(paths)) = (base, found) {
+        // Racily clean files stay so until git writes the index again (the walk never
+        // does), and every run would read them: once a second has passed, git's look does
+        // it, once.
+        let found = match found {
+            Scanned::Changed(_, true) if self.settle_due() => Scanned::Look,
+            f => f,
+        };
+        if let (Some(base), Scanned::Changed(paths, _)) = (base, found) {
             if paths.is_empty() {
                 if let Some(w) = &self.watch {
                     w.looked(&base);
@@ -405,23 +412,28 @@ impl Store {
         Ok((tree, warnings))
     }
 
+    /// Whether the index was changed over a second ago and not written again since: its
+    /// racily clean entries would stop being so if git wrote it now.
+    fn settle_due(&self) -> bool {
+        let Ok(changed) = std::fs::metadata(self.dir.join("racy")).and_then(|m| m.modified())
+        else {
+            return false;
+        };
+        SystemTime::now()
+            .duration_since(changed)
+            .unwrap_or_default()
+            >= Duration::from_secs(1)
+    }
+
     /// Writes the index again once a second has passed since it was last changed, so that
     /// the entries it took in the second their files changed are checked by their stat data
     /// from then on instead of by their content: what keeps an unchanged checkpoint a walk
     /// of stat calls.
     async fn settle(&self) -> Result<(), GitError> {
-        let marker = self.dir.join("racy");
-        let Ok(changed) = std::fs::metadata(&marker).and_then(|m| m.modified()) else {
-            return Ok(());
-        };
-        if SystemTime::now()
-            .duration_since(changed)
-            .unwrap_or_default()
-            < Duration::from_secs(1)
-        {
+        if !self.settle_due() {
             return Ok(());
         }
-        let _ = std::fs::remove_file(&marker);
+        let _ = std::fs::remove_file(self.dir.join("racy"));
         // Exit 1 only says some entry needs an update, which the listing that follows sees.
         match self
             .git
