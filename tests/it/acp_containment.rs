@@ -16,7 +16,8 @@ use crate::support::user::as_unprivileged_user;
 use crate::support::{outside_tmp, tool_answer, Call, FakeServer, Hx, Reply};
 
 /// The model's background process: when `go` appears in the workspace it exchanges the
-/// folder `d` with `l`, a link to a folder outside, then says so in `swapped`.
+/// folder `d` with `l`, a link to a folder outside, then says so in `swapped` (seen whole
+/// once it exists: a CI run read it empty between its creation and its write).
 const SWAPPER: &str = r#"
 import ctypes, os, time
 libc = ctypes.CDLL(None, use_errno=True)
@@ -24,9 +25,13 @@ deadline = time.time() + 60
 while not os.path.exists("go") and time.time() < deadline:
     time.sleep(0.001)
 if libc.renameat2(-100, b"d", -100, b"l", 2) != 0:
-    open("swapped", "w").write("failed: " + os.strerror(ctypes.get_errno()))
+    said = "failed: " + os.strerror(ctypes.get_errno())
 else:
-    open("swapped", "w").write("swapped")
+    said = "swapped"
+# Renamed into place: the test reads it as soon as it exists.
+with open("swapped.tmp", "w") as f:
+    f.write(said)
+os.rename("swapped.tmp", "swapped")
 "#;
 
 fn wait_for(path: &Path, within: Duration) -> bool {
