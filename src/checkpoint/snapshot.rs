@@ -392,19 +392,12 @@ impl Store {
         }
         let warnings = self.warnings(too_big, too_many, unreadable_);
         // Nothing changed: the index is the one whose tree was written last time.
-        let cached = self.dir.join("tree");
         if unchanged {
-            if let (Some(sig), Ok(text)) = (
-                index_signature(&self.index),
-                std::fs::read_to_string(&cached),
-            ) {
-                if let Some(tree) = text.strip_prefix(&sig).map(str::trim) {
-                    if tree.len() >= 40 {
-                        return Ok((tree.to_string(), warnings));
-                    }
-                }
+            if let Some(tree) = self.index_tree() {
+                return Ok((tree, warnings));
             }
         }
+        let cached = self.dir.join("tree");
         let tree = self.git.line(&["write-tree"], self.run_index()).await?;
         if let Some(sig) = index_signature(&self.index) {
             let _ = write_atomic(&cached, format!("{sig}{tree}\n").as_bytes());
