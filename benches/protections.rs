@@ -164,6 +164,10 @@ fn prepare(hx: &mut Hx, w: Workload, git: bool, s: Setting) {
 fn run(w: Workload, git: bool, warm: bool, s: Setting) -> (Duration, i64, Duration) {
     let server = FakeServer::start(replies(w));
     let mut hx = Hx::new(&server);
+    // cargo gives its bench processes an LD_LIBRARY_PATH of build and toolchain folders,
+    // which no installed hx sees: with it, every program a run execs (hx, its pod, bash,
+    // git) searched some 40 folders for each library it loads.
+    hx.env_remove("LD_LIBRARY_PATH");
     prepare(&mut hx, w, git, s);
     // A second run in the workspace, as most are: the first (not timed) made the
     // checkpoint store and its stat cache; the files are put back as they were.
