@@ -8,11 +8,11 @@
 //! - Landlock only (where no pod can be made): the child enters the run's ruleset, drops
 //!   every capability (about 45 syscalls: the bounding set goes one capability at a time),
 //!   then installs the seccomp filter (one prctl);
-//! - the pod: the real `hx-pod` binary is exec'd as the launcher (`hx-pod __sandbox exec`), which
-//!   reads /proc/net/unix, sweeps its sockets' folders and the home folder's socket places
-//!   (`~/.ssh`, `~/.docker`, ...), joins the pod with one setns, forks the command into its PID
-//!   namespace, where it enters its Landlock domain, drops its capabilities and installs the
-//!   seccomp filter.
+//! - the pod: hx's forked child (L) reads /proc/net/unix, sweeps its sockets' folders and the
+//!   home folder's socket places (`~/.ssh`, `~/.docker`, ...) (both in hx, before the fork),
+//!   joins the pod with one setns, forks the command into its PID namespace, where it enters
+//!   its Landlock domain, drops its capabilities and installs the seccomp filter. Until
+//!   issue 33 L was the `hx-pod` binary, exec'd for each call.
 //!
 //! It also times starting a pod (the run pays it once, at its start): spawning
 //! `hx __sandbox init`, the namespaces, the mounts, and the report read back.

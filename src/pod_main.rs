@@ -1,6 +1,5 @@
-//! `hx-pod`: hx's sandbox launcher (`hx-pod __sandbox init|exec ...`), which hx starts for
-//! the run's pod and for each sandboxed command. The same code as `hx __sandbox`, in a small
-//! program, since every sandboxed command execs it.
+//! `hx-pod`: hx's sandbox launcher (`hx-pod __sandbox init`), which hx starts for the run's
+//! pod. The same code as `hx __sandbox`, in a small program, which takes less to exec.
 
 use std::io::Write;
 

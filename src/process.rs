@@ -126,34 +126,27 @@ impl Launch {
         Launch::with_role(program.as_ref(), &args, cwd, role)
     }
 
-    /// In a pod, the program is its launcher (`hx __sandbox exec ... --`) followed by the
-    /// command's own program and arguments: the launcher joins the pod and runs it there.
+    /// In a pod, hx's child joins it and runs the program there (`Sandbox::apply`).
     fn with_role(program: &OsStr, args: &[&OsStr], cwd: &Path, role: Role<'_>) -> Launch {
-        let launcher = match role {
+        let in_pod = matches!(
+            role,
             Role::Tool {
-                sandbox: Some(s), ..
-            } => s.launcher(),
-            _ => None,
-        };
+                sandbox: Some(s),
+                ..
+            } if s.has_pod()
+        );
         let mut refused = None;
-        let mut cmd = match &launcher {
-            Some((exe, prefix)) => {
-                let mut cmd = tokio::process::Command::new(exe);
-                cmd.args(prefix).arg(program);
-                cmd
-            }
-            None => tokio::process::Command::new(program),
-        };
+        let mut cmd = tokio::process::Command::new(program);
         cmd.args(args);
         cmd.current_dir(cwd).kill_on_drop(true);
         match role {
             Role::Tool { env, sandbox } => {
                 cmd.env_clear().envs(env.vars());
-                if launcher.is_some() {
+                if in_pod {
                     // The pod's /tmp is the run's own; a $TMPDIR of hx's is not in it.
                     cmd.env("TMPDIR", "/tmp");
-                    // The launcher would find out only in the pod, after spawn succeeded: a
-                    // program that is not there fails here, as it does without a pod.
+                    // The program is looked up in the pod, after the launcher forked: one that
+                    // is not there fails here, as it does without a pod.
                     if !findable(program, env.get("PATH")) {
                         refused = Some(io::Error::from(io::ErrorKind::NotFound));
                     }

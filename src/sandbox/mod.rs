@@ -643,12 +643,9 @@ impl Sandbox {
         self.mode
     }
 
-    /// In a pod: the launcher that runs a command inside it (`hx __sandbox exec ... --`),
-    /// which goes before the command's own program and arguments; `None` without a pod.
-    pub fn launcher(&self) -> Option<(PathBuf, Vec<std::ffi::OsString>)> {
-        let pod = self.pod.as_ref()?;
-        let (exe, args, _) = pod.launcher(self.confinement.as_ref().map(Confinement::raw_fd));
-        Some((exe, args))
+    /// Whether commands run in a pod (then their `/tmp` is the run's own).
+    pub fn has_pod(&self) -> bool {
+        self.pod.is_some()
     }
 
     /// After a command: removes the git redirection files it made where none was at the
@@ -684,25 +681,18 @@ impl Sandbox {
     }
 
     /// Makes the child of `cmd` enter the sandbox just before it executes the program (after
-    /// any `pre_exec` set before this one, such as `setsid`). With a pod, the program is the
-    /// launcher ([`Sandbox::launcher`]), which enters it; the child only keeps the pod's and
-    /// the ruleset's descriptors open across exec for it.
+    /// any `pre_exec` set before this one, such as `setsid`). With a pod, the child joins it
+    /// and forks the command into it, then stays outside as its launcher ([`Pod::join`]).
     pub fn apply(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         let ruleset = self.confinement.as_ref().map(Confinement::raw_fd);
         if let Some(pod) = &self.pod {
-            let (_, _, fds) = pod.launcher(ruleset);
-            // SAFETY: fcntl on integers in the forked child; the descriptors stay open in hx
-            // for the whole run (this `Sandbox` owns them).
+            let join = pod.join(ruleset, self.caps);
+            // SAFETY: `run` makes only async-signal-safe syscalls on what `join` made before
+            // the fork; the pod's and the ruleset's descriptors stay open in hx for the
+            // whole run (this `Sandbox` owns them).
             unsafe {
-                cmd.pre_exec(move || {
-                    for &fd in &fds {
-                        if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
-                            return Err(io::Error::last_os_error());
-                        }
-                    }
-                    Ok(())
-                });
+                cmd.pre_exec(move || join.run());
             }
             return;
         }

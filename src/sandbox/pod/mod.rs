@@ -5,20 +5,22 @@
 //! covered with `/dev/null`, and `/dev` holds no terminal but the pod's own; its PID namespace
 //! ends with hx (see `docs/containment/design.md`).
 //!
-//! The processes, all of them hx's own binary re-executed (`hx __sandbox ...`, dispatched in
-//! `main` before anything else runs, since hx's threads make `unshare(CLONE_NEWUSER)` fail):
-//! - `init` (A, in hx's namespaces) reads the pod's config, forks K, which makes the
-//!   namespaces and forks B, pid 1 of the pod. B sets up the mounts, reports `ready` (or the
-//!   step that failed) and then only reaps and watches the lifeline: its stdin, a pipe whose
-//!   write end hx keeps. Any exit of hx closes it, SIGKILL included; B exits, and the kernel
-//!   kills everything left in the PID namespace. A outlives B only to remove the run's folder.
-//! - `exec` (L, per command) joins the pod with one `setns` on B's pidfd, covers sockets made
-//!   since the last call, forks the command into the pod's PID namespace (it drops every
-//!   capability, sets `no_new_privs`, enters the call's Landlock domain and execs), relays
-//!   signals to it and its exit status back.
+//! The processes:
+//! - `init` (A, hx's own binary re-executed as `hx-pod __sandbox init`, dispatched in `main`
+//!   before anything else runs, since hx's threads make `unshare(CLONE_NEWUSER)` fail; in
+//!   hx's namespaces) reads the pod's config, forks K, which makes the namespaces and forks B,
+//!   pid 1 of the pod. B sets up the mounts, reports `ready` (or the step that failed) and then
+//!   only reaps and watches the lifeline: its stdin, a pipe whose write end hx keeps. Any exit
+//!   of hx closes it, SIGKILL included; B exits, and the kernel kills everything left in the
+//!   PID namespace. A outlives B only to remove the run's folder.
+//! - L, per command, is hx's own forked child (`join`): it joins the pod with one `setns` on
+//!   B's pidfd, covers sockets made since the last call, forks the command into the pod's PID
+//!   namespace (it drops every capability, sets `no_new_privs`, enters the call's Landlock
+//!   domain and execs), relays signals to it and its exit status back. Until issue 33 L was
+//!   a program of its own (`hx __sandbox exec`), whose exec was most of a call's cost.
 
-pub mod exec;
 pub mod init;
+mod join;
 mod launcher;
 pub mod sockets;
 pub mod sys;
@@ -99,11 +101,11 @@ pub struct Pod {
     /// came too late to be paired with its question.
     answers: Mutex<Option<ChildStdout>>,
     run_dir: PathBuf,
-    /// The launcher, held for the run (executed from the handle, never by its path again).
-    exe: launcher::Held,
     network: bool,
     kept: Vec<PathBuf>,
     places: Vec<sockets::Place>,
+    /// The commands' seccomp filter in this pod, built at the first command.
+    filter: std::sync::OnceLock<Option<Arc<crate::sandbox::seccomp::Filter>>>,
 }
 
 /// The pods of this process, for [`end_all`] at exit.
@@ -180,10 +182,10 @@ impl Pod {
             lifeline: Mutex::new(Some(stdin)),
             answers: Mutex::new(Some(stdout)),
             run_dir: config.run_dir.clone(),
-            exe,
             network: config.network,
             kept: config.kept(),
             places: config.places.clone(),
+            filter: std::sync::OnceLock::new(),
         });
         let mut pods = PODS.lock().unwrap_or_else(|p| p.into_inner());
         pods.retain(|p| p.strong_count() > 0);
@@ -222,34 +224,6 @@ impl Pod {
             .canonicalize()
             .unwrap_or_else(|_| PathBuf::from("/tmp"));
         real.starts_with(&tmp) && !self.kept.iter().any(|k| real.starts_with(k))
-    }
-
-    /// The launcher's program and arguments up to and including `--`, and the descriptors
-    /// the child must keep across exec (the pod's pidfd, the call's ruleset).
-    pub fn launcher(&self, ruleset: Option<RawFd>) -> (PathBuf, Vec<OsString>, Vec<RawFd>) {
-        let mut args: Vec<OsString> = vec!["__sandbox".into(), "exec".into()];
-        let pod = self.pidfd.as_raw_fd();
-        args.push("--pod".into());
-        args.push(pod.to_string().into());
-        let mut fds = vec![pod];
-        if let Some(r) = ruleset {
-            args.push("--ruleset".into());
-            args.push(r.to_string().into());
-            fds.push(r);
-        }
-        if !self.network {
-            args.push("--net".into());
-        }
-        for k in &self.kept {
-            args.push("--keep".into());
-            args.push(k.clone().into());
-        }
-        for p in &self.places {
-            args.push("--place".into());
-            args.push(p.arg().into());
-        }
-        args.push("--".into());
-        (self.exe.path(), args, fds)
     }
 
     /// Ends the pod now: the lifeline closed, pid 1 killed (the kernel kills the rest), the
@@ -579,7 +553,8 @@ fn parse_report(text: &str) -> Option<Result<libc::pid_t, String>> {
 
 /// A read-only `/dev/null` mounted over what `target` is open on.
 pub(crate) fn attach_null(target: &OwnedFd) -> io::Result<()> {
-    let null = sys::open_path(Path::new("/dev/null"), false)?;
+    // Allocates nothing: a forked child of hx covers sockets with it (see `join`).
+    let null = sys::open_cpath(c"/dev/null", false)?;
     let tree = sys::clone_tree(&null, false)?;
     sys::set_attr_fd(&tree, sys::MOUNT_ATTR_RDONLY, false)?;
     sys::attach(tree, target)
@@ -589,7 +564,6 @@ pub(crate) fn attach_null(target: &OwnedFd) -> io::Result<()> {
 pub fn main(args: &[OsString]) -> i32 {
     match args.first().and_then(|a| a.to_str()) {
         Some("init") => init::main(),
-        Some("exec") => exec::main(&args[1..]),
         _ => {
             let _ = writeln!(
                 io::stderr(),

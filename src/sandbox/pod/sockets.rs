@@ -164,7 +164,13 @@ pub(crate) fn foreign_sockets(
 /// Covers the socket at `path` with a read-only `/dev/null`, so `connect` is refused; a path
 /// that is not a socket (already covered, or gone) or that holds a link is left alone.
 pub(crate) fn cover_socket(path: &Path) -> std::io::Result<()> {
-    let fd = sys::open_path(path, false)?;
+    cover_csocket(&sys::cstr(path)?)
+}
+
+/// [`cover_socket`] on a path made before a fork: allocates nothing, so hx's forked child
+/// may call it (see `join`).
+pub(crate) fn cover_csocket(path: &std::ffi::CStr) -> std::io::Result<()> {
+    let fd = sys::open_cpath(path, false)?;
     if sys::file_type(&fd)? != libc::S_IFSOCK {
         return Ok(());
     }

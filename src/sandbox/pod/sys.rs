@@ -2,7 +2,7 @@
 //! `move_mount`, `mount_setattr`), `openat2` (to open a path without following any link),
 //! pidfds. Each returns an `io::Error` carrying what failed, for the pod's report.
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
@@ -55,6 +55,12 @@ fn owned(fd: libc::c_long) -> io::Result<OwnedFd> {
 /// a mount point or a rule target that a command turned into a link is refused, not followed.
 pub fn open_path(path: &Path, dir: bool) -> io::Result<OwnedFd> {
     let c = cstr(path)?;
+    open_cpath(&c, dir).map_err(|e| fail("open", path, e))
+}
+
+/// [`open_path`] on a path made before a fork: allocates nothing, so a forked child of hx
+/// may call it; its error is the bare OS error.
+pub fn open_cpath(path: &CStr, dir: bool) -> io::Result<OwnedFd> {
     let mut flags = libc::O_PATH | libc::O_CLOEXEC | libc::O_NOFOLLOW;
     if dir {
         flags |= libc::O_DIRECTORY;
@@ -69,12 +75,12 @@ pub fn open_path(path: &Path, dir: bool) -> io::Result<OwnedFd> {
         libc::syscall(
             libc::SYS_openat2,
             libc::AT_FDCWD,
-            c.as_ptr(),
+            path.as_ptr(),
             &how as *const OpenHow,
             std::mem::size_of::<OpenHow>(),
         )
     };
-    owned(fd).map_err(|e| fail("open", path, e))
+    owned(fd)
 }
 
 /// A detached copy of the mount tree at `fd` (recursive), for attaching elsewhere later.
@@ -320,6 +326,33 @@ pub fn default_signals() {
         libc::sigemptyset(&mut none);
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
     }
+}
+
+/// Every signal's handler back to the default, the mask left as it is: L, a forked child of
+/// hx that never execs, must not run hx's handlers (they write to hx's descriptors). Blocked
+/// signals stay pending whatever their default, so L's relay still takes SIGCHLD.
+pub fn all_default() {
+    let dfl = KernelSigaction::default();
+    for sig in 1..=64 {
+        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
+            continue;
+        }
+        // SAFETY: a struct we own, of the kernel's layout and size 8 for its signal set.
+        unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                sig,
+                &dfl as *const KernelSigaction,
+                std::ptr::null_mut::<KernelSigaction>(),
+                8usize,
+            );
+        }
+    }
+}
+
+/// The calling thread's `errno`, read without allocating.
+pub fn errno() -> libc::c_int {
+    io::Error::last_os_error().raw_os_error().unwrap_or(0)
 }
 
 #[cfg(test)]

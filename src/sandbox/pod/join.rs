@@ -1,0 +1,232 @@
+//! L without a program of its own: hx's forked child joins the pod, forks the command into
+//! it and relays signals and the exit status, as `hx __sandbox exec` does from a process it
+//! execs. That exec (the loader, the runtime's start, the arguments parsed back) was most of
+//! what the pod added to a call: about a millisecond of the 1.5 that
+//! `cargo bench --bench sandbox` measured (issue 33).
+//!
+//! The child of a threaded process may only make async-signal-safe calls until it execs,
+//! and L never execs: so everything that allocates is made in hx, before the fork
+//! ([`Pod::join`]), and [`Join::run`] makes only syscalls on what was made there.
+
+use std::ffi::CString;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::sync::Arc;
+
+use super::sockets::{cover_csocket, foreign_sockets};
+use super::{sys, Pod};
+use crate::sandbox::caps::CapDrop;
+use crate::sandbox::seccomp::{self, Filter, Sockets};
+
+/// What L exits with when the command never ran (as `env` and `timeout` do).
+const FAILED: i32 = 125;
+
+/// One command's way into the pod, made in hx before the fork.
+pub struct Join {
+    pod: RawFd,
+    flags: libc::c_int,
+    sockets: Vec<CString>,
+    ruleset: Option<RawFd>,
+    caps: CapDrop,
+    filter: Option<Arc<Filter>>,
+}
+
+impl Pod {
+    /// The way into this pod for the next command, which enters `ruleset` (its Landlock
+    /// domain) there. Reads `/proc/net/unix` in hx's network namespace: sockets bound since
+    /// the pod started, or since the last call, are covered too.
+    pub fn join(&self, ruleset: Option<RawFd>, caps: CapDrop) -> Join {
+        let mut flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+        if !self.network {
+            flags |= libc::CLONE_NEWNET;
+        }
+        let sockets = foreign_sockets(&self.kept, &self.places, false)
+            .into_iter()
+            .filter_map(|p| CString::new(p.as_os_str().as_bytes()).ok())
+            .collect();
+        // IP is the pod's own network namespace's business, so IP sockets stay allowed
+        // there; the families that namespace does not cut (vsock, ...) are refused with
+        // `network = false`.
+        let filter = self
+            .filter
+            .get_or_init(|| {
+                let sockets = if self.network {
+                    Sockets::All
+                } else {
+                    Sockets::InNamespace
+                };
+                seccomp::available()
+                    .then(|| Filter::new(sockets))
+                    .flatten()
+                    .map(Arc::new)
+            })
+            .clone();
+        Join {
+            pod: self.pidfd.as_raw_fd(),
+            flags,
+            sockets,
+            ruleset,
+            caps,
+            filter,
+        }
+    }
+}
+
+impl Join {
+    /// Runs in hx's forked child, after std set up its descriptors and working folder.
+    /// Returns only in the command's process, which std then execs; L relays and exits.
+    ///
+    /// # Safety
+    /// Only in the child of a fork, before exec: it forks again and never returns in L.
+    pub unsafe fn run(&self) -> io::Result<()> {
+        // The working folder by its path: joining a mount namespace moves it to the root.
+        let mut cwd = [0u8; libc::PATH_MAX as usize + 1];
+        if libc::getcwd(cwd.as_mut_ptr().cast(), cwd.len()).is_null() {
+            fail(b"cannot read the working folder");
+        }
+        if libc::setns(self.pod, self.flags) != 0 {
+            fail(b"cannot enter the run's sandbox");
+        }
+        for s in &self.sockets {
+            let _ = cover_csocket(s);
+        }
+        if libc::chdir(cwd.as_ptr().cast()) != 0 {
+            fail(b"cannot enter the working folder in the sandbox");
+        }
+        // The signals hx sends L that the command should get, and SIGCHLD, are taken
+        // synchronously by the relay.
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in FORWARDED.iter().chain(&[libc::SIGCHLD]) {
+            libc::sigaddset(&mut set, *s);
+        }
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        // A full pod (`sandbox.max_processes`) refuses with EAGAIN; the processes of the
+        // command before may still be on their way out, so this waits up to a second.
+        let mut tries = 0;
+        let child = loop {
+            let child = libc::fork();
+            if child >= 0 || sys::errno() != libc::EAGAIN || tries == 50 {
+                break child;
+            }
+            tries += 1;
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 20_000_000,
+            };
+            libc::nanosleep(&pause, std::ptr::null_mut());
+        };
+        if child < 0 {
+            fail(b"cannot fork");
+        }
+        if child == 0 {
+            // C: in the pod's PID namespace and L's process group (hx's `killpg` of L's
+            // group reaches it). Not L's state: the command starts as programs expect.
+            sys::default_signals();
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if crate::sandbox::enter(self.ruleset, self.caps, self.filter.as_deref()).is_err() {
+                fail(b"cannot confine the command");
+            }
+            return Ok(());
+        }
+        // L holds none of the command's pipes (their end-of-file comes when the command's
+        // processes are done with them) and none of hx's descriptors: std's pipe for an
+        // exec error among them, whose end-of-file tells hx the command started.
+        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+        for fd in 0..3 {
+            sys::to_null(fd);
+        }
+        // hx's handlers (they would write to hx's descriptors) have no place here.
+        sys::all_default();
+        // L is a copy of hx's memory (the API key among it) until the command ends: no
+        // process of the user's may read it through ptrace or /proc.
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        let _ = self.caps.apply();
+        libc::_exit(relay(child, &set))
+    }
+}
+
+/// One `hx: sandbox: WHAT (os error N)` line on stderr, then exit 125: the command never ran.
+/// Formats the number on the stack, since a forked child of hx may not allocate.
+unsafe fn fail(what: &[u8]) -> ! {
+    let errno = sys::errno();
+    let mut digits = [0u8; 12];
+    let mut at = digits.len();
+    let mut n = errno.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for part in [
+        b"hx: sandbox: ".as_slice(),
+        what,
+        b" (os error ",
+        &digits[at..],
+        b")\n",
+    ] {
+        sys::write_all(2, part);
+    }
+    libc::_exit(FAILED)
+}
+
+/// The signals a caller may send L that the command should get instead.
+const FORWARDED: [libc::c_int; 6] = [
+    libc::SIGTERM,
+    libc::SIGINT,
+    libc::SIGHUP,
+    libc::SIGQUIT,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+];
+
+/// Forwards signals to the command until it exits, then exits the way it did.
+fn relay(child: libc::pid_t, set: &libc::sigset_t) -> i32 {
+    loop {
+        // SAFETY: a siginfo we own; the set holds only blocked signals.
+        let sig = unsafe {
+            let mut info: libc::siginfo_t = std::mem::zeroed();
+            libc::sigwaitinfo(set, &mut info)
+        };
+        if sig < 0 {
+            continue;
+        }
+        if sig != libc::SIGCHLD {
+            // SAFETY: a signal to our own child.
+            unsafe { libc::kill(child, sig) };
+            continue;
+        }
+        let mut status = 0;
+        // SAFETY: reaps our one child without blocking.
+        let r = unsafe { libc::waitpid(child, &mut status, libc::WNOHANG) };
+        if r != child {
+            continue;
+        }
+        if libc::WIFEXITED(status) {
+            return libc::WEXITSTATUS(status);
+        }
+        if libc::WIFSIGNALED(status) {
+            let sig = libc::WTERMSIG(status);
+            // SAFETY: dies of the same signal, without a core file of its own.
+            unsafe {
+                let none = libc::rlimit {
+                    rlim_cur: 0,
+                    rlim_max: 0,
+                };
+                libc::setrlimit(libc::RLIMIT_CORE, &none);
+                libc::signal(sig, libc::SIG_DFL);
+                let mut only: libc::sigset_t = std::mem::zeroed();
+                libc::sigemptyset(&mut only);
+                libc::sigaddset(&mut only, sig);
+                libc::sigprocmask(libc::SIG_UNBLOCK, &only, std::ptr::null_mut());
+                libc::kill(libc::getpid(), sig);
+            }
+            return 128 + sig;
+        }
+    }
+}
