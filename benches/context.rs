@@ -51,10 +51,12 @@ fn run(turns: usize) -> Figures {
         if n >= turns {
             return Reply::text("done").with_usage(tokens, 0, 10).unpaced();
         }
+        // A file of its own each turn: the same call five times in a row is a loop, which
+        // hx stops.
         Reply::tool_calls(vec![Call::new(
             &format!("c{n}"),
             "read_file",
-            r#"{"path":"big.txt"}"#,
+            &format!(r#"{{"path":"big{n}.txt"}}"#),
         )])
         .with_content(&paragraph)
         .with_usage(tokens, 0, 300)
@@ -64,7 +66,9 @@ fn run(turns: usize) -> Figures {
     let line = "fn example(input: &str) -> Result<usize, String> { Ok(input.len()) }\n";
     let mut text = line.repeat(OUTPUT_BYTES / line.len() + 1);
     text.truncate(OUTPUT_BYTES);
-    hx.write_file("big.txt", &text);
+    for n in 0..turns {
+        hx.write_file(&format!("big{n}.txt"), &text);
+    }
     hx.write_user_config("config.toml", &format!("context_window = {WINDOW}\n"));
     hx.timeout(Duration::from_secs(600));
     hx.args(["agent", "--max-turns", "1000", "review every module"]);

@@ -24,6 +24,10 @@ pub const BYTES_PER_TOKEN: u64 = 3;
 const TEMPLATE_TOKENS: u64 = 1024;
 /// A server's count is believed when it is at least the estimate divided by this.
 const MIN_COUNT_SHARE: u64 = 4;
+/// Tokens of answer a summary request keeps (twice the summary's budget where that is less)
+/// whatever the limit leaves past it: in windows of up to 10,000 tokens, where the budget is
+/// a quarter of a limit of a few thousand, the answer keeps twice it, as before issue 33.
+pub const SUMMARY_ANSWER_FLOOR: u64 = 4_000;
 
 /// The tokens `bytes` bytes of request are taken to be.
 pub fn tokens(bytes: usize) -> u64 {
@@ -251,17 +255,38 @@ impl Meter {
         self.measured = (0, 0);
     }
 
-    /// The largest summary request that leaves the window room for its answer: the summary
-    /// and the reasoning before it, twice the summary's budget.
+    /// The largest summary request that leaves the window room for its answer (the window
+    /// holds a request's input and its output): the room every request of the loop has past
+    /// the limit, for its answer and for the error of the estimate. The summary request is
+    /// measured as they are (the server's count of what was sent, bytes / 3 for the rest,
+    /// which errs high), so it needs no other margin. That room is at least the summary's
+    /// budget, the most of the answer the rebuilt history keeps (counted in the estimate's
+    /// tokens, so the same text takes about three quarters of it by a tokenizer's count,
+    /// the rest left for reasoning), and at most twice it, the summary and as much reasoning
+    /// again: where the window leaves more (windows of about 80,000 tokens and up) the room
+    /// is what it was. In a small window the budget shrinks with the limit faster than the
+    /// summary's sections and the reasoning before them do: there the answer keeps twice the
+    /// budget up to [`SUMMARY_ANSWER_FLOOR`], whatever the limit leaves.
+    ///
+    /// Twice the budget in every window was the rule before (issue 33): in a 40,000-token
+    /// window it left the answer 16,000 tokens, twice a turn's, and held the requests
+    /// under 24,000, where each turn's new results were 6.1 % of all prompt tokens.
     pub fn summary_room(&self) -> u64 {
-        let budgets = super::Budgets::for_limit(self.limit());
-        self.window()
-            .saturating_sub(budgets.summary.saturating_mul(2))
+        let budget = super::Budgets::for_limit(self.limit()).summary;
+        let most = budget.saturating_mul(2);
+        let least = budget.max(SUMMARY_ANSWER_FLOOR).min(most);
+        let answer = self
+            .window()
+            .saturating_sub(self.limit())
+            .clamp(least, most);
+        self.window().saturating_sub(answer)
     }
 
     /// The size past which a request sending `history` calls for compaction: the limit, or
     /// less where the summary request must fit in [`Meter::summary_room`] as the request
-    /// before it plus the instruction (a window under about 80,000 tokens). Shrinking a
+    /// before it plus the instruction (a window under about 80,000 tokens; from 20,000 up
+    /// that room is the limit itself at the default `compact_at`, so the point is the
+    /// instruction and a turn below it). Shrinking a
     /// summary request rewrites the prefix the cache holds, so compaction starts while the
     /// next request can still carry the instruction whole: it is taken to grow by what the
     /// last turn added (the newest answer and what came after it). A turn larger than a

@@ -380,45 +380,66 @@ fn a_summary_request_over_its_room_cuts_only_the_newest_results_when_that_is_eno
     assert_eq!(shrunk.last(), Some(&user(summary::PROMPT)));
 }
 
+fn meter_at(window: u64, compact_at: f64, schemas: u64) -> Meter {
+    Meter::new(
+        Settings {
+            window,
+            compact_at: CompactAt::Fraction(compact_at),
+        },
+        schemas,
+    )
+}
+
 #[test]
 fn compaction_starts_where_the_summary_request_still_fits_whole() {
-    let at = |window: u64| {
-        Meter::new(
-            Settings {
-                window,
-                compact_at: CompactAt::Fraction(0.8),
-            },
-            0,
-        )
-    };
+    let at = |window: u64| meter_at(window, 0.8, 0);
     let h = long_history(3, 3_000);
     let instruction = estimate::message(&user(summary::PROMPT));
     let last_turn = estimate::messages(&h[h.len() - 2..]);
-    // 40,000: the summary request leaves twice the summary's 8,000 for its answer, so it
-    // fits 24,000; compaction comes while the next one can still carry the instruction.
+    // 40,000: the summary request leaves its answer the 8,000 a turn's has past the limit,
+    // so it fits 32,000; compaction comes while the next one can still carry the
+    // instruction.
     let m = at(40_000);
-    assert_eq!(m.summary_room(), 24_000);
-    assert_eq!(m.compact_point(&h), 24_000 - instruction - last_turn);
-    assert!(m.over_limit(24_000 - instruction - last_turn + 1, &h));
-    assert!(!m.over_limit(24_000 - instruction - last_turn, &h));
+    assert_eq!(m.summary_room(), 32_000);
+    assert_eq!(m.compact_point(&h), 32_000 - instruction - last_turn);
+    assert!(m.over_limit(32_000 - instruction - last_turn + 1, &h));
+    assert!(!m.over_limit(32_000 - instruction - last_turn, &h));
     // A turn larger than a quarter of that room is no guide to the next.
     let mut big = h.clone();
     big.push(turn(vec![call("b", "bash", r#"{"command":"ls"}"#)]));
-    big.push(tool("b", &"o".repeat(20_000)));
-    assert_eq!(m.compact_point(&big), 24_000 - instruction);
+    big.push(tool("b", &"o".repeat(30_000)));
+    assert_eq!(m.compact_point(&big), 32_000 - instruction);
     // 100,000: the room (84,000) is past the limit, which stands.
     assert_eq!(at(100_000).compact_point(&h), 80_000);
     // 1,000, and 10,000 with 2,000 tokens of tool schemas: compacting early would keep less
     // than two thirds of the room to work; compaction waits for the limit.
     assert_eq!(at(1_000).compact_point(&h), 800);
-    let schemas = Meter::new(
-        Settings {
-            window: 10_000,
-            compact_at: CompactAt::Fraction(0.8),
-        },
-        2_000,
+    assert_eq!(meter_at(10_000, 0.8, 2_000).compact_point(&h), 8_000);
+}
+
+#[test]
+fn the_summary_answer_has_the_room_a_turn_answer_has_within_one_and_two_summaries() {
+    // The room past the limit: 8,000 of 40,000 and 4,000 of 20,000 at the default 0.8 (the
+    // summary's budget there is the same), so the summary request may reach the limit.
+    assert_eq!(meter_at(40_000, 0.8, 0).summary_room(), 32_000);
+    assert_eq!(meter_at(20_000, 0.8, 0).summary_room(), 16_000);
+    // A limit near the window leaves the answer at least the summary's budget (8,000).
+    assert_eq!(meter_at(40_000, 0.95, 0).summary_room(), 32_000);
+    // A low limit leaves more, of which the answer takes twice the summary's budget
+    // (5,000 at a limit of 20,000): the room is past the limit, which stands.
+    let low = meter_at(40_000, 0.5, 0);
+    assert_eq!(low.summary_room(), 30_000);
+    assert_eq!(low.compact_point(&long_history(3, 3_000)), 20_000);
+    // Small windows keep twice the summary's budget, up to 4,000, as before: 2,000 of
+    // 10,000 is a quarter of the limit, 819 of 4,096 too.
+    assert_eq!(meter_at(10_000, 0.8, 0).summary_room(), 6_000);
+    assert_eq!(meter_at(4_096, 0.8, 0).summary_room(), 4_096 - 1_638);
+    // Large windows keep twice the summary's 8,000, as before.
+    assert_eq!(meter_at(100_000, 0.8, 0).summary_room(), 84_000);
+    assert_eq!(
+        meter_at(DEEPSEEK_V4_WINDOW, 0.8, 0).summary_room(),
+        DEEPSEEK_V4_WINDOW - 16_000
     );
-    assert_eq!(schemas.compact_point(&h), 8_000);
 }
 
 #[test]

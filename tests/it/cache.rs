@@ -89,9 +89,10 @@ fn sent_messages(raw_body: &str) -> &str {
 
 #[test]
 fn a_summary_request_in_a_small_window_is_the_last_request_plus_the_instruction() {
-    // A 20,000-token window: compaction at 16,000 by the limit, but a summary request must
-    // leave 8,000 for its answer, so it fits whole only when compaction starts before that.
-    // Each turn reads a 3,000-byte file: a few hundred tokens each, so a run of 30 compacts.
+    // A 20,000-token window: compaction at 16,000 by the limit, and a summary request must
+    // leave the 4,000 past it for its answer, so it fits whole only when compaction starts
+    // the instruction and a turn before the limit. Each turn reads a 3,000-byte file: a few
+    // hundred tokens each, so a run of 30 compacts.
     let turns = Arc::new(AtomicUsize::new(0));
     let n = turns.clone();
     let server = FakeServer::start_cached_with(move |req| {
@@ -146,6 +147,14 @@ fn a_summary_request_in_a_small_window_is_the_last_request_plus_the_instruction(
             p.hit * 100 >= p.prompt * 90,
             "summary request {i} hit {} of {} tokens",
             p.hit,
+            p.prompt
+        );
+        // The run used the window up to the room its answer leaves, not up to 12,000 (which
+        // twice the summary's budget of 4,000 would leave): requests as large as the limit
+        // allows are what make most of their tokens hits.
+        assert!(
+            (12_000..=16_000).contains(&p.prompt),
+            "summary request {i}: {} tokens",
             p.prompt
         );
     }
