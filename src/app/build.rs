@@ -121,7 +121,26 @@ pub fn build_editing_skills(
             .spawn(move || crate::agents::discover_cached(&root, home.as_deref(), cache.as_deref()))
             .ok()
     };
-    let mut discovery = skills::discover(&root, home.as_deref());
+    // The sandbox's plan (its walk for nested git folders) and the pod's start (a fork and
+    // a wait for its report) need nothing of the skills: they go on a second thread while
+    // the skills are found, since in a workspace of 2,000 skill folders both are walks of
+    // the same tree, one after the other (issue 33).
+    let (mut discovery, (plan, pod)) = std::thread::scope(|scope| {
+        let sandbox = std::thread::Builder::new()
+            .name("hx-sandbox".into())
+            .spawn_scoped(scope, || {
+                Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env)
+            });
+        let discovery = skills::discover(&root, home.as_deref());
+        let planned = match sandbox {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|p| std::panic::resume_unwind(p)),
+            // No thread to be had: the same work here.
+            Err(_) => Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env),
+        };
+        (discovery, planned)
+    });
     discovery.registry = edit(std::mem::take(&mut discovery.registry));
     // The folders of the catalog's skills outside the workspace (the user's, or a project's
     // above a subfolder) stay readable, since load_skill lists their files for the model to
@@ -130,10 +149,8 @@ pub fn build_editing_skills(
     // The logs of the run's background shells, which read_file pages through.
     let shells = Arc::new(Shells::new(shells_dir(env, session_id)));
     let workspace = workspace.with_read_only_later(shells.dir());
-    // Decided once per run, here in hx: its warnings print once, and a refusal (exit 2) comes
-    // before any request.
-    let plan = Plan::new(&config.sandbox, &root, env, Kernel::detect());
-    let (plan, pod) = plan.with_pod(env);
+    // Decided once per run, here in hx (above): its warnings print once, and a refusal
+    // (exit 2) comes before any request.
     warnings.extend(plan.warnings.iter().map(Warning::new));
     // The files the model must not read: the file tools refuse them whatever the sandbox.
     let workspace = workspace.with_deny(plan.deny.clone());
