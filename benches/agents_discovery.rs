@@ -111,7 +111,9 @@ fn main() -> std::io::Result<()> {
         let warnings = d.run_warnings();
         let listing = hx::agents::listing(&d.agents, hx::agents::LIST_BUDGET);
         assert_eq!(d.agents.len(), AGENTS);
-        assert_eq!(warnings.len(), 3);
+        // The files' notes are said once per change of a file (2f246b9): the first read
+        // said them, the cached ones say none.
+        assert!(warnings.is_empty(), "{warnings:?}");
         assert!(!listing.is_empty());
     });
     show(&format!("{AGENTS} agent files, from hx's cache"), &warm);
