@@ -805,3 +805,82 @@ fn commands_start_with_default_signals_in_and_out_of_the_sandbox() {
         assert_eq!(hx.read_file("hook-signals.txt"), quiet, "{case}");
     }
 }
+
+/// The pids of the children of `pid`, of all its threads (a child is listed under the thread
+/// that forked it).
+fn children_of(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|s| {
+            s.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .collect()
+}
+
+/// A command's launcher in the pod is a fork of hx itself (issue 33), a copy of its memory
+/// for as long as the command runs: it keeps none of hx's descriptors (its stdio is
+/// /dev/null, so a pipe's end-of-file is the command's alone) and no capability.
+#[test]
+fn a_commands_launcher_keeps_no_descriptor_or_capability_of_hx() {
+    let mut hx = Hx::new_offline();
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(Call::bash_each(&["touch started && sleep 4"])),
+        Reply::text("done"),
+    ]);
+    hx.env("DEEPSEEK_BASE_URL", server.url())
+        .args(["agent", "run it"]);
+    let child = hx.spawn();
+    let hx_pid = child.id();
+    let started = hx.workspace().join("started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command never ran"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // bash execs its last command: the command's process is `sleep` by now.
+    let command = |pid: &u32| {
+        std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x004\x00")
+    };
+    let launcher = children_of(hx_pid)
+        .into_iter()
+        .find(|&l| children_of(l).iter().any(command))
+        .unwrap_or_else(|| {
+            let kids: Vec<(u32, Vec<u32>)> = children_of(hx_pid)
+                .into_iter()
+                .map(|k| (k, children_of(k)))
+                .collect();
+            panic!("no process of hx's runs the command in the pod: {kids:?}")
+        });
+    let mut fds: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{launcher}/fd"))
+        .expect("the launcher's descriptors")
+        .flatten()
+        .map(|e| {
+            let target = std::fs::read_link(e.path()).unwrap_or_default();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                target.display().to_string(),
+            )
+        })
+        .collect();
+    fds.sort();
+    let null = |n: &str| (n.to_string(), "/dev/null".to_string());
+    assert_eq!(fds, vec![null("0"), null("1"), null("2")]);
+    let status = std::fs::read_to_string(format!("/proc/{launcher}/status")).expect("status");
+    for set in ["CapPrm:", "CapEff:", "CapBnd:"] {
+        let line = status.lines().find(|l| l.starts_with(set)).expect(set);
+        assert!(line.ends_with("0000000000000000"), "{line}");
+    }
+    let run = Run::wait(child, std::time::Duration::from_secs(60));
+    run.assert_code(0);
+    let reqs = server.requests();
+    assert_eq!(reqs.len(), 2, "{}", run.dump());
+}
