@@ -305,19 +305,9 @@ pub fn ignored(sig: libc::c_int) -> bool {
 /// `sigaction` refuses its own two real-time signals (32 and 33), which an ignored state
 /// reaches too.
 pub fn default_signals() {
-    let dfl = KernelSigaction::default();
     for sig in 1..=64 {
         if ignored(sig) {
-            // SAFETY: a struct we own, of the kernel's layout and size 8 for its signal set.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_rt_sigaction,
-                    sig,
-                    &dfl as *const KernelSigaction,
-                    std::ptr::null_mut::<KernelSigaction>(),
-                    8usize,
-                );
-            }
+            to_default(sig);
         }
     }
     // SAFETY: a signal set we own.
@@ -332,21 +322,25 @@ pub fn default_signals() {
 /// hx that never execs, must not run hx's handlers (they write to hx's descriptors). Blocked
 /// signals stay pending whatever their default, so L's relay still takes SIGCHLD.
 pub fn all_default() {
-    let dfl = KernelSigaction::default();
     for sig in 1..=64 {
-        if sig == libc::SIGKILL || sig == libc::SIGSTOP {
-            continue;
+        if sig != libc::SIGKILL && sig != libc::SIGSTOP {
+            to_default(sig);
         }
-        // SAFETY: a struct we own, of the kernel's layout and size 8 for its signal set.
-        unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                sig,
-                &dfl as *const KernelSigaction,
-                std::ptr::null_mut::<KernelSigaction>(),
-                8usize,
-            );
-        }
+    }
+}
+
+/// `sig`'s handler back to the default by the raw syscall (see [`default_signals`]).
+fn to_default(sig: libc::c_int) {
+    let dfl = KernelSigaction::default();
+    // SAFETY: a struct we own, of the kernel's layout and size 8 for its signal set.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            sig,
+            &dfl as *const KernelSigaction,
+            std::ptr::null_mut::<KernelSigaction>(),
+            8usize,
+        );
     }
 }
 
