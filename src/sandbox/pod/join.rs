@@ -134,7 +134,19 @@ impl Join {
         // L holds none of the command's pipes (their end-of-file comes when the command's
         // processes are done with them) and none of hx's descriptors: std's pipe for an
         // exec error among them, whose end-of-file tells hx the command started.
-        libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32);
+        // close_range is Linux 5.9 (a pod needs 5.12), but a container's seccomp profile
+        // may refuse it: then one close per possible descriptor.
+        if libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, 0u32) != 0 {
+            let mut limit: libc::rlimit = std::mem::zeroed();
+            let most = if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) == 0 {
+                limit.rlim_cur.min(1 << 20) as libc::c_int
+            } else {
+                1 << 16
+            };
+            for fd in 3..most {
+                libc::close(fd);
+            }
+        }
         for fd in 0..3 {
             sys::to_null(fd);
         }
