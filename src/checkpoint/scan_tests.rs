@@ -24,12 +24,35 @@ fn write(p: &Path, text: &str) {
         std::fs::create_dir_all(d).expect("mkdir");
     }
     std::fs::write(p, text).expect("write");
-    let back = std::time::SystemTime::now() - std::time::Duration::from_secs(10);
+    date(
+        p,
+        std::time::SystemTime::now() - std::time::Duration::from_secs(10),
+    );
+}
+
+/// Sets `p`'s modification time to `when`.
+fn date(p: &Path, when: std::time::SystemTime) {
     std::fs::File::options()
         .write(true)
         .open(p)
-        .and_then(|f| f.set_modified(back))
-        .expect("date the file back");
+        .and_then(|f| f.set_modified(when))
+        .unwrap_or_else(|e| panic!("date {}: {e}", p.display()));
+}
+
+/// The store of `ws` kept in `state`, opened as a run opens it.
+async fn open(ws: &Path, state: &Path, settings: &Settings) -> Store {
+    let env = crate::paths::process_env();
+    let program = crate::checkpoint::git::Program::from_env(&env);
+    Store::open_at(ws, state, &env, settings, &program)
+        .await
+        .expect("store")
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime")
 }
 
 /// A run's first checkpoint, in a workspace an earlier run looked at, is the walk's: it
@@ -53,28 +76,14 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     git(&ws, &["commit", "-qm", "files"]);
     write(&ws.join("vendor/lib/lib.rs"), "nested\n");
     git(&ws.join("vendor/lib"), &["init", "-q", "."]);
-    let env = crate::paths::process_env();
     let settings = Settings {
         max_file_bytes: 1000,
         ..Settings::default()
     };
-    let program = crate::checkpoint::git::Program::from_env(&env);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     let state = root.path().join("state");
-    let open = |dir: &Path| {
-        let dir = dir.to_path_buf();
-        let (ws, env, settings, program) = (&ws, &env, &settings, &program);
-        async move {
-            Store::open_at(ws, &dir, env, settings, program)
-                .await
-                .expect("store")
-        }
-    };
     rt.block_on(async {
-        let first = open(&state).await;
+        let first = open(&ws, &state, &settings).await;
         first.snapshot("s", None).await.expect("first");
         assert_eq!(first.git_looks(), 1, "the first run's look is git's");
         drop(first);
@@ -168,10 +177,10 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
             assert!(copied.is_ok_and(|s| s.success()), "cp");
             std::fs::remove_file(copy.join("tree")).expect("rm tree");
             // A new run: a store opened again on the same state.
-            let run = open(&state).await;
+            let run = open(&ws, &state, &settings).await;
             let (here, _) = run.snapshot("s", None).await.expect("walk");
             assert_eq!(run.git_looks(), 0, "{what}: git looked");
-            let other = open(&copy).await.unwatched();
+            let other = open(&ws, &copy, &settings).await.unwatched();
             let (looked, _) = other.snapshot("o", None).await.expect("look");
             assert_eq!(other.git_looks(), 1);
             assert_eq!(
@@ -183,20 +192,20 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
         // git's listing, and still makes no look. (The index's tree made a checkpoint of
         // the session the prune keeps: a git look just before.)
         std::fs::remove_file(state.join("tree")).expect("rm tree");
-        let looked = open(&state).await;
+        let looked = open(&ws, &state, &settings).await;
         looked.snapshot("s", None).await.expect("look");
         assert_eq!(looked.git_looks(), 1);
         looked.prune(None).await.expect("prune");
         drop(looked);
         write(&ws.join("a.txt"), "after the prune\n");
-        let run = open(&state).await;
+        let run = open(&ws, &state, &settings).await;
         let (here, _) = run.snapshot("s", None).await.expect("walk");
         assert_eq!(run.git_looks(), 0, "after a prune: git looked");
         let copy = root.path().join("state-pruned");
         let copied = Command::new("cp").arg("-a").arg(&state).arg(&copy).status();
         assert!(copied.is_ok_and(|s| s.success()), "cp");
         std::fs::remove_file(copy.join("tree")).expect("rm tree");
-        let other = open(&copy).await.unwatched();
+        let other = open(&ws, &copy, &settings).await.unwatched();
         let (looked, _) = other.snapshot("o", None).await.expect("look");
         assert_eq!(
             here.tree, looked.tree,
@@ -211,12 +220,7 @@ async fn gits_tree(ws: &Path, state: &Path, copy: &Path) -> String {
     let copied = Command::new("cp").arg("-a").arg(state).arg(copy).status();
     assert!(copied.is_ok_and(|s| s.success()), "cp");
     std::fs::remove_file(copy.join("tree")).expect("rm tree");
-    let env = crate::paths::process_env();
-    let program = crate::checkpoint::git::Program::from_env(&env);
-    let other = Store::open_at(ws, copy, &env, &Settings::default(), &program)
-        .await
-        .expect("store")
-        .unwatched();
+    let other = open(ws, copy, &Settings::default()).await.unwatched();
     let (looked, _) = other.snapshot("o", None).await.expect("look");
     assert_eq!(other.git_looks(), 1);
     looked.tree
@@ -257,13 +261,8 @@ fn what_git_may_read_otherwise_is_left_to_git() {
             std::fs::write(ws.join(name), "x").expect("write");
         }),
     ];
-    let env = crate::paths::process_env();
     let settings = Settings::default();
-    let program = crate::checkpoint::git::Program::from_env(&env);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     for (what, to_git, change) in cases {
         let root = tempfile::tempdir().expect("tempdir");
         let ws = root.path().join("ws");
@@ -271,15 +270,11 @@ fn what_git_may_read_otherwise_is_left_to_git() {
         write(&ws.join("shared-rules"), "*.log\n");
         let state = root.path().join("state");
         rt.block_on(async {
-            let first = Store::open_at(&ws, &state, &env, &settings, &program)
-                .await
-                .expect("store");
+            let first = open(&ws, &state, &settings).await;
             first.snapshot("s", None).await.expect("first");
             drop(first);
             change(&ws);
-            let run = Store::open_at(&ws, &state, &env, &settings, &program)
-                .await
-                .expect("store");
+            let run = open(&ws, &state, &settings).await;
             let (here, _) = run.snapshot("s", None).await.expect("walk");
             assert_eq!(run.git_looks(), usize::from(to_git), "{what}");
             drop(run);
@@ -301,24 +296,15 @@ fn files_in_ignored_folders_are_left_out_as_git_leaves_them() {
     write(&repo.join("build/ws/kept/k.txt"), "k\n");
     git(&repo, &["init", "-q", "."]);
     let ws = repo.join("build/ws");
-    let env = crate::paths::process_env();
     let settings = Settings::default();
-    let program = crate::checkpoint::git::Program::from_env(&env);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     let state = root.path().join("state");
     rt.block_on(async {
-        let first = Store::open_at(&ws, &state, &env, &settings, &program)
-            .await
-            .expect("store");
+        let first = open(&ws, &state, &settings).await;
         let (snap, _) = first.snapshot("s", None).await.expect("first");
         drop(first);
         write(&ws.join("new.txt"), "n\n");
-        let run = Store::open_at(&ws, &state, &env, &settings, &program)
-            .await
-            .expect("store");
+        let run = open(&ws, &state, &settings).await;
         let (here, _) = run.snapshot("s", Some(&snap)).await.expect("walk");
         assert_eq!(run.git_looks(), 0);
         // A turn's new file, taken from the events.
@@ -346,25 +332,13 @@ fn racily_clean_files_are_settled_by_one_git_look() {
     write(&ws.join("a.txt"), "a\n");
     write(&ws.join("b.txt"), "b\n");
     let ahead = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
-    std::fs::File::options()
-        .write(true)
-        .open(ws.join("a.txt"))
-        .and_then(|f| f.set_modified(ahead))
-        .expect("date a.txt ahead");
-    let env = crate::paths::process_env();
+    date(&ws.join("a.txt"), ahead);
     let settings = Settings::default();
-    let program = crate::checkpoint::git::Program::from_env(&env);
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("runtime");
+    let rt = runtime();
     let state = root.path().join("state");
     let run = |n: usize| {
-        let (ws, state, env, settings, program) = (&ws, &state, &env, &settings, &program);
-        rt.block_on(async move {
-            let store = Store::open_at(ws, state, env, settings, program)
-                .await
-                .expect("store");
+        rt.block_on(async {
+            let store = open(&ws, &state, &settings).await;
             let (snap, _) = store.snapshot("s", None).await.expect("checkpoint");
             (store.git_looks(), snap.tree, n)
         })
@@ -374,11 +348,7 @@ fn racily_clean_files_are_settled_by_one_git_look() {
     // The marker of an index changed a second ago.
     let marker = state.join("racy");
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(5);
-    std::fs::File::options()
-        .write(true)
-        .open(&marker)
-        .and_then(|f| f.set_modified(past))
-        .expect("age the marker");
+    date(&marker, past);
     let (second, tree2, _) = run(2);
     assert_eq!(
         second, 1,
