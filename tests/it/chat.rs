@@ -358,9 +358,7 @@ fn skills_found_while_the_prompt_is_up_complete_with_tab() {
     let mut chat = Chat::start(&hx);
     // /skills waits for the catalog, so Tab has the names after it.
     chat.say("/skills");
-    chat.p.send("/sync\t").expect("type");
-    chat.p.send("now\r").expect("type");
-    chat.p.flush().expect("flush");
+    chat.keys("/sync\tnow\r");
     // The completion redraws the line, prompt and all, so the prompt to wait for is the one
     // after the answer: a Ctrl-D typed while the turn still runs is lost, and hx stays.
     chat.expect("Answer.");
@@ -647,16 +645,14 @@ fn a_second_tab_lists_the_candidates() {
     let hx = chat_hx(&server);
     let mut chat = Chat::start(&hx);
     // /clear, /compact and /context share "/c".
-    chat.p.send("/c\t\t").expect("type");
-    chat.p.flush().expect("flush");
+    chat.keys("/c\t\t");
     chat.expect("/clear");
     chat.expect("/compact");
     chat.expect("/context");
     chat.expect("hx> /c");
     // The line still holds what was common to them: the list was shown, nothing picked, so
     // typing the rest makes /context.
-    chat.p.send("ontext\r").expect("type");
-    chat.p.flush().expect("flush");
+    chat.keys("ontext\r");
     chat.expect("next request: about");
     chat.ctrl('d');
     assert_eq!(chat.exit_code(), 0);

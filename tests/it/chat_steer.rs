@@ -85,8 +85,7 @@ fn tab_queues_the_next_turn_which_the_running_turn_never_sees() {
     let (_hx, mut chat) = chat(&server);
     chat.type_line("first task");
     chat.expect("slow-call");
-    chat.p.send("second task\t").expect("type");
-    chat.p.flush().expect("flush");
+    chat.keys("second task\t");
     chat.expect("queued for the next turn");
     chat.expect("First done.");
     chat.expect("sending what was queued: second task");
@@ -121,14 +120,12 @@ fn up_takes_a_queued_steer_back_to_edit_and_ctrl_c_on_it_drops_it() {
     chat.type_line("words to drop");
     chat.expect("steer queued");
     // Up on the empty prompt: the steer is back in the line; Ctrl-C there clears it.
-    chat.p.send("\x1b[A").expect("up");
-    chat.p.flush().expect("flush");
+    chat.keys("\x1b[A");
     chat.expect("words to drop");
     chat.ctrl('c');
     chat.type_line("words to edit");
     chat.expect("steer queued");
-    chat.p.send("\x1b[A").expect("up");
-    chat.p.flush().expect("flush");
+    chat.keys("\x1b[A");
     chat.expect("words to edit");
     chat.type_line(", edited");
     chat.expect("steer queued");

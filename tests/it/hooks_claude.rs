@@ -16,6 +16,13 @@ fn settings(events: &[&str], file: &str) -> String {
     json!({"permissions": {"allow": ["Bash(ls:*)"]}, "hooks": hooks}).to_string()
 }
 
+/// [`settings`] as the user's own, `~/.claude/settings.json` (trusted: no `hx trust` needed).
+fn user_settings(hx: &Hx, events: &[&str], file: &str) {
+    let user = hx.home().join(".claude");
+    std::fs::create_dir_all(&user).expect("mkdir");
+    std::fs::write(user.join("settings.json"), settings(events, file)).expect("write");
+}
+
 fn lines(hx: &Hx, file: &str) -> Vec<Value> {
     std::fs::read_to_string(hx.workspace().join(file))
         .unwrap_or_default()
@@ -84,13 +91,7 @@ fn the_users_claude_settings_hooks_run_and_hear_the_permission_prompt() {
         Reply::text("Done."),
     ]);
     let mut hx = Hx::new(&server);
-    let user = hx.home().join(".claude");
-    std::fs::create_dir_all(&user).expect("mkdir");
-    std::fs::write(
-        user.join("settings.json"),
-        settings(&["Notification"], "notified.jsonl"),
-    )
-    .expect("write");
+    user_settings(&hx, &["Notification"], "notified.jsonl");
     hx.arg("chat");
     let mut chat = crate::support::pty::Chat::start(&hx);
     chat.type_line("do it");
@@ -120,13 +121,7 @@ fn new_and_resume_in_the_chat_end_the_session_for_its_hooks() {
         Reply::text("second answer"),
     ]);
     let mut hx = Hx::new(&server);
-    let user = hx.home().join(".claude");
-    std::fs::create_dir_all(&user).expect("mkdir");
-    std::fs::write(
-        user.join("settings.json"),
-        settings(&["SessionEnd"], "ended.jsonl"),
-    )
-    .expect("write");
+    user_settings(&hx, &["SessionEnd"], "ended.jsonl");
     hx.arg("chat");
     let mut chat = crate::support::pty::Chat::start(&hx);
     chat.type_line("one");
@@ -178,13 +173,7 @@ fn a_chat_ended_by_a_signal_ends_the_session_for_its_hooks() {
     ] {
         let server = FakeServer::start(vec![Reply::text("first answer")]);
         let mut hx = Hx::new(&server);
-        let user = hx.home().join(".claude");
-        std::fs::create_dir_all(&user).expect("mkdir");
-        std::fs::write(
-            user.join("settings.json"),
-            settings(&["SessionEnd"], "ended.jsonl"),
-        )
-        .expect("write");
+        user_settings(&hx, &["SessionEnd"], "ended.jsonl");
         hx.arg("chat");
         let mut chat = crate::support::pty::Chat::start(&hx);
         chat.type_line("one");

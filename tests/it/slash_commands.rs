@@ -333,11 +333,9 @@ fn the_chats_own_command_wins_over_a_file_with_a_warning_and_help_lists_the_file
     assert!(shown.contains("Review a file"), "{shown}");
     assert!(server.requests().is_empty(), "/help sends nothing");
     // Tab completes the one name that fits, and the line shows its argument hint after it.
-    chat.p.send("/rev\t").expect("type");
-    chat.p.flush().expect("flush");
+    chat.keys("/rev\t");
     chat.expect("hx> /review <file>");
-    chat.p.send("a.rs\r").expect("type");
-    chat.p.flush().expect("flush");
+    chat.keys("a.rs\r");
     chat.expect("Answer.");
     chat.expect(crate::support::pty::PROMPT);
     chat.ctrl('d');

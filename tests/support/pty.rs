@@ -84,6 +84,12 @@ impl Chat {
         shown
     }
 
+    /// Sends `keys` as typed (Tab, an escape sequence, a line's end as `\r`), at once.
+    pub fn keys(&mut self, keys: &str) {
+        self.p.send(keys).expect("type");
+        self.p.flush().expect("flush");
+    }
+
     /// Types `line` and presses Enter.
     pub fn type_line(&mut self, line: &str) {
         self.p.send(line).expect("type");
