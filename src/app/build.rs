@@ -125,19 +125,18 @@ pub fn build_editing_skills(
     // a wait for its report) need nothing of the skills: they go on a second thread while
     // the skills are found, since in a workspace of 2,000 skill folders both are walks of
     // the same tree, one after the other (issue 33).
+    let sandbox = || Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env);
     let (mut discovery, (plan, pod)) = std::thread::scope(|scope| {
-        let sandbox = std::thread::Builder::new()
+        let started = std::thread::Builder::new()
             .name("hx-sandbox".into())
-            .spawn_scoped(scope, || {
-                Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env)
-            });
+            .spawn_scoped(scope, sandbox);
         let discovery = skills::discover(&root, home.as_deref());
-        let planned = match sandbox {
+        let planned = match started {
             Ok(handle) => handle
                 .join()
                 .unwrap_or_else(|p| std::panic::resume_unwind(p)),
             // No thread to be had: the same work here.
-            Err(_) => Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env),
+            Err(_) => sandbox(),
         };
         (discovery, planned)
     });

@@ -46,22 +46,6 @@ pub struct Place {
     pub depth: u8,
 }
 
-impl Place {
-    /// `DEPTH:PATH`, as the launcher's `--place` takes it.
-    pub fn arg(&self) -> String {
-        format!("{}:{}", self.depth, self.path.display())
-    }
-
-    pub fn parse(arg: &str) -> Option<Place> {
-        let (depth, path) = arg.split_once(':')?;
-        let path = PathBuf::from(path);
-        path.is_absolute().then_some(Place {
-            path,
-            depth: depth.parse().ok()?,
-        })
-    }
-}
-
 /// Where, under the user's home folder, programs that act with the user's credentials keep
 /// their sockets: OpenSSH's control masters and agents (`ControlPath` often in a folder of
 /// `~/.ssh`), GnuPG's agent, Docker Desktop's engine (`~/.docker/run`, `~/.docker/desktop`),
@@ -514,17 +498,6 @@ mod tests {
                 mount("0:5", "/", "/proc")
             ]
         );
-    }
-
-    #[test]
-    fn a_places_argument_goes_both_ways() {
-        let p = Place {
-            path: "/home/u/.ssh".into(),
-            depth: 2,
-        };
-        assert_eq!(Place::parse(&p.arg()), Some(p));
-        assert_eq!(Place::parse("2:relative"), None);
-        assert_eq!(Place::parse("x:/a"), None);
     }
 
     #[test]
