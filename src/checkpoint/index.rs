@@ -3,8 +3,9 @@
 //! since (issue 33: the git processes of that look were most of what checkpoints still cost
 //! a run).
 //!
-//! Only read, never written: git keeps writing it when a look falls back to git. Versions 2,
-//! 3 and 4 are read (4 when a user's `feature.manyFiles` makes git write it); anything this
+//! Written by hx only for a store's first look, which takes every file in-process (version 2,
+//! no extension: git adds its own when it next writes it); git keeps writing it when a look
+//! falls back to git. Versions 2, 3 and 4 are read (4 when a user's `feature.manyFiles` makes git write it); anything this
 //! reader does not know (a split index, a sparse one, a conflict stage, a submodule entry, a
 //! bad checksum) is `None`, and the caller asks git instead. Hand-written: the format is a
 //! header and fixed-size records, and gix would add a large dependency for it.
@@ -130,6 +131,54 @@ pub fn read(path: &Path) -> Option<Index> {
         entries,
         mtime: (meta.mtime(), meta.mtime_nsec()),
     })
+}
+
+impl Entry {
+    /// The entry of the file at `path` with the stat data `meta` and blob `oid`, as git
+    /// records it (each field cut to 32 bits).
+    pub fn of(path: Vec<u8>, mode: u32, oid: Oid, meta: &std::fs::Metadata) -> Entry {
+        Entry {
+            path,
+            ctime: (meta.ctime() as u32, meta.ctime_nsec() as u32),
+            mtime: (meta.mtime() as u32, meta.mtime_nsec() as u32),
+            ino: meta.ino() as u32,
+            mode,
+            uid: meta.uid(),
+            gid: meta.gid(),
+            size: meta.size() as u32,
+            oid,
+        }
+    }
+}
+
+/// Writes `entries` (sorted by path, each once) as a version 2 index at `path`, renamed into
+/// place. The device is written as 0: git compares it only when built to, and hx never.
+pub fn write(path: &Path, entries: &[Entry]) -> std::io::Result<()> {
+    let count = u32::try_from(entries.len())
+        .map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "too many files"))?;
+    let mut out = Vec::with_capacity(12 + entries.len() * 96 + 20);
+    out.extend_from_slice(b"DIRC");
+    out.extend_from_slice(&2u32.to_be_bytes());
+    out.extend_from_slice(&count.to_be_bytes());
+    for e in entries {
+        let start = out.len();
+        for v in [
+            e.ctime.0, e.ctime.1, e.mtime.0, e.mtime.1, 0, e.ino, e.mode, e.uid, e.gid, e.size,
+        ] {
+            out.extend_from_slice(&v.to_be_bytes());
+        }
+        out.extend_from_slice(&e.oid);
+        // The name's length, or 0xfff when longer; stage 0, no other flag.
+        let flags = e.path.len().min(0xfff) as u16;
+        out.extend_from_slice(&flags.to_be_bytes());
+        out.extend_from_slice(&e.path);
+        // One to eight NULs, to a multiple of eight bytes from the entry's start.
+        let len = out.len() - start;
+        out.resize(start + (len + 8) / 8 * 8, 0);
+    }
+    let sum: [u8; 20] = Sha1::digest(&out).into();
+    out.extend_from_slice(&sum);
+    crate::paths::write_atomic(path, &out)
 }
 
 fn be32(b: &[u8], at: usize) -> Option<u32> {

@@ -16,10 +16,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use super::ignores::{Ignores, Rules};
-use super::objects::{hex, parse_hex, tree_bytes, Objects, Oid, TreeEntry};
+use super::objects::{hex, parse_hex, tree_bytes, Objects, Oid, Sink, TreeEntry};
 
 const TREE: u32 = 0o040000;
 
@@ -50,9 +50,15 @@ pub struct Skipped {
 }
 
 /// What a file on disk is to a checkpoint.
-enum OnDisk {
+pub(super) enum OnDisk {
     Gone,
-    Kept { mode: u32, bytes: Vec<u8> },
+    /// Its mode and content, and the stat data of what was read (of the open file; of the
+    /// link itself).
+    Kept {
+        mode: u32,
+        bytes: Vec<u8>,
+        meta: Box<std::fs::Metadata>,
+    },
     TooBig,
     Unreadable,
 }
@@ -70,6 +76,33 @@ pub struct Live {
 }
 
 impl Live {
+    /// No file yet: what a store's first look fills.
+    pub fn empty() -> Live {
+        Live {
+            root: Dir::default(),
+            files: 0,
+            tree: String::new(),
+            ignores: Ignores::default(),
+            nested: HashMap::new(),
+        }
+    }
+
+    /// Puts the file `path` (relative to the top) in as the blob `oid`; `Look` where a
+    /// folder of that name is.
+    pub fn insert(&mut self, path: &[u8], mode: u32, oid: Oid) -> Result<(), Look> {
+        let known = self.has(path);
+        let name = path_name(path).to_vec();
+        let dir = self.folder(path, true, true).ok_or(Look)?;
+        if let Some(Node::Dir(_)) = dir.entries.get(&name) {
+            return Err(Look);
+        }
+        dir.entries.insert(name, Node::File { mode, oid });
+        if !known {
+            self.files += 1;
+        }
+        Ok(())
+    }
+
     /// The tree `tree` read from the store's loose objects (those a look just wrote); none
     /// when one of its trees is not loose, or there are more than `max` entries.
     pub fn from_objects(tree: &str, objects: &Objects, max: usize) -> Option<Live> {
@@ -280,7 +313,7 @@ impl Live {
                     self.remove(path);
                     skipped.unreadable.push(rel);
                 }
-                OnDisk::Kept { mode, bytes } => {
+                OnDisk::Kept { mode, bytes, .. } => {
                     if !known {
                         let ignored = self.ignores.ignored(top, path, false, rules);
                         // A rule git may read otherwise: git's look decides.
@@ -296,15 +329,7 @@ impl Live {
                         }
                     }
                     let oid = objects.write("blob", &bytes).map_err(|_| Look)?;
-                    let name = path_name(path).to_vec();
-                    let dir = self.folder(path, true, true).ok_or(Look)?;
-                    if let Some(Node::Dir(_)) = dir.entries.get(&name) {
-                        return Err(Look);
-                    }
-                    dir.entries.insert(name, Node::File { mode, oid });
-                    if !known {
-                        self.files += 1;
-                    }
+                    self.insert(path, mode, oid)?;
                 }
             }
         }
@@ -312,8 +337,8 @@ impl Live {
     }
 
     /// Writes the trees that changed and gives the top one's name.
-    pub fn write(&mut self, objects: &Objects) -> std::io::Result<String> {
-        fn go(dir: &mut Dir, objects: &Objects) -> std::io::Result<Oid> {
+    pub fn write(&mut self, objects: &dyn Sink) -> std::io::Result<String> {
+        fn go(dir: &mut Dir, objects: &dyn Sink) -> std::io::Result<Oid> {
             if let Some(oid) = dir.oid {
                 return Ok(oid);
             }
@@ -329,7 +354,7 @@ impl Live {
                     oid,
                 });
             }
-            let oid = objects.write("tree", &tree_bytes(&mut entries))?;
+            let oid = objects.put("tree", &tree_bytes(&mut entries))?;
             dir.oid = Some(oid);
             Ok(oid)
         }
@@ -345,7 +370,7 @@ fn path_name(path: &[u8]) -> &[u8] {
 
 /// The file at `full` as a checkpoint takes it: links as links, regular files by content
 /// (executable or not), anything else as gone.
-fn on_disk(full: &PathBuf, max_bytes: u64) -> Result<OnDisk, Look> {
+pub(super) fn on_disk(full: &Path, max_bytes: u64) -> Result<OnDisk, Look> {
     use std::io::Read;
     use std::os::unix::fs::OpenOptionsExt;
     let meta = match std::fs::symlink_metadata(full) {
@@ -363,6 +388,7 @@ fn on_disk(full: &PathBuf, max_bytes: u64) -> Result<OnDisk, Look> {
             Ok(target) => Ok(OnDisk::Kept {
                 mode: 0o120000,
                 bytes: target.as_os_str().as_bytes().to_vec(),
+                meta: Box::new(meta),
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(OnDisk::Gone),
             Err(_) => Err(Look),
@@ -405,5 +431,9 @@ fn on_disk(full: &PathBuf, max_bytes: u64) -> Result<OnDisk, Look> {
     } else {
         0o100644
     };
-    Ok(OnDisk::Kept { mode, bytes })
+    Ok(OnDisk::Kept {
+        mode,
+        bytes,
+        meta: Box::new(meta),
+    })
 }

@@ -45,6 +45,7 @@ mod ignores;
 mod index;
 mod live;
 mod objects;
+mod pack;
 mod place;
 mod restore;
 mod scan;
@@ -171,6 +172,8 @@ pub struct Store {
     git_looks: std::sync::atomic::AtomicUsize,
     /// The last checkpoint's tree, while the watches can say what changed since.
     live: Mutex<Option<live::Live>>,
+    /// Whether a first look is made in-process (`snapshot::first_look`); git's otherwise.
+    first_in_process: bool,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.

@@ -2,10 +2,11 @@
 //! store the files the turn changed, and their trees, commit and ref, without a process
 //! (issue 33: the git processes of each checkpoint were most of what checkpoints cost a turn).
 //!
-//! Only loose objects are written (zlib over `"<kind> <size>\0<bytes>"`, named by the SHA-1
-//! of that), so the store stays a repository git reads for `hx diff`, prunes and packs; only
-//! loose objects are read here, and everything read is checked against its name, so a
-//! damaged or forged object is an error, never content. Hand-written rather than gitoxide:
+//! A turn's objects are written loose (zlib over `"<kind> <size>\0<bytes>"`, named by the
+//! SHA-1 of that), a first look's into one pack (`pack`), so the store stays a repository
+//! git reads for `hx diff`, prunes and packs; loose objects and whole packed ones are read
+//! here, and everything read is checked against its name, so a damaged or forged object is
+//! an error, never content. Hand-written rather than gitoxide:
 //! these four formats (blob, tree, commit, loose file) are a few dozen lines, where gix
 //! would add a large dependency to compile for them.
 
@@ -47,16 +48,38 @@ pub fn name(kind: &str, bytes: &[u8]) -> Oid {
     h.finalize().into()
 }
 
-/// The loose objects of a repository.
+/// Where a checkpoint's new objects go: loose files (a turn's few), or one pack (a first
+/// look's thousands, `pack`).
+pub trait Sink {
+    /// Stores `bytes` as an object of `kind` and gives its name.
+    fn put(&self, kind: &str, bytes: &[u8]) -> std::io::Result<Oid>;
+}
+
+impl Sink for Objects {
+    fn put(&self, kind: &str, bytes: &[u8]) -> std::io::Result<Oid> {
+        self.write(kind, bytes)
+    }
+}
+
+impl Sink for super::pack::PackWriter {
+    fn put(&self, kind: &str, bytes: &[u8]) -> std::io::Result<Oid> {
+        super::pack::PackWriter::put(self, kind, bytes)
+    }
+}
+
+/// The objects of a repository: written loose, read loose or from the packs hx can read.
 #[derive(Debug, Clone)]
 pub struct Objects {
     dir: PathBuf,
+    /// The packs, opened when an object is first not found loose.
+    packs: std::sync::Arc<std::sync::OnceLock<super::pack::Packs>>,
 }
 
 impl Objects {
     pub fn new(git_dir: &Path) -> Objects {
         Objects {
             dir: git_dir.join("objects"),
+            packs: Default::default(),
         }
     }
 
@@ -103,13 +126,18 @@ impl Objects {
         written.map(|()| oid)
     }
 
-    /// The object `oid` when the store has it loose, checked against its name: `None` when
-    /// it is not loose here (it may be packed, which git reads); an error when it is there
-    /// but is not what its name says.
+    /// The object `oid` when the store has it loose or whole in a pack, checked against its
+    /// name: `None` when it is not (it may be a delta in a pack, which git reads); an error
+    /// when it is there but is not what its name says.
     pub fn read(&self, oid: &Oid) -> Result<Option<(String, Vec<u8>)>, String> {
         let file = match std::fs::File::open(self.path(oid)) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return self
+                    .packs
+                    .get_or_init(|| super::pack::Packs::open(&self.dir))
+                    .read(oid)
+            }
             Err(e) => return Err(format!("cannot read object {}: {e}", hex(oid))),
         };
         let mut raw = Vec::new();

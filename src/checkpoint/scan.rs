@@ -49,6 +49,9 @@ pub struct Scan<'a> {
     pub rules: Rules<'a>,
     /// `checkpoints.max_files`.
     pub max_files: usize,
+    /// Files found changed past which only git's look is sure ([`MAX_CHANGED`]; a first
+    /// look, which takes every file, `max_files`).
+    pub max_changed: usize,
 }
 
 /// Something only git's look can tell.
@@ -119,7 +122,7 @@ impl Scan<'_> {
             let listed = self.list(
                 &dir, &rel, in_ignored, &tracked, &holding, ignores, &mut stack, &mut found,
             );
-            if listed.is_err() || found.len() > MAX_CHANGED {
+            if listed.is_err() || found.len() > self.max_changed {
                 sure = false;
                 if !watching {
                     break;
@@ -154,7 +157,7 @@ impl Scan<'_> {
             };
             if !same {
                 found.push(e.path.clone());
-                if found.len() > MAX_CHANGED {
+                if found.len() > self.max_changed {
                     return (watching, Scanned::Look);
                 }
             }

@@ -84,9 +84,16 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     let state = root.path().join("state");
     rt.block_on(async {
         let first = open(&ws, &state, &settings).await;
-        first.snapshot("s", None).await.expect("first");
-        assert_eq!(first.git_looks(), 1, "the first run's look is git's");
+        let (snap, _) = first.snapshot("s", None).await.expect("first");
+        assert_eq!(first.git_looks(), 0, "the first run's look is not hx's own");
         drop(first);
+        // git's look of the workspace from nothing makes the same tree.
+        let fresh = root.path().join("state-fresh");
+        let theirs = open(&ws, &fresh, &settings).await.first_look_by_git();
+        let (looked, _) = theirs.snapshot("o", None).await.expect("git's first look");
+        assert_eq!(theirs.git_looks(), 1);
+        assert_eq!(snap.tree, looked.tree, "the first look: not git's tree");
+        drop(theirs);
         type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
         let changes: Vec<Change> = vec![
             ("nothing", Box::new(|| {})),
@@ -344,7 +351,7 @@ fn racily_clean_files_are_settled_by_one_git_look() {
         })
     };
     let (first, tree, _) = run(1);
-    assert_eq!(first, 1, "a first run is git's look");
+    assert_eq!(first, 0, "a first run's look is hx's own");
     // The marker of an index changed a second ago.
     let marker = state.join("racy");
     let past = std::time::SystemTime::now() - std::time::Duration::from_secs(5);

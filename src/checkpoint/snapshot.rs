@@ -2,15 +2,16 @@
 //! index brought up to date, its tree written and committed under the session's ref.
 
 use std::collections::BTreeSet;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::git::{GitError, Run};
 use super::ignores::{Ignores, Rules};
 use super::index::{self, Index};
-use super::live::{Live, Look};
+use super::live::{Live, Look, OnDisk};
 use super::objects::{commit_bytes, hex, parse_hex, Objects};
-use super::scan::{Scan, Scanned};
+use super::scan::{Scan, Scanned, MAX_CHANGED};
 use super::watch::{Pending, Watch};
 use super::{
     index_entries, index_signature, named, plural, ref_safe, Snap, Store, LIST_BYTES, REFS,
@@ -160,8 +161,15 @@ impl Store {
         }
         let resync = self.watch.as_ref().is_some_and(Watch::begin);
         let base = self.index_tree();
+        // A store's first look (no index yet): every file taken in-process, into one pack.
+        if base.is_none() && self.first_in_process && !self.index.exists() {
+            if let Some(taken) = self.first_look(resync) {
+                return taken;
+            }
+            return self.git_look().await;
+        }
         let index = base.as_ref().and_then(|_| index::read(&self.index));
-        let found = self.scan(index.as_ref(), resync);
+        let found = self.scan(index.as_ref(), resync, MAX_CHANGED);
         // Racily clean files stay so until git writes the index again (the walk never
         // does), and every run would read them: once a second has passed, git's look does
         // it, once.
@@ -180,6 +188,11 @@ impl Store {
                 return Ok(taken);
             }
         }
+        self.git_look().await
+    }
+
+    /// git's look: it brings the index up to date and writes its tree.
+    async fn git_look(&self) -> Result<(String, Vec<String>), String> {
         self.git_looks
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let staged = match self.stage().await {
@@ -200,6 +213,72 @@ impl Store {
         Ok(staged)
     }
 
+    /// A store's first look made in-process (issue 33: as git's, it wrote every file as a
+    /// loose object, and a workspace of 2,000 folders took two seconds): the walk finds
+    /// every file git would take, each is read once and stored in one pack with the trees,
+    /// and the index is written with what was read, so the next run's walk holds the files
+    /// against it. `None` when only git can be sure (a rule it may read otherwise, a folder
+    /// that cannot be read, more files than `max_files`, a file that changed kind while
+    /// read): git's look then, with the watches already set.
+    fn first_look(&self, resync: bool) -> Option<Result<(String, Vec<String>), String>> {
+        let empty = Index {
+            entries: Vec::new(),
+            mtime: (0, 0),
+        };
+        let Scanned::Changed(mut paths, _) =
+            self.scan(Some(&empty), resync, self.settings.max_files)
+        else {
+            return None;
+        };
+        // The index's order: bytes of the whole path.
+        paths.sort_unstable();
+        paths.dedup();
+        let top = &self.git.work_tree;
+        let pack = match super::pack::PackWriter::new(&self.git.git_dir) {
+            Ok(p) => p,
+            Err(e) => return Some(Err(format!("cannot write a checkpoint: {e}"))),
+        };
+        let mut live = Live::empty();
+        let mut entries = Vec::with_capacity(paths.len());
+        let (mut too_big, mut unreadable) = (Vec::new(), Vec::new());
+        for path in paths {
+            let full = top.join(std::ffi::OsStr::from_bytes(&path));
+            match super::live::on_disk(&full, self.settings.max_file_bytes).ok()? {
+                OnDisk::Gone => {}
+                OnDisk::TooBig => too_big.push(String::from_utf8_lossy(&path).into_owned()),
+                OnDisk::Unreadable => unreadable.push(String::from_utf8_lossy(&path).into_owned()),
+                OnDisk::Kept { mode, bytes, meta } => {
+                    let oid = match pack.put("blob", &bytes) {
+                        Ok(oid) => oid,
+                        Err(e) => return Some(Err(format!("cannot write a checkpoint: {e}"))),
+                    };
+                    live.insert(&path, mode, oid).ok()?;
+                    entries.push(index::Entry::of(path, mode, oid, &meta));
+                }
+            }
+        }
+        let written = live.write(&pack).and_then(|tree| {
+            pack.finish()?;
+            index::write(&self.index, &entries)?;
+            Ok(tree)
+        });
+        let tree = match written {
+            Ok(t) => t,
+            Err(e) => return Some(Err(format!("cannot write a checkpoint: {e}"))),
+        };
+        if let Some(sig) = index_signature(&self.index) {
+            let _ = write_atomic(&self.dir.join("tree"), format!("{sig}{tree}\n").as_bytes());
+        }
+        // Files written in the second the index was are racily clean, as after git's look.
+        let _ = write_atomic(&self.dir.join("racy"), b"");
+        if let Some(w) = &self.watch {
+            w.looked(&tree);
+        }
+        *self.live.lock().unwrap_or_else(|p| p.into_inner()) = Some(live);
+        super::store_size(&self.dir);
+        Some(Ok((tree, self.warnings(too_big, Vec::new(), unreadable))))
+    }
+
     /// The tree git wrote from the index as it is now, when it is known.
     fn index_tree(&self) -> Option<String> {
         let sig = index_signature(&self.index)?;
@@ -210,7 +289,7 @@ impl Store {
 
     /// The walk of the workspace against `index` (see `scan`), setting the watches when
     /// `resync`.
-    fn scan(&self, index: Option<&Index>, resync: bool) -> Scanned {
+    fn scan(&self, index: Option<&Index>, resync: bool, max_changed: usize) -> Scanned {
         let exclude = self.git.git_dir.join("info").join("exclude");
         let top = &self.git.work_tree;
         let scan = Scan {
@@ -221,6 +300,7 @@ impl Store {
                 global: self.git.excludes_file.as_deref(),
             },
             max_files: self.settings.max_files,
+            max_changed,
         };
         let mut ignores = Ignores::default();
         let Some(w) = self.watch.as_ref().filter(|_| resync) else {

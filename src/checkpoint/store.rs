@@ -93,6 +93,7 @@ impl Store {
             looks: std::sync::atomic::AtomicUsize::new(0),
             git_looks: std::sync::atomic::AtomicUsize::new(0),
             live: Mutex::new(None),
+            first_in_process: true,
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;
@@ -104,6 +105,14 @@ impl Store {
     /// first does (for benchmarks).
     pub fn unwatched(mut self) -> Store {
         self.watch = None;
+        self
+    }
+
+    /// The store whose first look is git's, as before hx made it in-process: what the tests
+    /// hold hx's first look against.
+    #[cfg(test)]
+    pub fn first_look_by_git(mut self) -> Store {
+        self.first_in_process = false;
         self
     }
 
