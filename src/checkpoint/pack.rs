@@ -34,6 +34,56 @@ fn kind_code(kind: &str) -> Option<u8> {
     }
 }
 
+/// Objects smaller than this are stored in their zlib stream without compression: resetting
+/// the compressor clears its tables (a 256 KB `memset`), which for a file of a few hundred
+/// bytes cost more than the file itself, and saved little. A prune's repack compresses them.
+const STORED_BELOW: usize = 4096;
+
+/// `bytes` as a zlib stream of stored blocks, appended to `out`.
+fn stored(bytes: &[u8], out: &mut Vec<u8>) {
+    out.reserve(bytes.len() + bytes.len() / 65535 * 5 + 11);
+    out.extend_from_slice(&[0x78, 0x01]);
+    let mut chunks = bytes.chunks(65535).peekable();
+    if chunks.peek().is_none() {
+        out.extend_from_slice(&[1, 0, 0, 0xff, 0xff]);
+    }
+    while let Some(chunk) = chunks.next() {
+        out.push(u8::from(chunks.peek().is_none()));
+        let len = chunk.len() as u16;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(&(!len).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    // Adler-32, sums kept below 2^32 by reducing every 5,552 bytes as zlib does.
+    let (mut a, mut b) = (1u32, 0u32);
+    for block in bytes.chunks(5552) {
+        for &x in block {
+            a += u32::from(x);
+            b += a;
+        }
+        a %= 65521;
+        b %= 65521;
+    }
+    out.extend_from_slice(&((b << 16) | a).to_be_bytes());
+}
+
+/// `bytes` deflated by `z` (reset first), appended to `out`.
+fn deflated(z: &mut flate2::Compress, bytes: &[u8], out: &mut Vec<u8>) -> std::io::Result<()> {
+    z.reset();
+    out.reserve(bytes.len() + bytes.len() / 1000 + 64);
+    let (start_in, mut status) = (z.total_in(), flate2::Status::Ok);
+    while status != flate2::Status::StreamEnd {
+        if out.len() == out.capacity() {
+            out.reserve(out.capacity() / 2 + 64);
+        }
+        let done = (z.total_in() - start_in) as usize;
+        status = z
+            .compress_vec(&bytes[done..], out, flate2::FlushCompress::Finish)
+            .map_err(std::io::Error::other)?;
+    }
+    Ok(())
+}
+
 /// A pack being written: objects go to a temporary file in the pack folder as they come;
 /// [`PackWriter::finish`] gives it its header, checksum and index, and puts both in place.
 pub struct PackWriter {
@@ -107,18 +157,10 @@ impl PackWriter {
             size >>= 7;
         }
         entry.push(first);
-        let z = &mut inner.z;
-        z.reset();
-        entry.reserve(bytes.len() + bytes.len() / 1000 + 64);
-        let (start_in, mut status) = (z.total_in(), flate2::Status::Ok);
-        while status != flate2::Status::StreamEnd {
-            if entry.len() == entry.capacity() {
-                entry.reserve(entry.capacity() / 2 + 64);
-            }
-            let done = (z.total_in() - start_in) as usize;
-            status = z
-                .compress_vec(&bytes[done..], &mut entry, flate2::FlushCompress::Finish)
-                .map_err(std::io::Error::other)?;
+        if bytes.len() < STORED_BELOW {
+            stored(bytes, &mut entry);
+        } else {
+            deflated(&mut inner.z, bytes, &mut entry)?;
         }
         let mut crc = flate2::Crc::new();
         crc.update(&entry);
