@@ -185,6 +185,9 @@ impl Scan<'_> {
             .map_err(|_| Unsure)?;
         // Anything unsure still lists the folders below, for their watches.
         let mut unsure = false;
+        if !entries.iter().any(|e| e.file_name() == ".gitignore") {
+            ignores.none_in(rel);
+        }
         // A folder below the top with a repository of its own: its git keeps its files (a
         // look leaves them out, as `live` does), unless git has files of it already.
         if !rel.is_empty() && entries.iter().any(|e| e.file_name() == ".git") {
