@@ -15,9 +15,11 @@ use std::collections::HashSet;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Condvar, Mutex, MutexGuard};
 
 use super::ignores::{Ignores, Rules};
-use super::index::{same_content, stat, Index, Stat};
+use super::index::{same_content, stat, Entry, Index, Stat};
 use super::watch::MAX_FOLDERS;
 
 /// Files that may have changed, at most, for the walk to take them itself: beyond it, git's
@@ -38,7 +40,7 @@ pub enum Scanned {
 }
 
 /// What is given each folder to watch (relative to the top); `false`: watching stops.
-pub type Add<'a> = &'a dyn Fn(&Path, Vec<u8>) -> bool;
+pub type Add<'a> = &'a (dyn Fn(&Path, Vec<u8>) -> bool + Sync);
 
 /// Where to walk.
 pub struct Scan<'a> {
@@ -56,6 +58,34 @@ pub struct Scan<'a> {
 
 /// Something only git's look can tell.
 struct Unsure;
+
+/// A walk shared by its walkers.
+struct Walk<'i> {
+    queue: Mutex<Queue>,
+    /// Told when folders come into the queue, or the walk ends.
+    more: Condvar,
+    watching: AtomicBool,
+    sure: AtomicBool,
+    /// Files found so far, by every walker.
+    found: AtomicUsize,
+    ignores: Mutex<&'i mut Ignores>,
+}
+
+/// The folders still to list (relative path, full path, whether in an ignored folder).
+struct Queue {
+    folders: Vec<(PathBuf, Vec<u8>, bool)>,
+    /// Folders being listed, whose folders may still come.
+    busy: usize,
+    /// Folders taken so far.
+    seen: usize,
+    stop: bool,
+}
+
+impl Walk<'_> {
+    fn queue(&self) -> MutexGuard<'_, Queue> {
+        self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
 
 impl Scan<'_> {
     /// Walks the workspace: `add` is given each folder that counts (to watch it, before its
@@ -89,9 +119,6 @@ impl Scan<'_> {
                 end = slash;
             }
         }
-        let mut found = Vec::new();
-        let mut watching = add.is_some();
-        let mut sure = index.is_some();
         let root_rel = self
             .prefix
             .strip_suffix(b"/")
@@ -100,57 +127,105 @@ impl Scan<'_> {
         // A workspace in a folder its repository ignores: git lists nothing new in it.
         let root_ignored =
             !root_rel.is_empty() && ignores.ignored(self.top, &root_rel, true, &self.rules);
-        let mut stack = vec![(
-            self.top.join(OsStr::from_bytes(&root_rel)),
-            root_rel,
-            root_ignored,
-        )];
-        let mut folders = 0usize;
-        while let Some((dir, rel, in_ignored)) = stack.pop() {
-            folders += 1;
-            if watching && folders + stack.len() > MAX_FOLDERS {
-                watching = false;
+        let walk = Walk {
+            queue: Mutex::new(Queue {
+                folders: vec![(
+                    self.top.join(OsStr::from_bytes(&root_rel)),
+                    root_rel,
+                    root_ignored,
+                )],
+                busy: 0,
+                seen: 0,
+                stop: false,
+            }),
+            more: Condvar::new(),
+            watching: AtomicBool::new(add.is_some()),
+            sure: AtomicBool::new(index.is_some()),
+            found: AtomicUsize::new(0),
+            ignores: Mutex::new(ignores),
+        };
+        // Two walkers, one for each core: a workspace's first checkpoint comes before its
+        // first tool runs, and the walk (a listing and a watch per folder) was most of what
+        // checkpoints still cost a run in a workspace of 2,000 folders (issue 33).
+        let mut found = std::thread::scope(|scope| {
+            let other = std::thread::Builder::new()
+                .name("hx-scan".into())
+                .spawn_scoped(scope, || self.walker(&walk, add, &tracked, &holding));
+            let mut found = self.walker(&walk, add, &tracked, &holding);
+            match other.map(|h| h.join()) {
+                Ok(Ok(theirs)) => found.extend(theirs),
+                // One that panicked: what it found is lost, so only git can be sure.
+                Ok(Err(_)) => walk.sure.store(false, Ordering::Relaxed),
+                // No second thread: this one walked alone.
+                Err(_) => {}
             }
-            if watching {
-                if let Some(add) = add {
-                    watching = add(&dir, rel.clone());
-                }
-            }
-            if !watching && !sure {
-                break;
-            }
-            let listed = self.list(
-                &dir, &rel, in_ignored, &tracked, &holding, ignores, &mut stack, &mut found,
-            );
-            if listed.is_err() || found.len() > self.max_changed {
-                sure = false;
-                if !watching {
-                    break;
-                }
-            }
-        }
+            found
+        });
+        let ignores = walk.ignores.into_inner().unwrap_or_else(|p| p.into_inner());
+        let watching = walk.watching.load(Ordering::Relaxed);
+        let sure = walk.sure.load(Ordering::Relaxed);
         // Past `max_files`, git keeps the first new files in its order, not the walk's; and
         // a rule the `ignore` crate may read otherwise than git is git's to apply.
         let within = |i: &Index| i.entries.len() + found.len() <= self.max_files;
         let Some(index) = index.filter(|i| sure && within(i) && !ignores.doubtful()) else {
             return (watching, Scanned::Look);
         };
-        let mut racy_bytes = 0u64;
-        let mut racy = false;
-        for e in index
+        // Every watch is set: a file that changes after its stat below is an event.
+        let mine: Vec<&Entry> = index
             .entries
             .iter()
             .filter(|e| e.path.starts_with(self.prefix))
-        {
+            .collect();
+        let racy_bytes = AtomicU64::new(0);
+        let (half, rest) = mine.split_at(mine.len() / 2);
+        let (a, b) = std::thread::scope(|scope| {
+            let other = (!half.is_empty())
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("hx-scan".into())
+                        .spawn_scoped(scope, || self.held(half, index, &racy_bytes))
+                        .ok()
+                })
+                .flatten();
+            let b = self.held(rest, index, &racy_bytes);
+            let a = match other {
+                Some(h) => h.join().unwrap_or(None),
+                None => self.held(half, index, &racy_bytes),
+            };
+            (a, b)
+        });
+        let (Some((changed_a, racy_a)), Some((changed_b, racy_b))) = (a, b) else {
+            return (watching, Scanned::Look);
+        };
+        found.extend(changed_a);
+        found.extend(changed_b);
+        if found.len() > self.max_changed {
+            return (watching, Scanned::Look);
+        }
+        (watching, Scanned::Changed(found, racy_a || racy_b))
+    }
+
+    /// The entries of `entries` whose files may differ from what the index recorded, and
+    /// whether racily clean ones were read; none past `max_changed`.
+    fn held(
+        &self,
+        entries: &[&Entry],
+        index: &Index,
+        racy_bytes: &AtomicU64,
+    ) -> Option<(Vec<Vec<u8>>, bool)> {
+        let mut found = Vec::new();
+        let mut racy = false;
+        for e in entries {
             let full = self.top.join(OsStr::from_bytes(&e.path));
             let meta = std::fs::symlink_metadata(&full);
             let same = match meta.as_ref().map(|m| (stat(e, m, index.mtime), m.len())) {
                 Ok((Stat::Same, _)) => true,
                 // Files written in the second the index was (a run right after the one that
                 // made it): read and named, as git would, within a bound.
-                Ok((Stat::Racy, len)) if racy_bytes + len <= MAX_RACY_BYTES => {
+                Ok((Stat::Racy, len))
+                    if racy_bytes.fetch_add(len, Ordering::Relaxed) + len <= MAX_RACY_BYTES =>
+                {
                     racy = true;
-                    racy_bytes += len;
                     same_content(e, &full, len)
                 }
                 _ => false,
@@ -158,11 +233,99 @@ impl Scan<'_> {
             if !same {
                 found.push(e.path.clone());
                 if found.len() > self.max_changed {
-                    return (watching, Scanned::Look);
+                    return None;
                 }
             }
         }
-        (watching, Scanned::Changed(found, racy))
+        Some((found, racy))
+    }
+
+    /// One walker: takes folders from the queue until none is left and none is being
+    /// listed (whose folders would come), each watched before it is listed; the files it
+    /// found that git would list as untracked.
+    fn walker(
+        &self,
+        walk: &Walk<'_>,
+        add: Option<Add<'_>>,
+        tracked: &HashSet<&[u8]>,
+        holding: &HashSet<&[u8]>,
+    ) -> Vec<Vec<u8>> {
+        // A walker that panics ends the walk, so that the other does not wait for it.
+        struct Leaving<'a, 'i>(&'a Walk<'i>);
+        impl Drop for Leaving<'_, '_> {
+            fn drop(&mut self) {
+                if std::thread::panicking() {
+                    self.0.queue().stop = true;
+                    self.0.more.notify_all();
+                }
+            }
+        }
+        let _leaving = Leaving(walk);
+        let mut found = Vec::new();
+        let mut below = Vec::new();
+        loop {
+            let (dir, rel, in_ignored) = {
+                let mut q = walk.queue();
+                loop {
+                    if q.stop {
+                        return found;
+                    }
+                    if let Some(next) = q.folders.pop() {
+                        q.busy += 1;
+                        q.seen += 1;
+                        if q.seen + q.folders.len() > MAX_FOLDERS {
+                            walk.watching.store(false, Ordering::Relaxed);
+                        }
+                        break next;
+                    }
+                    if q.busy == 0 {
+                        q.stop = true;
+                        walk.more.notify_all();
+                        return found;
+                    }
+                    q = walk.more.wait(q).unwrap_or_else(|p| p.into_inner());
+                }
+            };
+            if walk.watching.load(Ordering::Relaxed) {
+                if let Some(add) = add {
+                    if !add(&dir, rel.clone()) {
+                        walk.watching.store(false, Ordering::Relaxed);
+                    }
+                }
+            }
+            let watching = walk.watching.load(Ordering::Relaxed);
+            let mut stop = !watching && !walk.sure.load(Ordering::Relaxed);
+            if !stop {
+                let before = found.len();
+                let listed = self.list(
+                    &dir,
+                    &rel,
+                    in_ignored,
+                    tracked,
+                    holding,
+                    &walk.ignores,
+                    &mut below,
+                    &mut found,
+                );
+                let total = walk
+                    .found
+                    .fetch_add(found.len() - before, Ordering::Relaxed)
+                    + found.len()
+                    - before;
+                if listed.is_err() || total > self.max_changed {
+                    walk.sure.store(false, Ordering::Relaxed);
+                    stop = !watching;
+                }
+            }
+            let mut q = walk.queue();
+            q.busy -= 1;
+            if stop {
+                q.stop = true;
+            } else {
+                q.folders.append(&mut below);
+            }
+            walk.more.notify_all();
+        }
     }
 
     /// Lists one folder: its folders that count onto `stack`, its files that git would list
@@ -175,7 +338,7 @@ impl Scan<'_> {
         in_ignored: bool,
         tracked: &HashSet<&[u8]>,
         holding: &HashSet<&[u8]>,
-        ignores: &mut Ignores,
+        ignores: &Mutex<&mut Ignores>,
         stack: &mut Vec<(PathBuf, Vec<u8>, bool)>,
         found: &mut Vec<Vec<u8>>,
     ) -> Result<(), Unsure> {
@@ -185,6 +348,7 @@ impl Scan<'_> {
             .map_err(|_| Unsure)?;
         // Anything unsure still lists the folders below, for their watches.
         let mut unsure = false;
+        let mut ignores = ignores.lock().unwrap_or_else(|p| p.into_inner());
         if !entries.iter().any(|e| e.file_name() == ".gitignore") {
             ignores.none_in(rel);
         }

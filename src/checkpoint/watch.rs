@@ -179,7 +179,7 @@ impl Watch {
     pub fn sync(
         &self,
         also: &[PathBuf],
-        walk: impl FnOnce(&dyn Fn(&Path, Vec<u8>) -> bool) -> bool,
+        walk: impl FnOnce(&(dyn Fn(&Path, Vec<u8>) -> bool + Sync)) -> bool,
     ) {
         let excludes = self.excludes_time();
         self.state().folders.clear();
