@@ -366,3 +366,45 @@ fn racily_clean_files_are_settled_by_one_git_look() {
     assert_eq!(third, 0, "the run after the settling look asked git again");
     assert_eq!((&tree, &tree2), (&tree3, &tree3));
 }
+
+/// A tree of many folders, which both walkers share: the files changed and added across
+/// it, and those a rule ignores, come out as git's look makes them, and the first look's
+/// tree is git's too.
+#[test]
+fn the_walkers_of_a_wide_tree_find_what_git_finds() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join(".gitignore"), "*.tmp\nskip/\n");
+    for i in 0..60 {
+        for j in 0..5 {
+            write(&ws.join(format!("d{i}/e{j}/f.txt")), &format!("{i} {j}\n"));
+        }
+        write(&ws.join(format!("d{i}/skip/x.txt")), "ignored folder\n");
+    }
+    let settings = Settings::default();
+    let rt = runtime();
+    let state = root.path().join("state");
+    rt.block_on(async {
+        let first = open(&ws, &state, &settings).await;
+        let (snap, _) = first.snapshot("s", None).await.expect("first");
+        assert_eq!(first.git_looks(), 0);
+        drop(first);
+        let fresh = root.path().join("state-fresh");
+        let theirs = open(&ws, &fresh, &settings).await.first_look_by_git();
+        let (looked, _) = theirs.snapshot("o", None).await.expect("git's first look");
+        assert_eq!(snap.tree, looked.tree, "the first look: not git's tree");
+        drop(theirs);
+        for i in [0, 13, 27, 41, 59] {
+            write(&ws.join(format!("d{i}/e2/f.txt")), "changed\n");
+            write(&ws.join(format!("d{i}/e4/new.rs")), "new\n");
+            write(&ws.join(format!("d{i}/e1/n.tmp")), "ignored\n");
+        }
+        let run = open(&ws, &state, &settings).await;
+        let (here, _) = run.snapshot("s", Some(&snap)).await.expect("walk");
+        assert_eq!(run.git_looks(), 0, "git looked");
+        drop(run);
+        let theirs = gits_tree(&ws, &state, &root.path().join("copy")).await;
+        assert_eq!(here.tree, theirs, "not git's tree");
+        assert_ne!(here.tree, snap.tree, "the changes were not taken");
+    });
+}
