@@ -224,7 +224,9 @@ impl PackWriter {
                 }
                 let checksum: [u8; 20] = sum.finalize().into();
                 out.write_all(&checksum)?;
-                out.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+                // Not synced, as git's own objects in the store are not (`core.fsync=none`):
+                // a machine's crash (not hx's) can lose them, as it could lose git's.
+                out.into_inner().map_err(|e| e.into_error())?;
                 Ok::<_, std::io::Error>(checksum)
             })();
             let checksum = match written {
