@@ -15,9 +15,10 @@
 //! A run's first checkpoint, taken beside the first request, walks the workspace in-process
 //! (`scan`): it sets the watches, finds the files git would list as untracked, and holds
 //! every file of `index` against the stat data git recorded there (`index`); the few that
-//! changed since are taken as a turn's are. Only what the walk cannot be sure of (no index
-//! yet, a doubtful `.git`, over a thousand changes) is looked at with git's plumbing, which
-//! also brings `index` up to date. The checkpoints after it take only the files inotify
+//! changed since are taken as a turn's are. A store's first look (no index yet) takes every
+//! file the walk finds, into one pack (`pack`), and writes `index` itself. Only what the walk
+//! cannot be sure of (a doubtful `.git` or rule, over a thousand changes) is looked at with
+//! git's plumbing, which also brings `index` up to date. The checkpoints after it take only the files inotify
 //! named, writing their blobs, trees, commit and ref in-process (`live`, `objects`; the tree
 //! is read from the store's loose objects, or git's listing once packed, when a turn first
 //! changes a file), so a run in a workspace seen before starts no git process. The CLI, not
