@@ -55,6 +55,24 @@ fn runtime() -> tokio::runtime::Runtime {
         .expect("runtime")
 }
 
+/// The store's first look at `ws`, kept in `state`: made in-process, and the tree git's
+/// first look makes in a store of its own (kept in `fresh`).
+async fn first_look_as_gits(
+    ws: &Path,
+    state: &Path,
+    fresh: &Path,
+    settings: &Settings,
+) -> crate::checkpoint::Snap {
+    let first = open(ws, state, settings).await;
+    let (snap, _) = first.snapshot("s", None).await.expect("first");
+    assert_eq!(first.git_looks(), 0, "the first look is not hx's own");
+    let theirs = open(ws, fresh, settings).await.first_look_by_git();
+    let (looked, _) = theirs.snapshot("o", None).await.expect("git's first look");
+    assert_eq!(theirs.git_looks(), 1);
+    assert_eq!(snap.tree, looked.tree, "the first look: not git's tree");
+    snap
+}
+
 /// A run's first checkpoint, in a workspace an earlier run looked at, is the walk's: it
 /// starts no git (whatever changed between the runs, within what the walk can be sure of)
 /// and makes exactly the tree git's look of the whole workspace makes.
@@ -83,17 +101,7 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     let rt = runtime();
     let state = root.path().join("state");
     rt.block_on(async {
-        let first = open(&ws, &state, &settings).await;
-        let (snap, _) = first.snapshot("s", None).await.expect("first");
-        assert_eq!(first.git_looks(), 0, "the first run's look is not hx's own");
-        drop(first);
-        // git's look of the workspace from nothing makes the same tree.
-        let fresh = root.path().join("state-fresh");
-        let theirs = open(&ws, &fresh, &settings).await.first_look_by_git();
-        let (looked, _) = theirs.snapshot("o", None).await.expect("git's first look");
-        assert_eq!(theirs.git_looks(), 1);
-        assert_eq!(snap.tree, looked.tree, "the first look: not git's tree");
-        drop(theirs);
+        first_look_as_gits(&ws, &state, &root.path().join("state-fresh"), &settings).await;
         type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
         let changes: Vec<Change> = vec![
             ("nothing", Box::new(|| {})),
@@ -385,15 +393,8 @@ fn the_walkers_of_a_wide_tree_find_what_git_finds() {
     let rt = runtime();
     let state = root.path().join("state");
     rt.block_on(async {
-        let first = open(&ws, &state, &settings).await;
-        let (snap, _) = first.snapshot("s", None).await.expect("first");
-        assert_eq!(first.git_looks(), 0);
-        drop(first);
-        let fresh = root.path().join("state-fresh");
-        let theirs = open(&ws, &fresh, &settings).await.first_look_by_git();
-        let (looked, _) = theirs.snapshot("o", None).await.expect("git's first look");
-        assert_eq!(snap.tree, looked.tree, "the first look: not git's tree");
-        drop(theirs);
+        let snap =
+            first_look_as_gits(&ws, &state, &root.path().join("state-fresh"), &settings).await;
         for i in [0, 13, 27, 41, 59] {
             write(&ws.join(format!("d{i}/e2/f.txt")), "changed\n");
             write(&ws.join(format!("d{i}/e4/new.rs")), "new\n");
