@@ -175,6 +175,9 @@ pub struct Store {
     live: Mutex<Option<live::Live>>,
     /// Whether a first look is made in-process (`snapshot::first_look`); git's otherwise.
     first_in_process: bool,
+    /// The store's objects, its packs' indexes read once a run (when an object is first
+    /// not loose), rather than once a checkpoint.
+    objects: objects::Objects,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.

@@ -338,12 +338,11 @@ impl Packs {
     }
 }
 
-/// The object count of a version 2 index, when its layout and checksum are good.
+/// The object count of a version 2 index, when its layout is one. Its checksum is not
+/// hashed (a store's index after `git gc` may be megabytes, read at a turn's first packed
+/// object): a damaged index gives a wrong place, and what is read there fails its name.
 fn check_idx(idx: &[u8]) -> Option<usize> {
-    let body_len = idx.len().checked_sub(20)?;
-    if idx.get(..8)? != [0xff, b't', b'O', b'c', 0, 0, 0, 2]
-        || Sha1::digest(&idx[..body_len]).as_slice() != &idx[body_len..]
-    {
+    if idx.get(..8)? != [0xff, b't', b'O', b'c', 0, 0, 0, 2] {
         return None;
     }
     let count = be32(idx, 8 + 255 * 4)? as usize;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use super::git::Run;
-use super::objects::{parse_hex, Objects};
+use super::objects::parse_hex;
 use super::{compare, place};
 use super::{safe_rel, split_paths, Changes, Restored, Store, LIST_BYTES};
 
@@ -99,8 +99,8 @@ impl Store {
         // Read here when both trees and their files are loose (a run's own checkpoints):
         // a turn's figures start no process.
         if let (Some(x), Some(y)) = (parse_hex(a), parse_hex(b)) {
-            let objects = Objects::new(&self.git.git_dir);
-            if let Ok(mut c) = compare::changes(&objects, &x, &y) {
+            let objects = &self.objects;
+            if let Ok(mut c) = compare::changes(objects, &x, &y) {
                 for (path, _) in c.paths.iter_mut() {
                     if let Some(shown) = path.strip_prefix(self.prefix.as_str()) {
                         *path = shown.to_string();

@@ -10,7 +10,7 @@ use super::git::{GitError, Run};
 use super::ignores::{Ignores, Rules};
 use super::index::{self, Index};
 use super::live::{Live, Look, OnDisk};
-use super::objects::{commit_bytes, hex, parse_hex, Objects};
+use super::objects::{commit_bytes, hex, parse_hex};
 use super::scan::{Scan, Scanned, MAX_CHANGED};
 use super::watch::{Pending, Watch};
 use super::{
@@ -71,7 +71,7 @@ impl Store {
             .duration_since(SystemTime::UNIX_EPOCH)
             .map(|d| d.as_secs())
             .unwrap_or(0);
-        let objects = Objects::new(&self.git.git_dir);
+        let objects = &self.objects;
         // The previous checkpoint stays reachable through the new one, from the one ref.
         let commit = objects
             .write("commit", &commit_bytes(&tree_oid, parent.as_ref(), now))
@@ -92,7 +92,7 @@ impl Store {
         base: &str,
         paths: &[Vec<u8>],
     ) -> Result<(String, Vec<String>), Look> {
-        let objects = Objects::new(&self.git.git_dir);
+        let objects = &self.objects;
         let known = self
             .live
             .lock()
@@ -104,7 +104,7 @@ impl Store {
             // (every file of the tree, and a tree per folder at most as many): a run that
             // changes nothing reads none. Packed (a prune packs the store): git lists it.
             let max = 2 * self.settings.max_files;
-            let live = match Live::from_objects(base, &objects, max) {
+            let live = match Live::from_objects(base, objects, max) {
                 Some(live) => Some(live),
                 None => self.listed(base, max).await,
             };
@@ -126,9 +126,9 @@ impl Store {
             global: self.git.excludes_file.as_deref(),
         };
         let taken = live
-            .take(&self.git.work_tree, &mine, &objects, &rules, &self.settings)
+            .take(&self.git.work_tree, &mine, objects, &rules, &self.settings)
             .and_then(|skipped| {
-                let tree = live.write(&objects).map_err(|_| Look)?;
+                let tree = live.write(objects).map_err(|_| Look)?;
                 Ok((tree, skipped))
             });
         match taken {

@@ -81,6 +81,7 @@ impl Store {
             Err(e) => return Err(off(e.to_string())),
         };
         let excludes_file = excludes.clone();
+        let git_dir_for_objects = git_dir.clone();
         let store = Store {
             dir: dir.to_path_buf(),
             git: Git::new(git.clone(), git_dir, work_tree, excludes),
@@ -94,6 +95,7 @@ impl Store {
             git_looks: std::sync::atomic::AtomicUsize::new(0),
             live: Mutex::new(None),
             first_in_process: true,
+            objects: super::objects::Objects::new(&git_dir_for_objects),
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;
