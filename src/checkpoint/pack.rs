@@ -90,7 +90,8 @@ fn deflated(z: &mut flate2::Compress, bytes: &[u8], out: &mut Vec<u8>) -> std::i
 /// [`PackWriter::finish`] gives it its header, checksum and index, and puts both in place.
 pub struct PackWriter {
     folder: PathBuf,
-    inner: Mutex<Inner>,
+    /// Taken by [`PackWriter::finish`]; still here when dropped, the temporary file goes.
+    inner: Mutex<Option<Inner>>,
 }
 
 struct Inner {
@@ -124,7 +125,7 @@ impl PackWriter {
             .open(&body_path)?;
         Ok(PackWriter {
             folder,
-            inner: Mutex::new(Inner {
+            inner: Mutex::new(Some(Inner {
                 body: BufWriter::new(file),
                 body_path,
                 // The header comes first: 12 bytes.
@@ -134,7 +135,7 @@ impl PackWriter {
                 // The fastest level, as loose objects are written: a first look is on the
                 // run's path.
                 z: flate2::Compress::new(flate2::Compression::fast(), true),
-            }),
+            })),
         })
     }
 
@@ -144,7 +145,10 @@ impl PackWriter {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "not an object kind")
         })?;
         let oid = name(kind, bytes);
-        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let mut held = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = held
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the pack is finished"))?;
         if !inner.seen.insert(oid) {
             return Ok(oid);
         }
@@ -176,7 +180,9 @@ impl PackWriter {
     /// Writes the pack and its index into the pack folder, the index last (git sees a pack
     /// only through its index), each renamed into place. Nothing written: no files.
     pub fn finish(self) -> std::io::Result<()> {
-        let inner = self.inner.into_inner().unwrap_or_else(|p| p.into_inner());
+        let Some(inner) = self.inner.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+            return Ok(());
+        };
         let Inner {
             body,
             body_path,
@@ -245,6 +251,16 @@ impl PackWriter {
         })();
         let _ = std::fs::remove_file(&body_path);
         done
+    }
+}
+
+impl Drop for PackWriter {
+    /// A pack given up (the look went to git): its temporary file goes with it.
+    fn drop(&mut self) {
+        let inner = self.inner.get_mut().unwrap_or_else(|p| p.into_inner());
+        if let Some(inner) = inner.take() {
+            let _ = std::fs::remove_file(&inner.body_path);
+        }
     }
 }
 
@@ -485,6 +501,14 @@ mod tests {
             .status()
             .is_ok_and(|s| s.success());
         assert!(ok, "git init");
+        // Given up: nothing is left in the pack folder.
+        let dropped = PackWriter::new(&git_dir).expect("pack");
+        dropped.put("blob", b"given up\n").expect("put");
+        drop(dropped);
+        let left = std::fs::read_dir(git_dir.join("objects/pack"))
+            .expect("pack folder")
+            .count();
+        assert_eq!(left, 0, "a pack given up left its temporary file");
         let pack = PackWriter::new(&git_dir).expect("pack");
         let big: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
         let blobs = [&b"alpha\n"[..], b"", &big, b"alpha\n"];
