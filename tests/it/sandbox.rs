@@ -846,20 +846,27 @@ fn a_commands_launcher_keeps_no_descriptor_or_capability_of_hx() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // bash execs its last command: the command's process is `sleep` by now.
+    // bash execs its last command: the command's process becomes `sleep` soon after the
+    // file is made (a loaded machine may not have got there yet, so it is waited for).
     let command = |pid: &u32| {
         std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|c| c == b"sleep\x004\x00")
     };
-    let launcher = children_of(hx_pid)
-        .into_iter()
-        .find(|&l| children_of(l).iter().any(command))
-        .unwrap_or_else(|| {
+    let launcher = loop {
+        let found = children_of(hx_pid)
+            .into_iter()
+            .find(|&l| children_of(l).iter().any(command));
+        if let Some(l) = found {
+            break l;
+        }
+        if std::time::Instant::now() >= deadline {
             let kids: Vec<(u32, Vec<u32>)> = children_of(hx_pid)
                 .into_iter()
                 .map(|k| (k, children_of(k)))
                 .collect();
             panic!("no process of hx's runs the command in the pod: {kids:?}")
-        });
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     let mut fds: Vec<(String, String)> = std::fs::read_dir(format!("/proc/{launcher}/fd"))
         .expect("the launcher's descriptors")
         .flatten()
