@@ -181,7 +181,8 @@ pub fn write(path: &Path, entries: &[Entry]) -> std::io::Result<()> {
     crate::paths::write_atomic(path, &out)
 }
 
-fn be32(b: &[u8], at: usize) -> Option<u32> {
+/// The big-endian `u32` at `at`, when `b` holds it (git's index and pack index both use them).
+pub(super) fn be32(b: &[u8], at: usize) -> Option<u32> {
     let s = b.get(at..at + 4)?;
     Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }

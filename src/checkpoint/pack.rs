@@ -19,6 +19,7 @@ use std::sync::Mutex;
 
 use sha1::{Digest, Sha1};
 
+use super::index::be32;
 use super::objects::{hex, name, Oid, MAX_OBJECT_BYTES};
 
 /// An index file read at most: 50,000 files and their trees take about 3 MB.
@@ -365,11 +366,6 @@ fn check_idx(idx: &[u8]) -> Option<usize> {
     // Names, CRCs, offsets, then the large offsets and two checksums.
     let fixed = 8 + 1024 + count.checked_mul(28)? + 40;
     (idx.len() >= fixed).then_some(count)
-}
-
-fn be32(b: &[u8], at: usize) -> Option<u32> {
-    let s = b.get(at..at + 4)?;
-    Some(u32::from_be_bytes([s[0], s[1], s[2], s[3]]))
 }
 
 impl Pack {
