@@ -108,16 +108,22 @@ struct Inner {
     z: flate2::Compress,
 }
 
+/// A new temporary file's name in the pack folder, with `tmp_`, the prefix git gives its
+/// own temporary files there.
+fn temporary(folder: &Path) -> PathBuf {
+    folder.join(format!(
+        "tmp_pack_{}_{}",
+        std::process::id(),
+        fastrand::u64(..)
+    ))
+}
+
 impl PackWriter {
     /// A pack for the repository at `git_dir`.
     pub fn new(git_dir: &Path) -> std::io::Result<PackWriter> {
         let folder = git_dir.join("objects").join("pack");
         std::fs::create_dir_all(&folder)?;
-        let body_path = folder.join(format!(
-            "tmp_pack_{}_{}",
-            std::process::id(),
-            fastrand::u64(..)
-        ));
+        let body_path = temporary(&folder);
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -205,11 +211,7 @@ impl PackWriter {
             header.extend_from_slice(&2u32.to_be_bytes());
             header.extend_from_slice(&count.to_be_bytes());
             sum.update(&header);
-            let pack_tmp = self.folder.join(format!(
-                "tmp_pack_{}_{}",
-                std::process::id(),
-                fastrand::u64(..)
-            ));
+            let pack_tmp = temporary(&self.folder);
             let mut out = BufWriter::new(
                 std::fs::OpenOptions::new()
                     .write(true)
