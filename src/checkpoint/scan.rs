@@ -11,7 +11,7 @@
 //! [`MAX_CHANGED`]. The ignore rules are the same in-process ones a turn's new files are
 //! checked against (`ignores`).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -61,6 +61,12 @@ struct Unsure;
 
 /// A walk shared by its walkers.
 struct Walk<'i> {
+    /// The index the files are held against, and which of its entries a walker held.
+    index: Option<&'i Index>,
+    held: Vec<AtomicBool>,
+    /// Bytes of racily clean files read so far, and whether any was.
+    racy_bytes: AtomicU64,
+    racy: AtomicBool,
     queue: Mutex<Queue>,
     /// Told when folders come into the queue, or the walk ends.
     more: Condvar,
@@ -85,6 +91,33 @@ impl Walk<'_> {
     fn queue(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
     }
+
+    /// Whether the file of `e`, whose stat is `meta`, surely has what the index recorded:
+    /// by its stat data, or, when the index was written in the second the file changed
+    /// (racily clean), by its content at `full`, read within [`MAX_RACY_BYTES`] for the
+    /// whole walk.
+    fn unchanged(
+        &self,
+        e: &Entry,
+        meta: std::io::Result<std::fs::Metadata>,
+        full: impl FnOnce() -> PathBuf,
+    ) -> bool {
+        let Some(index) = self.index else {
+            return false;
+        };
+        match meta.as_ref().map(|m| (stat(e, m, index.mtime), m.len())) {
+            Ok((Stat::Same, _)) => true,
+            // Files written in the second the index was (a run right after the one that
+            // made it): read and named, as git would, within a bound.
+            Ok((Stat::Racy, len))
+                if self.racy_bytes.fetch_add(len, Ordering::Relaxed) + len <= MAX_RACY_BYTES =>
+            {
+                self.racy.store(true, Ordering::Relaxed);
+                same_content(e, &full(), len)
+            }
+            _ => false,
+        }
+    }
 }
 
 impl Scan<'_> {
@@ -98,19 +131,21 @@ impl Scan<'_> {
         ignores: &mut Ignores,
         add: Option<Add<'_>>,
     ) -> (bool, Scanned) {
-        let tracked: HashSet<&[u8]> = index
+        // Each file of the index (in the workspace) by its path: where it is in the index.
+        let tracked: HashMap<&[u8], usize> = index
             .map(|i| {
                 i.entries
                     .iter()
-                    .map(|e| e.path.as_slice())
-                    .filter(|p| p.starts_with(self.prefix))
+                    .enumerate()
+                    .map(|(n, e)| (e.path.as_slice(), n))
+                    .filter(|(p, _)| p.starts_with(self.prefix))
                     .collect()
             })
             .unwrap_or_default();
         // Every folder holding a file of the index: walked even when a rule ignores it now,
         // since git keeps looking at the files it already has.
         let mut holding: HashSet<&[u8]> = HashSet::new();
-        for p in &tracked {
+        for p in tracked.keys() {
             let mut end = p.len();
             while let Some(slash) = p[..end].iter().rposition(|&b| b == b'/') {
                 if !holding.insert(&p[..slash]) {
@@ -128,6 +163,12 @@ impl Scan<'_> {
         let root_ignored =
             !root_rel.is_empty() && ignores.ignored(self.top, &root_rel, true, &self.rules);
         let walk = Walk {
+            index,
+            held: index
+                .map(|i| i.entries.iter().map(|_| AtomicBool::new(false)).collect())
+                .unwrap_or_default(),
+            racy_bytes: AtomicU64::new(0),
+            racy: AtomicBool::new(false),
             queue: Mutex::new(Queue {
                 folders: vec![(
                     self.top.join(OsStr::from_bytes(&root_rel)),
@@ -147,13 +188,16 @@ impl Scan<'_> {
         // Two walkers, one for each core: a workspace's first checkpoint comes before its
         // first tool runs, and the walk (a listing and a watch per folder) was most of what
         // checkpoints still cost a run in a workspace of 2,000 folders (issue 33).
-        let mut found = std::thread::scope(|scope| {
+        let found = std::thread::scope(|scope| {
             let other = std::thread::Builder::new()
                 .name("hx-scan".into())
                 .spawn_scoped(scope, || self.walker(&walk, add, &tracked, &holding));
             let mut found = self.walker(&walk, add, &tracked, &holding);
             match other.map(|h| h.join()) {
-                Ok(Ok(theirs)) => found.extend(theirs),
+                Ok(Ok(theirs)) => {
+                    found.0.extend(theirs.0);
+                    found.1.extend(theirs.1);
+                }
                 // One that panicked: what it found is lost, so only git can be sure.
                 Ok(Err(_)) => walk.sure.store(false, Ordering::Relaxed),
                 // No second thread: this one walked alone.
@@ -161,83 +205,44 @@ impl Scan<'_> {
             }
             found
         });
-        let ignores = walk.ignores.into_inner().unwrap_or_else(|p| p.into_inner());
+        let (mut found, changed) = found;
+        let doubtful = walk
+            .ignores
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .doubtful();
         let watching = walk.watching.load(Ordering::Relaxed);
         let sure = walk.sure.load(Ordering::Relaxed);
         // Past `max_files`, git keeps the first new files in its order, not the walk's; and
         // a rule the `ignore` crate may read otherwise than git is git's to apply.
         let within = |i: &Index| i.entries.len() + found.len() <= self.max_files;
-        let Some(index) = index.filter(|i| sure && within(i) && !ignores.doubtful()) else {
+        let Some(index) = index.filter(|i| sure && within(i) && !doubtful) else {
             return (watching, Scanned::Look);
         };
-        // Every watch is set: a file that changes after its stat below is an event.
-        let mine: Vec<&Entry> = index
+        found.extend(changed);
+        // The files of the index no listing held (gone, or no longer files): every watch is
+        // set, so a file that changes after its stat below is an event.
+        let rest: Vec<&Entry> = index
             .entries
             .iter()
-            .filter(|e| e.path.starts_with(self.prefix))
+            .zip(&walk.held)
+            .filter(|(e, held)| e.path.starts_with(self.prefix) && !held.load(Ordering::Relaxed))
+            .map(|(e, _)| e)
             .collect();
-        let racy_bytes = AtomicU64::new(0);
-        let (half, rest) = mine.split_at(mine.len() / 2);
-        let (a, b) = std::thread::scope(|scope| {
-            let other = (!half.is_empty())
-                .then(|| {
-                    std::thread::Builder::new()
-                        .name("hx-scan".into())
-                        .spawn_scoped(scope, || self.held(half, index, &racy_bytes))
-                        .ok()
-                })
-                .flatten();
-            let b = self.held(rest, index, &racy_bytes);
-            let a = match other {
-                Some(h) => h.join().unwrap_or(None),
-                None => self.held(half, index, &racy_bytes),
-            };
-            (a, b)
-        });
-        let (Some((changed_a, racy_a)), Some((changed_b, racy_b))) = (a, b) else {
-            return (watching, Scanned::Look);
-        };
-        found.extend(changed_a);
-        found.extend(changed_b);
+        for e in rest {
+            let full = self.top.join(OsStr::from_bytes(&e.path));
+            let meta = std::fs::symlink_metadata(&full);
+            if !walk.unchanged(e, meta, || full.clone()) {
+                found.push(e.path.clone());
+            }
+        }
         if found.len() > self.max_changed {
             return (watching, Scanned::Look);
         }
-        (watching, Scanned::Changed(found, racy_a || racy_b))
-    }
-
-    /// The entries of `entries` whose files may differ from what the index recorded, and
-    /// whether racily clean ones were read; none past `max_changed`.
-    fn held(
-        &self,
-        entries: &[&Entry],
-        index: &Index,
-        racy_bytes: &AtomicU64,
-    ) -> Option<(Vec<Vec<u8>>, bool)> {
-        let mut found = Vec::new();
-        let mut racy = false;
-        for e in entries {
-            let full = self.top.join(OsStr::from_bytes(&e.path));
-            let meta = std::fs::symlink_metadata(&full);
-            let same = match meta.as_ref().map(|m| (stat(e, m, index.mtime), m.len())) {
-                Ok((Stat::Same, _)) => true,
-                // Files written in the second the index was (a run right after the one that
-                // made it): read and named, as git would, within a bound.
-                Ok((Stat::Racy, len))
-                    if racy_bytes.fetch_add(len, Ordering::Relaxed) + len <= MAX_RACY_BYTES =>
-                {
-                    racy = true;
-                    same_content(e, &full, len)
-                }
-                _ => false,
-            };
-            if !same {
-                found.push(e.path.clone());
-                if found.len() > self.max_changed {
-                    return None;
-                }
-            }
-        }
-        Some((found, racy))
+        (
+            watching,
+            Scanned::Changed(found, walk.racy.load(Ordering::Relaxed)),
+        )
     }
 
     /// One walker: takes folders from the queue until none is left and none is being
@@ -247,9 +252,9 @@ impl Scan<'_> {
         &self,
         walk: &Walk<'_>,
         add: Option<Add<'_>>,
-        tracked: &HashSet<&[u8]>,
+        tracked: &HashMap<&[u8], usize>,
         holding: &HashSet<&[u8]>,
-    ) -> Vec<Vec<u8>> {
+    ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         // A walker that panics ends the walk, so that the other does not wait for it.
         struct Leaving<'a, 'i>(&'a Walk<'i>);
         impl Drop for Leaving<'_, '_> {
@@ -261,7 +266,7 @@ impl Scan<'_> {
             }
         }
         let _leaving = Leaving(walk);
-        let mut found = Vec::new();
+        let mut found = (Vec::new(), Vec::new());
         let mut below = Vec::new();
         loop {
             let (dir, rel, in_ignored) = {
@@ -296,22 +301,17 @@ impl Scan<'_> {
             let watching = walk.watching.load(Ordering::Relaxed);
             let mut stop = !watching && !walk.sure.load(Ordering::Relaxed);
             if !stop {
-                let before = found.len();
+                let before = found.0.len() + found.1.len();
                 let listed = self.list(
-                    &dir,
-                    &rel,
-                    in_ignored,
+                    walk,
+                    (&dir, &rel, in_ignored),
                     tracked,
                     holding,
-                    &walk.ignores,
                     &mut below,
                     &mut found,
                 );
-                let total = walk
-                    .found
-                    .fetch_add(found.len() - before, Ordering::Relaxed)
-                    + found.len()
-                    - before;
+                let now = found.0.len() + found.1.len() - before;
+                let total = walk.found.fetch_add(now, Ordering::Relaxed) + now;
                 if listed.is_err() || total > self.max_changed {
                     walk.sure.store(false, Ordering::Relaxed);
                     stop = !watching;
@@ -328,19 +328,19 @@ impl Scan<'_> {
         }
     }
 
-    /// Lists one folder: its folders that count onto `stack`, its files that git would list
-    /// as untracked into `found`.
-    #[allow(clippy::too_many_arguments)]
+    /// Lists one folder (its full path, its path relative to the top, whether a rule
+    /// ignores it): its folders that count onto `stack`; into `found`, its files that git
+    /// would list as untracked, then those of the index that may have changed. The folder
+    /// is watched before it is listed, so a file that changes after its stat here is an
+    /// event; and the stat is made from the open folder, not the path from `/`.
     fn list(
         &self,
-        dir: &Path,
-        rel: &[u8],
-        in_ignored: bool,
-        tracked: &HashSet<&[u8]>,
+        walk: &Walk<'_>,
+        (dir, rel, in_ignored): (&Path, &[u8], bool),
+        tracked: &HashMap<&[u8], usize>,
         holding: &HashSet<&[u8]>,
-        ignores: &Mutex<&mut Ignores>,
         stack: &mut Vec<(PathBuf, Vec<u8>, bool)>,
-        found: &mut Vec<Vec<u8>>,
+        (found, changed): &mut (Vec<Vec<u8>>, Vec<Vec<u8>>),
     ) -> Result<(), Unsure> {
         let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
             .map_err(|_| Unsure)?
@@ -348,48 +348,60 @@ impl Scan<'_> {
             .map_err(|_| Unsure)?;
         // Anything unsure still lists the folders below, for their watches.
         let mut unsure = false;
-        let mut ignores = ignores.lock().unwrap_or_else(|p| p.into_inner());
-        if !entries.iter().any(|e| e.file_name() == ".gitignore") {
-            ignores.none_in(rel);
-        }
-        // A folder below the top with a repository of its own: its git keeps its files (a
-        // look leaves them out, as `live` does), unless git has files of it already.
-        if !rel.is_empty() && entries.iter().any(|e| e.file_name() == ".git") {
-            if is_repository(&dir.join(".git")) && !holding.contains(rel) {
-                return Ok(());
+        let mut to_hold = Vec::new();
+        {
+            let mut ignores = walk.ignores.lock().unwrap_or_else(|p| p.into_inner());
+            if !entries.iter().any(|e| e.file_name() == ".gitignore") {
+                ignores.none_in(rel);
             }
-            unsure = true;
-        }
-        for e in entries {
-            let name = e.file_name();
-            if name == ".git" {
-                continue;
-            }
-            let mut child = rel.to_vec();
-            if !child.is_empty() {
-                child.push(b'/');
-            }
-            child.extend_from_slice(name.as_bytes());
-            // The type from the listing: a link to a folder is a link.
-            let Ok(t) = e.file_type() else {
-                unsure = true;
-                continue;
-            };
-            if t.is_dir() {
-                let ignored = in_ignored || ignores.ignored(self.top, &child, true, &self.rules);
-                if !ignored || holding.contains(child.as_slice()) {
-                    stack.push((e.path(), child, ignored));
+            // A folder below the top with a repository of its own: its git keeps its files
+            // (a look leaves them out, as `live` does), unless git has files of it already.
+            if !rel.is_empty() && entries.iter().any(|e| e.file_name() == ".git") {
+                if is_repository(&dir.join(".git")) && !holding.contains(rel) {
+                    return Ok(());
                 }
-            } else if t.is_file() || t.is_symlink() {
-                if tracked.contains(child.as_slice())
-                    || in_ignored
-                    || ignores.ignored(self.top, &child, false, &self.rules)
-                {
+                unsure = true;
+            }
+            for e in entries {
+                let name = e.file_name();
+                if name == ".git" {
                     continue;
                 }
-                found.push(child);
+                let mut child = rel.to_vec();
+                if !child.is_empty() {
+                    child.push(b'/');
+                }
+                child.extend_from_slice(name.as_bytes());
+                // The type from the listing: a link to a folder is a link.
+                let Ok(t) = e.file_type() else {
+                    unsure = true;
+                    continue;
+                };
+                if t.is_dir() {
+                    let ignored =
+                        in_ignored || ignores.ignored(self.top, &child, true, &self.rules);
+                    if !ignored || holding.contains(child.as_slice()) {
+                        stack.push((e.path(), child, ignored));
+                    }
+                } else if t.is_file() || t.is_symlink() {
+                    if let Some(&n) = tracked.get(child.as_slice()) {
+                        to_hold.push((n, e, child));
+                    } else if !in_ignored && !ignores.ignored(self.top, &child, false, &self.rules)
+                    {
+                        found.push(child);
+                    }
+                }
+                // FIFOs, sockets, devices: not files to keep.
             }
-            // FIFOs, sockets, devices: not files to keep.
+        }
+        // Outside the rules' lock: the other walker goes on with its folder meanwhile.
+        if let Some(index) = walk.index {
+            for (n, e, child) in to_hold {
+                walk.held[n].store(true, Ordering::Relaxed);
+                if !walk.unchanged(&index.entries[n], e.metadata(), || e.path()) {
+                    changed.push(child);
+                }
+            }
         }
         if unsure {
             Err(Unsure)
