@@ -11,7 +11,8 @@
 //! - one bash turn in a folder of 2,000 skill folders (not git only: the figure);
 //!
 //! each also as a second run in the same workspace and home (the first, not timed, made the
-//! checkpoint store), as most runs are.
+//! checkpoint store), as most runs are. A workload's files are dated an hour back before
+//! the first run, as a workspace's files mostly are when hx is started in it.
 //!
 //! `HX_BENCH_RUNS=N` sets the runs of each (7), `HX_BENCH_ONLY=TEXT` keeps the workloads
 //! whose name holds TEXT.
@@ -22,6 +23,7 @@
 #[path = "../tests/support/mod.rs"]
 mod support;
 
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -131,6 +133,10 @@ fn prepare(hx: &mut Hx, w: Workload, git: bool, s: Setting) {
             }
         }
     }
+    // The files are given a time an hour ago, as a workspace's are when hx first sees it:
+    // written in the second the first run's index was, every one would be racily clean, and
+    // the timed second run (within a second of it) would read them all back.
+    backdate(hx.workspace());
     if git {
         let ws = hx.workspace().to_path_buf();
         for args in [
@@ -157,6 +163,26 @@ fn prepare(hx: &mut Hx, w: Workload, git: bool, s: Setting) {
         }
     }
     hx.args(["agent", "do the task"]);
+}
+
+/// Sets every file under `dir` to have been changed an hour ago.
+fn backdate(dir: &Path) {
+    let then = std::time::SystemTime::now() - Duration::from_secs(3600);
+    let times = std::fs::FileTimes::new()
+        .set_accessed(then)
+        .set_modified(then);
+    for entry in std::fs::read_dir(dir).expect("list the workspace") {
+        let path = entry.expect("list the workspace").path();
+        if path.is_dir() {
+            backdate(&path);
+        } else {
+            std::fs::File::options()
+                .write(true)
+                .open(&path)
+                .and_then(|f| f.set_times(times))
+                .unwrap_or_else(|e| panic!("backdate {}: {e}", path.display()));
+        }
+    }
 }
 
 // The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
