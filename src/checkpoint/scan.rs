@@ -70,6 +70,10 @@ struct Walk<'i> {
     queue: Mutex<Queue>,
     /// Told when folders come into the queue, or the walk ends.
     more: Condvar,
+    /// Walkers waiting for folders (as `Queue::waiting`, read without the lock).
+    waiting: AtomicUsize,
+    /// Folders given to the walk so far: taken, or still to list.
+    known: AtomicUsize,
     watching: AtomicBool,
     sure: AtomicBool,
     /// Files found so far, by every walker.
@@ -77,13 +81,18 @@ struct Walk<'i> {
     ignores: Mutex<&'i mut Ignores>,
 }
 
-/// The folders still to list (relative path, full path, whether in an ignored folder).
+/// A folder to list: its full path, its path relative to the top, whether a rule ignores it.
+type Folder = (PathBuf, Vec<u8>, bool);
+
+/// The folders a walker gave up for the others to list. Each walker lists the folders it
+/// found itself, and gives some up only when another waits, so that most folders cost no
+/// lock and no wake-up.
 struct Queue {
-    folders: Vec<(PathBuf, Vec<u8>, bool)>,
-    /// Folders being listed, whose folders may still come.
-    busy: usize,
-    /// Folders taken so far.
-    seen: usize,
+    folders: Vec<Folder>,
+    /// The walkers there are, and of them those waiting for folders: when every one waits,
+    /// the walk is over.
+    walkers: usize,
+    waiting: usize,
     stop: bool,
 }
 
@@ -175,11 +184,13 @@ impl Scan<'_> {
                     root_rel,
                     root_ignored,
                 )],
-                busy: 0,
-                seen: 0,
+                walkers: 2,
+                waiting: 0,
                 stop: false,
             }),
             more: Condvar::new(),
+            waiting: AtomicUsize::new(0),
+            known: AtomicUsize::new(1),
             watching: AtomicBool::new(add.is_some()),
             sure: AtomicBool::new(index.is_some()),
             found: AtomicUsize::new(0),
@@ -192,6 +203,9 @@ impl Scan<'_> {
             let other = std::thread::Builder::new()
                 .name("hx-scan".into())
                 .spawn_scoped(scope, || self.walker(&walk, add, &tracked, &holding));
+            if other.is_err() {
+                walk.queue().walkers = 1;
+            }
             let mut found = self.walker(&walk, add, &tracked, &holding);
             match other.map(|h| h.join()) {
                 Ok(Ok(theirs)) => {
@@ -245,9 +259,9 @@ impl Scan<'_> {
         )
     }
 
-    /// One walker: takes folders from the queue until none is left and none is being
-    /// listed (whose folders would come), each watched before it is listed; the files it
-    /// found that git would list as untracked.
+    /// One walker: lists the folders it finds, and those others give up, each watched
+    /// before it is listed, until every walker waits for folders; the files it found that
+    /// git would list as untracked, and those of the index that may have changed.
     fn walker(
         &self,
         walk: &Walk<'_>,
@@ -267,30 +281,36 @@ impl Scan<'_> {
         }
         let _leaving = Leaving(walk);
         let mut found = (Vec::new(), Vec::new());
-        let mut below = Vec::new();
+        let mut mine: Vec<Folder> = Vec::new();
         loop {
-            let (dir, rel, in_ignored) = {
-                let mut q = walk.queue();
-                loop {
-                    if q.stop {
-                        return found;
-                    }
-                    if let Some(next) = q.folders.pop() {
-                        q.busy += 1;
-                        q.seen += 1;
-                        if q.seen + q.folders.len() > MAX_FOLDERS {
-                            walk.watching.store(false, Ordering::Relaxed);
+            let next = match mine.pop() {
+                Some(next) => next,
+                None => {
+                    let mut q = walk.queue();
+                    loop {
+                        if q.stop {
+                            return found;
                         }
-                        break next;
+                        if let Some(next) = q.folders.pop() {
+                            break next;
+                        }
+                        q.waiting += 1;
+                        if q.waiting == q.walkers {
+                            q.stop = true;
+                            walk.more.notify_all();
+                            return found;
+                        }
+                        walk.waiting.fetch_add(1, Ordering::Relaxed);
+                        q = walk.more.wait(q).unwrap_or_else(|p| p.into_inner());
+                        walk.waiting.fetch_sub(1, Ordering::Relaxed);
+                        q.waiting -= 1;
                     }
-                    if q.busy == 0 {
-                        q.stop = true;
-                        walk.more.notify_all();
-                        return found;
-                    }
-                    q = walk.more.wait(q).unwrap_or_else(|p| p.into_inner());
                 }
             };
+            let (dir, rel, in_ignored) = next;
+            if walk.known.load(Ordering::Relaxed) > MAX_FOLDERS {
+                walk.watching.store(false, Ordering::Relaxed);
+            }
             if walk.watching.load(Ordering::Relaxed) {
                 if let Some(add) = add {
                     if !add(&dir, rel.clone()) {
@@ -299,32 +319,41 @@ impl Scan<'_> {
                 }
             }
             let watching = walk.watching.load(Ordering::Relaxed);
-            let mut stop = !watching && !walk.sure.load(Ordering::Relaxed);
-            if !stop {
-                let before = found.0.len() + found.1.len();
-                let listed = self.list(
-                    walk,
-                    (&dir, &rel, in_ignored),
-                    tracked,
-                    holding,
-                    &mut below,
-                    &mut found,
-                );
-                let now = found.0.len() + found.1.len() - before;
-                let total = walk.found.fetch_add(now, Ordering::Relaxed) + now;
-                if listed.is_err() || total > self.max_changed {
-                    walk.sure.store(false, Ordering::Relaxed);
-                    stop = !watching;
+            if !watching && !walk.sure.load(Ordering::Relaxed) {
+                walk.queue().stop = true;
+                walk.more.notify_all();
+                return found;
+            }
+            let before = found.0.len() + found.1.len();
+            let mut below = Vec::new();
+            let listed = self.list(
+                walk,
+                (&dir, &rel, in_ignored),
+                tracked,
+                holding,
+                &mut below,
+                &mut found,
+            );
+            let now = found.0.len() + found.1.len() - before;
+            let total = walk.found.fetch_add(now, Ordering::Relaxed) + now;
+            if listed.is_err() || total > self.max_changed {
+                walk.sure.store(false, Ordering::Relaxed);
+                if !watching {
+                    walk.queue().stop = true;
+                    walk.more.notify_all();
+                    return found;
                 }
             }
-            let mut q = walk.queue();
-            q.busy -= 1;
-            if stop {
-                q.stop = true;
-            } else {
-                q.folders.append(&mut below);
+            walk.known.fetch_add(below.len(), Ordering::Relaxed);
+            mine.append(&mut below);
+            // Another walker waits: it takes the folders found first (nearest the top, with
+            // the most below them), and this one goes on with the rest.
+            if walk.waiting.load(Ordering::Relaxed) > 0 && mine.len() > 1 {
+                let half = mine.len() / 2;
+                let mut q = walk.queue();
+                q.folders.extend(mine.drain(..half));
+                walk.more.notify_all();
             }
-            walk.more.notify_all();
         }
     }
 
