@@ -125,8 +125,35 @@ pub fn build_editing_skills(
     // a wait for its report) need nothing of the skills: they go on a second thread while
     // the skills are found, since in a workspace of 2,000 skill folders both are walks of
     // the same tree, one after the other (issue 33).
-    let sandbox = || Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env);
-    let (mut discovery, (plan, pod)) = std::thread::scope(|scope| {
+    //
+    // The checkpoints start there too, once the plan says where git may be taken from: a
+    // recorded run's store is opened and the workspace looked at ahead of the first
+    // checkpoint, beside the rest of the skills' discovery (`Checkpoints::ahead`).
+    let runtime = tokio::runtime::Handle::try_current().ok();
+    let recorded = recorder.store.is_some();
+    let checkpoints = |plan: &Plan| {
+        config.checkpoints.enabled.then(|| {
+            let host = plan.host_path(env);
+            let ids = env.clone();
+            let checkpoints =
+                crate::checkpoint::Checkpoints::new(&root, env, &config.checkpoints, &host)
+                    .recorded(Arc::new(move || super::session::recorded_ids(&ids)));
+            // A run the plan refuses ends before its first request: nothing to look at.
+            match runtime
+                .as_ref()
+                .filter(|_| recorded && plan.refusal.is_none())
+            {
+                Some(runtime) => checkpoints.ahead(runtime),
+                None => Arc::new(checkpoints),
+            }
+        })
+    };
+    let sandbox = || {
+        let (plan, pod) = Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env);
+        let checkpoints = checkpoints(&plan);
+        (plan, pod, checkpoints)
+    };
+    let (mut discovery, (plan, pod, checkpoints)) = std::thread::scope(|scope| {
         let started = std::thread::Builder::new()
             .name("hx-sandbox".into())
             .spawn_scoped(scope, sandbox);
@@ -343,13 +370,7 @@ pub fn build_editing_skills(
         } else {
             vec![load_skill, todos]
         })
-        .checkpoints(config.checkpoints.enabled.then(|| {
-            let env = env.clone();
-            Arc::new(
-                crate::checkpoint::Checkpoints::new(&root, &env, &config.checkpoints, &host)
-                    .recorded(Arc::new(move || super::session::recorded_ids(&env))),
-            )
-        }))
+        .checkpoints(checkpoints)
         .build();
     // What the agent and every agent sharing what it learns (its subagents, the next
     // messages, another profile) plan for; an answer after the grace applies from their next

@@ -178,6 +178,9 @@ pub struct Store {
     /// The store's objects, its packs' indexes read once a run (when an object is first
     /// not loose), rather than once a checkpoint.
     objects: objects::Objects,
+    /// The warnings of a look made ahead of the first checkpoint, which that checkpoint
+    /// gives.
+    ahead_warnings: Mutex<Vec<String>>,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.
@@ -185,8 +188,8 @@ struct Locked {
     _file: std::fs::File,
 }
 
-/// The checkpoints of a run: the store, opened at the first checkpoint (so a run that never
-/// changes a file never starts git), and told to prune when it is due.
+/// The checkpoints of a run: the store, opened at the first checkpoint or ahead of it
+/// ([`Checkpoints::ahead`]), and told to prune when it is due.
 pub struct Checkpoints {
     workspace: PathBuf,
     env: Env,
@@ -195,6 +198,10 @@ pub struct Checkpoints {
     git: git::Program,
     store: tokio::sync::OnceCell<Option<Store>>,
     recorded: Option<Recorded>,
+    /// Told when the look made ahead is done (or given up).
+    ahead: Option<tokio::sync::watch::Receiver<bool>>,
+    /// What opening the store ahead had to say, for the first caller of `store`.
+    said: Mutex<Vec<String>>,
 }
 
 /// The ids of every session there is, when they can be known: what a prune asks, so that the
@@ -217,7 +224,40 @@ impl Checkpoints {
             git: git::Program::find(host, env.get("PATH").map(String::as_str)),
             store: tokio::sync::OnceCell::new(),
             recorded: None,
+            ahead: None,
+            said: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Opens the store and looks at the workspace now, on a thread of `runtime`'s blocking
+    /// pool, while the run is still being built: the first checkpoint then finds the watches
+    /// set and the tree known, and only writes its commit (issue 33: in a workspace of 2,000
+    /// folders the look was 20 ms between the first answer and the first tool). Whatever
+    /// changes in between is an event, as between any two checkpoints. For a run that will
+    /// take checkpoints (a recorded one): the store is opened either way.
+    pub fn ahead(mut self, runtime: &tokio::runtime::Handle) -> std::sync::Arc<Checkpoints> {
+        let (done, ahead) = tokio::sync::watch::channel(false);
+        self.ahead = Some(ahead);
+        let me = std::sync::Arc::new(self);
+        let them = me.clone();
+        let on = runtime.clone();
+        // Not spawned on the runtime itself: it has one thread, busy building the run. A
+        // git this needs (a new store's `init`) waits for that thread to be free.
+        drop(runtime.spawn_blocking(move || {
+            on.block_on(async {
+                let said = |line: &str| {
+                    them.said
+                        .lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(line.to_string())
+                };
+                if let Some(store) = them.open(&said).await {
+                    store.look_ahead().await;
+                }
+            });
+            let _ = done.send(true);
+        }));
+        me
     }
 
     /// Drops the checkpoints of the sessions `ids`, with the git this run found.
@@ -231,9 +271,23 @@ impl Checkpoints {
         self
     }
 
-    /// The store, or none when checkpoints are off here; the first call opens it, and the
-    /// one line saying why they are off (or what a prune found wrong) goes to `warn`.
+    /// The store, or none when checkpoints are off here; the first call opens it (or waits
+    /// for the look made ahead), and the one line saying why they are off (or what a prune
+    /// found wrong) goes to `warn`.
     pub async fn store(&self, warn: &(dyn Fn(&str) + Sync)) -> Option<&Store> {
+        if let Some(mut ahead) = self.ahead.clone() {
+            // An error: the look's thread is gone (it panicked), and the store is what it
+            // left, as after any failed look.
+            let _ = ahead.wait_for(|done| *done).await;
+        }
+        let said = std::mem::take(&mut *self.said.lock().unwrap_or_else(|p| p.into_inner()));
+        for line in said {
+            warn(&line);
+        }
+        self.open(warn).await
+    }
+
+    async fn open(&self, warn: &(dyn Fn(&str) + Sync)) -> Option<&Store> {
         self.store
             .get_or_init(|| async {
                 match Store::open(&self.workspace, &self.env, &self.settings, &self.git).await {

@@ -45,7 +45,7 @@ impl Store {
         previous: Option<&Snap>,
     ) -> Result<(Snap, Vec<String>), String> {
         let _lock = self.lock().await?;
-        let (tree, warnings) = match self.watch.as_ref().map(Watch::pending) {
+        let (tree, mut warnings) = match self.watch.as_ref().map(Watch::pending) {
             // No event since the last checkpoint: the same files, the same tree.
             Some(Pending::Unchanged(tree)) => (tree, Vec::new()),
             Some(Pending::Changed(base, paths)) => match self.take_changed(&base, &paths).await {
@@ -54,6 +54,13 @@ impl Store {
             },
             _ => self.look().await?,
         };
+        let ahead = std::mem::take(
+            &mut *self
+                .ahead_warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner()),
+        );
+        warnings.splice(0..0, ahead);
         if let Some(p) = previous.filter(|p| p.tree == tree) {
             return Ok((p.clone(), warnings));
         }
@@ -144,6 +151,27 @@ impl Store {
                 *held = None;
                 Err(e)
             }
+        }
+    }
+
+    /// A look made before the first checkpoint asks for one ([`Checkpoints::ahead`]): that
+    /// checkpoint finds the watches set and the tree known, and gives the look's warnings.
+    /// Without watches it would look again, so none is made; one that fails is made again
+    /// by that checkpoint, which says why.
+    ///
+    /// [`Checkpoints::ahead`]: super::Checkpoints::ahead
+    pub(super) async fn look_ahead(&self) {
+        if self.watch.is_none() {
+            return;
+        }
+        let Ok(_lock) = self.lock().await else {
+            return;
+        };
+        if let Ok((_, warnings)) = self.look().await {
+            self.ahead_warnings
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .extend(warnings);
         }
     }
 

@@ -96,6 +96,7 @@ impl Store {
             live: Mutex::new(None),
             first_in_process: true,
             objects: super::objects::Objects::new(&git_dir_for_objects),
+            ahead_warnings: Mutex::new(Vec::new()),
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;

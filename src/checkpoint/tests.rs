@@ -892,6 +892,68 @@ async fn checkpoints_open_the_store_once_and_warn_once() {
     assert_eq!(warned.lock().expect("lock").len(), 1, "a new store warns");
 }
 
+/// Issue 33: the store is opened and the workspace looked at while the run is built. The
+/// first checkpoint is that look's tree with what changed after it (which the watches
+/// name), gives the look's warnings once, and looks no more.
+#[tokio::test]
+async fn a_look_made_ahead_is_the_first_checkpoints_with_what_changed_after_it() {
+    let place = Place::new();
+    place.write("a.txt", "a\n");
+    place.write("big.bin", "0123456789abcdefghij");
+    let settings = Settings {
+        max_file_bytes: 10,
+        ..Settings::default()
+    };
+    let ahead = Checkpoints::new(
+        &place.ws(),
+        &place.env(),
+        &settings,
+        &host_path(&place.env()),
+    )
+    .ahead(&tokio::runtime::Handle::current());
+    let warned = std::sync::Mutex::new(Vec::<String>::new());
+    let warn = |line: &str| warned.lock().expect("lock").push(line.to_string());
+    let store = ahead.store(&warn).await.expect("a store");
+    assert_eq!(store.looks(), 1, "the look made ahead");
+
+    place.write("a.txt", "later\n");
+    place.write("new.txt", "new\n");
+    let (first, warnings) = store.snapshot("s", None).await.expect("first");
+    assert_eq!(
+        warnings,
+        ["checkpoints skip 1 file over checkpoints.max_file_bytes (10 bytes): big.bin"]
+    );
+    assert_eq!(store.looks(), 1, "the first checkpoint looked again");
+    assert_eq!(
+        paths(store, &first.tree).await,
+        strings(&["a.txt", "new.txt"])
+    );
+    let a = shadow(store, &["cat-file", "-p", &format!("{}:a.txt", first.tree)]).await;
+    assert_eq!(a, "later");
+
+    let (again, warnings) = store.snapshot("s", Some(&first)).await.expect("again");
+    assert_eq!(again, first);
+    assert!(warnings.is_empty(), "named twice: {warnings:?}");
+    assert_eq!(
+        *warned.lock().expect("lock"),
+        Vec::<String>::new(),
+        "a warning of opening the store"
+    );
+
+    // What opening the store ahead had to say goes to the first caller, once.
+    let mut nowhere = place.env();
+    nowhere.remove("HOME");
+    nowhere.remove("XDG_STATE_HOME");
+    let off = Checkpoints::new(&place.ws(), &nowhere, &settings, &host_path(&nowhere))
+        .ahead(&tokio::runtime::Handle::current());
+    assert!(off.store(&warn).await.is_none());
+    assert!(off.store(&warn).await.is_none());
+    assert_eq!(
+        *warned.lock().expect("lock"),
+        ["checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)"]
+    );
+}
+
 /// Issue 32: a session's store grew without bound (42 MB after five turns). A store over
 /// `max_store_bytes` is pruned; still over, the run takes no checkpoints and says why once.
 #[tokio::test]
