@@ -12,16 +12,16 @@
 //! every file a rewind writes back is checked against its name first. Nothing of the user's
 //! `.git` is written: not its index, `HEAD`, refs, config or hooks.
 //!
-//! A run's first checkpoint, taken beside the first request, walks the workspace in-process
-//! (`scan`): it sets the watches, finds the files git would list as untracked, and holds
-//! every file of `index` against the stat data git recorded there (`index`); the few that
-//! changed since are taken as a turn's are. A store's first look (no index yet) takes every
-//! file the walk finds, into one pack (`pack`), and writes `index` itself. Only what the walk
-//! cannot be sure of (a doubtful `.git` or rule, over a thousand changes) is looked at with
-//! git's plumbing, which also brings `index` up to date. The checkpoints after it take only the files inotify
-//! named, writing their blobs, trees, commit and ref in-process (`live`, `objects`; the tree
-//! is read from the store's loose objects, or git's listing once packed, when a turn first
-//! changes a file), so a run in a workspace seen before starts no git process. The CLI, not
+//! A run's first look, made while the run is built ([`Checkpoints::ahead`]), walks the workspace
+//! in-process (`scan`): it sets the watches, finds the files git would list as untracked, and holds
+//! every file of `index` against the stat data git recorded there (`index`); the few that changed
+//! since are taken as a turn's are. A store's first look (no index yet) takes every file the walk
+//! finds, into one pack (`pack`), and writes `index` itself. Only what the walk cannot be sure of
+//! (a doubtful `.git` or rule, over a thousand changes) is looked at with git's plumbing, which
+//! also brings `index` up to date. The checkpoints after it take only the files inotify named,
+//! writing their blobs, trees, commit and ref in-process (`live`, `objects`; the tree is read from
+//! the store's loose objects, or git's listing once packed, when a turn first changes a file), so a
+//! run in a workspace seen before starts no git process. The CLI, not
 //! gitoxide, for the rest: git is on every machine that has a repository, and gitoxide
 //! would be a large dependency to compile for the same plumbing.
 //!
