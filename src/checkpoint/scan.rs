@@ -212,8 +212,12 @@ impl Scan<'_> {
                     found.0.extend(theirs.0);
                     found.1.extend(theirs.1);
                 }
-                // One that panicked: what it found is lost, so only git can be sure.
-                Ok(Err(_)) => walk.sure.store(false, Ordering::Relaxed),
+                // One that panicked: what it found is lost, so only git can be sure, and
+                // the folders it held were not all watched.
+                Ok(Err(_)) => {
+                    walk.sure.store(false, Ordering::Relaxed);
+                    walk.watching.store(false, Ordering::Relaxed);
+                }
                 // No second thread: this one walked alone.
                 Err(_) => {}
             }
