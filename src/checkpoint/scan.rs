@@ -70,7 +70,7 @@ struct Walk<'i> {
     queue: Mutex<Queue>,
     /// Told when folders come into the queue, or the walk ends.
     more: Condvar,
-    /// Walkers waiting for folders (as `Queue::waiting`, read without the lock).
+    /// Walkers waiting for folders: changed under the queue's lock, read without it.
     waiting: AtomicUsize,
     /// Folders given to the walk so far: taken, or still to list.
     known: AtomicUsize,
@@ -89,16 +89,20 @@ type Folder = (PathBuf, Vec<u8>, bool);
 /// lock and no wake-up.
 struct Queue {
     folders: Vec<Folder>,
-    /// The walkers there are, and of them those waiting for folders: when every one waits,
-    /// the walk is over.
+    /// The walkers there are: when every one waits for folders, the walk is over.
     walkers: usize,
-    waiting: usize,
     stop: bool,
 }
 
 impl Walk<'_> {
     fn queue(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ends the walk for every walker.
+    fn end(&self) {
+        self.queue().stop = true;
+        self.more.notify_all();
     }
 
     /// Whether the file of `e`, whose stat is `meta`, surely has what the index recorded:
@@ -185,7 +189,6 @@ impl Scan<'_> {
                     root_ignored,
                 )],
                 walkers: 2,
-                waiting: 0,
                 stop: false,
             }),
             more: Condvar::new(),
@@ -278,8 +281,7 @@ impl Scan<'_> {
         impl Drop for Leaving<'_, '_> {
             fn drop(&mut self) {
                 if std::thread::panicking() {
-                    self.0.queue().stop = true;
-                    self.0.more.notify_all();
+                    self.0.end();
                 }
             }
         }
@@ -287,7 +289,7 @@ impl Scan<'_> {
         let mut found = (Vec::new(), Vec::new());
         let mut mine: Vec<Folder> = Vec::new();
         loop {
-            let next = match mine.pop() {
+            let (dir, rel, in_ignored) = match mine.pop() {
                 Some(next) => next,
                 None => {
                     let mut q = walk.queue();
@@ -298,20 +300,16 @@ impl Scan<'_> {
                         if let Some(next) = q.folders.pop() {
                             break next;
                         }
-                        q.waiting += 1;
-                        if q.waiting == q.walkers {
+                        if walk.waiting.fetch_add(1, Ordering::Relaxed) + 1 == q.walkers {
                             q.stop = true;
                             walk.more.notify_all();
                             return found;
                         }
-                        walk.waiting.fetch_add(1, Ordering::Relaxed);
                         q = walk.more.wait(q).unwrap_or_else(|p| p.into_inner());
                         walk.waiting.fetch_sub(1, Ordering::Relaxed);
-                        q.waiting -= 1;
                     }
                 }
             };
-            let (dir, rel, in_ignored) = next;
             if walk.known.load(Ordering::Relaxed) > MAX_FOLDERS {
                 walk.watching.store(false, Ordering::Relaxed);
             }
@@ -324,8 +322,7 @@ impl Scan<'_> {
             }
             let watching = walk.watching.load(Ordering::Relaxed);
             if !watching && !walk.sure.load(Ordering::Relaxed) {
-                walk.queue().stop = true;
-                walk.more.notify_all();
+                walk.end();
                 return found;
             }
             let before = found.0.len() + found.1.len();
@@ -343,8 +340,7 @@ impl Scan<'_> {
             if listed.is_err() || total > self.max_changed {
                 walk.sure.store(false, Ordering::Relaxed);
                 if !watching {
-                    walk.queue().stop = true;
-                    walk.more.notify_all();
+                    walk.end();
                     return found;
                 }
             }
@@ -372,7 +368,7 @@ impl Scan<'_> {
         (dir, rel, in_ignored): (&Path, &[u8], bool),
         tracked: &HashMap<&[u8], usize>,
         holding: &HashSet<&[u8]>,
-        stack: &mut Vec<(PathBuf, Vec<u8>, bool)>,
+        stack: &mut Vec<Folder>,
         (found, changed): &mut (Vec<Vec<u8>>, Vec<Vec<u8>>),
     ) -> Result<(), Unsure> {
         let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
