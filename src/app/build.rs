@@ -131,12 +131,11 @@ pub fn build_editing_skills(
     // checkpoint, beside the rest of the skills' discovery (`Checkpoints::ahead`).
     let runtime = tokio::runtime::Handle::try_current().ok();
     let recorded = recorder.store.is_some();
-    let checkpoints = |plan: &Plan| {
+    let checkpoints = |plan: &Plan, host: &crate::sandbox::HostPath| {
         config.checkpoints.enabled.then(|| {
-            let host = plan.host_path(env);
             let ids = env.clone();
             let checkpoints =
-                crate::checkpoint::Checkpoints::new(&root, env, &config.checkpoints, &host)
+                crate::checkpoint::Checkpoints::new(&root, env, &config.checkpoints, host)
                     .recorded(Arc::new(move || super::session::recorded_ids(&ids)));
             // A run the plan refuses ends before its first request: nothing to look at.
             match runtime
@@ -148,12 +147,15 @@ pub fn build_editing_skills(
             }
         })
     };
+    // What hx runs itself outside the sandbox (git, the hooks' shell, a `sandbox = "off"` MCP
+    // server) is looked up now, never where a command may write.
     let sandbox = || {
         let (plan, pod) = Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env);
-        let checkpoints = checkpoints(&plan);
-        (plan, pod, checkpoints)
+        let host = plan.host_path(env);
+        let checkpoints = checkpoints(&plan, &host);
+        (plan, pod, host, checkpoints)
     };
-    let (mut discovery, (plan, pod, checkpoints)) = std::thread::scope(|scope| {
+    let (mut discovery, (plan, pod, host, checkpoints)) = std::thread::scope(|scope| {
         let started = std::thread::Builder::new()
             .name("hx-sandbox".into())
             .spawn_scoped(scope, sandbox);
@@ -180,9 +182,6 @@ pub fn build_editing_skills(
     warnings.extend(plan.warnings.iter().map(Warning::new));
     // The files the model must not read: the file tools refuse them whatever the sandbox.
     let workspace = workspace.with_deny(plan.deny.clone());
-    // What hx runs itself outside the sandbox (git, the hooks' shell, a `sandbox = "off"` MCP
-    // server) is looked up now, never where a command may write.
-    let host = plan.host_path(env);
     let sandbox = plan.sandbox_in(pod)?;
     let client = OpenAiClient::new(config.client_options())?;
     let mut hooks = Hooks::new()
