@@ -254,8 +254,9 @@ fn hand_over(fd: std::os::fd::RawFd) -> Option<libc::pid_t> {
     }
     let arg = usize::try_from(fd).ok()?;
     // SAFETY: the stack is mapped here and never unmapped (the child may outlive hx's use
-    // of it, and hx itself: 64 KiB once a run); the child starts with every signal
-    // blocked, so no handler of hx's runs on it; `closer` touches only its own stack.
+    // of it, and hx itself: 64 KiB a watch dropped, once a run or a chat conversation); the
+    // child starts with every signal blocked, so no handler of hx's runs on it; `closer`
+    // touches only its own stack.
     unsafe {
         let stack = libc::mmap(
             std::ptr::null_mut(),
