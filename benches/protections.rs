@@ -12,7 +12,9 @@
 //!
 //! each also as a second run in the same workspace and home (the first, not timed, made the
 //! checkpoint store), as most runs are. A workload's files are dated an hour back before
-//! the first run, as a workspace's files mostly are when hx is started in it.
+//! the first run, as a workspace's files mostly are when hx is started in it; and the first
+//! run waits until its folders have not changed for [`SETTLED`], as a workspace's folders
+//! mostly have not, once per round of the four settings.
 //!
 //! `HX_BENCH_RUNS=N` sets the runs of each (7), `HX_BENCH_ONLY=TEXT` keeps the workloads
 //! whose name holds TEXT.
@@ -29,6 +31,10 @@ use std::time::{Duration, Instant};
 
 use support::procs::{median, wait_with_usage};
 use support::{Call, FakeServer, Hx, Reply};
+
+/// How long a folder must have been unchanged for a look to keep its listing
+/// (`checkpoint::listings::SETTLED`, 3 s), and a little more.
+const SETTLED: Duration = Duration::from_millis(3_200);
 
 #[derive(Clone, Copy, PartialEq)]
 enum Workload {
@@ -185,9 +191,13 @@ fn backdate(dir: &Path) {
     }
 }
 
-// The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
-#[allow(clippy::zombie_processes)]
-fn run(w: Workload, git: bool, warm: bool, s: Setting) -> (Duration, i64, Duration) {
+/// A workspace and home made for one timed run, and the server of its first run.
+struct Ready {
+    server: FakeServer,
+    hx: Hx,
+}
+
+fn ready(w: Workload, git: bool, s: Setting) -> Ready {
     let server = FakeServer::start(replies(w));
     let mut hx = Hx::new(&server);
     // cargo gives its bench processes an LD_LIBRARY_PATH of build and toolchain folders,
@@ -195,6 +205,13 @@ fn run(w: Workload, git: bool, warm: bool, s: Setting) -> (Duration, i64, Durati
     // git) searched some 40 folders for each library it loads.
     hx.env_remove("LD_LIBRARY_PATH");
     prepare(&mut hx, w, git, s);
+    Ready { server, hx }
+}
+
+// The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
+#[allow(clippy::zombie_processes)]
+fn run(ready: Ready, w: Workload, warm: bool, s: Setting) -> (Duration, i64, Duration) {
+    let Ready { server, mut hx } = ready;
     // A second run in the workspace, as most are: the first (not timed) made the
     // checkpoint store and its stat cache; the files are put back as they were.
     let _warmed;
@@ -221,6 +238,7 @@ fn run(w: Workload, git: bool, warm: bool, s: Setting) -> (Duration, i64, Durati
     let (code, cpu, rss) = wait_with_usage(child.id());
     let wall = start.elapsed();
     assert_eq!(code, 0, "{} run failed", s.name);
+    drop(server);
     (wall, rss, cpu)
 }
 
@@ -287,8 +305,12 @@ fn main() {
         let mut rss = Vec::new();
         let mut rss_off = Vec::new();
         for _ in 0..runs {
-            for (i, s) in SETTINGS.iter().enumerate() {
-                let (wall, peak, cpu) = run(w, git, warm, *s);
+            let round: Vec<Ready> = SETTINGS.iter().map(|s| ready(w, git, *s)).collect();
+            if warm {
+                std::thread::sleep(SETTLED);
+            }
+            for (i, (s, ready)) in SETTINGS.iter().zip(round).enumerate() {
+                let (wall, peak, cpu) = run(ready, w, warm, *s);
                 walls[i].push(wall);
                 cpus[i].push(cpu);
                 if i == 0 {

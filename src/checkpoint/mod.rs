@@ -44,6 +44,7 @@ mod compare;
 pub mod git;
 mod ignores;
 mod index;
+mod listings;
 mod live;
 mod objects;
 mod pack;
@@ -171,6 +172,8 @@ pub struct Store {
     looks: std::sync::atomic::AtomicUsize,
     /// Of them, those git made (the in-process walk could not be sure).
     git_looks: std::sync::atomic::AtomicUsize,
+    /// Folders whose listing a look took from the last one's (`listings`).
+    listings_taken: std::sync::atomic::AtomicUsize,
     /// The last checkpoint's tree, while the watches can say what changed since.
     live: Mutex<Option<live::Live>>,
     /// Whether a first look is made in-process (`snapshot::first_look`); git's otherwise.

@@ -20,6 +20,7 @@ use std::sync::{Condvar, Mutex, MutexGuard};
 
 use super::ignores::{Ignores, Rules};
 use super::index::{same_content, stat, Entry, Index, Stat};
+use super::listings::{Key, Kind, Listing, Listings};
 use super::watch::MAX_FOLDERS;
 
 /// Files that may have changed, at most, for the walk to take them itself: beyond it, git's
@@ -54,6 +55,9 @@ pub struct Scan<'a> {
     /// Files found changed past which only git's look is sure ([`MAX_CHANGED`]; a first
     /// look, which takes every file, `max_files`).
     pub max_changed: usize,
+    /// What folders held when a look last listed them, taken for those unchanged since,
+    /// and given what this walk lists (`listings`).
+    pub listings: Option<&'a Listings>,
 }
 
 /// Something only git's look can tell.
@@ -276,6 +280,24 @@ impl Scan<'_> {
         tracked: &HashMap<&[u8], usize>,
         holding: &HashSet<&[u8]>,
     ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
+        let mut kept = Kept::default();
+        let found = self.walk_folders(walk, add, tracked, holding, &mut kept);
+        if let Some(listings) = self.listings {
+            listings.keep(kept.records, kept.taken);
+        }
+        found
+    }
+
+    /// The walker's folders, one after the other (see [`Scan::walker`]); the listings it
+    /// made or took go into `kept`.
+    fn walk_folders(
+        &self,
+        walk: &Walk<'_>,
+        add: Option<Add<'_>>,
+        tracked: &HashMap<&[u8], usize>,
+        holding: &HashSet<&[u8]>,
+        kept: &mut Kept,
+    ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         // A walker that panics ends the walk, so that the other does not wait for it.
         struct Leaving<'a, 'i>(&'a Walk<'i>);
         impl Drop for Leaving<'_, '_> {
@@ -334,6 +356,7 @@ impl Scan<'_> {
                 holding,
                 &mut below,
                 &mut found,
+                kept,
             );
             let now = found.0.len() + found.1.len() - before;
             let total = walk.found.fetch_add(now, Ordering::Relaxed) + now;
@@ -361,7 +384,10 @@ impl Scan<'_> {
     /// ignores it): its folders that count onto `stack`; into `found`, its files that git
     /// would list as untracked, then those of the index that may have changed. The folder
     /// is watched before it is listed, so a file that changes after its stat here is an
-    /// event; and the stat is made from the open folder, not the path from `/`.
+    /// event; and the stat is made from the open folder, not the path from `/`. A folder
+    /// whose stat is the one its kept listing was made with is not listed again: the
+    /// listing is taken (`listings`).
+    #[allow(clippy::too_many_arguments)]
     fn list(
         &self,
         walk: &Walk<'_>,
@@ -370,64 +396,101 @@ impl Scan<'_> {
         holding: &HashSet<&[u8]>,
         stack: &mut Vec<Folder>,
         (found, changed): &mut (Vec<Vec<u8>>, Vec<Vec<u8>>),
+        kept: &mut Kept,
     ) -> Result<(), Unsure> {
-        let entries: Vec<std::fs::DirEntry> = std::fs::read_dir(dir)
-            .map_err(|_| Unsure)?
-            .collect::<Result<_, _>>()
-            .map_err(|_| Unsure)?;
+        // The folder's stat before its listing: one kept with a later stat could miss what
+        // changed in between.
+        let key = self
+            .listings
+            .and_then(|_| std::fs::symlink_metadata(dir).ok())
+            .map(|m| Key::of(&m));
+        let taken = match (self.listings, &key) {
+            (Some(listings), Some(key)) => listings.get(rel, key),
+            _ => None,
+        };
         // Anything unsure still lists the folders below, for their watches.
         let mut unsure = false;
+        // The entries, and when they were listed now, each one's `DirEntry` (to stat a file
+        // from the open folder).
+        let (listing, opened): (Listing, Vec<std::fs::DirEntry>) = match taken {
+            Some(listing) => {
+                kept.taken += 1;
+                (listing, Vec::new())
+            }
+            None => {
+                let mut entries = Vec::new();
+                let mut listing = Vec::new();
+                for e in std::fs::read_dir(dir).map_err(|_| Unsure)? {
+                    let e = e.map_err(|_| Unsure)?;
+                    // The type from the listing: a link to a folder is a link.
+                    let Ok(t) = e.file_type() else {
+                        unsure = true;
+                        continue;
+                    };
+                    listing.push((Box::from(e.file_name().as_bytes()), Kind::of(t)));
+                    entries.push(e);
+                }
+                (Listing::from(listing), entries)
+            }
+        };
+        if let (Some(key), false) = (key, unsure) {
+            kept.records.push((rel.to_vec(), key, listing.clone()));
+        }
         let mut to_hold = Vec::new();
         {
             let mut ignores = walk.ignores.lock().unwrap_or_else(|p| p.into_inner());
-            if !entries.iter().any(|e| e.file_name() == ".gitignore") {
+            if !listing.iter().any(|(n, _)| &**n == b".gitignore") {
                 ignores.none_in(rel);
             }
             // A folder below the top with a repository of its own: its git keeps its files
             // (a look leaves them out, as `live` does), unless git has files of it already.
-            if !rel.is_empty() && entries.iter().any(|e| e.file_name() == ".git") {
+            if !rel.is_empty() && listing.iter().any(|(n, _)| &**n == b".git") {
                 if is_repository(&dir.join(".git")) && !holding.contains(rel) {
                     return Ok(());
                 }
                 unsure = true;
             }
-            for e in entries {
-                let name = e.file_name();
-                if name == ".git" {
+            for (i, (name, kind)) in listing.iter().enumerate() {
+                if &**name == b".git" {
                     continue;
                 }
                 let mut child = rel.to_vec();
                 if !child.is_empty() {
                     child.push(b'/');
                 }
-                child.extend_from_slice(name.as_bytes());
-                // The type from the listing: a link to a folder is a link.
-                let Ok(t) = e.file_type() else {
-                    unsure = true;
-                    continue;
-                };
-                if t.is_dir() {
-                    let ignored =
-                        in_ignored || ignores.ignored(self.top, &child, true, &self.rules);
-                    if !ignored || holding.contains(child.as_slice()) {
-                        stack.push((e.path(), child, ignored));
+                child.extend_from_slice(name);
+                match kind {
+                    Kind::Dir => {
+                        let ignored =
+                            in_ignored || ignores.ignored(self.top, &child, true, &self.rules);
+                        if !ignored || holding.contains(child.as_slice()) {
+                            stack.push((dir.join(OsStr::from_bytes(name)), child, ignored));
+                        }
                     }
-                } else if t.is_file() || t.is_symlink() {
-                    if let Some(&n) = tracked.get(child.as_slice()) {
-                        to_hold.push((n, e, child));
-                    } else if !in_ignored && !ignores.ignored(self.top, &child, false, &self.rules)
-                    {
-                        found.push(child);
+                    Kind::File | Kind::Link => {
+                        if let Some(&n) = tracked.get(child.as_slice()) {
+                            to_hold.push((n, i, child));
+                        } else if !in_ignored
+                            && !ignores.ignored(self.top, &child, false, &self.rules)
+                        {
+                            found.push(child);
+                        }
                     }
+                    // FIFOs, sockets, devices: not files to keep.
+                    Kind::Other => {}
                 }
-                // FIFOs, sockets, devices: not files to keep.
             }
         }
         // Outside the rules' lock: the other walker goes on with its folder meanwhile.
         if let Some(index) = walk.index {
-            for (n, e, child) in to_hold {
+            for (n, i, child) in to_hold {
                 walk.held[n].store(true, Ordering::Relaxed);
-                if !walk.unchanged(&index.entries[n], e.metadata(), || e.path()) {
+                let full = || dir.join(OsStr::from_bytes(&listing[i].0));
+                let meta = match opened.get(i) {
+                    Some(e) => e.metadata(),
+                    None => std::fs::symlink_metadata(full()),
+                };
+                if !walk.unchanged(&index.entries[n], meta, full) {
                     changed.push(child);
                 }
             }
@@ -438,6 +501,13 @@ impl Scan<'_> {
             Ok(())
         }
     }
+}
+
+/// The listings a walker made or took, for [`Listings::keep`].
+#[derive(Default)]
+struct Kept {
+    records: Vec<(Vec<u8>, Key, Listing)>,
+    taken: usize,
 }
 
 /// Whether `dot` (a `.git` found below the top) surely makes its folder a repository, as

@@ -409,3 +409,46 @@ fn the_walkers_of_a_wide_tree_find_what_git_finds() {
         assert_ne!(here.tree, snap.tree, "the changes were not taken");
     });
 }
+
+/// A folder whose stat is the one the last run's look listed it with is not listed again:
+/// its listing is taken. One whose entries changed since is listed, and the tree is still
+/// the one git's look makes.
+#[test]
+fn folders_unchanged_since_the_last_runs_look_are_not_listed_again() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join("a/x.txt"), "x\n");
+    write(&ws.join("b/y.txt"), "y\n");
+    write(&ws.join("c/d/z.txt"), "z\n");
+    write(&ws.join("top.txt"), "t\n");
+    // Listings are kept only of folders that have not changed for a while.
+    std::thread::sleep(super::super::listings::SETTLED + std::time::Duration::from_millis(200));
+    let settings = Settings::default();
+    let state = root.path().join("state");
+    let rt = runtime();
+    rt.block_on(async {
+        let first = first_look_as_gits(&ws, &state, &root.path().join("fresh"), &settings).await;
+        assert!(state.join("folders").is_file(), "no listings kept");
+        let again = open(&ws, &state, &settings).await;
+        let (same, _) = again.snapshot("s", None).await.expect("look");
+        assert_eq!(same.tree, first.tree);
+        // The top, a, b, c and c/d.
+        assert_eq!(again.listings_taken(), 5);
+        drop(again);
+        // Between runs: a file made in a, one removed from c/d; b and c unchanged.
+        write(&ws.join("a/new.txt"), "n\n");
+        std::fs::remove_file(ws.join("c/d/z.txt")).expect("rm");
+        let copy = root.path().join("copy");
+        let copied = Command::new("cp").arg("-a").arg(&state).arg(&copy).status();
+        assert!(copied.is_ok_and(|s| s.success()), "cp");
+        std::fs::remove_file(copy.join("tree")).expect("rm tree");
+        let run = open(&ws, &state, &settings).await;
+        let (here, _) = run.snapshot("s", None).await.expect("walk");
+        assert_eq!(run.git_looks(), 0, "git looked");
+        assert_eq!(run.listings_taken(), 3, "the top, b and c");
+        let other = open(&ws, &copy, &settings).await.unwatched();
+        let (looked, _) = other.snapshot("o", None).await.expect("look");
+        assert_eq!(here.tree, looked.tree, "not the tree git's look makes");
+        assert_ne!(here.tree, first.tree);
+    });
+}

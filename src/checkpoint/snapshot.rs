@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use super::git::{GitError, Run};
 use super::ignores::{Ignores, Rules};
 use super::index::{self, Index};
+use super::listings::{self, Listings};
 use super::live::{Live, Look, OnDisk};
 use super::objects::{commit_bytes, hex, parse_hex};
 use super::scan::{Scan, Scanned, MAX_CHANGED};
@@ -320,6 +321,8 @@ impl Store {
     fn scan(&self, index: Option<&Index>, resync: bool, max_changed: usize) -> Scanned {
         let exclude = self.git.git_dir.join("info").join("exclude");
         let top = &self.git.work_tree;
+        let listed = self.dir.join(listings::FILE);
+        let listings = Listings::read(&listed);
         let scan = Scan {
             top,
             prefix: self.prefix.as_bytes(),
@@ -329,11 +332,30 @@ impl Store {
             },
             max_files: self.settings.max_files,
             max_changed,
+            listings: Some(&listings),
         };
         let mut ignores = Ignores::default();
+        let found = self.walk(&scan, index, resync, &mut ignores);
+        // What the folders held is kept for the next look whatever it found: a listing is
+        // true of its folder, not of the look.
+        self.listings_taken
+            .fetch_add(listings.taken(), std::sync::atomic::Ordering::Relaxed);
+        let _ = listings.write(&listed);
+        found
+    }
+
+    /// [`Store::scan`]'s walk, with `scan`.
+    fn walk(
+        &self,
+        scan: &Scan<'_>,
+        index: Option<&Index>,
+        resync: bool,
+        ignores: &mut Ignores,
+    ) -> Scanned {
+        let top = &self.git.work_tree;
         let Some(w) = self.watch.as_ref().filter(|_| resync) else {
             return match index {
-                Some(_) => scan.walk(index, &mut ignores, None).1,
+                Some(_) => scan.walk(index, ignores, None).1,
                 None => Scanned::Look,
             };
         };
@@ -350,7 +372,7 @@ impl Store {
         }
         let mut found = Scanned::Look;
         w.sync(&also, |add| {
-            let (watched, f) = scan.walk(index, &mut ignores, Some(add));
+            let (watched, f) = scan.walk(index, ignores, Some(add));
             found = f;
             watched
         });

@@ -93,6 +93,7 @@ impl Store {
             watch: Watch::new(excludes_file),
             looks: std::sync::atomic::AtomicUsize::new(0),
             git_looks: std::sync::atomic::AtomicUsize::new(0),
+            listings_taken: std::sync::atomic::AtomicUsize::new(0),
             live: Mutex::new(None),
             first_in_process: true,
             objects: super::objects::Objects::new(&git_dir_for_objects),
@@ -128,6 +129,12 @@ impl Store {
     /// How many of the looks git made.
     pub fn git_looks(&self) -> usize {
         self.git_looks.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// How many folders the looks did not list, their listing kept since the last look.
+    pub fn listings_taken(&self) -> usize {
+        self.listings_taken
+            .load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// The store's folder.
