@@ -9,7 +9,8 @@
 //! one this reader does not know; a folder that cannot be read; a `.git` in a folder that is
 //! neither a repository folder nor a `gitdir:` file; more changed files than
 //! [`MAX_CHANGED`]. The ignore rules are the same in-process ones a turn's new files are
-//! checked against (`ignores`).
+//! checked against (`ignores`). A folder whose stat is the one the last look kept its listing
+//! with is not listed again (`listings`).
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
