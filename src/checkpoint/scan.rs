@@ -58,7 +58,7 @@ pub struct Scan<'a> {
     pub max_changed: usize,
     /// What folders held when a look last listed them, taken for those unchanged since,
     /// and given what this walk lists (`listings`).
-    pub listings: Option<&'a Listings>,
+    pub listings: &'a Listings,
 }
 
 /// Something only git's look can tell.
@@ -283,9 +283,7 @@ impl Scan<'_> {
     ) -> (Vec<Vec<u8>>, Vec<Vec<u8>>) {
         let mut kept = Kept::default();
         let found = self.walk_folders(walk, add, tracked, holding, &mut kept);
-        if let Some(listings) = self.listings {
-            listings.keep(kept.records, kept.taken);
-        }
+        self.listings.keep(kept.records, kept.taken);
         found
     }
 
@@ -401,14 +399,8 @@ impl Scan<'_> {
     ) -> Result<(), Unsure> {
         // The folder's stat before its listing: one kept with a later stat could miss what
         // changed in between.
-        let key = self
-            .listings
-            .and_then(|_| std::fs::symlink_metadata(dir).ok())
-            .map(|m| Key::of(&m));
-        let taken = match (self.listings, &key) {
-            (Some(listings), Some(key)) => listings.get(rel, key),
-            _ => None,
-        };
+        let key = std::fs::symlink_metadata(dir).ok().map(|m| Key::of(&m));
+        let taken = key.as_ref().and_then(|key| self.listings.get(rel, key));
         // Anything unsure still lists the folders below, for their watches.
         let mut unsure = false;
         // The entries, and when they were listed now, each one's `DirEntry` (to stat a file

@@ -319,6 +319,11 @@ impl Store {
     /// The walk of the workspace against `index` (see `scan`), setting the watches when
     /// `resync`.
     fn scan(&self, index: Option<&Index>, resync: bool, max_changed: usize) -> Scanned {
+        let watch = self.watch.as_ref().filter(|_| resync);
+        // Neither an index to hold the files against nor watches to set: nothing to walk.
+        if index.is_none() && watch.is_none() {
+            return Scanned::Look;
+        }
         let exclude = self.git.git_dir.join("info").join("exclude");
         let top = &self.git.work_tree;
         let listed = self.dir.join(listings::FILE);
@@ -332,50 +337,38 @@ impl Store {
             },
             max_files: self.settings.max_files,
             max_changed,
-            listings: Some(&listings),
+            listings: &listings,
         };
         let mut ignores = Ignores::default();
-        let found = self.walk(&scan, index, resync, &mut ignores);
+        let found = match watch {
+            None => scan.walk(index, &mut ignores, None).1,
+            Some(w) => {
+                // The folders above the workspace, for their `.gitignore`; `info`, for
+                // `exclude`.
+                let root = top.join(&self.prefix);
+                let mut also: Vec<PathBuf> = root
+                    .ancestors()
+                    .skip(1)
+                    .take_while(|a| a.starts_with(top))
+                    .map(Path::to_path_buf)
+                    .collect();
+                if let Some(info) = self.user_exclude.as_ref().and_then(|x| x.parent()) {
+                    also.push(info.to_path_buf());
+                }
+                let mut found = Scanned::Look;
+                w.sync(&also, |add| {
+                    let (watched, f) = scan.walk(index, &mut ignores, Some(add));
+                    found = f;
+                    watched
+                });
+                found
+            }
+        };
         // What the folders held is kept for the next look whatever it found: a listing is
         // true of its folder, not of the look.
         self.listings_taken
             .fetch_add(listings.taken(), std::sync::atomic::Ordering::Relaxed);
         let _ = listings.write(&listed);
-        found
-    }
-
-    /// [`Store::scan`]'s walk, with `scan`.
-    fn walk(
-        &self,
-        scan: &Scan<'_>,
-        index: Option<&Index>,
-        resync: bool,
-        ignores: &mut Ignores,
-    ) -> Scanned {
-        let top = &self.git.work_tree;
-        let Some(w) = self.watch.as_ref().filter(|_| resync) else {
-            return match index {
-                Some(_) => scan.walk(index, ignores, None).1,
-                None => Scanned::Look,
-            };
-        };
-        // The folders above the workspace, for their `.gitignore`; `info`, for `exclude`.
-        let root = top.join(&self.prefix);
-        let mut also: Vec<PathBuf> = root
-            .ancestors()
-            .skip(1)
-            .take_while(|a| a.starts_with(top))
-            .map(Path::to_path_buf)
-            .collect();
-        if let Some(info) = self.user_exclude.as_ref().and_then(|x| x.parent()) {
-            also.push(info.to_path_buf());
-        }
-        let mut found = Scanned::Look;
-        w.sync(&also, |add| {
-            let (watched, f) = scan.walk(index, ignores, Some(add));
-            found = f;
-            watched
-        });
         found
     }
 
