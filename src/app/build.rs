@@ -150,7 +150,13 @@ pub fn build_editing_skills(
     // What hx runs itself outside the sandbox (git, the hooks' shell, a `sandbox = "off"` MCP
     // server) is looked up now, never where a command may write.
     let sandbox = || {
-        let (plan, pod) = Plan::new(&config.sandbox, &root, env, Kernel::detect()).with_pod(env);
+        // The folders' listings the checkpoints' last look kept spare the sandbox's walk
+        // most of its listing (issue 33); read only where that walk is made.
+        let kept = (config.sandbox.mode != crate::sandbox::Mode::Off)
+            .then(|| crate::checkpoint::kept_listings(&root, env, &config.checkpoints))
+            .flatten();
+        let plan = Plan::with_kept(&config.sandbox, &root, env, Kernel::detect(), kept.as_ref());
+        let (plan, pod) = plan.with_pod(env);
         let host = plan.host_path(env);
         let checkpoints = checkpoints(&plan, &host);
         (plan, pod, host, checkpoints)

@@ -17,8 +17,9 @@
 //! [`MAX_BYTES`], and anything in it that does not parse makes it empty, not an error.
 
 use std::collections::HashMap;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -207,6 +208,79 @@ impl Listings {
 }
 
 /// The records of a file [`Listings::write`] wrote; none if any part of it is not.
+/// The listings the last look kept of a work tree's folders, read for another walk of it:
+/// the sandbox's, which finds the git folders the pod protects before the pod starts
+/// (`sandbox::gitdirs`). Each is taken as a look takes it, only while the folder's stat is
+/// the one it was listed with; the walk keeps nothing.
+#[derive(Debug)]
+pub struct Kept {
+    /// The work tree's top, to which the folders are relative.
+    top: PathBuf,
+    /// The file they were read from.
+    file: PathBuf,
+    listings: Listings,
+}
+
+impl Kept {
+    /// The listings in `store` (a store's folder, canonical) of the work tree at `top`; none
+    /// when no look kept any.
+    pub fn read(store: &Path, top: &Path) -> Option<Kept> {
+        let file = store.join(FILE);
+        let listings = Listings::read(&file);
+        (!listings.known.is_empty()).then(|| Kept {
+            top: top.to_path_buf(),
+            file,
+            listings,
+        })
+    }
+
+    /// The file the listings came from: whoever could write it could make a walk miss what a
+    /// folder holds.
+    pub fn file(&self) -> &Path {
+        &self.file
+    }
+
+    /// What `dir` (below the top, as the walk reached it: no link on the way) holds now, when
+    /// its stat is the one its kept listing was made with.
+    pub fn listing(&self, dir: &Path) -> Option<Listing> {
+        let rel = dir.strip_prefix(&self.top).ok()?;
+        let key = Key::of(&std::fs::symlink_metadata(dir).ok()?);
+        let taken = self.listings.get(rel.as_os_str().as_bytes(), &key)?;
+        self.listings
+            .taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Some(taken)
+    }
+
+    /// How many listings were taken rather than made.
+    pub fn taken(&self) -> usize {
+        self.listings.taken()
+    }
+
+    /// Writes `store`'s listings as a look would have, for the work tree at `top`: each
+    /// folder (relative to `top`) at its stat now, holding what it is said to hold, true or
+    /// not (for tests of what a walk believes).
+    #[cfg(test)]
+    pub fn forge(store: &Path, top: &Path, folders: &[(&str, &[(&str, Kind)])]) {
+        let listings = Listings::read(&store.join(FILE));
+        let records = folders
+            .iter()
+            .map(|(rel, entries)| {
+                let meta = std::fs::symlink_metadata(top.join(rel)).expect("a folder");
+                let listing: Listing = entries
+                    .iter()
+                    .map(|(n, k)| (Box::from(n.as_bytes()), *k))
+                    .collect();
+                (rel.as_bytes().to_vec(), Key::of(&meta), listing)
+            })
+            .collect();
+        listings.keep(records, 0);
+        listings
+            .write(&store.join(FILE))
+            .expect("write the listings");
+    }
+}
+
 fn parse(bytes: &[u8]) -> Option<HashMap<Vec<u8>, (Key, Listing)>> {
     let mut fields = bytes.strip_prefix(HEADER)?.split(|&b| b == 0);
     let mut known = HashMap::new();

@@ -59,6 +59,7 @@ mod watch;
 
 use git::Git;
 pub use git::GitError;
+pub use listings::{Kept, Kind, SETTLED};
 pub use store::{forget, Pruned, Usage};
 use watch::Watch;
 
@@ -106,6 +107,21 @@ impl Default for Settings {
 /// `$XDG_STATE_HOME/hx/checkpoints`.
 pub fn root(env: &Env) -> Option<PathBuf> {
     Some(crate::paths::state_dir(env)?.join("checkpoints"))
+}
+
+/// The folders' listings the last look kept in the store of `workspace`, for the sandbox's
+/// walk (`listings::Kept`); none when checkpoints are off here or no look kept any.
+pub fn kept_listings(workspace: &Path, env: &Env, settings: &Settings) -> Option<Kept> {
+    if !settings.enabled {
+        return None;
+    }
+    let ws = crate::paths::real_path(workspace).ok()?;
+    // The store's folder as `Store::open` names it; real, for the sandbox to tell whether
+    // commands may write it.
+    let store = root(env)?.join(crate::paths::workspace_folder(&ws));
+    let store = crate::paths::real_path(&store).ok()?;
+    let top = find_repo(&ws).map_or_else(|| ws.clone(), |(top, _)| top);
+    Kept::read(&store, &top)
 }
 
 /// One checkpoint as the store knows it: its commit and its tree.

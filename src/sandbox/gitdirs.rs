@@ -14,7 +14,11 @@
 //! ([`Redirects`]), since a mount can only cover a file that exists.
 
 use std::collections::BTreeSet;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+use crate::checkpoint::Kind;
 
 /// Folders looked through for nested repositories at most: a bound on the run's start in a
 /// large workspace; past it, protection is partial and `hx sandbox` says so.
@@ -44,7 +48,12 @@ impl GitPlaces {
     /// The git folders of `workspace` (canonical) and of the repositories in it, found by a
     /// walk of at most [`MAX_FOLDERS`] folders that follows no link and does not enter
     /// [`NOT_ENTERED`].
-    pub fn find(workspace: &Path) -> GitPlaces {
+    ///
+    /// A folder whose stat is the one the checkpoints' last look listed it with is not
+    /// listed again: its entries are taken from `kept` (issue 33: in a workspace of 2,000
+    /// folders, listing them was most of a start's walk). The caller gives listings only
+    /// from a store no command may write.
+    pub fn find(workspace: &Path, kept: Option<&crate::checkpoint::Kept>) -> GitPlaces {
         let mut places = GitPlaces::default();
         // The workspace's own `.git`, or the one above it (the workspace is a folder of a
         // repository: that repository's git folder is as much the user's).
@@ -59,20 +68,28 @@ impl GitPlaces {
                 places.bounded = true;
                 break;
             }
+            let mut entry = |name: &OsStr, is_dir: bool| {
+                if name == ".git" {
+                    if dir != workspace {
+                        places.dot_git(&dir.join(name));
+                    }
+                } else if is_dir && !NOT_ENTERED.iter().any(|n| name == *n) {
+                    queue.push_back(dir.join(name));
+                }
+            };
+            if let Some(listing) = kept.and_then(|k| k.listing(&dir)) {
+                for (name, kind) in listing.iter() {
+                    entry(OsStr::from_bytes(name), *kind == Kind::Dir);
+                }
+                continue;
+            }
             let Ok(entries) = std::fs::read_dir(&dir) else {
                 continue;
             };
-            for entry in entries.flatten() {
-                let Ok(kind) = entry.file_type() else {
-                    continue;
-                };
-                let path = entry.path();
-                if entry.file_name() == ".git" {
-                    if dir != workspace {
-                        places.dot_git(&path);
-                    }
-                } else if kind.is_dir() && !NOT_ENTERED.iter().any(|n| entry.file_name() == *n) {
-                    queue.push_back(path);
+            for e in entries.flatten() {
+                // The type from the listing: a link to a folder is not entered.
+                if let Ok(kind) = e.file_type() {
+                    entry(&e.file_name(), kind.is_dir());
                 }
             }
         }
@@ -278,7 +295,7 @@ mod tests {
         file(&ws.join("vendor/lib/.git/HEAD"), "x\n");
         // Not entered: what a package manager installed.
         file(&ws.join("node_modules/pkg/.git/HEAD"), "x\n");
-        let places = GitPlaces::find(&ws);
+        let places = GitPlaces::find(&ws, None);
         assert_eq!(
             places.dirs,
             [
@@ -315,5 +332,43 @@ mod tests {
         assert!(!git.join("commondir").exists());
         assert!(git.join("worktrees/wt/commondir").exists());
         assert!(redirects.undo().is_empty());
+    }
+
+    /// A folder whose stat is the one the checkpoints' last look listed it with is not listed
+    /// again; one that changed since is.
+    #[test]
+    fn a_kept_listing_is_taken_only_while_its_folder_is_as_it_was() {
+        use crate::checkpoint::{Kept, Kind};
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ws = tmp.path().canonicalize().expect("real").join("ws");
+        let store = tmp.path().canonicalize().expect("real").join("store");
+        std::fs::create_dir_all(&store).expect("mkdir");
+        file(&ws.join("a/f"), "x\n");
+        file(&ws.join("vendor/lib/.git/HEAD"), "x\n");
+        // Listings are kept only of folders that have not changed for a while.
+        std::thread::sleep(crate::checkpoint::SETTLED + std::time::Duration::from_millis(200));
+        // The listing of vendor/lib leaves out its `.git`: taken, it hides the repository.
+        // That is why only listings no command can write are given (`Plan::build`).
+        let top: &[(&str, Kind)] = &[("a", Kind::Dir), ("vendor", Kind::Dir)];
+        Kept::forge(
+            &store,
+            &ws,
+            &[
+                ("", top),
+                ("a", &[("f", Kind::File)]),
+                ("vendor", &[("lib", Kind::Dir)]),
+                ("vendor/lib", &[]),
+            ],
+        );
+        let kept = Kept::read(&store, &ws).expect("listings");
+        let places = GitPlaces::find(&ws, Some(&kept));
+        assert_eq!(kept.taken(), 4);
+        assert!(places.dirs.is_empty(), "{:?}", places.dirs);
+        // A file made in vendor/lib moves its stat: the folder is listed again.
+        file(&ws.join("vendor/lib/new.txt"), "n\n");
+        let kept = Kept::read(&store, &ws).expect("listings");
+        let places = GitPlaces::find(&ws, Some(&kept));
+        assert_eq!(kept.taken(), 3, "the top, a and vendor");
+        assert_eq!(places.dirs, [ws.join("vendor/lib/.git")]);
     }
 }

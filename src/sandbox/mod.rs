@@ -130,7 +130,28 @@ impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
     pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
-        Plan::build(settings, workspace, env, kernel, seccomp::available(), None)
+        Plan::build(
+            settings,
+            workspace,
+            env,
+            kernel,
+            seccomp::available(),
+            None,
+            None,
+        )
+    }
+
+    /// [`Plan::new`] whose walk for git folders may take the folders' listings the
+    /// checkpoints kept (`kept`), where no command can have written them.
+    pub fn with_kept(
+        settings: &Settings,
+        workspace: &Path,
+        env: &Env,
+        kernel: Kernel,
+        kept: Option<&crate::checkpoint::Kept>,
+    ) -> Plan {
+        let seccomp = seccomp::available();
+        Plan::build(settings, workspace, env, kernel, seccomp, None, kept)
     }
 
     /// [`Plan::new`] with what the seccomp probe answered given (tests, other kernels).
@@ -141,7 +162,7 @@ impl Plan {
         kernel: Kernel,
         seccomp: bool,
     ) -> Plan {
-        Plan::build(settings, workspace, env, kernel, seccomp, None)
+        Plan::build(settings, workspace, env, kernel, seccomp, None, None)
     }
 
     /// [`Plan::new`] where the run's pod cannot be made, for the reason `why`: what only the
@@ -160,6 +181,7 @@ impl Plan {
             kernel,
             seccomp::available(),
             Some(why),
+            None,
         )
     }
 
@@ -185,6 +207,7 @@ impl Plan {
         kernel: Kernel,
         seccomp: bool,
         no_pod: Option<&str>,
+        kept: Option<&crate::checkpoint::Kept>,
     ) -> Plan {
         let mut protections = assess(
             settings.mode,
@@ -193,25 +216,6 @@ impl Plan {
             seccomp,
             no_pod.is_none(),
         );
-        // The git folders the pod protects are found now; past the walk's bound, nested
-        // repositories may be left out, and that is said.
-        // Without a pod nothing protects them: no walk.
-        let git = if settings.mode == Mode::Off || no_pod.is_some() {
-            gitdirs::GitPlaces::default()
-        } else {
-            gitdirs::GitPlaces::find(workspace)
-        };
-        for c in &mut protections {
-            let git_check = c.protection == Protection::GitMetadata;
-            if git_check && git.bounded && matches!(c.status, Status::Enforced(_)) {
-                c.status = Status::Partial {
-                    by: GIT_BY,
-                    gap: GIT_GAP,
-                    why: Why::Bounded,
-                };
-            }
-        }
-        let enforcement = Enforcement::of(settings.mode, &protections);
         let home = env
             .get("HOME")
             .map(PathBuf::from)
@@ -229,6 +233,37 @@ impl Plan {
             let path = env.get("PATH").map_or("", String::as_str);
             warnings.extend(roots::path_warnings(path, workspace));
         }
+        // The git folders the pod protects are found now; past the walk's bound, nested
+        // repositories may be left out, and that is said.
+        // Without a pod nothing protects them: no walk.
+        let git = if settings.mode == Mode::Off || no_pod.is_some() {
+            gitdirs::GitPlaces::default()
+        } else {
+            // The checkpoints' listings only from a store no command of the pod can write
+            // (outside the workspace and the writable roots; the temporary folders are the
+            // pod's own): one a command wrote could hide a repository from the walk.
+            let written = |file: &Path| {
+                file.starts_with(workspace)
+                    || writable.iter().any(|r: &Root| {
+                        r.why != roots::TMP_WHY
+                            && r.why != roots::TMPDIR_WHY
+                            && file.starts_with(&r.path)
+                    })
+            };
+            let kept = kept.filter(|k| !written(k.file()));
+            gitdirs::GitPlaces::find(workspace, kept)
+        };
+        for c in &mut protections {
+            let git_check = c.protection == Protection::GitMetadata;
+            if git_check && git.bounded && matches!(c.status, Status::Enforced(_)) {
+                c.status = Status::Partial {
+                    by: GIT_BY,
+                    gap: GIT_GAP,
+                    why: Why::Bounded,
+                };
+            }
+        }
+        let enforcement = Enforcement::of(settings.mode, &protections);
         let devices = DEVICES
             .iter()
             .map(PathBuf::from)

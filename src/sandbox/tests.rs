@@ -21,7 +21,7 @@ const NO_POD: &str = "unshare: Operation not permitted";
 
 /// Without the pod and without the seccomp filter, so that what Landlock alone gives shows.
 fn no_pod(settings: &Settings, ws: &Path, kernel: Kernel) -> Plan {
-    Plan::build(settings, ws, &env(&[]), kernel, false, Some(NO_POD))
+    Plan::build(settings, ws, &env(&[]), kernel, false, Some(NO_POD), None)
 }
 
 /// What a run without the pod cannot enforce beyond Landlock's part, as its gaps say it.
@@ -220,6 +220,7 @@ fn without_landlock_a_run_warns_once_and_drops_only_the_capabilities() {
         Kernel::Missing,
         true,
         Some(NO_POD),
+        None,
     );
     assert!(
         plan.warnings[0].contains(
@@ -659,4 +660,56 @@ fn a_writable_root_holding_a_folder_on_path_is_named() {
     );
     let plan = Plan::new(&s, ws.path(), &env(&[("HOME", &h(""))]), Kernel::Abi(6));
     assert!(plan.warnings.is_empty(), "{:?}", plan.warnings);
+}
+
+/// The walk for git folders takes the checkpoints' kept listings only from a store no
+/// command can write: one in the workspace (or a writable root) could have been written to
+/// hide a repository from the pod.
+#[test]
+fn kept_listings_are_taken_only_from_a_store_commands_cannot_write() {
+    use crate::checkpoint::{Kept, Kind};
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let real = tmp.path().canonicalize().expect("real");
+    let ws = real.join("ws");
+    let inside = ws.join(".state");
+    let outside = real.join("state");
+    std::fs::create_dir_all(ws.join("vendor/lib/.git")).expect("mkdir");
+    std::fs::write(ws.join("vendor/lib/.git/HEAD"), "x\n").expect("write");
+    std::fs::create_dir_all(&inside).expect("mkdir");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::thread::sleep(crate::checkpoint::SETTLED + std::time::Duration::from_millis(200));
+    // Listings that leave out vendor/lib's `.git`, as a command would write them.
+    let top: &[(&str, Kind)] = &[(".state", Kind::Dir), ("vendor", Kind::Dir)];
+    let forged: &[(&str, &[(&str, Kind)])] = &[
+        ("", top),
+        ("vendor", &[("lib", Kind::Dir)]),
+        ("vendor/lib", &[]),
+    ];
+    let write = settings(Mode::WorkspaceWrite, true, false);
+    let with = |store: &Path, settings: &Settings| {
+        Kept::forge(store, &ws, forged);
+        let kept = Kept::read(store, &ws).expect("listings");
+        let plan = Plan::build(
+            settings,
+            &ws,
+            &env(&[]),
+            Kernel::Missing,
+            false,
+            None,
+            Some(&kept),
+        );
+        (plan.git.dirs, kept.taken())
+    };
+    let nested = vec![ws.join("vendor/lib/.git")];
+    assert_eq!(with(&inside, &write), (nested.clone(), 0));
+    let read_only = settings(Mode::ReadOnly, true, false);
+    assert_eq!(with(&inside, &read_only), (nested.clone(), 0));
+    // A writable root that holds the store.
+    let root = Settings {
+        writable_roots: vec![outside.display().to_string()],
+        ..write.clone()
+    };
+    assert_eq!(with(&outside, &root), (nested, 0));
+    // Out of the commands' reach, the listings are believed: the forged one hides it.
+    assert_eq!(with(&outside, &write), (Vec::new(), 3));
 }
