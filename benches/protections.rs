@@ -2,10 +2,10 @@
 //!
 //! `cargo bench --bench protections` runs whole `hx agent` processes against the scripted
 //! fake server, with every protection on (the default), checkpoints off, the sandbox off, and
-//! both off, the four alternating run by run so that each sees the same machine, and prints
-//! the median wall time of each, the ratio of the default to both off, and the peak RSS of
-//! the default runs. Workloads, each in a folder that is not a git repository and in one that
-//! is:
+//! both off, the four alternating run by run (each round starting with the next) so that each
+//! sees the same machine, and prints the median wall time of each, the ratio of the default to
+//! both off, and the peak RSS of the default runs. Workloads, each in a folder that is not a
+//! git repository and in one that is:
 //! - one answer, no tool: start, one request, exit;
 //! - 40 turns of read_file, edit_file, glob and bash, then an answer;
 //! - one bash turn in a folder of 2,000 skill folders (not git only: the figure);
@@ -344,12 +344,17 @@ fn main() {
         let mut cpus: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
         let mut rss = Vec::new();
         let mut rss_off = Vec::new();
-        for _ in 0..runs {
+        for r in 0..runs {
             let round: Vec<Ready> = SETTINGS.iter().map(|s| ready(w, git, *s)).collect();
             if warm {
                 std::thread::sleep(SETTLED);
             }
-            for (i, (s, ready)) in SETTINGS.iter().zip(round).enumerate() {
+            // Each round starts with the next setting: the first run after the wait (or the
+            // workspaces' making) is slower, whichever it is, and no setting always gets it.
+            let mut round: Vec<(usize, Ready)> = round.into_iter().enumerate().collect();
+            round.rotate_left(r % SETTINGS.len());
+            for (i, ready) in round {
+                let s = &SETTINGS[i];
                 let (wall, peak, cpu) = run(ready, w, warm, *s);
                 walls[i].push(wall);
                 cpus[i].push(cpu);
