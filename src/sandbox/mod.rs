@@ -130,15 +130,7 @@ impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
     pub fn new(settings: &Settings, workspace: &Path, env: &Env, kernel: Kernel) -> Plan {
-        Plan::build(
-            settings,
-            workspace,
-            env,
-            kernel,
-            seccomp::available(),
-            None,
-            None,
-        )
+        Plan::with_kept(settings, workspace, env, kernel, None)
     }
 
     /// [`Plan::new`] whose walk for git folders may take the folders' listings the
