@@ -151,11 +151,14 @@ pub fn build_editing_skills(
     // server) is looked up now, never where a command may write.
     let sandbox = || {
         // The folders' listings the checkpoints' last look kept spare the sandbox's walk
-        // most of its listing (issue 33); read only where that walk is made.
-        let kept = (config.sandbox.mode != crate::sandbox::Mode::Off)
-            .then(|| crate::checkpoint::kept_listings(&root, env, &config.checkpoints))
-            .flatten();
-        let plan = Plan::with_kept(&config.sandbox, &root, env, Kernel::detect(), kept.as_ref());
+        // most of its listing (issue 33); read only where that walk is made, and let go of
+        // before the look reads them again.
+        let plan = {
+            let kept = (config.sandbox.mode != crate::sandbox::Mode::Off)
+                .then(|| crate::checkpoint::kept_listings(&root, env, &config.checkpoints))
+                .flatten();
+            Plan::with_kept(&config.sandbox, &root, env, Kernel::detect(), kept.as_ref())
+        };
         let (plan, pod) = plan.with_pod(env);
         let host = plan.host_path(env);
         let checkpoints = checkpoints(&plan, &host);
