@@ -157,7 +157,10 @@ pub fn build_editing_skills(
             let kept = (config.sandbox.mode != crate::sandbox::Mode::Off)
                 .then(|| crate::checkpoint::kept_listings(&root, env, &config.checkpoints))
                 .flatten();
-            Plan::with_kept(&config.sandbox, &root, env, Kernel::detect(), kept.as_ref())
+            let kept = kept
+                .as_ref()
+                .map(|k| k as &dyn crate::sandbox::gitdirs::Listed);
+            Plan::with_kept(&config.sandbox, &root, env, Kernel::detect(), kept)
         };
         let (plan, pod) = plan.with_pod(env);
         let host = plan.host_path(env);

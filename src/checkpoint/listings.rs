@@ -256,7 +256,25 @@ impl Kept {
     pub fn taken(&self) -> usize {
         self.listings.taken()
     }
+}
 
+impl crate::sandbox::gitdirs::Listed for Kept {
+    fn file(&self) -> &Path {
+        Kept::file(self)
+    }
+
+    fn each(&self, dir: &Path, f: &mut dyn FnMut(&std::ffi::OsStr, bool)) -> bool {
+        let Some(listing) = self.listing(dir) else {
+            return false;
+        };
+        for (name, kind) in listing.iter() {
+            f(std::ffi::OsStr::from_bytes(name), *kind == Kind::Dir);
+        }
+        true
+    }
+}
+
+impl Kept {
     /// Writes `store`'s listings as a look would have, for the work tree at `top`: each
     /// folder (relative to `top`) at its stat now, holding what it is said to hold, true or
     /// not (for tests of what a walk believes).
@@ -420,5 +438,97 @@ mod tests {
             std::fs::write(&file, bad).expect("write");
             assert!(Listings::read(&file).known.is_empty(), "{bad:?}");
         }
+    }
+
+    fn put(p: &Path, text: &str) {
+        std::fs::create_dir_all(p.parent().expect("a folder")).expect("mkdir");
+        std::fs::write(p, text).expect("write");
+    }
+
+    /// A folder whose stat is the one the checkpoints' last look listed it with is not listed
+    /// again; one that changed since is.
+    #[test]
+    fn a_kept_listing_is_taken_only_while_its_folder_is_as_it_was() {
+        use crate::sandbox::gitdirs::GitPlaces;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let ws = tmp.path().canonicalize().expect("real").join("ws");
+        let store = tmp.path().canonicalize().expect("real").join("store");
+        std::fs::create_dir_all(&store).expect("mkdir");
+        put(&ws.join("a/f"), "x\n");
+        put(&ws.join("vendor/lib/.git/HEAD"), "x\n");
+        // Listings are kept only of folders that have not changed for a while.
+        std::thread::sleep(SETTLED + std::time::Duration::from_millis(200));
+        // The listing of vendor/lib leaves out its `.git`: taken, it hides the repository.
+        // That is why only listings no command can write are given (`Plan::build`).
+        let top: &[(&str, Kind)] = &[("a", Kind::Dir), ("vendor", Kind::Dir)];
+        Kept::forge(
+            &store,
+            &ws,
+            &[
+                ("", top),
+                ("a", &[("f", Kind::File)]),
+                ("vendor", &[("lib", Kind::Dir)]),
+                ("vendor/lib", &[]),
+            ],
+        );
+        let kept = Kept::read(&store, &ws).expect("listings");
+        let places = GitPlaces::find(&ws, Some(&kept));
+        assert_eq!(kept.taken(), 4);
+        assert!(places.dirs.is_empty(), "{:?}", places.dirs);
+        // A file made in vendor/lib moves its stat: the folder is listed again.
+        put(&ws.join("vendor/lib/new.txt"), "n\n");
+        let kept = Kept::read(&store, &ws).expect("listings");
+        let places = GitPlaces::find(&ws, Some(&kept));
+        assert_eq!(kept.taken(), 3, "the top, a and vendor");
+        assert_eq!(places.dirs, [ws.join("vendor/lib/.git")]);
+    }
+
+    /// The walk for git folders takes the checkpoints' kept listings only from a store no
+    /// command can write: one in the workspace (or a writable root) could have been written to
+    /// hide a repository from the pod.
+    #[test]
+    fn kept_listings_are_taken_only_from_a_store_commands_cannot_write() {
+        use crate::sandbox::{Kernel, Mode, Plan, Settings};
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let real = tmp.path().canonicalize().expect("real");
+        let ws = real.join("ws");
+        let inside = ws.join(".state");
+        let outside = real.join("state");
+        std::fs::create_dir_all(ws.join("vendor/lib/.git")).expect("mkdir");
+        std::fs::write(ws.join("vendor/lib/.git/HEAD"), "x\n").expect("write");
+        std::fs::create_dir_all(&inside).expect("mkdir");
+        std::fs::create_dir_all(&outside).expect("mkdir");
+        std::thread::sleep(SETTLED + std::time::Duration::from_millis(200));
+        // Listings that leave out vendor/lib's `.git`, as a command would write them.
+        let top: &[(&str, Kind)] = &[(".state", Kind::Dir), ("vendor", Kind::Dir)];
+        let forged: &[(&str, &[(&str, Kind)])] = &[
+            ("", top),
+            ("vendor", &[("lib", Kind::Dir)]),
+            ("vendor/lib", &[]),
+        ];
+        let settings = |mode| Settings {
+            mode,
+            ..Settings::default()
+        };
+        let write = settings(Mode::WorkspaceWrite);
+        let with = |store: &Path, settings: &Settings| {
+            Kept::forge(store, &ws, forged);
+            let kept = Kept::read(store, &ws).expect("listings");
+            let env = crate::paths::Env::new();
+            let plan = Plan::with_kept(settings, &ws, &env, Kernel::Missing, Some(&kept));
+            (plan.git.dirs, kept.taken())
+        };
+        let nested = vec![ws.join("vendor/lib/.git")];
+        assert_eq!(with(&inside, &write), (nested.clone(), 0));
+        let read_only = settings(Mode::ReadOnly);
+        assert_eq!(with(&inside, &read_only), (nested.clone(), 0));
+        // A writable root that holds the store.
+        let root = Settings {
+            writable_roots: vec![outside.display().to_string()],
+            ..write.clone()
+        };
+        assert_eq!(with(&outside, &root), (nested, 0));
+        // Out of the commands' reach, the listings are believed: the forged one hides it.
+        assert_eq!(with(&outside, &write), (Vec::new(), 3));
     }
 }

@@ -15,10 +15,19 @@
 
 use std::collections::BTreeSet;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::checkpoint::Kind;
+/// What folders held when they were last listed, where that still holds: the checkpoints'
+/// kept listings (`checkpoint::Kept`), as this lower layer sees them.
+pub trait Listed {
+    /// The file the listings came from: whoever could write it could make a walk miss what
+    /// a folder holds.
+    fn file(&self) -> &Path;
+    /// Gives `f` each entry of `dir` (below the top, reached through no link) and whether it
+    /// is a folder (a link is not), when `dir`'s stat is the one it was listed with; whether
+    /// it did.
+    fn each(&self, dir: &Path, f: &mut dyn FnMut(&OsStr, bool)) -> bool;
+}
 
 /// Folders looked through for nested repositories at most: a bound on the run's start in a
 /// large workspace; past it, protection is partial and `hx sandbox` says so.
@@ -53,7 +62,7 @@ impl GitPlaces {
     /// listed again: its entries are taken from `kept` (issue 33: in a workspace of 2,000
     /// folders, listing them was most of a start's walk). The caller gives listings only
     /// from a store no command may write.
-    pub fn find(workspace: &Path, kept: Option<&crate::checkpoint::Kept>) -> GitPlaces {
+    pub fn find(workspace: &Path, kept: Option<&dyn Listed>) -> GitPlaces {
         let mut places = GitPlaces::default();
         // The workspace's own `.git`, or the one above it (the workspace is a folder of a
         // repository: that repository's git folder is as much the user's).
@@ -77,10 +86,7 @@ impl GitPlaces {
                     queue.push_back(dir.join(name));
                 }
             };
-            if let Some(listing) = kept.and_then(|k| k.listing(&dir)) {
-                for (name, kind) in listing.iter() {
-                    entry(OsStr::from_bytes(name), *kind == Kind::Dir);
-                }
+            if kept.is_some_and(|k| k.each(&dir, &mut entry)) {
                 continue;
             }
             let Ok(entries) = std::fs::read_dir(&dir) else {
@@ -332,43 +338,5 @@ mod tests {
         assert!(!git.join("commondir").exists());
         assert!(git.join("worktrees/wt/commondir").exists());
         assert!(redirects.undo().is_empty());
-    }
-
-    /// A folder whose stat is the one the checkpoints' last look listed it with is not listed
-    /// again; one that changed since is.
-    #[test]
-    fn a_kept_listing_is_taken_only_while_its_folder_is_as_it_was() {
-        use crate::checkpoint::{Kept, Kind};
-        let tmp = tempfile::tempdir().expect("tempdir");
-        let ws = tmp.path().canonicalize().expect("real").join("ws");
-        let store = tmp.path().canonicalize().expect("real").join("store");
-        std::fs::create_dir_all(&store).expect("mkdir");
-        file(&ws.join("a/f"), "x\n");
-        file(&ws.join("vendor/lib/.git/HEAD"), "x\n");
-        // Listings are kept only of folders that have not changed for a while.
-        std::thread::sleep(crate::checkpoint::SETTLED + std::time::Duration::from_millis(200));
-        // The listing of vendor/lib leaves out its `.git`: taken, it hides the repository.
-        // That is why only listings no command can write are given (`Plan::build`).
-        let top: &[(&str, Kind)] = &[("a", Kind::Dir), ("vendor", Kind::Dir)];
-        Kept::forge(
-            &store,
-            &ws,
-            &[
-                ("", top),
-                ("a", &[("f", Kind::File)]),
-                ("vendor", &[("lib", Kind::Dir)]),
-                ("vendor/lib", &[]),
-            ],
-        );
-        let kept = Kept::read(&store, &ws).expect("listings");
-        let places = GitPlaces::find(&ws, Some(&kept));
-        assert_eq!(kept.taken(), 4);
-        assert!(places.dirs.is_empty(), "{:?}", places.dirs);
-        // A file made in vendor/lib moves its stat: the folder is listed again.
-        file(&ws.join("vendor/lib/new.txt"), "n\n");
-        let kept = Kept::read(&store, &ws).expect("listings");
-        let places = GitPlaces::find(&ws, Some(&kept));
-        assert_eq!(kept.taken(), 3, "the top, a and vendor");
-        assert_eq!(places.dirs, [ws.join("vendor/lib/.git")]);
     }
 }

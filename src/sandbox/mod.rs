@@ -140,7 +140,7 @@ impl Plan {
         workspace: &Path,
         env: &Env,
         kernel: Kernel,
-        kept: Option<&crate::checkpoint::Kept>,
+        kept: Option<&dyn gitdirs::Listed>,
     ) -> Plan {
         let seccomp = seccomp::available();
         Plan::build(settings, workspace, env, kernel, seccomp, None, kept)
@@ -199,7 +199,7 @@ impl Plan {
         kernel: Kernel,
         seccomp: bool,
         no_pod: Option<&str>,
-        kept: Option<&crate::checkpoint::Kept>,
+        kept: Option<&dyn gitdirs::Listed>,
     ) -> Plan {
         let mut protections = assess(
             settings.mode,
