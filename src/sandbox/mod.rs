@@ -126,6 +126,15 @@ pub struct Plan {
     pub denied: deny::Existing,
 }
 
+/// Of the writable roots, those the pod binds back: not the temporary folders, which the
+/// pod has its own of.
+fn bound_back(writable: &[Root]) -> impl Iterator<Item = &PathBuf> {
+    writable
+        .iter()
+        .filter(|r| r.why != roots::TMP_WHY && r.why != roots::TMPDIR_WHY)
+        .map(|r| &r.path)
+}
+
 impl Plan {
     /// `workspace` must be canonical (the tools' root). `env` gives `HOME` (for `~/` roots)
     /// and `TMPDIR`.
@@ -235,12 +244,7 @@ impl Plan {
             // (outside the workspace and the writable roots; the temporary folders are the
             // pod's own): one a command wrote could hide a repository from the walk.
             let written = |file: &Path| {
-                file.starts_with(workspace)
-                    || writable.iter().any(|r: &Root| {
-                        r.why != roots::TMP_WHY
-                            && r.why != roots::TMPDIR_WHY
-                            && file.starts_with(&r.path)
-                    })
+                file.starts_with(workspace) || bound_back(&writable).any(|w| file.starts_with(w))
             };
             let kept = kept.filter(|k| !written(k.file()));
             gitdirs::GitPlaces::find(workspace, kept)
@@ -473,11 +477,7 @@ impl Plan {
     /// The writable folders the pod binds back: the workspace and `sandbox.writable_roots`,
     /// not the temporary folders, which the pod has its own of.
     fn pod_writable(&self) -> Vec<PathBuf> {
-        self.writable
-            .iter()
-            .filter(|r| r.why != roots::TMP_WHY && r.why != roots::TMPDIR_WHY)
-            .map(|r| r.path.clone())
-            .collect()
+        bound_back(&self.writable).cloned().collect()
     }
 
     /// The folders a command (or a file tool) may write in this run, and what each is: the
