@@ -234,47 +234,11 @@ impl Kept {
         })
     }
 
-    /// The file the listings came from: whoever could write it could make a walk miss what a
-    /// folder holds.
-    pub fn file(&self) -> &Path {
-        &self.file
-    }
-
-    /// What `dir` (below the top, as the walk reached it: no link on the way) holds now, when
-    /// its stat is the one its kept listing was made with.
-    pub fn listing(&self, dir: &Path) -> Option<Listing> {
-        let rel = dir.strip_prefix(&self.top).ok()?;
-        let key = Key::of(&std::fs::symlink_metadata(dir).ok()?);
-        let taken = self.listings.get(rel.as_os_str().as_bytes(), &key)?;
-        self.listings
-            .taken
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Some(taken)
-    }
-
     /// How many listings were taken rather than made.
     pub fn taken(&self) -> usize {
         self.listings.taken()
     }
-}
 
-impl crate::sandbox::gitdirs::Listed for Kept {
-    fn file(&self) -> &Path {
-        Kept::file(self)
-    }
-
-    fn each(&self, dir: &Path, f: &mut dyn FnMut(&std::ffi::OsStr, bool)) -> bool {
-        let Some(listing) = self.listing(dir) else {
-            return false;
-        };
-        for (name, kind) in listing.iter() {
-            f(std::ffi::OsStr::from_bytes(name), *kind == Kind::Dir);
-        }
-        true
-    }
-}
-
-impl Kept {
     /// Writes `store`'s listings as a look would have, for the work tree at `top`: each
     /// folder (relative to `top`) at its stat now, holding what it is said to hold, true or
     /// not (for tests of what a walk believes).
@@ -296,6 +260,34 @@ impl Kept {
         listings
             .write(&store.join(FILE))
             .expect("write the listings");
+    }
+}
+
+impl crate::sandbox::gitdirs::Listed for Kept {
+    fn file(&self) -> &Path {
+        &self.file
+    }
+
+    fn each(&self, dir: &Path, f: &mut dyn FnMut(&std::ffi::OsStr, bool)) -> bool {
+        let Some(rel) = dir.strip_prefix(&self.top).ok() else {
+            return false;
+        };
+        let Ok(meta) = std::fs::symlink_metadata(dir) else {
+            return false;
+        };
+        let Some(listing) = self
+            .listings
+            .get(rel.as_os_str().as_bytes(), &Key::of(&meta))
+        else {
+            return false;
+        };
+        self.listings
+            .taken
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        for (name, kind) in listing.iter() {
+            f(std::ffi::OsStr::from_bytes(name), *kind == Kind::Dir);
+        }
+        true
     }
 }
 

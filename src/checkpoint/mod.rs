@@ -59,7 +59,7 @@ mod watch;
 
 use git::Git;
 pub use git::GitError;
-pub use listings::{Kept, Kind, SETTLED};
+pub use listings::Kept;
 pub use store::{forget, Pruned, Usage};
 use watch::Watch;
 
@@ -109,6 +109,11 @@ pub fn root(env: &Env) -> Option<PathBuf> {
     Some(crate::paths::state_dir(env)?.join("checkpoints"))
 }
 
+/// The store's folder of the workspace `ws` (real): where `Store::open` keeps it.
+fn store_dir(ws: &Path, env: &Env) -> Option<PathBuf> {
+    Some(root(env)?.join(crate::paths::workspace_folder(ws)))
+}
+
 /// The folders' listings the last look kept in the store of `workspace`, for the sandbox's
 /// walk (`listings::Kept`); none when checkpoints are off here or no look kept any.
 pub fn kept_listings(workspace: &Path, env: &Env, settings: &Settings) -> Option<Kept> {
@@ -116,10 +121,8 @@ pub fn kept_listings(workspace: &Path, env: &Env, settings: &Settings) -> Option
         return None;
     }
     let ws = crate::paths::real_path(workspace).ok()?;
-    // The store's folder as `Store::open` names it; real, for the sandbox to tell whether
-    // commands may write it.
-    let store = root(env)?.join(crate::paths::workspace_folder(&ws));
-    let store = crate::paths::real_path(&store).ok()?;
+    // Real, for the sandbox to tell whether commands may write it.
+    let store = crate::paths::real_path(&store_dir(&ws, env)?).ok()?;
     let top = find_repo(&ws).map_or_else(|| ws.clone(), |(top, _)| top);
     Kept::read(&store, &top)
 }

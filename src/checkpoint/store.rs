@@ -9,7 +9,9 @@ use std::time::{Duration, SystemTime};
 
 use super::git::{self, Git, GitError, Program, Run};
 use super::watch::Watch;
-use super::{dir_size, find_repo, ref_safe, root, Locked, Off, Settings, Store, LIST_BYTES, REFS};
+use super::{
+    dir_size, find_repo, ref_safe, root, store_dir, Locked, Off, Settings, Store, LIST_BYTES, REFS,
+};
 use crate::paths::{write_atomic, Env};
 
 /// How long a checkpoint waits for another hx's to finish before it is skipped.
@@ -40,12 +42,11 @@ impl Store {
                 ws.display()
             )));
         }
-        let Some(root) = root(env) else {
+        let Some(dir) = store_dir(&ws, env) else {
             return Err(Off::said(
                 "checkpoints are off: no place for them (set HOME or XDG_STATE_HOME)",
             ));
         };
-        let dir = root.join(crate::paths::workspace_folder(&ws));
         Store::open_at(&ws, &dir, env, settings, git).await
     }
 
