@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::agent::task::Task;
 use crate::agent::{prompt, Agent, Role};
+use crate::checkpoint::{Checkpoints, Kept};
 use crate::config::{Config, Env};
 use crate::context::instructions;
 use crate::events::{Events, Scope};
@@ -131,12 +132,12 @@ pub fn build_editing_skills(
     // checkpoint, beside the rest of the skills' discovery (`Checkpoints::ahead`).
     let runtime = tokio::runtime::Handle::try_current().ok();
     let recorded = recorder.store.is_some();
-    let checkpoints = |plan: &Plan, host: &crate::sandbox::HostPath| {
+    let checkpoints = |plan: &Plan, host: &crate::sandbox::HostPath, kept: Option<Kept>| {
         config.checkpoints.enabled.then(|| {
             let ids = env.clone();
-            let checkpoints =
-                crate::checkpoint::Checkpoints::new(&root, env, &config.checkpoints, host)
-                    .recorded(Arc::new(move || super::session::recorded_ids(&ids)));
+            let checkpoints = Checkpoints::new(&root, env, &config.checkpoints, host)
+                .recorded(Arc::new(move || super::session::recorded_ids(&ids)))
+                .with_kept(kept);
             // A run the plan refuses ends before its first request: nothing to look at.
             match runtime
                 .as_ref()
@@ -151,20 +152,22 @@ pub fn build_editing_skills(
     // server) is looked up now, never where a command may write.
     let sandbox = || {
         // The folders' listings the checkpoints' last look kept spare the sandbox's walk
-        // most of its listing (issue 33); read only where that walk is made, and let go of
-        // before the look reads them again.
-        let plan = {
-            let kept = (config.sandbox.mode != crate::sandbox::Mode::Off)
-                .then(|| crate::checkpoint::kept_listings(&root, env, &config.checkpoints))
-                .flatten();
-            let kept = kept
-                .as_ref()
-                .map(|k| k as &dyn crate::sandbox::gitdirs::Listed);
-            Plan::with_kept(&config.sandbox, &root, env, Kernel::detect(), kept)
-        };
+        // most of its listing (issue 33); read only where that walk is made, and handed to
+        // the look made ahead, which would read and parse them again.
+        let kept = (config.sandbox.mode != crate::sandbox::Mode::Off)
+            .then(|| crate::checkpoint::kept_listings(&root, env, &config.checkpoints))
+            .flatten();
+        let plan = Plan::with_kept(
+            &config.sandbox,
+            &root,
+            env,
+            Kernel::detect(),
+            kept.as_ref()
+                .map(|k| k as &dyn crate::sandbox::gitdirs::Listed),
+        );
         let (plan, pod) = plan.with_pod(env);
         let host = plan.host_path(env);
-        let checkpoints = checkpoints(&plan, &host);
+        let checkpoints = checkpoints(&plan, &host, kept);
         (plan, pod, host, checkpoints)
     };
     let (mut discovery, (plan, pod, host, checkpoints)) = std::thread::scope(|scope| {

@@ -239,6 +239,15 @@ impl Kept {
         self.listings.taken()
     }
 
+    /// The listings read, for the look of the work tree at `top` (the first of the run) to
+    /// take as if it had read them itself: none when they were read for another tree.
+    pub(super) fn into_look(self, top: &Path) -> Option<Listings> {
+        (self.top == top).then(|| Listings {
+            taken: std::sync::atomic::AtomicUsize::new(0),
+            ..self.listings
+        })
+    }
+
     /// Writes `store`'s listings as a look would have, for the work tree at `top`: each
     /// folder (relative to `top`) at its stat now, holding what it is said to hold, true or
     /// not (for tests of what a walk believes).

@@ -203,6 +203,9 @@ pub struct Store {
     /// The warnings of a look made ahead of the first checkpoint, which that checkpoint
     /// gives.
     ahead_warnings: Mutex<Vec<String>>,
+    /// The folders' listings the sandbox's walk read from this store, for the next look to
+    /// take rather than read and parse the file again.
+    kept: Mutex<Option<Kept>>,
 }
 
 /// The shadow's lock, held while it is changed; released when dropped.
@@ -224,6 +227,8 @@ pub struct Checkpoints {
     ahead: Option<tokio::sync::watch::Receiver<bool>>,
     /// What opening the store ahead had to say, for the first caller of `store`.
     said: Mutex<Vec<String>>,
+    /// The listings the sandbox's walk read, for the store's first look.
+    kept: Mutex<Option<Kept>>,
 }
 
 /// The ids of every session there is, when they can be known: what a prune asks, so that the
@@ -248,7 +253,15 @@ impl Checkpoints {
             recorded: None,
             ahead: None,
             said: Mutex::new(Vec::new()),
+            kept: Mutex::new(None),
         }
+    }
+
+    /// Hands the store's first look the folders' listings read for the sandbox's walk
+    /// ([`kept_listings`]): the file is read and parsed once a run, not twice (issue 33).
+    pub fn with_kept(self, kept: Option<Kept>) -> Checkpoints {
+        *self.kept.lock().unwrap_or_else(|p| p.into_inner()) = kept;
+        self
     }
 
     /// Opens the store and looks at the workspace now, on a thread of `runtime`'s blocking
@@ -314,6 +327,8 @@ impl Checkpoints {
             .get_or_init(|| async {
                 match Store::open(&self.workspace, &self.env, &self.settings, &self.git).await {
                     Ok(store) => {
+                        *store.kept.lock().unwrap_or_else(|p| p.into_inner()) =
+                            self.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
                         let recorded = self.recorded.as_ref().and_then(|r| r());
                         if let Err(e) = store.prune_if_due(recorded.as_ref()).await {
                             warn(&format!("checkpoints not pruned: {e}"));

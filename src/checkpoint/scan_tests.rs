@@ -452,3 +452,35 @@ fn folders_unchanged_since_the_last_runs_look_are_not_listed_again() {
         assert_ne!(here.tree, first.tree);
     });
 }
+
+/// The listings the sandbox's walk read at a run's start are the ones the run's first look
+/// takes: the file is not read again (here it is gone by then). Listings read for another
+/// work tree are not taken.
+#[test]
+fn the_first_look_takes_the_listings_the_sandboxs_walk_read() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join("a/x.txt"), "x\n");
+    write(&ws.join("b/c/y.txt"), "y\n");
+    std::thread::sleep(super::super::listings::SETTLED + std::time::Duration::from_millis(200));
+    let settings = Settings::default();
+    let state = root.path().join("state");
+    let top = crate::paths::real_path(&ws).expect("real");
+    let rt = runtime();
+    rt.block_on(async {
+        let first = first_look_as_gits(&ws, &state, &root.path().join("fresh"), &settings).await;
+        let read = |top: &Path| crate::checkpoint::Kept::read(&state, top).expect("kept");
+        for (kept, taken) in [(read(&top), 4), (read(&root.path().join("other")), 0)] {
+            let listed = state.join("folders");
+            let bytes = std::fs::read(&listed).expect("the listings");
+            std::fs::remove_file(&listed).expect("rm");
+            let run = open(&ws, &state, &settings).await;
+            *run.kept.lock().expect("lock") = Some(kept);
+            let (here, _) = run.snapshot("s", None).await.expect("look");
+            assert_eq!(here.tree, first.tree);
+            // The top, a, b and b/c.
+            assert_eq!(run.listings_taken(), taken);
+            std::fs::write(&listed, bytes).expect("put back");
+        }
+    });
+}

@@ -327,7 +327,12 @@ impl Store {
         let exclude = self.git.git_dir.join("info").join("exclude");
         let top = &self.git.work_tree;
         let listed = self.dir.join(listings::FILE);
-        let listings = Listings::read(&listed);
+        // Those the sandbox's walk read at the run's start, for its first look; read anew
+        // for every other, since each look may rewrite them.
+        let given = self.kept.lock().unwrap_or_else(|p| p.into_inner()).take();
+        let listings = given
+            .and_then(|k| k.into_look(top))
+            .unwrap_or_else(|| Listings::read(&listed));
         let scan = Scan {
             top,
             prefix: self.prefix.as_bytes(),

@@ -99,6 +99,7 @@ impl Store {
             first_in_process: true,
             objects: super::objects::Objects::new(&git_dir_for_objects),
             ahead_warnings: Mutex::new(Vec::new()),
+            kept: Mutex::new(None),
         };
         let lock = store.lock().await.map_err(off)?;
         store.init().await.map_err(|e| off(e.to_string()))?;
