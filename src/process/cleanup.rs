@@ -111,7 +111,7 @@ pub fn end_all() {
         // namespace is reaped, and one whose launcher was killed first (a server that had
         // exited) is hx's to reap; left, it kept the pod, and hx, waiting the whole
         // END_WAIT.
-        reap_zombie_children(me);
+        reap_zombie_children();
         let procs = scan();
         let live: Vec<&Proc> = descendants(me, &procs)
             .into_iter()
@@ -135,14 +135,19 @@ pub fn end_all() {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(5));
     }
-    reap_zombie_children(me);
+    reap_zombie_children();
 }
 
-/// Reaps every zombie child of hx (`me`): only at the end, when no runtime waits for one.
-fn reap_zombie_children(me: pid_t) {
-    for p in scan() {
-        if p.ppid == me && p.state == 'Z' {
-            reap(p.pid);
+/// Reaps every zombie child of hx: only at the end, when no runtime waits for one. By
+/// `waitpid` rather than a /proc scan: each scan reads every process's `stat`, and a run's
+/// end made five (issue 33).
+fn reap_zombie_children() {
+    loop {
+        let mut status = 0;
+        // SAFETY: reaps one child that has ended, of any kind (`__WALL`), without blocking.
+        let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG | libc::__WALL) };
+        if pid <= 0 {
+            break;
         }
     }
 }
@@ -178,15 +183,42 @@ struct Proc {
 }
 
 /// Every process /proc shows (those that vanish while it is read are skipped).
+///
+/// Each `stat` is opened relative to /proc and read once into a buffer on the stack: an
+/// open, a read and a close, where `fs::read_to_string` adds a stat and a second read and
+/// allocates a path and a string for each of the machine's processes.
 fn scan() -> Vec<Proc> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
+    use rustix::fs::{Mode, OFlags};
+    let Ok(proc) = rustix::fs::open(
+        "/proc",
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
         return Vec::new();
     };
+    let Ok(dir) = rustix::fs::Dir::read_from(&proc) else {
+        return Vec::new();
+    };
+    let mut path = Vec::with_capacity(32);
+    // The fields read end with the process group, well inside the first 512 bytes: the
+    // command name before them is at most 64.
+    let mut buf = [0u8; 512];
     dir.filter_map(|e| {
         let e = e.ok()?;
-        let pid: pid_t = e.file_name().to_str()?.parse().ok()?;
-        let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-        parse_stat(pid, &stat)
+        let name = e.file_name().to_bytes();
+        let pid: pid_t = std::str::from_utf8(name).ok()?.parse().ok()?;
+        path.clear();
+        path.extend_from_slice(name);
+        path.extend_from_slice(b"/stat");
+        let stat = rustix::fs::openat(
+            &proc,
+            path.as_slice(),
+            OFlags::RDONLY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+        .ok()?;
+        let n = rustix::io::read(&stat, &mut buf).ok()?;
+        parse_stat(pid, &String::from_utf8_lossy(&buf[..n]))
     })
     .collect()
 }
