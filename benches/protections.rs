@@ -214,7 +214,7 @@ fn ready(w: Workload, git: bool, s: Setting) -> Ready {
 
 // The child is reaped by `wait4` (which also reports its peak RSS), not by `Child::wait`.
 #[allow(clippy::zombie_processes)]
-fn run(ready: Ready, w: Workload, warm: bool, s: Setting) -> (Duration, i64, Duration) {
+fn run(ready: Ready, w: Workload, warm: bool, s: Setting) -> (Duration, i64, Duration, Hx) {
     let Ready { server, mut hx } = ready;
     // A second run in the workspace, as most are: the first (not timed) made the
     // checkpoint store and its stat cache; the files are put back as they were.
@@ -251,7 +251,13 @@ fn run(ready: Ready, w: Workload, warm: bool, s: Setting) -> (Duration, i64, Dur
         .map(|n| n.parse().expect("a number"))
         .collect();
     let rss = i64::try_from(n[2]).expect("KiB");
-    (Duration::from_nanos(n[0]), rss, Duration::from_nanos(n[1]))
+    // The workspace is removed once the round is over (see `main`).
+    (
+        Duration::from_nanos(n[0]),
+        rss,
+        Duration::from_nanos(n[1]),
+        hx,
+    )
 }
 
 /// Set to hx's program: this bench's own program, started with it, runs hx as it was asked
@@ -277,6 +283,12 @@ fn measure(hx: std::ffi::OsString) -> ! {
     let line = format!("{} {} {rss}\n", wall.as_nanos(), cpu.as_nanos());
     std::fs::write(out, line).expect("write what was measured");
     std::process::exit(code)
+}
+
+/// Waits until what was written and removed is on disk.
+fn disk_settles() {
+    // SAFETY: sync takes no arguments and cannot fail.
+    unsafe { libc::sync() };
 }
 
 fn ms(d: Duration) -> String {
@@ -346,6 +358,11 @@ fn main() {
         let mut rss_off = Vec::new();
         for r in 0..runs {
             let round: Vec<Ready> = SETTINGS.iter().map(|s| ready(w, git, *s)).collect();
+            // The round's files go to disk before any run, as a workspace's made earlier
+            // are: this machine's disk (ext4 with online discard) made a file's creation
+            // cost from 10 µs to 1 ms while the bench's own writes and removals were being
+            // committed, and hx's runs paid for them, most those that create files.
+            disk_settles();
             if warm {
                 std::thread::sleep(SETTLED);
             }
@@ -353,9 +370,13 @@ fn main() {
             // workspaces' making) is slower, whichever it is, and no setting always gets it.
             let mut round: Vec<(usize, Ready)> = round.into_iter().enumerate().collect();
             round.rotate_left(r % SETTINGS.len());
+            // Removed after the round: the removal of 2,000 files right after one setting's
+            // run fell on the next one's.
+            let mut done = Vec::new();
             for (i, ready) in round {
                 let s = &SETTINGS[i];
-                let (wall, peak, cpu) = run(ready, w, warm, *s);
+                let (wall, peak, cpu, hx) = run(ready, w, warm, *s);
+                done.push(hx);
                 walls[i].push(wall);
                 cpus[i].push(cpu);
                 if i == 0 {
@@ -365,6 +386,8 @@ fn main() {
                     rss_off.push(peak);
                 }
             }
+            drop(done);
+            disk_settles();
         }
         let medians: Vec<Duration> = walls.into_iter().map(median).collect();
         let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
