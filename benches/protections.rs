@@ -251,7 +251,7 @@ fn run(ready: Ready, w: Workload, warm: bool, s: Setting) -> (Duration, i64, Dur
         .map(|n| n.parse().expect("a number"))
         .collect();
     let rss = i64::try_from(n[2]).expect("KiB");
-    // The workspace is removed once the round is over (see `main`).
+    // The workspace is removed at the end of the bench (see `main`).
     (
         Duration::from_nanos(n[0]),
         rss,
@@ -285,7 +285,7 @@ fn measure(hx: std::ffi::OsString) -> ! {
     std::process::exit(code)
 }
 
-/// Waits until what was written and removed is on disk.
+/// Waits until what was written is on disk.
 fn disk_settles() {
     // SAFETY: sync takes no arguments and cannot fail.
     unsafe { libc::sync() };
@@ -351,6 +351,12 @@ fn main() {
     println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
     // HX_BENCH_ONLY=TEXT: only the workloads whose name holds TEXT.
     let only = std::env::var("HX_BENCH_ONLY").unwrap_or_default();
+    // Every workspace is removed at the end, none while runs are timed: after thousands of
+    // files are removed, ext4 makes each new file look past the inodes freed in the last
+    // few seconds (`recently_deleted`, under `__ext4_new_inode` in `perf`), and a file's
+    // creation took up to 1 ms. hx's runs paid for the bench's removals, most the settings
+    // that create files.
+    let mut done = Vec::new();
     for (name, w, git, warm) in cases.into_iter().filter(|c| c.0.contains(only.as_str())) {
         let mut walls: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
         let mut cpus: Vec<Vec<Duration>> = vec![Vec::new(); SETTINGS.len()];
@@ -359,9 +365,7 @@ fn main() {
         for r in 0..runs {
             let round: Vec<Ready> = SETTINGS.iter().map(|s| ready(w, git, *s)).collect();
             // The round's files go to disk before any run, as a workspace's made earlier
-            // are: this machine's disk (ext4 with online discard) made a file's creation
-            // cost from 10 µs to 1 ms while the bench's own writes and removals were being
-            // committed, and hx's runs paid for them, most those that create files.
+            // are, so that their writing does not fall on hx's runs either.
             disk_settles();
             if warm {
                 std::thread::sleep(SETTLED);
@@ -370,9 +374,6 @@ fn main() {
             // workspaces' making) is slower, whichever it is, and no setting always gets it.
             let mut round: Vec<(usize, Ready)> = round.into_iter().enumerate().collect();
             round.rotate_left(r % SETTINGS.len());
-            // Removed after the round: the removal of 2,000 files right after one setting's
-            // run fell on the next one's.
-            let mut done = Vec::new();
             for (i, ready) in round {
                 let s = &SETTINGS[i];
                 let (wall, peak, cpu, hx) = run(ready, w, warm, *s);
@@ -386,8 +387,6 @@ fn main() {
                     rss_off.push(peak);
                 }
             }
-            drop(done);
-            disk_settles();
         }
         let medians: Vec<Duration> = walls.into_iter().map(median).collect();
         let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
