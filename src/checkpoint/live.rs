@@ -25,9 +25,100 @@ const TREE: u32 = 0o040000;
 
 #[derive(Debug, Default)]
 struct Dir {
-    entries: BTreeMap<Vec<u8>, Node>,
+    entries: Entries,
     /// The tree's name while nothing below changed.
     oid: Option<Oid>,
+}
+
+/// Past this many entries a folder's are kept in a `BTreeMap`, below it in a sorted vector.
+const FEW: usize = 32;
+
+/// A folder's entries by name, in byte order. Most folders hold a few: a sorted vector
+/// takes some 80 bytes an entry, where a `BTreeMap`'s first node takes some 800 whatever it
+/// holds (a tree of 2,000 folders of one file each held 1.6 MB of nodes, issue 33). A
+/// folder of many entries, where a vector's inserts would shift thousands, gets the map.
+#[derive(Debug)]
+enum Entries {
+    Few(Vec<(Vec<u8>, Node)>),
+    Many(BTreeMap<Vec<u8>, Node>),
+}
+
+impl Default for Entries {
+    fn default() -> Entries {
+        Entries::Few(Vec::new())
+    }
+}
+
+impl Entries {
+    fn get(&self, name: &[u8]) -> Option<&Node> {
+        match self {
+            Entries::Few(v) => {
+                let i = v.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
+                Some(&v[i].1)
+            }
+            Entries::Many(m) => m.get(name),
+        }
+    }
+
+    fn get_mut(&mut self, name: &[u8]) -> Option<&mut Node> {
+        match self {
+            Entries::Few(v) => {
+                let i = v.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
+                Some(&mut v[i].1)
+            }
+            Entries::Many(m) => m.get_mut(name),
+        }
+    }
+
+    fn contains_key(&self, name: &[u8]) -> bool {
+        self.get(name).is_some()
+    }
+
+    fn insert(&mut self, name: Vec<u8>, node: Node) {
+        match self {
+            Entries::Few(v) => match v.binary_search_by(|(n, _)| n.as_slice().cmp(&name)) {
+                Ok(i) => v[i].1 = node,
+                Err(_) if v.len() >= FEW => {
+                    let mut m: BTreeMap<Vec<u8>, Node> = std::mem::take(v).into_iter().collect();
+                    m.insert(name, node);
+                    *self = Entries::Many(m);
+                }
+                Err(i) => v.insert(i, (name, node)),
+            },
+            Entries::Many(m) => {
+                m.insert(name, node);
+            }
+        }
+    }
+
+    fn remove(&mut self, name: &[u8]) -> Option<Node> {
+        match self {
+            Entries::Few(v) => {
+                let i = v.binary_search_by(|(n, _)| n.as_slice().cmp(name)).ok()?;
+                Some(v.remove(i).1)
+            }
+            Entries::Many(m) => m.remove(name),
+        }
+    }
+
+    fn len(&self) -> usize {
+        match self {
+            Entries::Few(v) => v.len(),
+            Entries::Many(m) => m.len(),
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Each entry in byte order.
+    fn iter_mut(&mut self) -> Box<dyn Iterator<Item = (&Vec<u8>, &mut Node)> + '_> {
+        match self {
+            Entries::Few(v) => Box::new(v.iter_mut().map(|(n, node)| (&*n, node))),
+            Entries::Many(m) => Box::new(m.iter_mut()),
+        }
+    }
 }
 
 #[derive(Debug)]
@@ -157,7 +248,7 @@ impl Live {
     pub fn from_listing(tree: &str, listing: &[u8], max: usize) -> Option<Live> {
         let mut live = Live {
             root: Dir {
-                entries: BTreeMap::new(),
+                entries: Entries::default(),
                 oid: Some(parse_hex(tree)?),
             },
             files: 0,
@@ -175,7 +266,7 @@ impl Live {
             let name = path_name(path).to_vec();
             let node = match kind {
                 "tree" => Node::Dir(Dir {
-                    entries: BTreeMap::new(),
+                    entries: Entries::default(),
                     oid: Some(oid),
                 }),
                 "blob" => {
@@ -204,10 +295,10 @@ impl Live {
             dir.oid = None;
         }
         for part in folders {
-            if make && !dir.entries.contains_key(*part) {
+            if make && !dir.entries.contains_key(part) {
                 dir.entries.insert(part.to_vec(), Node::Dir(Dir::default()));
             }
-            dir = match dir.entries.get_mut(*part) {
+            dir = match dir.entries.get_mut(part) {
                 Some(Node::Dir(d)) => d,
                 _ => return None,
             };
@@ -225,12 +316,12 @@ impl Live {
             return false;
         };
         for part in folders {
-            dir = match dir.entries.get(*part) {
+            dir = match dir.entries.get(part) {
                 Some(Node::Dir(d)) => d,
                 _ => return false,
             };
         }
-        matches!(dir.entries.get(*name), Some(Node::File { .. }))
+        matches!(dir.entries.get(name), Some(Node::File { .. }))
     }
 
     /// Drops `path`, and the folders it leaves empty.
@@ -240,15 +331,15 @@ impl Live {
                 return false;
             };
             let removed = if rest.is_empty() {
-                matches!(dir.entries.get(*first), Some(Node::File { .. }))
-                    && dir.entries.remove(*first).is_some()
+                matches!(dir.entries.get(first), Some(Node::File { .. }))
+                    && dir.entries.remove(first).is_some()
             } else {
-                let Some(Node::Dir(sub)) = dir.entries.get_mut(*first) else {
+                let Some(Node::Dir(sub)) = dir.entries.get_mut(first) else {
                     return false;
                 };
                 let removed = go(sub, rest);
                 if removed && sub.entries.is_empty() {
-                    dir.entries.remove(*first);
+                    dir.entries.remove(first);
                 }
                 removed
             };
@@ -436,4 +527,50 @@ pub(super) fn on_disk(full: &Path, max_bytes: u64) -> Result<OnDisk, Look> {
         bytes,
         meta: Box::new(meta),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A folder's entries answer as a `BTreeMap` would, below `FEW` entries and past it:
+    /// the same lookups, removals and order, whatever order the names came in.
+    #[test]
+    fn entries_answer_as_a_map_would_few_or_many() {
+        for count in [0, 1, 5, FEW - 1, FEW, FEW + 1, 200] {
+            let mut entries = Entries::default();
+            let mut map = BTreeMap::new();
+            // Names in a scrambled order, some of them twice.
+            for i in (0..count * 2).map(|i| (i * 7919) % (count + 1)) {
+                let name = format!("n{i}").into_bytes();
+                let oid = [u8::try_from(i % 256).expect("byte"); 20];
+                entries.insert(
+                    name.clone(),
+                    Node::File {
+                        mode: 0o100644,
+                        oid,
+                    },
+                );
+                map.insert(name, oid);
+            }
+            let gone = b"n3".to_vec();
+            assert_eq!(entries.remove(&gone).is_some(), map.remove(&gone).is_some());
+            assert_eq!(entries.len(), map.len());
+            assert_eq!(entries.is_empty(), map.is_empty());
+            assert!(!entries.contains_key(b"n3") && !entries.contains_key(b"none"));
+            let listed: Vec<(Vec<u8>, Oid)> = entries
+                .iter_mut()
+                .map(|(n, node)| match node {
+                    Node::File { oid, .. } => (n.clone(), *oid),
+                    Node::Dir(_) => panic!("a folder"),
+                })
+                .collect();
+            let expected: Vec<(Vec<u8>, Oid)> = map.into_iter().collect();
+            assert_eq!(listed, expected, "{count} names");
+            for (name, oid) in &expected {
+                assert!(matches!(entries.get(name), Some(Node::File { oid: o, .. }) if o == oid));
+                assert!(entries.get_mut(name).is_some());
+            }
+        }
+    }
 }
