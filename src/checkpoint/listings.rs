@@ -207,11 +207,11 @@ impl Listings {
     }
 }
 
-/// The records of a file [`Listings::write`] wrote; none if any part of it is not.
 /// The listings the last look kept of a work tree's folders, read for another walk of it:
 /// the sandbox's, which finds the git folders the pod protects before the pod starts
 /// (`sandbox::gitdirs`). Each is taken as a look takes it, only while the folder's stat is
-/// the one it was listed with; the walk keeps nothing.
+/// the one it was listed with; the walk keeps nothing, and what was read goes on to the
+/// run's first look ([`Kept::into_look`]).
 #[derive(Debug)]
 pub struct Kept {
     /// The work tree's top, to which the folders are relative.
@@ -234,7 +234,8 @@ impl Kept {
         })
     }
 
-    /// How many listings were taken rather than made.
+    /// How many listings were taken rather than made (for tests).
+    #[cfg(test)]
     pub fn taken(&self) -> usize {
         self.listings.taken()
     }
@@ -300,6 +301,7 @@ impl crate::sandbox::gitdirs::Listed for Kept {
     }
 }
 
+/// The records of a file [`Listings::write`] wrote; none if any part of it is not.
 fn parse(bytes: &[u8]) -> Option<HashMap<Vec<u8>, (Key, Listing)>> {
     let mut fields = bytes.strip_prefix(HEADER)?.split(|&b| b == 0);
     let mut known = HashMap::new();
