@@ -10,9 +10,10 @@
 //!   then installs the seccomp filter (one prctl);
 //! - the pod: hx's forked child (L) reads /proc/net/unix, sweeps its sockets' folders and the
 //!   home folder's socket places (`~/.ssh`, `~/.docker`, ...) (both in hx, before the fork),
-//!   joins the pod with one setns, forks the command into its PID namespace, where it enters
-//!   its Landlock domain, drops its capabilities and installs the seccomp filter. Until
-//!   issue 33 L was the `hx-pod` binary, exec'd for each call.
+//!   joins the pod with one setns, starts the command in its PID namespace (a `clone` that
+//!   shares L's memory until the exec), where it enters its Landlock domain, drops its
+//!   capabilities and installs the seccomp filter. Until issue 33 L was the `hx-pod`
+//!   binary, exec'd for each call.
 //!
 //! It also times starting a pod (the run pays it once, at its start): spawning
 //! `hx __sandbox init`, the namespaces, the mounts, and the report read back.

@@ -80,14 +80,16 @@ pub enum Role<'a> {
 
 /// A process about to start. Built only by this module's constructors, so nothing hx runs
 /// can miss its group or its environment rules.
-pub struct Launch {
+pub struct Launch<'a> {
     cmd: tokio::process::Command,
+    /// Entered at the spawn, when the command is as it will run (see `Sandbox::apply`).
+    sandbox: Option<&'a crate::sandbox::Sandbox>,
     /// Why it cannot start (the run's pod has exited; in a pod, a program that is not
     /// there), said by `spawn`.
     refused: Option<io::Error>,
 }
 
-impl Launch {
+impl<'a> Launch<'a> {
     /// `line` run by [`shell`] in `cwd`, in a new process group (so a timeout, a dropped call
     /// or Ctrl-C can kill all of it), killed if its handle is dropped.
     ///
@@ -95,7 +97,7 @@ impl Launch {
     /// group): no controlling terminal, so it cannot open `/dev/tty`, push input into the
     /// user's shell (`TIOCSTI`), or block reading the terminal. Then it enters the sandbox,
     /// where the shell is looked up: a shell the model wrote runs confined there.
-    pub fn shell(line: &str, cwd: &Path, role: Role<'_>) -> Launch {
+    pub fn shell(line: &str, cwd: &Path, role: Role<'a>) -> Launch<'a> {
         Launch::with_role(shell().as_ref(), &["-c".as_ref(), line.as_ref()], cwd, role)
     }
 
@@ -103,7 +105,7 @@ impl Launch {
     /// command may write: see `sandbox::HostPath`), in `cwd`, as [`Launch::shell`] runs a
     /// command: a hook, the user's own command, which keeps the terminal and its
     /// capabilities and runs outside the sandbox.
-    pub fn hook(shell: &Path, line: &str, cwd: &Path) -> Launch {
+    pub fn hook(shell: &Path, line: &str, cwd: &Path) -> Launch<'a> {
         Launch::with_role(
             shell.as_os_str(),
             &["-c".as_ref(), line.as_ref()],
@@ -120,14 +122,14 @@ impl Launch {
         program: impl AsRef<OsStr>,
         args: &[String],
         cwd: &Path,
-        role: Role<'_>,
-    ) -> Launch {
+        role: Role<'a>,
+    ) -> Launch<'a> {
         let args: Vec<&OsStr> = args.iter().map(|a| a.as_ref()).collect();
         Launch::with_role(program.as_ref(), &args, cwd, role)
     }
 
     /// In a pod, hx's child joins it and runs the program there (`Sandbox::apply`).
-    fn with_role(program: &OsStr, args: &[&OsStr], cwd: &Path, role: Role<'_>) -> Launch {
+    fn with_role(program: &OsStr, args: &[&OsStr], cwd: &Path, role: Role<'a>) -> Launch<'a> {
         let in_pod = matches!(
             role,
             Role::Tool {
@@ -136,6 +138,7 @@ impl Launch {
             } if s.has_pod()
         );
         let mut refused = None;
+        let mut entered = None;
         let mut cmd = tokio::process::Command::new(program);
         cmd.args(args);
         cmd.current_dir(cwd).kill_on_drop(true);
@@ -164,7 +167,7 @@ impl Launch {
                 }
                 default_signals(&mut cmd);
                 if let Some(s) = sandbox {
-                    s.apply(cmd.as_std_mut());
+                    entered = Some(s);
                     if let Some(why) = s.gone() {
                         refused = Some(io::Error::other(why));
                     }
@@ -188,34 +191,38 @@ impl Launch {
                 }
             }
         }
-        Launch { cmd, refused }
+        Launch {
+            cmd,
+            sandbox: entered,
+            refused,
+        }
     }
 
     /// Not killed when its handle is dropped: a background shell, whose handle goes with the
     /// runtime when hx exits, is ended by [`cleanup::end_all`] instead, or kept with
     /// `keep_background`.
-    pub fn keep_on_drop(mut self) -> Launch {
+    pub fn keep_on_drop(mut self) -> Launch<'a> {
         self.cmd.kill_on_drop(false);
         self
     }
 
     /// One more variable, on top of what the role gives.
-    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Launch {
+    pub fn env(mut self, key: &str, value: impl AsRef<std::ffi::OsStr>) -> Launch<'a> {
         self.cmd.env(key, value);
         self
     }
 
-    pub fn stdin(mut self, s: Stdio) -> Launch {
+    pub fn stdin(mut self, s: Stdio) -> Launch<'a> {
         self.cmd.stdin(s);
         self
     }
 
-    pub fn stdout(mut self, s: Stdio) -> Launch {
+    pub fn stdout(mut self, s: Stdio) -> Launch<'a> {
         self.cmd.stdout(s);
         self
     }
 
-    pub fn stderr(mut self, s: Stdio) -> Launch {
+    pub fn stderr(mut self, s: Stdio) -> Launch<'a> {
         self.cmd.stderr(s);
         self
     }
@@ -225,6 +232,10 @@ impl Launch {
     pub fn spawn(mut self) -> io::Result<Started> {
         if let Some(e) = self.refused.take() {
             return Err(e);
+        }
+        // Last of the `pre_exec`s, after `setsid` and the signals' defaults.
+        if let Some(s) = self.sandbox {
+            s.apply(self.cmd.as_std_mut());
         }
         let child = cleanup::spawn_registered(&mut self.cmd)?;
         let pid = child.id().and_then(|id| libc::pid_t::try_from(id).ok());

@@ -709,12 +709,14 @@ impl Sandbox {
 
     /// Makes the child of `cmd` enter the sandbox just before it executes the program (after
     /// any `pre_exec` set before this one, such as `setsid`). With a pod, the child joins it
-    /// and forks the command into it, then stays outside as its launcher ([`Pod::join`]).
+    /// and starts the command in it, then stays outside as its launcher ([`Pod::join`]):
+    /// `cmd` must be the command as it will run, since its program, arguments and
+    /// environment (the variables set on it: clear it first) are read here.
     pub fn apply(&self, cmd: &mut std::process::Command) {
         use std::os::unix::process::CommandExt;
         let ruleset = self.confinement.as_ref().map(Confinement::raw_fd);
         if let Some(pod) = &self.pod {
-            let join = pod.join(ruleset, self.caps);
+            let join = pod.join(ruleset, self.caps, cmd);
             // SAFETY: `run` makes only async-signal-safe syscalls on what `join` made before
             // the fork; the pod's and the ruleset's descriptors stay open in hx for the
             // whole run (this `Sandbox` owns them).

@@ -689,6 +689,40 @@ fn a_local_server_gets_the_commands_environment_and_sandbox() {
     assert!(lines.iter().any(|l| l == "SERVER_TOKEN=given"), "{lines:?}");
 }
 
+/// A local server whose program is a script without `#!` runs as `execvp` would run it,
+/// through `/bin/sh`: in the run's pod too, where hx's launcher executes the program itself
+/// instead of std (`sandbox::pod::exec`).
+#[test]
+fn a_server_script_without_a_shebang_runs_through_sh() {
+    let mut hx = Hx::new_offline_in(&outside_tmp());
+    let script = hx.workspace().join("server-script");
+    let server = crate::support::mcp::server_path().display().to_string();
+    std::fs::write(&script, format!("exec {}\n", toml_str(&server))).expect("script");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+        .expect("chmod");
+    let config = format!(
+        "[mcp_servers.rec]\ncommand = {}\n",
+        toml_str(&script.display().to_string())
+    );
+    let fake = FakeServer::start(vec![
+        Reply::tool_calls(vec![call("c1", "mcp__rec__echo", json!({"text": "hi"}))]),
+        Reply::text("done"),
+    ]);
+    hx.write_user_config("config.toml", &config)
+        .env("DEEPSEEK_BASE_URL", fake.url())
+        .args(["agent", "say hi"]);
+    let run = hx.run();
+    run.assert_success();
+    let reqs = fake.requests();
+    assert_eq!(reqs.len(), 2, "{}", run.dump());
+    assert_eq!(
+        tool_answer(&reqs[1].body, "c1"),
+        "echo: hi",
+        "{}",
+        run.dump()
+    );
+}
+
 /// A trusted project's `.mcp.json` may say `"sandbox": "off"` too: `hx trust` shows it, and
 /// the server then writes where the user may.
 #[test]

@@ -1,4 +1,4 @@
-//! L without a program of its own: hx's forked child joins the pod, forks the command into
+//! L without a program of its own: hx's forked child joins the pod, starts the command in
 //! it and relays signals and the exit status, as `hx __sandbox exec` does from a process it
 //! execs. That exec (the loader, the runtime's start, the arguments parsed back) was most of
 //! what the pod added to a call: about a millisecond of the 1.5 that
@@ -7,6 +7,10 @@
 //! The child of a threaded process may only make async-signal-safe calls until it execs,
 //! and L never execs: so everything that allocates is made in hx, before the fork
 //! ([`Pod::join`]), and [`Join::run`] makes only syscalls on what was made there.
+//!
+//! L makes the command's process (C) with `clone(CLONE_VM | CLONE_VFORK)`, not a fork: C
+//! runs in L's memory on a stack of its own until it execs what [`Exec`] made ready (see
+//! `exec`), so no copy of hx's page tables is made for it and none torn down by its exec.
 
 use std::ffi::CString;
 use std::io;
@@ -14,6 +18,7 @@ use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::sync::Arc;
 
+use super::exec::Exec;
 use super::sockets::{cover_csocket, foreign_sockets};
 use super::{sys, Pod};
 use crate::sandbox::caps::CapDrop;
@@ -21,6 +26,13 @@ use crate::sandbox::seccomp::{self, Filter, Sockets};
 
 /// What L exits with when the command never ran (as `env` and `timeout` do).
 const FAILED: i32 = 125;
+/// What C exits with when its program is not there, and when it is there but cannot be
+/// executed (as a shell does).
+const NOT_FOUND: i32 = 127;
+const NOT_EXECUTABLE: i32 = 126;
+/// C's stack: it only enters the sandbox and execs (a few KiB); pages it never touches cost
+/// nothing.
+const STACK: usize = 256 * 1024;
 
 /// One command's way into the pod, made in hx before the fork.
 pub struct Join {
@@ -30,13 +42,15 @@ pub struct Join {
     ruleset: Option<RawFd>,
     caps: CapDrop,
     filter: Option<Arc<Filter>>,
+    exec: Exec,
 }
 
 impl Pod {
-    /// The way into this pod for the next command, which enters `ruleset` (its Landlock
-    /// domain) there. Reads `/proc/net/unix` in hx's network namespace: sockets bound since
-    /// the pod started, or since the last call, are covered too.
-    pub fn join(&self, ruleset: Option<RawFd>, caps: CapDrop) -> Join {
+    /// The way into this pod for `cmd`, as it will run (see [`Exec::of`]), which enters
+    /// `ruleset` (its Landlock domain) there. Reads `/proc/net/unix` in hx's network
+    /// namespace: sockets bound since the pod started, or since the last call, are covered
+    /// too.
+    pub fn join(&self, ruleset: Option<RawFd>, caps: CapDrop, cmd: &std::process::Command) -> Join {
         let mut flags =
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
         if !self.network {
@@ -70,16 +84,17 @@ impl Pod {
             ruleset,
             caps,
             filter,
+            exec: Exec::of(cmd),
         }
     }
 }
 
 impl Join {
     /// Runs in hx's forked child, after std set up its descriptors and working folder.
-    /// Returns only in the command's process, which std then execs; L relays and exits.
+    /// Never returns: the command's process execs the command, and L relays and exits.
     ///
     /// # Safety
-    /// Only in the child of a fork, before exec: it forks again and never returns in L.
+    /// Only in the child of a fork, before exec.
     pub unsafe fn run(&self) -> io::Result<()> {
         // The working folder by its path: joining a mount namespace moves it to the root.
         let mut cwd = [0u8; libc::PATH_MAX as usize + 1];
@@ -95,6 +110,10 @@ impl Join {
         if libc::chdir(cwd.as_ptr().cast()) != 0 {
             fail(b"cannot enter the working folder in the sandbox");
         }
+        // hx's handlers (they would write to hx's descriptors) have no place here. Before C
+        // exists: setting SIGCHLD's action to its default (ignore) discards a pending one,
+        // blocked or not, so after C a fast command's end could be lost and L wait forever.
+        sys::all_default();
         // The signals hx sends L that the command should get, and SIGCHLD, are taken
         // synchronously by the relay.
         let mut set: libc::sigset_t = std::mem::zeroed();
@@ -103,11 +122,30 @@ impl Join {
             libc::sigaddset(&mut set, *s);
         }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        // C's stack, with a page below it that faults instead of running into L's memory.
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED || libc::mprotect(stack, 4096, libc::PROT_NONE) != 0 {
+            fail(b"cannot map the command's stack");
+        }
         // A full pod (`sandbox.max_processes`) refuses with EAGAIN; the processes of the
         // command before may still be on their way out, so this waits up to a second.
         let mut tries = 0;
         let child = loop {
-            let child = libc::fork();
+            // L waits (CLONE_VFORK) until C has executed its program or exited: only then
+            // may L touch the memory they share again.
+            let child = libc::clone(
+                command,
+                stack.cast::<u8>().add(STACK).cast(),
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (self as *const Join).cast_mut().cast(),
+            );
             if child >= 0 || sys::errno() != libc::EAGAIN || tries == 50 {
                 break child;
             }
@@ -120,16 +158,6 @@ impl Join {
         };
         if child < 0 {
             fail(b"cannot fork");
-        }
-        if child == 0 {
-            // C: in the pod's PID namespace and L's process group (hx's `killpg` of L's
-            // group reaches it). Not L's state: the command starts as programs expect.
-            sys::default_signals();
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if crate::sandbox::enter(self.ruleset, self.caps, self.filter.as_deref()).is_err() {
-                fail(b"cannot confine the command");
-            }
-            return Ok(());
         }
         // L holds none of the command's pipes (their end-of-file comes when the command's
         // processes are done with them) and none of hx's descriptors: std's pipe for an
@@ -150,8 +178,6 @@ impl Join {
         for fd in 0..3 {
             sys::to_null(fd);
         }
-        // hx's handlers (they would write to hx's descriptors) have no place here.
-        sys::all_default();
         // L is a copy of hx's memory (the API key among it) until the command ends: no
         // process of the user's may read it through ptrace or /proc.
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -160,10 +186,40 @@ impl Join {
     }
 }
 
+/// C: in the pod's PID namespace and L's process group (hx's `killpg` of L's group reaches
+/// it), on its own stack in L's memory. Not L's state: the command starts as programs
+/// expect. Never returns: it execs the command, or exits.
+extern "C" fn command(join: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: the `Join` L passed to clone, which outlives C's run here (L waits for C's
+    // exec); only syscalls on what hx made before the fork.
+    unsafe {
+        let join = &*(join as *const Join);
+        sys::default_signals();
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if crate::sandbox::enter(join.ruleset, join.caps, join.filter.as_deref()).is_err() {
+            fail(b"cannot confine the command");
+        }
+        let errno = join.exec.run();
+        let code = match errno {
+            libc::ENOENT => NOT_FOUND,
+            _ => NOT_EXECUTABLE,
+        };
+        say(
+            &[b"hx: sandbox: cannot execute ", join.exec.program()],
+            errno,
+            code,
+        )
+    }
+}
+
 /// One `hx: sandbox: WHAT (os error N)` line on stderr, then exit 125: the command never ran.
-/// Formats the number on the stack, since a forked child of hx may not allocate.
 unsafe fn fail(what: &[u8]) -> ! {
-    let errno = sys::errno();
+    say(&[b"hx: sandbox: ", what], sys::errno(), FAILED)
+}
+
+/// `parts`, then ` (os error ERRNO)`, on stderr as one line, then exit `code`. Formats the
+/// number on the stack, since a forked child of hx may not allocate.
+unsafe fn say(parts: &[&[u8]], errno: libc::c_int, code: i32) -> ! {
     let mut digits = [0u8; 12];
     let mut at = digits.len();
     let mut n = errno.unsigned_abs();
@@ -175,16 +231,14 @@ unsafe fn fail(what: &[u8]) -> ! {
             break;
         }
     }
-    for part in [
-        b"hx: sandbox: ".as_slice(),
-        what,
-        b" (os error ",
-        &digits[at..],
-        b")\n",
-    ] {
+    for part in parts
+        .iter()
+        .copied()
+        .chain([b" (os error ".as_slice(), &digits[at..], b")\n"])
+    {
         sys::write_all(2, part);
     }
-    libc::_exit(FAILED)
+    libc::_exit(code)
 }
 
 /// The signals a caller may send L that the command should get instead.

@@ -14,11 +14,13 @@
 //!   of hx closes it, SIGKILL included; B exits, and the kernel kills everything left in the
 //!   PID namespace. A outlives B only to remove the run's folder.
 //! - L, per command, is hx's own forked child (`join`): it joins the pod with one `setns` on
-//!   B's pidfd, covers sockets made since the last call, forks the command into the pod's PID
-//!   namespace (it drops every capability, sets `no_new_privs`, enters the call's Landlock
-//!   domain and execs), relays signals to it and its exit status back. Until issue 33 L was
-//!   a program of its own (`hx __sandbox exec`), whose exec was most of a call's cost.
+//!   B's pidfd, covers sockets made since the last call, starts the command in the pod's PID
+//!   namespace (C, made with `clone(CLONE_VM | CLONE_VFORK)`: it drops every capability, sets
+//!   `no_new_privs`, enters the call's Landlock domain and execs what `exec` made ready in
+//!   hx), relays signals to it and its exit status back. Until issue 33 L was a program of
+//!   its own (`hx __sandbox exec`), whose exec was most of a call's cost.
 
+mod exec;
 pub mod init;
 mod join;
 mod launcher;

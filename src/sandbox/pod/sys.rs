@@ -319,8 +319,9 @@ pub fn default_signals() {
 }
 
 /// Every signal's handler back to the default, the mask left as it is: L, a forked child of
-/// hx that never execs, must not run hx's handlers (they write to hx's descriptors). Blocked
-/// signals stay pending whatever their default, so L's relay still takes SIGCHLD.
+/// hx that never execs, must not run hx's handlers (they write to hx's descriptors). A
+/// pending signal whose default is to be ignored (SIGCHLD) is discarded by it, blocked or
+/// not: L calls it before it has a child.
 pub fn all_default() {
     for sig in 1..=64 {
         if sig != libc::SIGKILL && sig != libc::SIGSTOP {
