@@ -6,6 +6,9 @@
 //! - a checkpoint when nothing changed, the figure the issue bounds by 20 ms: in a run, where
 //!   the watches (`checkpoint::watch`) tell that nothing changed without looking; and one
 //!   that looks (the stat cache warm), as a run's first checkpoint does;
+//! - a turn's checkpoint after it edited one file (the watches name it): the new blob, the
+//!   two trees above it, the commit and the ref written, and the figures the trace shows
+//!   (`1 file changed, +1 -1`) read back, which a run pays after each turn that edits;
 //! - a rewind of 100 changed files, the whole of `hx rewind`'s work on them (the safety
 //!   checkpoint, telling hx's changes from others', the restore, the checkpoint after), bound
 //!   200 ms;
@@ -198,6 +201,25 @@ fn main() {
             prev = r.after;
         }
 
+        let mut edited = Vec::new();
+        let mut edited_cpu = Vec::new();
+        let file = ws.join("dir007/file007.txt");
+        // The first after the rewinds may look (a rewind's restore sets the watches again).
+        let (settled, _) = store.snapshot("bench", Some(&prev)).await.expect("settled");
+        prev = settled;
+        let looks = store.looks();
+        for i in 0..RUNS {
+            std::fs::write(&file, format!("edited {i}\nsome text to diff\n")).expect("edit");
+            let (t, c) = (Instant::now(), cpu_ms());
+            let (after, _) = store.snapshot("bench", Some(&prev)).await.expect("edited");
+            let changes = store.changes(&prev.tree, &after.tree).await.expect("changes");
+            edited.push(t.elapsed().as_secs_f64() * 1e3);
+            edited_cpu.push(cpu_ms() - c);
+            assert_eq!((changes.paths.len(), changes.added), (1, 1));
+            prev = after;
+        }
+        assert_eq!(store.looks(), looks, "the edits' checkpoints looked at the workspace");
+
         println!("checkpoints of a {}-file git repository", FOLDERS * PER_FOLDER);
         println!("  first checkpoint (cold index):        {cold:.1} ms");
         println!(
@@ -209,6 +231,11 @@ fn main() {
             "  unchanged checkpoint that looks (a run's first), median of {RUNS}: {:.1} ms wall, {:.1} ms CPU",
             median(looked),
             median(looked_cpu)
+        );
+        println!(
+            "  a turn's checkpoint, one file edited, median of {RUNS}: {:.3} ms wall, {:.3} ms CPU",
+            median(edited),
+            median(edited_cpu)
         );
         println!(
             "  rewind of 100 changed files, median of {REWINDS}: {:.1} ms wall, {:.1} ms CPU (target < 200 ms)",
