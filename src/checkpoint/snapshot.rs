@@ -19,6 +19,56 @@ use super::{
 };
 use crate::paths::write_atomic;
 
+/// The file a session's ref trades names with (see [`write_ref`]): in the store's git folder,
+/// where git reads no ref.
+const REF_SPARE: &str = "hx-ref-spare";
+
+/// Writes `bytes` as the ref `name` without replacing its file, which `write_atomic` does
+/// with a new file for each checkpoint and the old one freed: on ext4 a freed inode is
+/// passed over by every file created in its group for a minute or more (`recently_deleted`),
+/// and after many, each creation takes up to a millisecond (issue 33: a changed checkpoint
+/// creates four files, its objects). So the bytes go into `spare`, a file the store keeps,
+/// which then trades names with the ref (`RENAME_EXCHANGE`): one atomic step for a reader,
+/// as a rename is; the spare holds the ref's old content after. A spare just made is
+/// synced once before its first exchange, so that a crash cannot leave the ref empty; after
+/// that it is written in place, and a crash leaves the new content or the old, each a
+/// commit of the store. Where there is no ref yet, or the spare cannot be used (a file
+/// system that cannot exchange), `write_atomic`.
+fn write_ref(spare: &Path, name: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    if !std::fs::symlink_metadata(name).is_ok_and(|m| m.is_file()) {
+        return write_atomic(name, bytes);
+    }
+    // Nothing is changed under the ref's name unless the exchange was made.
+    exchange_ref(spare, name, bytes).or_else(|_| write_atomic(name, bytes))
+}
+
+/// [`write_ref`] through the spare.
+fn exchange_ref(spare: &Path, name: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::{FileExt, OpenOptionsExt};
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o644)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(spare)?;
+    let made = file.metadata()?.len() == 0;
+    file.write_all_at(bytes, 0)?;
+    file.set_len(bytes.len() as u64)?;
+    if made {
+        file.sync_all()?;
+    }
+    drop(file);
+    rustix::fs::renameat_with(
+        rustix::fs::CWD,
+        spare,
+        rustix::fs::CWD,
+        name,
+        rustix::fs::RenameFlags::EXCHANGE,
+    )?;
+    Ok(())
+}
+
 impl Store {
     fn run_index(&self) -> Run<'_> {
         Run {
@@ -86,10 +136,8 @@ impl Store {
             .map_err(bad)?;
         let commit = hex(&commit);
         let name = self.git.git_dir.join(REFS).join(ref_safe(session));
-        if let Some(folder) = name.parent() {
-            std::fs::create_dir_all(folder).map_err(bad)?;
-        }
-        write_atomic(&name, format!("{commit}\n").as_bytes()).map_err(bad)?;
+        let spare = self.git.git_dir.join(REF_SPARE);
+        write_ref(&spare, &name, format!("{commit}\n").as_bytes()).map_err(bad)?;
         Ok((Snap { commit, tree }, warnings))
     }
 

@@ -242,6 +242,42 @@ async fn a_plain_folder_is_taken_whole_and_an_unchanged_one_keeps_its_commit() {
     );
 }
 
+/// A session's ref names each new checkpoint without a new file each time: its file trades
+/// names with a spare the store keeps (`snapshot::write_ref`), so that a turn's checkpoint
+/// frees no file (on ext4 every file freed slows the files made after it for a minute).
+#[tokio::test]
+async fn a_sessions_ref_names_each_checkpoint_without_a_new_file_each_time() {
+    use std::os::unix::fs::MetadataExt;
+    let place = Place::new();
+    let store = place.store().await;
+    let name = store.git.git_dir.join("refs/hx/s1");
+    let mut previous = None;
+    let mut files = Vec::new();
+    for i in 0..4 {
+        place.write("a.txt", &format!("{i}\n"));
+        let (snap, _) = store
+            .snapshot("s1", previous.as_ref())
+            .await
+            .expect("snapshot");
+        let text = std::fs::read_to_string(&name).expect("the ref");
+        assert_eq!(text, format!("{}\n", snap.commit));
+        assert_eq!(
+            shadow(&store, &["rev-parse", "refs/hx/s1"]).await,
+            snap.commit
+        );
+        files.push(std::fs::metadata(&name).expect("the ref").ino());
+        previous = Some(snap);
+    }
+    // The first is a new file; from then on the ref's file and the spare take turns.
+    assert_eq!((files[1], files[2]), (files[3], files[0]), "{files:?}");
+    assert_ne!(files[1], files[2]);
+    let left: Vec<_> = std::fs::read_dir(name.parent().expect("refs/hx"))
+        .expect("refs/hx")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+    assert_eq!(left, ["s1"]);
+}
+
 #[tokio::test]
 async fn in_a_repository_the_tree_is_what_git_commits_and_the_users_git_is_left_alone() {
     let place = Place::new();
