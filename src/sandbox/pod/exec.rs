@@ -32,7 +32,7 @@ pub struct Exec {
     argv: Vec<*const libc::c_char>,
     envp: Vec<*const libc::c_char>,
     /// The strings `argv`, `envp` and `scripts` point into.
-    _strings: Vec<CString>,
+    strings: Vec<CString>,
     sh: CString,
 }
 
@@ -114,7 +114,7 @@ impl Exec {
             scripts,
             argv,
             envp,
-            _strings: strings,
+            strings,
             sh,
         })
     }
@@ -148,7 +148,7 @@ impl Exec {
 
     /// The program as it was given (the command's first argument), for messages.
     pub fn program(&self) -> &[u8] {
-        self._strings.first().map_or(b"", |s| s.as_bytes())
+        self.strings.first().map_or(b"", |s| s.as_bytes())
     }
 }
 
