@@ -486,7 +486,8 @@ fn named(paths: &[String]) -> String {
 /// Bytes the store at `dir` takes, as [`dir_size`] counts them, with the files of each
 /// folder whose change time is the one recorded last time (in `sizes`) counted as then: a
 /// folder's change time moves whenever a name in it is made, removed or renamed, and the
-/// store changes no file in place but its lock, which is empty. So a run pays a stat for
+/// store changes no file in place but its lock, which is empty, and its refs' spares, whose
+/// size never changes (`snapshot::write_ref`). So a run pays a stat for
 /// each file of the folders changed since the last run, not for each of the thousands of
 /// objects a first look wrote (issue 33: a fifth of what checkpoints still cost a run).
 fn store_size(dir: &Path) -> u64 {

@@ -19,21 +19,38 @@ use super::{
 };
 use crate::paths::write_atomic;
 
-/// The file a session's ref trades names with (see [`write_ref`]): in the store's git folder,
-/// where git reads no ref.
-const REF_SPARE: &str = "hx-ref-spare";
+/// The file a session's ref trades names with (see [`write_ref`]) is this and the ref's name,
+/// in the store's git folder, where git reads no ref.
+const REF_SPARE: &str = "hx-ref-spare-";
+
+/// Removes the spares (see [`write_ref`]) whose session's ref is gone (a prune, a forget).
+pub(super) fn drop_orphan_spares(git_dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(git_dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_prefix(REF_SPARE)) else {
+            continue;
+        };
+        if !git_dir.join(REFS).join(id).is_file() {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
 
 /// Writes `bytes` as the ref `name` without replacing its file, which `write_atomic` does
 /// with a new file for each checkpoint and the old one freed: on ext4 a freed inode is
 /// passed over by every file created in its group for a minute or more (`recently_deleted`),
 /// and after many, each creation takes up to a millisecond (issue 33: a changed checkpoint
-/// creates four files, its objects). So the bytes go into `spare`, a file the store keeps,
+/// creates four files, its objects). So the bytes go into `spare`, the ref's own spare file,
 /// which then trades names with the ref (`RENAME_EXCHANGE`): one atomic step for a reader,
 /// as a rename is; the spare holds the ref's old content after. A spare just made is
-/// synced once before its first exchange, so that a crash cannot leave the ref empty; after
-/// that it is written in place, and a crash leaves the new content or the old, each a
-/// commit of the store. Where there is no ref yet, or the spare cannot be used (a file
-/// system that cannot exchange), `write_atomic`.
+/// synced once before its first exchange, so that a crash cannot leave the ref empty. After
+/// that it is written in place without a sync: a crash may keep the exchange and lose the
+/// write, and the ref then names what the spare held, this session's checkpoint before the
+/// last (never another session's: each ref has its own spare). Where there is no ref yet,
+/// or the spare cannot be used (a file system that cannot exchange), `write_atomic`.
 fn write_ref(spare: &Path, name: &Path, bytes: &[u8]) -> std::io::Result<()> {
     if !std::fs::symlink_metadata(name).is_ok_and(|m| m.is_file()) {
         return write_atomic(name, bytes);
@@ -136,7 +153,10 @@ impl Store {
             .map_err(bad)?;
         let commit = hex(&commit);
         let name = self.git.git_dir.join(REFS).join(ref_safe(session));
-        let spare = self.git.git_dir.join(REF_SPARE);
+        let spare = self
+            .git
+            .git_dir
+            .join(format!("{REF_SPARE}{}", ref_safe(session)));
         write_ref(&spare, &name, format!("{commit}\n").as_bytes()).map_err(bad)?;
         Ok((Snap { commit, tree }, warnings))
     }

@@ -346,6 +346,7 @@ impl Store {
                 .await
                 .map_err(|e| e.to_string())?;
         }
+        super::snapshot::drop_orphan_spares(&self.git.git_dir);
         git(&["repack", "-a", "-d", "-q"], None)
             .await
             .map_err(|e| e.to_string())?;
@@ -488,6 +489,7 @@ pub async fn forget(env: &Env, ids: &[String], git: &Program) -> Result<usize, S
         )
         .await
         .map_err(|e| format!("cannot drop the checkpoints in {}: {e}", dir.display()))?;
+        super::snapshot::drop_orphan_spares(&git.git_dir);
     }
     Ok(forgotten)
 }

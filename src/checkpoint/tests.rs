@@ -276,6 +276,14 @@ async fn a_sessions_ref_names_each_checkpoint_without_a_new_file_each_time() {
         .map(|e| e.expect("entry").file_name())
         .collect();
     assert_eq!(left, ["s1"]);
+    // The spare is the session's own, and goes with its ref.
+    let spare = store.git.git_dir.join("hx-ref-spare-s1");
+    assert!(spare.is_file());
+    store
+        .prune(Some(&std::collections::BTreeSet::new()))
+        .await
+        .expect("prune");
+    assert!(!name.exists() && !spare.exists());
 }
 
 #[tokio::test]
