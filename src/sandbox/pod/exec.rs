@@ -121,10 +121,11 @@ impl Exec {
 
     /// Executes the command as `execvp` would: each path in turn, past those that are not
     /// there; a path that is there but refused (`EACCES`) is remembered, and said if no
-    /// other runs. Returns only when nothing could be executed, with the error to say:
-    /// async-signal-safe (syscalls on what `of` made).
+    /// other runs, else the last path's error. Returns only when nothing could be executed,
+    /// with the error to say: async-signal-safe (syscalls on what `of` made).
     pub fn run(&self) -> libc::c_int {
         let mut denied = false;
+        let mut last = libc::ENOENT;
         for (path, script) in self.paths.iter().zip(&self.scripts) {
             // SAFETY: NUL-terminated strings and NULL-terminated vectors made by `of`.
             unsafe { libc::execve(path.as_ptr(), self.argv.as_ptr(), self.envp.as_ptr()) };
@@ -135,14 +136,18 @@ impl Exec {
                     return sys::errno();
                 }
                 libc::EACCES => denied = true,
-                libc::ENOENT | libc::ENOTDIR | libc::ESTALE | libc::ENODEV | libc::ETIMEDOUT => {}
+                e @ (libc::ENOENT
+                | libc::ENOTDIR
+                | libc::ESTALE
+                | libc::ENODEV
+                | libc::ETIMEDOUT) => last = e,
                 other => return other,
             }
         }
         if denied {
             libc::EACCES
         } else {
-            libc::ENOENT
+            last
         }
     }
 
@@ -202,6 +207,20 @@ mod tests {
         // A variable removed from the command is not given to it.
         let e = Exec::of(Command::new("ls").env_clear().env("A", "1").env_remove("A"));
         assert!(strings(&e.envp).is_empty());
+    }
+
+    /// The error said is the last path's, as glibc's: a file where a folder was is "not a
+    /// folder", not "not found". (No path here can execute: the test process stays.)
+    #[test]
+    fn the_error_said_is_the_last_paths() {
+        let e = Exec::of(Command::new("/etc/passwd/x").env_clear());
+        assert_eq!(e.run(), libc::ENOTDIR);
+        let e = Exec::of(
+            Command::new("no-such-program-hx")
+                .env_clear()
+                .env("PATH", "/nonexistent-hx:/etc/passwd"),
+        );
+        assert_eq!(e.run(), libc::ENOTDIR);
     }
 
     #[test]
