@@ -188,13 +188,15 @@ impl Join {
 
 /// C: in the pod's PID namespace and L's process group (hx's `killpg` of L's group reaches
 /// it), on its own stack in L's memory. Not L's state: the command starts as programs
-/// expect. Never returns: it execs the command, or exits.
+/// expect: every handler is at its default already (L reset them all before the clone, so
+/// none is ignored either), and the mask L blocked for its relay is cleared. Never returns:
+/// it execs the command, or exits.
 extern "C" fn command(join: *mut libc::c_void) -> libc::c_int {
     // SAFETY: the `Join` L passed to clone, which outlives C's run here (L waits for C's
     // exec); only syscalls on what hx made before the fork.
     unsafe {
         let join = &*(join as *const Join);
-        sys::default_signals();
+        sys::unblock_all();
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         if crate::sandbox::enter(join.ruleset, join.caps, join.filter.as_deref()).is_err() {
             fail(b"cannot confine the command");

@@ -310,6 +310,11 @@ pub fn default_signals() {
             to_default(sig);
         }
     }
+    unblock_all();
+}
+
+/// No signal blocked in the calling process. Async-signal-safe.
+pub fn unblock_all() {
     // SAFETY: a signal set we own.
     unsafe {
         let mut none: libc::sigset_t = std::mem::zeroed();
