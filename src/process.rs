@@ -269,14 +269,16 @@ fn inherited_ignored() -> bool {
 }
 
 /// Whether `program` names a file that exists, as `execvp` would look for it: itself when it
-/// holds a `/`, else in each folder of `path`.
+/// holds a `/`, else in each folder of `path`, the same candidates the pod's launcher then
+/// executes (`sandbox::pod::exec`).
 fn findable(program: &OsStr, path: Option<&OsStr>) -> bool {
     use std::os::unix::ffi::OsStrExt;
     if program.as_bytes().contains(&b'/') {
         return Path::new(program).exists();
     }
-    let path = path.unwrap_or_else(|| OsStr::new("/usr/local/bin:/usr/bin:/bin"));
-    std::env::split_paths(path).any(|dir| dir.join(program).is_file())
+    crate::sandbox::pod::exec::candidates(program.as_bytes(), path.map(OsStr::as_bytes))
+        .iter()
+        .any(|c| Path::new(OsStr::from_bytes(c)).is_file())
 }
 
 /// A started process: its handle and its process group.

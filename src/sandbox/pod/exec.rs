@@ -42,6 +42,29 @@ unsafe impl Send for Exec {}
 // SAFETY: as above: nothing writes through the pointers.
 unsafe impl Sync for Exec {}
 
+/// The files `execvp` tries for `program`, in order: the program itself when it holds a `/`,
+/// else the program in each folder of `path` (the command's `PATH`; none: glibc's default),
+/// an empty folder being the working folder.
+pub(crate) fn candidates(program: &[u8], path: Option<&[u8]>) -> Vec<Vec<u8>> {
+    if program.is_empty() {
+        return Vec::new();
+    }
+    if program.contains(&b'/') {
+        return vec![program.to_vec()];
+    }
+    path.unwrap_or(DEFAULT_PATH)
+        .split(|&b| b == b':')
+        .map(|dir| {
+            let mut p = dir.to_vec();
+            if !p.is_empty() && !p.ends_with(b"/") {
+                p.push(b'/');
+            }
+            p.extend_from_slice(program);
+            p
+        })
+        .collect()
+}
+
 impl Exec {
     /// The exec of `cmd` as it will run: its program, its arguments, and its environment,
     /// which is exactly the variables set on it (every command hx runs in a pod has its
@@ -59,35 +82,21 @@ impl Exec {
             strings.push(c(a)?);
         }
         let args = strings.len();
-        let mut search = DEFAULT_PATH.to_vec();
+        let mut search = None;
         for (k, v) in cmd.get_envs() {
             let Some(v) = v else { continue };
             if k == "PATH" {
-                search = v.as_bytes().to_vec();
+                search = Some(v.as_bytes());
             }
             let mut pair = k.as_bytes().to_vec();
             pair.push(b'=');
             pair.extend_from_slice(v.as_bytes());
             strings.push(CString::new(pair).ok()?);
         }
-        let paths: Vec<CString> = if program.is_empty() {
-            Vec::new()
-        } else if program.contains(&b'/') {
-            vec![CString::new(program).ok()?]
-        } else {
-            // As execvp: an empty folder in PATH is the working folder.
-            search
-                .split(|&b| b == b':')
-                .filter_map(|dir| {
-                    let mut p = dir.to_vec();
-                    if !p.is_empty() && !p.ends_with(b"/") {
-                        p.push(b'/');
-                    }
-                    p.extend_from_slice(program);
-                    CString::new(p).ok()
-                })
-                .collect()
-        };
+        let paths: Vec<CString> = candidates(program, search)
+            .into_iter()
+            .filter_map(|p| CString::new(p).ok())
+            .collect();
         let sh = CString::new(SH).ok()?;
         let nul = std::ptr::null();
         let argv: Vec<_> = strings[..args]

@@ -20,7 +20,7 @@
 //!   hx), relays signals to it and its exit status back. Until issue 33 L was a program of
 //!   its own (`hx __sandbox exec`), whose exec was most of a call's cost.
 
-mod exec;
+pub(crate) mod exec;
 pub mod init;
 mod join;
 mod launcher;
