@@ -1,14 +1,17 @@
 //! The main agent's checkpoints of the workspace (see `crate::checkpoint`): one before each
 //! user message (taken beside its first request), one before each turn whose calls may change
-//! files, and one after that turn's tools, which tells the views what the turn changed. Each
-//! is a `checkpoint` line of the session; one that cannot be taken is a warning, never the
-//! end of the run.
+//! files, and one after that turn's tools, which tells the views what the turn changed (taken
+//! on a thread of its own while the next request goes out: nothing of the run changes the
+//! workspace between a turn's last answer and the model's next calls, and a model's first
+//! token comes far later than a checkpoint is done).
+//! Each is a `checkpoint` line of the session; one that cannot be taken is a warning, never
+//! the end of the run.
 
 use std::future::Future;
 use std::pin::Pin;
 
 use super::{Agent, Run};
-use crate::checkpoint::{Snap, Store};
+use crate::checkpoint::{Changes, Snap, Store};
 use crate::events::Event;
 use crate::model::ToolCall;
 use crate::session::{CheckpointKind, CheckpointLine, Session};
@@ -18,17 +21,17 @@ use crate::tools::{Kind as ToolKind, ToolSet};
 /// else the checkpoint and its warnings, or why it could not be taken.
 pub(super) type Taken = Option<Result<(Snap, Vec<String>), String>>;
 
-/// A checkpoint being taken.
-type Taking<'a> = Pin<Box<dyn Future<Output = Taken> + Send + 'a>>;
+/// Work going on beside other work.
+type Going<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A checkpoint being taken beside other work, until what it took is asked for once.
-pub(super) struct Beside<'a> {
-    taking: Option<Taking<'a>>,
-    taken: Option<Taken>,
+pub(super) struct Beside<'a, T = Taken> {
+    taking: Option<Going<'a, T>>,
+    taken: Option<T>,
 }
 
-impl<'a> Beside<'a> {
-    pub(super) fn new(taking: Taking<'a>) -> Self {
+impl<'a, T> Beside<'a, T> {
+    pub(super) fn new(taking: Going<'a, T>) -> Self {
         Beside {
             taking: Some(taking),
             taken: None,
@@ -36,7 +39,9 @@ impl<'a> Beside<'a> {
     }
 
     /// Runs `work` to its end while the checkpoint, if still being taken, goes on beside it.
-    pub(super) async fn run<T>(&mut self, work: impl Future<Output = T>) -> T {
+    /// The work is polled first: what it sends is on its way before the checkpoint's own
+    /// work (which mostly never waits) takes the thread.
+    pub(super) async fn run<W>(&mut self, work: impl Future<Output = W>) -> W {
         let mut work = std::pin::pin!(work);
         if let Some(t) = self.taking.as_mut() {
             tokio::select! {
@@ -52,11 +57,31 @@ impl<'a> Beside<'a> {
     }
 
     /// What the checkpoint took, waited for if need be; none once asked before.
-    async fn finish(&mut self) -> Option<Taken> {
+    pub(super) async fn finish(&mut self) -> Option<T> {
         if let Some(t) = self.taking.take() {
             self.taken = Some(t.await);
         }
         self.taken.take()
+    }
+}
+
+/// What the checkpoint after a turn found on its own thread, for the views.
+#[derive(Default)]
+struct Apart {
+    /// What opening the store had to say.
+    said: Vec<String>,
+    taken: Option<Result<(Snap, Vec<String>), String>>,
+    changes: Option<Result<Changes, String>>,
+}
+
+/// [`Beside::run`] for a checkpoint that may not be being taken.
+pub(super) async fn beside<W>(
+    side: &mut Option<Beside<'_, ()>>,
+    work: impl Future<Output = W>,
+) -> W {
+    match side {
+        Some(s) => s.run(work).await,
+        None => work.await,
     }
 }
 
@@ -170,24 +195,98 @@ impl Agent {
         self.checkpoints.as_ref()?.store(&warn).await
     }
 
-    /// After a turn's tools: the checkpoint that tells what they changed, and the views told.
-    pub(super) async fn after_turn(&self, session: &mut Session, n: u32, before: &Snap) {
-        let Some((_, after)) = self
-            .checkpoint(session, CheckpointKind::After, String::new())
-            .await
+    /// After a turn's tools: the checkpoint that tells what they changed, and the views
+    /// told. Taken from now on a thread of the runtime's blocking pool, beside what comes
+    /// next (the next request): the runtime has one thread, and a checkpoint's work (reading,
+    /// hashing and writing what changed) mostly never waits, so on that thread it would hold
+    /// the request back until it was done, its bytes being written by the connection's task.
+    /// Its line is left in the session's [`Arriving`](crate::session::Arriving) as soon as it
+    /// is taken (a run cut short still records it) for [`Agent::after_recorded`];
+    /// `at_message`: the history's length after the turn's answers.
+    pub(super) fn after_turn(
+        &self,
+        session: &Session,
+        n: u32,
+        before: Snap,
+        at_message: usize,
+    ) -> Beside<'_, ()> {
+        // A rewind needs the session file: an unrecorded run keeps none.
+        let recorded = session.path().is_some();
+        let runtime = tokio::runtime::Handle::try_current();
+        let (Some(checkpoints), true, Ok(runtime)) = (self.checkpoints.clone(), recorded, runtime)
         else {
-            return;
+            return Beside::new(Box::pin(std::future::ready(())));
         };
-        let Some(store) = self.store().await else {
-            return;
-        };
-        match store.changes(&before.tree, &after.tree).await {
-            Ok(c) if !c.paths.is_empty() => self.emit(&Event::FilesChanged {
-                checkpoint: n,
-                changes: &c,
-            }),
-            Ok(_) => {}
-            Err(e) => self.warn(&format!("cannot tell what the turn changed: {e}")),
+        let arriving = session.arriving();
+        let id = session.id().to_string();
+        let previous = session.checkpoints().last().map(|c| Snap {
+            commit: c.line.commit.clone(),
+            tree: c.line.tree.clone(),
+        });
+        let apart = tokio::task::spawn_blocking(move || {
+            runtime.block_on(async move {
+                let said = std::sync::Mutex::new(Vec::new());
+                let warn = |line: &str| {
+                    said.lock()
+                        .unwrap_or_else(|p| p.into_inner())
+                        .push(line.to_string())
+                };
+                let mut apart = Apart::default();
+                if let Some(store) = checkpoints.store(&warn).await {
+                    let taken = store.snapshot(&id, previous.as_ref()).await;
+                    if let Ok((after, _)) = &taken {
+                        arriving.put(CheckpointLine {
+                            n: None,
+                            what: CheckpointKind::After,
+                            commit: after.commit.clone(),
+                            tree: after.tree.clone(),
+                            at_message,
+                            label: String::new(),
+                            at: crate::session::store::now_rfc3339(),
+                        });
+                        apart.changes = Some(store.changes(&before.tree, &after.tree).await);
+                    }
+                    apart.taken = Some(taken);
+                }
+                apart.said = said.into_inner().unwrap_or_else(|p| p.into_inner());
+                apart
+            })
+        });
+        Beside::new(Box::pin(async move {
+            let Ok(apart) = apart.await else {
+                self.warn("no checkpoint taken: its thread failed");
+                return;
+            };
+            for line in &apart.said {
+                self.warn(line);
+            }
+            match apart.taken {
+                Some(Ok((_, warnings))) => {
+                    for w in warnings {
+                        self.warn(&w);
+                    }
+                }
+                Some(Err(e)) => self.warn(&format!("no checkpoint taken: {e}")),
+                None => {}
+            }
+            match apart.changes {
+                Some(Ok(c)) if !c.paths.is_empty() => self.emit(&Event::FilesChanged {
+                    checkpoint: n,
+                    changes: &c,
+                }),
+                Some(Err(e)) => self.warn(&format!("cannot tell what the turn changed: {e}")),
+                _ => {}
+            }
+        }))
+    }
+
+    /// The last turn's checkpoint ([`Agent::after_turn`]), waited for if it is still being
+    /// taken, and recorded: before anything else may change the workspace or read the
+    /// session's checkpoints.
+    pub(super) async fn after_recorded(&self, session: &mut Session, run: &mut Run<'_>) {
+        if let Some(mut after) = run.after.take() {
+            after.finish().await;
         }
+        session.record_arrived();
     }
 }

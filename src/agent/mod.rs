@@ -311,6 +311,8 @@ impl Agent {
     ) -> Result<Outcome, ModelError> {
         let began = Instant::now();
         let turns_before = session.stats.turns;
+        // A checkpoint of the last message that came after its cancel.
+        session.record_arrived();
         session.begin_message();
         let task = match self.submit(input.text, input.session_start).await {
             Ok(task) => task,
@@ -347,6 +349,7 @@ impl Agent {
             at_message,
             compactions: session.stats.compactions,
             beside,
+            after: None,
             toolset,
             tools,
             meter,
@@ -381,11 +384,22 @@ impl Agent {
                 session.push(Message::User(text));
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
+            // The last turn's checkpoint goes beside the request, unless a compaction comes
+            // first: its hooks may run commands, which the checkpoint must not see.
+            if run.after.is_some() {
+                let size = run.meter.request(session.messages());
+                if run.meter.over_limit(size, session.messages()) {
+                    self.after_recorded(session, &mut run).await;
+                }
+            }
             // Made to fit the context window first, when it would not (see `compact`).
-            let asked = run
-                .beside
-                .run(self.request(session, &run.toolset, &run.tools, &mut run.meter))
-                .await;
+            let asked = checkpoints::beside(
+                &mut run.after,
+                run.beside
+                    .run(self.request(session, &run.toolset, &run.tools, &mut run.meter)),
+            )
+            .await;
+            self.after_recorded(session, &mut run).await;
             // Recorded before the answer is: the turn's own checkpoint comes after it. A
             // server's overflow error compacted the history meanwhile: the checkpoint names no
             // place in it, so it is kept for what changed but is no point to rewind to.
@@ -445,13 +459,15 @@ impl Agent {
 
     /// The turn limit or the budget, when the next request would pass one: the run ends
     /// (the hooks hear it, but cannot extend it).
-    async fn limit_reached(&self, session: &Session, run: &mut Run<'_>) -> Option<Outcome> {
+    async fn limit_reached(&self, session: &mut Session, run: &mut Run<'_>) -> Option<Outcome> {
         let outcome = if session.stats.turns.saturating_sub(run.turns_before) >= self.max_turns {
             Outcome::MaxTurns(std::mem::take(&mut run.last_text))
         } else {
             // Subagents spend from the same purse: a task call may have passed the limit.
             Outcome::MaxCost(self.over_budget()?)
         };
+        // Before the Stop hooks, which may run commands.
+        self.after_recorded(session, run).await;
         self.stop(session, run.began, false).await;
         Some(outcome)
     }
@@ -479,10 +495,10 @@ impl Agent {
     /// What the model's turn asks for, done: its cost counted, the message recorded, the
     /// calls run and answered (checkpoints around them), reminders added. The run's outcome
     /// when it ends here.
-    async fn take_turn(
-        &self,
+    async fn take_turn<'a>(
+        &'a self,
         session: &mut Session,
-        run: &mut Run<'_>,
+        run: &mut Run<'a>,
         mut turn: AssistantTurn,
     ) -> Option<Outcome> {
         if let Some(u) = &turn.usage {
@@ -530,11 +546,11 @@ impl Agent {
         let stopped = self
             .answer_calls(session, &run.toolset, &turn.tool_calls)
             .await;
-        if let Some((n, before)) = before {
-            self.after_turn(session, n, &before).await;
-        }
+        let answered = session.messages().len();
+        run.after = before.map(|(n, before)| self.after_turn(session, n, before, answered));
         session.turn_done();
         if let Some(reason) = stopped {
+            self.after_recorded(session, run).await;
             return Some(Outcome::Stopped(reason));
         }
         // Reminders go after all of the turn's tool messages: an assistant turn with tool
@@ -544,8 +560,14 @@ impl Agent {
                 session.push(Message::User(text));
             }
         }
-        self.watch_repeats(session, run, &turn.tool_calls, answers_at)
-            .await
+        let ended = self
+            .watch_repeats(session, run, &turn.tool_calls, answers_at)
+            .await;
+        // A run that goes on takes the checkpoint beside its next request.
+        if ended.is_some() {
+            self.after_recorded(session, run).await;
+        }
+        ended
     }
 
     /// A turn without calls: the answer, unless the goal's command fails ([`goal`]) or a Stop
@@ -741,6 +763,8 @@ struct Run<'a> {
     compactions: u32,
     /// The message's checkpoint, taken beside the first request.
     beside: Beside<'a>,
+    /// The last turn's checkpoint ([`Agent::after_turn`]), taken beside the next request.
+    after: Option<Beside<'a, ()>>,
     toolset: ToolSet,
     /// The specs the requests offer.
     tools: Vec<ToolSpec>,

@@ -7,6 +7,7 @@
 //! the calls a crash left open ([`history`]) and go on with a new user message.
 
 use std::path::Path;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use crate::model::{Cost, Effort, FailureKind, Message, Profile, ReasoningEcho, Spend, Usage};
@@ -246,6 +247,25 @@ pub struct Session {
     /// User messages sent for `/NAME args`: each one's text and what was typed (recorded and
     /// this run's), as [`Loaded::typed`].
     typed: Vec<(String, String)>,
+    /// Checkpoints taken beside a request, waiting to be recorded (see [`Arriving`]).
+    arriving: Arriving,
+}
+
+/// Where a checkpoint taken while the session is busy (beside a request, which holds the
+/// session) leaves its line: recorded at the next [`Session::record_arrived`], which the
+/// agent calls once the request is back, and which ending the run or answering calls a
+/// cancel left open also call, so that a run cut short keeps a checkpoint already taken.
+#[derive(Clone, Debug, Default)]
+pub struct Arriving(Arc<Mutex<Vec<CheckpointLine>>>);
+
+impl Arriving {
+    pub fn put(&self, line: CheckpointLine) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+    }
+
+    fn take(&self) -> Vec<CheckpointLine> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+    }
 }
 
 impl Session {
@@ -267,6 +287,7 @@ impl Session {
             message_base: RunStats::default(),
             checkpoints: Vec::new(),
             typed: Vec::new(),
+            arriving: Arriving::default(),
         }
     }
 
@@ -317,6 +338,7 @@ impl Session {
             message_base: RunStats::default(),
             checkpoints: loaded.checkpoints,
             typed: loaded.typed,
+            arriving: Arriving::default(),
         };
         (session, added)
     }
@@ -386,6 +408,8 @@ impl Session {
     /// results follow it (a turn cancelled during its tools), each with `answer` and recorded
     /// like any message, so the next request is valid. Returns how many.
     pub fn answer_open_calls(&mut self, answer: &str) -> usize {
+        // A checkpoint taken before the cancel is the turn's: it goes before the answers.
+        self.record_arrived();
         let Some(open) = history::open_calls_at_end(&self.messages) else {
             return 0;
         };
@@ -478,6 +502,18 @@ impl Session {
             .saturating_add(1)
     }
 
+    /// Where a checkpoint taken beside a request leaves its line for [`Session::record_arrived`].
+    pub fn arriving(&self) -> Arriving {
+        self.arriving.clone()
+    }
+
+    /// Records the checkpoints that arrived (see [`Arriving`]), in the order they did.
+    pub fn record_arrived(&mut self) {
+        for line in self.arriving.take() {
+            self.record_checkpoint(line);
+        }
+    }
+
     /// Records a checkpoint of the workspace taken for this session.
     pub fn record_checkpoint(&mut self, line: CheckpointLine) {
         if let Some(l) = &self.log {
@@ -559,6 +595,7 @@ impl Session {
         if self.ended {
             return;
         }
+        self.record_arrived();
         self.ended = true;
         if let Some(l) = &self.log {
             let end = End {

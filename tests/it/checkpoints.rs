@@ -619,6 +619,130 @@ fn json_carries_the_paths_a_command_changed_as_a_file_change_item() {
     assert_eq!(item["lines_removed"], 1);
 }
 
+/// The checkpoint after a turn's tools is taken beside the next request (issue 33), not
+/// before it: a real model's first token takes longer than a checkpoint. Here the turn's
+/// command writes 9 MB of random bytes, whose checkpoint (hashing and deflating them) takes
+/// tens of milliseconds, so when the next request arrives the `file_change` item that ends
+/// it is not on stdout yet. It still comes, once, and the session records the checkpoint
+/// where the turn's answers end.
+#[test]
+fn the_checkpoint_after_a_turn_is_taken_beside_the_next_request() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = dir.path().join("stdout.jsonl");
+    let seen: Arc<Mutex<Vec<String>>> = Arc::default();
+    let asked = AtomicUsize::new(0);
+    let server = {
+        let (out, seen) = (out.clone(), seen.clone());
+        FakeServer::start_with(move |_| match asked.fetch_add(1, Ordering::SeqCst) {
+            0 => Reply::tool_calls(vec![Call::new(
+                "b1",
+                "bash",
+                r#"{"command":"head -c 9000000 /dev/urandom > big.bin"}"#,
+            )]),
+            _ => {
+                let so_far = std::fs::read_to_string(&out).unwrap_or_default();
+                seen.lock().expect("seen").push(so_far);
+                Reply::text("Done.")
+            }
+        })
+    };
+    let mut hx = Hx::new(&server);
+    hx.args(["agent", "--json", "make a big file"]);
+    let mut cmd = hx.command();
+    cmd.stdin(std::process::Stdio::null())
+        .stdout(std::fs::File::create(&out).expect("stdout file"))
+        .stderr(std::process::Stdio::null());
+    let mut child = cmd.spawn().expect("spawn hx");
+    let deadline = Instant::now() + hx.time_limit();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("hx did not finish");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        status.success(),
+        "{}",
+        std::fs::read_to_string(&out).unwrap_or_default()
+    );
+    let seen = seen.lock().expect("seen").clone();
+    assert_eq!(seen.len(), 1, "one request after the turn");
+    assert!(
+        !seen[0].contains("file_change"),
+        "the turn's checkpoint was done before the next request went out:\n{}",
+        seen[0]
+    );
+    let stdout = std::fs::read_to_string(&out).expect("stdout");
+    let changes: Vec<Value> = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).expect("json"))
+        .filter(|e| e["type"] == "item.completed" && e["item"]["type"] == "file_change")
+        .collect();
+    assert_eq!(changes.len(), 1, "{stdout}");
+    assert_eq!(
+        changes[0]["item"]["changes"],
+        json!([{"path": "big.bin", "kind": "add"}])
+    );
+    let files = hx.session_files();
+    let lines = crate::support::jsonl::session_lines(&files[0]);
+    let after: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "checkpoint" && l["what"] == "after")
+        .collect();
+    assert_eq!(after.len(), 1, "{lines:#?}");
+    // System, user, the assistant's call and its answer.
+    assert_eq!(after[0]["at_message"], 4);
+}
+
+/// A run cut short while the request after a turn is out keeps the turn's checkpoint, taken
+/// beside that request: the rewind to before the message knows the turn's change as hx's and
+/// needs no `--force`.
+#[test]
+fn a_run_interrupted_during_the_next_request_keeps_the_turns_checkpoint() {
+    use std::time::Duration;
+
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "by hx\n"}),
+        )]),
+        Reply::hang(),
+    ]);
+    let mut hx = Hx::new(&server);
+    hx.write_file("f.txt", "original\n");
+    hx.args(["agent", "write f"]);
+    let mut child = hx.spawn();
+    if !server.wait_for_requests(2, Duration::from_secs(20)) {
+        let _ = child.kill();
+        panic!("hx never made its second request");
+    }
+    // The checkpoint of one small file is taken within a few milliseconds of the turn's end.
+    std::thread::sleep(Duration::from_millis(300));
+    // SAFETY: a signal to our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let run = crate::support::Run::wait(child, Duration::from_secs(20));
+    run.assert_code(130);
+    let files = hx.session_files();
+    let lines = crate::support::jsonl::session_lines(&files[0]);
+    let after: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["type"] == "checkpoint" && l["what"] == "after")
+        .collect();
+    assert_eq!(after.len(), 1, "{}\n{lines:#?}", run.dump());
+    let rewound = hx.run_args(&["rewind", "1", "--yes"]);
+    rewound.assert_code(0);
+    assert_eq!(hx.read_file("f.txt"), "original\n");
+}
+
 #[test]
 fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix() {
     use crate::support::pty::Chat;
