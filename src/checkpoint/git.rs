@@ -276,7 +276,14 @@ pub async fn global_excludes(
     program.git()?;
     let key = config_key(env);
     let remembered = key.as_ref().and_then(|key| {
-        let text = std::fs::read_to_string(cache).ok()?;
+        // A key line and a path: a few KiB at most; a larger file is not one hx wrote.
+        const MAX: u64 = 16 * 1024;
+        let mut text = String::new();
+        let file = crate::paths::open_regular(cache).ok()?;
+        std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX + 1), &mut text).ok()?;
+        if text.len() as u64 > MAX {
+            return None;
+        }
         let (first, value) = text.split_once('\n')?;
         (first == key).then(|| value.trim_end_matches('\n').to_string())
     });

@@ -18,6 +18,9 @@ use crate::paths::{write_atomic, Env};
 const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// How often the store is pruned without being asked.
 const PRUNE_EVERY: Duration = Duration::from_secs(24 * 3600);
+/// In hx's cache folder: the user's global excludes file, as git said it and what that
+/// depends on (`git::global_excludes`).
+const EXCLUDES_CACHE: &str = "git-excludes";
 /// The attributes every path gets in the shadow: no filter, no line-ending or encoding
 /// conversion, so a checkpoint holds the bytes on disk and a rewind writes them back.
 const ATTRIBUTES: &str = "* -text -eol -filter -ident -working-tree-encoding\n";
@@ -76,7 +79,11 @@ impl Store {
             None => (ws.to_path_buf(), String::new(), None),
         };
         let git_dir = dir.join("git");
-        let excludes = match git::global_excludes(git, env, &git_dir, &dir.join("excludes")).await {
+        // Remembered in hx's cache, not in each store: the user's config is the same for
+        // every workspace, and a new one's first run then asks git nothing (issue 33).
+        let remembered = crate::paths::cache_dir(env)
+            .map_or_else(|| dir.join("excludes"), |cache| cache.join(EXCLUDES_CACHE));
+        let excludes = match git::global_excludes(git, env, &git_dir, &remembered).await {
             Ok(x) => x,
             Err(GitError::Missing) => return Err(off("git is not installed".into())),
             Err(e) => return Err(off(e.to_string())),
@@ -164,21 +171,10 @@ impl Store {
             // Made beside and renamed into place: a crash leaves no half-made repository.
             let tmp = self.dir.join(format!("git.tmp-{}", std::process::id()));
             let _ = std::fs::remove_dir_all(&tmp);
-            let g = Git {
-                git_dir: tmp.clone(),
-                ..self.git.clone()
-            };
-            g.run(
-                &["init", "-q", "--bare"],
-                Run {
-                    bare: true,
-                    ..Run::default()
-                },
-            )
-            .await?;
-            let _ = std::fs::remove_dir_all(tmp.join("hooks"));
-            write_atomic(&tmp.join("info").join("attributes"), ATTRIBUTES.as_bytes())
-                .map_err(|e| GitError::Failed(format!("cannot write: {e}")))?;
+            make_bare(&tmp).map_err(|e| {
+                let _ = std::fs::remove_dir_all(&tmp);
+                GitError::Failed(format!("cannot create the store: {e}"))
+            })?;
             // A new store has nothing to prune for a day.
             let _ = write_atomic(&self.dir.join("pruned"), b"");
             if let Err(e) = std::fs::rename(&tmp, git_dir) {
@@ -436,6 +432,31 @@ async fn lock_at(dir: &Path, git_dir: &Path) -> Result<Locked, String> {
         let _ = std::fs::remove_file(stale);
     }
     Ok(Locked { _file: file })
+}
+
+/// A new store's repository in `dir`, made here rather than by `git init --bare`, which was a
+/// process on every new workspace's first run (issue 33): what git needs to take a folder for
+/// a bare repository (`HEAD`, `config`, `objects`, `refs`) and the attributes that keep its
+/// bytes as they are. Nothing of git's templates: the sample hooks (which hx removed), the
+/// `description`, and `info/exclude` (the user's, copied by `sync_exclude`). The settings a
+/// checkpoint's bytes depend on are pinned on every git command instead (`Git::args`).
+fn make_bare(dir: &Path) -> std::io::Result<()> {
+    for sub in [
+        "objects/info",
+        "objects/pack",
+        "refs/heads",
+        "refs/tags",
+        "info",
+    ] {
+        std::fs::create_dir_all(dir.join(sub))?;
+    }
+    std::fs::write(
+        dir.join("config"),
+        "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = true\n",
+    )?;
+    std::fs::write(dir.join("info").join("attributes"), ATTRIBUTES)?;
+    // Last: a folder with a `HEAD` is a repository to git.
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/master\n")
 }
 
 /// Drops the checkpoints of the sessions `ids` (their refs), in whichever workspace's store

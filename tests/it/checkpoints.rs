@@ -743,6 +743,74 @@ fn a_run_interrupted_during_the_next_request_keeps_the_turns_checkpoint() {
     assert_eq!(hx.read_file("f.txt"), "original\n");
 }
 
+/// A workspace's first run makes its checkpoint store without starting git (issue 33): the
+/// repository is made in-process, and the user's global excludes file, once asked of git,
+/// is remembered for every workspace. The `git` on PATH notes each run: the first
+/// workspace's run asks the global config once (a new HOME), and then a run in a second
+/// workspace starts none; both take their checkpoints.
+#[test]
+fn a_new_workspaces_store_is_made_without_starting_git() {
+    let server = FakeServer::start(vec![
+        Reply::tool_calls(vec![call(
+            "w1",
+            "write_file",
+            json!({"path": "f.txt", "content": "one\n"}),
+        )]),
+        Reply::text("Done."),
+        Reply::tool_calls(vec![call(
+            "w2",
+            "write_file",
+            json!({"path": "g.txt", "content": "two\n"}),
+        )]),
+        Reply::text("Done."),
+    ]);
+    let mut hx = Hx::new(&server);
+    let real = String::from_utf8(
+        Command::new("sh")
+            .args(["-c", "command -v git"])
+            .output()
+            .expect("sh")
+            .stdout,
+    )
+    .expect("utf-8");
+    let notes = hx.home().join("git-runs");
+    let bin = hx.home().join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let wrapper = bin.join("git");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\necho \"$1 $2\" >> '{}'\nexec '{}' \"$@\"\n",
+            notes.display(),
+            real.trim()
+        ),
+    )
+    .expect("write");
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let path = std::env::var("PATH").unwrap_or_default();
+    hx.env("PATH", format!("{}:{path}", bin.display()));
+    hx.current_dir_rel("first").args(["agent", "write f"]);
+    let first = hx.run();
+    first.assert_code(0);
+    assert!(first.stderr.contains("1 file changed"), "{}", first.dump());
+    let noted = std::fs::read_to_string(&notes).unwrap_or_default();
+    assert_eq!(noted, "config --global\n", "{}", first.dump());
+    hx.current_dir_rel("second");
+    let second = hx.run();
+    second.assert_code(0);
+    assert!(
+        second.stderr.contains("1 file changed"),
+        "{}",
+        second.dump()
+    );
+    let noted = std::fs::read_to_string(&notes).unwrap_or_default();
+    assert_eq!(noted, "config --global\n", "{}", second.dump());
+    // The store is a repository git reads: the second workspace's checkpoints are there.
+    let diff = hx.run_args(&["diff", "--turn", "2"]);
+    diff.assert_code(0);
+    assert!(diff.stdout.contains("+two"), "{}", diff.dump());
+}
+
 #[test]
 fn chat_rewind_puts_the_message_back_in_the_input_line_and_sends_the_same_prefix() {
     use crate::support::pty::Chat;
