@@ -287,8 +287,16 @@ pub async fn global_excludes(
         let (first, value) = text.split_once('\n')?;
         (first == key).then(|| value.trim_end_matches('\n').to_string())
     });
+    // No global config file at all (a new account, a container): nothing sets it, and git
+    // need not be asked.
+    let unconfigured = || {
+        global_config_files(env)
+            .iter()
+            .all(|f| matches!(std::fs::symlink_metadata(f), Err(e) if e.kind() == std::io::ErrorKind::NotFound))
+    };
     let configured = match remembered {
         Some(value) => value,
+        None if unconfigured() => String::new(),
         None => {
             let value = configured_excludes(program, env, neutral_git_dir).await?;
             if let Some(key) = key {
@@ -315,17 +323,7 @@ pub async fn global_excludes(
 fn config_key(env: &crate::paths::Env) -> Option<String> {
     use std::os::unix::fs::MetadataExt;
     let var = |k: &str| env.get(k).map(String::as_str).unwrap_or("");
-    let files: Vec<PathBuf> = match env.get("GIT_CONFIG_GLOBAL") {
-        Some(g) => vec![PathBuf::from(g)],
-        None => {
-            let home = Path::new(var("HOME"));
-            let xdg = match env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
-                Some(x) => PathBuf::from(x),
-                None => home.join(".config"),
-            };
-            vec![home.join(".gitconfig"), xdg.join("git").join("config")]
-        }
-    };
+    let files = global_config_files(env);
     let mut key = format!(
         "v1 {:?} {:?} {:?}",
         var("HOME"),
@@ -357,6 +355,19 @@ fn config_key(env: &crate::paths::Env) -> Option<String> {
         }
     }
     Some(key)
+}
+
+/// The files of the user's global git config, as git finds them.
+fn global_config_files(env: &crate::paths::Env) -> Vec<PathBuf> {
+    if let Some(g) = env.get("GIT_CONFIG_GLOBAL") {
+        return vec![PathBuf::from(g)];
+    }
+    let home = PathBuf::from(env.get("HOME").map(String::as_str).unwrap_or(""));
+    let xdg = match env.get("XDG_CONFIG_HOME").filter(|v| !v.is_empty()) {
+        Some(x) => PathBuf::from(x),
+        None => home.join(".config"),
+    };
+    vec![home.join(".gitconfig"), xdg.join("git").join("config")]
 }
 
 /// `core.excludesFile` as the user's global config sets it (empty: it does not).
@@ -407,6 +418,50 @@ async fn configured_excludes(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Without any global config file nothing sets `core.excludesFile`: git is not asked,
+    /// and the default file counts when it exists.
+    #[test]
+    fn without_a_global_config_git_is_not_asked() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let home = tmp.path().join("home");
+        let bin = tmp.path().join("bin");
+        std::fs::create_dir_all(&home).expect("mkdir");
+        std::fs::create_dir_all(&bin).expect("mkdir");
+        let log = tmp.path().join("calls");
+        let wrapper = bin.join("git");
+        std::fs::write(
+            &wrapper,
+            format!("#!/bin/sh\necho \"$@\" >> '{}'\n", log.display()),
+        )
+        .expect("write");
+        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let mut env = crate::paths::Env::new();
+        env.insert("HOME".into(), home.display().to_string());
+        env.insert("PATH".into(), bin.display().to_string());
+        let program = Program::from_env(&env);
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let cache = tmp.path().join("excludes");
+            let neutral = tmp.path().join("neutral");
+            let got = global_excludes(&program, &env, &neutral, &cache).await;
+            assert_eq!(got.expect("asked"), None);
+            let ignore = home.join(".config/git/ignore");
+            std::fs::create_dir_all(ignore.parent().expect("parent")).expect("mkdir");
+            std::fs::write(&ignore, "*.log\n").expect("write");
+            let got = global_excludes(&program, &env, &neutral, &cache).await;
+            assert_eq!(got.expect("asked"), Some(ignore));
+        });
+        assert!(
+            !log.exists(),
+            "git was asked: {:?}",
+            std::fs::read_to_string(&log)
+        );
+    }
 
     /// The config's answer is asked of git once, and again only when a config file changes;
     /// a config that includes another is asked every time.

@@ -746,8 +746,8 @@ fn a_run_interrupted_during_the_next_request_keeps_the_turns_checkpoint() {
 /// A workspace's first run makes its checkpoint store without starting git (issue 33): the
 /// repository is made in-process, and the user's global excludes file, once asked of git,
 /// is remembered for every workspace. The `git` on PATH notes each run: the first
-/// workspace's run asks the global config once (a new HOME), and then a run in a second
-/// workspace starts none; both take their checkpoints.
+/// workspace's run asks the global config once (a new HOME with a `.gitconfig`), and then a
+/// run in a second workspace starts none; both take their checkpoints.
 #[test]
 fn a_new_workspaces_store_is_made_without_starting_git() {
     let server = FakeServer::start(vec![
@@ -773,6 +773,7 @@ fn a_new_workspaces_store_is_made_without_starting_git() {
             .stdout,
     )
     .expect("utf-8");
+    std::fs::write(hx.home().join(".gitconfig"), "[user]\n\tname = t\n").expect("write");
     let notes = hx.home().join("git-runs");
     let bin = hx.home().join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
