@@ -294,6 +294,11 @@ fn serve(stream: TcpStream, shared: &Shared) {
     let raw_body = String::from_utf8_lossy(&raw).into_owned();
     let body = serde_json::from_str(&raw_body).unwrap_or(Value::Null);
     let route = path.split('?').next().unwrap_or("").to_string();
+    let canned = lock(&shared.canned)
+        .iter()
+        .find(|c| c.method == method && c.path == route)
+        .cloned();
+    let chat = canned.is_none() && method == "POST" && route.ends_with("/chat/completions");
     let (index, made) = {
         let mut reqs = lock(&shared.requests);
         let arrived = Instant::now();
@@ -307,21 +312,24 @@ fn serve(stream: TcpStream, shared: &Shared) {
             finished: None,
         });
         let made = shared.responder.as_ref().and_then(|f| reqs.last().map(f));
+        // Taken while the request is recorded: two requests at once get the replies in the
+        // order `requests()` lists them (popped later, the second could take the first's).
+        let made = match made {
+            Some(m) => Some(m),
+            None if chat => lock(&shared.replies).pop_front(),
+            None => None,
+        };
         (reqs.len() - 1, made)
     };
     let mut out = &stream;
-    let canned = lock(&shared.canned)
-        .iter()
-        .find(|c| c.method == method && c.path == route)
-        .cloned();
     if let Some(c) = canned {
         if c.hang {
             while pause(shared, Duration::from_millis(50)) {}
         } else if pause(shared, c.delay) {
             let _ = plain(&mut out, c.status, &c.body, &[]);
         }
-    } else if method == "POST" && route.ends_with("/chat/completions") {
-        let mut next = made.or_else(|| lock(&shared.replies).pop_front());
+    } else if chat {
+        let mut next = made;
         if let Some(cache) = &shared.cache {
             let recorded = lock(&shared.requests).get(index).cloned();
             next = next.map(|reply| match (recorded, &reply.kind) {
