@@ -29,6 +29,7 @@ use crate::model::{AssistantTurn, Message, ModelError, ToolSpec};
 use crate::session::{Change, Compaction, Session};
 use crate::tools::ToolSet;
 
+use super::checkpoints::Beside;
 use super::Agent;
 
 /// Why a request was not made.
@@ -109,26 +110,32 @@ impl Agent {
 
     /// One model request of the loop, offering `toolset` (whose specs are `tools`), made to
     /// fit: compacted first when it would pass the limit, compacted and sent again once when
-    /// the server refuses it as too long. A second refusal in a row is the error.
+    /// the server refuses it as too long. A second refusal in a row is the error. `after`:
+    /// the last turn's checkpoint, still being taken beside the request; a compaction waits
+    /// for it and records it first (its hooks may run commands, and it reshapes the history
+    /// the checkpoint names a place in).
     pub(super) async fn request(
         &self,
         session: &mut Session,
         toolset: &ToolSet,
         tools: &[ToolSpec],
         meter: &mut Meter,
+        after: &mut Option<Beside<'_, ()>>,
     ) -> Result<AssistantTurn, Ended> {
         let mut overflowed = false;
         loop {
             self.take_stated(meter);
             let size = meter.request(session.messages());
             if meter.over_limit(size, session.messages()) {
+                Self::settle(session, after).await;
                 self.compact(session, (toolset, tools), meter, Trigger::Auto, size)
                     .await?;
             }
             let req = self.chat_request(session.messages(), tools);
             self.emit(&Event::RequestStarted);
             let mut sink = self.events.sink(&self.hook_cx.scope);
-            match self.client.complete(&req, &mut sink).await {
+            let answer = super::checkpoints::beside(after, self.client.complete(&req, &mut sink));
+            match answer.await {
                 Ok(turn) => {
                     if let Some(u) = &turn.usage {
                         meter.observed(u.prompt_tokens, session.messages());
@@ -143,12 +150,21 @@ impl Agent {
                     }
                     // Merged, not replaced: a subagent sharing it may have learned more.
                     self.learn(meter.learned(&self.context()));
+                    Self::settle(session, after).await;
                     self.compact(session, (toolset, tools), meter, Trigger::Overflow, size)
                         .await?;
                 }
                 Err(e) => return Err(Ended::Error(e)),
             }
         }
+    }
+
+    /// The last turn's checkpoint, waited for and recorded.
+    async fn settle(session: &mut Session, after: &mut Option<Beside<'_, ()>>) {
+        if let Some(mut a) = after.take() {
+            a.finish().await;
+        }
+        session.record_arrived();
     }
 
     /// Tells this agent, and every agent sharing what it learned (its subagents, the next

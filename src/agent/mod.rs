@@ -384,21 +384,18 @@ impl Agent {
                 session.push(Message::User(text));
             }
             session.stats.turns = session.stats.turns.saturating_add(1);
-            // The last turn's checkpoint goes beside the request, unless a compaction comes
-            // first: its hooks may run commands, which the checkpoint must not see.
-            if run.after.is_some() {
-                let size = run.meter.request(session.messages());
-                if run.meter.over_limit(size, session.messages()) {
-                    self.after_recorded(session, &mut run).await;
-                }
-            }
-            // Made to fit the context window first, when it would not (see `compact`).
-            let asked = checkpoints::beside(
-                &mut run.after,
-                run.beside
-                    .run(self.request(session, &run.toolset, &run.tools, &mut run.meter)),
-            )
-            .await;
+            // Made to fit the context window first, when it would not (see `compact`); the
+            // last turn's checkpoint goes on beside it.
+            let asked = run
+                .beside
+                .run(self.request(
+                    session,
+                    &run.toolset,
+                    &run.tools,
+                    &mut run.meter,
+                    &mut run.after,
+                ))
+                .await;
             self.after_recorded(session, &mut run).await;
             // Recorded before the answer is: the turn's own checkpoint comes after it. A
             // server's overflow error compacted the history meanwhile: the checkpoint names no

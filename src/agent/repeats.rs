@@ -186,6 +186,8 @@ impl Agent {
                 None
             }
             Verdict::Stop(n) => {
+                // The turn's checkpoint first: the Stop hooks may run commands.
+                self.after_recorded(session, run).await;
                 self.stop(session, run.began, false).await;
                 Some(Outcome::Looped(format!(
                     "the model called {name} {n} times in a row with the same arguments and \
