@@ -163,7 +163,7 @@ impl Slot {
                 (Ending::Run(result), answer)
             }
             None => {
-                let ending = conversation.cancelled(began.elapsed());
+                let ending = conversation.cancelled(began.elapsed()).await;
                 self.view.close_open();
                 (ending, Ok(StopReason::Cancelled))
             }

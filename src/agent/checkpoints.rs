@@ -218,12 +218,15 @@ impl Agent {
             return Beside::new(Box::pin(std::future::ready(())));
         };
         let arriving = session.arriving();
+        // Counted from now, so that a run cut short before the thread starts waits too.
+        let expected = arriving.expect();
         let id = session.id().to_string();
         let previous = session.checkpoints().last().map(|c| Snap {
             commit: c.line.commit.clone(),
             tree: c.line.tree.clone(),
         });
         let apart = tokio::task::spawn_blocking(move || {
+            let _expected = expected;
             runtime.block_on(async move {
                 let said = std::sync::Mutex::new(Vec::new());
                 let warn = |line: &str| {

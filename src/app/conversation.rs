@@ -22,6 +22,10 @@ use crate::model::{FailureKind, Message, ModelError, Profile};
 use crate::session::{ApprovalLine, EndOutcome, Recorder, Session};
 use crate::tools::ToolSet;
 
+/// How long a run cut short waits for the checkpoint its last turn was taking (a turn's
+/// checkpoint takes milliseconds; one that looks at a large workspace may take longer).
+const CHECKPOINT_WAIT: Duration = Duration::from_secs(1);
+
 /// One message to send, and what holds for it alone.
 #[derive(Clone, Default)]
 pub struct Outgoing {
@@ -267,13 +271,22 @@ impl Conversation {
     /// After a send was dropped (Ctrl-C, `session/cancel`): the views told that the run
     /// stopped, and the calls it left open answered as interrupted, so the next request is
     /// valid. The ending to map.
-    pub fn cancelled(&mut self, elapsed: Duration) -> Ending {
+    pub async fn cancelled(&mut self, elapsed: Duration) -> Ending {
+        self.settle_checkpoints().await;
         self.stopped(elapsed);
         let open = self
             .session
             .as_mut()
             .map_or(0, |s| s.answer_open_calls(INTERRUPTED));
         Ending::Cancelled { open }
+    }
+
+    /// After a send was dropped: the checkpoint its last turn was taking beside the request,
+    /// waited for ([`CHECKPOINT_WAIT`] at most) and recorded.
+    pub async fn settle_checkpoints(&mut self) {
+        if let Some(s) = &mut self.session {
+            s.settle_arriving(CHECKPOINT_WAIT).await;
+        }
     }
 
     /// The views told that the run stopped, without asking the hooks (a signal, a cancel).

@@ -170,6 +170,7 @@ pub async fn run(
     drop(signals);
     reaper.abort();
     if let Ending::Signalled(_) = ending {
+        conversation.settle_checkpoints().await;
         conversation.stopped(began.elapsed());
     }
     let ran = matches!(ending, Ending::Run(_));

@@ -582,8 +582,9 @@ impl Chat {
         self.conversation.record_approvals(answered);
         let ending = match end {
             TurnEnd::Done(r) => Ending::Run(r),
-            TurnEnd::Cancelled => self.conversation.cancelled(began.elapsed()),
+            TurnEnd::Cancelled => self.conversation.cancelled(began.elapsed()).await,
             TurnEnd::Ended(sig) => {
+                self.conversation.settle_checkpoints().await;
                 // The view's Stop line; the program's own line follows.
                 self.conversation.stopped(began.elapsed());
                 return Some(self.end_by_signal(sig, terminal).await);

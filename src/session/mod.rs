@@ -256,15 +256,65 @@ pub struct Session {
 /// agent calls once the request is back, and which ending the run or answering calls a
 /// cancel left open also call, so that a run cut short keeps a checkpoint already taken.
 #[derive(Clone, Debug, Default)]
-pub struct Arriving(Arc<Mutex<Vec<CheckpointLine>>>);
+pub struct Arriving(Arc<ArrivingInner>);
+
+#[derive(Debug, Default)]
+struct ArrivingInner {
+    lines: Mutex<Vec<CheckpointLine>>,
+    /// Checkpoints still being taken ([`Arriving::expect`]).
+    pending: std::sync::atomic::AtomicUsize,
+    done: tokio::sync::Notify,
+}
+
+/// A checkpoint being taken for an [`Arriving`]: counted until dropped (its line put, or
+/// none to put), so that a run cut short can wait for it.
+#[derive(Debug)]
+pub struct Expected(Arc<ArrivingInner>);
+
+impl Drop for Expected {
+    fn drop(&mut self) {
+        self.0
+            .pending
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        self.0.done.notify_waiters();
+    }
+}
 
 impl Arriving {
+    /// Counts a checkpoint being taken until what this gives is dropped.
+    pub fn expect(&self) -> Expected {
+        self.0
+            .pending
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Expected(self.0.clone())
+    }
+
     pub fn put(&self, line: CheckpointLine) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).push(line);
+        self.0
+            .lines
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(line);
     }
 
     fn take(&self) -> Vec<CheckpointLine> {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *self.0.lines.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Waits until no checkpoint is being taken, `limit` at most.
+    async fn settled(&self, limit: std::time::Duration) {
+        let deadline = tokio::time::Instant::now() + limit;
+        loop {
+            let notified = self.0.done.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.0.pending.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return;
+            }
+            if tokio::time::timeout_at(deadline, notified).await.is_err() {
+                return;
+            }
+        }
     }
 }
 
@@ -505,6 +555,14 @@ impl Session {
     /// Where a checkpoint taken beside a request leaves its line for [`Session::record_arrived`].
     pub fn arriving(&self) -> Arriving {
         self.arriving.clone()
+    }
+
+    /// For a run cut short: waits for the checkpoints still being taken beside its request,
+    /// `limit` at most, and records what arrived. Without it a checkpoint of the turn's
+    /// changes would be lost, and a rewind would count them as someone else's.
+    pub async fn settle_arriving(&mut self, limit: std::time::Duration) {
+        self.arriving.settled(limit).await;
+        self.record_arrived();
     }
 
     /// Records the checkpoints that arrived (see [`Arriving`]), in the order they did.

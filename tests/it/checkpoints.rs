@@ -637,17 +637,21 @@ fn the_checkpoint_after_a_turn_is_taken_beside_the_next_request() {
     let asked = AtomicUsize::new(0);
     let server = {
         let (out, seen) = (out.clone(), seen.clone());
-        FakeServer::start_with(move |_| match asked.fetch_add(1, Ordering::SeqCst) {
-            0 => Reply::tool_calls(vec![Call::new(
-                "b1",
-                "bash",
-                r#"{"command":"head -c 9000000 /dev/urandom > big.bin"}"#,
-            )]),
-            _ => {
-                let so_far = std::fs::read_to_string(&out).unwrap_or_default();
-                seen.lock().expect("seen").push(so_far);
-                Reply::text("Done.")
-            }
+        FakeServer::start_with(move |r| match r.path.ends_with("/chat/completions") {
+            // Another endpoint's answer is not this.
+            false => Reply::text(""),
+            true => match asked.fetch_add(1, Ordering::SeqCst) {
+                0 => Reply::tool_calls(vec![Call::new(
+                    "b1",
+                    "bash",
+                    r#"{"command":"head -c 9000000 /dev/urandom > big.bin"}"#,
+                )]),
+                _ => {
+                    let so_far = std::fs::read_to_string(&out).unwrap_or_default();
+                    seen.lock().expect("seen").push(so_far);
+                    Reply::text("Done.")
+                }
+            },
         })
     };
     let mut hx = Hx::new(&server);
@@ -703,17 +707,18 @@ fn the_checkpoint_after_a_turn_is_taken_beside_the_next_request() {
 }
 
 /// A run cut short while the request after a turn is out keeps the turn's checkpoint, taken
-/// beside that request: the rewind to before the message knows the turn's change as hx's and
-/// needs no `--force`.
+/// beside that request: the rewind to before the message knows the turn's changes as hx's and
+/// needs no `--force`. The turn writes 9 MB, so its checkpoint is still being taken when the
+/// signal comes (the request is out at once): hx waits for it before it ends.
 #[test]
 fn a_run_interrupted_during_the_next_request_keeps_the_turns_checkpoint() {
     use std::time::Duration;
 
     let server = FakeServer::start(vec![
-        Reply::tool_calls(vec![call(
-            "w1",
-            "write_file",
-            json!({"path": "f.txt", "content": "by hx\n"}),
+        Reply::tool_calls(vec![Call::new(
+            "b1",
+            "bash",
+            r#"{"command":"head -c 9000000 /dev/urandom > big.bin && echo by hx > f.txt"}"#,
         )]),
         Reply::hang(),
     ]);
@@ -725,8 +730,6 @@ fn a_run_interrupted_during_the_next_request_keeps_the_turns_checkpoint() {
         let _ = child.kill();
         panic!("hx never made its second request");
     }
-    // The checkpoint of one small file is taken within a few milliseconds of the turn's end.
-    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: a signal to our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let run = crate::support::Run::wait(child, Duration::from_secs(20));
@@ -741,6 +744,7 @@ fn a_run_interrupted_during_the_next_request_keeps_the_turns_checkpoint() {
     let rewound = hx.run_args(&["rewind", "1", "--yes"]);
     rewound.assert_code(0);
     assert_eq!(hx.read_file("f.txt"), "original\n");
+    assert!(!hx.workspace().join("big.bin").exists());
 }
 
 /// A workspace's first run makes its checkpoint store without starting git (issue 33): the
