@@ -18,7 +18,7 @@ use crate::paths::{write_atomic, Env};
 const LOCK_WAIT: Duration = Duration::from_secs(30);
 /// How often the store is pruned without being asked.
 const PRUNE_EVERY: Duration = Duration::from_secs(24 * 3600);
-/// In hx's cache folder: the user's global excludes file, as git said it and what that
+/// In hx's state folder: the user's global excludes file, as git said it and what that
 /// depends on (`git::global_excludes`).
 const EXCLUDES_CACHE: &str = "git-excludes";
 /// The attributes every path gets in the shadow: no filter, no line-ending or encoding
@@ -79,10 +79,13 @@ impl Store {
             None => (ws.to_path_buf(), String::new(), None),
         };
         let git_dir = dir.join("git");
-        // Remembered in hx's cache, not in each store: the user's config is the same for
-        // every workspace, and a new one's first run then asks git nothing (issue 33).
-        let remembered = crate::paths::cache_dir(env)
-            .map_or_else(|| dir.join("excludes"), |cache| cache.join(EXCLUDES_CACHE));
+        // Remembered in hx's state folder, not in each store: the user's config is the same
+        // for every workspace, and a new one's first run then asks git nothing (issue 33).
+        // Not in the cache folder, which users make writable for commands more readily
+        // (package caches): a command that wrote it could keep every file out of the
+        // checkpoints.
+        let remembered = crate::paths::state_dir(env)
+            .map_or_else(|| dir.join("excludes"), |state| state.join(EXCLUDES_CACHE));
         let excludes = match git::global_excludes(git, env, &git_dir, &remembered).await {
             Ok(x) => x,
             Err(GitError::Missing) => return Err(off("git is not installed".into())),
