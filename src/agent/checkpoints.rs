@@ -39,8 +39,10 @@ impl<'a, T> Beside<'a, T> {
     }
 
     /// Runs `work` to its end while the checkpoint, if still being taken, goes on beside it.
-    /// The work is polled first: what it sends is on its way before the checkpoint's own
-    /// work (which mostly never waits) takes the thread.
+    /// The work is polled first. Both share the runtime's one thread: what the side does
+    /// without waiting holds the work back (a request's bytes are written by its
+    /// connection's task), so work that must truly go on at once runs on a thread of its own
+    /// and is only awaited here (`Agent::after_turn`).
     pub(super) async fn run<W>(&mut self, work: impl Future<Output = W>) -> W {
         let mut work = std::pin::pin!(work);
         if let Some(t) = self.taking.as_mut() {
