@@ -76,6 +76,43 @@ struct Apart {
     changes: Option<Result<Changes, String>>,
 }
 
+/// The last turn's checkpoint ([`Agent::after_turn`]), waited for if it is still being
+/// taken, and recorded: before anything else may change the workspace or read the session's
+/// checkpoints.
+pub(super) async fn settle(session: &mut Session, after: &mut Option<Beside<'_, ()>>) {
+    if let Some(mut a) = after.take() {
+        a.finish().await;
+    }
+    session.record_arrived();
+}
+
+/// The session's last checkpoint, the one a new checkpoint follows.
+fn last_snap(session: &Session) -> Option<Snap> {
+    session.checkpoints().last().map(|c| Snap {
+        commit: c.line.commit.clone(),
+        tree: c.line.tree.clone(),
+    })
+}
+
+/// A checkpoint's line in the session.
+fn line(
+    what: CheckpointKind,
+    n: Option<u32>,
+    snap: &Snap,
+    at_message: usize,
+    label: String,
+) -> CheckpointLine {
+    CheckpointLine {
+        n,
+        what,
+        commit: snap.commit.clone(),
+        tree: snap.tree.clone(),
+        at_message,
+        label,
+        at: crate::session::store::now_rfc3339(),
+    }
+}
+
 /// [`Beside::run`] for a checkpoint that may not be being taken.
 pub(super) async fn beside<W>(
     side: &mut Option<Beside<'_, ()>>,
@@ -99,9 +136,9 @@ impl Agent {
             })
     }
 
-    /// Takes a checkpoint of the workspace for `session` and records it. Its number (none
-    /// for [`CheckpointKind::After`]) and what the store knows of it, or nothing when checkpoints are
-    /// off or it could not be taken (the run goes on; a warning says why).
+    /// Takes a checkpoint of the workspace for `session` and records it, numbered. Its number
+    /// and what the store knows of it, or nothing when checkpoints are off or it could not be
+    /// taken (the run goes on; a warning says why).
     pub(super) async fn checkpoint(
         &self,
         session: &mut Session,
@@ -110,8 +147,7 @@ impl Agent {
     ) -> Option<(u32, Snap)> {
         let at_message = session.messages().len();
         let taken = self.take_checkpoint(session).await;
-        let numbered = kind != CheckpointKind::After;
-        self.record_checkpoint(session, kind, label, at_message, taken, numbered)
+        self.record_checkpoint(session, kind, label, at_message, taken, true)
     }
 
     /// The message's checkpoint of `run`, once: waited for if it is still being taken, then
@@ -144,10 +180,7 @@ impl Agent {
         // A rewind needs the session file: an unrecorded run keeps none.
         let recorded = session.path().is_some();
         let id = session.id().to_string();
-        let previous = session.checkpoints().last().map(|c| Snap {
-            commit: c.line.commit.clone(),
-            tree: c.line.tree.clone(),
-        });
+        let previous = last_snap(session);
         async move {
             if !recorded {
                 return None;
@@ -168,22 +201,20 @@ impl Agent {
         taken: Taken,
         numbered: bool,
     ) -> Option<(u32, Snap)> {
-        match taken? {
+        let snap = self.told(taken?)?;
+        let n = numbered.then(|| session.next_checkpoint());
+        session.record_checkpoint(line(kind, n, &snap, at_message, label));
+        Some((n.unwrap_or(0), snap))
+    }
+
+    /// A checkpoint taken, its warnings told; or why none was taken.
+    fn told(&self, taken: Result<(Snap, Vec<String>), String>) -> Option<Snap> {
+        match taken {
             Ok((snap, warnings)) => {
                 for w in warnings {
                     self.warn(&w);
                 }
-                let n = numbered.then(|| session.next_checkpoint());
-                session.record_checkpoint(CheckpointLine {
-                    n,
-                    what: kind,
-                    commit: snap.commit.clone(),
-                    tree: snap.tree.clone(),
-                    at_message,
-                    label,
-                    at: crate::session::store::now_rfc3339(),
-                });
-                Some((n.unwrap_or(0), snap))
+                Some(snap)
             }
             Err(e) => {
                 self.warn(&format!("no checkpoint taken: {e}"));
@@ -223,10 +254,7 @@ impl Agent {
         // Counted from now, so that a run cut short before the thread starts waits too.
         let expected = arriving.expect();
         let id = session.id().to_string();
-        let previous = session.checkpoints().last().map(|c| Snap {
-            commit: c.line.commit.clone(),
-            tree: c.line.tree.clone(),
-        });
+        let previous = last_snap(session);
         let apart = tokio::task::spawn_blocking(move || {
             let _expected = expected;
             runtime.block_on(async move {
@@ -240,15 +268,13 @@ impl Agent {
                 if let Some(store) = checkpoints.store(&warn).await {
                     let taken = store.snapshot(&id, previous.as_ref()).await;
                     if let Ok((after, _)) = &taken {
-                        arriving.put(CheckpointLine {
-                            n: None,
-                            what: CheckpointKind::After,
-                            commit: after.commit.clone(),
-                            tree: after.tree.clone(),
+                        arriving.put(line(
+                            CheckpointKind::After,
+                            None,
+                            after,
                             at_message,
-                            label: String::new(),
-                            at: crate::session::store::now_rfc3339(),
-                        });
+                            String::new(),
+                        ));
                         apart.changes = Some(store.changes(&before.tree, &after.tree).await);
                     }
                     apart.taken = Some(taken);
@@ -265,14 +291,8 @@ impl Agent {
             for line in &apart.said {
                 self.warn(line);
             }
-            match apart.taken {
-                Some(Ok((_, warnings))) => {
-                    for w in warnings {
-                        self.warn(&w);
-                    }
-                }
-                Some(Err(e)) => self.warn(&format!("no checkpoint taken: {e}")),
-                None => {}
+            if let Some(taken) = apart.taken {
+                self.told(taken);
             }
             match apart.changes {
                 Some(Ok(c)) if !c.paths.is_empty() => self.emit(&Event::FilesChanged {
@@ -285,13 +305,8 @@ impl Agent {
         }))
     }
 
-    /// The last turn's checkpoint ([`Agent::after_turn`]), waited for if it is still being
-    /// taken, and recorded: before anything else may change the workspace or read the
-    /// session's checkpoints.
+    /// [`settle`] for `run`'s last turn.
     pub(super) async fn after_recorded(&self, session: &mut Session, run: &mut Run<'_>) {
-        if let Some(mut after) = run.after.take() {
-            after.finish().await;
-        }
-        session.record_arrived();
+        settle(session, &mut run.after).await;
     }
 }

@@ -29,7 +29,7 @@ use crate::model::{AssistantTurn, Message, ModelError, ToolSpec};
 use crate::session::{Change, Compaction, Session};
 use crate::tools::ToolSet;
 
-use super::checkpoints::Beside;
+use super::checkpoints::{settle, Beside};
 use super::Agent;
 
 /// Why a request was not made.
@@ -127,7 +127,7 @@ impl Agent {
             self.take_stated(meter);
             let size = meter.request(session.messages());
             if meter.over_limit(size, session.messages()) {
-                Self::settle(session, after).await;
+                settle(session, after).await;
                 self.compact(session, (toolset, tools), meter, Trigger::Auto, size)
                     .await?;
             }
@@ -150,21 +150,13 @@ impl Agent {
                     }
                     // Merged, not replaced: a subagent sharing it may have learned more.
                     self.learn(meter.learned(&self.context()));
-                    Self::settle(session, after).await;
+                    settle(session, after).await;
                     self.compact(session, (toolset, tools), meter, Trigger::Overflow, size)
                         .await?;
                 }
                 Err(e) => return Err(Ended::Error(e)),
             }
         }
-    }
-
-    /// The last turn's checkpoint, waited for and recorded.
-    async fn settle(session: &mut Session, after: &mut Option<Beside<'_, ()>>) {
-        if let Some(mut a) = after.take() {
-            a.finish().await;
-        }
-        session.record_arrived();
     }
 
     /// Tells this agent, and every agent sharing what it learned (its subagents, the next

@@ -557,14 +557,10 @@ impl Agent {
                 session.push(Message::User(text));
             }
         }
-        let ended = self
-            .watch_repeats(session, run, &turn.tool_calls, answers_at)
-            .await;
-        // A run that goes on takes the checkpoint beside its next request.
-        if ended.is_some() {
-            self.after_recorded(session, run).await;
-        }
-        ended
+        // A run that goes on takes the checkpoint beside its next request; one the loop watch
+        // ends waits for it before its Stop hooks (`watch_repeats`).
+        self.watch_repeats(session, run, &turn.tool_calls, answers_at)
+            .await
     }
 
     /// A turn without calls: the answer, unless the goal's command fails ([`goal`]) or a Stop
