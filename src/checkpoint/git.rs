@@ -275,28 +275,20 @@ pub async fn global_excludes(
 ) -> Result<Option<PathBuf>, GitError> {
     program.git()?;
     let key = config_key(env);
+    // No global config file at all (a new account, a container): nothing sets it, and git
+    // need not be asked.
+    let unconfigured = key.as_ref().is_some_and(|(_, any)| !any);
+    let key = key.map(|(line, _)| line);
     let remembered = key.as_ref().and_then(|key| {
         // A key line and a path: a few KiB at most; a larger file is not one hx wrote.
-        const MAX: u64 = 16 * 1024;
-        let mut text = String::new();
-        let file = crate::paths::open_regular(cache).ok()?;
-        std::io::Read::read_to_string(&mut std::io::Read::take(file, MAX + 1), &mut text).ok()?;
-        if text.len() as u64 > MAX {
-            return None;
-        }
+        let bytes = crate::paths::read_regular(cache, 16 * 1024).ok()??;
+        let text = String::from_utf8(bytes).ok()?;
         let (first, value) = text.split_once('\n')?;
         (first == key).then(|| value.trim_end_matches('\n').to_string())
     });
-    // No global config file at all (a new account, a container): nothing sets it, and git
-    // need not be asked.
-    let unconfigured = || {
-        global_config_files(env)
-            .iter()
-            .all(|f| matches!(std::fs::symlink_metadata(f), Err(e) if e.kind() == std::io::ErrorKind::NotFound))
-    };
     let configured = match remembered {
         Some(value) => value,
-        None if unconfigured() => String::new(),
+        None if unconfigured => String::new(),
         None => {
             let value = configured_excludes(program, env, neutral_git_dir).await?;
             if let Some(key) = key {
@@ -318,9 +310,9 @@ pub async fn global_excludes(
     Ok(default.is_file().then_some(default))
 }
 
-/// What the global config's answer depends on, as one line; none when a config file
-/// includes another, or cannot be read.
-fn config_key(env: &crate::paths::Env) -> Option<String> {
+/// What the global config's answer depends on, as one line, and whether any config file
+/// exists; none when a config file includes another, or cannot be read.
+fn config_key(env: &crate::paths::Env) -> Option<(String, bool)> {
     use std::os::unix::fs::MetadataExt;
     let var = |k: &str| env.get(k).map(String::as_str).unwrap_or("");
     let files = global_config_files(env);
@@ -330,9 +322,11 @@ fn config_key(env: &crate::paths::Env) -> Option<String> {
         var("XDG_CONFIG_HOME"),
         env.get("GIT_CONFIG_GLOBAL")
     );
+    let mut any = false;
     for f in files {
         match std::fs::metadata(&f) {
             Ok(m) => {
+                any = true;
                 if m.len() > 1024 * 1024 {
                     return None;
                 }
@@ -354,7 +348,7 @@ fn config_key(env: &crate::paths::Env) -> Option<String> {
             Err(_) => return None,
         }
     }
-    Some(key)
+    Some((key, any))
 }
 
 /// The files of the user's global git config, as git finds them.
