@@ -44,6 +44,65 @@ pub struct Index {
     pub mtime: (i64, i64),
 }
 
+/// The stat data a look holds a file (or folder) by: from std's `Metadata` (a stat by path
+/// or of an open file) or rustix's `Stat` (a stat from an open folder, which std has no call
+/// for: a name looked up in the folder, not a path walked from `/`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileStat {
+    pub dev: u64,
+    pub ino: u64,
+    /// Kind and permission bits, as `st_mode`.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    pub size: u64,
+    pub mtime: (i64, i64),
+    pub ctime: (i64, i64),
+}
+
+impl FileStat {
+    pub fn is_file(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFREG
+    }
+
+    pub fn is_symlink(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFLNK
+    }
+}
+
+impl From<&std::fs::Metadata> for FileStat {
+    fn from(m: &std::fs::Metadata) -> FileStat {
+        FileStat {
+            dev: m.dev(),
+            ino: m.ino(),
+            mode: m.mode(),
+            uid: m.uid(),
+            gid: m.gid(),
+            size: m.size(),
+            mtime: (m.mtime(), m.mtime_nsec()),
+            ctime: (m.ctime(), m.ctime_nsec()),
+        }
+    }
+}
+
+impl From<&rustix::fs::Stat> for FileStat {
+    // The fields' widths differ by architecture (`st_dev` is 32 bits on some): each is
+    // widened as std's `MetadataExt` widens it.
+    #[allow(clippy::unnecessary_cast, clippy::useless_conversion)]
+    fn from(s: &rustix::fs::Stat) -> FileStat {
+        FileStat {
+            dev: s.st_dev as u64,
+            ino: s.st_ino as u64,
+            mode: s.st_mode as u32,
+            uid: s.st_uid as u32,
+            gid: s.st_gid as u32,
+            size: s.st_size as u64,
+            mtime: (s.st_mtime as i64, s.st_mtime_nsec as i64),
+            ctime: (s.st_ctime as i64, s.st_ctime_nsec as i64),
+        }
+    }
+}
+
 /// What a file's stat data says against its entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stat {
@@ -58,16 +117,16 @@ pub enum Stat {
 
 /// What `meta` says of a file against `e` (as git compares them: the times, the inode, the
 /// owner, the size, the kind and executable bit), for an index written at `written`.
-pub fn stat(e: &Entry, meta: &std::fs::Metadata, written: (i64, i64)) -> Stat {
+pub fn stat(e: &Entry, meta: &FileStat, written: (i64, i64)) -> Stat {
     let t = |s: i64, ns: i64| (s as u32, ns as u32);
     let same_time = |rec: (u32, u32), now: (u32, u32)| {
         // A git built without nanoseconds records 0 for them, and compares seconds only.
         rec.0 == now.0 && (rec.1 == 0 || rec.1 == now.1)
     };
-    let mode = if meta.file_type().is_symlink() {
+    let mode = if meta.is_symlink() {
         0o120000
     } else if meta.is_file() {
-        if meta.mode() & 0o100 != 0 {
+        if meta.mode & 0o100 != 0 {
             0o100755
         } else {
             0o100644
@@ -75,13 +134,13 @@ pub fn stat(e: &Entry, meta: &std::fs::Metadata, written: (i64, i64)) -> Stat {
     } else {
         return Stat::Differs;
     };
-    let same = same_time(e.mtime, t(meta.mtime(), meta.mtime_nsec()))
-        && same_time(e.ctime, t(meta.ctime(), meta.ctime_nsec()))
-        && e.ino == meta.ino() as u32
-        && e.uid == meta.uid()
-        && e.gid == meta.gid()
+    let same = same_time(e.mtime, t(meta.mtime.0, meta.mtime.1))
+        && same_time(e.ctime, t(meta.ctime.0, meta.ctime.1))
+        && e.ino == meta.ino as u32
+        && e.uid == meta.uid
+        && e.gid == meta.gid
         && e.mode == mode;
-    let size = e.size == meta.size() as u32;
+    let size = e.size == meta.size as u32;
     // Git's rule with seconds only, which is the wider one. Git records a size of 0 for a
     // racily clean entry when it writes the index again ("smudged"), so that only its
     // content can vouch for it.
@@ -136,16 +195,16 @@ pub fn read(path: &Path) -> Option<Index> {
 impl Entry {
     /// The entry of the file at `path` with the stat data `meta` and blob `oid`, as git
     /// records it (each field cut to 32 bits).
-    pub fn of(path: Vec<u8>, mode: u32, oid: Oid, meta: &std::fs::Metadata) -> Entry {
+    pub fn of(path: Vec<u8>, mode: u32, oid: Oid, meta: &FileStat) -> Entry {
         Entry {
             path,
-            ctime: (meta.ctime() as u32, meta.ctime_nsec() as u32),
-            mtime: (meta.mtime() as u32, meta.mtime_nsec() as u32),
-            ino: meta.ino() as u32,
+            ctime: (meta.ctime.0 as u32, meta.ctime.1 as u32),
+            mtime: (meta.mtime.0 as u32, meta.mtime.1 as u32),
+            ino: meta.ino as u32,
             mode,
-            uid: meta.uid(),
-            gid: meta.gid(),
-            size: meta.size() as u32,
+            uid: meta.uid,
+            gid: meta.gid,
+            size: meta.size as u32,
             oid,
         }
     }
@@ -321,10 +380,10 @@ mod tests {
             );
             let link = &index.entries[1];
             assert_eq!(link.mode, 0o120000);
-            let meta = std::fs::symlink_metadata(d.join("src/deep/b.rs")).unwrap();
+            let meta = FileStat::from(&std::fs::symlink_metadata(d.join("src/deep/b.rs")).unwrap());
             let e = &index.entries[3];
             assert_eq!(e.size, 2);
-            assert_eq!(e.ino, meta.ino() as u32);
+            assert_eq!(e.ino, meta.ino as u32);
             assert_eq!(
                 e.oid,
                 super::super::objects::name("blob", b"c\n"),
@@ -342,7 +401,7 @@ mod tests {
             assert!(!same_content(e, &full, 100));
             assert!(!same_content(e, &full, 1), "past the limit");
             std::fs::write(&full, "cc\n").unwrap();
-            let meta = std::fs::symlink_metadata(&full).unwrap();
+            let meta = FileStat::from(&std::fs::symlink_metadata(&full).unwrap());
             assert_eq!(stat(e, &meta, later), Stat::Differs);
             let link = d.join("link");
             assert!(same_content(&index.entries[1], &link, 100));
@@ -366,5 +425,33 @@ mod tests {
         assert!(read(&path).is_none());
         std::fs::write(&path, b"").unwrap();
         assert!(read(&path).is_none());
+    }
+
+    /// A stat from an open folder holds what a stat by path holds, for a file, a link (not
+    /// followed) and a folder.
+    #[test]
+    fn a_stat_from_an_open_folder_is_a_stat_by_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join("f"), "x\n").unwrap();
+        std::fs::set_permissions(d.join("f"), std::fs::Permissions::from_mode(0o751)).unwrap();
+        std::os::unix::fs::symlink("f", d.join("l")).unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        let folder = std::fs::File::open(d).unwrap();
+        for name in ["f", "l", "sub"] {
+            let by_path = FileStat::from(&std::fs::symlink_metadata(d.join(name)).unwrap());
+            let from_folder = FileStat::from(
+                &rustix::fs::statat(&folder, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).unwrap(),
+            );
+            assert_eq!(by_path, from_folder, "{name}");
+        }
+        let f = FileStat::from(&std::fs::symlink_metadata(d.join("f")).unwrap());
+        assert!(f.is_file() && !f.is_symlink());
+        assert_eq!(f.mode & 0o777, 0o751);
+        let l = FileStat::from(&std::fs::symlink_metadata(d.join("l")).unwrap());
+        assert!(l.is_symlink() && !l.is_file());
+        let sub = FileStat::from(&std::fs::metadata(d.join("sub")).unwrap());
+        assert!(!sub.is_file() && !sub.is_symlink());
     }
 }

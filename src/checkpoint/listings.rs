@@ -18,10 +18,11 @@
 
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use super::index::FileStat;
 
 /// The file's name in the store.
 pub const FILE: &str = "folders";
@@ -44,12 +45,12 @@ pub struct Key {
 }
 
 impl Key {
-    pub fn of(meta: &std::fs::Metadata) -> Key {
+    pub fn of(meta: &FileStat) -> Key {
         Key {
-            dev: meta.dev(),
-            ino: meta.ino(),
-            ctime: (meta.ctime(), meta.ctime_nsec()),
-            mtime: (meta.mtime(), meta.mtime_nsec()),
+            dev: meta.dev,
+            ino: meta.ino,
+            ctime: meta.ctime,
+            mtime: meta.mtime,
         }
     }
 
@@ -71,15 +72,13 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub fn of(t: std::fs::FileType) -> Kind {
-        if t.is_dir() {
-            Kind::Dir
-        } else if t.is_file() {
-            Kind::File
-        } else if t.is_symlink() {
-            Kind::Link
-        } else {
-            Kind::Other
+    /// The kind of a file whose `st_mode` (or listed type, as mode bits) is `mode`.
+    pub fn of_mode(mode: u32) -> Kind {
+        match mode & libc::S_IFMT {
+            libc::S_IFDIR => Kind::Dir,
+            libc::S_IFREG => Kind::File,
+            libc::S_IFLNK => Kind::Link,
+            _ => Kind::Other,
         }
     }
 
@@ -263,7 +262,7 @@ impl Kept {
                     .iter()
                     .map(|(n, k)| (Box::from(n.as_bytes()), *k))
                     .collect();
-                (rel.as_bytes().to_vec(), Key::of(&meta), listing)
+                (rel.as_bytes().to_vec(), Key::of(&(&meta).into()), listing)
             })
             .collect();
         listings.keep(records, 0);
@@ -287,7 +286,7 @@ impl crate::sandbox::gitdirs::Listed for Kept {
         };
         let Some(listing) = self
             .listings
-            .get(rel.as_os_str().as_bytes(), &Key::of(&meta))
+            .get(rel.as_os_str().as_bytes(), &Key::of(&(&meta).into()))
         else {
             return false;
         };

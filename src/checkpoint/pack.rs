@@ -146,19 +146,14 @@ impl PackWriter {
         })
     }
 
-    /// Adds `bytes` as an object of `kind` (once per name) and gives its name.
+    /// Adds `bytes` as an object of `kind` (once per name) and gives its name. Safe to
+    /// call from several threads at once (a first look's two walkers): the name and a small
+    /// object's entry are made before the pack is held.
     pub fn put(&self, kind: &str, bytes: &[u8]) -> std::io::Result<Oid> {
         let code = kind_code(kind).ok_or_else(|| {
             std::io::Error::new(std::io::ErrorKind::InvalidInput, "not an object kind")
         })?;
         let oid = name(kind, bytes);
-        let mut held = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let inner = held
-            .as_mut()
-            .ok_or_else(|| std::io::Error::other("the pack is finished"))?;
-        if !inner.seen.insert(oid) {
-            return Ok(oid);
-        }
         // Type and size: four bits of size in the first byte, seven in each after.
         let mut entry = Vec::with_capacity(bytes.len() / 2 + 32);
         let mut size = bytes.len() as u64;
@@ -170,9 +165,18 @@ impl PackWriter {
             size >>= 7;
         }
         entry.push(first);
-        if bytes.len() < STORED_BELOW {
+        let small = bytes.len() < STORED_BELOW;
+        if small {
             stored(bytes, &mut entry);
-        } else {
+        }
+        let mut held = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let inner = held
+            .as_mut()
+            .ok_or_else(|| std::io::Error::other("the pack is finished"))?;
+        if !inner.seen.insert(oid) {
+            return Ok(oid);
+        }
+        if !small {
             deflated(&mut inner.z, bytes, &mut entry)?;
         }
         let mut crc = flate2::Crc::new();

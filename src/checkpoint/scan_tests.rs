@@ -94,6 +94,17 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     git(&ws, &["commit", "-qm", "files"]);
     write(&ws.join("vendor/lib/lib.rs"), "nested\n");
     git(&ws.join("vendor/lib"), &["init", "-q", "."]);
+    // What the first look reads from each open folder: a link (taken as a link, not
+    // followed), an executable file, an empty one, one over the size limit.
+    std::os::unix::fs::symlink("src/deep", ws.join("to-deep")).expect("ln");
+    write(&ws.join("src/run.sh"), "#!/bin/sh\n");
+    std::fs::set_permissions(
+        ws.join("src/run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    write(&ws.join("empty.txt"), "");
+    write(&ws.join("src/big.bin"), &"x".repeat(1500));
     let settings = Settings {
         max_file_bytes: 1000,
         ..Settings::default()
@@ -101,7 +112,29 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     let rt = runtime();
     let state = root.path().join("state");
     rt.block_on(async {
-        first_look_as_gits(&ws, &state, &root.path().join("state-fresh"), &settings).await;
+        let first =
+            first_look_as_gits(&ws, &state, &root.path().join("state-fresh"), &settings).await;
+        let git_dir = open(&ws, &state, &settings).await.git.git_dir.clone();
+        let listed = Command::new("git")
+            .arg("--git-dir")
+            .arg(&git_dir)
+            .args(["ls-tree", "-r", &first.tree])
+            .output()
+            .expect("ls-tree");
+        let listed = String::from_utf8_lossy(&listed.stdout).into_owned();
+        for (mode, path) in [
+            ("120000", "to-deep"),
+            ("100755", "src/run.sh"),
+            ("100644", "empty.txt"),
+        ] {
+            assert!(
+                listed
+                    .lines()
+                    .any(|l| l.starts_with(mode) && l.ends_with(&format!("\t{path}"))),
+                "{path} as {mode} in:\n{listed}"
+            );
+        }
+        assert!(!listed.contains("big.bin"), "over the limit:\n{listed}");
         type Change<'a> = (&'a str, Box<dyn Fn() + 'a>);
         let changes: Vec<Change> = vec![
             ("nothing", Box::new(|| {})),

@@ -2,17 +2,19 @@
 //! index brought up to date, its tree written and committed under the session's ref.
 
 use std::collections::BTreeSet;
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::CStr;
+use std::os::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, SystemTime};
 
 use super::git::{GitError, Run};
 use super::ignores::{Ignores, Rules};
-use super::index::{self, Index};
-use super::listings::{self, Listings};
+use super::index::{self, FileStat, Index};
+use super::listings::{self, Kind, Listings};
 use super::live::{Live, Look, OnDisk};
-use super::objects::{commit_bytes, hex, parse_hex};
-use super::scan::{Scan, Scanned, MAX_CHANGED};
+use super::objects::{commit_bytes, hex, parse_hex, Oid};
+use super::scan::{Scan, Scanned, Take, MAX_CHANGED};
 use super::watch::{Pending, Watch};
 use super::{
     index_entries, index_signature, named, plural, ref_safe, Snap, Store, LIST_BYTES, REFS,
@@ -266,7 +268,7 @@ impl Store {
             return self.git_look().await;
         }
         let index = base.as_ref().and_then(|_| index::read(&self.index));
-        let found = self.scan(index.as_ref(), resync, MAX_CHANGED);
+        let found = self.scan(index.as_ref(), resync, MAX_CHANGED, None);
         // Racily clean files stay so until git writes the index again (the walk never
         // does), and every run would read them: once a second has passed, git's look does
         // it, once.
@@ -322,37 +324,62 @@ impl Store {
             entries: Vec::new(),
             mtime: (0, 0),
         };
-        let Scanned::Changed(mut paths, _) =
-            self.scan(Some(&empty), resync, self.settings.max_files)
-        else {
-            return None;
-        };
-        // The index's order: bytes of the whole path.
-        paths.sort_unstable();
-        paths.dedup();
-        let top = &self.git.work_tree;
         let pack = match super::pack::PackWriter::new(&self.git.git_dir) {
             Ok(p) => p,
             Err(e) => return Some(Err(format!("cannot write a checkpoint: {e}"))),
         };
-        let mut live = Live::empty();
-        let mut entries = Vec::with_capacity(paths.len());
-        let (mut too_big, mut unreadable) = (Vec::new(), Vec::new());
-        for path in paths {
-            let full = top.join(std::ffi::OsStr::from_bytes(&path));
-            match super::live::on_disk(&full, self.settings.max_file_bytes).ok()? {
+        // Each file is read and stored by the walker that listed it, from the open folder.
+        #[derive(Default)]
+        struct Taken {
+            files: Vec<(Vec<u8>, u32, Oid, FileStat)>,
+            too_big: Vec<String>,
+            unreadable: Vec<String>,
+            failed: Option<String>,
+        }
+        let taken = Mutex::new(Taken::default());
+        let max_bytes = self.settings.max_file_bytes;
+        let take = |folder: BorrowedFd<'_>, name: &CStr, kind: Kind, path: &[u8]| {
+            let lossy = || String::from_utf8_lossy(path).into_owned();
+            let held = |f: &mut dyn FnMut(&mut Taken)| {
+                f(&mut taken.lock().unwrap_or_else(|p| p.into_inner()));
+            };
+            match super::live::on_disk_at(folder, name, kind, max_bytes).map_err(|_| ())? {
                 OnDisk::Gone => {}
-                OnDisk::TooBig => too_big.push(String::from_utf8_lossy(&path).into_owned()),
-                OnDisk::Unreadable => unreadable.push(String::from_utf8_lossy(&path).into_owned()),
-                OnDisk::Kept { mode, bytes, meta } => {
-                    let oid = match pack.put("blob", &bytes) {
-                        Ok(oid) => oid,
-                        Err(e) => return Some(Err(format!("cannot write a checkpoint: {e}"))),
-                    };
-                    live.insert(&path, mode, oid).ok()?;
-                    entries.push(index::Entry::of(path, mode, oid, &meta));
-                }
+                OnDisk::TooBig => held(&mut |t| t.too_big.push(lossy())),
+                OnDisk::Unreadable => held(&mut |t| t.unreadable.push(lossy())),
+                OnDisk::Kept { mode, bytes, meta } => match pack.put("blob", &bytes) {
+                    Ok(oid) => held(&mut |t| t.files.push((path.to_vec(), mode, oid, meta))),
+                    Err(e) => {
+                        held(&mut |t| t.failed = Some(e.to_string()));
+                        return Err(());
+                    }
+                },
             }
+            Ok(())
+        };
+        let scanned = self.scan(Some(&empty), resync, self.settings.max_files, Some(&take));
+        let Taken {
+            mut files,
+            mut too_big,
+            mut unreadable,
+            failed,
+        } = taken.into_inner().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = failed {
+            return Some(Err(format!("cannot write a checkpoint: {e}")));
+        }
+        let Scanned::Changed(..) = scanned else {
+            return None;
+        };
+        // The index's order: bytes of the whole path.
+        files.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        files.dedup_by(|a, b| a.0 == b.0);
+        too_big.sort_unstable();
+        unreadable.sort_unstable();
+        let mut live = Live::empty();
+        let mut entries = Vec::with_capacity(files.len());
+        for (path, mode, oid, meta) in files {
+            live.insert(&path, mode, oid).ok()?;
+            entries.push(index::Entry::of(path, mode, oid, &meta));
         }
         let written = live.write(&pack).and_then(|tree| {
             pack.finish()?;
@@ -386,7 +413,13 @@ impl Store {
 
     /// The walk of the workspace against `index` (see `scan`), setting the watches when
     /// `resync`.
-    fn scan(&self, index: Option<&Index>, resync: bool, max_changed: usize) -> Scanned {
+    fn scan(
+        &self,
+        index: Option<&Index>,
+        resync: bool,
+        max_changed: usize,
+        take: Option<Take<'_>>,
+    ) -> Scanned {
         let watch = self.watch.as_ref().filter(|_| resync);
         // Neither an index to hold the files against nor watches to set: nothing to walk.
         if index.is_none() && watch.is_none() {
@@ -411,6 +444,7 @@ impl Store {
             max_files: self.settings.max_files,
             max_changed,
             listings: &listings,
+            take,
         };
         let mut ignores = Ignores::default();
         let found = match watch {
