@@ -132,13 +132,15 @@ pub fn build_editing_skills(
     // checkpoint, beside the rest of the skills' discovery (`Checkpoints::ahead`).
     let runtime = tokio::runtime::Handle::try_current().ok();
     let recorded = recorder.store.is_some();
-    let checkpoints = |plan: &Plan, host: &crate::sandbox::HostPath, kept: Option<Kept>| {
+    let checkpoints = |plan: &Plan, git: crate::checkpoint::git::Program, kept: Option<Kept>| {
         config.checkpoints.enabled.then(|| {
             let ids = env.clone();
-            let checkpoints = Checkpoints::new(&root, env, &config.checkpoints, host)
+            let checkpoints = Checkpoints::with_git(&root, env, &config.checkpoints, git)
                 .recorded(Arc::new(move || super::session::recorded_ids(&ids)))
                 .with_kept(kept);
-            // A run the plan refuses ends before its first request: nothing to look at.
+            // A run the plan refuses ends before its first request: nothing to look at. (A
+            // pod that then fails to start may still make a run refuse: the look is made,
+            // and writes objects and the index, never a ref, as for a blocked message.)
             match runtime
                 .as_ref()
                 .filter(|_| recorded && plan.refusal.is_none())
@@ -165,9 +167,16 @@ pub fn build_editing_skills(
             kept.as_ref()
                 .map(|k| k as &dyn crate::sandbox::gitdirs::Listed),
         );
+        // The look made ahead goes on beside the pod's start (6 ms, mostly waiting for the
+        // pod's report): the git it may run is the one the run's host path gives, known once
+        // the pod has started or failed to (`Program::later`).
+        let path = env.get("PATH").map(String::as_str);
+        let (git, finder) =
+            crate::checkpoint::git::Program::later(&plan.narrowest_host_path(env), path);
+        let checkpoints = checkpoints(&plan, git, kept);
         let (plan, pod) = plan.with_pod(env);
         let host = plan.host_path(env);
-        let checkpoints = checkpoints(&plan, &host, kept);
+        finder.find(&host, path);
         (plan, pod, host, checkpoints)
     };
     let (mut discovery, (plan, pod, host, checkpoints)) = std::thread::scope(|scope| {

@@ -10,6 +10,7 @@
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, OnceLock};
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -23,27 +24,83 @@ const STDERR_BYTES: u64 = 8 * 1024;
 /// helpers up on it): both outside every folder a command may write and never through a
 /// relative entry, so a `git` the model wrote (in a virtualenv's `.venv/bin` on PATH) is never
 /// the one hx runs, unsandboxed, on every checkpoint.
+///
+/// Which folders commands may write is known only once the run's pod has started (without
+/// one, the temporary folders are the host's), so a run's checkpoints may begin before it:
+/// [`Program::later`] is found when the pod's start is known, and only what runs git waits
+/// for it (issue 33: the look made ahead started after the pod's start, 6 ms later, and
+/// needs no git).
 #[derive(Debug, Clone)]
 pub struct Program {
+    found: Arc<OnceLock<Found>>,
+    /// That git is there at all, known before `found` is: a git the narrowest host path
+    /// allows (the one of a run without a pod) is one the run's allows too.
+    present: bool,
+}
+
+#[derive(Debug)]
+struct Found {
     git: Result<PathBuf, GitError>,
     path: OsString,
 }
 
-impl Program {
-    /// git on `path` (hx's PATH), as `host` allows.
-    pub fn find(host: &HostPath, path: Option<&str>) -> Program {
+/// Gives a [`Program::later`] its git, once: dropped without, every git it runs fails.
+pub struct Finder(Arc<OnceLock<Found>>);
+
+impl Finder {
+    /// git on `path` (hx's PATH), as `host` (the run's, its pod started or not) allows.
+    pub fn find(self, host: &HostPath, path: Option<&str>) {
+        let _ = self.0.set(Found::of(host, path));
+    }
+}
+
+impl Drop for Finder {
+    fn drop(&mut self) {
+        let _ = self.0.set(Found {
+            git: Err(GitError::Failed(
+                "the run's sandbox did not say where git may be taken from".into(),
+            )),
+            path: OsString::new(),
+        });
+    }
+}
+
+impl Found {
+    fn of(host: &HostPath, path: Option<&str>) -> Found {
         let git = match host.find(OsStr::new("git"), Path::new("/"), path) {
             Ok(p) => Ok(p),
             Err(NotFound::Missing) => Err(GitError::Missing),
             Err(NotFound::Refused(why)) => Err(GitError::Failed(why)),
         };
-        Program {
+        Found {
             git,
             path: host.value(),
         }
     }
+}
 
-    /// git as `env`'s PATH has it, skipping only relative entries (tests, benchmarks).
+impl Program {
+    /// git on `path` (hx's PATH), as `host` allows.
+    pub fn find(host: &HostPath, path: Option<&str>) -> Program {
+        let found = Found::of(host, path);
+        Program {
+            present: found.git.is_ok(),
+            found: Arc::new(OnceLock::from(found)),
+        }
+    }
+
+    /// git found later, by the [`Finder`], with the run's host path; `narrowest` is the host
+    /// path of a run without a pod, which no run's is narrower than.
+    pub fn later(narrowest: &HostPath, path: Option<&str>) -> (Program, Finder) {
+        let found = Arc::new(OnceLock::new());
+        let program = Program {
+            present: Found::of(narrowest, path).git.is_ok(),
+            found: found.clone(),
+        };
+        (program, Finder(found))
+    }
+
+    /// git from `env`'s PATH, skipping only relative entries (tests, benchmarks).
     pub fn from_env(env: &crate::paths::Env) -> Program {
         Program::find(
             &HostPath::new(env.get("PATH").map(String::as_str), Vec::new()),
@@ -51,8 +108,26 @@ impl Program {
         )
     }
 
+    fn found(&self) -> &Found {
+        self.found.wait()
+    }
+
     fn git(&self) -> Result<&Path, GitError> {
-        self.git.as_deref().map_err(Clone::clone)
+        self.found().git.as_deref().map_err(Clone::clone)
+    }
+
+    /// The `PATH` git runs with.
+    fn path(&self) -> OsString {
+        self.found().path.clone()
+    }
+
+    /// Whether there is a git to run, without waiting for a [`Program::later`] when the
+    /// narrowest host path already has one.
+    fn present(&self) -> Result<(), GitError> {
+        if self.present {
+            return Ok(());
+        }
+        self.git().map(|_| ())
     }
 }
 
@@ -136,7 +211,7 @@ impl Git {
             // The workspace's path is a path, never a pattern.
             v.push(("GIT_LITERAL_PATHSPECS".into(), "1".into()));
         }
-        v.push(("PATH".into(), self.program.path.clone()));
+        v.push(("PATH".into(), self.program.path()));
         if let Some(i) = index {
             v.push(("GIT_INDEX_FILE".into(), i.into()));
         }
@@ -273,7 +348,7 @@ pub async fn global_excludes(
     neutral_git_dir: &Path,
     cache: &Path,
 ) -> Result<Option<PathBuf>, GitError> {
-    program.git()?;
+    program.present()?;
     let key = config_key(env);
     // No global config file at all (a new account, a container): nothing sets it, and git
     // need not be asked.
@@ -381,7 +456,7 @@ async fn configured_excludes(
             vars.push((k.into(), v.into()));
         }
     }
-    vars.push(("PATH".into(), program.path.clone()));
+    vars.push(("PATH".into(), program.path()));
     let args: Vec<String> = ["config", "--global", "--includes", "--path", "--get"]
         .iter()
         .map(|s| s.to_string())
@@ -519,5 +594,61 @@ mod tests {
             assert_eq!(ask().await.expect("ask"), Some(PathBuf::from("/x/three")));
             assert_eq!(calls(), 4, "an including config is asked every time");
         });
+    }
+
+    /// A git found later: what runs git waits for its finder, and gets the git the
+    /// finder's host path gives; knowing that git is there waits only when the narrowest
+    /// host path has none; a finder dropped unused fails every git, never hangs it.
+    #[test]
+    fn a_program_found_later_waits_only_to_run_git() {
+        use std::os::unix::fs::PermissionsExt;
+        use std::sync::mpsc;
+        use std::time::Duration;
+        let tmp = tempfile::tempdir().expect("tempdir");
+        let (early, late) = (tmp.path().join("early"), tmp.path().join("late"));
+        for bin in [&early, &late] {
+            std::fs::create_dir_all(bin).expect("mkdir");
+            let git = bin.join("git");
+            std::fs::write(&git, "#!/bin/sh\n").expect("write");
+            std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        }
+        let path = format!("{}:{}", late.display(), early.display());
+        // The narrowest host path: `late` is a folder commands may write there.
+        let narrowest = HostPath::new(Some(&path), vec![(late.clone(), "a temporary folder")]);
+        let (program, finder) = Program::later(&narrowest, Some(&path));
+        let (tx, rx) = mpsc::channel();
+        let asking = program.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(("present", asking.present().map(|_| PathBuf::new())));
+            let _ = tx.send(("git", asking.git().map(Path::to_path_buf)));
+        });
+        let (what, present) = rx.recv_timeout(Duration::from_secs(10)).expect("present");
+        assert_eq!((what, present), ("present", Ok(PathBuf::new())));
+        // Running git waits for the finder.
+        assert!(
+            rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "did not wait"
+        );
+        finder.find(&HostPath::new(Some(&path), Vec::new()), Some(&path));
+        let (what, git) = rx.recv_timeout(Duration::from_secs(10)).expect("git");
+        assert_eq!((what, git), ("git", Ok(late.join("git"))));
+        assert_eq!(program.path(), OsString::from(&path));
+
+        // No git on the narrowest path: knowing there is one waits too.
+        let none = HostPath::new(Some(&path), vec![(tmp.path().to_path_buf(), "all")]);
+        let (program, finder) = Program::later(&none, Some(&path));
+        let (tx, rx) = mpsc::channel();
+        let asking = program.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(asking.present());
+        });
+        assert!(
+            rx.recv_timeout(Duration::from_millis(200)).is_err(),
+            "did not wait"
+        );
+        drop(finder);
+        let present = rx.recv_timeout(Duration::from_secs(10)).expect("answered");
+        assert!(matches!(present, Err(GitError::Failed(_))), "{present:?}");
+        assert!(program.git().is_err());
     }
 }

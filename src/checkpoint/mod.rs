@@ -244,11 +244,22 @@ impl Checkpoints {
         settings: &Settings,
         host: &crate::sandbox::HostPath,
     ) -> Checkpoints {
+        let git = git::Program::find(host, env.get("PATH").map(String::as_str));
+        Checkpoints::with_git(workspace, env, settings, git)
+    }
+
+    /// [`Checkpoints::new`] with the git it runs given (one found later: `Program::later`).
+    pub fn with_git(
+        workspace: &Path,
+        env: &Env,
+        settings: &Settings,
+        git: git::Program,
+    ) -> Checkpoints {
         Checkpoints {
             workspace: workspace.to_path_buf(),
             env: env.clone(),
             settings: settings.clone(),
-            git: git::Program::find(host, env.get("PATH").map(String::as_str)),
+            git,
             store: tokio::sync::OnceCell::new(),
             recorded: None,
             ahead: None,

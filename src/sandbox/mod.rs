@@ -486,16 +486,21 @@ impl Plan {
     /// folders and `/dev/shm` (the pod has its own). What hx runs itself outside the sandbox
     /// is never taken from them ([`HostPath`]).
     pub fn written_by_commands(&self) -> Vec<Writable> {
+        self.written(self.pod)
+    }
+
+    /// [`Plan::written_by_commands`] with a pod or without one.
+    fn written(&self, pod: bool) -> Vec<Writable> {
         let mut out: Vec<Writable> = vec![(self.workspace.clone(), "the workspace")];
         for r in &self.writable {
             let temporary = r.why == roots::TMP_WHY || r.why == roots::TMPDIR_WHY;
             // The pod's temporary folders are its own, not the host's.
-            let own = self.pod && temporary;
+            let own = pod && temporary;
             if !own && !out.iter().any(|(p, _)| *p == r.path) {
                 out.push((r.path.clone(), r.why));
             }
         }
-        if !self.pod && self.settings.mode == Mode::WorkspaceWrite {
+        if !pod && self.settings.mode == Mode::WorkspaceWrite {
             let shm = PathBuf::from("/dev/shm");
             if self.devices.contains(&shm) {
                 out.push((shm, "/dev/shm"));
@@ -541,6 +546,13 @@ impl Plan {
             env.get("PATH").map(String::as_str),
             self.written_by_commands(),
         )
+    }
+
+    /// [`Plan::host_path`] as it is without a pod (the temporary folders and `/dev/shm` the
+    /// host's), known before the pod has started: no run's is narrower, so what it allows,
+    /// the run's allows, whether or not its pod starts.
+    pub fn narrowest_host_path(&self, env: &Env) -> HostPath {
+        HostPath::new(env.get("PATH").map(String::as_str), self.written(false))
     }
 
     /// What the run's pod is made of; `run_dir` is the run's own folder (it must not exist).
