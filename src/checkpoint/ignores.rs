@@ -10,11 +10,11 @@
 //! reads `{a,b}` as a choice, git as the characters), a line that is not UTF-8 (the crate
 //! skips it, git applies it), a file over [`MAX_IGNORE_BYTES`].
 
-use std::collections::HashMap;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+use foldhash::HashMap;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 
 /// Bytes of one ignore file read at most; a larger one is git's to apply.

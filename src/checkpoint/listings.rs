@@ -16,11 +16,12 @@
 //! The file is hx's own, but a file on disk all the same: it is read within
 //! [`MAX_BYTES`], and anything in it that does not parse makes it empty, not an error.
 
-use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use foldhash::{HashMap, HashMapExt};
 
 use super::index::FileStat;
 

@@ -12,7 +12,6 @@
 //! checked against (`ignores`). A folder whose stat is the one the last look kept its listing
 //! with is not listed again (`listings`).
 
-use std::collections::{HashMap, HashSet};
 use std::ffi::{CStr, OsStr};
 use std::mem::MaybeUninit;
 use std::os::fd::{AsFd, BorrowedFd};
@@ -21,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
+use foldhash::{HashMap, HashSet, HashSetExt};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 
 use super::ignores::{Ignores, Rules};
