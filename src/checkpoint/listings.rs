@@ -278,16 +278,31 @@ impl crate::sandbox::gitdirs::Listed for Kept {
         &self.file
     }
 
-    fn each(&self, dir: &Path, f: &mut dyn FnMut(&std::ffi::OsStr, bool)) -> bool {
+    fn each(
+        &self,
+        dir: &Path,
+        at: Option<(std::os::fd::BorrowedFd<'_>, &std::ffi::CStr)>,
+        f: &mut dyn FnMut(&std::ffi::OsStr, bool),
+    ) -> bool {
         let Some(rel) = dir.strip_prefix(&self.top).ok() else {
             return false;
         };
-        let Ok(meta) = std::fs::symlink_metadata(dir) else {
+        let meta = match at {
+            Some((folder, name)) => {
+                rustix::fs::statat(folder, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .map(|s| FileStat::from(&s))
+                    .ok()
+            }
+            None => std::fs::symlink_metadata(dir)
+                .map(|m| FileStat::from(&m))
+                .ok(),
+        };
+        let Some(meta) = meta else {
             return false;
         };
         let Some(listing) = self
             .listings
-            .get(rel.as_os_str().as_bytes(), &Key::of(&(&meta).into()))
+            .get(rel.as_os_str().as_bytes(), &Key::of(&meta))
         else {
             return false;
         };

@@ -14,7 +14,8 @@
 //! ([`Redirects`]), since a mount can only cover a file that exists.
 
 use std::collections::BTreeSet;
-use std::ffi::{OsStr, OsString};
+use std::ffi::{CStr, OsStr, OsString};
+use std::os::fd::{AsFd, BorrowedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -28,8 +29,14 @@ pub trait Listed {
     fn file(&self) -> &Path;
     /// Gives `f` each entry of `dir` (below the top, reached through no link) and whether it
     /// is a folder (a link is not), when `dir`'s stat is the one it was listed with; whether
-    /// it did.
-    fn each(&self, dir: &Path, f: &mut dyn FnMut(&OsStr, bool)) -> bool;
+    /// it did. `at`, when given, is where `dir` is stat'ed from: the open folder above it and
+    /// its name there (one name to look up, not the path from `/`).
+    fn each(
+        &self,
+        dir: &Path,
+        at: Option<(BorrowedFd<'_>, &CStr)>,
+        f: &mut dyn FnMut(&OsStr, bool),
+    ) -> bool;
 }
 
 /// Folders looked through for nested repositories at most: a bound on the run's start in a
@@ -50,6 +57,34 @@ const DENTS_BYTES: usize = 32 * 1024;
 struct Folder {
     path: PathBuf,
     parent: Option<(std::rc::Rc<Held>, std::ffi::CString)>,
+}
+
+/// Queues the folders `below` the folder `dir`, to be opened and stat'ed in `fd` (the open
+/// `dir`) when it is held.
+fn below_of(
+    queue: &mut std::collections::VecDeque<Folder>,
+    dir: &Path,
+    below: Vec<OsString>,
+    fd: Option<std::os::fd::OwnedFd>,
+    held_open: &std::rc::Rc<std::cell::Cell<usize>>,
+) {
+    let held = fd.map(|fd| {
+        held_open.set(held_open.get() + 1);
+        std::rc::Rc::new(Held {
+            fd,
+            open: held_open.clone(),
+        })
+    });
+    for name in below {
+        let parent = held.as_ref().and_then(|h| {
+            let c = std::ffi::CString::new(name.as_bytes()).ok()?;
+            Some((h.clone(), c))
+        });
+        queue.push_back(Folder {
+            path: dir.join(name),
+            parent,
+        });
+    }
 }
 
 /// An open folder held for the folders below it, counted while it is.
@@ -98,7 +133,7 @@ impl GitPlaces {
         // `kept`): one name to look up, not the path from `/` (issue 33: a new workspace's
         // 2,000 folders took this walk 14 ms, a quarter of it in lookups). The folders held
         // open for those below them are bounded; past it, a path from `/` again.
-        let open = std::rc::Rc::new(std::cell::Cell::new(0usize));
+        let held_open = std::rc::Rc::new(std::cell::Cell::new(0usize));
         let mut queue = std::collections::VecDeque::from([Folder {
             path: workspace.to_path_buf(),
             parent: None,
@@ -121,24 +156,33 @@ impl GitPlaces {
                     below.push(name.to_os_string());
                 }
             };
-            if kept.is_some_and(|k| k.each(&dir, &mut entry)) {
-                queue.extend(below.into_iter().map(|name| Folder {
-                    path: dir.join(name),
-                    parent: None,
-                }));
+            // Listed as a folder in the folder above: a link put in its place since is not
+            // followed.
+            let open = |flags: OFlags| {
+                let flags = flags | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                match &parent {
+                    Some((above, name)) => rustix::fs::openat(
+                        &above.fd,
+                        name.as_c_str(),
+                        flags | OFlags::NOFOLLOW,
+                        Mode::empty(),
+                    ),
+                    None => rustix::fs::open(&dir, flags, Mode::empty()),
+                }
+            };
+            let at = parent
+                .as_ref()
+                .map(|(above, name)| (above.fd.as_fd(), name.as_c_str()));
+            if kept.is_some_and(|k| k.each(&dir, at, &mut entry)) {
+                // Held only for the folders below it to be stat'ed in, not listed.
+                let fd = (!below.is_empty() && held_open.get() < MAX_HELD_OPEN)
+                    .then(|| open(OFlags::PATH).ok())
+                    .flatten();
+                drop(parent);
+                below_of(&mut queue, &dir, below, fd, &held_open);
                 continue;
             }
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            let opened = match &parent {
-                // Listed as a folder there: a link put in its place since is not followed.
-                Some((above, name)) => rustix::fs::openat(
-                    &above.fd,
-                    name.as_c_str(),
-                    flags | OFlags::NOFOLLOW,
-                    Mode::empty(),
-                ),
-                None => rustix::fs::open(&dir, flags, Mode::empty()),
-            };
+            let opened = open(OFlags::RDONLY);
             drop(parent);
             let Ok(fd) = opened else {
                 continue;
@@ -161,23 +205,8 @@ impl GitPlaces {
                 };
                 entry(OsStr::from_bytes(bytes), is_dir);
             }
-            let held = (!below.is_empty() && open.get() < MAX_HELD_OPEN).then(|| {
-                open.set(open.get() + 1);
-                std::rc::Rc::new(Held {
-                    fd,
-                    open: open.clone(),
-                })
-            });
-            for name in below {
-                let parent = held.as_ref().and_then(|h| {
-                    let c = std::ffi::CString::new(name.as_bytes()).ok()?;
-                    Some((h.clone(), c))
-                });
-                queue.push_back(Folder {
-                    path: dir.join(name),
-                    parent,
-                });
-            }
+            let fd = (!below.is_empty() && held_open.get() < MAX_HELD_OPEN).then_some(fd);
+            below_of(&mut queue, &dir, below, fd, &held_open);
         }
         places
     }
