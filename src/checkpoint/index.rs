@@ -449,6 +449,24 @@ mod tests {
         let f = FileStat::from(&std::fs::symlink_metadata(d.join("f")).unwrap());
         assert!(f.is_file() && !f.is_symlink());
         assert_eq!(f.mode & 0o777, 0o751);
+        // Each field where lstat(2) puts it, not only two conversions that agree.
+        let path = std::ffi::CString::new(d.join("f").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: an all-zero stat is a valid value; lstat writes it and reads the path.
+        let mut raw: libc::stat = unsafe { std::mem::zeroed() };
+        assert_eq!(unsafe { libc::lstat(path.as_ptr(), &mut raw) }, 0);
+        assert_eq!(
+            (f.dev, f.ino, f.mode, f.uid, f.gid, f.size),
+            (
+                raw.st_dev as u64,
+                raw.st_ino as u64,
+                raw.st_mode as u32,
+                raw.st_uid as u32,
+                raw.st_gid as u32,
+                raw.st_size as u64
+            )
+        );
+        assert_eq!(f.mtime, (raw.st_mtime as i64, raw.st_mtime_nsec as i64));
+        assert_eq!(f.ctime, (raw.st_ctime as i64, raw.st_ctime_nsec as i64));
         let l = FileStat::from(&std::fs::symlink_metadata(d.join("l")).unwrap());
         assert!(l.is_symlink() && !l.is_file());
         let sub = FileStat::from(&std::fs::metadata(d.join("sub")).unwrap());

@@ -540,7 +540,7 @@ pub(super) fn on_disk_at(
             let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
             match rustix::fs::openat(folder, name, flags, Mode::empty()) {
                 Ok(fd) => read_opened(fd, max_bytes),
-                Err(Errno::ACCESS) => Ok(OnDisk::Unreadable),
+                Err(Errno::ACCESS | Errno::PERM) => Ok(OnDisk::Unreadable),
                 Err(Errno::NOENT) => Ok(OnDisk::Gone),
                 // Swapped for a link or a folder since the listing: look again.
                 Err(_) => Err(Look),
@@ -558,6 +558,10 @@ fn read_opened(file: std::os::fd::OwnedFd, max_bytes: u64) -> Result<OnDisk, Loo
     let meta = rustix::fs::fstat(&file)
         .map(|m| FileStat::from(&m))
         .map_err(|_| Look)?;
+    // A folder put where the file was: what it holds is for a look to find.
+    if meta.mode & libc::S_IFMT == libc::S_IFDIR {
+        return Err(Look);
+    }
     if !meta.is_file() {
         return Ok(OnDisk::Gone);
     }

@@ -398,9 +398,9 @@ impl Scan<'_> {
     /// ignores it): its folders that count onto `stack`; into `found`, its files that git
     /// would list as untracked, then those of the index that may have changed. The folder
     /// is watched before it is listed, so a file that changes after its stat here is an
-    /// event. It is opened once, and its stat, its listing and its files' stats and reads
-    /// go through that descriptor: a name looked up in the folder, not a path walked from
-    /// `/` each time. A folder whose stat is the one its kept listing was made with is not
+    /// event. It is opened once, and its stat, its listing and its files' stats (and a first
+    /// look's reads) go through that descriptor: a name looked up in the folder, not a path
+    /// walked from `/` each time (a racily clean file's content is still read by path). A folder whose stat is the one its kept listing was made with is not
     /// listed again: the listing is taken (`listings`).
     #[allow(clippy::too_many_arguments)]
     fn list(
@@ -413,10 +413,11 @@ impl Scan<'_> {
         (found, changed): &mut (Vec<Vec<u8>>, Vec<Vec<u8>>),
         kept: &mut Kept,
     ) -> Result<(), Unsure> {
-        // A folder below the top is one its parent listed as a folder: a link put there
-        // since is not followed (the parent's watch has the change for the next look).
+        // Past the walk's first folder, a folder is one its parent listed as a folder: a
+        // link put in its place since is not followed (the last name only; the parent's
+        // watch has the change for the next look).
         let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        if !rel.is_empty() {
+        if rel != self.prefix.strip_suffix(b"/").unwrap_or(self.prefix) {
             flags |= OFlags::NOFOLLOW;
         }
         let folder = rustix::fs::open(dir, flags, Mode::empty()).map_err(|_| Unsure)?;
@@ -439,7 +440,8 @@ impl Scan<'_> {
                 while let Some(e) = entries.next() {
                     let e = e.map_err(|_| Unsure)?;
                     let name = e.file_name().to_bytes();
-                    if name == b"." || name == b".." {
+                    // glibc's readdir (git's) passes over entries without an inode.
+                    if name == b"." || name == b".." || e.ino() == 0 {
                         continue;
                     }
                     // The type from the listing (a link to a folder is a link), or from a
@@ -516,6 +518,11 @@ impl Scan<'_> {
                     Kind::Other => {}
                 }
             }
+            // A rule git may read otherwise makes the look git's (see `walk`): a first look
+            // reads no more files for nothing.
+            if self.take.is_some() && ignores.doubtful() {
+                walk.sure.store(false, Ordering::Relaxed);
+            }
         }
         // Outside the rules' lock: the other walker goes on with its folder meanwhile.
         let name_of = |i: usize| std::ffi::CString::new(&*listing[i].0).ok();
@@ -531,8 +538,9 @@ impl Scan<'_> {
                 }
             }
         }
-        if let Some(take) = self.take {
-            // Past the bound the look is git's: what is left is not worth reading.
+        if let Some(take) = self.take.filter(|_| !unsure) {
+            // Past the bound, or with anything git's look must decide, the look is git's:
+            // what is left is not worth reading.
             for i in to_take {
                 if !walk.sure.load(Ordering::Relaxed) {
                     break;

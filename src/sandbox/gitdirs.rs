@@ -20,6 +20,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
 
 /// What folders held when they were last listed, where that still holds: the checkpoints'
 /// kept listings (`checkpoint::Kept`), as this lower layer sees them.
@@ -57,6 +58,22 @@ const DENTS_BYTES: usize = 32 * 1024;
 struct Folder {
     path: PathBuf,
     parent: Option<(std::rc::Rc<Held>, std::ffi::CString)>,
+}
+
+/// Folders held open at most: [`MAX_HELD_OPEN`], and an eighth of the descriptors the
+/// process may have (the skills' discovery and the agent files are read meanwhile).
+fn max_held_open() -> usize {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the struct it is given and nothing else.
+    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+        usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+    } else {
+        0
+    };
+    (soft / 8).min(MAX_HELD_OPEN)
 }
 
 /// Queues the folders `below` the folder `dir`, to be opened and stat'ed in `fd` (the open
@@ -109,7 +126,8 @@ pub struct GitPlaces {
     pub worktrees: Vec<PathBuf>,
     /// `.git` files (a linked worktree's, a submodule's checkout's): read-only.
     pub files: Vec<PathBuf>,
-    /// The walk for nested repositories stopped at [`MAX_FOLDERS`].
+    /// The walk for nested repositories stopped at [`MAX_FOLDERS`], or could not open a
+    /// folder for want of file descriptors.
     pub bounded: bool,
 }
 
@@ -134,6 +152,7 @@ impl GitPlaces {
         // 2,000 folders took this walk 14 ms, a quarter of it in lookups). The folders held
         // open for those below them are bounded; past it, a path from `/` again.
         let held_open = std::rc::Rc::new(std::cell::Cell::new(0usize));
+        let max_held = max_held_open();
         let mut queue = std::collections::VecDeque::from([Folder {
             path: workspace.to_path_buf(),
             parent: None,
@@ -147,6 +166,7 @@ impl GitPlaces {
                 break;
             }
             let mut below: Vec<OsString> = Vec::new();
+            let mut short = false;
             let mut entry = |name: &OsStr, is_dir: bool| {
                 if name == ".git" {
                     if dir != workspace {
@@ -175,16 +195,31 @@ impl GitPlaces {
                 .map(|(above, name)| (above.fd.as_fd(), name.as_c_str()));
             if kept.is_some_and(|k| k.each(&dir, at, &mut entry)) {
                 // Held only for the folders below it to be stat'ed in, not listed.
-                let fd = (!below.is_empty() && held_open.get() < MAX_HELD_OPEN)
+                let fd = (!below.is_empty() && held_open.get() < max_held)
                     .then(|| open(OFlags::PATH).ok())
                     .flatten();
                 drop(parent);
                 below_of(&mut queue, &dir, below, fd, &held_open);
                 continue;
             }
-            let opened = open(OFlags::RDONLY);
+            let opened = match open(OFlags::RDONLY) {
+                // Out of descriptors (a low `ulimit -n`, other threads' files): by path,
+                // with nothing held; still none, the walk says it is partial rather than
+                // pass the folder by in silence.
+                Err(e) if e == Errno::MFILE || e == Errno::NFILE => {
+                    let again = rustix::fs::open(
+                        &dir,
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                        Mode::empty(),
+                    );
+                    short = again.is_err();
+                    again
+                }
+                other => other,
+            };
             drop(parent);
             let Ok(fd) = opened else {
+                places.bounded |= short;
                 continue;
             };
             let mut entries = rustix::fs::RawDir::new(&fd, &mut dents);
@@ -205,7 +240,7 @@ impl GitPlaces {
                 };
                 entry(OsStr::from_bytes(bytes), is_dir);
             }
-            let fd = (!below.is_empty() && held_open.get() < MAX_HELD_OPEN).then_some(fd);
+            let fd = (!below.is_empty() && held_open.get() < max_held).then_some(fd);
             below_of(&mut queue, &dir, below, fd, &held_open);
         }
         places
