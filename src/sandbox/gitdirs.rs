@@ -194,7 +194,8 @@ impl GitPlaces {
                 .as_ref()
                 .map(|(above, name)| (above.fd.as_fd(), name.as_c_str()));
             if kept.is_some_and(|k| k.each(&dir, at, &mut entry)) {
-                // Held only for the folders below it to be stat'ed in, not listed.
+                // Held (`O_PATH`: not listed) for the folders below it to be stat'ed in, and
+                // opened in when their listing is not taken.
                 let fd = (!below.is_empty() && held_open.get() < max_held)
                     .then(|| open(OFlags::PATH).ok())
                     .flatten();
