@@ -68,6 +68,10 @@ impl FileStat {
     pub fn is_symlink(&self) -> bool {
         self.mode & libc::S_IFMT == libc::S_IFLNK
     }
+
+    pub fn is_dir(&self) -> bool {
+        self.mode & libc::S_IFMT == libc::S_IFDIR
+    }
 }
 
 impl From<&std::fs::Metadata> for FileStat {
@@ -470,6 +474,6 @@ mod tests {
         let l = FileStat::from(&std::fs::symlink_metadata(d.join("l")).unwrap());
         assert!(l.is_symlink() && !l.is_file());
         let sub = FileStat::from(&std::fs::metadata(d.join("sub")).unwrap());
-        assert!(!sub.is_file() && !sub.is_symlink());
+        assert!(sub.is_dir() && !sub.is_file() && !sub.is_symlink());
     }
 }

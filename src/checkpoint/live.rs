@@ -559,7 +559,7 @@ fn read_opened(file: std::os::fd::OwnedFd, max_bytes: u64) -> Result<OnDisk, Loo
         .map(|m| FileStat::from(&m))
         .map_err(|_| Look)?;
     // A folder put where the file was: what it holds is for a look to find.
-    if meta.mode & libc::S_IFMT == libc::S_IFDIR {
+    if meta.is_dir() {
         return Err(Look);
     }
     if !meta.is_file() {

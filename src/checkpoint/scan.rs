@@ -400,8 +400,9 @@ impl Scan<'_> {
     /// is watched before it is listed, so a file that changes after its stat here is an
     /// event. It is opened once, and its stat, its listing and its files' stats (and a first
     /// look's reads) go through that descriptor: a name looked up in the folder, not a path
-    /// walked from `/` each time (a racily clean file's content is still read by path). A folder whose stat is the one its kept listing was made with is not
-    /// listed again: the listing is taken (`listings`).
+    /// walked from `/` each time (a racily clean file's content is still read by path). A
+    /// folder whose stat is the one its kept listing was made with is not listed again: the
+    /// listing is taken (`listings`).
     #[allow(clippy::too_many_arguments)]
     fn list(
         &self,
@@ -509,7 +510,7 @@ impl Scan<'_> {
                             && !ignores.ignored(self.top, &child, false, &self.rules)
                         {
                             if self.take.is_some() {
-                                to_take.push(i);
+                                to_take.push((i, child.clone()));
                             }
                             found.push(child);
                         }
@@ -541,19 +542,13 @@ impl Scan<'_> {
         if let Some(take) = self.take.filter(|_| !unsure) {
             // Past the bound, or with anything git's look must decide, the look is git's:
             // what is left is not worth reading.
-            for i in to_take {
+            for (i, child) in to_take {
                 if !walk.sure.load(Ordering::Relaxed) {
                     break;
                 }
-                let (name, kind) = &listing[i];
-                let mut child = rel.to_vec();
-                if !child.is_empty() {
-                    child.push(b'/');
-                }
-                child.extend_from_slice(name);
                 let taken = name_of(i)
                     .ok_or(())
-                    .and_then(|c| take(folder.as_fd(), c.as_c_str(), *kind, &child));
+                    .and_then(|c| take(folder.as_fd(), c.as_c_str(), listing[i].1, &child));
                 if taken.is_err() {
                     unsure = true;
                     break;

@@ -340,17 +340,15 @@ impl Store {
         let max_bytes = self.settings.max_file_bytes;
         let take = |folder: BorrowedFd<'_>, name: &CStr, kind: Kind, path: &[u8]| {
             let lossy = || String::from_utf8_lossy(path).into_owned();
-            let held = |f: &mut dyn FnMut(&mut Taken)| {
-                f(&mut taken.lock().unwrap_or_else(|p| p.into_inner()));
-            };
+            let held = || taken.lock().unwrap_or_else(|p| p.into_inner());
             match super::live::on_disk_at(folder, name, kind, max_bytes).map_err(|_| ())? {
                 OnDisk::Gone => {}
-                OnDisk::TooBig => held(&mut |t| t.too_big.push(lossy())),
-                OnDisk::Unreadable => held(&mut |t| t.unreadable.push(lossy())),
+                OnDisk::TooBig => held().too_big.push(lossy()),
+                OnDisk::Unreadable => held().unreadable.push(lossy()),
                 OnDisk::Kept { mode, bytes, meta } => match pack.put("blob", &bytes) {
-                    Ok(oid) => held(&mut |t| t.files.push((path.to_vec(), mode, oid, meta))),
+                    Ok(oid) => held().files.push((path.to_vec(), mode, oid, meta)),
                     Err(e) => {
-                        held(&mut |t| t.failed = Some(e.to_string()));
+                        held().failed = Some(e.to_string());
                         return Err(());
                     }
                 },
