@@ -488,24 +488,27 @@ async fn configured_excludes(
 mod tests {
     use super::*;
 
+    /// Writes `text` to `path`, executable: a `git` for a test's PATH.
+    fn executable(path: &Path, text: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::write(path, text).expect("write");
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+
     /// Without any global config file nothing sets `core.excludesFile`: git is not asked,
     /// and the default file counts when it exists.
     #[test]
     fn without_a_global_config_git_is_not_asked() {
-        use std::os::unix::fs::PermissionsExt;
         let tmp = tempfile::tempdir().expect("tempdir");
         let home = tmp.path().join("home");
         let bin = tmp.path().join("bin");
         std::fs::create_dir_all(&home).expect("mkdir");
         std::fs::create_dir_all(&bin).expect("mkdir");
         let log = tmp.path().join("calls");
-        let wrapper = bin.join("git");
-        std::fs::write(
-            &wrapper,
-            format!("#!/bin/sh\necho \"$@\" >> '{}'\n", log.display()),
-        )
-        .expect("write");
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        executable(
+            &bin.join("git"),
+            &format!("#!/bin/sh\necho \"$@\" >> '{}'\n", log.display()),
+        );
         let mut env = crate::paths::Env::new();
         env.insert("HOME".into(), home.display().to_string());
         env.insert("PATH".into(), bin.display().to_string());
@@ -549,10 +552,7 @@ mod tests {
             log.display(),
             real.display()
         );
-        let wrapper = bin.join("git");
-        std::fs::write(&wrapper, script).expect("write");
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        executable(&bin.join("git"), &script);
         let mut env = crate::paths::Env::new();
         env.insert("HOME".into(), home.display().to_string());
         env.insert("PATH".into(), bin.display().to_string());
@@ -601,16 +601,13 @@ mod tests {
     /// host path has none; a finder dropped unused fails every git, never hangs it.
     #[test]
     fn a_program_found_later_waits_only_to_run_git() {
-        use std::os::unix::fs::PermissionsExt;
         use std::sync::mpsc;
         use std::time::Duration;
         let tmp = tempfile::tempdir().expect("tempdir");
         let (early, late) = (tmp.path().join("early"), tmp.path().join("late"));
         for bin in [&early, &late] {
             std::fs::create_dir_all(bin).expect("mkdir");
-            let git = bin.join("git");
-            std::fs::write(&git, "#!/bin/sh\n").expect("write");
-            std::fs::set_permissions(&git, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            executable(&bin.join("git"), "#!/bin/sh\n");
         }
         let path = format!("{}:{}", late.display(), early.display());
         // The narrowest host path: `late` is a folder commands may write there.
