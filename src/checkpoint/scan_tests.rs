@@ -97,6 +97,26 @@ fn a_runs_first_look_in_process_makes_the_tree_gits_look_makes() {
     // What the first look reads from each open folder: a link (taken as a link, not
     // followed), an executable file, an empty one, one over the size limit.
     std::os::unix::fs::symlink("src/deep", ws.join("to-deep")).expect("ln");
+    // Dated back as `write` dates files: a link made in the second the index is would be
+    // racily clean, and a run a second later would settle it with a git look.
+    let back = rustix::fs::Timespec {
+        tv_sec: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("after the epoch")
+            .as_secs() as i64
+            - 10,
+        tv_nsec: 0,
+    };
+    rustix::fs::utimensat(
+        rustix::fs::CWD,
+        ws.join("to-deep"),
+        &rustix::fs::Timestamps {
+            last_access: back,
+            last_modification: back,
+        },
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .expect("date the link");
     write(&ws.join("src/run.sh"), "#!/bin/sh\n");
     std::fs::set_permissions(
         ws.join("src/run.sh"),
