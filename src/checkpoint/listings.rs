@@ -149,6 +149,13 @@ impl Listings {
         (known == key && key.settled(self.settled)).then(|| listing.clone())
     }
 
+    /// Whether `folder` held no folders when its listing was kept (false: none was kept).
+    pub fn holds_no_folders(&self, folder: &[u8]) -> bool {
+        self.known
+            .get(folder)
+            .is_some_and(|(_, listing)| listing.iter().all(|(_, kind)| *kind != Kind::Dir))
+    }
+
     /// Keeps what a walker listed, or took: each folder, its stat before it was listed, and
     /// its entries; and how many of them it took from the file.
     pub fn keep(&self, records: Vec<Record>, taken: usize) {

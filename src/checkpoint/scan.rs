@@ -12,13 +12,13 @@
 //! checked against (`ignores`). A folder whose stat is the one the last look kept its listing
 //! with is not listed again (`listings`).
 
-use std::ffi::{CStr, OsStr};
+use std::ffi::{CStr, CString, OsStr};
 use std::mem::MaybeUninit;
-use std::os::fd::{AsFd, BorrowedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 
 use foldhash::{HashMap, HashSet, HashSetExt};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -98,13 +98,66 @@ struct Walk<'i> {
     known: AtomicUsize,
     watching: AtomicBool,
     sure: AtomicBool,
+    /// Folders held open for those below them, and how many may be.
+    held_open: Arc<AtomicUsize>,
+    max_held: usize,
     /// Files found so far, by every walker.
     found: AtomicUsize,
     ignores: Mutex<&'i mut Ignores>,
 }
 
-/// A folder to list: its full path, its path relative to the top, whether a rule ignores it.
-type Folder = (PathBuf, Vec<u8>, bool);
+/// A folder to list.
+struct Folder {
+    /// Its full path, to watch it by (and for what is still read by path).
+    path: PathBuf,
+    /// Its path relative to the top.
+    rel: Vec<u8>,
+    /// Whether a rule ignores it.
+    ignored: bool,
+    /// The open folder above it and its name there, when that one is held: one name to
+    /// look up, not the path from `/`.
+    parent: Option<(Arc<Held>, CString)>,
+}
+
+/// An open folder held for the folders below it, counted while it is.
+struct Held {
+    fd: OwnedFd,
+    open: Arc<AtomicUsize>,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.open.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Where a folder's files are stat'ed: the folder itself, opened; or, when it was not (see
+/// [`Scan::list`]), the folder above it, by the folder's name and theirs.
+enum Through<'f> {
+    Open(OwnedFd),
+    Above(BorrowedFd<'f>, &'f CStr),
+}
+
+impl Through<'_> {
+    /// The stat of `name`, an entry of the folder, not following a link.
+    fn stat(&self, name: &[u8]) -> Option<FileStat> {
+        let st = match self {
+            Through::Open(fd) => {
+                let name = CString::new(name).ok()?;
+                rustix::fs::statat(fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+            }
+            Through::Above(fd, dir) => {
+                let mut path = Vec::with_capacity(dir.to_bytes().len() + 1 + name.len());
+                path.extend_from_slice(dir.to_bytes());
+                path.push(b'/');
+                path.extend_from_slice(name);
+                let path = CString::new(path).ok()?;
+                rustix::fs::statat(*fd, path.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+            }
+        };
+        st.ok().map(|s| FileStat::from(&s))
+    }
+}
 
 /// The folders a walker gave up for the others to list. Each walker lists the folders it
 /// found itself, and gives some up only when another waits, so that most folders cost no
@@ -119,6 +172,18 @@ struct Queue {
 impl Walk<'_> {
     fn queue(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// `fd`, held for the folders below it to be opened in, unless too many are held.
+    fn hold(&self, fd: OwnedFd) -> Option<Arc<Held>> {
+        if self.held_open.fetch_add(1, Ordering::Relaxed) >= self.max_held {
+            self.held_open.fetch_sub(1, Ordering::Relaxed);
+            return None;
+        }
+        Some(Arc::new(Held {
+            fd,
+            open: self.held_open.clone(),
+        }))
     }
 
     /// Ends the walk for every walker.
@@ -200,11 +265,12 @@ impl Scan<'_> {
             racy_bytes: AtomicU64::new(0),
             racy: AtomicBool::new(false),
             queue: Mutex::new(Queue {
-                folders: vec![(
-                    self.top.join(OsStr::from_bytes(&root_rel)),
-                    root_rel,
-                    root_ignored,
-                )],
+                folders: vec![Folder {
+                    path: self.top.join(OsStr::from_bytes(&root_rel)),
+                    rel: root_rel,
+                    ignored: root_ignored,
+                    parent: None,
+                }],
                 walkers: 2,
                 stop: false,
             }),
@@ -213,6 +279,8 @@ impl Scan<'_> {
             known: AtomicUsize::new(1),
             watching: AtomicBool::new(add.is_some()),
             sure: AtomicBool::new(index.is_some()),
+            held_open: Arc::new(AtomicUsize::new(0)),
+            max_held: crate::sandbox::gitdirs::max_held_open(),
             found: AtomicUsize::new(0),
             ignores: Mutex::new(ignores),
         };
@@ -325,7 +393,7 @@ impl Scan<'_> {
         let mut found = (Vec::new(), Vec::new());
         let mut mine: Vec<Folder> = Vec::new();
         loop {
-            let (dir, rel, in_ignored) = match mine.pop() {
+            let folder = match mine.pop() {
                 Some(next) => next,
                 None => {
                     let mut q = walk.queue();
@@ -351,7 +419,7 @@ impl Scan<'_> {
             }
             if walk.watching.load(Ordering::Relaxed) {
                 if let Some(add) = add {
-                    if !add(&dir, rel.clone()) {
+                    if !add(&folder.path, folder.rel.clone()) {
                         walk.watching.store(false, Ordering::Relaxed);
                     }
                 }
@@ -363,15 +431,7 @@ impl Scan<'_> {
             }
             let before = found.0.len() + found.1.len();
             let mut below = Vec::new();
-            let listed = self.list(
-                walk,
-                (&dir, &rel, in_ignored),
-                tracked,
-                holding,
-                &mut below,
-                &mut found,
-                kept,
-            );
+            let listed = self.list(walk, folder, tracked, holding, &mut below, &mut found, kept);
             let now = found.0.len() + found.1.len() - before;
             let total = walk.found.fetch_add(now, Ordering::Relaxed) + now;
             if listed.is_err() || total > self.max_changed {
@@ -394,50 +454,75 @@ impl Scan<'_> {
         }
     }
 
-    /// Lists one folder (its full path, its path relative to the top, whether a rule
-    /// ignores it): its folders that count onto `stack`; into `found`, its files that git
-    /// would list as untracked, then those of the index that may have changed. The folder
-    /// is watched before it is listed, so a file that changes after its stat here is an
-    /// event. It is opened once, and its stat, its listing and its files' stats (and a first
-    /// look's reads) go through that descriptor: a name looked up in the folder, not a path
-    /// walked from `/` each time (a racily clean file's content is still read by path). A
-    /// folder whose stat is the one its kept listing was made with is not listed again: the
-    /// listing is taken (`listings`).
+    /// Lists one folder: its folders that count onto `stack`; into `found`, its files that
+    /// git would list as untracked, then those of the index that may have changed. The
+    /// folder is watched before it is listed, so a file that changes after its stat here is
+    /// an event. It is opened once, in the folder above it when that one is held, and its
+    /// stat, its listing and its files' stats (and a first look's reads) go through that
+    /// descriptor: a name looked up in the folder, not a path walked from `/` each time (a
+    /// racily clean file's content is still read by path). A folder whose stat is the one
+    /// its kept listing was made with is not listed again: the listing is taken
+    /// (`listings`); and one that held no folders then, whose files no first look reads, is
+    /// not opened at all: it and its files are stat'ed from the folder above it (issue 33:
+    /// the open, stat and close of each of 2,000 unchanged folders was a fifth of a second
+    /// run's look).
     #[allow(clippy::too_many_arguments)]
     fn list(
         &self,
         walk: &Walk<'_>,
-        (dir, rel, in_ignored): (&Path, &[u8], bool),
+        folder: Folder,
         tracked: &HashMap<&[u8], usize>,
         holding: &HashSet<&[u8]>,
         stack: &mut Vec<Folder>,
         (found, changed): &mut (Vec<Vec<u8>>, Vec<Vec<u8>>),
         kept: &mut Kept,
     ) -> Result<(), Unsure> {
-        // Past the walk's first folder, a folder is one its parent listed as a folder: a
-        // link put in its place since is not followed (the last name only; the parent's
-        // watch has the change for the next look).
-        let mut flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        if rel != self.prefix.strip_suffix(b"/").unwrap_or(self.prefix) {
-            flags |= OFlags::NOFOLLOW;
-        }
-        let folder = rustix::fs::open(dir, flags, Mode::empty()).map_err(|_| Unsure)?;
-        // The folder's stat before its listing: one kept with a later stat could miss what
-        // changed in between.
-        let key = rustix::fs::fstat(&folder)
-            .ok()
-            .map(|s| Key::of(&FileStat::from(&s)));
-        let taken = key.as_ref().and_then(|key| self.listings.get(rel, key));
+        let Folder {
+            path: dir,
+            rel,
+            ignored: in_ignored,
+            parent,
+        } = folder;
+        let rel = rel.as_slice();
+        // A kept leaf: stat'ed where it is listed, and taken when that stat is the one it
+        // was kept with (after its watch was set, as an opened folder's is).
+        let leaf = parent
+            .as_ref()
+            .filter(|_| self.take.is_none() && self.listings.holds_no_folders(rel))
+            .and_then(|(above, name)| {
+                let st = rustix::fs::statat(&above.fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
+                    .ok()?;
+                let key = Key::of(&FileStat::from(&st));
+                let listing = self.listings.get(rel, &key)?;
+                Some((
+                    Through::Above(above.fd.as_fd(), name.as_c_str()),
+                    key,
+                    listing,
+                ))
+            });
+        let (through, key, taken) = match leaf {
+            Some((through, key, listing)) => (through, Some(key), Some(listing)),
+            None => {
+                let folder = self.open(&dir, rel, parent.as_ref())?;
+                // The folder's stat before its listing: one kept with a later stat could
+                // miss what changed in between.
+                let key = rustix::fs::fstat(&folder)
+                    .ok()
+                    .map(|s| Key::of(&FileStat::from(&s)));
+                let taken = key.as_ref().and_then(|key| self.listings.get(rel, key));
+                (Through::Open(folder), key, taken)
+            }
+        };
         // Anything unsure still lists the folders below, for their watches.
         let mut unsure = false;
-        let listing: Listing = match taken {
-            Some(listing) => {
+        let listing: Listing = match (taken, &through) {
+            (Some(listing), _) => {
                 kept.taken += 1;
                 listing
             }
-            None => {
+            (None, Through::Open(folder)) => {
                 let mut listing = Vec::new();
-                let mut entries = rustix::fs::RawDir::new(&folder, &mut kept.dents);
+                let mut entries = rustix::fs::RawDir::new(folder, &mut kept.dents);
                 while let Some(e) = entries.next() {
                     let e = e.map_err(|_| Unsure)?;
                     let name = e.file_name().to_bytes();
@@ -450,7 +535,7 @@ impl Scan<'_> {
                     let kind = match e.file_type() {
                         FileType::Unknown => {
                             match rustix::fs::statat(
-                                &folder,
+                                folder,
                                 e.file_name(),
                                 AtFlags::SYMLINK_NOFOLLOW,
                             ) {
@@ -467,6 +552,8 @@ impl Scan<'_> {
                 }
                 Listing::from(listing)
             }
+            // A leaf is one whose listing was taken.
+            (None, Through::Above(..)) => return Err(Unsure),
         };
         if let (Some(key), false) = (key, unsure) {
             kept.records.push((rel.to_vec(), key, listing.clone()));
@@ -500,7 +587,12 @@ impl Scan<'_> {
                         let ignored =
                             in_ignored || ignores.ignored(self.top, &child, true, &self.rules);
                         if !ignored || holding.contains(child.as_slice()) {
-                            stack.push((dir.join(OsStr::from_bytes(name)), child, ignored));
+                            stack.push(Folder {
+                                path: dir.join(OsStr::from_bytes(name)),
+                                rel: child,
+                                ignored,
+                                parent: None,
+                            });
                         }
                     }
                     Kind::File | Kind::Link => {
@@ -526,32 +618,38 @@ impl Scan<'_> {
             }
         }
         // Outside the rules' lock: the other walker goes on with its folder meanwhile.
-        let name_of = |i: usize| std::ffi::CString::new(&*listing[i].0).ok();
         if let Some(index) = walk.index {
             for (n, i, child) in to_hold {
                 walk.held[n].store(true, Ordering::Relaxed);
-                let meta = name_of(i).and_then(|name| {
-                    rustix::fs::statat(&folder, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW).ok()
-                });
+                let meta = through.stat(&listing[i].0);
                 let full = || dir.join(OsStr::from_bytes(&listing[i].0));
-                if !walk.unchanged(&index.entries[n], meta.as_ref().map(FileStat::from), full) {
+                if !walk.unchanged(&index.entries[n], meta, full) {
                     changed.push(child);
                 }
             }
         }
-        if let Some(take) = self.take.filter(|_| !unsure) {
+        if let (Some(take), Through::Open(folder)) = (self.take.filter(|_| !unsure), &through) {
             // Past the bound, or with anything git's look must decide, the look is git's:
             // what is left is not worth reading.
             for (i, child) in to_take {
                 if !walk.sure.load(Ordering::Relaxed) {
                     break;
                 }
-                let taken = name_of(i)
-                    .ok_or(())
+                let taken = CString::new(&*listing[i].0)
+                    .map_err(|_| ())
                     .and_then(|c| take(folder.as_fd(), c.as_c_str(), listing[i].1, &child));
                 if taken.is_err() {
                     unsure = true;
                     break;
+                }
+            }
+        }
+        // The folders below are opened in this one, while few enough are held.
+        if let (false, Through::Open(folder)) = (stack.is_empty(), through) {
+            if let Some(held) = walk.hold(folder) {
+                for below in stack.iter_mut() {
+                    let name = below.rel.rsplit(|&b| b == b'/').next().unwrap_or_default();
+                    below.parent = CString::new(name).ok().map(|c| (held.clone(), c));
                 }
             }
         }
@@ -560,6 +658,32 @@ impl Scan<'_> {
         } else {
             Ok(())
         }
+    }
+
+    /// Opens the folder at `dir` (`rel` below the top): in the folder above it when that one
+    /// is held, else by its path. Past the walk's first folder, a folder is one its parent
+    /// listed as a folder: a link put in its place since is not followed (the parent's
+    /// watch has the change for the next look).
+    fn open(
+        &self,
+        dir: &Path,
+        rel: &[u8],
+        parent: Option<&(Arc<Held>, CString)>,
+    ) -> Result<OwnedFd, Unsure> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let opened = match parent {
+            Some((above, name)) => rustix::fs::openat(
+                &above.fd,
+                name.as_c_str(),
+                flags | OFlags::NOFOLLOW,
+                Mode::empty(),
+            ),
+            None if rel == self.prefix.strip_suffix(b"/").unwrap_or(self.prefix) => {
+                rustix::fs::open(dir, flags, Mode::empty())
+            }
+            None => rustix::fs::open(dir, flags | OFlags::NOFOLLOW, Mode::empty()),
+        };
+        opened.map_err(|_| Unsure)
     }
 }
 

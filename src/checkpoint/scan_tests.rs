@@ -537,3 +537,56 @@ fn the_first_look_takes_the_listings_the_sandboxs_walk_read() {
         }
     });
 }
+
+/// A folder that held no folders when its listing was kept is stat'ed from the folder above
+/// it, not opened: its files are held against the index through that folder, by the
+/// folder's name and theirs. An unchanged file there is not found; one changed in place
+/// (which leaves the folder's stat as it was) is; and a folder that gained a folder is
+/// opened and listed again.
+#[test]
+fn a_kept_leaf_folders_files_are_stat_ed_from_the_folder_above() {
+    let root = tempfile::tempdir().expect("tempdir");
+    let ws = root.path().join("ws");
+    write(&ws.join("a/x.txt"), "x\n");
+    write(&ws.join("b/y.txt"), "y\n");
+    write(&ws.join("c/d/z.txt"), "z\n");
+    std::thread::sleep(super::super::listings::SETTLED + std::time::Duration::from_millis(200));
+    let settings = Settings::default();
+    let state = root.path().join("state");
+    let top = crate::paths::real_path(&ws).expect("real");
+    runtime().block_on(async {
+        first_look_as_gits(&ws, &state, &root.path().join("fresh"), &settings).await;
+    });
+    let walk = || {
+        let listings = super::Listings::read(&state.join(super::super::listings::FILE));
+        let index = super::super::index::read(&state.join("index")).expect("the index");
+        let scan = super::Scan {
+            top: &top,
+            prefix: b"",
+            rules: super::Rules {
+                exclude: None,
+                global: None,
+            },
+            max_files: 1_000,
+            max_changed: super::MAX_CHANGED,
+            listings: &listings,
+            take: None,
+        };
+        let found = scan
+            .walk(Some(&index), &mut super::Ignores::default(), None)
+            .1;
+        (found, listings.taken())
+    };
+    // The top, a, b, c and c/d, all taken; nothing found.
+    assert_eq!(walk(), (super::Scanned::Changed(Vec::new(), false), 5));
+    // Changed in place: b's stat is as it was, y.txt's is not.
+    std::fs::write(ws.join("b/y.txt"), "y, changed\n").expect("write");
+    // A folder made in a: a is listed again, and its new folder's file found.
+    write(&ws.join("a/e/w.txt"), "w\n");
+    let (found, taken) = walk();
+    assert_eq!(
+        found,
+        super::Scanned::Changed(vec![b"a/e/w.txt".to_vec(), b"b/y.txt".to_vec()], false)
+    );
+    assert_eq!(taken, 4, "the top, b, c and c/d");
+}

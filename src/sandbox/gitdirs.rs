@@ -60,9 +60,10 @@ struct Folder {
     parent: Option<(std::rc::Rc<Held>, std::ffi::CString)>,
 }
 
-/// Folders held open at most: [`MAX_HELD_OPEN`], and an eighth of the descriptors the
-/// process may have (the skills' discovery and the agent files are read meanwhile).
-fn max_held_open() -> usize {
+/// Folders one walk holds open at most: [`MAX_HELD_OPEN`], and an eighth of the descriptors
+/// the process may have (the skills' discovery, the agent files and the checkpoints' look
+/// are read meanwhile; the look's walk has the same bound).
+pub(crate) fn max_held_open() -> usize {
     let mut limit = libc::rlimit {
         rlim_cur: 0,
         rlim_max: 0,
