@@ -20,8 +20,13 @@
 //! a child's peak RSS counts what its parent had resident when it was made, and the bench's
 //! own grew past hx's once it held a round's four workspaces.
 //!
+//! Then a second table: the kernel's part of what the protections add to a second run among
+//! the 2,000 skill folders (a watch, the look's stats, the sandbox's stat of each folder),
+//! each folder's system calls made by this program in a loop, beside the skills' discovery's
+//! own listing and read of each folder: the floor under that workload's ratio.
+//!
 //! `HX_BENCH_RUNS=N` sets the runs of each (7), `HX_BENCH_ONLY=TEXT` keeps the workloads
-//! whose name holds TEXT.
+//! whose name holds TEXT (`kernel`: the second table alone).
 //!
 //! Targets (issue 33): the one-answer run 15 ms or less with every protection on; 40 turns
 //! and the 2,000-skill turn within 1.3× of both off; peak memory under 16 MiB.
@@ -295,6 +300,126 @@ fn ms(d: Duration) -> String {
     format!("{:.1}", d.as_secs_f64() * 1e3)
 }
 
+/// CPU time of the calling thread.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes the struct it is given and nothing else.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    Duration::new(
+        u64::try_from(ts.tv_sec).unwrap_or(0),
+        u32::try_from(ts.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// The kernel's part of what the protections add to a second run among 2,000 skill folders,
+/// each folder's system calls made here in a loop, with nothing of hx's around them: the
+/// floor under the 2,000-skill ratio, beside what the skills' discovery itself asks of the
+/// kernel for the same folders (both settings make it).
+fn floor(runs: usize) {
+    use rustix::fs::{inotify, openat, statat, AtFlags, Mode, OFlags, CWD};
+    let root = tempfile::tempdir().expect("tempdir");
+    let skills = root.path().join(".agents/skills");
+    for i in 0..SKILLS {
+        let dir = skills.join(format!("skill-{i}"));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        let text = format!(
+            "---\nname: skill-{i}\ndescription: what skill {i} is for\n---\n\nThe rules of skill {i}.\n"
+        );
+        std::fs::write(dir.join("SKILL.md"), text).expect("write");
+    }
+    disk_settles();
+    let top = openat(
+        CWD,
+        &skills,
+        OFlags::RDONLY | OFlags::DIRECTORY,
+        Mode::empty(),
+    )
+    .expect("open the skills");
+    let nofollow = AtFlags::SYMLINK_NOFOLLOW;
+    let dir = |i: usize| format!("skill-{i}");
+    let timed = |f: &mut dyn FnMut()| {
+        let start = thread_cpu();
+        f();
+        thread_cpu() - start
+    };
+    let mut parts: [Vec<Duration>; 5] = Default::default();
+    for _ in 0..runs {
+        let watches = inotify::init(inotify::CreateFlags::CLOEXEC).expect("inotify");
+        parts[0].push(timed(&mut || {
+            for i in 0..SKILLS {
+                let flags = inotify::WatchFlags::MODIFY
+                    | inotify::WatchFlags::CREATE
+                    | inotify::WatchFlags::DELETE
+                    | inotify::WatchFlags::MOVE
+                    | inotify::WatchFlags::ATTRIB
+                    | inotify::WatchFlags::ONLYDIR
+                    | inotify::WatchFlags::DONT_FOLLOW;
+                inotify::add_watch(&watches, skills.join(dir(i)), flags).expect("watch");
+            }
+        }));
+        parts[1].push(timed(&mut || {
+            for i in 0..SKILLS {
+                let _ = statat(&top, dir(i), nofollow);
+                let _ = statat(&top, format!("skill-{i}/SKILL.md"), nofollow);
+            }
+        }));
+        parts[2].push(timed(&mut || {
+            for i in 0..SKILLS {
+                let _ = statat(&top, dir(i), nofollow);
+            }
+        }));
+        parts[3].push(timed(&mut || {
+            for i in 0..SKILLS {
+                let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW;
+                let folder =
+                    rustix::fs::open(skills.join(dir(i)), flags, Mode::empty()).expect("open");
+                let _ = rustix::fs::fstat(&folder);
+                let _ = statat(&folder, "SKILL.md", nofollow);
+            }
+        }));
+        let mut dents = vec![std::mem::MaybeUninit::<u8>::uninit(); 32 * 1024];
+        let mut bytes = Vec::new();
+        parts[4].push(timed(&mut || {
+            for i in 0..SKILLS {
+                let folder = openat(
+                    &top,
+                    dir(i),
+                    OFlags::RDONLY | OFlags::DIRECTORY,
+                    Mode::empty(),
+                )
+                .expect("open");
+                let mut entries = rustix::fs::RawDir::new(&folder, &mut dents);
+                while entries.next().is_some() {}
+                drop(folder);
+                let file = openat(
+                    &top,
+                    format!("skill-{i}/SKILL.md"),
+                    OFlags::RDONLY,
+                    Mode::empty(),
+                )
+                .expect("open");
+                bytes.clear();
+                let _ = std::io::Read::read_to_end(&mut std::fs::File::from(file), &mut bytes);
+            }
+        }));
+        // Closed while not timed: the kernel retires the watches after an RCU grace period.
+        drop(watches);
+    }
+    let [watch, look, sandbox, before, skills_read] = parts.map(|p| ms(median(p)));
+    println!();
+    println!(
+        "protections/the kernel's part of a second run among 2,000 skill folders: CPU ms of the thread that makes the calls, median of {runs}"
+    );
+    println!(
+        "| a watch on each folder | the look's stat of each folder and its file | the same, each folder opened and closed | the sandbox's stat of each folder | the skills' discovery's listing and read of each |"
+    );
+    println!("| --- | --- | --- | --- | --- |");
+    println!("| {watch} | {look} | {before} | {sandbox} | {skills_read} |");
+}
+
 fn main() {
     if let Some(hx) = std::env::var_os(MEASURE) {
         measure(hx);
@@ -403,5 +528,8 @@ fn main() {
             median(rss) as f64 / 1024.0,
             median(rss_off) as f64 / 1024.0
         );
+    }
+    if "the kernel's part".contains(only.as_str()) {
+        floor(runs);
     }
 }
