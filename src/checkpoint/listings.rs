@@ -149,11 +149,12 @@ impl Listings {
         (known == key && key.settled(self.settled)).then(|| listing.clone())
     }
 
-    /// Whether `folder` held no folders when its listing was kept (false: none was kept).
-    pub fn holds_no_folders(&self, folder: &[u8]) -> bool {
-        self.known
-            .get(folder)
-            .is_some_and(|(_, listing)| listing.iter().all(|(_, kind)| *kind != Kind::Dir))
+    /// Whether `folder` held no folders, and at most `entries` entries, when its listing
+    /// was kept (false: none was kept).
+    pub fn small_leaf(&self, folder: &[u8], entries: usize) -> bool {
+        self.known.get(folder).is_some_and(|(_, listing)| {
+            listing.len() <= entries && listing.iter().all(|(_, kind)| *kind != Kind::Dir)
+        })
     }
 
     /// Keeps what a walker listed, or took: each folder, its stat before it was listed, and

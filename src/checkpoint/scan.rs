@@ -55,6 +55,13 @@ pub type Add<'a> = &'a (dyn Fn(&Path, Vec<u8>) -> bool + Sync);
 /// only git's look can be sure.
 pub type Take<'a> = &'a (dyn Fn(BorrowedFd<'_>, &CStr, Kind, &[u8]) -> Result<(), ()> + Sync);
 
+/// Entries of a kept leaf folder, at most, for its files to be stat'ed from the folder above
+/// it rather than from the folder opened (see [`Scan::list`]): each of those stats looks up
+/// one name more, so past a few files the open and close it spares are spent again. (The look
+/// of a 10,000-file repository of 100-file folders, `cargo bench --bench checkpoints`, did not
+/// move beyond its noise either way.)
+const MAX_LEAF_ENTRIES: usize = 8;
+
 /// Bytes of folder entries read by one `getdents64`: a folder of 2,000 skill folders in
 /// four calls, most folders in one.
 const DENTS_BYTES: usize = 32 * 1024;
@@ -462,10 +469,10 @@ impl Scan<'_> {
     /// descriptor: a name looked up in the folder, not a path walked from `/` each time (a
     /// racily clean file's content is still read by path). A folder whose stat is the one
     /// its kept listing was made with is not listed again: the listing is taken
-    /// (`listings`); and one that held no folders then, whose files no first look reads, is
-    /// not opened at all: it and its files are stat'ed from the folder above it (issue 33:
-    /// the open, stat and close of each of 2,000 unchanged folders was a fifth of a second
-    /// run's look).
+    /// (`listings`); and one that held no folders then, and few files ([`MAX_LEAF_ENTRIES`]),
+    /// none of which a first look reads, is not opened at all: it and its files are stat'ed
+    /// from the folder above it (issue 33: the open, stat and close of each of 2,000
+    /// unchanged folders was a fifth of a second run's look).
     #[allow(clippy::too_many_arguments)]
     fn list(
         &self,
@@ -488,7 +495,7 @@ impl Scan<'_> {
         // was kept with (after its watch was set, as an opened folder's is).
         let leaf = parent
             .as_ref()
-            .filter(|_| self.take.is_none() && self.listings.holds_no_folders(rel))
+            .filter(|_| self.take.is_none() && self.listings.small_leaf(rel, MAX_LEAF_ENTRIES))
             .and_then(|(above, name)| {
                 let st = rustix::fs::statat(&above.fd, name.as_c_str(), AtFlags::SYMLINK_NOFOLLOW)
                     .ok()?;
