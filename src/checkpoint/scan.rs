@@ -27,6 +27,7 @@ use super::ignores::{Ignores, Rules};
 use super::index::{same_content, stat, Entry, FileStat, Index, Stat};
 use super::listings::{Key, Kind, Listing, Listings};
 use super::watch::MAX_FOLDERS;
+use crate::sandbox::gitdirs::{HeldFolder, HeldFolders};
 
 /// Files that may have changed, at most, for the walk to take them itself: beyond it, git's
 /// look (which also brings the index up to date, so the next run's walk finds fewer).
@@ -105,9 +106,8 @@ struct Walk<'i> {
     known: AtomicUsize,
     watching: AtomicBool,
     sure: AtomicBool,
-    /// Folders held open for those below them, and how many may be.
-    held_open: Arc<AtomicUsize>,
-    max_held: usize,
+    /// Folders held open for those below them.
+    open_folders: HeldFolders,
     /// Files found so far, by every walker.
     found: AtomicUsize,
     ignores: Mutex<&'i mut Ignores>,
@@ -123,19 +123,7 @@ struct Folder {
     ignored: bool,
     /// The open folder above it and its name there, when that one is held: one name to
     /// look up, not the path from `/`.
-    parent: Option<(Arc<Held>, CString)>,
-}
-
-/// An open folder held for the folders below it, counted while it is.
-struct Held {
-    fd: OwnedFd,
-    open: Arc<AtomicUsize>,
-}
-
-impl Drop for Held {
-    fn drop(&mut self) {
-        self.open.fetch_sub(1, Ordering::Relaxed);
-    }
+    parent: Option<(Arc<HeldFolder>, CString)>,
 }
 
 /// Where a folder's files are stat'ed: the folder itself, opened; or, when it was not (see
@@ -179,18 +167,6 @@ struct Queue {
 impl Walk<'_> {
     fn queue(&self) -> MutexGuard<'_, Queue> {
         self.queue.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// `fd`, held for the folders below it to be opened in, unless too many are held.
-    fn hold(&self, fd: OwnedFd) -> Option<Arc<Held>> {
-        if self.held_open.fetch_add(1, Ordering::Relaxed) >= self.max_held {
-            self.held_open.fetch_sub(1, Ordering::Relaxed);
-            return None;
-        }
-        Some(Arc::new(Held {
-            fd,
-            open: self.held_open.clone(),
-        }))
     }
 
     /// Ends the walk for every walker.
@@ -286,8 +262,7 @@ impl Scan<'_> {
             known: AtomicUsize::new(1),
             watching: AtomicBool::new(add.is_some()),
             sure: AtomicBool::new(index.is_some()),
-            held_open: Arc::new(AtomicUsize::new(0)),
-            max_held: crate::sandbox::gitdirs::max_held_open(),
+            open_folders: HeldFolders::new(),
             found: AtomicUsize::new(0),
             ignores: Mutex::new(ignores),
         };
@@ -653,7 +628,7 @@ impl Scan<'_> {
         }
         // The folders below are opened in this one, while few enough are held.
         if let (false, Through::Open(folder)) = (stack.is_empty(), through) {
-            if let Some(held) = walk.hold(folder) {
+            if let Some(held) = walk.open_folders.hold(folder) {
                 for below in stack.iter_mut() {
                     let name = below.rel.rsplit(|&b| b == b'/').next().unwrap_or_default();
                     below.parent = CString::new(name).ok().map(|c| (held.clone(), c));
@@ -675,7 +650,7 @@ impl Scan<'_> {
         &self,
         dir: &Path,
         rel: &[u8],
-        parent: Option<&(Arc<Held>, CString)>,
+        parent: Option<&(Arc<HeldFolder>, CString)>,
     ) -> Result<OwnedFd, Unsure> {
         let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
         let opened = match parent {

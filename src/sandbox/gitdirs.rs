@@ -57,42 +57,63 @@ const DENTS_BYTES: usize = 32 * 1024;
 /// A folder still to list, and the open folder above it with its name there, when held.
 struct Folder {
     path: PathBuf,
-    parent: Option<(std::rc::Rc<Held>, std::ffi::CString)>,
+    parent: Option<(std::sync::Arc<HeldFolder>, std::ffi::CString)>,
 }
 
-/// Folders one walk holds open at most: [`MAX_HELD_OPEN`], and an eighth of the descriptors
-/// the process may have (the skills' discovery, the agent files and the checkpoints' look
-/// are read meanwhile; the look's walk has the same bound).
-pub(crate) fn max_held_open() -> usize {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the struct it is given and nothing else.
-    let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
-        usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
-    } else {
-        0
-    };
-    (soft / 8).min(MAX_HELD_OPEN)
+/// The folders a walk holds open for the folders below it to be opened in (one name to look
+/// up, not the path from `/`), at most [`MAX_HELD_OPEN`] and an eighth of the descriptors the
+/// process may have (the skills' discovery, the agent files and the checkpoints' look are
+/// read meanwhile). This walk's, and the checkpoints' look's (`checkpoint::scan`).
+pub(crate) struct HeldFolders {
+    open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    max: usize,
 }
 
-/// Queues the folders `below` the folder `dir`, to be opened and stat'ed in `fd` (the open
+impl HeldFolders {
+    pub(crate) fn new() -> HeldFolders {
+        let mut limit = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the struct it is given and nothing else.
+        let soft = if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } == 0 {
+            usize::try_from(limit.rlim_cur).unwrap_or(usize::MAX)
+        } else {
+            0
+        };
+        HeldFolders {
+            open: Default::default(),
+            max: (soft / 8).min(MAX_HELD_OPEN),
+        }
+    }
+
+    /// Whether one more may be held now.
+    fn room(&self) -> bool {
+        self.open.load(std::sync::atomic::Ordering::Relaxed) < self.max
+    }
+
+    /// `fd`, held for the folders below it, unless too many are held.
+    pub(crate) fn hold(&self, fd: std::os::fd::OwnedFd) -> Option<std::sync::Arc<HeldFolder>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.open.fetch_add(1, Relaxed) >= self.max {
+            self.open.fetch_sub(1, Relaxed);
+            return None;
+        }
+        Some(std::sync::Arc::new(HeldFolder {
+            fd,
+            open: self.open.clone(),
+        }))
+    }
+}
+
+/// Queues the folders `below` the folder `dir`, to be opened and stat'ed in `held` (the open
 /// `dir`) when it is held.
 fn below_of(
     queue: &mut std::collections::VecDeque<Folder>,
     dir: &Path,
     below: Vec<OsString>,
-    fd: Option<std::os::fd::OwnedFd>,
-    held_open: &std::rc::Rc<std::cell::Cell<usize>>,
+    held: Option<std::sync::Arc<HeldFolder>>,
 ) {
-    let held = fd.map(|fd| {
-        held_open.set(held_open.get() + 1);
-        std::rc::Rc::new(Held {
-            fd,
-            open: held_open.clone(),
-        })
-    });
     for name in below {
         let parent = held.as_ref().and_then(|h| {
             let c = std::ffi::CString::new(name.as_bytes()).ok()?;
@@ -106,14 +127,14 @@ fn below_of(
 }
 
 /// An open folder held for the folders below it, counted while it is.
-struct Held {
-    fd: std::os::fd::OwnedFd,
-    open: std::rc::Rc<std::cell::Cell<usize>>,
+pub(crate) struct HeldFolder {
+    pub(crate) fd: std::os::fd::OwnedFd,
+    open: std::sync::Arc<std::sync::atomic::AtomicUsize>,
 }
 
-impl Drop for Held {
+impl Drop for HeldFolder {
     fn drop(&mut self) {
-        self.open.set(self.open.get().saturating_sub(1));
+        self.open.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -152,8 +173,7 @@ impl GitPlaces {
         // `kept`): one name to look up, not the path from `/` (issue 33: a new workspace's
         // 2,000 folders took this walk 14 ms, a quarter of it in lookups). The folders held
         // open for those below them are bounded; past it, a path from `/` again.
-        let held_open = std::rc::Rc::new(std::cell::Cell::new(0usize));
-        let max_held = max_held_open();
+        let held = HeldFolders::new();
         let mut queue = std::collections::VecDeque::from([Folder {
             path: workspace.to_path_buf(),
             parent: None,
@@ -197,11 +217,11 @@ impl GitPlaces {
             if kept.is_some_and(|k| k.each(&dir, at, &mut entry)) {
                 // Held (`O_PATH`: not listed) for the folders below it to be stat'ed in, and
                 // opened in when their listing is not taken.
-                let fd = (!below.is_empty() && held_open.get() < max_held)
+                let fd = (!below.is_empty() && held.room())
                     .then(|| open(OFlags::PATH).ok())
                     .flatten();
                 drop(parent);
-                below_of(&mut queue, &dir, below, fd, &held_open);
+                below_of(&mut queue, &dir, below, fd.and_then(|fd| held.hold(fd)));
                 continue;
             }
             let opened = match open(OFlags::RDONLY) {
@@ -242,8 +262,8 @@ impl GitPlaces {
                 };
                 entry(OsStr::from_bytes(bytes), is_dir);
             }
-            let fd = (!below.is_empty() && held_open.get() < max_held).then_some(fd);
-            below_of(&mut queue, &dir, below, fd, &held_open);
+            let fd = (!below.is_empty()).then(|| held.hold(fd)).flatten();
+            below_of(&mut queue, &dir, below, fd);
         }
         places
     }
