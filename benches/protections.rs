@@ -4,7 +4,8 @@
 //! fake server, with every protection on (the default), checkpoints off, the sandbox off, and
 //! both off, the four alternating run by run (each round starting with the next) so that each
 //! sees the same machine, and prints the median wall time of each, the ratio of the default to
-//! both off, and the peak RSS of the default runs. Workloads, each in a folder that is not a
+//! both off (of the medians, and the median of each round's own ratio, with its least and
+//! most), and the peak RSS of the default runs. Workloads, each in a folder that is not a
 //! git repository and in one that is:
 //! - one answer, no tool: start, one request, exit;
 //! - 40 turns of read_file, edit_file, glob and bash, then an answer;
@@ -470,10 +471,10 @@ fn main() {
     ];
     println!("protections/whole `hx agent` runs, median wall ms of {runs} (settings alternating)");
     println!(
-        "| workload | {} | default / both off | CPU ms: default, both off | peak RSS: default, both off |",
+        "| workload | {} | default / both off | the rounds' ratios: median (least to most) | CPU ms: default, both off | peak RSS: default, both off |",
         SETTINGS.map(|s| s.name).join(" | ")
     );
-    println!("| --- | --- | --- | --- | --- | --- | --- | --- |");
+    println!("| --- | --- | --- | --- | --- | --- | --- | --- | --- |");
     // HX_BENCH_ONLY=TEXT: only the workloads whose name holds TEXT.
     let only = std::env::var("HX_BENCH_ONLY").unwrap_or_default();
     // Every workspace is removed at the end, none while runs are timed: after thousands of
@@ -513,16 +514,29 @@ fn main() {
                 }
             }
         }
+        // Each round's own ratio too: its four runs follow each other within a second or
+        // so, while the machine's speed drifts over minutes (both-off medians of one
+        // workload moved from 35 to 57 ms within an hour here), which the ratio of the
+        // medians takes in whole.
+        let mut rounds: Vec<f64> = walls[0]
+            .iter()
+            .zip(&walls[3])
+            .map(|(on, off)| on.as_secs_f64() / off.as_secs_f64())
+            .collect();
+        rounds.sort_by(f64::total_cmp);
         let medians: Vec<Duration> = walls.into_iter().map(median).collect();
         let cpu: Vec<Duration> = cpus.into_iter().map(median).collect();
         println!(
-            "| {name} | {} | {:.2}× | {}, {} | {:.1} MiB, {:.1} MiB |",
+            "| {name} | {} | {:.2}× | {:.2}× ({:.2}× to {:.2}×) | {}, {} | {:.1} MiB, {:.1} MiB |",
             medians
                 .iter()
                 .map(|d| ms(*d))
                 .collect::<Vec<_>>()
                 .join(" | "),
             medians[0].as_secs_f64() / medians[3].as_secs_f64(),
+            rounds[rounds.len() / 2],
+            rounds[0],
+            rounds[rounds.len() - 1],
             ms(cpu[0]),
             ms(cpu[3]),
             median(rss) as f64 / 1024.0,
