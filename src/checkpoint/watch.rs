@@ -244,10 +244,66 @@ impl Drop for Watch {
 /// at the bottom the [`Handover`] it shares with hx.
 const CLOSER_STACK: usize = 64 * 1024;
 
-/// How long the closer waits for hx's own close at most (a hx that died in between never
-/// says it closed): then it closes all the same.
-const CLOSER_WAIT_ROUNDS: u32 = 100;
+/// How many times, of at most 10 ms each, the closer waits for hx's own close (a hx that
+/// died in between never says it closed; a wait may also end early): then it closes all the
+/// same. About 3 s, so that only a hx stalled that long between the two lets the child's
+/// close come first.
+const CLOSER_WAIT_ROUNDS: u32 = 300;
 const CLOSER_WAIT_ROUND_NS: i64 = 10_000_000;
+
+/// A system call made without glibc, whose `syscall()` writes `errno` when a call fails. The
+/// closer runs on the thread-local storage of the hx thread that dropped the watch (it is
+/// made without `CLONE_SETTLS`), so each failed call would write that thread's `errno`, or
+/// freed memory once the thread has ended; and its futex waits fail as a rule (a timeout,
+/// or the word already set). The kernel's result: a negative errno on failure.
+///
+/// # Safety
+/// The caller passes arguments valid for the call `nr`.
+#[cfg(target_arch = "x86_64")]
+unsafe fn raw_syscall(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> isize {
+    let ret: isize;
+    // SAFETY: the Linux x86_64 system call convention; the kernel writes rax, rcx and r11.
+    unsafe {
+        std::arch::asm!(
+            "syscall",
+            inlateout("rax") nr as isize => ret,
+            in("rdi") a,
+            in("rsi") b,
+            in("rdx") c,
+            in("r10") d,
+            lateout("rcx") _,
+            lateout("r11") _,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// See the x86_64 version.
+///
+/// # Safety
+/// The caller passes arguments valid for the call `nr`.
+#[cfg(target_arch = "aarch64")]
+unsafe fn raw_syscall(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) -> isize {
+    let ret: isize;
+    // SAFETY: the Linux aarch64 system call convention; the kernel writes x0.
+    unsafe {
+        std::arch::asm!(
+            "svc 0",
+            in("x8") nr,
+            inlateout("x0") a as isize => ret,
+            in("x1") b,
+            in("x2") c,
+            in("x3") d,
+            options(nostack),
+        );
+    }
+    ret
+}
+
+/// Whether this target has [`raw_syscall`]: elsewhere hx closes the instance itself, and
+/// waits.
+const CLOSER_AVAILABLE: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
 
 /// What hx and the closer share, at the bottom of the closer's stack mapping.
 #[repr(C)]
@@ -257,7 +313,9 @@ struct Handover {
     closed: std::sync::atomic::AtomicU32,
 }
 
-/// A closer child started and waiting for hx's close.
+/// A closer child started and waiting for hx's close: to be released (a closer dropped
+/// unreleased waits out its rounds, and is not let go at hx's end).
+#[must_use]
 struct Closer {
     pid: libc::pid_t,
     handover: *const Handover,
@@ -265,24 +323,27 @@ struct Closer {
 
 impl Closer {
     /// Starts a child, sharing hx's memory, that holds a copy of `fd`, closes every other
-    /// descriptor, waits for [`Closer::release`], closes `fd` and exits.
+    /// descriptor, waits for [`Closer::release`] (about 3 s at most), closes `fd` and exits.
+    /// None where the child cannot be made, or this target has no [`raw_syscall`].
     fn start(fd: &OwnedFd) -> Option<Closer> {
         use std::os::fd::AsRawFd;
-        /// The child: only raw system calls on its own descriptors and its own mapping, so
-        /// that no memory of hx's is written (errno neither: none of them fails on these
-        /// ranges, and a futex wait that fails is only another round).
+        /// The child: only raw system calls (never glibc's, see [`raw_syscall`]) on its own
+        /// descriptors and its own mapping, so that no memory of hx's is written.
+        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         extern "C" fn closer(arg: *mut libc::c_void) -> libc::c_int {
             // SAFETY: `arg` is the Handover at the bottom of this child's own mapping, which
             // is never unmapped.
             let handover = unsafe { &*(arg as *const Handover) };
-            let fd = handover.fd;
-            // SAFETY: system calls on the child's own copies of the descriptors, and a
-            // futex wait on a word of its own mapping.
+            let fd = handover.fd as usize;
+            // SAFETY: system calls on the child's own copies of the descriptors, a futex
+            // wait on a word of its own mapping with a timeout on its own stack, and its
+            // exit. A close_range the kernel lacks (before 5.9) fails and leaves the
+            // descriptors open until the exit, as before.
             unsafe {
                 if fd > 0 {
-                    libc::syscall(libc::SYS_close_range, 0u32, fd - 1, 0u32);
+                    raw_syscall(libc::SYS_close_range, 0, fd - 1, 0, 0);
                 }
-                libc::syscall(libc::SYS_close_range, fd + 1, u32::MAX, 0u32);
+                raw_syscall(libc::SYS_close_range, fd + 1, u32::MAX as usize, 0, 0);
                 let round = libc::timespec {
                     tv_sec: 0,
                     tv_nsec: CLOSER_WAIT_ROUND_NS,
@@ -291,18 +352,25 @@ impl Closer {
                     if handover.closed.load(std::sync::atomic::Ordering::Acquire) != 0 {
                         break;
                     }
-                    libc::syscall(
+                    raw_syscall(
                         libc::SYS_futex,
-                        &handover.closed as *const std::sync::atomic::AtomicU32,
-                        libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
-                        0u32,
-                        &round as *const libc::timespec,
+                        &handover.closed as *const std::sync::atomic::AtomicU32 as usize,
+                        (libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG) as usize,
+                        0,
+                        &round as *const libc::timespec as usize,
                     );
                 }
-                libc::syscall(libc::SYS_close, fd);
-                libc::syscall(libc::SYS_exit, 0);
+                raw_syscall(libc::SYS_close, fd, 0, 0, 0);
+                raw_syscall(libc::SYS_exit, 0, 0, 0, 0);
             }
             0
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        extern "C" fn closer(_: *mut libc::c_void) -> libc::c_int {
+            0
+        }
+        if !CLOSER_AVAILABLE {
+            return None;
         }
         let fd = u32::try_from(fd.as_raw_fd()).ok()?;
         // SAFETY: the mapping is made here and never unmapped (the child may outlive hx's
@@ -456,19 +524,49 @@ mod tests {
     }
 
     /// The child that closes an inotify instance runs on the stack it is given, sharing hx's
-    /// memory, and keeps no other descriptor: a pipe whose writer hx closes ends, and the
-    /// child exits cleanly (not killed by a fault).
+    /// memory, and keeps no other descriptor: a pipe whose writer hx closes ends while the
+    /// child still waits to be released, and the child then exits cleanly (not killed by a
+    /// fault).
     #[test]
     fn the_closer_keeps_only_what_it_closes_and_exits_cleanly() {
-        let (mut reader, writer) = std::io::pipe().expect("a pipe");
+        // A pipe below the kept descriptor's number and one above it.
+        let (reader, writer) = std::io::pipe().expect("a pipe");
         let kept = OwnedFd::from(std::fs::File::open("/dev/null").expect("/dev/null"));
+        let (reader_above, writer_above) = std::io::pipe().expect("a pipe");
         let closer = Closer::start(&kept).expect("a child");
+        drop(writer);
+        drop(writer_above);
+        for reader in [&reader, &reader_above] {
+            let mut ends = [libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(reader),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            // SAFETY: polls a descriptor this test holds, for at most 1 s: well within the
+            // child's 3 s wait for its release, which would end the pipe too.
+            let ready = unsafe { libc::poll(ends.as_mut_ptr(), 1, 1_000) };
+            assert_eq!(ready, 1, "the pipe ends while the child waits");
+            assert!(ends[0].revents & libc::POLLHUP != 0);
+        }
+        let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
+        // SAFETY: asks, without reaping, whether the child this test made has ended.
+        let asked = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                closer.pid as libc::id_t,
+                info.as_mut_ptr(),
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        assert_eq!(asked, 0);
+        // SAFETY: waitid wrote the struct (zeroed when no child has ended).
+        assert_eq!(
+            unsafe { info.assume_init().si_pid() },
+            0,
+            "the child still waits to be released"
+        );
         drop(kept);
         let pid = closer.release();
-        drop(writer);
-        let mut end = [0u8; 1];
-        use std::io::Read;
-        assert_eq!(reader.read(&mut end).expect("read"), 0, "the pipe ends");
         assert!(exited_cleanly(pid), "the child ended cleanly");
     }
 
@@ -482,6 +580,10 @@ mod tests {
         let writer = OwnedFd::from(writer);
         let closer = Closer::start(&writer).expect("a child");
         drop(writer);
+        // The child runs on this thread's thread-local storage: its waits, which time out
+        // every 10 ms, must not write this thread's errno.
+        // SAFETY: this thread's own errno.
+        unsafe { *libc::__errno_location() = 0 };
         let mut ends = [libc::pollfd {
             fd: std::os::fd::AsRawFd::as_raw_fd(&reader),
             events: libc::POLLIN,
@@ -493,6 +595,9 @@ mod tests {
             ready, 0,
             "the child closed its copy before hx said it had closed"
         );
+        // SAFETY: as above.
+        let errno = unsafe { *libc::__errno_location() };
+        assert_eq!(errno, 0, "the child's waits wrote this thread's errno");
         let pid = closer.release();
         // SAFETY: as above, for at most 5 s.
         let ready = unsafe { libc::poll(ends.as_mut_ptr(), 1, 5_000) };
