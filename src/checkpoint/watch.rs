@@ -229,13 +229,11 @@ impl Drop for Watch {
     fn drop(&mut self) {
         // SAFETY: the field is not used again: this is the watch's end.
         let fd = unsafe { std::mem::ManuallyDrop::take(&mut self.fd) };
-        match Closer::start(&fd) {
-            Some(closer) => {
-                drop(fd);
-                crate::process::cleanup::let_go(closer.release());
-            }
-            // A child that could not be made leaves the close, and its wait, here.
-            None => drop(fd),
+        let closer = Closer::start(&fd);
+        // Without a closer (none could be made), this close is the last, and waits.
+        drop(fd);
+        if let Some(closer) = closer {
+            crate::process::cleanup::let_go(closer.release());
         }
     }
 }
@@ -301,10 +299,6 @@ unsafe fn raw_syscall(nr: libc::c_long, a: usize, b: usize, c: usize, d: usize) 
     ret
 }
 
-/// Whether this target has [`raw_syscall`]: elsewhere hx closes the instance itself, and
-/// waits.
-const CLOSER_AVAILABLE: bool = cfg!(any(target_arch = "x86_64", target_arch = "aarch64"));
-
 /// What hx and the closer share, at the bottom of the closer's stack mapping.
 #[repr(C)]
 struct Handover {
@@ -324,12 +318,12 @@ struct Closer {
 impl Closer {
     /// Starts a child, sharing hx's memory, that holds a copy of `fd`, closes every other
     /// descriptor, waits for [`Closer::release`] (about 3 s at most), closes `fd` and exits.
-    /// None where the child cannot be made, or this target has no [`raw_syscall`].
+    /// None where the child cannot be made.
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     fn start(fd: &OwnedFd) -> Option<Closer> {
         use std::os::fd::AsRawFd;
         /// The child: only raw system calls (never glibc's, see [`raw_syscall`]) on its own
         /// descriptors and its own mapping, so that no memory of hx's is written.
-        #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
         extern "C" fn closer(arg: *mut libc::c_void) -> libc::c_int {
             // SAFETY: `arg` is the Handover at the bottom of this child's own mapping, which
             // is never unmapped.
@@ -364,13 +358,6 @@ impl Closer {
                 raw_syscall(libc::SYS_exit, 0, 0, 0, 0);
             }
             0
-        }
-        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-        extern "C" fn closer(_: *mut libc::c_void) -> libc::c_int {
-            0
-        }
-        if !CLOSER_AVAILABLE {
-            return None;
         }
         let fd = u32::try_from(fd.as_raw_fd()).ok()?;
         // SAFETY: the mapping is made here and never unmapped (the child may outlive hx's
@@ -412,6 +399,12 @@ impl Closer {
             }
             Some(Closer { pid, handover })
         }
+    }
+
+    /// Where there is no [`raw_syscall`], none: hx closes the instance itself, and waits.
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    fn start(_: &OwnedFd) -> Option<Closer> {
+        None
     }
 
     /// Tells the child that hx's copy is closed, so that its close is the last; its pid,
@@ -523,6 +516,19 @@ mod tests {
         waited == pid && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
     }
 
+    /// The events `poll` reports on `reader` within `ms` (none: nothing happened in time).
+    fn poll_for(reader: &impl std::os::fd::AsRawFd, ms: libc::c_int) -> libc::c_short {
+        let mut ends = [libc::pollfd {
+            fd: reader.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        // SAFETY: polls a descriptor the caller holds, for at most `ms`.
+        let ready = unsafe { libc::poll(ends.as_mut_ptr(), 1, ms) };
+        assert!(ready >= 0, "poll: {}", std::io::Error::last_os_error());
+        ends[0].revents
+    }
+
     /// The child that closes an inotify instance runs on the stack it is given, sharing hx's
     /// memory, and keeps no other descriptor: a pipe whose writer hx closes ends while the
     /// child still waits to be released, and the child then exits cleanly (not killed by a
@@ -537,16 +543,12 @@ mod tests {
         drop(writer);
         drop(writer_above);
         for reader in [&reader, &reader_above] {
-            let mut ends = [libc::pollfd {
-                fd: std::os::fd::AsRawFd::as_raw_fd(reader),
-                events: libc::POLLIN,
-                revents: 0,
-            }];
-            // SAFETY: polls a descriptor this test holds, for at most 1 s: well within the
-            // child's 3 s wait for its release, which would end the pipe too.
-            let ready = unsafe { libc::poll(ends.as_mut_ptr(), 1, 1_000) };
-            assert_eq!(ready, 1, "the pipe ends while the child waits");
-            assert!(ends[0].revents & libc::POLLHUP != 0);
+            // At most 1 s: well within the child's 3 s wait for its release, which would
+            // end the pipe too.
+            assert!(
+                poll_for(reader, 1_000) & libc::POLLHUP != 0,
+                "the pipe ends while the child waits"
+            );
         }
         let mut info = std::mem::MaybeUninit::<libc::siginfo_t>::zeroed();
         // SAFETY: asks, without reaping, whether the child this test made has ended.
@@ -584,25 +586,19 @@ mod tests {
         // every 10 ms, must not write this thread's errno.
         // SAFETY: this thread's own errno.
         unsafe { *libc::__errno_location() = 0 };
-        let mut ends = [libc::pollfd {
-            fd: std::os::fd::AsRawFd::as_raw_fd(&reader),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
-        // SAFETY: polls a descriptor this test holds, for at most 200 ms.
-        let ready = unsafe { libc::poll(ends.as_mut_ptr(), 1, 200) };
         assert_eq!(
-            ready, 0,
+            poll_for(&reader, 200),
+            0,
             "the child closed its copy before hx said it had closed"
         );
         // SAFETY: as above.
         let errno = unsafe { *libc::__errno_location() };
         assert_eq!(errno, 0, "the child's waits wrote this thread's errno");
         let pid = closer.release();
-        // SAFETY: as above, for at most 5 s.
-        let ready = unsafe { libc::poll(ends.as_mut_ptr(), 1, 5_000) };
-        assert_eq!(ready, 1, "the pipe ends once hx has said so");
-        assert!(ends[0].revents & libc::POLLHUP != 0);
+        assert!(
+            poll_for(&reader, 5_000) & libc::POLLHUP != 0,
+            "the pipe ends once hx has said so"
+        );
         assert!(exited_cleanly(pid), "the child ended cleanly");
     }
 
