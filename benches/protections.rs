@@ -351,13 +351,7 @@ fn floor(runs: usize) {
         let watches = inotify::init(inotify::CreateFlags::CLOEXEC).expect("inotify");
         parts[0].push(timed(&mut || {
             for i in 0..SKILLS {
-                let flags = inotify::WatchFlags::MODIFY
-                    | inotify::WatchFlags::CREATE
-                    | inotify::WatchFlags::DELETE
-                    | inotify::WatchFlags::MOVE
-                    | inotify::WatchFlags::ATTRIB
-                    | inotify::WatchFlags::ONLYDIR
-                    | inotify::WatchFlags::DONT_FOLLOW;
+                let flags = hx::checkpoint::watch_flags();
                 inotify::add_watch(&watches, skills.join(dir(i)), flags).expect("watch");
             }
         }));

@@ -61,6 +61,7 @@ use git::Git;
 pub use git::GitError;
 pub use listings::Kept;
 pub use store::{forget, Pruned, Usage};
+pub use watch::flags as watch_flags;
 use watch::Watch;
 
 /// Bytes of a listing git may give back (paths of a tree, of changed files): far more than

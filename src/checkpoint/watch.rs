@@ -33,8 +33,9 @@ pub const MAX_FOLDERS: usize = 65_536;
 /// walk is then as cheap as taking them one by one).
 pub const MAX_CHANGED: usize = 10_000;
 
-/// The events that may change what a checkpoint takes: content, mode, names.
-fn flags() -> WatchFlags {
+/// The events that may change what a checkpoint takes: content, mode, names. (Public for
+/// `cargo bench --bench protections`, whose kernel's part sets the same watches.)
+pub fn flags() -> WatchFlags {
     WatchFlags::MODIFY
         | WatchFlags::ATTRIB
         | WatchFlags::CLOSE_WRITE
